@@ -1,0 +1,66 @@
+// HTTP requests and responses, and the transport interface every AWS call
+// goes through. Implementations must be thread-safe: many threads call Send
+// concurrently.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace dlq {
+
+using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
+
+// Returns the first header named `name` (case-insensitive), or nullptr.
+const std::string* FindHeader(const HttpHeaders& headers, std::string_view name);
+// Replaces every header named `name` (case-insensitive) with one value.
+void SetHeader(HttpHeaders& headers, std::string_view name, std::string value);
+
+// A parsed absolute URL. `path` is kept exactly as given (already encoded,
+// "/" when empty); `query` is the raw text after '?', without the '?'.
+struct Url {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // without port; IPv6 literals keep their brackets
+  int port = 0;        // 0 when not given
+  std::string path = "/";
+  std::string query;
+
+  // host[:port], with the port only when it is not the scheme's default.
+  std::string Authority() const;
+  std::string ToString() const;
+};
+Result<Url> ParseUrl(std::string_view text);
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;  // absolute, already percent-encoded
+  HttpHeaders headers;
+  std::string body;
+  // Zero means the transport's default.
+  std::chrono::milliseconds timeout{0};
+};
+
+struct HttpResponse {
+  int status = 0;
+  HttpHeaders headers;
+  std::string body;
+
+  const std::string* Header(std::string_view name) const { return FindHeader(headers, name); }
+};
+
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  // Sends one request and returns the response, whatever its status code.
+  // A non-OK Status means no response was received: kUnavailable for
+  // connection failures and timeouts (retryable), kInvalidArgument for a
+  // malformed request.
+  virtual Result<HttpResponse> Send(const HttpRequest& request) = 0;
+};
+
+}  // namespace dlq

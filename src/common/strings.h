@@ -1,0 +1,23 @@
+// Small string helpers shared by the wire layer. Pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlq {
+
+std::string ToLower(std::string_view s);
+bool IEquals(std::string_view a, std::string_view b);
+std::string_view Trim(std::string_view s);
+std::vector<std::string_view> Split(std::string_view s, char sep);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+
+// RFC 3986 percent-encoding of everything but unreserved characters
+// (A-Z a-z 0-9 - _ . ~). When encode_slash is false, '/' is kept.
+std::string UriEncode(std::string_view s, bool encode_slash = true);
+// Decodes %XX sequences ('+' is kept as is). Malformed escapes are kept literally.
+std::string UriDecode(std::string_view s);
+
+}  // namespace dlq

@@ -1,0 +1,58 @@
+// ObjectStore: where archive objects live (S3 bucket + prefix, or a local
+// directory). Implementations are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace dlq {
+
+struct PutOptions {
+  std::string content_type = "application/x-ndjson";
+  std::string content_encoding;  // e.g. "gzip"; empty for none
+  std::string sse;               // "", "AES256" or "aws:kms"
+  std::string sse_kms_key_id;    // with sse == "aws:kms"; empty for the AWS managed key
+  std::string storage_class;     // "", "STANDARD", "STANDARD_IA", "GLACIER_IR", ...
+  std::map<std::string, std::string> metadata;  // x-amz-meta-*
+  bool create_only = true;       // If-None-Match: * (never overwrite)
+};
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+  std::string etag;
+  SystemTime last_modified;
+};
+
+struct ListPage {
+  std::vector<ObjectInfo> objects;
+  std::vector<std::string> common_prefixes;
+  std::string next_token;  // empty when this is the last page
+};
+
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+  // Stores `data` under `key` and returns only once it is durable and its
+  // integrity was confirmed (Content-MD5 / fsync). With create_only, an
+  // existing key yields kAlreadyExists and nothing is overwritten.
+  virtual Status Put(const std::string& key, std::string_view data, const PutOptions& options) = 0;
+  // Reads an object (or bytes [first, last] of it when range is set).
+  virtual Result<std::string> Get(const std::string& key,
+                                  std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt) = 0;
+  virtual Result<ObjectInfo> Head(const std::string& key) = 0;
+  virtual Result<ListPage> List(const std::string& prefix, const std::string& delimiter,
+                                const std::string& token) = 0;
+  virtual Status Delete(const std::string& key) = 0;
+  // "s3://bucket" or "file:///dir", for messages.
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace dlq

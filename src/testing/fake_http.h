@@ -1,0 +1,67 @@
+// A scriptable HttpTransport for tests: records every request, answers from
+// a handler, and fails on command ("the 3rd call returns 503").
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "aws/http.h"
+
+namespace dlq {
+
+class FakeHttpTransport final : public HttpTransport {
+ public:
+  using Handler = std::function<Result<HttpResponse>(const HttpRequest&)>;
+
+  explicit FakeHttpTransport(Handler handler = nullptr) : handler_(std::move(handler)) {}
+
+  void SetHandler(Handler h) {
+    std::lock_guard lock(mu_);
+    handler_ = std::move(h);
+  }
+  // The n-th call (1-based) returns `result` instead of calling the handler.
+  void FailCall(int n, Result<HttpResponse> result) {
+    std::lock_guard lock(mu_);
+    overrides_.emplace(n, std::move(result));
+  }
+
+  Result<HttpResponse> Send(const HttpRequest& request) override {
+    Handler h;
+    {
+      std::lock_guard lock(mu_);
+      requests_.push_back(request);
+      int n = static_cast<int>(requests_.size());
+      if (auto it = overrides_.find(n); it != overrides_.end()) return it->second;
+      h = handler_;
+    }
+    if (!h) return Internal("FakeHttpTransport: no handler");
+    return h(request);
+  }
+
+  std::vector<HttpRequest> requests() const {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
+  int calls() const {
+    std::lock_guard lock(mu_);
+    return static_cast<int>(requests_.size());
+  }
+
+ private:
+  mutable std::mutex mu_;
+  Handler handler_;
+  std::map<int, Result<HttpResponse>> overrides_;
+  std::vector<HttpRequest> requests_;
+};
+
+inline HttpResponse MakeResponse(int status, std::string body, HttpHeaders headers = {}) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  r.headers = std::move(headers);
+  return r;
+}
+
+}  // namespace dlq
