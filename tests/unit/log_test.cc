@@ -1,0 +1,40 @@
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include "common/log.h"
+
+namespace dlq {
+namespace {
+
+TEST(Log, JsonLinesAreValidJsonWithEscapedFields) {
+  std::string line = RenderJsonLogLine(LogLevel::kWarn, "archive.retry",
+                                       {{"queue", "orders-dlq"}, {"body", "a \"quoted\"\nline\x01"},
+                                        {"attempt", 3}, {"ratio", 0.5}, {"final", false}});
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;
+  EXPECT_EQ(std::string_view(doc["level"]), "warn");
+  EXPECT_EQ(std::string_view(doc["event"]), "archive.retry");
+  EXPECT_EQ(std::string_view(doc["body"]), "a \"quoted\"\nline\x01");
+  EXPECT_EQ(int64_t(doc["attempt"]), 3);
+  EXPECT_EQ(bool(doc["final"]), false);
+}
+
+TEST(Log, CapturingLoggerRecordsEvents) {
+  CapturingLogger logger;
+  logger.Log(LogLevel::kInfo, "hello", {{"k", "v"}});
+  ASSERT_EQ(logger.entries().size(), 1u);
+  EXPECT_TRUE(logger.Contains("\"k\":\"v\""));
+  EXPECT_FALSE(logger.Contains("secret"));
+}
+
+TEST(Log, ParsesLevels) {
+  LogLevel l;
+  ASSERT_TRUE(ParseLogLevel("debug", l));
+  EXPECT_EQ(l, LogLevel::kDebug);
+  EXPECT_FALSE(ParseLogLevel("loud", l));
+}
+
+}  // namespace
+}  // namespace dlq
