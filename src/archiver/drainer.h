@@ -1,0 +1,200 @@
+// QueueDrainer: archives one DLQ into an ObjectStore with no loss.
+//
+// Pipeline: receivers (long poll, 10 per call) -> selection -> BatchBuilder
+// -> sealed batches (bounded queue) -> uploaders (create-only Put) -> only
+// after a confirmed Put, DeleteMessageBatch with every failed entry retried
+// or accounted for. A heartbeat extends the visibility of every message held
+// in a batch that is still being built or uploaded, and seals batches early
+// when SQS's 12-hour visibility limit approaches. Memory is bounded by the
+// batches in flight, never by queue depth.
+//
+// Failure behaviour: any upload error releases the batch's messages
+// (visibility 0) and stops the drain; nothing of that batch is deleted. A
+// receipt handle that expired before delete means the message comes back and
+// is archived again: counted as a duplicate, never as a loss.
+//
+// Thread-safety: Run() is called once; RequestStop() and Snapshot() may be
+// called from any thread (including a signal-watching thread).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "archive/batch_builder.h"
+#include "archive/key_layout.h"
+#include "archive/record.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "s3/object_store.h"
+#include "sqs/sqs_client.h"
+
+namespace dlq {
+
+enum class SelectionKind { kAll, kOlderThan, kExpiringWithin };
+
+struct Selection {
+  SelectionKind kind = SelectionKind::kAll;
+  std::chrono::seconds window{0};  // for kOlderThan (by SentTimestamp) and kExpiringWithin (by expiry)
+};
+
+struct DrainOptions {
+  Selection selection;
+  uint64_t max_messages = 0;  // 0: no limit
+  BatchLimits batch = DefaultBatchLimits();
+  KeyTemplate key_template = KeyTemplate::Default();
+  std::string prefix = std::string(kDefaultKeyPrefix);
+  PutOptions put = DefaultPutOptions();
+  // Visibility timeout for received messages; the heartbeat extends it.
+  std::chrono::seconds visibility_timeout{120};
+  bool keep = false;     // archive without deleting
+  bool dry_run = false;  // receive, select and count; upload and delete nothing
+  int receivers = 4;     // concurrent ReceiveMessage loops
+  int deleters = 4;      // concurrent DeleteMessageBatch calls
+  int max_batches_in_flight = 2;  // sealed batches waiting for or in upload
+  int wait_time_seconds = 2;      // long poll per receive
+  int empty_receives_to_drain = 3;  // consecutive receives without progress before checking depth
+  int delete_attempts = 4;          // per failed DeleteMessageBatch entry
+  std::chrono::milliseconds heartbeat_interval{500};
+
+  static BatchLimits DefaultBatchLimits();
+  static PutOptions DefaultPutOptions();
+  Status Validate() const;
+};
+
+// The queue being drained, resolved by the caller.
+struct QueueInfo {
+  std::string name;
+  std::string url;
+  std::string arn;
+  std::string region;
+  std::string account_id;
+  bool fifo = false;
+  std::chrono::seconds retention{345600};
+};
+
+// Resolves a name or URL into QueueInfo with GetQueueUrl/GetQueueAttributes.
+Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url, const std::string& default_region);
+
+struct DrainStats {
+  uint64_t received = 0;     // ReceiveMessage deliveries (a message may be delivered twice)
+  uint64_t selected = 0;
+  uint64_t skipped = 0;      // not selected, released at once
+  uint64_t archived = 0;     // in confirmed objects
+  uint64_t deleted = 0;
+  uint64_t duplicates = 0;   // receipt handle expired before delete: will be archived again
+  uint64_t delete_failures = 0;  // still in the DLQ after every delete attempt (archived, not lost)
+  uint64_t released = 0;     // returned to the queue unarchived (upload failure, stop)
+  uint64_t objects = 0;
+  uint64_t bytes_uploaded = 0;
+  uint64_t visibility_extensions = 0;
+  uint64_t receive_calls = 0;
+  int64_t approximate_remaining = -1;  // last ApproximateNumberOfMessages seen, -1 unknown
+};
+
+struct DrainResult {
+  QueueInfo queue;
+  DrainStats stats;
+  std::vector<std::string> keys;  // objects written, in completion order
+  bool drained = false;           // the queue was seen empty (or selection exhausted)
+  bool stopped = false;           // RequestStop() ended it
+  Status status;                  // first error, OK when none
+  std::chrono::milliseconds elapsed{0};
+};
+
+class QueueDrainer {
+ public:
+  // sqs, store and clock must outlive the drainer. `options` must pass Validate().
+  QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, QueueInfo queue, DrainOptions options,
+               ArchiveContext context);
+  ~QueueDrainer();
+  QueueDrainer(const QueueDrainer&) = delete;
+  QueueDrainer& operator=(const QueueDrainer&) = delete;
+
+  // Drains until the queue is empty (or max_messages reached, or stopped, or
+  // an error). Always finishes in-flight uploads and deletes, and releases
+  // whatever was received but not archived.
+  DrainResult Run();
+
+  // Stop receiving; finish what is in flight. Safe from any thread.
+  void RequestStop();
+  DrainStats Snapshot() const;
+
+ private:
+  struct Held {
+    std::string message_id;
+    std::string receipt_handle;
+    std::chrono::steady_clock::time_point received_at;   // first receipt by us
+    std::chrono::steady_clock::time_point visible_until;
+  };
+  struct Batch {
+    uint64_t seq = 0;
+    std::vector<Held> held;
+    std::optional<SealedBatch> sealed;  // set once compressed
+  };
+  struct Counters {
+    std::atomic<uint64_t> received{0}, selected{0}, skipped{0}, archived{0}, deleted{0}, duplicates{0},
+        delete_failures{0}, released{0}, objects{0}, bytes_uploaded{0}, visibility_extensions{0}, receive_calls{0};
+    std::atomic<int64_t> approximate_remaining{-1};
+  };
+
+  void ReceiverLoop();
+  void UploaderLoop();
+  void HeartbeatLoop();
+  bool Selected(const Message& m) const;
+  void AddSelected(std::vector<Message>& msgs);
+  // Seals the building batch if non-empty and queues it for upload. With
+  // `wait`, blocks until fewer than max_batches_in_flight are in flight;
+  // without, gives up when the bound is reached. Caller must not hold mu_.
+  void SealBuilding(bool wait);
+  Batch* FindBatchLocked(uint64_t seq);
+  Status UploadBatch(Batch& batch);
+  void DeleteBatch(Batch& batch);
+  void ReleaseHeld(const std::vector<Held>& held);
+  void ExtendVisibility(std::vector<Held*>& due);
+  void Fail(const Status& status);
+  bool ShouldStopReceiving() const;
+  bool CheckDrained();
+
+  QueueClient& sqs_;
+  ObjectStore& store_;
+  Clock& clock_;
+  QueueInfo queue_;
+  DrainOptions options_;
+  ArchiveContext context_;
+
+  Counters counters_;
+  std::atomic<bool> stop_{false};       // stop receiving (requested, drained, limit or error)
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> drained_{false};
+  std::atomic<int> no_progress_receives_{0};
+  std::atomic<uint64_t> budget_used_{0};  // selected messages counted against max_messages
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;          // signals upload queue changes and shutdown
+  std::unique_ptr<BatchBuilder> builder_;  // guarded by mu_
+  Batch building_;                      // guarded by mu_
+  uint64_t next_seq_ = 1;               // guarded by mu_
+  std::deque<Batch> upload_queue_;      // guarded by mu_: sealed, waiting for an uploader
+  std::vector<Batch*> uploading_;       // guarded by mu_: batches in upload or delete (owned by uploaders)
+  int sealing_ = 0;                     // guarded by mu_: batches being compressed outside the lock
+  std::vector<Batch*> sealing_batches_;  // guarded by mu_
+  bool heartbeat_stop_ = false;         // guarded by mu_
+  bool receivers_done_ = false;         // guarded by mu_
+  std::unordered_set<std::string> seen_skipped_;  // guarded by mu_: ids not taken (skipped, dry run, keep)
+  std::vector<Held> skipped_held_;      // guarded by mu_: not taken, released in bulk
+  std::vector<std::string> keys_;       // guarded by mu_
+  Status first_error_;                  // guarded by mu_
+};
+
+}  // namespace dlq
