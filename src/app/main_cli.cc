@@ -1,6 +1,3 @@
-#include <cstdio>
+#include "app/cli.h"
 
-int main() {
-  std::puts("dlq-archive");
-  return 0;
-}
+int main(int argc, char** argv) { return dlq::RunCli(argc, argv); }

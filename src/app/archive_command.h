@@ -1,0 +1,28 @@
+// `dlq-archive archive`: drains the selected DLQs into an archive destination.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "app/services.h"
+#include "archiver/drainer.h"
+
+namespace dlq {
+
+struct ArchiveCommandOptions {
+  std::vector<std::string> queues;  // names or URLs
+  std::string queue_prefix;
+  std::string destination;          // s3://BUCKET/PREFIX or file:///DIR
+  std::string key_template;         // empty: default (or Hive with hive)
+  bool hive = false;
+  DrainOptions drain;
+  std::string output = "text";      // text | json
+  std::string progress = "auto";    // auto | always | never
+};
+
+// Runs the command; `stop` is polled so a signal can stop it gracefully.
+// Prints the summary to stdout and returns the exit code (see cli.h).
+int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std::atomic<bool>& stop);
+
+}  // namespace dlq

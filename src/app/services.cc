@@ -1,0 +1,95 @@
+#include "app/services.h"
+
+#include <fmt/format.h>
+
+#include "aws/credential_providers.h"
+#include "aws/curl_transport.h"
+#include "common/strings.h"
+#include "s3/local_object_store.h"
+#include "s3/s3_object_store.h"
+
+namespace dlq {
+
+Result<std::unique_ptr<AwsServices>> AwsServices::Create(const ServicesOptions& options, const Environment& env,
+                                                         Clock& clock) {
+  DLQ_RETURN_IF_ERROR(options.retry.Validate());
+  std::unique_ptr<AwsServices> s(new AwsServices(clock));
+  DLQ_ASSIGN_OR_RETURN(s->settings_, ResolveSettings(options.client, env));
+  s->retry_ = options.retry;
+  CurlTransportOptions topts;
+  topts.connect_timeout = options.connect_timeout;
+  topts.request_timeout = options.request_timeout;
+  if (auto ca = env.GetNonEmpty("AWS_CA_BUNDLE")) topts.ca_bundle = *ca;
+  DLQ_ASSIGN_OR_RETURN(auto transport, CurlTransport::Create(topts));
+  s->transport_ = std::move(transport);
+  s->credentials_ = MakeDefaultCredentialsChain(s->settings_, env, *s->transport_, clock);
+
+  s->sqs_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("sqs"), *s->transport_, *s->credentials_, clock,
+                                            options.retry);
+  s->sqs_ = std::make_unique<SqsClient>(*s->sqs_aws_);
+  s->s3_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("s3"), *s->transport_, *s->credentials_, clock,
+                                           options.retry);
+  s->cw_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("monitoring"), *s->transport_, *s->credentials_,
+                                           clock, options.retry);
+  s->cloudwatch_ = std::make_unique<CloudWatchClient>(*s->cw_aws_);
+  s->sts_ = std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_, *s->credentials_, clock,
+                                        options.retry);
+  S3ClientOptions virt;
+  virt.path_style = false;
+  S3ClientOptions path;
+  path.path_style = true;
+  s->s3_virtual_ = std::make_unique<S3Client>(*s->s3_aws_, virt);
+  s->s3_path_ = std::make_unique<S3Client>(*s->s3_aws_, path);
+  return s;
+}
+
+S3Client& AwsServices::s3_for(const std::string& bucket) {
+  return settings_.S3Style(bucket) == S3AddressingStyle::kPath ? *s3_path_ : *s3_virtual_;
+}
+
+void AwsServices::SetObserver(CallObserver observer) {
+  sqs_aws_->SetObserver(observer);
+  s3_aws_->SetObserver(observer);
+  cw_aws_->SetObserver(observer);
+}
+
+Result<Destination> ParseDestination(std::string_view uri) {
+  Destination d;
+  d.uri = std::string(uri);
+  auto trim_slashes = [](std::string_view s) {
+    while (!s.empty() && s.front() == '/') s.remove_prefix(1);
+    while (!s.empty() && s.back() == '/') s.remove_suffix(1);
+    return std::string(s);
+  };
+  if (StartsWith(uri, "s3://")) {
+    d.scheme = "s3";
+    std::string_view rest = uri.substr(5);
+    size_t slash = rest.find('/');
+    d.bucket = std::string(rest.substr(0, slash));
+    if (slash != std::string_view::npos) d.prefix = trim_slashes(rest.substr(slash + 1));
+    if (d.bucket.empty()) return InvalidArgument(fmt::format("destination '{}' has no bucket (s3://BUCKET/PREFIX)", uri));
+    return d;
+  }
+  if (StartsWith(uri, "file://")) {
+    d.scheme = "file";
+    d.root = std::string(uri.substr(7));
+    if (d.root.empty() || d.root.front() != '/') {
+      return InvalidArgument(fmt::format("destination '{}' must be an absolute path: file:///DIR", uri));
+    }
+    while (d.root.size() > 1 && d.root.back() == '/') d.root.pop_back();
+    return d;
+  }
+  return InvalidArgument(fmt::format("destination '{}' must be s3://BUCKET/PREFIX or file:///DIR", uri));
+}
+
+Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services) {
+  if (dest.scheme == "file") {
+    DLQ_ASSIGN_OR_RETURN(auto store, LocalObjectStore::Open(dest.root, /*create=*/true));
+    return std::unique_ptr<ObjectStore>(std::move(store));
+  }
+  if (services == nullptr) return Internal("S3 destination without AWS services");
+  return std::unique_ptr<ObjectStore>(
+      std::make_unique<S3ObjectStore>(services->s3_for(dest.bucket), dest.bucket));
+}
+
+}  // namespace dlq

@@ -1,0 +1,80 @@
+// The AWS service clients a command needs, built from the global options the
+// way the AWS CLI resolves them (region, profile, endpoints, credential
+// chain). Owns everything it creates; thread-safe after Create.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "aws/aws_client.h"
+#include "aws/aws_config.h"
+#include "aws/credentials.h"
+#include "aws/environment.h"
+#include "aws/http.h"
+#include "cloudwatch/cloudwatch_client.h"
+#include "common/clock.h"
+#include "s3/object_store.h"
+#include "s3/s3_client.h"
+#include "sqs/sqs_client.h"
+#include "sts/sts_client.h"
+
+namespace dlq {
+
+struct ServicesOptions {
+  ClientOptions client;
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds request_timeout{70000};
+  RetryOptions retry;
+};
+
+class AwsServices {
+ public:
+  // Resolves settings and builds the transport and credential chain. Fails on
+  // a bad config file, a missing region or an invalid endpoint; credentials
+  // are only fetched on first use.
+  static Result<std::unique_ptr<AwsServices>> Create(const ServicesOptions& options, const Environment& env,
+                                                     Clock& clock);
+
+  const AwsSettings& settings() const { return settings_; }
+  HttpTransport& transport() { return *transport_; }
+  CredentialsProvider& credentials() { return *credentials_; }
+  QueueClient& sqs() { return *sqs_; }
+  StsClient& sts() { return *sts_; }
+  CloudWatchClient& cloudwatch() { return *cloudwatch_; }
+  // An S3 client addressing `bucket` the way the settings say (path-style for
+  // custom endpoints and non-DNS names).
+  S3Client& s3_for(const std::string& bucket);
+  Clock& clock() { return clock_; }
+  void SetObserver(CallObserver observer);
+
+ private:
+  explicit AwsServices(Clock& clock) : clock_(clock) {}
+
+  Clock& clock_;
+  AwsSettings settings_;
+  RetryOptions retry_;
+  std::unique_ptr<HttpTransport> transport_;
+  std::unique_ptr<CredentialsProvider> credentials_;
+  std::unique_ptr<AwsClient> sqs_aws_, s3_aws_, s3_aws_path_, cw_aws_;
+  std::unique_ptr<QueueClient> sqs_;
+  std::unique_ptr<S3Client> s3_virtual_, s3_path_;
+  std::unique_ptr<StsClient> sts_;
+  std::unique_ptr<CloudWatchClient> cloudwatch_;
+};
+
+// Where archives go: "s3://bucket/prefix" or "file:///abs/dir" (a prefix is
+// the path under the bucket or directory root).
+struct Destination {
+  std::string uri;
+  std::string scheme;  // "s3" or "file"
+  std::string bucket;  // s3 only
+  std::string root;    // file only: the directory
+  std::string prefix;  // key prefix, no leading or trailing '/'
+};
+Result<Destination> ParseDestination(std::string_view uri);
+
+// Opens the store for a destination (S3 through `services`, created lazily by
+// the caller, or a local directory, created when missing).
+Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services);
+
+}  // namespace dlq

@@ -1,0 +1,292 @@
+#include "aws/curl_transport.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+#include "common/strings.h"
+
+namespace dlq {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// Names the target of a request without its query string (which can carry
+// presigned credentials) or userinfo.
+std::string DescribeTarget(const HttpRequest& request) {
+  auto url = ParseUrl(request.url);
+  if (!url.ok()) return request.method + " <malformed URL>";
+  return fmt::format("{} {}://{}{}", request.method, url->scheme, url->Authority(), url->path);
+}
+
+bool IsSensitiveHeader(std::string_view name) {
+  return IEquals(name, "authorization") || IEquals(name, "x-amz-security-token") ||
+         IEquals(name, "proxy-authorization") || IEquals(name, "cookie");
+}
+
+// CURLOPT_DEBUGFUNCTION for verbose mode: prints info text and headers, with
+// credential-bearing header values replaced.
+int DebugCallback(CURL*, curl_infotype type, char* data, size_t size, void*) {
+  const char* prefix = nullptr;
+  switch (type) {
+    case CURLINFO_TEXT: prefix = "* "; break;
+    case CURLINFO_HEADER_IN: prefix = "< "; break;
+    case CURLINFO_HEADER_OUT: prefix = "> "; break;
+    default: return 0;  // bodies and TLS data are not printed
+  }
+  std::string_view text(data, size);
+  for (std::string_view line : Split(text, '\n')) {
+    line = Trim(line);
+    if (line.empty()) continue;
+    size_t colon = line.find(':');
+    if (type != CURLINFO_TEXT && colon != std::string_view::npos && IsSensitiveHeader(Trim(line.substr(0, colon)))) {
+      std::fprintf(stderr, "%s%.*s: <redacted>\n", prefix, static_cast<int>(colon), line.data());
+      continue;
+    }
+    std::fprintf(stderr, "%s%.*s\n", prefix, static_cast<int>(line.size()), line.data());
+  }
+  return 0;
+}
+
+size_t WriteBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+size_t WriteHeader(char* data, size_t size, size_t n, void* user) {
+  auto* headers = static_cast<HttpHeaders*>(user);
+  std::string_view line = Trim(std::string_view(data, size * n));
+  if (StartsWith(line, "HTTP/")) {
+    headers->clear();  // a new response block (after 100 Continue, say)
+  } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
+    headers->emplace_back(std::string(Trim(line.substr(0, colon))), std::string(Trim(line.substr(colon + 1))));
+  }
+  return size * n;
+}
+
+ErrorCode MapCurlError(CURLcode code) {
+  switch (code) {
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_BAD_FUNCTION_ARGUMENT: return ErrorCode::kInvalidArgument;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+      return ErrorCode::kFailedPrecondition;  // a configuration problem; retrying will not help
+    case CURLE_OUT_OF_MEMORY:
+    case CURLE_FAILED_INIT: return ErrorCode::kInternal;
+    default:
+      // Timeouts, refused/reset connections, DNS, send/recv and TLS handshake
+      // failures: the next attempt may well succeed.
+      return ErrorCode::kUnavailable;
+  }
+}
+
+struct SlistDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
+
+bool Append(Slist& list, const std::string& line) {
+  curl_slist* next = curl_slist_append(list.get(), line.c_str());
+  if (next == nullptr) return false;
+  list.release();
+  list.reset(next);
+  return true;
+}
+
+}  // namespace
+
+struct CurlTransport::Shared {
+  CURLSH* share = nullptr;
+  std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
+
+  static void Lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<Shared*>(user)->locks[static_cast<size_t>(data)].lock();
+  }
+  static void Unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<Shared*>(user)->locks[static_cast<size_t>(data)].unlock();
+  }
+};
+
+Status CurlTransportOptions::Validate() const {
+  if (connect_timeout.count() <= 0) return InvalidArgument("curl transport: connect_timeout must be positive");
+  if (request_timeout.count() <= 0) return InvalidArgument("curl transport: request_timeout must be positive");
+  if (connect_timeout > request_timeout) {
+    return InvalidArgument("curl transport: connect_timeout must not exceed request_timeout");
+  }
+  if (max_connections < 1 || max_connections > 10000) {
+    return InvalidArgument(
+        fmt::format("curl transport: max_connections must be in [1, 10000], got {}", max_connections));
+  }
+  if (!ca_bundle.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(ca_bundle, ec)) {
+      return InvalidArgument(fmt::format("curl transport: CA bundle '{}' is not a readable file", ca_bundle));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(CurlTransportOptions options) {
+  DLQ_RETURN_IF_ERROR(options.Validate());
+  return std::make_unique<CurlTransport>(std::move(options));
+}
+
+CurlTransport::CurlTransport(CurlTransportOptions options)
+    : options_(std::move(options)), shared_(std::make_unique<Shared>()) {
+  GlobalInit();
+  shared_->share = curl_share_init();
+  if (shared_->share != nullptr) {
+    curl_share_setopt(shared_->share, CURLSHOPT_LOCKFUNC, &Shared::Lock);
+    curl_share_setopt(shared_->share, CURLSHOPT_UNLOCKFUNC, &Shared::Unlock);
+    curl_share_setopt(shared_->share, CURLSHOPT_USERDATA, shared_.get());
+    // DNS and TLS sessions are shared. The connection cache is deliberately
+    // not (CURL_LOCK_DATA_CONNECT): curl documents sharing it between
+    // concurrent threads as unsupported (known bug 11.11, curl#4915). Each
+    // pooled easy handle keeps its own live connections instead.
+    curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  }
+}
+
+CurlTransport::~CurlTransport() {
+  // Easy handles first: they reference the share.
+  for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
+  idle_.clear();
+  if (shared_->share != nullptr) curl_share_cleanup(shared_->share);
+}
+
+void* CurlTransport::AcquireHandle() {
+  std::unique_lock lock(mu_);
+  slot_free_.wait(lock, [&] { return in_flight_ < options_.max_connections; });
+  ++in_flight_;
+  if (!idle_.empty()) {
+    void* h = idle_.back();
+    idle_.pop_back();
+    return h;
+  }
+  lock.unlock();
+  CURL* h = curl_easy_init();
+  if (h == nullptr) {
+    lock.lock();
+    --in_flight_;
+    slot_free_.notify_one();
+    return nullptr;
+  }
+  // curl_easy_reset keeps the share, so it is attached once.
+  if (shared_->share != nullptr) curl_easy_setopt(h, CURLOPT_SHARE, shared_->share);
+  return h;
+}
+
+void CurlTransport::ReleaseHandle(void* handle) {
+  std::lock_guard lock(mu_);
+  --in_flight_;
+  if (static_cast<int>(idle_.size()) < options_.max_connections) {
+    idle_.push_back(handle);
+  } else {
+    curl_easy_cleanup(static_cast<CURL*>(handle));
+  }
+  slot_free_.notify_one();
+}
+
+Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
+  const std::string& method = request.method;
+  if (method != "GET" && method != "HEAD" && method != "PUT" && method != "POST" && method != "DELETE") {
+    return InvalidArgument(fmt::format("curl transport: unsupported HTTP method '{}'", method));
+  }
+  if (!StartsWith(request.url, "http://") && !StartsWith(request.url, "https://")) {
+    return InvalidArgument(
+        fmt::format("curl transport: {}: URL must start with http:// or https://", DescribeTarget(request)));
+  }
+
+  Slist headers;
+  bool has_expect = false, has_accept = false, has_content_type = false;
+  for (const auto& [name, value] : request.headers) {
+    if (name.empty() || name.find_first_of(":\r\n") != std::string::npos ||
+        value.find_first_of("\r\n") != std::string::npos) {
+      return InvalidArgument(
+          fmt::format("curl transport: {}: malformed header name or value", DescribeTarget(request)));
+    }
+    has_expect |= IEquals(name, "expect");
+    has_accept |= IEquals(name, "accept");
+    has_content_type |= IEquals(name, "content-type");
+    // "Name;" is curl's way to send a header with an empty value.
+    if (!Append(headers, value.empty() ? name + ";" : name + ": " + value))
+      return Internal("curl transport: out of memory");
+  }
+  // An empty "Name:" stops curl from adding its own default.
+  if (!has_expect && !Append(headers, "Expect:")) return Internal("curl transport: out of memory");
+  if (!has_accept && !Append(headers, "Accept:")) return Internal("curl transport: out of memory");
+  if (!has_content_type && !Append(headers, "Content-Type:")) return Internal("curl transport: out of memory");
+
+  CURL* curl = static_cast<CURL*>(AcquireHandle());
+  if (curl == nullptr) return Internal("curl transport: curl_easy_init failed");
+  curl_easy_reset(curl);  // keeps live connections and the share
+
+  HttpResponse response;
+  std::array<char, CURL_ERROR_SIZE> errbuf{};
+  auto timeout = request.timeout.count() > 0 ? request.timeout : options_.request_timeout;
+
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, static_cast<long>(options_.max_connections));
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!options_.ca_bundle.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf.data());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &WriteHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+  if (options_.verbose) {
+    curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
+    curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, &DebugCallback);
+  }
+
+  if (method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else if (method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else {
+    // PUT, POST and DELETE: the body is sent from memory with an exact
+    // Content-Length (no chunked encoding), under the requested method.
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    if (method != "DELETE" || !request.body.empty()) {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    }
+  }
+
+  CURLcode rc = curl_easy_perform(curl);
+  long status = 0;
+  if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  // Drop per-request pointers before the handle goes back to the pool.
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+  ReleaseHandle(curl);
+
+  if (rc != CURLE_OK) {
+    std::string detail = errbuf[0] != '\0' ? std::string(Trim(errbuf.data())) : curl_easy_strerror(rc);
+    return Status(MapCurlError(rc),
+                  fmt::format("{}: {} (curl error {})", DescribeTarget(request), detail, static_cast<int>(rc)));
+  }
+  response.status = static_cast<int>(status);
+  return response;
+}
+
+}  // namespace dlq

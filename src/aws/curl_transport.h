@@ -1,0 +1,64 @@
+// CurlTransport: the production HttpTransport, over libcurl.
+//
+// Thread-safe: any number of threads may call Send concurrently. Easy handles
+// are pooled and each keeps its keep-alive connections open, so repeated
+// calls to one endpoint reuse warm connections; DNS results and TLS sessions
+// are shared by all handles. At most `max_connections` requests are in flight
+// at once; further callers wait.
+// TLS peer and host verification is always on for https.
+// The transport must outlive every Send call in progress.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "aws/http.h"
+#include "common/status.h"
+
+namespace dlq {
+
+struct CurlTransportOptions {
+  std::chrono::milliseconds connect_timeout{5000};
+  // Whole-request default, used when HttpRequest::timeout is zero. Longer
+  // than SQS's 20 s long poll plus margin.
+  std::chrono::milliseconds request_timeout{70000};
+  int max_connections = 64;  // in-flight requests and pooled handles
+  // Debug output to stderr; Authorization and security token values are
+  // redacted.
+  bool verbose = false;
+  std::string ca_bundle;  // PEM file; empty means the system default
+  Status Validate() const;
+};
+
+class CurlTransport final : public HttpTransport {
+ public:
+  // Validates the options first.
+  static Result<std::unique_ptr<CurlTransport>> Create(CurlTransportOptions options = {});
+  // Precondition: options.Validate() is OK.
+  explicit CurlTransport(CurlTransportOptions options = {});
+  ~CurlTransport() override;
+  CurlTransport(const CurlTransport&) = delete;
+  CurlTransport& operator=(const CurlTransport&) = delete;
+
+  // Connection failures and timeouts are kUnavailable; the message names the
+  // method, scheme, host and path, never the query string or headers.
+  Result<HttpResponse> Send(const HttpRequest& request) override;
+
+ private:
+  struct Shared;  // the CURLSH and its locks
+  void* AcquireHandle();
+  void ReleaseHandle(void* handle);
+
+  CurlTransportOptions options_;
+  std::unique_ptr<Shared> shared_;
+  std::mutex mu_;
+  std::condition_variable slot_free_;
+  int in_flight_ = 0;        // guarded by mu_
+  std::vector<void*> idle_;  // CURL* easy handles, guarded by mu_
+};
+
+}  // namespace dlq

@@ -1,0 +1,351 @@
+#include "aws/curl_transport.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "aws/aws_client.h"
+#include "aws/sigv4.h"
+#include "common/crypto.h"
+#include "common/strings.h"
+#include "common/time_util.h"
+#include "unit/loopback_http_server.h"
+
+namespace dlq {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Reply = LoopbackHttpServer::Reply;
+using ServerRequest = LoopbackHttpServer::Request;
+
+std::string HeaderOf(const HttpHeaders& headers, std::string_view name) {
+  const std::string* v = FindHeader(headers, name);
+  return v ? *v : std::string();
+}
+
+// Echoes method, target and body back, with the request's X-Echo header.
+Reply Echo(const ServerRequest& r) {
+  Reply reply;
+  reply.headers = {{"X-Method", r.method}, {"X-Target", r.target}, {"X-Echo", HeaderOf(r.headers, "X-Echo")}};
+  reply.body = r.body;
+  return reply;
+}
+
+std::unique_ptr<CurlTransport> MakeTransport(CurlTransportOptions options = {}) {
+  auto t = CurlTransport::Create(std::move(options));
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return std::move(t).value();
+}
+
+HttpRequest MakeRequest(std::string method, std::string url, std::string body = "") {
+  HttpRequest r;
+  r.method = std::move(method);
+  r.url = std::move(url);
+  r.body = std::move(body);
+  return r;
+}
+
+TEST(CurlTransportTest, SendsEveryMethodWithBodyAndHeaders) {
+  LoopbackHttpServer server(Echo);
+  auto transport = MakeTransport();
+  for (std::string method : {"GET", "PUT", "POST", "DELETE"}) {
+    std::string body = method == "GET" ? "" : "payload for " + method;
+    HttpRequest r = MakeRequest(method, server.base_url() + "/bucket/key%20x?list-type=2&prefix=a%2Fb", body);
+    r.headers = {{"X-Echo", "v-" + method}, {"X-Empty", ""}};
+    auto response = transport->Send(r);
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(response->body, body) << method;
+    EXPECT_EQ(HeaderOf(response->headers, "X-Method"), method);
+    EXPECT_EQ(HeaderOf(response->headers, "X-Target"), "/bucket/key%20x?list-type=2&prefix=a%2Fb");
+    EXPECT_EQ(HeaderOf(response->headers, "x-echo"), "v-" + method);
+  }
+  auto seen = server.requests();
+  ASSERT_EQ(seen.size(), 4u);
+  for (const auto& r : seen) {
+    ASSERT_NE(FindHeader(r.headers, "X-Empty"), nullptr) << r.method;
+    EXPECT_EQ(HeaderOf(r.headers, "X-Empty"), "");
+  }
+  EXPECT_EQ(HeaderOf(seen[1].headers, "Content-Length"), std::to_string(seen[1].body.size()));
+}
+
+TEST(CurlTransportTest, HeadReturnsHeadersWithoutBody) {
+  LoopbackHttpServer server([](const ServerRequest&) {
+    return Reply{200, {{"ETag", "\"abc\""}, {"Content-Length", "1234"}}, ""};
+  });
+  auto transport = MakeTransport();
+  auto response = transport->Send(MakeRequest("HEAD", server.base_url() + "/b/k"));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(HeaderOf(response->headers, "etag"), "\"abc\"");
+  EXPECT_EQ(HeaderOf(response->headers, "content-length"), "1234");
+  EXPECT_TRUE(response->body.empty());
+  EXPECT_EQ(server.requests().at(0).method, "HEAD");
+}
+
+TEST(CurlTransportTest, AddsNoHeadersOfItsOwn) {
+  LoopbackHttpServer server(Echo);
+  auto transport = MakeTransport();
+  HttpRequest r = MakeRequest("POST", server.base_url() + "/", std::string(4096, 'x'));  // big enough for Expect
+  r.headers = {{"X-Amz-Target", "AmazonSQS.ReceiveMessage"}};
+  ASSERT_TRUE(transport->Send(r).ok());
+  const HttpHeaders headers = server.requests().at(0).headers;
+  EXPECT_EQ(FindHeader(headers, "Expect"), nullptr);
+  EXPECT_EQ(FindHeader(headers, "Accept"), nullptr);
+  EXPECT_EQ(FindHeader(headers, "Content-Type"), nullptr);
+  EXPECT_EQ(FindHeader(headers, "User-Agent"), nullptr);
+  EXPECT_EQ(FindHeader(headers, "Transfer-Encoding"), nullptr);
+  EXPECT_EQ(HeaderOf(headers, "Content-Length"), "4096");
+
+  // Given ones are sent as they are.
+  r.headers = {{"Content-Type", "application/x-amz-json-1.0"}, {"Accept", "application/json"}};
+  ASSERT_TRUE(transport->Send(r).ok());
+  EXPECT_EQ(HeaderOf(server.requests().at(1).headers, "Content-Type"), "application/x-amz-json-1.0");
+  EXPECT_EQ(HeaderOf(server.requests().at(1).headers, "Accept"), "application/json");
+}
+
+TEST(CurlTransportTest, RoundTripsOneMebibyteBodies) {
+  LoopbackHttpServer server(Echo);
+  auto transport = MakeTransport();
+  std::string body(1 << 20, '\0');
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>((i * 2654435761u) >> 13);
+  auto response = transport->Send(MakeRequest("PUT", server.base_url() + "/big", body));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(server.requests().at(0).body.size(), body.size());
+  EXPECT_EQ(Sha256Hex(server.requests().at(0).body), Sha256Hex(body));
+  EXPECT_EQ(Sha256Hex(response->body), Sha256Hex(body));
+}
+
+TEST(CurlTransportTest, ReusesConnectionsAcrossThreads) {
+  LoopbackHttpServer server(Echo);
+  auto transport = MakeTransport();
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 40;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        std::string body = fmt::format("t{}-{}", t, i);
+        auto r = transport->Send(MakeRequest("POST", server.base_url() + "/q", body));
+        if (!r.ok() || r->status != 200 || r->body != body) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto seen = server.requests();
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kThreads * kPerThread));
+  std::set<int> ports;
+  for (const auto& r : seen) ports.insert(r.remote_port);
+  RecordProperty("distinct_connections", static_cast<int>(ports.size()));
+  // One connection per pooled handle at most: 8 threads -> at most 8 handles.
+  EXPECT_LE(ports.size(), static_cast<size_t>(kThreads));
+  EXPECT_LT(ports.size() * 20, seen.size());
+}
+
+TEST(CurlTransportTest, ServerSlowerThanTimeoutIsUnavailable) {
+  LoopbackHttpServer server([](const ServerRequest& r) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    return Echo(r);
+  });
+  auto transport = MakeTransport(
+      {.connect_timeout = std::chrono::milliseconds(100), .request_timeout = std::chrono::milliseconds(200)});
+  auto start = std::chrono::steady_clock::now();
+  auto response = transport->Send(MakeRequest("GET", server.base_url() + "/slow?X-Amz-Signature=deadbeef"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(700));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.status().code(), ErrorCode::kUnavailable);
+  EXPECT_TRUE(response.status().retryable());
+  EXPECT_THAT(response.status().message(), HasSubstr("127.0.0.1"));
+  EXPECT_THAT(response.status().message(), HasSubstr("/slow"));
+  EXPECT_THAT(response.status().message(), Not(HasSubstr("deadbeef")));
+
+  // A per-request timeout overrides the default.
+  HttpRequest patient = MakeRequest("GET", server.base_url() + "/slow");
+  patient.timeout = std::chrono::milliseconds(5000);
+  auto ok = transport->Send(patient);
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+}
+
+TEST(CurlTransportTest, ClosedPortIsUnavailable) {
+  int port;
+  {
+    LoopbackHttpServer server(Echo);
+    port = server.port();
+  }
+  auto transport = MakeTransport();
+  auto response = transport->Send(MakeRequest("GET", fmt::format("http://127.0.0.1:{}/x?token=s3cr3t", port)));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.status().code(), ErrorCode::kUnavailable);
+  EXPECT_THAT(response.status().message(), HasSubstr(fmt::format("127.0.0.1:{}", port)));
+  EXPECT_THAT(response.status().message(), Not(HasSubstr("s3cr3t")));
+}
+
+TEST(CurlTransportTest, RejectsBadRequestsAndOptions) {
+  auto transport = MakeTransport();
+  EXPECT_EQ(transport->Send(MakeRequest("PATCH", "http://127.0.0.1:1/")).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(transport->Send(MakeRequest("GET", "ftp://127.0.0.1/")).status().code(), ErrorCode::kInvalidArgument);
+  HttpRequest injected = MakeRequest("GET", "http://127.0.0.1:1/");
+  injected.headers = {{"X-A", "1\r\nX-B: 2"}};
+  EXPECT_EQ(transport->Send(injected).status().code(), ErrorCode::kInvalidArgument);
+
+  EXPECT_TRUE(CurlTransportOptions{}.Validate().ok());
+  EXPECT_FALSE(CurlTransportOptions{.max_connections = 0}.Validate().ok());
+  EXPECT_FALSE(CurlTransportOptions{.request_timeout = std::chrono::milliseconds(0)}.Validate().ok());
+  EXPECT_FALSE(CurlTransportOptions{.ca_bundle = "/nonexistent/ca.pem"}.Validate().ok());
+  EXPECT_FALSE(CurlTransport::Create({.max_connections = -1}).ok());
+}
+
+// ---- AwsClient + CurlTransport + SignRequest end to end ----
+
+constexpr char kAccessKey[] = "AKIDEXAMPLE";
+constexpr char kSecret[] = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+constexpr char kToken[] = "IQoJb3JpZ2luX2VjEXAMPLETOKEN";
+
+Credentials TestCredentials() {
+  Credentials c;
+  c.access_key_id = kAccessKey;
+  c.secret_access_key = kSecret;
+  c.session_token = kToken;
+  return c;
+}
+
+// HMAC-SHA256 chain and hex, written out here so the expected signature does
+// not come from the signer under test.
+std::string HmacHex(std::string_view key, std::string_view data) {
+  return HexEncode(HmacSha256(key, data));
+}
+std::string Raw(const Sha256Digest& d) {
+  return std::string(reinterpret_cast<const char*>(d.data()), d.size());
+}
+
+TEST(SignedCallTest, ServerReceivesExactSigV4Headers) {
+  LoopbackHttpServer server([](const ServerRequest&) { return Reply{200, {}, R"({"Messages":[]})"}; });
+  auto transport = MakeTransport();
+  StaticCredentialsProvider creds(TestCredentials());
+  FakeClock clock(SystemTime(std::chrono::seconds(1700000000)));  // 2023-11-14T22:13:20Z
+  AwsClient client({"sqs", "us-east-1", server.base_url()}, *transport, creds, clock);
+
+  AwsRequest request;
+  request.operation = "ReceiveMessage";
+  request.headers = {{"Content-Type", "application/x-amz-json-1.0"}, {"X-Amz-Target", "AmazonSQS.ReceiveMessage"}};
+  request.body = R"({"QueueUrl":"http://127.0.0.1/000000000000/dlq","MaxNumberOfMessages":10})";
+  auto result = client.Call(request);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->body, R"({"Messages":[]})");
+
+  ASSERT_EQ(server.requests().size(), 1u);
+  const ServerRequest got = server.requests()[0];
+  const std::string host = fmt::format("127.0.0.1:{}", server.port());
+  EXPECT_EQ(got.method, "POST");
+  EXPECT_EQ(got.target, "/");
+  EXPECT_EQ(got.body, request.body);
+  EXPECT_EQ(HeaderOf(got.headers, "Host"), host);
+  EXPECT_EQ(HeaderOf(got.headers, "X-Amz-Date"), "20231114T221320Z");
+  EXPECT_EQ(HeaderOf(got.headers, "X-Amz-Security-Token"), kToken);
+  EXPECT_EQ(FindHeader(got.headers, "x-amz-content-sha256"), nullptr);  // SQS does not use it
+
+  const std::string canonical_request = fmt::format(
+      "POST\n/\n\n"
+      "content-type:application/x-amz-json-1.0\nhost:{}\nx-amz-date:20231114T221320Z\n"
+      "x-amz-security-token:{}\nx-amz-target:AmazonSQS.ReceiveMessage\n\n"
+      "content-type;host;x-amz-date;x-amz-security-token;x-amz-target\n{}",
+      host, kToken, Sha256Hex(request.body));
+  const std::string string_to_sign =
+      "AWS4-HMAC-SHA256\n20231114T221320Z\n20231114/us-east-1/sqs/aws4_request\n" + Sha256Hex(canonical_request);
+  std::string key = Raw(HmacSha256(std::string("AWS4") + kSecret, "20231114"));
+  key = Raw(HmacSha256(key, "us-east-1"));
+  key = Raw(HmacSha256(key, "sqs"));
+  key = Raw(HmacSha256(key, "aws4_request"));
+  EXPECT_EQ(HeaderOf(got.headers, "Authorization"),
+            "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20231114/us-east-1/sqs/aws4_request, "
+            "SignedHeaders=content-type;host;x-amz-date;x-amz-security-token;x-amz-target, Signature=" +
+                HmacHex(key, string_to_sign));
+}
+
+TEST(SignedCallTest, S3PutCarriesPayloadHashAndVerifies) {
+  LoopbackHttpServer server([](const ServerRequest&) { return Reply{200, {{"ETag", "\"e\""}}, ""}; });
+  auto transport = MakeTransport();
+  StaticCredentialsProvider creds(TestCredentials());
+  FakeClock clock(SystemTime(std::chrono::seconds(1700000000)));
+  AwsClient client({"s3", "eu-west-1", server.base_url(), /*s3=*/true}, *transport, creds, clock);
+
+  for (bool unsigned_payload : {false, true}) {
+    AwsRequest request;
+    request.operation = "PutObject";
+    request.method = "PUT";
+    request.path = "/archive/dlq-archive/orders%20dlq/20231114/batch.json.gz";
+    request.headers = {{"Content-Type", "application/gzip"},
+                       {"Content-MD5", Base64Encode(Md5("gzipped bytes"))},
+                       {"If-None-Match", "*"}};
+    request.body = "gzipped bytes";
+    request.unsigned_payload = unsigned_payload;
+    auto result = client.Call(request);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+
+    const ServerRequest got = server.requests().back();
+    EXPECT_EQ(got.target, request.path);
+    EXPECT_EQ(HeaderOf(got.headers, "x-amz-content-sha256"),
+              unsigned_payload ? "UNSIGNED-PAYLOAD" : Sha256Hex("gzipped bytes"));
+    EXPECT_EQ(HeaderOf(got.headers, "X-Amz-Date"), "20231114T221320Z");
+    EXPECT_EQ(HeaderOf(got.headers, "X-Amz-Security-Token"), kToken);
+
+    // Verify as S3 would: recompute the signature over what arrived.
+    HttpRequest received;
+    received.method = got.method;
+    received.url = server.base_url() + got.target;
+    received.body = got.body;
+    for (const auto& [k, v] : got.headers) {
+      if (!IEquals(k, "Authorization") && !IEquals(k, "Content-Length")) received.headers.emplace_back(k, v);
+    }
+    SigningOptions options;
+    options.region = "eu-west-1";
+    options.service = "s3";
+    options.time = clock.Now();
+    options.s3 = true;
+    options.unsigned_payload = unsigned_payload;
+    SigningStages stages = ComputeHeaderSignature(received, TestCredentials(), options);
+    EXPECT_EQ(stages.signed_headers,
+              "content-md5;content-type;host;if-none-match;x-amz-content-sha256;x-amz-date;x-amz-security-token");
+    EXPECT_EQ(HeaderOf(got.headers, "Authorization"),
+              "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20231114/eu-west-1/s3/aws4_request, SignedHeaders=" +
+                  stages.signed_headers + ", Signature=" + stages.signature);
+  }
+}
+
+TEST(SignedCallTest, ErrorFromRealServerIsClassifiedWithoutSecrets) {
+  LoopbackHttpServer server([](const ServerRequest&) {
+    return Reply{400,
+                 {{"x-amzn-RequestId", "6fde8d1e-52cd-4581-8cd9-c512f4c64223"},
+                  {"x-amzn-query-error", "AWS.SimpleQueueService.NonExistentQueue;Sender"},
+                  {"Content-Type", "application/x-amz-json-1.0"}},
+                 R"({"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."})"};
+  });
+  auto transport = MakeTransport();
+  StaticCredentialsProvider creds(TestCredentials());
+  FakeClock clock;
+  AwsClient client({"sqs", "us-east-1", server.base_url()}, *transport, creds, clock);
+  AwsRequest request;
+  request.operation = "ReceiveMessage";
+  request.resource = server.base_url() + "/000000000000/missing";
+  auto result = client.Call(request);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(result.status().message(),
+            "ReceiveMessage " + request.resource + ": QueueDoesNotExist: The specified queue does not exist.");
+  EXPECT_EQ(result.status().aws()->request_id, "6fde8d1e-52cd-4581-8cd9-c512f4c64223");
+  EXPECT_THAT(result.status().ToString(), Not(HasSubstr(kSecret)));
+  EXPECT_THAT(result.status().ToString(), Not(HasSubstr(kToken)));
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
+}  // namespace
+}  // namespace dlq
