@@ -1,0 +1,99 @@
+// SQS wire-layer costs: attribute digests, ReceiveMessage parsing (with
+// verification, as SqsClient does it), and SendMessageBatch body building.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sqs/json_codec.h"
+#include "sqs/md5.h"
+
+namespace dlq {
+namespace {
+
+MessageAttributes ThreeAttributes() {
+  return {{"trace-id", {.data_type = "String", .string_value = "Root=1-5759e988-bd862e3fe1be46a994272793"}},
+          {"retries", {.data_type = "Number", .string_value = "3"}},
+          {"payload", {.data_type = "Binary", .string_value = {}, .binary_value = std::string(64, '\x7f')}}};
+}
+
+std::string Body1K(int i) {
+  std::string body = fmt::format("{{\"order\":{},\"note\":\"caf\u00e9 \\\"quoted\\\"\",\"pad\":\"", i);
+  body.append(1024 - body.size() - 2, 'x');
+  body += "\"}";
+  return body;
+}
+
+// A realistic response: 10 messages, 1 KiB bodies (JSON text, escaped on the wire), 3 attributes.
+std::string ReceiveResponse10() {
+  const MessageAttributes attrs = ThreeAttributes();
+  const std::string attrs_md5 = Md5OfMessageAttributes(attrs);
+  std::string json = R"({"Messages":[)";
+  for (int i = 0; i < 10; ++i) {
+    const std::string body = Body1K(i);
+    // Reuse the request writer to escape the body and encode the attributes.
+    std::string encoded = sqs::BuildSendMessageRequest("", SendEntry{.id = "", .body = body, .message_attributes = attrs});
+    // {"QueueUrl":"","MessageBody":...,"MessageAttributes":{...}} -> reuse the pieces.
+    const size_t body_at = encoded.find("\"MessageBody\":") + 14;
+    const size_t attrs_at = encoded.find(",\"MessageAttributes\":");
+    const std::string body_json = encoded.substr(body_at, attrs_at - body_at);
+    const std::string attrs_json = encoded.substr(attrs_at + 21, encoded.size() - 1 - (attrs_at + 21));
+    if (i > 0) json += ',';
+    json += fmt::format(
+        R"({{"MessageId":"00000000-0000-4000-8000-{:012d}","ReceiptHandle":"AQEB{}","MD5OfBody":"{}","Body":{},)"
+        R"("Attributes":{{"SentTimestamp":"1757500000000","ApproximateReceiveCount":"4","SenderId":"AIDAEXAMPLE",)"
+        R"("ApproximateFirstReceiveTimestamp":"1757500001000"}},"MD5OfMessageAttributes":"{}","MessageAttributes":{}}})",
+        i, std::string(180, 'h'), Md5OfBody(body), body_json, attrs_md5, attrs_json);
+  }
+  json += "]}";
+  return json;
+}
+
+void BM_Md5OfMessageAttributes3(benchmark::State& state) {
+  const MessageAttributes attrs = ThreeAttributes();
+  for (auto _ : state) benchmark::DoNotOptimize(Md5OfMessageAttributes(attrs));
+}
+BENCHMARK(BM_Md5OfMessageAttributes3);
+
+void BM_ParseReceiveMessage10x1KiB(benchmark::State& state) {
+  const std::string json = ReceiveResponse10();
+  size_t messages = 0;
+  for (auto _ : state) {
+    auto parsed = sqs::ParseReceiveMessageResponse(json);
+    if (!parsed.ok() || parsed->size() != 10) state.SkipWithError("parse failed");
+    messages += parsed->size();
+    benchmark::DoNotOptimize(parsed);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json.size()));
+  state.counters["messages/s"] = benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ParseReceiveMessage10x1KiB);
+
+void BM_ParseAndVerifyReceiveMessage10x1KiB(benchmark::State& state) {
+  const std::string json = ReceiveResponse10();
+  size_t messages = 0;
+  for (auto _ : state) {
+    auto parsed = sqs::ParseReceiveMessageResponse(json);
+    if (!parsed.ok()) state.SkipWithError("parse failed");
+    for (const Message& m : *parsed) {
+      if (!VerifyMessage(m).ok()) state.SkipWithError("verify failed");
+    }
+    messages += parsed->size();
+  }
+  state.counters["messages/s"] = benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ParseAndVerifyReceiveMessage10x1KiB);
+
+void BM_BuildSendMessageBatch10x1KiB(benchmark::State& state) {
+  std::vector<SendEntry> entries;
+  for (int i = 0; i < 10; ++i) {
+    entries.push_back(SendEntry{.id = fmt::format("m{}", i), .body = Body1K(i), .message_attributes = ThreeAttributes()});
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(sqs::BuildSendMessageBatchRequest("https://sqs/1/q", entries));
+}
+BENCHMARK(BM_BuildSendMessageBatch10x1KiB);
+
+}  // namespace
+}  // namespace dlq

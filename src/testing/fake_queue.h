@@ -1,0 +1,171 @@
+// FakeQueueClient: an in-memory SQS for tests of the archiver, monitor and
+// replay. Thread-safe (one mutex); time comes from the injected Clock, which
+// must outlive it.
+//
+// Semantics kept from SQS: message ids and a new receipt handle per receive;
+// visibility timeout (queue default or per receive) and ChangeMessageVisibility;
+// DelaySeconds; MessageRetentionPeriod expiry counted from SentTimestamp (a
+// message moved to a standard DLQ keeps its SentTimestamp, a FIFO one restarts);
+// RedrivePolicy (maxReceiveCount moves a message to the DLQ on receive, with
+// DeadLetterQueueSourceArn set); ApproximateReceiveCount, SentTimestamp,
+// ApproximateFirstReceiveTimestamp, SenderId; Approximate* queue counts;
+// FIFO basics (group ordering, in-flight groups blocked, deduplication for
+// 5 minutes, sequence numbers). MD5OfBody/MD5OfMessageAttributes are correct.
+//
+// Deliberate differences: ReceiveMessages never waits (wait_time_seconds is
+// ignored); a receipt handle from an older receive, or one never issued,
+// fails that entry with "ReceiptHandleIsInvalid" (real SQS may silently
+// succeed without deleting); deleting again with the handle that deleted a
+// message succeeds. ListQueues and ListDeadLetterSourceQueues return one page.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "sqs/sqs_client.h"
+
+namespace dlq {
+
+class FakeQueueClient final : public QueueClient {
+ public:
+  enum class Operation {
+    kGetQueueUrl,
+    kListQueues,
+    kGetQueueAttributes,
+    kListDeadLetterSourceQueues,
+    kReceiveMessages,
+    kDeleteMessageBatch,
+    kChangeMessageVisibilityBatch,
+    kSendMessageBatch,
+    kSendMessage,
+    kCreateQueue,
+    kDeleteQueue,
+    kSetQueueAttributes,
+  };
+  static constexpr int kOperationCount = 12;
+
+  explicit FakeQueueClient(Clock& clock, std::string region = "us-east-1", std::string account_id = "123456789012");
+
+  // QueueClient.
+  Result<std::string> GetQueueUrl(const std::string& name, const std::string& owner_account_id) override;
+  Result<std::vector<std::string>> ListQueues(const std::string& prefix) override;
+  Result<std::map<std::string, std::string>> GetQueueAttributes(const std::string& queue_url,
+                                                                const std::vector<std::string>& names) override;
+  Result<std::vector<std::string>> ListDeadLetterSourceQueues(const std::string& queue_url) override;
+  Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override;
+  Result<BatchResult> DeleteMessageBatch(const std::string& queue_url,
+                                         const std::vector<DeleteEntry>& entries) override;
+  Result<BatchResult> ChangeMessageVisibilityBatch(const std::string& queue_url,
+                                                   const std::vector<VisibilityEntry>& entries) override;
+  Result<SendBatchResult> SendMessageBatch(const std::string& queue_url,
+                                           const std::vector<SendEntry>& entries) override;
+  Result<SentMessage> SendMessage(const std::string& queue_url, const SendEntry& entry) override;
+  Result<std::string> CreateQueue(const std::string& name,
+                                  const std::map<std::string, std::string>& attributes) override;
+  Status DeleteQueue(const std::string& queue_url) override;
+  Status SetQueueAttributes(const std::string& queue_url,
+                            const std::map<std::string, std::string>& attributes) override;
+
+  // ---- Test controls (none of them counts as a call).
+
+  // The next `count` calls of `op` return `status`. With after_applying the
+  // call takes effect first and then reports the failure (a lost response).
+  void FailNext(Operation op, Status status, int count = 1, bool after_applying = false);
+  // The next n entries of DeleteMessageBatch / ChangeMessageVisibilityBatch /
+  // SendMessageBatch fail with `code` (and are not applied).
+  void FailDeleteEntries(int n, std::string code = "InternalError");
+  void FailVisibilityEntries(int n, std::string code = "InternalError");
+  void FailSendEntries(int n, std::string code = "InternalError");
+
+  // Calls made of `op`, failed ones included.
+  int calls(Operation op) const;
+  // Messages deleted through DeleteMessageBatch so far.
+  int deleted_count() const;
+
+  // Stores a message as if sent at `sent_at` (e.g. days ago, to test expiry),
+  // with extra system attributes such as AWSTraceHeader or
+  // DeadLetterQueueSourceArn. Returns the message id.
+  Result<std::string> InjectMessage(const std::string& queue_url, const SendEntry& entry, SystemTime sent_at,
+                                    std::map<std::string, std::string> system_attributes = {});
+  // Every unexpired message in the queue (visible, in flight or delayed), in
+  // send order, with all attributes; receipt_handle is the latest one issued
+  // (empty if never received). Changes nothing.
+  std::vector<Message> Messages(const std::string& queue_url) const;
+  // Unexpired messages in the queue, whatever their visibility.
+  size_t Depth(const std::string& queue_url) const;
+  // The URL CreateQueue returns for `name`.
+  std::string UrlFor(const std::string& name) const;
+
+ private:
+  struct Stored {
+    Message message;  // attributes holds the fixed system attributes
+    uint64_t seq = 0;
+    SystemTime sent_at;
+    SystemTime retention_start;  // expiry counts from here
+    SystemTime visible_at;       // receivable when now >= visible_at
+    int receive_count = 0;
+    std::optional<SystemTime> first_receive;
+    std::string group_id;
+  };
+  struct RedrivePolicy {
+    std::string target_arn;
+    int max_receive_count = 0;
+  };
+  struct Queue {
+    std::string name;
+    std::string url;
+    std::string arn;
+    bool fifo = false;
+    std::map<std::string, std::string> attributes;
+    std::optional<RedrivePolicy> redrive;
+    SystemTime created;
+    SystemTime modified;
+    std::deque<Stored> messages;
+    std::map<std::string, std::string> deleted_handles;  // handle -> message id
+    std::map<std::string, std::pair<SystemTime, SentMessage>> dedup;  // FIFO dedup id -> first send
+  };
+  struct Injected {
+    Status status;
+    bool after_applying = false;
+  };
+
+  // Counts the call and pops an injected failure for it (mu_ held).
+  std::optional<Injected> BeginCall(Operation op);
+  Result<Queue*> FindQueue(const std::string& queue_url, std::string_view operation);
+  const Queue* FindQueueConst(const std::string& queue_url) const;
+  Queue* FindQueueByArn(const std::string& arn);
+  void Expire(Queue& q);
+  Status ApplyAttributes(Queue& q, const std::map<std::string, std::string>& attributes);
+  int IntAttribute(const Queue& q, const std::string& name, int fallback) const;
+  Result<SentMessage> Enqueue(Queue& q, const SendEntry& entry, SystemTime sent_at,
+                              const std::map<std::string, std::string>& system_attributes);
+  Message View(const Queue& q, const Stored& s, const std::vector<std::string>& attribute_names,
+               const std::vector<std::string>& message_attribute_names) const;
+  Stored* FindByHandle(Queue& q, const std::string& handle);
+
+  Clock& clock_;
+  const std::string region_;
+  const std::string account_id_;
+  mutable std::mutex mu_;
+  std::map<std::string, Queue> queues_;  // by URL
+  std::array<int, kOperationCount> calls_{};
+  std::array<std::deque<Injected>, kOperationCount> failures_;
+  int fail_delete_entries_ = 0;
+  std::string fail_delete_code_;
+  int fail_visibility_entries_ = 0;
+  std::string fail_visibility_code_;
+  int fail_send_entries_ = 0;
+  std::string fail_send_code_;
+  int deleted_count_ = 0;
+  uint64_t next_seq_ = 1;
+  uint64_t next_handle_ = 1;
+};
+
+}  // namespace dlq
