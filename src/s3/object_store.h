@@ -42,7 +42,8 @@ class ObjectStore {
   virtual ~ObjectStore() = default;
   // Stores `data` under `key` and returns only once it is durable and its
   // integrity was confirmed (Content-MD5 / fsync). With create_only, an
-  // existing key yields kAlreadyExists and nothing is overwritten.
+  // existing key holding different content yields kAlreadyExists and nothing
+  // is overwritten (a retried put whose first attempt landed succeeds).
   virtual Status Put(const std::string& key, std::string_view data, const PutOptions& options) = 0;
   // Reads an object (or bytes [first, last] of it when range is set).
   virtual Result<std::string> Get(const std::string& key,

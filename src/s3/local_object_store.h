@@ -1,0 +1,55 @@
+// LocalObjectStore: ObjectStore on a local directory (file:///DIR), for
+// tests, demos and air-gapped use. Keys map to paths under the root; a key
+// may not be absolute or contain empty, "." or ".." segments.
+//
+// Put writes a hidden temporary file next to the target, fsyncs it, moves it
+// into place (create-only: renameat2(RENAME_NOREPLACE), or link()+unlink()
+// where that is unsupported) and fsyncs the directory, so a stored object is
+// durable and complete. Temporary files are removed on failure and never
+// listed. ETags are the MD5 hex of the content (Head only; empty in List).
+// Thread-safe: the store holds no mutable state.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "s3/object_store.h"
+
+namespace dlq {
+
+class LocalObjectStore final : public ObjectStore {
+ public:
+  static constexpr size_t kDefaultPageSize = 1000;
+
+  // `root` is a directory path or a file:// URL. Fails with kNotFound when
+  // the directory is missing (unless `create`), kFailedPrecondition when it
+  // is not a directory, kPermissionDenied when it is not accessible.
+  static Result<std::unique_ptr<LocalObjectStore>> Open(std::string_view root, bool create = false);
+
+  // No checks: errors surface on first use. `root` must be absolute.
+  explicit LocalObjectStore(std::string root, size_t page_size = kDefaultPageSize);
+
+  Status Put(const std::string& key, std::string_view data, const PutOptions& options) override;
+  Result<std::string> Get(const std::string& key,
+                          std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt) override;
+  Result<ObjectInfo> Head(const std::string& key) override;
+  // Sorted by key bytes like S3; the token is the last key or prefix returned.
+  Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) override;
+  // Deleting a missing key succeeds, as on S3.
+  Status Delete(const std::string& key) override;
+  std::string Describe() const override { return "file://" + root_; }
+
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string PathOf(const std::string& key) const { return root_ + "/" + key; }
+
+  std::string root_;  // absolute, without trailing '/'
+  size_t page_size_;
+};
+
+// Prefix of the hidden temporary files Put creates.
+inline constexpr std::string_view kLocalStoreTempPrefix = ".dlq-tmp-";
+
+}  // namespace dlq
