@@ -67,6 +67,8 @@ std::optional<SystemTime> ParseIso8601(std::string_view s) {
     return std::nullopt;
   }
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return std::nullopt;
+  // system_clock (nanoseconds in int64) covers 1678-2262; stay well inside it.
+  if (y < 1700 || y >= 2200) return std::nullopt;
   size_t pos = 19;
   int64_t frac_ms = 0;
   if (pos < s.size() && s[pos] == '.') {
@@ -107,7 +109,7 @@ std::optional<SystemTime> ParseHttpDate(std::string_view s) {
   if (s.size() < 29) return std::nullopt;
   int d, y, h, mi, se;
   if (!ReadInt(s, 5, 2, d) || !ReadInt(s, 12, 4, y) || !ReadInt(s, 17, 2, h) || !ReadInt(s, 20, 2, mi) ||
-      !ReadInt(s, 23, 2, se)) {
+      !ReadInt(s, 23, 2, se) || y < 1700 || y >= 2200) {
     return std::nullopt;
   }
   std::string_view mon = s.substr(8, 3);

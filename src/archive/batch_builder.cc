@@ -1,0 +1,66 @@
+#include "archive/batch_builder.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "archive/gzip.h"
+
+namespace dlq {
+
+Status BatchLimits::Validate() const {
+  if (max_messages == 0) return InvalidArgument("batch limits: max_messages must be at least 1");
+  if (max_bytes < 1024) return InvalidArgument(fmt::format("batch limits: max_bytes {} is below 1024", max_bytes));
+  if (max_age.count() <= 0) return InvalidArgument("batch limits: max_age must be positive");
+  if (gzip_level < 0 || gzip_level > 12) {
+    return InvalidArgument(fmt::format("batch limits: gzip_level {} not in [0, 12]", gzip_level));
+  }
+  return Status::Ok();
+}
+
+BatchBuilder::BatchBuilder(ArchiveContext context, KeyTemplate key_template, std::string prefix, BatchLimits limits,
+                           const Clock& clock)
+    : context_(std::move(context)),
+      key_template_(std::move(key_template)),
+      prefix_(std::move(prefix)),
+      limits_(limits),
+      clock_(clock) {}
+
+bool BatchBuilder::Add(const Message& msg) {
+  SystemTime now = clock_.Now();
+  if (message_ids_.empty()) {
+    started_at_ = now;
+    buffer_.reserve(std::min<size_t>(limits_.max_bytes, size_t{1} << 20));
+  }
+  AppendRecordJson(msg, context_, now, buffer_);
+  message_ids_.push_back(msg.message_id);
+  return Full();
+}
+
+bool BatchBuilder::Full() const {
+  return message_ids_.size() >= limits_.max_messages || buffer_.size() >= limits_.max_bytes;
+}
+
+bool BatchBuilder::ShouldSeal() const {
+  if (message_ids_.empty()) return false;
+  return Full() || clock_.Now() - started_at_ >= limits_.max_age;
+}
+
+Result<SealedBatch> BatchBuilder::Finish() {
+  if (message_ids_.empty()) return FailedPrecondition(fmt::format("batch for queue {}: nothing to seal", context_.queue));
+  Result<std::string> gz = GzipCompress(buffer_, limits_.gzip_level);
+  if (!gz.ok()) return gz.status().WithContext(fmt::format("seal batch for queue {}", context_.queue));
+  SealedBatch b;
+  b.gz = std::move(gz).value();
+  b.started_at = started_at_;
+  b.sealed_at = clock_.Now();
+  b.uncompressed_bytes = buffer_.size();
+  b.key = key_template_.Render(
+      {prefix_, context_.queue, context_.region, context_.account_id, started_at_, NewBatchId()});
+  b.message_ids = std::move(message_ids_);
+  message_ids_.clear();
+  buffer_.clear();
+  return b;
+}
+
+}  // namespace dlq

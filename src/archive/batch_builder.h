@@ -1,0 +1,75 @@
+// BatchBuilder: accumulates the JSON lines of one queue's messages and seals
+// them into one gzip object with its key. Not thread-safe (one per pipeline
+// stage). The caller keeps each Message (and its receipt handle) alongside,
+// in Add order; SealedBatch::message_ids has the same order.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "archive/key_layout.h"
+#include "archive/record.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "sqs/types.h"
+
+namespace dlq {
+
+struct BatchLimits {
+  // Defaults: 10,000 messages (1,000 ReceiveMessage calls of 10), 64 MiB of
+  // JSON (a sub-second level-6 compress, one single-part PUT), 30 s (bounded
+  // latency and visibility-timeout exposure for slow trickles).
+  size_t max_messages = 10000;
+  size_t max_bytes = 64u << 20;  // uncompressed JSON bytes
+  std::chrono::milliseconds max_age{30000};
+  int gzip_level = 6;
+
+  Status Validate() const;
+};
+
+struct SealedBatch {
+  std::string key;
+  std::string gz;                        // the object body
+  std::vector<std::string> message_ids;  // Add order
+  size_t uncompressed_bytes = 0;
+  SystemTime started_at;  // first Add; the time in the key
+  SystemTime sealed_at;
+};
+
+class BatchBuilder {
+ public:
+  // `clock` must outlive the builder. `limits` must pass Validate().
+  BatchBuilder(ArchiveContext context, KeyTemplate key_template, std::string prefix, BatchLimits limits,
+               const Clock& clock);
+
+  // Appends `msg` (archived_at = clock now). Returns true when the batch is
+  // now full and should be sealed. A single message larger than max_bytes is
+  // accepted and fills the batch on its own.
+  bool Add(const Message& msg);
+
+  bool Full() const;
+  // Full, or non-empty and older than max_age.
+  bool ShouldSeal() const;
+  bool empty() const { return message_ids_.empty(); }
+  size_t size() const { return message_ids_.size(); }
+  size_t bytes() const { return buffer_.size(); }
+
+  // Compresses the batch, assigns a fresh key and resets the builder.
+  // kFailedPrecondition when empty; compression errors are returned and the
+  // batch is kept so the call may be retried.
+  Result<SealedBatch> Finish();
+
+ private:
+  ArchiveContext context_;
+  KeyTemplate key_template_;
+  std::string prefix_;
+  BatchLimits limits_;
+  const Clock& clock_;
+  std::string buffer_;
+  std::vector<std::string> message_ids_;
+  SystemTime started_at_;
+};
+
+}  // namespace dlq

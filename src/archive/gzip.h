@@ -1,0 +1,24 @@
+// gzip (RFC 1952) for archive objects. Thread-safe: compressors are cached
+// per thread and per level.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace dlq {
+
+// One gzip member. `level` is libdeflate's scale: 0 (stored) .. 12; 1 fastest,
+// 6 the usual default. Errors: kInvalidArgument for a bad level, kInternal if
+// the compressor cannot be allocated.
+Result<std::string> GzipCompress(std::string_view data, int level);
+
+// Decompresses a gzip file of one or more concatenated members (as produced
+// by appending). Output larger than `max_output` bytes is rejected with
+// kDataLoss before it is materialised (gzip bombs); corrupt, truncated or
+// trailing non-gzip data yields kDataLoss naming the member and offset.
+Result<std::string> GzipDecompress(std::string_view gz, size_t max_output);
+
+}  // namespace dlq

@@ -1,0 +1,62 @@
+// Object key templates for archive objects. A parsed KeyTemplate is
+// immutable and thread-safe. Dates are rendered in UTC.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace dlq {
+
+inline constexpr std::string_view kDefaultKeyTemplate = "{prefix}/{queue}/{yyyymmdd}/{queue}-{hhmmss}-{batch_id}.json.gz";
+inline constexpr std::string_view kHiveKeyTemplate =
+    "{prefix}/queue={queue}/dt={yyyy-mm-dd}/{queue}-{hhmmss}-{batch_id}.json.gz";
+inline constexpr std::string_view kDefaultKeyPrefix = "dlq-archive";
+
+struct KeyFields {
+  std::string prefix;  // leading/trailing '/' are ignored; may be empty
+  std::string queue;
+  std::string region;
+  std::string account_id;
+  SystemTime time;  // batch start time, rendered in UTC
+  std::string batch_id;
+};
+
+class KeyTemplate {
+ public:
+  // Placeholders: {prefix} {queue} {region} {account_id} {yyyymmdd} {yyyy} {mm}
+  // {dd} {hh} {hhmmss} {yyyy-mm-dd} {batch_id}. kInvalidArgument for an
+  // unknown placeholder, an unbalanced brace, or a template without
+  // {batch_id} (keys must be collision-proof across archivers).
+  static Result<KeyTemplate> Parse(std::string_view text);
+  static KeyTemplate Default();
+
+  // The object key; runs of '/' are collapsed and no key starts with '/'.
+  std::string Render(const KeyFields& fields) const;
+  // The longest '/'-terminated key prefix shared by every key of this
+  // queue (the template rendered up to the first time or batch placeholder),
+  // for listing one queue's objects; "" when the template starts with one.
+  std::string QueuePrefix(const KeyFields& fields) const;
+
+  const std::string& text() const { return text_; }
+
+ private:
+  enum class Part { kLiteral, kPrefix, kQueue, kRegion, kAccountId, kYyyymmdd, kYyyy, kMm, kDd, kHh, kHhmmss,
+                    kIsoDate, kBatchId };
+  struct Segment {
+    Part part;
+    std::string literal;
+  };
+  std::string RenderUpTo(const KeyFields& fields, bool stop_at_variable) const;
+
+  std::string text_;
+  std::vector<Segment> segments_;
+};
+
+// A fresh batch id: 16 random lower-case hex characters.
+std::string NewBatchId();
+
+}  // namespace dlq

@@ -1,0 +1,662 @@
+#include "archive/record.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cstring>
+
+#include "archive/expiry.h"
+#include "common/crypto.h"
+#include "common/time_util.h"
+
+namespace dlq {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Writing
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
+
+// Exact per-byte mask (0x80 in each byte position) of bytes that need attention:
+// < 0x20, '"', '\\' (escaped) and >= 0x80 (UTF-8 to validate).
+inline uint64_t SpecialMask(uint64_t v) {
+  uint64_t below_space = ~(((v & kLow7) + kOnes * (0x80 - 0x20)) | v) & kHighBits;
+  uint64_t q = v ^ (kOnes * static_cast<uint8_t>('"'));
+  uint64_t is_quote = ~(((q & kLow7) + kLow7) | q) & kHighBits;
+  uint64_t b = v ^ (kOnes * static_cast<uint8_t>('\\'));
+  uint64_t is_backslash = ~(((b & kLow7) + kLow7) | b) & kHighBits;
+  return below_space | is_quote | is_backslash | (v & kHighBits);
+}
+
+constexpr std::array<bool, 256> MakeSpecialTable() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = true;
+  for (int c = 0x80; c < 0x100; ++c) t[c] = true;
+  t['"'] = true;
+  t['\\'] = true;
+  return t;
+}
+constexpr std::array<bool, 256> kSpecial = MakeSpecialTable();
+
+// JSON escapes for bytes < 0x20, '"' and '\\', padded to 8 bytes so they are
+// copied with one fixed-size memcpy; len is the escape's real length.
+struct Escape {
+  char text[8];
+  uint8_t len;
+};
+
+constexpr std::array<Escape, 128> MakeEscapes() {
+  std::array<Escape, 128> t{};
+  constexpr char kHex[] = "0123456789abcdef";
+  for (int c = 0; c < 0x20; ++c) t[c] = {{'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf], 0, 0}, 6};
+  t['"'] = {{'\\', '"'}, 2};
+  t['\\'] = {{'\\', '\\'}, 2};
+  t['\n'] = {{'\\', 'n'}, 2};
+  t['\r'] = {{'\\', 'r'}, 2};
+  t['\t'] = {{'\\', 't'}, 2};
+  t['\b'] = {{'\\', 'b'}, 2};
+  t['\f'] = {{'\\', 'f'}, 2};
+  return t;
+}
+constexpr std::array<Escape, 128> kEscapes = MakeEscapes();
+
+// Length of the valid UTF-8 sequence starting at p (RFC 3629), 0 if invalid.
+size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
+  unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  auto cont = [&](size_t i) { return i < n && (p[i] & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && p[1] < 0xA0) return 0;   // overlong
+    if (c == 0xED && p[1] >= 0xA0) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && p[1] < 0x90) return 0;   // overlong
+    if (c == 0xF4 && p[1] >= 0x90) return 0;  // > U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+// Appends the JSON string contents of `s` (no quotes), validating UTF-8 on the
+// way. Returns false (and leaves `out` unchanged) if `s` is not valid UTF-8.
+// Writes through a raw pointer into `out`, grown geometrically; runs of plain
+// ASCII are found and copied 8 bytes at a time.
+bool AppendEscaped(std::string& out, std::string_view s) {
+  static_assert(std::endian::native == std::endian::little, "SpecialMask byte order assumes little-endian");
+  const size_t start = out.size();
+  out.resize(start + s.size() + 16);
+  char* dst = out.data() + start;
+  char* dst_end = out.data() + out.size();
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  // Guarantees room for 16 more output bytes (enough for any single step).
+  auto reserve16 = [&]() {
+    if (dst_end - dst >= 16) return;
+    size_t used = static_cast<size_t>(dst - out.data());
+    out.resize(out.size() + static_cast<size_t>(end - p) * 2 + 64);
+    dst = out.data() + used;
+    dst_end = out.data() + out.size();
+  };
+  while (p < end) {
+    reserve16();
+    unsigned char c;
+#if defined(__SSE2__)
+    if (end - p >= 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
+      // Signed compare: bytes < 0x20 and bytes >= 0x80 (negative) both match.
+      __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+      unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+      if (mask == 0) {
+        p += 16;
+        dst += 16;
+        continue;
+      }
+      size_t k = static_cast<size_t>(std::countr_zero(mask));
+      p += k;
+      dst += k;
+      c = static_cast<unsigned char>(*p);
+    } else
+#endif
+    if (end - p >= 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      std::memcpy(dst, p, 8);
+      uint64_t mask = SpecialMask(v);
+      if (mask == 0) {
+        p += 8;
+        dst += 8;
+        continue;
+      }
+      size_t k = static_cast<size_t>(std::countr_zero(mask)) / 8;
+      p += k;
+      dst += k;
+      c = static_cast<unsigned char>(*p);
+    } else {
+      c = static_cast<unsigned char>(*p);
+      if (!kSpecial[c]) {
+        *dst++ = *p++;
+        continue;
+      }
+    }
+    if (c >= 0x80) {
+      size_t len = Utf8SequenceLength(reinterpret_cast<const unsigned char*>(p), static_cast<size_t>(end - p));
+      if (len == 0) {
+        out.resize(start);
+        return false;
+      }
+      std::memcpy(dst, p, len);
+      dst += len;
+      p += len;
+      continue;
+    }
+    const Escape& e = kEscapes[c];
+    std::memcpy(dst, e.text, 8);
+    dst += e.len;
+    ++p;
+  }
+  out.resize(static_cast<size_t>(dst - out.data()));
+  return true;
+}
+
+// Appends a quoted JSON string. Invalid UTF-8 bytes become U+FFFD (lossy; only
+// for fields SQS guarantees to be text, never for the body).
+void AppendString(std::string& out, std::string_view s) {
+  out.push_back('"');
+  const size_t mark = out.size();
+  if (!AppendEscaped(out, s)) {
+    out.resize(mark);
+    std::string clean;
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    size_t i = 0;
+    while (i < s.size()) {
+      size_t len = Utf8SequenceLength(p + i, s.size() - i);
+      if (len == 0) {
+        clean.append("\xEF\xBF\xBD");
+        ++i;
+      } else {
+        clean.append(s.data() + i, len);
+        i += len;
+      }
+    }
+    AppendEscaped(out, clean);
+  }
+  out.push_back('"');
+}
+
+void AppendKey(std::string& out, std::string_view key) {
+  AppendString(out, key);
+  out.push_back(':');
+}
+
+void AppendInt(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, r.ptr);
+}
+
+inline void Put2(char* p, int v) {
+  p[0] = static_cast<char>('0' + v / 10);
+  p[1] = static_cast<char>('0' + v % 10);
+}
+
+// "2025-09-10T12:30:00.123Z", same output as FormatIso8601 but without fmt.
+void AppendTime(std::string& out, SystemTime t) {
+  int64_t ms = ToUnixMillis(t);
+  constexpr int64_t kMsPerDay = 86400000;
+  int64_t days = ms >= 0 ? ms / kMsPerDay : -((-ms + kMsPerDay - 1) / kMsPerDay);
+  int64_t rem = ms - days * kMsPerDay;
+  // Howard Hinnant's civil_from_days.
+  int64_t z = days + 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t y = yoe + era * 400;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  if (m <= 2) ++y;
+  if (y < 0 || y > 9999) {
+    AppendString(out, FormatIso8601(t));
+    return;
+  }
+  int hour = static_cast<int>(rem / 3600000);
+  int minute = static_cast<int>(rem / 60000 % 60);
+  int second = static_cast<int>(rem / 1000 % 60);
+  int milli = static_cast<int>(rem % 1000);
+  char buf[26];
+  buf[0] = '"';
+  Put2(buf + 1, static_cast<int>(y / 100));
+  Put2(buf + 3, static_cast<int>(y % 100));
+  buf[5] = '-';
+  Put2(buf + 6, static_cast<int>(m));
+  buf[8] = '-';
+  Put2(buf + 9, static_cast<int>(d));
+  buf[11] = 'T';
+  Put2(buf + 12, hour);
+  buf[14] = ':';
+  Put2(buf + 15, minute);
+  buf[17] = ':';
+  Put2(buf + 18, second);
+  buf[20] = '.';
+  buf[21] = static_cast<char>('0' + milli / 100);
+  Put2(buf + 22, milli % 100);
+  buf[24] = 'Z';
+  buf[25] = '"';
+  out.append(buf, sizeof(buf));
+}
+
+// The fields of one line, as views, so both public writers share one encoder.
+struct RecordView {
+  std::string_view queue, queue_url, region, account_id, message_id, body, md5_of_body, md5_of_message_attributes;
+  const std::map<std::string, std::string>* attributes;
+  const MessageAttributes* message_attributes;
+  std::optional<SystemTime> sent_at;
+  SystemTime expires_at, archived_at;
+  int64_t receive_count;
+  std::string_view source_queue_arn;
+  bool extended_client_pointer;
+  std::string_view archiver_version, archiver_host;
+};
+
+void WriteRecord(const RecordView& r, std::string& out) {
+  out.reserve(out.size() + r.body.size() + 512);
+  out.append("{\"schema\":");
+  AppendInt(out, kArchiveSchemaVersion);
+  out.append(",\"queue\":");
+  AppendString(out, r.queue);
+  out.append(",\"queue_url\":");
+  AppendString(out, r.queue_url);
+  out.append(",\"region\":");
+  AppendString(out, r.region);
+  out.append(",\"account_id\":");
+  AppendString(out, r.account_id);
+  out.append(",\"message_id\":");
+  AppendString(out, r.message_id);
+  const size_t body_mark = out.size();
+  out.append(",\"body\":\"");
+  if (AppendEscaped(out, r.body)) {
+    out.push_back('"');
+  } else {  // not UTF-8: store losslessly as base64
+    out.resize(body_mark);
+    out.append(",\"body_encoding\":\"base64\",\"body_base64\":\"");
+    out.append(Base64Encode(r.body));
+    out.push_back('"');
+  }
+  out.append(",\"md5_of_body\":");
+  AppendString(out, r.md5_of_body);
+  out.append(",\"md5_of_message_attributes\":");
+  AppendString(out, r.md5_of_message_attributes);
+  out.append(",\"attributes\":{");
+  bool first = true;
+  for (const auto& [name, value] : *r.attributes) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendKey(out, name);
+    AppendString(out, value);
+  }
+  out.append("},\"message_attributes\":{");
+  first = true;
+  for (const auto& [name, value] : *r.message_attributes) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendKey(out, name);
+    out.append("{\"DataType\":");
+    AppendString(out, value.data_type);
+    if (value.IsBinary()) {
+      out.append(",\"BinaryValue\":\"");
+      out.append(Base64Encode(value.binary_value));
+      out.push_back('"');
+    } else {
+      const size_t mark = out.size();
+      out.append(",\"StringValue\":\"");
+      if (AppendEscaped(out, value.string_value)) {
+        out.push_back('"');
+      } else {  // not UTF-8: store losslessly as base64
+        out.resize(mark);
+        out.append(",\"StringValueBase64\":\"");
+        out.append(Base64Encode(value.string_value));
+        out.push_back('"');
+      }
+    }
+    out.push_back('}');
+  }
+  out.append("},\"sent_at\":");
+  if (r.sent_at) {
+    AppendTime(out, *r.sent_at);
+  } else {
+    out.append("null");
+  }
+  out.append(",\"expires_at\":");
+  AppendTime(out, r.expires_at);
+  out.append(",\"archived_at\":");
+  AppendTime(out, r.archived_at);
+  out.append(",\"receive_count\":");
+  AppendInt(out, r.receive_count);
+  out.append(",\"source_queue_arn\":");
+  if (r.source_queue_arn.empty()) {
+    out.append("null");
+  } else {
+    AppendString(out, r.source_queue_arn);
+  }
+  out.append(r.extended_client_pointer ? ",\"extended_client_pointer\":true" : ",\"extended_client_pointer\":false");
+  out.append(",\"archiver\":{\"version\":");
+  AppendString(out, r.archiver_version);
+  out.append(",\"host\":");
+  AppendString(out, r.archiver_host);
+  out.append("}}\n");
+}
+
+std::string_view AttributeOr(const std::map<std::string, std::string>& attrs, const std::string& name) {
+  auto it = attrs.find(name);
+  return it == attrs.end() ? std::string_view() : std::string_view(it->second);
+}
+
+int64_t ReceiveCount(const std::map<std::string, std::string>& attrs) {
+  static const std::string kName = "ApproximateReceiveCount";
+  std::string_view v = AttributeOr(attrs, kName);
+  int64_t n = 0;
+  auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 0) return 0;
+  return n;
+}
+
+const std::string& SourceArnName() {
+  static const std::string kName = "DeadLetterQueueSourceArn";
+  return kName;
+}
+
+// ---------------------------------------------------------------------------
+// Parsing
+
+Status FieldError(std::string_view field, std::string_view problem) {
+  return DataLoss(fmt::format("archive record: field \"{}\" {}", field, problem));
+}
+
+Status GetString(simdjson::dom::element v, std::string_view field, std::string& out) {
+  std::string_view s;
+  if (v.get_string().get(s) != simdjson::SUCCESS) return FieldError(field, "must be a string");
+  out.assign(s.data(), s.size());
+  return Status::Ok();
+}
+
+// A string or null (null leaves `out` empty).
+Status GetOptionalString(simdjson::dom::element v, std::string_view field, std::string& out) {
+  if (v.is_null()) {
+    out.clear();
+    return Status::Ok();
+  }
+  return GetString(v, field, out);
+}
+
+Status GetTime(simdjson::dom::element v, std::string_view field, SystemTime& out) {
+  std::string_view s;
+  if (v.get_string().get(s) != simdjson::SUCCESS) return FieldError(field, "must be an ISO-8601 string");
+  // SystemTime counts nanoseconds (years 1678..2262); reject years outside [1700, 2200) before converting.
+  int year = 0;
+  if (s.size() >= 4 && std::from_chars(s.data(), s.data() + 4, year).ptr == s.data() + 4 &&
+      (year < 1700 || year >= 2200)) {
+    return FieldError(field, fmt::format("year {} is out of range", year));
+  }
+  std::optional<SystemTime> t = ParseIso8601(s);
+  if (!t) return FieldError(field, fmt::format("is not an ISO-8601 UTC time: \"{}\"", s.substr(0, 64)));
+  out = *t;
+  return Status::Ok();
+}
+
+Status ParseMessageAttribute(simdjson::dom::element v, const std::string& name, MessageAttributeValue& out) {
+  const std::string field = "message_attributes." + name;
+  simdjson::dom::object obj;
+  if (v.get_object().get(obj) != simdjson::SUCCESS) return FieldError(field, "must be an object");
+  bool has_type = false, has_string = false, has_binary = false;
+  for (auto [key, value] : obj) {
+    if (key == "DataType") {
+      DLQ_RETURN_IF_ERROR(GetString(value, field + ".DataType", out.data_type));
+      has_type = true;
+    } else if (key == "StringValue") {
+      DLQ_RETURN_IF_ERROR(GetString(value, field + ".StringValue", out.string_value));
+      has_string = true;
+    } else if (key == "BinaryValue" || key == "StringValueBase64") {
+      std::string encoded;
+      DLQ_RETURN_IF_ERROR(GetString(value, fmt::format("{}.{}", field, key), encoded));
+      std::optional<std::string> raw = Base64Decode(encoded);
+      if (!raw) return FieldError(fmt::format("{}.{}", field, key), "is not valid base64");
+      bool binary = key == "BinaryValue";
+      (binary ? out.binary_value : out.string_value) = std::move(*raw);
+      (binary ? has_binary : has_string) = true;
+    }
+  }
+  if (!has_type) return FieldError(field + ".DataType", "is missing");
+  bool ok = out.IsBinary() ? (has_binary && !has_string) : (has_string && !has_binary);
+  if (!ok) {
+    return FieldError(field, fmt::format("does not match DataType \"{}\" (Binary types carry BinaryValue only, "
+                                         "others StringValue only)",
+                                         out.data_type));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsExtendedClientPointer(std::string_view body, const MessageAttributes& attrs) {
+  if (attrs.count("ExtendedPayloadSize") || attrs.count("SQSLargePayloadSize")) return true;
+  size_t i = 0;
+  while (i < body.size() && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r')) ++i;
+  if (i >= body.size() || body[i] != '[') return false;
+  std::string_view head = body.substr(i, 200);
+  return (head.find("\"software.amazon.payloadoffloading.PayloadS3Pointer\"") != std::string_view::npos ||
+          head.find("\"com.amazon.sqs.javamessaging.MessageS3Pointer\"") != std::string_view::npos) &&
+         body.find("s3BucketName") != std::string_view::npos;
+}
+
+ArchiveRecord MakeArchiveRecord(const Message& msg, const ArchiveContext& ctx, SystemTime archived_at) {
+  ArchiveRecord r;
+  r.queue = ctx.queue;
+  r.queue_url = ctx.queue_url;
+  r.region = ctx.region;
+  r.account_id = ctx.account_id;
+  r.message_id = msg.message_id;
+  r.body = msg.body;
+  r.md5_of_body = msg.md5_of_body;
+  r.md5_of_message_attributes = msg.md5_of_message_attributes;
+  r.attributes = msg.attributes;
+  r.message_attributes = msg.message_attributes;
+  r.sent_at = AttributeMillis(msg, std::string("SentTimestamp"));
+  r.expires_at = ComputeExpiry(msg, ctx.fifo, ctx.retention, archived_at);
+  r.archived_at = archived_at;
+  r.receive_count = ReceiveCount(msg.attributes);
+  r.source_queue_arn = std::string(AttributeOr(msg.attributes, SourceArnName()));
+  r.extended_client_pointer = IsExtendedClientPointer(msg.body, msg.message_attributes);
+  r.archiver = {ctx.archiver_version, ctx.host};
+  return r;
+}
+
+void AppendRecordJson(const Message& msg, const ArchiveContext& ctx, SystemTime archived_at, std::string& out) {
+  static const std::string kSentTimestamp = "SentTimestamp";
+  std::optional<SystemTime> sent_at = AttributeMillis(msg, kSentTimestamp);
+  RecordView v{ctx.queue,
+               ctx.queue_url,
+               ctx.region,
+               ctx.account_id,
+               msg.message_id,
+               msg.body,
+               msg.md5_of_body,
+               msg.md5_of_message_attributes,
+               &msg.attributes,
+               &msg.message_attributes,
+               sent_at,
+               ExpiryFromSentTime(sent_at, ctx.fifo, ctx.retention, archived_at),
+               archived_at,
+               ReceiveCount(msg.attributes),
+               AttributeOr(msg.attributes, SourceArnName()),
+               IsExtendedClientPointer(msg.body, msg.message_attributes),
+               ctx.archiver_version,
+               ctx.host};
+  WriteRecord(v, out);
+}
+
+void AppendRecordJson(const ArchiveRecord& r, std::string& out) {
+  RecordView v{r.queue,
+               r.queue_url,
+               r.region,
+               r.account_id,
+               r.message_id,
+               r.body,
+               r.md5_of_body,
+               r.md5_of_message_attributes,
+               &r.attributes,
+               &r.message_attributes,
+               r.sent_at,
+               r.expires_at,
+               r.archived_at,
+               r.receive_count,
+               r.source_queue_arn,
+               r.extended_client_pointer,
+               r.archiver.version,
+               r.archiver.host};
+  WriteRecord(v, out);
+}
+
+Result<ArchiveRecord> ParseRecordJson(std::string_view line) {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  thread_local simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (auto err = parser.parse(line.data(), line.size()).get(doc); err != simdjson::SUCCESS) {
+    return DataLoss(fmt::format("archive record: invalid JSON: {}", simdjson::error_message(err)));
+  }
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) return DataLoss("archive record: line is not a JSON object");
+
+  ArchiveRecord r;
+  bool has_schema = false, has_queue = false, has_id = false, has_body = false, has_md5 = false,
+       has_archived_at = false, has_expires_at = false;
+  std::string_view body_encoding;
+  simdjson::dom::element body_base64;
+  bool has_body_base64 = false;
+  for (auto [key, value] : obj) {
+    if (key == "schema") {
+      if (value.get_int64().get(r.schema) != simdjson::SUCCESS) return FieldError(key, "must be an integer");
+      has_schema = true;
+    } else if (key == "queue") {
+      DLQ_RETURN_IF_ERROR(GetString(value, key, r.queue));
+      has_queue = true;
+    } else if (key == "queue_url") {
+      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.queue_url));
+    } else if (key == "region") {
+      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.region));
+    } else if (key == "account_id") {
+      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.account_id));
+    } else if (key == "message_id") {
+      DLQ_RETURN_IF_ERROR(GetString(value, key, r.message_id));
+      has_id = true;
+    } else if (key == "body") {
+      DLQ_RETURN_IF_ERROR(GetString(value, key, r.body));
+      has_body = true;
+    } else if (key == "body_base64") {
+      body_base64 = value;
+      has_body_base64 = true;
+    } else if (key == "body_encoding") {
+      if (value.get_string().get(body_encoding) != simdjson::SUCCESS) return FieldError(key, "must be a string");
+    } else if (key == "md5_of_body") {
+      DLQ_RETURN_IF_ERROR(GetString(value, key, r.md5_of_body));
+      has_md5 = true;
+    } else if (key == "md5_of_message_attributes") {
+      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.md5_of_message_attributes));
+    } else if (key == "attributes") {
+      simdjson::dom::object attrs;
+      if (value.get_object().get(attrs) != simdjson::SUCCESS) return FieldError(key, "must be an object");
+      for (auto [name, attr] : attrs) {
+        std::string field = fmt::format("attributes.{}", name);
+        DLQ_RETURN_IF_ERROR(GetString(attr, field, r.attributes[std::string(name)]));
+      }
+    } else if (key == "message_attributes") {
+      simdjson::dom::object attrs;
+      if (value.get_object().get(attrs) != simdjson::SUCCESS) return FieldError(key, "must be an object");
+      for (auto [name, attr] : attrs) {
+        std::string n(name);
+        DLQ_RETURN_IF_ERROR(ParseMessageAttribute(attr, n, r.message_attributes[n]));
+      }
+    } else if (key == "sent_at") {
+      if (!value.is_null()) {
+        SystemTime t;
+        DLQ_RETURN_IF_ERROR(GetTime(value, key, t));
+        r.sent_at = t;
+      }
+    } else if (key == "expires_at") {
+      DLQ_RETURN_IF_ERROR(GetTime(value, key, r.expires_at));
+      has_expires_at = true;
+    } else if (key == "archived_at") {
+      DLQ_RETURN_IF_ERROR(GetTime(value, key, r.archived_at));
+      has_archived_at = true;
+    } else if (key == "receive_count") {
+      if (value.get_int64().get(r.receive_count) != simdjson::SUCCESS) return FieldError(key, "must be an integer");
+    } else if (key == "source_queue_arn") {
+      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.source_queue_arn));
+    } else if (key == "extended_client_pointer") {
+      if (value.get_bool().get(r.extended_client_pointer) != simdjson::SUCCESS) {
+        return FieldError(key, "must be a boolean");
+      }
+    } else if (key == "archiver") {
+      simdjson::dom::object a;
+      if (value.get_object().get(a) != simdjson::SUCCESS) return FieldError(key, "must be an object");
+      for (auto [akey, avalue] : a) {
+        if (akey == "version") DLQ_RETURN_IF_ERROR(GetOptionalString(avalue, "archiver.version", r.archiver.version));
+        if (akey == "host") DLQ_RETURN_IF_ERROR(GetOptionalString(avalue, "archiver.host", r.archiver.host));
+      }
+    }
+    // Unknown fields are ignored (forward compatibility within schema 1).
+  }
+
+  if (!has_schema) return FieldError("schema", "is missing");
+  if (r.schema < 1 || r.schema > kArchiveSchemaVersion) {
+    return {FailedPrecondition(fmt::format("archive record: unsupported schema version {} (this reader supports {})",
+                                           r.schema, kArchiveSchemaVersion))};
+  }
+  if (has_body_base64) {
+    if (has_body) return FieldError("body_base64", "must not appear together with \"body\"");
+    if (body_encoding != "base64") return FieldError("body_encoding", "must be \"base64\" when body_base64 is used");
+    std::string encoded;
+    DLQ_RETURN_IF_ERROR(GetString(body_base64, "body_base64", encoded));
+    std::optional<std::string> raw = Base64Decode(encoded);
+    if (!raw) return FieldError("body_base64", "is not valid base64");
+    r.body = std::move(*raw);
+    has_body = true;
+  }
+  if (!has_queue) return FieldError("queue", "is missing");
+  if (!has_id) return FieldError("message_id", "is missing");
+  if (r.message_id.empty()) return FieldError("message_id", "is empty");
+  if (!has_body) return FieldError("body", "is missing");
+  if (!has_md5) return FieldError("md5_of_body", "is missing");
+  if (!has_archived_at) return FieldError("archived_at", "is missing");
+  if (!has_expires_at) return FieldError("expires_at", "is missing");
+  return r;
+}
+
+Message RecordToMessage(const ArchiveRecord& record) {
+  Message m;
+  m.message_id = record.message_id;
+  m.body = record.body;
+  m.md5_of_body = record.md5_of_body;
+  m.md5_of_message_attributes = record.md5_of_message_attributes;
+  m.attributes = record.attributes;
+  m.message_attributes = record.message_attributes;
+  return m;
+}
+
+}  // namespace dlq

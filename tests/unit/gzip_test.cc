@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <string>
+
+#include "archive/gzip.h"
+
+namespace dlq {
+namespace {
+
+std::string SampleText(size_t n) {
+  std::string s;
+  for (size_t i = 0; s.size() < n; ++i) s += "{\"message_id\":\"" + std::to_string(i * 7919) + "\",\"body\":\"héllo\"}\n";
+  s.resize(n);
+  return s;
+}
+
+TEST(Gzip, RoundTripsAtEveryLevel) {
+  const std::string text = SampleText(100000);
+  for (int level : {0, 1, 6, 9, 12}) {
+    Result<std::string> gz = GzipCompress(text, level);
+    ASSERT_TRUE(gz.ok()) << gz.status().ToString();
+    ASSERT_GE(gz->size(), 18u);
+    EXPECT_EQ(static_cast<unsigned char>((*gz)[0]), 0x1f);
+    EXPECT_EQ(static_cast<unsigned char>((*gz)[1]), 0x8b);
+    if (level > 0) {
+      EXPECT_LT(gz->size(), text.size() / 3) << level;
+    }
+    Result<std::string> back = GzipDecompress(*gz, text.size());
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, text);
+  }
+}
+
+TEST(Gzip, RoundTripsEmptyInput) {
+  Result<std::string> gz = GzipCompress("", 6);
+  ASSERT_TRUE(gz.ok());
+  Result<std::string> back = GzipDecompress(*gz, 10);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, "");
+}
+
+TEST(Gzip, OutputIsReadableByZlib) {
+  const std::string text = SampleText(5000);
+  std::string gz = GzipCompress(text, 6).value();
+  z_stream zs{};
+  ASSERT_EQ(inflateInit2(&zs, 31), Z_OK);
+  std::string out(text.size() + 10, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(gz.data());
+  zs.avail_in = static_cast<uInt>(gz.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  inflateEnd(&zs);
+  EXPECT_EQ(out, text);
+}
+
+TEST(Gzip, DecompressesConcatenatedMembers) {
+  std::string a = SampleText(3000), b = "second member\n", c = SampleText(70000);
+  std::string gz = GzipCompress(a, 1).value() + GzipCompress(b, 6).value() + GzipCompress("", 6).value() +
+                   GzipCompress(c, 9).value();
+  Result<std::string> back = GzipDecompress(gz, 1 << 20);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, a + b + c);
+}
+
+TEST(Gzip, RejectsOutputOverTheLimit) {
+  // A "bomb": 64 MiB of zeros compresses to ~64 KiB.
+  std::string zeros(64 << 20, '\0');
+  std::string gz = GzipCompress(zeros, 6).value();
+  zeros.clear();
+  zeros.shrink_to_fit();
+  Result<std::string> r = GzipDecompress(gz, 1 << 20);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("exceeds the limit of 1048576 bytes"), std::string::npos);
+  // Exactly at the limit is fine.
+  std::string text = SampleText(1000);
+  EXPECT_TRUE(GzipDecompress(GzipCompress(text, 6).value(), 1000).ok());
+  EXPECT_FALSE(GzipDecompress(GzipCompress(text, 6).value(), 999).ok());
+}
+
+TEST(Gzip, CorruptInputIsDataLoss) {
+  std::string gz = GzipCompress(SampleText(20000), 6).value();
+
+  EXPECT_EQ(GzipDecompress("", 100).status().code(), ErrorCode::kDataLoss);
+  EXPECT_EQ(GzipDecompress("plain text, not gzip", 100).status().code(), ErrorCode::kDataLoss);
+
+  std::string truncated = gz.substr(0, gz.size() / 2);
+  Result<std::string> t = GzipDecompress(truncated, 1 << 20);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), ErrorCode::kDataLoss);
+  EXPECT_NE(t.status().message().find("truncated"), std::string::npos) << t.status().message();
+
+  std::string flipped = gz;
+  flipped[gz.size() - 6] ^= 0x55;  // CRC32 trailer
+  EXPECT_EQ(GzipDecompress(flipped, 1 << 20).status().code(), ErrorCode::kDataLoss);
+
+  std::string garbage = gz + "junk";
+  Result<std::string> g = GzipDecompress(garbage, 1 << 20);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("member 2"), std::string::npos) << g.status().message();
+}
+
+TEST(Gzip, RejectsBadLevel) {
+  EXPECT_EQ(GzipCompress("x", 13).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(GzipCompress("x", -1).status().code(), ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dlq
