@@ -157,8 +157,18 @@ int RunCli(int argc, char** argv) {
   AwsServices& svc = **services;
 
   if (*doctor) {
+    auto head_bucket = [&](const std::string& b) -> Status {
+      Status st = svc.s3_for(b).HeadBucket(b);
+      if (st.ok() || st.code() == ErrorCode::kNotFound) return st;
+      // HEAD errors carry no body, so a 403 cannot say whether the signature
+      // or the permissions are wrong: a one-key listing tells.
+      ListObjectsV2Request req;
+      req.max_keys = 1;
+      auto list = svc.s3_for(b).ListObjectsV2(b, req);
+      return list.ok() ? st : list.status();
+    };
     DoctorDeps deps{svc.settings(), svc.credentials(), [&] { return svc.sts().GetCallerIdentity(); }, svc.sqs(),
-                    [&](const std::string& b) { return svc.s3_for(b).HeadBucket(b); }};
+                    head_bucket};
     DoctorReport report = RunDoctor(deps, doctor_opts);
     std::string out = doctor_output == "json" ? report.ToJson() + "\n" : report.ToText();
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -275,7 +275,10 @@ void ParseXmlError(std::string_view body, ParsedError& out) {
   if (root_name == "Error") {
     error = root;
   } else if (root_name == "ErrorResponse") {
+    // Query protocols: <ErrorResponse><Error>; some servers (moto with auth
+    // on) wrap it as <ErrorResponse><Errors><Error>.
     error = root.child("Error");
+    if (!error) error = root.child("Errors").child("Error");
   } else if (root_name == "Response") {
     error = root.child("Errors").child("Error");
   }

@@ -162,7 +162,11 @@ Result<CompleteMultipartUploadResult> ParseCompleteMultipartUpload(std::string_v
     Status st = transient ? Unavailable(std::move(message)) : Internal(std::move(message));
     return st.WithAws(AwsErrorInfo{e.code, 200, e.request_id});
   }
-  if (LocalName(root) != "CompleteMultipartUploadResult") return UnexpectedRoot(kWhat, root);
+  // S3 answers <CompleteMultipartUploadResult>; some compatible servers
+  // (moto) name it <CompleteMultipartUploadResponse> with the same children.
+  if (LocalName(root) != "CompleteMultipartUploadResult" && LocalName(root) != "CompleteMultipartUploadResponse") {
+    return UnexpectedRoot(kWhat, root);
+  }
   CompleteMultipartUploadResult out;
   out.etag = UnquoteEtag(Trim(ChildText(root, "ETag")));
   out.location = ChildText(root, "Location");

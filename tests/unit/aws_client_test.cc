@@ -373,6 +373,19 @@ TEST(ErrorFromResponseTest, ParsesQueryProtocolXmlError) {
   EXPECT_EQ(s.aws()->request_id, "b7f1c2d3");
 }
 
+TEST(ErrorFromResponseTest, ParsesErrorsWrappedErrorResponseAsSignatureRejection) {
+  // moto with SigV4 enforcement answers JSON and query requests alike with this shape.
+  Status s = ErrorFromResponse(
+      MakeResponse(403,
+                   "<?xml version=\"1.0\" encoding=\"utf-8\"?><ErrorResponse><Errors><Error><Code>SignatureDoesNotMatch"
+                   "</Code><Message>The request signature we calculated does not match the signature you provided."
+                   "</Message></Error></Errors><RequestId>r-1</RequestId></ErrorResponse>"),
+      "ListQueues", "");
+  EXPECT_EQ(s.code(), ErrorCode::kUnauthenticated) << s.ToString();
+  EXPECT_EQ(s.aws()->error_code, "SignatureDoesNotMatch");
+  EXPECT_EQ(s.aws()->request_id, "r-1");
+}
+
 TEST(ErrorFromResponseTest, EmptyBodiesMapByStatus) {
   struct Case {
     int status;

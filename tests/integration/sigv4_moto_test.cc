@@ -1,0 +1,106 @@
+// SigV4 against moto with signature enforcement on (the moto-auth stand-in):
+// the right secret is accepted and a wrong one rejected, for SQS, S3,
+// CloudWatch and STS, through the real curl transport.
+#include <gtest/gtest.h>
+
+#include "harness.h"
+#include "s3/s3_client.h"
+
+namespace dlq::it {
+namespace {
+
+TEST(SigV4Moto, RightSecretIsAcceptedByEveryService) {
+  DLQ_REQUIRE_STAND_IN("moto-auth", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+
+  auto id = svc->sts().GetCallerIdentity();
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_NE(id->arn.find("dlq-archive-test"), std::string::npos) << id->arn;
+
+  std::string qname = UniqueName("sigv4-q");
+  auto url = svc->sqs().CreateQueue(qname, {});
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  SendEntry e;
+  e.body = "signed ✓";
+  e.message_attributes["n"] = {"Number", "7", ""};
+  auto sent = svc->sqs().SendMessage(*url, e);
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  ReceiveOptions ro;
+  auto got = svc->sqs().ReceiveMessages(*url, ro);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].body, "signed ✓");
+
+  std::string bucket = UniqueName("sigv4-bucket");
+  S3Client& s3 = svc->s3_for(bucket);
+  ASSERT_TRUE(s3.CreateBucket(bucket).ok());
+  PutOptions po;
+  auto etag = s3.PutObject(bucket, "dlq-archive/q/20260101/q-000000-0011223344556677.json.gz", "hello", po);
+  ASSERT_TRUE(etag.ok()) << etag.status().ToString();
+  auto body = s3.GetObject(bucket, "dlq-archive/q/20260101/q-000000-0011223344556677.json.gz", std::nullopt);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(*body, "hello");
+  // Create-only: a second put of other bytes must not overwrite.
+  auto again = s3.PutObject(bucket, "dlq-archive/q/20260101/q-000000-0011223344556677.json.gz", "other", po);
+  EXPECT_EQ(again.status().code(), ErrorCode::kAlreadyExists) << again.status().ToString();
+
+  MetricDatum d;
+  d.metric_name = "ArchivedMessages";
+  d.dimensions = {{"QueueName", qname}};
+  d.value = 3;
+  d.unit = "Count";
+  d.timestamp = DefaultClock().Now();
+  ASSERT_TRUE(svc->cloudwatch().PutMetricData("DlqArchive/Test", {d}).ok());
+  MetricDataQuery q;
+  q.id = "m1";
+  q.metric_namespace = "DlqArchive/Test";
+  q.metric_name = "ArchivedMessages";
+  q.dimensions = {{"QueueName", qname}};
+  q.period = std::chrono::seconds(60);
+  q.stat = "Sum";
+  auto now = DefaultClock().Now();
+  auto series = svc->cloudwatch().GetMetricData({q}, now - std::chrono::minutes(10), now + std::chrono::minutes(1));
+  ASSERT_TRUE(series.ok()) << series.status().ToString();
+  ASSERT_EQ(series->count("m1"), 1u);
+  ASSERT_FALSE(series->at("m1").values.empty());
+  EXPECT_DOUBLE_EQ(series->at("m1").values.back(), 3.0);
+}
+
+TEST(SigV4Moto, WrongSecretIsRejectedByEveryService) {
+  DLQ_REQUIRE_STAND_IN("moto-auth", moto);
+  const std::string wrong = "wrongSecretwrongSecretwrongSecretwrong123";
+  auto svc = Services(moto, wrong);
+  ASSERT_TRUE(svc);
+  auto expect_rejected = [&](const Status& st, const char* what) {
+    EXPECT_EQ(st.code(), ErrorCode::kUnauthenticated) << what << ": " << st.ToString();
+    EXPECT_EQ(st.ToString().find(wrong), std::string::npos) << "secret leaked in " << what;
+  };
+  expect_rejected(svc->sts().GetCallerIdentity().status(), "sts");
+  expect_rejected(svc->sqs().ListQueues("").status(), "sqs");
+  ListObjectsV2Request req;
+  expect_rejected(svc->s3_for("any-bucket").ListObjectsV2("any-bucket", req).status(), "s3");
+  MetricDatum d;
+  d.metric_name = "X";
+  d.value = 1;
+  expect_rejected(svc->cloudwatch().PutMetricData("DlqArchive/Test", {d}), "cloudwatch");
+}
+
+TEST(SigV4Moto, DoctorPassesWithRightKeysAndExplainsAWrongSecret) {
+  DLQ_REQUIRE_STAND_IN("moto-auth", moto);
+  std::string bin = DLQ_BINARY;
+  auto ok = RunShell(moto.ShellEnv() + bin + " doctor --output json");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("\"ok\":true"), std::string::npos) << ok.out;
+
+  auto bad = RunShell(moto.ShellEnv() + "export AWS_SECRET_ACCESS_KEY=notTheSecret0000000000000000000000000000; " + bin +
+                 " doctor --bucket any-bucket");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("rejected the request signature or credentials"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("SignatureDoesNotMatch"), std::string::npos) << bad.out;
+  EXPECT_EQ(bad.out.find("notTheSecret"), std::string::npos) << "secret leaked: " << bad.out;
+  EXPECT_EQ(bad.out.find(moto.env.at("AWS_SECRET_ACCESS_KEY")), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlq::it
