@@ -1,0 +1,314 @@
+#include "monitor/alarm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <utility>
+
+namespace dlq {
+namespace {
+
+// Periods CloudWatch fetches beyond the N evaluated ones (the documented
+// example uses an evaluation range of 5 for N = 3).
+constexpr int kExtraRangePeriods = 2;
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t UnixSeconds(SystemTime t) { return std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count(); }
+
+// "22/11/26 10:05:00" (dd/mm/yy HH:MM:SS, UTC), the form CloudWatch uses in StateReason.
+std::string ReasonTime(int64_t unix_seconds) {
+  std::time_t tt = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  return fmt::format("{:02d}/{:02d}/{:02d} {:02d}:{:02d}:{:02d}", tm.tm_mday, tm.tm_mon + 1, tm.tm_year % 100,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::string_view OperatorPhrase(Comparison c) {
+  switch (c) {
+    case Comparison::kGreaterThanOrEqualToThreshold:
+      return "greater than or equal to";
+    case Comparison::kGreaterThanThreshold:
+      return "greater than";
+    case Comparison::kLessThanThreshold:
+      return "less than";
+    case Comparison::kLessThanOrEqualToThreshold:
+      return "less than or equal to";
+  }
+  return "?";
+}
+
+std::string Plural(int n, std::string_view word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+
+}  // namespace
+
+std::string_view AlarmStateName(AlarmState s) {
+  switch (s) {
+    case AlarmState::kInsufficientData:
+      return "INSUFFICIENT_DATA";
+    case AlarmState::kOk:
+      return "OK";
+    case AlarmState::kAlarm:
+      return "ALARM";
+  }
+  return "?";
+}
+
+std::string_view ComparisonName(Comparison c) {
+  switch (c) {
+    case Comparison::kGreaterThanOrEqualToThreshold:
+      return "GreaterThanOrEqualToThreshold";
+    case Comparison::kGreaterThanThreshold:
+      return "GreaterThanThreshold";
+    case Comparison::kLessThanThreshold:
+      return "LessThanThreshold";
+    case Comparison::kLessThanOrEqualToThreshold:
+      return "LessThanOrEqualToThreshold";
+  }
+  return "?";
+}
+
+std::string_view MissingDataName(MissingData m) {
+  switch (m) {
+    case MissingData::kMissing:
+      return "missing";
+    case MissingData::kNotBreaching:
+      return "notBreaching";
+    case MissingData::kBreaching:
+      return "breaching";
+    case MissingData::kIgnore:
+      return "ignore";
+  }
+  return "?";
+}
+
+std::string_view StatisticName(Statistic s) {
+  switch (s) {
+    case Statistic::kMaximum:
+      return "Maximum";
+    case Statistic::kMinimum:
+      return "Minimum";
+    case Statistic::kAverage:
+      return "Average";
+    case Statistic::kSum:
+      return "Sum";
+    case Statistic::kSampleCount:
+      return "SampleCount";
+  }
+  return "?";
+}
+
+namespace {
+template <typename E, size_t K>
+Result<E> ParseEnum(std::string_view text, const E (&values)[K], std::string_view (*name)(E), std::string_view what) {
+  std::string valid;
+  for (E v : values) {
+    if (name(v) == text) return v;
+    if (!valid.empty()) valid += ", ";
+    valid += name(v);
+  }
+  return InvalidArgument(fmt::format("unknown {} \"{}\" (valid: {})", what, text, valid));
+}
+}  // namespace
+
+Result<AlarmState> ParseAlarmState(std::string_view text) {
+  static constexpr AlarmState kAll[] = {AlarmState::kInsufficientData, AlarmState::kOk, AlarmState::kAlarm};
+  return ParseEnum(text, kAll, &AlarmStateName, "alarm state");
+}
+Result<Comparison> ParseComparison(std::string_view text) {
+  static constexpr Comparison kAll[] = {Comparison::kGreaterThanOrEqualToThreshold, Comparison::kGreaterThanThreshold,
+                                        Comparison::kLessThanThreshold, Comparison::kLessThanOrEqualToThreshold};
+  return ParseEnum(text, kAll, &ComparisonName, "comparison operator");
+}
+Result<MissingData> ParseMissingData(std::string_view text) {
+  static constexpr MissingData kAll[] = {MissingData::kMissing, MissingData::kNotBreaching, MissingData::kBreaching,
+                                         MissingData::kIgnore};
+  return ParseEnum(text, kAll, &MissingDataName, "treat_missing_data");
+}
+Result<Statistic> ParseStatistic(std::string_view text) {
+  static constexpr Statistic kAll[] = {Statistic::kMaximum, Statistic::kMinimum, Statistic::kAverage, Statistic::kSum,
+                                       Statistic::kSampleCount};
+  return ParseEnum(text, kAll, &StatisticName, "statistic");
+}
+
+Status AlarmSpec::Validate() const {
+  auto bad = [&](std::string what) { return InvalidArgument(fmt::format("alarm \"{}\": {}", name, what)); };
+  if (name.empty()) return InvalidArgument("alarm: name is empty");
+  if (metric.empty()) return bad("metric is empty");
+  if (period.count() <= 0) return bad(fmt::format("period must be positive (got {} s)", period.count()));
+  if (evaluation_periods < 1) return bad(fmt::format("evaluation_periods must be >= 1 (got {})", evaluation_periods));
+  if (datapoints_to_alarm < 1 || datapoints_to_alarm > evaluation_periods) {
+    return bad(fmt::format("datapoints_to_alarm must be in [1, evaluation_periods={}] (got {})", evaluation_periods,
+                           datapoints_to_alarm));
+  }
+  if (!std::isfinite(threshold)) return bad("threshold is not a finite number");
+  return Status::Ok();
+}
+
+bool Breaches(Comparison c, double value, double threshold) {
+  switch (c) {
+    case Comparison::kGreaterThanOrEqualToThreshold:
+      return value >= threshold;
+    case Comparison::kGreaterThanThreshold:
+      return value > threshold;
+    case Comparison::kLessThanThreshold:
+      return value < threshold;
+    case Comparison::kLessThanOrEqualToThreshold:
+      return value <= threshold;
+  }
+  return false;
+}
+
+Alarm::Alarm(AlarmSpec spec, size_t history_limit)
+    : spec_(std::move(spec)), valid_(spec_.Validate().ok()), history_limit_(std::max<size_t>(history_limit, 1)) {}
+
+void Alarm::AddSample(SystemTime t, double value) {
+  if (!valid_ || !std::isfinite(value)) return;
+  int64_t index = FloorDiv(UnixSeconds(t), spec_.period.count());
+  auto [it, inserted] = periods_.try_emplace(index);
+  Aggregate& a = it->second;
+  if (inserted) {
+    a.min = value;
+    a.max = value;
+  } else {
+    a.min = std::min(a.min, value);
+    a.max = std::max(a.max, value);
+  }
+  a.sum += value;
+  a.count += 1;
+}
+
+double Alarm::Value(const Aggregate& a) const {
+  switch (spec_.statistic) {
+    case Statistic::kMaximum:
+      return a.max;
+    case Statistic::kMinimum:
+      return a.min;
+    case Statistic::kAverage:
+      return a.sum / a.count;
+    case Statistic::kSum:
+      return a.sum;
+    case Statistic::kSampleCount:
+      return a.count;
+  }
+  return a.max;
+}
+
+std::optional<double> Alarm::Datapoint(SystemTime period_start) const {
+  auto it = periods_.find(FloorDiv(UnixSeconds(period_start), spec_.period.count()));
+  if (it == periods_.end()) return std::nullopt;
+  return Value(it->second);
+}
+
+std::optional<Transition> Alarm::Evaluate(SystemTime now) {
+  if (!valid_) return std::nullopt;
+  const int64_t p = spec_.period.count();
+  const int n = spec_.evaluation_periods;
+  const int m = spec_.datapoints_to_alarm;
+  const int range = n + kExtraRangePeriods;
+  // Index of the newest complete period: it ends at or before `now`.
+  const int64_t newest = FloorDiv(UnixSeconds(now), p) - 1;
+  const int64_t oldest = newest - range + 1;
+
+  struct Point {
+    int64_t index;
+    double value;
+    bool breaching;
+  };
+  std::vector<Point> real;  // newest first, at most n
+  for (int64_t i = newest; i >= oldest && static_cast<int>(real.size()) < n; --i) {
+    auto it = periods_.find(i);
+    if (it == periods_.end()) continue;
+    double v = Value(it->second);
+    real.push_back({i, v, Breaches(spec_.comparison, v, spec_.threshold)});
+  }
+  // Forget periods that can never be evaluated again.
+  periods_.erase(periods_.begin(), periods_.lower_bound(oldest - range));
+
+  const int r = static_cast<int>(real.size());
+  int b = 0;
+  for (const Point& pt : real) b += pt.breaching ? 1 : 0;
+  const int fills = n - r;  // missing datapoints that need a treatment
+
+  AlarmState next = state_;
+  int fill_breaching = 0;
+  bool decided = true;
+  if (fills == 0) {
+    next = b >= m ? AlarmState::kAlarm : AlarmState::kOk;
+  } else {
+    switch (spec_.missing) {
+      case MissingData::kBreaching:
+        fill_breaching = fills;
+        next = b + fills >= m ? AlarmState::kAlarm : AlarmState::kOk;
+        break;
+      case MissingData::kNotBreaching:
+        next = b >= m ? AlarmState::kAlarm : AlarmState::kOk;
+        break;
+      case MissingData::kIgnore:
+        if (b >= m) {
+          next = AlarmState::kAlarm;
+        } else if (r - b > n - m) {
+          next = AlarmState::kOk;  // ALARM impossible whatever the missing points were
+        } else {
+          decided = false;  // retain the current state
+        }
+        break;
+      case MissingData::kMissing:
+        if (r == 0) {
+          next = AlarmState::kInsufficientData;
+        } else if (b >= m) {
+          next = AlarmState::kAlarm;
+        } else if (r - b > n - m) {
+          next = AlarmState::kOk;
+        } else {
+          // Judged on the real datapoints only: ALARM when every one breaches.
+          next = b == r ? AlarmState::kAlarm : AlarmState::kOk;
+        }
+        break;
+    }
+  }
+
+  // Reason, in CloudWatch's StateReason form.
+  std::string points;
+  for (const Point& pt : real) {
+    if (!points.empty()) points += ", ";
+    points += fmt::format("{:.1f} ({})", pt.value, ReasonTime(pt.index * p));
+  }
+  std::string reason;
+  if (r == 0 && (next == AlarmState::kInsufficientData || !decided)) {
+    reason = fmt::format("Insufficient Data: {} unknown.", Plural(n, "datapoint") + (n == 1 ? " was" : " were"));
+  } else if (!decided) {
+    reason = fmt::format("Missing data ignored: {} of the last {} breached the threshold ({:.1f}); state kept.", b,
+                         Plural(n, "datapoint"), spec_.threshold);
+  } else {
+    const bool to_alarm = next == AlarmState::kAlarm;
+    const int counted = to_alarm ? b + fill_breaching : n - b - fill_breaching;
+    std::string fill_note;
+    if (fills > 0) {
+      fill_note = fmt::format(" ({} treated as {})", Plural(fills, "missing datapoint"), MissingDataName(spec_.missing));
+    }
+    reason = fmt::format(
+        "Threshold Crossed: {} out of the last {} [{}]{} {} {}{} the threshold ({:.1f}) (minimum {} for {} -> {} "
+        "transition).",
+        counted, Plural(n, "datapoint"), points, fill_note, counted == 1 ? "was" : "were", to_alarm ? "" : "not ",
+        OperatorPhrase(spec_.comparison), spec_.threshold, Plural(to_alarm ? m : n - m + 1, "datapoint"),
+        AlarmStateName(state_), AlarmStateName(next));
+  }
+  last_reason_ = reason;
+
+  if (next == state_) return std::nullopt;
+  Transition t{state_, next, now, std::move(reason)};
+  state_ = next;
+  history_.push_back(t);
+  while (history_.size() > history_limit_) history_.pop_front();
+  return t;
+}
+
+}  // namespace dlq

@@ -1,0 +1,129 @@
+// The daemon's configuration (`dlq-archive run|check --config FILE`): YAML,
+// parsed and validated completely before anything starts. Every problem found
+// is reported at once, one per line, as "FILE:LINE:COL: field.path: what is
+// wrong". Header values (secrets) never appear in errors. ${VAR} in any string
+// value is expanded from the given Environment ("$${" is a literal "${").
+// Field reference: doc/configuration.md. Parsed values are plain data;
+// copying and reading them from many threads is safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "archive/batch_builder.h"
+#include "archive/key_layout.h"
+#include "archiver/drainer.h"
+#include "aws/environment.h"
+#include "common/log.h"
+#include "common/status.h"
+#include "s3/object_store.h"
+
+namespace dlq {
+
+// One alarm (CloudWatch semantics: `datapoints_to_alarm` of the last
+// `evaluation_periods` periods breach the threshold).
+struct AlarmSettings {
+  enum class MissingData { kMissing, kBreaching, kNotBreaching, kIgnore };
+
+  bool enabled = true;
+  // For the expiry alarm, an age in seconds; for the depth alarm, a message
+  // count. With threshold_auto (expiry only), the threshold is derived at run
+  // time: max(retention of the DLQ and its sources) - safety_margin.
+  bool threshold_auto = false;
+  double threshold = 0;
+  std::chrono::seconds period{60};
+  int evaluation_periods = 1;
+  int datapoints_to_alarm = 1;
+  std::chrono::seconds safety_margin{3600};  // expiry only
+  MissingData treat_missing_data = MissingData::kMissing;
+};
+
+std::string_view MissingDataName(AlarmSettings::MissingData m);  // "missing", "notBreaching", ...
+
+struct AlarmsConfig {
+  // Age of the oldest message (or per-message expiry) vs threshold.
+  AlarmSettings expiry{.threshold_auto = true};
+  // ApproximateNumberOfMessages vs threshold.
+  AlarmSettings depth{.threshold = 1,
+                      .period = std::chrono::seconds(300),
+                      .evaluation_periods = 3,
+                      .datapoints_to_alarm = 3,
+                      .treat_missing_data = AlarmSettings::MissingData::kNotBreaching};
+};
+
+// Everything `defaults` holds; each group starts from the defaults and
+// overrides field by field (nested maps too).
+struct GroupSettings {
+  std::string destination;                     // "s3://bucket/prefix" or "file:///dir" (validated)
+  std::string key_template_text = "default";   // as written: "default", "hive" or a template
+  KeyTemplate key_template = KeyTemplate::Default();  // parsed
+  PutOptions put = DrainOptions::DefaultPutOptions();  // sse, sse_kms_key_id, storage_class
+  BatchLimits batch = DrainOptions::DefaultBatchLimits();
+  std::chrono::seconds visibility_timeout{120};
+  int receivers = 4;
+  Selection policy;  // kind all by default; window used by older-than / expiring-within
+  bool cloudwatch_age = false;
+  AlarmsConfig alarms;
+};
+
+struct GroupConfig : GroupSettings {
+  std::string name;
+  std::string region;        // empty: the default region of the environment / profile
+  std::string endpoint_url;  // optional SQS endpoint (stand-ins, tests)
+  std::string profile;
+  std::string role_arn;      // optional: assume this role (other accounts)
+  std::string external_id;   // only with role_arn
+  std::vector<std::string> queues;    // names or URLs; each must exist
+  std::vector<std::string> prefixes;  // ListQueues prefixes
+  std::string regex;                  // ECMAScript, searched in queue names; empty: none
+  bool discover = false;              // every deadLetterTargetArn of a RedrivePolicy
+  std::vector<std::string> exclude;   // names (or URLs) never selected
+
+  // Drain options for queues of this group (selection, batch, key template,
+  // key prefix from the destination, put options, visibility, receivers).
+  DrainOptions ToDrainOptions() const;
+  // The key prefix the destination implies ("" when it has none).
+  std::string DestinationPrefix() const;
+};
+
+struct WebhookConfig {
+  std::string url;
+  std::map<std::string, std::string> headers;  // values may be secrets: never log them
+  std::chrono::seconds timeout{5};
+};
+
+struct MonitorConfig {
+  std::string path;  // the file it came from (or the name given to ParseMonitorConfig)
+  std::string listen_host = "127.0.0.1";
+  int listen_port = 9464;  // 0: any free port
+  std::chrono::seconds collection_interval{60};
+  std::chrono::seconds sweep_interval{300};
+  std::chrono::seconds discovery_interval{600};
+  int concurrency_global = 8;
+  int concurrency_per_queue = 2;
+  LogLevel log_level = LogLevel::kInfo;
+  LogFormat log_format = LogFormat::kJson;
+  std::vector<WebhookConfig> webhooks;
+  GroupSettings defaults;
+  std::vector<GroupConfig> groups;
+};
+
+// Deepest YAML nesting accepted (checked on the raw text before yaml-cpp,
+// whose parser recurses once per level).
+inline constexpr int kMaxConfigDepth = 64;
+// Largest config accepted.
+inline constexpr size_t kMaxConfigBytes = 4u << 20;
+
+// kInvalidArgument with every problem, one per line; never throws.
+Result<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path, const Environment& env);
+// Reads `path` (kNotFound / kPermissionDenied naming it) and parses it.
+Result<MonitorConfig> LoadMonitorConfig(const std::string& path, const Environment& env);
+
+// Levenshtein distance, for "did you mean" suggestions.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+}  // namespace dlq

@@ -1,0 +1,315 @@
+#include "monitor/discovery.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "common/strings.h"
+
+namespace dlq {
+
+std::chrono::seconds DiscoveredQueue::MaxSourceRetention() const {
+  std::chrono::seconds max{0};
+  for (const RedriveSource& s : redrive_sources) max = std::max(max, s.retention);
+  return max;
+}
+
+QueueInfo DiscoveredQueue::ToQueueInfo() const {
+  QueueInfo q;
+  q.name = name;
+  q.url = url;
+  q.arn = arn;
+  q.region = region;
+  q.account_id = account_id;
+  q.fifo = fifo;
+  q.retention = retention;
+  return q;
+}
+
+Result<RedrivePolicyInfo> ParseRedrivePolicy(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element doc;
+  if (parser.parse(padded).get(doc) != simdjson::SUCCESS || !doc.is_object()) {
+    return InvalidArgument("RedrivePolicy is not a JSON object");
+  }
+  RedrivePolicyInfo info;
+  std::string_view arn;
+  if (doc["deadLetterTargetArn"].get_string().get(arn) != simdjson::SUCCESS || arn.empty()) {
+    return InvalidArgument("RedrivePolicy has no deadLetterTargetArn");
+  }
+  info.dead_letter_target_arn = std::string(arn);
+  simdjson::dom::element count;
+  if (doc["maxReceiveCount"].get(count) == simdjson::SUCCESS) {
+    int64_t n = 0;
+    std::string_view text;
+    if (count.get_int64().get(n) == simdjson::SUCCESS) {
+      info.max_receive_count = static_cast<int>(std::clamp<int64_t>(n, 0, 1000000));
+    } else if (count.get_string().get(text) == simdjson::SUCCESS) {
+      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (ec != std::errc() || p != text.data() + text.size()) {
+        return InvalidArgument("RedrivePolicy maxReceiveCount is not a number");
+      }
+      info.max_receive_count = static_cast<int>(std::clamp<int64_t>(n, 0, 1000000));
+    } else {
+      return InvalidArgument("RedrivePolicy maxReceiveCount is not a number");
+    }
+  }
+  return info;
+}
+
+bool ParseSqsArn(std::string_view arn, std::string* region, std::string* account_id, std::string* name) {
+  auto parts = Split(arn, ':');
+  if (parts.size() != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[5].empty()) return false;
+  if (region) *region = std::string(parts[3]);
+  if (account_id) *account_id = std::string(parts[4]);
+  if (name) *name = std::string(parts[5]);
+  return true;
+}
+
+namespace {
+
+using Attributes = std::map<std::string, std::string>;
+
+std::string NameFromUrl(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url.substr(url.rfind('/') + 1);
+}
+
+std::string TrimUrl(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+bool Vanished(const Status& s) {
+  if (s.code() == ErrorCode::kNotFound) return true;
+  return s.aws() && (s.aws()->error_code == "QueueDoesNotExist" ||
+                     s.aws()->error_code == "AWS.SimpleQueueService.NonExistentQueue");
+}
+
+std::chrono::seconds RetentionOf(const Attributes& attrs, std::chrono::seconds fallback) {
+  auto it = attrs.find("MessageRetentionPeriod");
+  if (it == attrs.end()) return fallback;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || p != it->second.data() + it->second.size() || v <= 0) return fallback;
+  return std::chrono::seconds(v);
+}
+
+class Discoverer {
+ public:
+  Discoverer(QueueClient& sqs, const GroupConfig& group) : sqs_(sqs), group_(group) {}
+
+  Result<std::vector<DiscoveredQueue>> Run();
+
+ private:
+  // The queue's attributes; nullopt when it no longer exists.
+  Result<std::optional<const Attributes*>> Attrs(const std::string& url);
+  Result<const std::vector<std::string>*> AllUrls();
+  void Warn(std::string_view what, const std::string& url, const Status& status) {
+    Log().Log(LogLevel::kWarn, "discovery.queue_vanished",
+              {{"group", group_.name}, {"queue", url}, {"during", what}, {"error", status.ToString()}});
+  }
+  bool Excluded(const std::string& url) const {
+    return excluded_.contains(url) || excluded_.contains(NameFromUrl(url));
+  }
+  void Add(const std::string& url, bool named) {
+    std::string u = TrimUrl(url);
+    if (Excluded(u) || !seen_.insert(u).second) return;
+    candidates_.push_back({u, named});
+  }
+  Status AddDiscovered();
+
+  struct Candidate {
+    std::string url;
+    bool named = false;  // explicitly listed: must exist
+  };
+
+  QueueClient& sqs_;
+  const GroupConfig& group_;
+  std::set<std::string> excluded_;
+  std::set<std::string> seen_;
+  std::vector<Candidate> candidates_;
+  std::map<std::string, std::optional<Attributes>> attrs_;  // by URL; nullopt: vanished
+  std::optional<std::vector<std::string>> all_urls_;
+};
+
+Result<std::optional<const Attributes*>> Discoverer::Attrs(const std::string& url) {
+  auto it = attrs_.find(url);
+  if (it == attrs_.end()) {
+    auto got = sqs_.GetQueueAttributes(url, {"All"});
+    if (!got.ok()) {
+      if (!Vanished(got.status())) {
+        return got.status().WithContext(fmt::format("group {}: get attributes of {}", group_.name, url));
+      }
+      it = attrs_.emplace(url, std::nullopt).first;
+    } else {
+      it = attrs_.emplace(url, std::move(got).value()).first;
+    }
+  }
+  if (!it->second) return std::optional<const Attributes*>();
+  return std::optional<const Attributes*>(&*it->second);
+}
+
+Result<const std::vector<std::string>*> Discoverer::AllUrls() {
+  if (!all_urls_) {
+    auto urls = sqs_.ListQueues("");
+    if (!urls.ok()) return urls.status().WithContext(fmt::format("group {}: list queues", group_.name));
+    all_urls_ = std::move(urls).value();
+  }
+  return &*all_urls_;
+}
+
+Status Discoverer::AddDiscovered() {
+  DLQ_ASSIGN_OR_RETURN(const std::vector<std::string>* all, AllUrls());
+  for (const std::string& url : *all) {
+    DLQ_ASSIGN_OR_RETURN(auto attrs, Attrs(url));
+    if (!attrs) {
+      Warn("discover", url, NotFound("queue no longer exists"));
+      continue;
+    }
+    auto it = (*attrs)->find("RedrivePolicy");
+    if (it == (*attrs)->end() || it->second.empty()) continue;
+    auto policy = ParseRedrivePolicy(it->second);
+    std::string region, account, name;
+    if (!policy.ok() || !ParseSqsArn(policy->dead_letter_target_arn, &region, &account, &name)) {
+      Log().Log(LogLevel::kWarn, "discovery.bad_redrive_policy",
+                {{"group", group_.name}, {"queue", url},
+                 {"error", policy.ok() ? std::string("deadLetterTargetArn is not an SQS ARN")
+                                       : policy.status().message()}});
+      continue;
+    }
+    // Prefer the listed URL of that name in that account; else ask SQS.
+    std::string target;
+    for (const std::string& candidate : *all) {
+      if (NameFromUrl(candidate) != name) continue;
+      if (candidate.find("/" + account + "/") != std::string::npos) {
+        target = candidate;
+        break;
+      }
+      if (target.empty()) target = candidate;
+    }
+    if (target.empty()) {
+      auto got = sqs_.GetQueueUrl(name, account);
+      if (!got.ok()) {
+        if (!Vanished(got.status())) {
+          return got.status().WithContext(fmt::format("group {}: dead-letter queue {} of {}", group_.name,
+                                                       policy->dead_letter_target_arn, url));
+        }
+        Warn("redrive target", policy->dead_letter_target_arn, got.status());
+        continue;
+      }
+      target = *got;
+    }
+    Add(target, false);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<DiscoveredQueue>> Discoverer::Run() {
+  excluded_.insert(group_.exclude.begin(), group_.exclude.end());
+  for (const std::string& e : group_.exclude) excluded_.insert(TrimUrl(e));
+
+  for (const std::string& q : group_.queues) {
+    if (StartsWith(q, "http://") || StartsWith(q, "https://")) {
+      Add(q, true);
+      continue;
+    }
+    auto url = sqs_.GetQueueUrl(q, "");
+    if (!url.ok()) {
+      if (Vanished(url.status())) {
+        return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, q));
+      }
+      return url.status().WithContext(fmt::format("group {}: queue {}", group_.name, q));
+    }
+    Add(*url, true);
+  }
+  for (const std::string& prefix : group_.prefixes) {
+    auto urls = sqs_.ListQueues(prefix);
+    if (!urls.ok()) {
+      return urls.status().WithContext(fmt::format("group {}: list queues with prefix '{}'", group_.name, prefix));
+    }
+    for (const std::string& u : *urls) Add(u, false);
+  }
+  if (!group_.regex.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(group_.regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return InvalidArgument(fmt::format("group {}: regex '{}': {}", group_.name, group_.regex, e.what()));
+    }
+    DLQ_ASSIGN_OR_RETURN(const std::vector<std::string>* all, AllUrls());
+    for (const std::string& u : *all) {
+      if (std::regex_search(NameFromUrl(u), re)) Add(u, false);
+    }
+  }
+  if (group_.discover) DLQ_RETURN_IF_ERROR(AddDiscovered());
+
+  std::vector<DiscoveredQueue> out;
+  for (const Candidate& c : candidates_) {
+    DLQ_ASSIGN_OR_RETURN(auto attrs, Attrs(c.url));
+    if (!attrs) {
+      if (c.named) return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, c.url));
+      Warn("attributes", c.url, NotFound("queue no longer exists"));
+      continue;
+    }
+    DiscoveredQueue q;
+    q.url = c.url;
+    q.name = NameFromUrl(c.url);
+    q.region = group_.region;
+    if (auto it = (*attrs)->find("QueueArn"); it != (*attrs)->end()) {
+      q.arn = it->second;
+      std::string region, account;
+      if (ParseSqsArn(q.arn, &region, &account, nullptr)) {
+        q.region = region;
+        q.account_id = account;
+      }
+    }
+    auto fifo = (*attrs)->find("FifoQueue");
+    q.fifo = (fifo != (*attrs)->end() && fifo->second == "true") || EndsWith(q.name, ".fifo");
+    q.retention = RetentionOf(**attrs, q.retention);
+
+    auto sources = sqs_.ListDeadLetterSourceQueues(c.url);
+    if (!sources.ok()) {
+      if (!Vanished(sources.status())) {
+        return sources.status().WithContext(fmt::format("group {}: list redrive sources of {}", group_.name, q.name));
+      }
+      if (c.named) return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, c.url));
+      Warn("list sources", c.url, sources.status());
+      continue;
+    }
+    for (const std::string& src_url : *sources) {
+      DLQ_ASSIGN_OR_RETURN(auto src_attrs, Attrs(src_url));
+      if (!src_attrs) {
+        Warn("source attributes", src_url, NotFound("queue no longer exists"));
+        continue;
+      }
+      RedriveSource s;
+      s.url = src_url;
+      s.name = NameFromUrl(src_url);
+      s.retention = RetentionOf(**src_attrs, s.retention);
+      if (auto it = (*src_attrs)->find("RedrivePolicy"); it != (*src_attrs)->end()) {
+        if (auto policy = ParseRedrivePolicy(it->second); policy.ok()) s.max_receive_count = policy->max_receive_count;
+      }
+      q.redrive_sources.push_back(std::move(s));
+    }
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<DiscoveredQueue>> DiscoverQueues(QueueClient& sqs, const GroupConfig& group) {
+  return Discoverer(sqs, group).Run();
+}
+
+}  // namespace dlq

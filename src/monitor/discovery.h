@@ -1,0 +1,64 @@
+// Queue discovery for one configured group: the DLQs it names, the queues
+// its prefixes and regex match, and (discover: true) every queue that some
+// queue's RedrivePolicy names as deadLetterTargetArn; minus `exclude`,
+// de-duplicated by URL. For each DLQ it reads the attributes the expiry
+// analysis needs, including every redrive source's retention.
+//
+// Failure behaviour: a queue named explicitly in `queues` that does not exist
+// is an error naming it; any other queue that vanishes while discovery runs
+// is skipped with a warning log. Other SQS errors (denied, throttled after
+// the client's retries) fail the whole call with context. Stateless and
+// thread-safe as far as `sqs` is.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "archiver/drainer.h"
+#include "common/status.h"
+#include "monitor/config.h"
+#include "sqs/sqs_client.h"
+
+namespace dlq {
+
+// A queue whose RedrivePolicy points at a DLQ.
+struct RedriveSource {
+  std::string url;
+  std::string name;
+  std::chrono::seconds retention{345600};
+  int max_receive_count = 0;  // 0 when the policy could not be read
+};
+
+struct DiscoveredQueue {
+  std::string name;
+  std::string url;
+  std::string arn;
+  std::string region;
+  std::string account_id;
+  bool fifo = false;
+  std::chrono::seconds retention{345600};
+  std::vector<RedriveSource> redrive_sources;
+
+  // The longest retention among the DLQ's sources (zero when it has none).
+  std::chrono::seconds MaxSourceRetention() const;
+  QueueInfo ToQueueInfo() const;
+};
+
+// The queue's parsed RedrivePolicy JSON ({"deadLetterTargetArn": "...",
+// "maxReceiveCount": 2 or "2"}); kInvalidArgument when malformed.
+struct RedrivePolicyInfo {
+  std::string dead_letter_target_arn;
+  int max_receive_count = 0;
+};
+Result<RedrivePolicyInfo> ParseRedrivePolicy(std::string_view json);
+
+// Splits "arn:aws:sqs:REGION:ACCOUNT:NAME"; false when it is not an SQS ARN.
+bool ParseSqsArn(std::string_view arn, std::string* region, std::string* account_id, std::string* name);
+
+// The group's DLQs, in this order: explicit queues, prefixes, regex, then
+// discovered ones (each in ListQueues order). `group` must come from a
+// validated MonitorConfig.
+Result<std::vector<DiscoveredQueue>> DiscoverQueues(QueueClient& sqs, const GroupConfig& group);
+
+}  // namespace dlq

@@ -1,0 +1,222 @@
+#include "monitor/safety.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dlq {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kCloudWatchExtraDelay = 120;  // seconds after a period closes before its datapoint is usable
+
+double Secs(std::chrono::seconds s) { return static_cast<double>(s.count()); }
+
+std::string Num(double v) {
+  if (std::isinf(v)) return v > 0 ? "unbounded" : "-unbounded";
+  return fmt::format("{:.0f} s", v);
+}
+
+double EffectiveSourceRetention(const QueueSafetyInput& in) {
+  return in.source_retention.count() > 0 ? Secs(in.source_retention) : Secs(kSqsMaxRetention);
+}
+
+double MetricDelay(const QueueSafetyInput& in) {
+  if (in.metric_delay.count() >= 0) return Secs(in.metric_delay);
+  return in.age_source == AgeSource::kCloudWatchAge ? Secs(in.expiry_alarm.period) + kCloudWatchExtraDelay : 0;
+}
+
+// Time from "the message's age reached the threshold" to "an archive run starts".
+double DetectionDelay(const QueueSafetyInput& in) {
+  const double alarm_delay = in.expiry_alarm.datapoints_to_alarm * Secs(in.expiry_alarm.period);
+  if (in.age_source == AgeSource::kCloudWatchAge) {
+    return alarm_delay + MetricDelay(in);
+  }
+  const double look = in.sweep_interval.count() > 0 ? Secs(in.sweep_interval) : alarm_delay;
+  return look + Secs(in.collection_interval) + MetricDelay(in);
+}
+
+// Time an archive run needs to reach a message with `depth` messages ahead;
+// +inf when runs stop before the queue is drained.
+double DrainTime(const QueueSafetyInput& in) {
+  const double by_rate = static_cast<double>(in.depth) / in.drain_rate;
+  if (in.max_messages_per_run <= 0 || in.depth <= in.max_messages_per_run) return by_rate;
+  const bool reruns = in.sweep_interval.count() > 0 || in.rerun_while_alarm;
+  if (!reruns) return kInf;
+  const double cadence = in.sweep_interval.count() > 0 ? Secs(in.sweep_interval) : Secs(in.expiry_alarm.period);
+  const double runs = std::ceil(static_cast<double>(in.depth) / static_cast<double>(in.max_messages_per_run));
+  return std::max(by_rate, (runs - 1) * cadence);
+}
+
+}  // namespace
+
+Status QueueSafetyInput::Validate() const {
+  auto bad = [&](std::string what) { return InvalidArgument(fmt::format("safety input for queue {}: {}", queue, what)); };
+  if (dlq_retention.count() <= 0 || dlq_retention > kSqsMaxRetention) {
+    return bad(fmt::format("dlq_retention {} s outside (0, {}]", dlq_retention.count(), kSqsMaxRetention.count()));
+  }
+  if (source_retention.count() < 0) return bad("source_retention is negative");
+  if (!(drain_rate > 0) || !std::isfinite(drain_rate)) return bad(fmt::format("drain_rate {} must be > 0", drain_rate));
+  if (depth < 0) return bad("depth is negative");
+  if (sweep_interval.count() < 0 || collection_interval.count() < 0 || required_margin.count() < 0) {
+    return bad("negative interval");
+  }
+  Status s = expiry_alarm.Validate();
+  if (!s.ok()) return s.WithContext(fmt::format("safety input for queue {}", queue));
+  return Status::Ok();
+}
+
+Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
+  DLQ_RETURN_IF_ERROR(in.Validate());
+  SafetyReport rep;
+  rep.queue = in.queue;
+  const double r = Secs(in.dlq_retention);
+  const double t = in.expiry_alarm.threshold;
+  const double src = EffectiveSourceRetention(in);
+  rep.detection_delay_s = DetectionDelay(in);
+  rep.drain_time_s = DrainTime(in);
+  rep.required_margin_s = Secs(in.required_margin);
+  bool structural_ok = true;
+
+  if (!in.fifo && in.source_retention.count() == 0) {
+    rep.reasons.push_back(fmt::format(
+        "source queue retention unknown: assumed the SQS maximum {} s, so a message can reach the DLQ with no time "
+        "left (its expiry clock started at SentTimestamp in the source queue); set the source retention",
+        kSqsMaxRetention.count()));
+  }
+  if (in.age_source == AgeSource::kCloudWatchAge && !in.archive_on_depth_alarm) {
+    structural_ok = false;
+    rep.reasons.push_back(
+        "ApproximateAgeOfOldestMessage skips messages received 3 or more times, and no depth alarm starts the "
+        "archiver: such messages are never archived");
+  }
+  if (std::isinf(rep.drain_time_s)) {
+    structural_ok = false;
+    rep.reasons.push_back(fmt::format(
+        "partial drain: a run archives at most {} messages but {} may be queued, and the archiver runs only on the "
+        "transition into ALARM (an alarm that stays in ALARM is not signalled again)",
+        in.max_messages_per_run, in.depth));
+  }
+
+  const double work = rep.detection_delay_s + rep.drain_time_s;
+  rep.worst_case_arrival_to_archive_s = std::max(t, 0.0) + work;
+  if (in.fifo) {
+    rep.earliest_expiry_after_arrival_s = r;
+    rep.margin_s = r - rep.worst_case_arrival_to_archive_s;
+  } else if (in.age_source == AgeSource::kCloudWatchAge) {
+    rep.earliest_expiry_after_arrival_s = std::max(0.0, r - src);
+    rep.margin_s = rep.earliest_expiry_after_arrival_s - rep.worst_case_arrival_to_archive_s;
+    rep.reasons.push_back(fmt::format(
+        "standard queue: expiry = SentTimestamp + {} s, but the CloudWatch age restarts on the move to the DLQ; a "
+        "message that spent up to {} s in the source queue expires {} s after arriving, while the alarm fires only "
+        "at DLQ age {} s",
+        r, src, rep.earliest_expiry_after_arrival_s, t));
+  } else {
+    rep.earliest_expiry_after_arrival_s = std::max(0.0, r - src);
+    rep.margin_s = r - std::max(t, src) - work;
+  }
+  if (r - t < work && std::isfinite(work)) {
+    rep.reasons.push_back(fmt::format(
+        "threshold {} s leaves {} s before expiry, less than detection delay {} ({} of {} s periods + {} metric "
+        "delay) + drain time {}",
+        t, r - t, Num(rep.detection_delay_s), in.expiry_alarm.datapoints_to_alarm, in.expiry_alarm.period.count(),
+        Num(MetricDelay(in)), Num(rep.drain_time_s)));
+  }
+  if (!in.fifo && r <= src) {
+    rep.reasons.push_back(fmt::format(
+        "DLQ retention {} s is not longer than the source retention {} s: raise the DLQ retention (SQS allows up to "
+        "{} s)",
+        r, src, kSqsMaxRetention.count()));
+  }
+  rep.safe = structural_ok && rep.margin_s >= rep.required_margin_s;
+  rep.reasons.push_back(fmt::format(
+      "worst case: arrival to archive {}, earliest expiry {} after arrival, margin {} ({} required)",
+      Num(rep.worst_case_arrival_to_archive_s), Num(rep.earliest_expiry_after_arrival_s), Num(rep.margin_s),
+      Num(rep.required_margin_s)));
+  return rep;
+}
+
+std::string SafetyReport::ToString() const {
+  std::string out = fmt::format("{}: {} (margin {}, required {})\n", queue, safe ? "SAFE" : "UNSAFE", Num(margin_s),
+                                Num(required_margin_s));
+  for (const std::string& r : reasons) out += fmt::format("  - {}\n", r);
+  return out;
+}
+
+Result<ExpiryThresholdPlan> DeriveExpiryThreshold(const QueueSafetyInput& in) {
+  DLQ_RETURN_IF_ERROR(in.Validate());
+  ExpiryThresholdPlan plan;
+  plan.detection_delay_s = DetectionDelay(in);
+  plan.drain_time_s = DrainTime(in);
+  if (std::isinf(plan.drain_time_s)) {
+    return FailedPrecondition(fmt::format(
+        "queue {}: a partial drain ({} of {} messages per run) without re-runs has no safe threshold", in.queue,
+        in.max_messages_per_run, in.depth));
+  }
+  plan.archive_window_s = plan.detection_delay_s + plan.drain_time_s + Secs(in.required_margin);
+  const double r = Secs(in.dlq_retention);
+  const double src = EffectiveSourceRetention(in);
+  double threshold = r - plan.archive_window_s;
+  if (!in.fifo) {
+    const double usable = r - src;  // earliest expiry after arrival
+    if (usable < plan.archive_window_s) {
+      return FailedPrecondition(fmt::format(
+          "queue {}: a message can reach the DLQ {} s before expiry (retention {} s, source retention {} s), less "
+          "than the {} s needed to detect, drain and keep the margin; set the DLQ retention to at least {} s",
+          in.queue, std::max(usable, 0.0), r, src, plan.archive_window_s, src + plan.archive_window_s));
+    }
+    if (in.age_source == AgeSource::kCloudWatchAge) threshold = usable - plan.archive_window_s;
+  }
+  if (threshold <= 0) {
+    return FailedPrecondition(fmt::format("queue {}: retention {} s is shorter than the {} s archive window",
+                                          in.queue, r, plan.archive_window_s));
+  }
+  plan.age_threshold_s = std::floor(threshold);
+  return plan;
+}
+
+AlarmSpec DefaultExpiryAlarm(const std::string& queue, double threshold_s) {
+  AlarmSpec s;
+  s.name = queue + "-expiry";
+  s.metric = "AgeOnExpiryClock";
+  s.statistic = Statistic::kMaximum;
+  s.period = std::chrono::seconds(300);
+  s.evaluation_periods = 1;
+  s.datapoints_to_alarm = 1;
+  s.threshold = threshold_s;
+  s.comparison = Comparison::kGreaterThanOrEqualToThreshold;
+  s.missing = MissingData::kBreaching;
+  return s;
+}
+
+AlarmSpec DefaultDepthAlarm(const std::string& queue) {
+  AlarmSpec s;
+  s.name = queue + "-depth";
+  s.metric = "ApproximateNumberOfMessagesVisible";
+  s.statistic = Statistic::kMaximum;
+  s.period = std::chrono::seconds(300);
+  s.evaluation_periods = 3;
+  s.datapoints_to_alarm = 3;
+  s.threshold = 1;
+  s.comparison = Comparison::kGreaterThanOrEqualToThreshold;
+  s.missing = MissingData::kNotBreaching;
+  return s;
+}
+
+QueueSafetyInput DefaultSafetyInput(const std::string& queue, bool fifo, std::chrono::seconds dlq_retention,
+                                    std::chrono::seconds source_retention) {
+  QueueSafetyInput in;
+  in.queue = queue;
+  in.fifo = fifo;
+  in.dlq_retention = dlq_retention;
+  in.source_retention = source_retention;
+  in.age_source = AgeSource::kPerMessageExpiry;
+  in.expiry_alarm = DefaultExpiryAlarm(queue, 1);  // placeholder so Validate() passes
+  auto plan = DeriveExpiryThreshold(in);
+  in.expiry_alarm.threshold = plan.ok() ? plan->age_threshold_s : 0;
+  return in;
+}
+
+}  // namespace dlq

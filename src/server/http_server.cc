@@ -1,0 +1,247 @@
+#include "server/http_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "server/metrics.h"
+
+namespace dlq {
+namespace {
+
+std::string HostForUrl(const std::string& host) {
+  return host.find(':') != std::string::npos && !host.starts_with("[") ? "[" + host + "]" : host;
+}
+
+}  // namespace
+
+Status HttpServerOptions::Validate() const {
+  if (host.empty()) return InvalidArgument("http server: host is empty");
+  if (port < 0 || port > 65535) return InvalidArgument(fmt::format("http server: port {} out of range 0-65535", port));
+  if (threads < 1 || threads > 256)
+    return InvalidArgument(fmt::format("http server: threads {} out of range 1-256", threads));
+  if (read_timeout.count() <= 0 || write_timeout.count() <= 0 || keep_alive_timeout.count() <= 0) {
+    return InvalidArgument("http server: timeouts must be positive");
+  }
+  return Status::Ok();
+}
+
+HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {}
+
+HttpServer::~HttpServer() {
+  Stop();
+}
+
+void HttpServer::Handle(const std::string& path, HttpRouteHandler handler) {
+  Handle("GET", path, std::move(handler));
+}
+
+void HttpServer::Handle(const std::string& method, const std::string& path, HttpRouteHandler handler) {
+  std::lock_guard lock(routes_mu_);
+  routes_[path][method] = std::move(handler);
+}
+
+HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const {
+  HttpRouteHandler handler;
+  std::string allow;
+  {
+    std::lock_guard lock(routes_mu_);
+    auto path_it = routes_.find(request.path);
+    if (path_it == routes_.end()) {
+      HttpServerResponse not_found;
+      not_found.status = 404;
+      not_found.body = "not found\n";
+      return not_found;
+    }
+    const std::string& method = request.method == "HEAD" ? std::string("GET") : request.method;
+    auto method_it = path_it->second.find(method);
+    if (method_it != path_it->second.end()) {
+      handler = method_it->second;
+    } else {
+      for (const auto& [m, h] : path_it->second) {
+        if (!allow.empty()) allow += ", ";
+        allow += m;
+        if (m == "GET") allow += ", HEAD";
+      }
+    }
+  }
+  if (!handler) {
+    HttpServerResponse not_allowed;
+    not_allowed.status = 405;
+    not_allowed.body = "method not allowed\n";
+    not_allowed.headers.emplace_back("Allow", allow);
+    return not_allowed;
+  }
+  return handler(request);
+}
+
+Status HttpServer::Start() {
+  DLQ_RETURN_IF_ERROR(options_.Validate());
+  std::lock_guard lock(lifecycle_mu_);
+  if (server_) return FailedPrecondition(fmt::format("http server already running on port {}", port_.load()));
+  auto server = std::make_unique<httplib::Server>();
+  // SO_REUSEADDR only (httplib's default is SO_REUSEPORT): a restart may bind
+  // over TIME_WAIT, but a second process on the same port fails loudly.
+  server->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  const int threads = options_.threads;
+  server->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  server->set_read_timeout(options_.read_timeout);
+  server->set_write_timeout(options_.write_timeout);
+  server->set_keep_alive_timeout(options_.keep_alive_timeout.count());
+  server->set_payload_max_length(1 << 20);
+
+  auto serve = [this](const httplib::Request& req, httplib::Response& res) {
+    HttpServerRequest request;
+    request.method = req.method;
+    request.path = req.path;
+    if (size_t q = req.target.find('?'); q != std::string::npos) request.query = req.target.substr(q + 1);
+    for (const auto& [name, value] : req.headers) request.headers.emplace_back(name, value);
+    request.body = req.body;
+    request.remote_addr = req.remote_addr;
+    HttpServerResponse response = Dispatch(request);
+    res.status = response.status;
+    for (const auto& [name, value] : response.headers) res.set_header(name.c_str(), value);
+    res.set_content(std::move(response.body), response.content_type.c_str());
+  };
+  const std::string kAll = ".*";
+  server->Get(kAll, serve);  // also serves HEAD
+  server->Post(kAll, serve);
+  server->Put(kAll, serve);
+  server->Patch(kAll, serve);
+  server->Delete(kAll, serve);
+  server->Options(kAll, serve);
+
+  int bound = 0;
+  errno = 0;
+  if (options_.port == 0) {
+    bound = server->bind_to_any_port(options_.host);
+    if (bound <= 0) bound = 0;
+  } else if (server->bind_to_port(options_.host, options_.port)) {
+    bound = options_.port;
+  }
+  if (bound == 0) {
+    const int error = errno;
+    return Unavailable(fmt::format("http server: cannot listen on {}:{}{}", HostForUrl(options_.host), options_.port,
+                                   error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
+  }
+  port_ = bound;
+  httplib::Server* raw = server.get();
+  thread_ = std::thread([raw] { raw->listen_after_bind(); });
+  server_ = std::move(server);
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  std::lock_guard lock(lifecycle_mu_);
+  if (!server_) return;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+  port_ = 0;
+}
+
+bool HttpServer::running() const {
+  return port_.load() != 0;
+}
+
+int HttpServer::port() const {
+  return port_.load();
+}
+
+std::string HttpServer::base_url() const {
+  return fmt::format("http://{}:{}", HostForUrl(options_.host), port_.load());
+}
+
+HealthState::HealthState(Clock& clock, std::chrono::seconds max_heartbeat_age)
+    : clock_(clock),
+      max_age_(max_heartbeat_age),
+      last_heartbeat_ns_(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(clock.SteadyNow().time_since_epoch()).count()) {}
+
+void HealthState::Heartbeat() {
+  last_heartbeat_ns_ =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.SteadyNow().time_since_epoch()).count();
+}
+
+void HealthState::SetReady() {
+  std::lock_guard lock(mu_);
+  ready_ = true;
+  not_ready_reason_.clear();
+}
+
+void HealthState::SetNotReady(std::string reason) {
+  std::lock_guard lock(mu_);
+  ready_ = false;
+  not_ready_reason_ = std::move(reason);
+}
+
+bool HealthState::live() const {
+  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.SteadyNow().time_since_epoch()).count();
+  return std::chrono::nanoseconds(now - last_heartbeat_ns_.load()) <= max_age_;
+}
+
+bool HealthState::ready() const {
+  std::lock_guard lock(mu_);
+  return ready_;
+}
+
+HttpServerResponse HealthState::Liveness() const {
+  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.SteadyNow().time_since_epoch()).count();
+  auto age =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds(now - last_heartbeat_ns_.load()));
+  HttpServerResponse response;
+  if (live()) {
+    response.body = "ok\n";
+  } else {
+    response.status = 503;
+    response.body =
+        fmt::format("process loop stalled: last heartbeat {}s ago (limit {}s)\n", age.count(), max_age_.count());
+  }
+  return response;
+}
+
+HttpServerResponse HealthState::Readiness() const {
+  std::lock_guard lock(mu_);
+  HttpServerResponse response;
+  if (ready_) {
+    response.body = "ready\n";
+  } else {
+    response.status = 503;
+    response.body = "not ready: " + not_ready_reason_ + "\n";
+  }
+  return response;
+}
+
+HttpRouteHandler MakeMetricsHandler(const metrics::Registry& registry) {
+  return [&registry](const HttpServerRequest&) {
+    HttpServerResponse response;
+    response.content_type = std::string(metrics::kContentType);
+    response.body = registry.Render();
+    return response;
+  };
+}
+
+HttpRouteHandler MakeHealthzHandler(const HealthState& health) {
+  return [&health](const HttpServerRequest&) { return health.Liveness(); };
+}
+
+HttpRouteHandler MakeReadyzHandler(const HealthState& health) {
+  return [&health](const HttpServerRequest&) { return health.Readiness(); };
+}
+
+HttpRouteHandler MakeJsonHandler(std::function<std::string()> body) {
+  return [body = std::move(body)](const HttpServerRequest&) {
+    HttpServerResponse response;
+    response.content_type = "application/json";
+    response.body = body();
+    return response;
+  };
+}
+
+}  // namespace dlq

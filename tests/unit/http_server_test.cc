@@ -1,0 +1,242 @@
+#include "server/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+
+#include "aws/curl_transport.h"
+#include "server/metrics.h"
+
+namespace dlq {
+namespace {
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto transport = CurlTransport::Create();
+    ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+    transport_ = std::move(transport).value();
+  }
+
+  HttpResponse Send(const std::string& method, const std::string& url, std::string body = "") {
+    HttpRequest request;
+    request.method = method;
+    request.url = url;
+    request.body = std::move(body);
+    request.timeout = std::chrono::milliseconds(5000);
+    Result<HttpResponse> response = transport_->Send(request);
+    EXPECT_TRUE(response.ok()) << response.status().ToString();
+    return response.ok() ? std::move(response).value() : HttpResponse{};
+  }
+  HttpResponse Get(const HttpServer& server, const std::string& path) { return Send("GET", server.base_url() + path); }
+
+  static HttpServerOptions Ephemeral() {
+    HttpServerOptions options;
+    options.port = 0;
+    options.threads = 2;
+    options.keep_alive_timeout = std::chrono::seconds(1);
+    return options;
+  }
+
+  std::unique_ptr<CurlTransport> transport_;
+};
+
+TEST_F(HttpServerTest, ServesDaemonRoutesOverLoopback) {
+  FakeClock clock;
+  metrics::Registry registry;
+  DaemonMetrics daemon_metrics(registry, "9.9.9");
+  HealthState health(clock, std::chrono::seconds(60));
+  HttpServer server(Ephemeral());
+  server.Handle("/metrics", MakeMetricsHandler(registry));
+  server.Handle("/healthz", MakeHealthzHandler(health));
+  server.Handle("/readyz", MakeReadyzHandler(health));
+  server.Handle("/api/queues", MakeJsonHandler([] { return std::string(R"({"queues":[]})"); }));
+  ASSERT_TRUE(server.Start().ok());
+  ASSERT_GT(server.port(), 0);
+  EXPECT_EQ(server.base_url(), "http://127.0.0.1:" + std::to_string(server.port()));
+
+  HttpResponse metrics_response = Get(server, "/metrics");
+  EXPECT_EQ(metrics_response.status, 200);
+  ASSERT_NE(metrics_response.Header("Content-Type"), nullptr);
+  EXPECT_EQ(*metrics_response.Header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(metrics_response.body, registry.Render());
+  EXPECT_NE(metrics_response.body.find("dlq_archive_build_info{version=\"9.9.9\"} 1"), std::string::npos);
+
+  HttpResponse healthz = Get(server, "/healthz");
+  EXPECT_EQ(healthz.status, 200);
+  EXPECT_EQ(healthz.body, "ok\n");
+
+  HttpResponse queues = Get(server, "/api/queues?verbose=1");
+  EXPECT_EQ(queues.status, 200);
+  ASSERT_NE(queues.Header("Content-Type"), nullptr);
+  EXPECT_EQ(*queues.Header("Content-Type"), "application/json");
+  EXPECT_EQ(queues.body, R"({"queues":[]})");
+  server.Stop();
+  EXPECT_FALSE(server.running());
+}
+
+TEST_F(HttpServerTest, ReadyzIs503UntilReadyThen200) {
+  FakeClock clock;
+  HealthState health(clock, std::chrono::seconds(60));
+  HttpServer server(Ephemeral());
+  server.Handle("/readyz", MakeReadyzHandler(health));
+  ASSERT_TRUE(server.Start().ok());
+
+  HttpResponse before = Get(server, "/readyz");
+  EXPECT_EQ(before.status, 503);
+  EXPECT_EQ(before.body, "not ready: first collection has not completed\n");
+
+  health.SetReady();
+  HttpResponse after = Get(server, "/readyz");
+  EXPECT_EQ(after.status, 200);
+  EXPECT_EQ(after.body, "ready\n");
+
+  health.SetNotReady("config invalid: no queues");
+  HttpResponse again = Get(server, "/readyz");
+  EXPECT_EQ(again.status, 503);
+  EXPECT_NE(again.body.find("config invalid: no queues"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, HealthzFailsWhenHeartbeatIsStale) {
+  FakeClock clock;
+  HealthState health(clock, std::chrono::seconds(30));
+  HttpServer server(Ephemeral());
+  server.Handle("/healthz", MakeHealthzHandler(health));
+  ASSERT_TRUE(server.Start().ok());
+
+  clock.Advance(std::chrono::seconds(29));
+  EXPECT_EQ(Get(server, "/healthz").status, 200);
+  clock.Advance(std::chrono::seconds(2));
+  HttpResponse stale = Get(server, "/healthz");
+  EXPECT_EQ(stale.status, 503);
+  EXPECT_NE(stale.body.find("last heartbeat 31s ago (limit 30s)"), std::string::npos) << stale.body;
+  health.Heartbeat();
+  EXPECT_EQ(Get(server, "/healthz").status, 200);
+}
+
+TEST_F(HttpServerTest, UnknownPathIs404AndOtherMethodsAre405) {
+  HttpServer server(Ephemeral());
+  server.Handle("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "ok\n"}; });
+  ASSERT_TRUE(server.Start().ok());
+
+  EXPECT_EQ(Get(server, "/nope").status, 404);
+  EXPECT_EQ(Get(server, "/").status, 404);
+  HttpResponse post = Send("POST", server.base_url() + "/healthz", "x");
+  EXPECT_EQ(post.status, 405);
+  ASSERT_NE(post.Header("Allow"), nullptr);
+  EXPECT_EQ(*post.Header("Allow"), "GET, HEAD");
+  EXPECT_EQ(Send("DELETE", server.base_url() + "/healthz").status, 405);
+}
+
+TEST_F(HttpServerTest, HeadReturnsHeadersWithoutBody) {
+  HttpServer server(Ephemeral());
+  server.Handle("/metrics", [](const HttpServerRequest&) {
+    return HttpServerResponse{.content_type = std::string(metrics::kContentType), .body = "dlq_archive_up 1\n"};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  HttpResponse head = Send("HEAD", server.base_url() + "/metrics");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.body, "");
+  ASSERT_NE(head.Header("Content-Length"), nullptr);
+  EXPECT_EQ(*head.Header("Content-Length"), "17");
+  ASSERT_NE(head.Header("Content-Type"), nullptr);
+  EXPECT_EQ(*head.Header("Content-Type"), metrics::kContentType);
+}
+
+TEST_F(HttpServerTest, HandlersSeeMethodPathQueryAndBody) {
+  HttpServer server(Ephemeral());
+  HttpServerRequest seen;
+  std::mutex mu;
+  server.Handle("POST", "/hook", [&](const HttpServerRequest& request) {
+    std::lock_guard lock(mu);
+    seen = request;
+    return HttpServerResponse{.status = 202, .body = "accepted"};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  HttpResponse response = Send("POST", server.base_url() + "/hook?x=1&y=2", R"({"a":1})");
+  EXPECT_EQ(response.status, 202);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(seen.method, "POST");
+  EXPECT_EQ(seen.path, "/hook");
+  EXPECT_EQ(seen.query, "x=1&y=2");
+  EXPECT_EQ(seen.body, R"({"a":1})");
+  EXPECT_EQ(seen.remote_addr, "127.0.0.1");
+}
+
+TEST_F(HttpServerTest, StopsAndRestartsOnTheSamePort) {
+  HttpServer first(Ephemeral());
+  first.Handle("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "first\n"}; });
+  ASSERT_TRUE(first.Start().ok());
+  const int port = first.port();
+  EXPECT_EQ(Get(first, "/healthz").body, "first\n");
+  EXPECT_EQ(first.Start().code(), ErrorCode::kFailedPrecondition);
+  first.Stop();
+  first.Stop();  // idempotent
+  EXPECT_EQ(first.port(), 0);
+
+  // Nothing listens any more.
+  HttpRequest request;
+  request.url = "http://127.0.0.1:" + std::to_string(port) + "/healthz";
+  request.timeout = std::chrono::milliseconds(2000);
+  EXPECT_FALSE(transport_->Send(request).ok());
+
+  // The same object restarts, and a new server binds the same fixed port.
+  HttpServerOptions fixed = Ephemeral();
+  fixed.port = port;
+  HttpServer second(fixed);
+  second.Handle("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "second\n"}; });
+  ASSERT_TRUE(second.Start().ok());
+  EXPECT_EQ(second.port(), port);
+  EXPECT_EQ(Get(second, "/healthz").body, "second\n");
+  second.Stop();
+  ASSERT_TRUE(second.Start().ok());
+  EXPECT_EQ(Get(second, "/healthz").body, "second\n");
+}
+
+TEST_F(HttpServerTest, BindFailureNamesTheAddress) {
+  // Occupy a port with a plain listening socket.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+
+  HttpServerOptions options = Ephemeral();
+  options.port = port;
+  HttpServer server(options);
+  Status status = server.Start();
+  ::close(fd);
+  EXPECT_EQ(status.code(), ErrorCode::kUnavailable);
+  EXPECT_NE(status.message().find("127.0.0.1:" + std::to_string(port)), std::string::npos) << status.ToString();
+  EXPECT_FALSE(server.running());
+}
+
+TEST(HttpServerOptionsTest, RejectsBadOptions) {
+  HttpServerOptions options;
+  EXPECT_TRUE(options.Validate().ok());
+  EXPECT_EQ(options.host, "127.0.0.1");
+  EXPECT_EQ(options.port, 9464);
+  options.port = 70000;
+  EXPECT_EQ(options.Validate().code(), ErrorCode::kInvalidArgument);
+  options.port = 0;
+  options.threads = 0;
+  EXPECT_EQ(options.Validate().code(), ErrorCode::kInvalidArgument);
+  options.threads = 1;
+  options.host = "";
+  EXPECT_EQ(options.Validate().code(), ErrorCode::kInvalidArgument);
+  HttpServer server(options);
+  EXPECT_EQ(server.Start().code(), ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dlq
