@@ -96,21 +96,24 @@ size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
 bool AppendEscaped(std::string& out, std::string_view s) {
   static_assert(std::endian::native == std::endian::little, "SpecialMask byte order assumes little-endian");
   const size_t start = out.size();
-  out.resize(start + s.size() + 16);
+  // One step writes at most 23 bytes past dst: a 16-byte block store, or an
+  // advance of up to 15 bytes followed by an 8-byte escape copy (or a 4-byte
+  // UTF-8 sequence). kRoom keeps every write inside out.size().
+  constexpr ptrdiff_t kRoom = 32;
+  out.resize(start + s.size() + kRoom);
   char* dst = out.data() + start;
   char* dst_end = out.data() + out.size();
   const char* p = s.data();
   const char* const end = p + s.size();
-  // Guarantees room for 16 more output bytes (enough for any single step).
-  auto reserve16 = [&]() {
-    if (dst_end - dst >= 16) return;
+  auto reserve_room = [&]() {
+    if (dst_end - dst >= kRoom) return;
     size_t used = static_cast<size_t>(dst - out.data());
     out.resize(out.size() + static_cast<size_t>(end - p) * 2 + 64);
     dst = out.data() + used;
     dst_end = out.data() + out.size();
   };
   while (p < end) {
-    reserve16();
+    reserve_room();
     unsigned char c;
 #if defined(__SSE2__)
     if (end - p >= 16) {
