@@ -8,6 +8,8 @@
 #include <cstdio>
 
 #include "app/archive_command.h"
+#include "app/check_command.h"
+#include "app/run_command.h"
 #include "app/doctor.h"
 #include "app/services.h"
 #include "common/log.h"
@@ -141,6 +143,16 @@ int RunCli(int argc, char** argv) {
   archive->add_option("--output", ar.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   archive->add_option("--progress", ar.progress, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 
+  // run / check
+  RunCommandOptions run_opts;
+  auto* run = app.add_subcommand("run", "monitor DLQs from a config file: metrics, alarms, archiving (daemon)");
+  run->add_option("--config", run_opts.config_path, "YAML config (doc/configuration.md)")->required();
+  run->add_option("--listen-port", run_opts.listen_port, "override the config's listen port (0: any free port)");
+  CheckCommandOptions check_opts;
+  auto* check = app.add_subcommand("check", "print the resolved plan and a safety analysis per queue");
+  check->add_option("--config", check_opts.config_path, "YAML config (doc/configuration.md)")->required();
+  check->add_option("--output", check_opts.output, "text or json")->check(CLI::IsMember({"text", "json"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -148,6 +160,18 @@ int RunCli(int argc, char** argv) {
   }
   if (int rc = SetUpLogging(g); rc != 0) return rc;
   InstallSignalHandlers();
+
+  if (*run || *check) {
+    ServicesOptions so;
+    if (!g.region.empty()) so.client.region = g.region;
+    if (!g.profile.empty()) so.client.profile = g.profile;
+    if (!g.endpoint_url.empty()) so.client.endpoint_url = g.endpoint_url;
+    so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(g.connect_timeout_s * 1000));
+    so.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(g.read_timeout_s * 1000));
+    so.retry.max_attempts = g.max_attempts;
+    run_opts.services = check_opts.services = so;
+    return *run ? RunRunCommand(run_opts, g_stop) : RunCheckCommand(check_opts);
+  }
 
   auto services = MakeServices(g);
   if (!services.ok()) {

@@ -1,0 +1,130 @@
+#include "app/run_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include "common/log.h"
+#include "server/metrics.h"
+
+namespace dlq {
+namespace {
+
+std::atomic<bool> g_reload{false};
+
+extern "C" void OnHangup(int) { g_reload = true; }
+
+// The process environment with AWS_ENDPOINT_URL_SQS set to a group's endpoint.
+class SqsEndpointEnvironment final : public Environment {
+ public:
+  SqsEndpointEnvironment(const Environment& base, std::string endpoint) : base_(base), endpoint_(std::move(endpoint)) {}
+  std::optional<std::string> GetEnv(std::string_view name) const override {
+    if (!endpoint_.empty() && name == "AWS_ENDPOINT_URL_SQS") return endpoint_;
+    return base_.GetEnv(name);
+  }
+
+ private:
+  const Environment& base_;
+  std::string endpoint_;
+};
+
+struct GroupResources {
+  std::unique_ptr<SqsEndpointEnvironment> env;
+  std::unique_ptr<AwsServices> services;
+  std::unique_ptr<ObjectStore> store;
+};
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+GroupClientsFactory MakeAwsGroupClientsFactory(ServicesOptions base, DaemonMetrics* metrics) {
+  return [base, metrics](const GroupConfig& g) -> Result<GroupClients> {
+    if (!g.role_arn.empty()) {
+      return FailedPrecondition(fmt::format("group {}: role_arn ({}) is not supported by this build yet; run with "
+                                            "credentials of the queues' account",
+                                            g.name, g.role_arn));
+    }
+    auto res = std::make_shared<GroupResources>();
+    res->env = std::make_unique<SqsEndpointEnvironment>(DefaultEnvironment(), g.endpoint_url);
+    ServicesOptions o = base;
+    if (!g.region.empty()) o.client.region = g.region;
+    if (!g.profile.empty()) o.client.profile = g.profile;
+    auto services = AwsServices::Create(o, *res->env, DefaultClock());
+    if (!services.ok()) return services.status().WithContext("group " + g.name);
+    res->services = std::move(*services);
+    if (metrics != nullptr) res->services->SetObserver(MakeAwsCallObserver(*metrics));
+    auto dest = ParseDestination(g.destination);
+    if (!dest.ok()) return dest.status().WithContext("group " + g.name);
+    auto store = OpenStore(*dest, res->services.get());
+    if (!store.ok()) return store.status().WithContext(fmt::format("group {}: destination {}", g.name, g.destination));
+    res->store = std::move(*store);
+    GroupClients c;
+    c.sqs = &res->services->sqs();
+    c.store = res->store.get();
+    c.cloudwatch = g.cloudwatch_age ? &res->services->cloudwatch() : nullptr;
+    c.default_region = res->services->settings().region;
+    c.destination_uri = g.destination;
+    c.keepalive = res;
+    return c;
+  };
+}
+
+int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
+  auto load = [&]() -> Result<MonitorConfig> {
+    DLQ_ASSIGN_OR_RETURN(MonitorConfig c, LoadMonitorConfig(options.config_path, DefaultEnvironment()));
+    if (options.listen_port >= 0) c.listen_port = options.listen_port;
+    return c;
+  };
+  auto config = load();
+  if (!config.ok()) {
+    std::fprintf(stderr, "error: %s\n", config.status().message().c_str());
+    return 2;
+  }
+  SetLogger(std::make_unique<StreamLogger>(stderr, config->log_format, config->log_level));
+
+  struct sigaction sa {};
+  sa.sa_handler = OnHangup;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGHUP, &sa, nullptr);
+
+  metrics::Registry registry;
+  DaemonMetrics metrics(registry, DLQ_VERSION);
+  // Webhooks go over their own transport (no AWS signing).
+  auto webhook_services = AwsServices::Create(options.services, DefaultEnvironment(), DefaultClock());
+  if (!webhook_services.ok()) {
+    std::fprintf(stderr, "error: %s\n", webhook_services.status().ToString().c_str());
+    return 1;
+  }
+  auto webhook = MakeConfiguredNotifier(*config, (*webhook_services)->transport(), DefaultClock());
+  if (!webhook.ok()) {
+    std::fprintf(stderr, "error: notify.webhooks: %s\n", webhook.status().ToString().c_str());
+    return 2;
+  }
+  MultiNotifier notifier;
+  if (*webhook) notifier.Add(webhook->get());
+
+  DaemonOptions dopts;
+  dopts.host = HostName();
+  Log().Log(LogLevel::kInfo, "starting",
+            {{"config", options.config_path}, {"groups", static_cast<int64_t>(config->groups.size())},
+             {"version", DLQ_VERSION}});
+  Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics), notifier, DefaultClock(), registry,
+                metrics, dopts);
+  Status st = daemon.Run(stop, g_reload, load);
+  if (!st.ok()) {
+    Log().Log(LogLevel::kError, "run_failed", {{"error", st.ToString()}});
+    std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  Log().Log(LogLevel::kInfo, "stopped", {});
+  return 0;
+}
+
+}  // namespace dlq

@@ -1,0 +1,29 @@
+// `dlq-archive run --config FILE`: the monitoring daemon (src/monitor/daemon.h)
+// over real AWS clients. Also the per-group client factory `check` uses.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "app/services.h"
+#include "monitor/daemon.h"
+
+namespace dlq {
+
+struct RunCommandOptions {
+  std::string config_path;
+  ServicesOptions services;  // global flags; a group's region/profile/endpoint_url override them
+  int listen_port = -1;      // >= 0 overrides the config's listen port
+};
+
+// Builds each group's AWS services and archive store. The group's
+// endpoint_url applies to SQS only (AWS_ENDPOINT_URL_SQS). role_arn is not
+// supported yet: such a group fails with kFailedPrecondition naming it.
+// `metrics` (optional) counts every AWS call; it must outlive the clients.
+GroupClientsFactory MakeAwsGroupClientsFactory(ServicesOptions base, DaemonMetrics* metrics);
+
+// Loads and validates the config (exit 2 with every problem on failure),
+// then runs until `stop`; SIGHUP reloads the config. Returns the exit code.
+int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop);
+
+}  // namespace dlq

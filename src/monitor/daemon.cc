@@ -1,0 +1,775 @@
+#include "monitor/daemon.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "archive/expiry.h"
+#include "cloudwatch/cloudwatch_client.h"
+#include "common/log.h"
+#include "common/time_util.h"
+#include "monitor/safety.h"
+
+namespace dlq {
+namespace {
+
+using std::chrono::seconds;
+
+double Secs(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+MissingData ToMissing(AlarmSettings::MissingData m) {
+  switch (m) {
+    case AlarmSettings::MissingData::kBreaching:
+      return MissingData::kBreaching;
+    case AlarmSettings::MissingData::kNotBreaching:
+      return MissingData::kNotBreaching;
+    case AlarmSettings::MissingData::kIgnore:
+      return MissingData::kIgnore;
+    case AlarmSettings::MissingData::kMissing:
+      break;
+  }
+  return MissingData::kMissing;
+}
+
+int64_t IntAttr(const std::map<std::string, std::string>& a, const std::string& name) {
+  auto it = a.find(name);
+  if (it == a.end()) return -1;
+  try {
+    return std::stoll(it->second);
+  } catch (...) {
+    return -1;
+  }
+}
+
+std::string SpecKey(const AlarmSpec& s) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}", s.name, s.metric, s.period.count(), s.evaluation_periods,
+                     s.datapoints_to_alarm, s.threshold, static_cast<int>(s.missing));
+}
+
+// Wraps the group's QueueClient for one archive run and remembers which
+// received messages were not deleted: what the archiver saw still queued.
+class ObservingQueueClient final : public QueueClient {
+ public:
+  ObservingQueueClient(QueueClient& inner, bool fifo, seconds retention, Clock& clock)
+      : inner_(inner), fifo_(fifo), retention_(retention), clock_(clock) {}
+
+  Result<std::string> GetQueueUrl(const std::string& name, const std::string& owner) override {
+    return inner_.GetQueueUrl(name, owner);
+  }
+  Result<std::vector<std::string>> ListQueues(const std::string& prefix) override { return inner_.ListQueues(prefix); }
+  Result<std::map<std::string, std::string>> GetQueueAttributes(const std::string& url,
+                                                                const std::vector<std::string>& names) override {
+    return inner_.GetQueueAttributes(url, names);
+  }
+  Result<std::vector<std::string>> ListDeadLetterSourceQueues(const std::string& url) override {
+    return inner_.ListDeadLetterSourceQueues(url);
+  }
+  Result<std::vector<Message>> ReceiveMessages(const std::string& url, const ReceiveOptions& options) override {
+    auto r = inner_.ReceiveMessages(url, options);
+    if (r.ok()) {
+      std::lock_guard lock(mu_);
+      SystemTime now = clock_.Now();
+      for (const Message& m : *r) {
+        Seen s;
+        s.expiry = ComputeExpiry(m, fifo_, retention_, now);
+        s.sent = AttributeMillis(m, "SentTimestamp");
+        seen_[m.message_id] = s;
+        handle_to_id_[m.receipt_handle] = m.message_id;
+      }
+    }
+    return r;
+  }
+  Result<BatchResult> DeleteMessageBatch(const std::string& url, const std::vector<DeleteEntry>& entries) override {
+    auto r = inner_.DeleteMessageBatch(url, entries);
+    if (r.ok()) {
+      std::lock_guard lock(mu_);
+      std::set<std::string> ok(r->successful_ids.begin(), r->successful_ids.end());
+      for (const DeleteEntry& e : entries) {
+        if (!ok.count(e.id)) continue;
+        auto it = handle_to_id_.find(e.receipt_handle);
+        if (it != handle_to_id_.end()) seen_.erase(it->second);
+      }
+    }
+    return r;
+  }
+  Result<BatchResult> ChangeMessageVisibilityBatch(const std::string& url,
+                                                   const std::vector<VisibilityEntry>& entries) override {
+    return inner_.ChangeMessageVisibilityBatch(url, entries);
+  }
+  Result<SendBatchResult> SendMessageBatch(const std::string& url, const std::vector<SendEntry>& entries) override {
+    return inner_.SendMessageBatch(url, entries);
+  }
+  Result<SentMessage> SendMessage(const std::string& url, const SendEntry& entry) override {
+    return inner_.SendMessage(url, entry);
+  }
+  Result<std::string> CreateQueue(const std::string& name, const std::map<std::string, std::string>& a) override {
+    return inner_.CreateQueue(name, a);
+  }
+  Status DeleteQueue(const std::string& url) override { return inner_.DeleteQueue(url); }
+  Status SetQueueAttributes(const std::string& url, const std::map<std::string, std::string>& a) override {
+    return inner_.SetQueueAttributes(url, a);
+  }
+
+  // Nearest expiry and oldest SentTimestamp among messages seen and not deleted.
+  std::optional<SystemTime> NearestRemaining() const {
+    std::lock_guard lock(mu_);
+    std::optional<SystemTime> out;
+    for (const auto& [id, s] : seen_) out = out ? std::min(*out, s.expiry) : s.expiry;
+    return out;
+  }
+  std::optional<SystemTime> OldestSentRemaining() const {
+    std::lock_guard lock(mu_);
+    std::optional<SystemTime> out;
+    for (const auto& [id, s] : seen_) {
+      if (s.sent) out = out ? std::min(*out, *s.sent) : *s.sent;
+    }
+    return out;
+  }
+
+ private:
+  struct Seen {
+    SystemTime expiry;
+    std::optional<SystemTime> sent;
+  };
+  QueueClient& inner_;
+  const bool fifo_;
+  const seconds retention_;
+  Clock& clock_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Seen> seen_;            // guarded by mu_
+  std::unordered_map<std::string, std::string> handle_to_id_;  // guarded by mu_
+};
+
+}  // namespace
+
+// ---- Free functions shared with `check`.
+
+QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
+                                const DaemonOptions& options) {
+  QueueSafetyInput in = DefaultSafetyInput(q.name, q.fifo, q.retention, q.MaxSourceRetention());
+  const AlarmSettings& e = group.alarms.expiry;
+  in.age_source = group.cloudwatch_age ? AgeSource::kCloudWatchAge : AgeSource::kPerMessageExpiry;
+  in.collection_interval = config.collection_interval;
+  in.sweep_interval = config.sweep_interval;
+  in.rerun_while_alarm = true;
+  in.archive_on_depth_alarm = group.alarms.depth.enabled;
+  in.depth = options.assumed_depth;
+  in.drain_rate = options.assumed_drain_rate;
+  in.max_messages_per_run = static_cast<int64_t>(options.max_messages_per_run);
+  in.required_margin = e.safety_margin;
+  in.expiry_alarm = DefaultExpiryAlarm(q.name, 1);
+  in.expiry_alarm.period = e.period;
+  in.expiry_alarm.evaluation_periods = e.evaluation_periods;
+  in.expiry_alarm.datapoints_to_alarm = e.datapoints_to_alarm;
+  in.expiry_alarm.missing = ToMissing(e.treat_missing_data);
+  if (group.cloudwatch_age) in.expiry_alarm.metric = "ApproximateAgeOfOldestMessage";
+  return in;
+}
+
+QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
+                          const DaemonOptions& options) {
+  QueueAlarmPlan plan;
+  plan.safety = SafetyInputFor(config, group, q, options);
+  const AlarmSettings& e = group.alarms.expiry;
+  if (e.enabled) {
+    AlarmSpec spec = plan.safety.expiry_alarm;
+    if (e.threshold_auto) {
+      auto derived = DeriveExpiryThreshold(plan.safety);
+      if (derived.ok()) {
+        spec.threshold = derived->age_threshold_s;
+        plan.threshold_source = fmt::format(
+            "auto: retention - (detection {:.0f} s + drain {:.0f} s + margin {} s)", derived->detection_delay_s,
+            derived->drain_time_s, e.safety_margin.count());
+      } else {
+        spec.threshold = 1;  // no safe threshold exists: alarm as soon as anything may be queued
+        plan.threshold_source = "auto: no safe threshold (" + derived.status().message() + "); using 1 s";
+      }
+    } else {
+      spec.threshold = e.threshold;
+      plan.threshold_source = "configured";
+    }
+    plan.safety.expiry_alarm = spec;
+    plan.expiry = spec;
+  } else {
+    // No expiry alarm: only the sweep's depth alarm can start the archiver.
+    plan.safety.expiry_alarm.threshold = static_cast<double>(q.retention.count());
+    plan.threshold_source = "disabled";
+  }
+  const AlarmSettings& d = group.alarms.depth;
+  if (d.enabled) {
+    AlarmSpec spec = DefaultDepthAlarm(q.name);
+    spec.metric = "ApproximateNumberOfMessagesVisible";
+    spec.period = d.period;
+    spec.evaluation_periods = d.evaluation_periods;
+    spec.datapoints_to_alarm = d.datapoints_to_alarm;
+    spec.threshold = d.threshold;
+    spec.missing = ToMissing(d.treat_missing_data);
+    plan.depth = spec;
+  }
+  return plan;
+}
+
+// ---- Daemon state.
+
+struct Daemon::QueueState {
+  std::string group;
+  DiscoveredQueue dq;
+  GroupClients clients;
+  DrainOptions drain;
+  double expiry_threshold = 0;
+
+  mutable std::mutex mu;
+  std::unique_ptr<Alarm> expiry;  // guarded by mu; may be null
+  std::unique_ptr<Alarm> depth;   // guarded by mu; may be null
+  std::string spec_key;           // guarded by mu
+  int64_t visible = -1, not_visible = -1, delayed = -1;  // guarded by mu
+  std::optional<SystemTime> last_empty;                  // guarded by mu
+  std::optional<SystemTime> nearest_expiry;              // guarded by mu: conservative estimate
+  // From the last complete archive run: started at run_start, saw every
+  // queued message; seen_nearest is the nearest expiry among those left.
+  std::optional<SystemTime> run_start;                   // guarded by mu
+  std::optional<SystemTime> seen_nearest;                // guarded by mu
+  std::optional<SystemTime> oldest_sent;                 // guarded by mu
+  bool queued = false;                                   // guarded by mu: submitted, not done
+  bool more = false;                                     // guarded by mu: last run stopped at its budget
+  std::optional<SystemTime> last_submit;                 // guarded by mu
+  uint64_t runs = 0, archived = 0;                       // guarded by mu
+  std::string last_error;                                // guarded by mu
+};
+
+struct Daemon::GroupState {
+  GroupConfig config;
+  std::optional<GroupClients> clients;
+  std::string error;
+  std::optional<SystemTime> last_discovery;
+  std::map<std::string, std::shared_ptr<QueueState>> queues;  // by URL
+};
+
+Daemon::Daemon(MonitorConfig config, GroupClientsFactory factory, Notifier& notifier, Clock& clock,
+               metrics::Registry& registry, DaemonMetrics& metrics, DaemonOptions options)
+    : config_(std::move(config)),
+      factory_(std::move(factory)),
+      notifier_(notifier),
+      clock_(clock),
+      registry_(registry),
+      metrics_(metrics),
+      options_(std::move(options)),
+      health_(clock, std::max<seconds>(seconds(60), config_.collection_interval * 5)) {
+  SchedulerOptions so;
+  so.global_concurrency = config_.concurrency_global;
+  so.per_queue_concurrency = config_.concurrency_per_queue;
+  scheduler_ = std::make_unique<Scheduler>(so, clock_);
+  scheduler_->Start();
+  Reload(config_);
+}
+
+Daemon::~Daemon() {
+  Stop();
+  if (http_) http_->Stop();
+}
+
+void Daemon::Stop() {
+  if (scheduler_) scheduler_->Stop();
+}
+
+void Daemon::WaitIdle() { scheduler_->WaitIdle(); }
+
+int Daemon::http_port() const { return http_ ? http_->port() : 0; }
+
+void Daemon::Reload(MonitorConfig config) {
+  std::vector<std::unique_ptr<GroupState>> fresh;
+  std::lock_guard lock(mu_);
+  for (const GroupConfig& g : config.groups) {
+    auto gs = std::make_unique<GroupState>();
+    gs->config = g;
+    auto clients = factory_(g);
+    if (clients.ok()) {
+      gs->clients = *clients;
+    } else {
+      gs->error = clients.status().ToString();
+      Log().Log(LogLevel::kError, "group_clients_failed", {{"group", g.name}, {"error", gs->error}});
+    }
+    // Keep the state (alarms, history, what runs saw) of queues still watched.
+    for (auto& old : groups_) {
+      if (old->config.name == g.name) gs->queues = old->queues;
+    }
+    fresh.push_back(std::move(gs));
+  }
+  // Queues of groups that are gone stop being watched.
+  for (auto& old : groups_) {
+    bool kept = std::any_of(fresh.begin(), fresh.end(), [&](auto& f) { return f->config.name == old->config.name; });
+    if (kept) continue;
+    for (auto& [url, q] : old->queues) metrics_.RemoveQueue(q->dq.name, q->dq.region);
+  }
+  groups_ = std::move(fresh);
+  config_ = std::move(config);
+}
+
+void Daemon::Discover(GroupState& g, SystemTime now) {
+  auto found = DiscoverQueues(*g.clients->sqs, g.config);
+  if (!found.ok()) {
+    g.error = found.status().ToString();
+    Log().Log(LogLevel::kError, "discovery_failed", {{"group", g.config.name}, {"error", g.error}});
+    return;  // keep watching what was found before
+  }
+  g.error.clear();
+  g.last_discovery = now;
+  std::map<std::string, std::shared_ptr<QueueState>> next;
+  for (DiscoveredQueue& dq : *found) {
+    if (dq.region.empty()) dq.region = g.clients->default_region;
+    QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_);
+    std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
+    std::shared_ptr<QueueState> q;
+    if (auto it = g.queues.find(dq.url); it != g.queues.end()) {
+      q = it->second;
+    } else {
+      q = std::make_shared<QueueState>();
+      Log().Log(LogLevel::kInfo, "queue_watched", {{"group", g.config.name}, {"queue", dq.name},
+                                                    {"retention_s", static_cast<int64_t>(dq.retention.count())},
+                                                    {"source_retention_s",
+                                                     static_cast<int64_t>(dq.MaxSourceRetention().count())}});
+    }
+    std::lock_guard lock(q->mu);
+    q->group = g.config.name;
+    q->dq = dq;
+    q->clients = *g.clients;
+    q->drain = g.config.ToDrainOptions();
+    q->drain.max_messages = options_.max_messages_per_run;
+    if (q->spec_key != key) {
+      q->spec_key = key;
+      q->expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
+      q->depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
+      q->expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
+      if (plan.expiry) {
+        Log().Log(LogLevel::kInfo, "alarm_configured",
+                  {{"queue", dq.name}, {"alarm", plan.expiry->name}, {"threshold", plan.expiry->threshold},
+                   {"threshold_source", plan.threshold_source}});
+      }
+    }
+    next[dq.url] = q;
+  }
+  for (auto& [url, q] : g.queues) {
+    if (!next.count(url)) {
+      Log().Log(LogLevel::kInfo, "queue_unwatched", {{"group", g.config.name}, {"queue", q->dq.name}});
+      metrics_.RemoveQueue(q->dq.name, q->dq.region);
+    }
+  }
+  std::lock_guard lock(mu_);
+  g.queues = std::move(next);
+}
+
+void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t, std::optional<double> value) {
+  AlarmNotification n;
+  n.queue = q.dq.name;
+  n.queue_url = q.dq.url;
+  n.region = q.dq.region;
+  n.account_id = q.dq.account_id;
+  n.alarm_name = alarm.spec().name;
+  n.alarm_description = fmt::format("dlq-archive {} alarm of {}", alarm.spec().metric, q.dq.name);
+  n.old_state = std::string(AlarmStateName(t.from));
+  n.new_state = std::string(AlarmStateName(t.to));
+  n.reason = t.reason;
+  n.time = t.time;
+  n.metric_name = alarm.spec().metric;
+  n.metric_value = value;
+  n.threshold = alarm.spec().threshold;
+  n.comparison = std::string(ComparisonName(alarm.spec().comparison));
+  Log().Log(t.to == AlarmState::kAlarm ? LogLevel::kWarn : LogLevel::kInfo, "alarm_transition",
+            {{"queue", n.queue}, {"alarm", n.alarm_name}, {"from", n.old_state}, {"to", n.new_state},
+             {"reason", n.reason}});
+  if (Status st = notifier_.Notify(n); !st.ok()) {
+    Log().Log(LogLevel::kError, "notify_failed", {{"queue", n.queue}, {"alarm", n.alarm_name}, {"error", st.ToString()}});
+  }
+}
+
+void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
+  (void)g;
+  auto attrs = q.clients.sqs->GetQueueAttributes(
+      q.dq.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                 "ApproximateNumberOfMessagesDelayed", "MessageRetentionPeriod"});
+  const std::string& name = q.dq.name;
+  const std::string& region = q.dq.region;
+  if (!attrs.ok()) {
+    std::lock_guard lock(q.mu);
+    q.last_error = attrs.status().ToString();
+    Log().Log(LogLevel::kError, "collect_failed", {{"queue", name}, {"error", q.last_error}});
+    return;  // no sample: the alarm's missing-data rule applies
+  }
+  int64_t visible = IntAttr(*attrs, "ApproximateNumberOfMessages");
+  int64_t not_visible = IntAttr(*attrs, "ApproximateNumberOfMessagesNotVisible");
+  int64_t delayed = IntAttr(*attrs, "ApproximateNumberOfMessagesDelayed");
+  if (int64_t r = IntAttr(*attrs, "MessageRetentionPeriod"); r > 0) {
+    std::lock_guard lock(q.mu);
+    q.dq.retention = seconds(r);
+  }
+
+  std::optional<double> cw_age;
+  if (q.clients.cloudwatch != nullptr) {
+    // Only read when the group asks for it (cloudwatch client present).
+    auto query = SqsQueueMetricQuery("age", name, "ApproximateAgeOfOldestMessage", "Maximum", seconds(60));
+    auto data = q.clients.cloudwatch->GetMetricData({query}, now - seconds(900), now);
+    if (data.ok() && data->count("age") && !data->at("age").values.empty()) cw_age = data->at("age").values.back();
+  }
+
+  const double retention = static_cast<double>(q.dq.retention.count());
+  const seconds src = q.dq.MaxSourceRetention().count() > 0 ? q.dq.MaxSourceRetention() : kSqsMaxRetention;
+  // Earliest expiry a message can have after arriving in the DLQ.
+  const seconds earliest = q.dq.fifo ? q.dq.retention : std::max(seconds(0), q.dq.retention - src);
+
+  std::unique_lock lock(q.mu);
+  q.visible = visible;
+  q.not_visible = not_visible;
+  q.delayed = delayed;
+  q.last_error.clear();
+  double age_sample = 0;
+  if (visible >= 0 && not_visible >= 0 && visible + not_visible + std::max<int64_t>(delayed, 0) == 0) {
+    q.last_empty = now;
+    q.nearest_expiry.reset();
+    q.seen_nearest.reset();
+    q.oldest_sent.reset();
+  } else {
+    // Each source gives a lower bound on the nearest expiry; the largest wins.
+    // With none, a message may be about to expire.
+    std::optional<SystemTime> bound;
+    if (q.last_empty) bound = *q.last_empty + earliest;
+    if (q.run_start) {
+      SystemTime b = *q.run_start + earliest;
+      if (q.seen_nearest) b = std::min(b, *q.seen_nearest);
+      bound = bound ? std::max(*bound, b) : b;
+    }
+    SystemTime nearest = bound.value_or(now);
+    q.nearest_expiry = nearest;
+    age_sample = std::clamp(retention - Secs(nearest - now), 0.0, retention);
+  }
+  metrics_.queue_messages.WithLabels({name, region, "visible"}).Set(static_cast<double>(visible));
+  metrics_.queue_messages.WithLabels({name, region, "not_visible"}).Set(static_cast<double>(not_visible));
+  metrics_.queue_messages.WithLabels({name, region, "delayed"}).Set(static_cast<double>(delayed));
+  metrics_.queue_retention_seconds.WithLabels({name, region}).Set(retention);
+  metrics_.queue_seconds_to_expiry.WithLabels({name, region})
+      .Set(q.nearest_expiry ? Secs(*q.nearest_expiry - now) : retention);
+  if (q.oldest_sent) metrics_.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *q.oldest_sent));
+  if (cw_age) metrics_.queue_oldest_age_seconds.WithLabels({name, region, "cloudwatch"}).Set(*cw_age);
+
+  struct Fired {
+    const Alarm* alarm;
+    Transition t;
+    double value;
+  };
+  std::vector<Fired> fired;
+  if (q.expiry) {
+    q.expiry->AddSample(now, age_sample);
+    if (auto t = q.expiry->Evaluate(now)) fired.push_back({q.expiry.get(), *t, age_sample});
+    metrics_.SetAlarmState(name, region, q.expiry->spec().name, std::string(AlarmStateName(q.expiry->state())));
+  }
+  if (q.depth) {
+    if (visible >= 0) q.depth->AddSample(now, static_cast<double>(visible));
+    if (auto t = q.depth->Evaluate(now)) fired.push_back({q.depth.get(), *t, static_cast<double>(visible)});
+    metrics_.SetAlarmState(name, region, q.depth->spec().name, std::string(AlarmStateName(q.depth->state())));
+  }
+  lock.unlock();
+  // Alarms are only mutated on this thread, so reading them unlocked is safe.
+  for (const Fired& f : fired) Notify(q, *f.alarm, f.t, f.value);
+}
+
+void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
+  std::unique_lock lock(q->mu);
+  bool in_alarm = (q->expiry && q->expiry->state() == AlarmState::kAlarm) ||
+                  (q->depth && q->depth->state() == AlarmState::kAlarm);
+  if (!in_alarm || q->queued || q->clients.store == nullptr) return;
+  bool sweep_due = !q->last_submit || now - *q->last_submit >= config_.sweep_interval;
+  if (!transitioned && !sweep_due && !q->more) return;
+  q->queued = true;
+  q->last_submit = now;
+  ArchiveJob job;
+  job.queue_key = q->dq.region + "/" + q->dq.url;
+  job.deadline = q->nearest_expiry.value_or(now);
+  QueueInfo info = q->dq.ToQueueInfo();
+  DrainOptions opts = q->drain;
+  ArchiveContext ctx;
+  ctx.queue = info.name;
+  ctx.queue_url = info.url;
+  ctx.region = info.region;
+  ctx.account_id = info.account_id;
+  ctx.archiver_version = DLQ_VERSION;
+  ctx.host = options_.host;
+  ctx.fifo = info.fifo;
+  ctx.retention = info.retention;
+  GroupClients clients = q->clients;
+  lock.unlock();
+  Log().Log(LogLevel::kInfo, "archive_submitted",
+            {{"group", g.config.name}, {"queue", info.name}, {"budget", options_.max_messages_per_run}});
+
+  job.run = [this, q, info, opts, ctx, clients](const std::atomic<bool>& stop) -> JobOutcome {
+    ObservingQueueClient observed(*clients.sqs, info.fifo, info.retention, clock_);
+    QueueDrainer drainer(observed, *clients.store, clock_, info, opts, ctx);
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+      while (!done) {
+        if (stop) {
+          drainer.RequestStop();
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+    SystemTime start = clock_.Now();
+    DrainResult r = drainer.Run();
+    done = true;
+    watcher.join();
+    const DrainStats& s = r.stats;
+    const std::string& name = info.name;
+    const std::string& region = info.region;
+    metrics_.messages_archived_total.WithLabels({name, region}).Add(static_cast<double>(s.archived));
+    metrics_.messages_deleted_total.WithLabels({name, region}).Add(static_cast<double>(s.deleted));
+    metrics_.messages_duplicates_total.WithLabels({name, region}).Add(static_cast<double>(s.duplicates));
+    metrics_.messages_failed_total.WithLabels({name, region}).Add(static_cast<double>(s.delete_failures));
+    metrics_.objects_total.WithLabels({name, region}).Add(static_cast<double>(s.objects));
+    metrics_.bytes_uploaded_total.WithLabels({name, region}).Add(static_cast<double>(s.bytes_uploaded));
+    metrics_.archive_runs_total.WithLabels({name, region, r.status.ok() ? "ok" : "error"}).Inc();
+    JobOutcome out;
+    out.status = r.status;
+    out.throttled = r.status.code() == ErrorCode::kThrottled;
+    out.more = r.status.ok() && !r.drained && !r.stopped;
+    {
+      std::lock_guard l(q->mu);
+      ++q->runs;
+      q->archived += s.archived;
+      q->more = out.more;
+      q->last_error = r.status.ok() ? "" : r.status.ToString();
+      if (r.drained && !r.stopped && r.status.ok()) {
+        // The run saw every queued message: what it left is all that is older
+        // than its start.
+        q->run_start = start;
+        q->seen_nearest = observed.NearestRemaining();
+        q->oldest_sent = observed.OldestSentRemaining();
+      }
+    }
+    Log().Log(r.status.ok() ? LogLevel::kInfo : LogLevel::kError, "archive_run",
+              {{"queue", name}, {"archived", s.archived}, {"deleted", s.deleted}, {"skipped", s.skipped},
+               {"objects", s.objects}, {"drained", r.drained}, {"more", out.more},
+               {"elapsed_ms", static_cast<int64_t>(r.elapsed.count())},
+               {"error", r.status.ok() ? std::string() : r.status.ToString()}});
+    return out;
+  };
+  job.done = [q](const JobOutcome&) {
+    std::lock_guard l(q->mu);
+    q->queued = false;
+  };
+  scheduler_->Submit(std::move(job));
+}
+
+void Daemon::RunOnce() {
+  const SystemTime now = clock_.Now();
+  auto started = std::chrono::steady_clock::now();
+  size_t watched = 0;
+  for (auto& g : groups_) {
+    if (!g->clients) continue;
+    if (!g->last_discovery || now - *g->last_discovery >= config_.discovery_interval) Discover(*g, now);
+    for (auto& [url, q] : g->queues) {
+      AlarmState before_e, before_d;
+      {
+        std::lock_guard lock(q->mu);
+        before_e = q->expiry ? q->expiry->state() : AlarmState::kOk;
+        before_d = q->depth ? q->depth->state() : AlarmState::kOk;
+      }
+      Collect(*g, *q, now);
+      bool transitioned;
+      {
+        std::lock_guard lock(q->mu);
+        transitioned = (q->expiry && q->expiry->state() != before_e) || (q->depth && q->depth->state() != before_d);
+      }
+      MaybeSubmit(*g, q, now, transitioned);
+      ++watched;
+    }
+  }
+  metrics_.queues_watched.WithLabels({}).Set(static_cast<double>(watched));
+  metrics_.collection_duration_seconds.WithLabels({}).Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  health_.Heartbeat();
+  health_.SetReady();
+}
+
+std::vector<QueueStatus> Daemon::Queues() const {
+  std::vector<QueueStatus> out;
+  std::lock_guard lock(mu_);
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      std::lock_guard l(q->mu);
+      QueueStatus s;
+      s.group = q->group;
+      s.queue = q->dq;
+      s.visible = q->visible;
+      s.not_visible = q->not_visible;
+      s.delayed = q->delayed;
+      s.nearest_expiry = q->nearest_expiry;
+      s.oldest_sent = q->oldest_sent;
+      s.last_empty = q->last_empty;
+      s.expiry_threshold_s = q->expiry_threshold;
+      if (q->expiry) s.alarms.emplace_back(q->expiry->spec(), q->expiry->state());
+      if (q->depth) s.alarms.emplace_back(q->depth->spec(), q->depth->state());
+      s.runs = q->runs;
+      s.archived = q->archived;
+      s.running = q->queued;
+      s.last_error = q->last_error;
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+std::string Daemon::QueuesJson() const {
+  auto opt_time = [](std::string& out, const std::optional<SystemTime>& t) {
+    if (t) {
+      AppendJsonString(out, FormatIso8601(*t));
+    } else {
+      out += "null";
+    }
+  };
+  std::string out = "{\"queues\":[";
+  std::lock_guard lock(mu_);
+  bool first = true;
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      std::lock_guard l(q->mu);
+      if (!first) out += ',';
+      first = false;
+      out += "{\"group\":";
+      AppendJsonString(out, q->group);
+      out += ",\"queue\":";
+      AppendJsonString(out, q->dq.name);
+      out += ",\"url\":";
+      AppendJsonString(out, q->dq.url);
+      out += ",\"region\":";
+      AppendJsonString(out, q->dq.region);
+      out += fmt::format(",\"fifo\":{},\"retention_s\":{},\"source_retention_s\":{}", q->dq.fifo,
+                         q->dq.retention.count(), q->dq.MaxSourceRetention().count());
+      out += ",\"sources\":[";
+      for (size_t i = 0; i < q->dq.redrive_sources.size(); ++i) {
+        if (i) out += ',';
+        out += "{\"name\":";
+        AppendJsonString(out, q->dq.redrive_sources[i].name);
+        out += fmt::format(",\"retention_s\":{}}}", q->dq.redrive_sources[i].retention.count());
+      }
+      out += fmt::format("],\"messages\":{{\"visible\":{},\"not_visible\":{},\"delayed\":{}}}", q->visible,
+                         q->not_visible, q->delayed);
+      out += ",\"nearest_expiry\":";
+      opt_time(out, q->nearest_expiry);
+      out += ",\"oldest_sent\":";
+      opt_time(out, q->oldest_sent);
+      out += ",\"last_empty\":";
+      opt_time(out, q->last_empty);
+      out += fmt::format(",\"archive\":{{\"runs\":{},\"archived\":{},\"running\":{},\"more\":{},\"last_error\":", q->runs,
+                         q->archived, q->queued, q->more);
+      AppendJsonString(out, q->last_error);
+      out += "},\"alarms\":[";
+      bool first_alarm = true;
+      for (const Alarm* a : {q->expiry.get(), q->depth.get()}) {
+        if (a == nullptr) continue;
+        if (!first_alarm) out += ',';
+        first_alarm = false;
+        out += "{\"name\":";
+        AppendJsonString(out, a->spec().name);
+        out += ",\"metric\":";
+        AppendJsonString(out, a->spec().metric);
+        out += ",\"state\":";
+        AppendJsonString(out, AlarmStateName(a->state()));
+        out += fmt::format(",\"threshold\":{},\"period_s\":{},\"evaluation_periods\":{},\"datapoints_to_alarm\":{}",
+                           a->spec().threshold, a->spec().period.count(), a->spec().evaluation_periods,
+                           a->spec().datapoints_to_alarm);
+        out += ",\"comparison\":";
+        AppendJsonString(out, ComparisonName(a->spec().comparison));
+        out += ",\"reason\":";
+        AppendJsonString(out, a->last_reason());
+        out += ",\"history\":[";
+        bool first_t = true;
+        for (const Transition& t : a->history()) {
+          if (!first_t) out += ',';
+          first_t = false;
+          out += "{\"from\":";
+          AppendJsonString(out, AlarmStateName(t.from));
+          out += ",\"to\":";
+          AppendJsonString(out, AlarmStateName(t.to));
+          out += ",\"time\":";
+          AppendJsonString(out, FormatIso8601(t.time));
+          out += ",\"reason\":";
+          AppendJsonString(out, t.reason);
+          out += '}';
+        }
+        out += "]}";
+      }
+      out += "]}";
+    }
+  }
+  out += "],\"groups\":[";
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"name\":";
+    AppendJsonString(out, groups_[i]->config.name);
+    out += ",\"error\":";
+    AppendJsonString(out, groups_[i]->error);
+    out += '}';
+  }
+  out += "]}";
+  return out;
+}
+
+Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload, std::function<Result<MonitorConfig>()> load) {
+  if (options_.serve_http) {
+    HttpServerOptions ho;
+    ho.host = config_.listen_host;
+    ho.port = config_.listen_port;
+    http_ = std::make_unique<HttpServer>(ho);
+    http_->Handle("/metrics", MakeMetricsHandler(registry_));
+    http_->Handle("/healthz", MakeHealthzHandler(health_));
+    http_->Handle("/readyz", MakeReadyzHandler(health_));
+    http_->Handle("/api/queues", MakeJsonHandler([this] { return QueuesJson(); }));
+    DLQ_RETURN_IF_ERROR(http_->Start());
+    Log().Log(LogLevel::kInfo, "http_listening", {{"url", http_->base_url()}});
+  }
+  metrics_.up.WithLabels({}).Set(1);
+  while (!stop) {
+    if (reload.exchange(false)) {
+      auto next = load();
+      if (next.ok()) {
+        Reload(std::move(*next));
+        Log().Log(LogLevel::kInfo, "config_reloaded", {{"path", config_.path}});
+      } else {
+        Log().Log(LogLevel::kError, "config_reload_failed",
+                  {{"path", config_.path}, {"error", next.status().ToString()}, {"kept", "previous configuration"}});
+      }
+    }
+    RunOnce();
+    // Sleep in small steps so signals are seen promptly.
+    auto until = std::chrono::steady_clock::now() + config_.collection_interval;
+    while (!stop && !reload && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  Log().Log(LogLevel::kInfo, "stopping", {{"reason", "signal"}});
+  health_.SetNotReady("stopping");
+  Stop();
+  metrics_.up.WithLabels({}).Set(0);
+  if (http_) http_->Stop();
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Notifier>> MakeConfiguredNotifier(const MonitorConfig& config, HttpTransport& transport,
+                                                         Clock& clock) {
+  if (config.webhooks.empty()) return std::unique_ptr<Notifier>();
+  WebhookOptions o;
+  for (const WebhookConfig& w : config.webhooks) {
+    WebhookTarget t;
+    t.url = w.url;
+    for (const auto& [k, v] : w.headers) t.headers.emplace_back(k, v);
+    o.targets.push_back(std::move(t));
+    o.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout);
+  }
+  DLQ_ASSIGN_OR_RETURN(auto n, WebhookNotifier::Create(std::move(o), transport, clock));
+  return std::unique_ptr<Notifier>(std::move(n));
+}
+
+}  // namespace dlq
