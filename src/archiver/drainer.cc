@@ -313,13 +313,17 @@ void QueueDrainer::AddSelected(std::vector<Message>& msgs) {
       }
       need_seal = builder_->Full();
     }
-    if (need_seal) SealBuilding(true);
+    if (need_seal) SealBuilding(/*wait=*/true, /*only_if_full=*/true);
   }
 }
 
-void QueueDrainer::SealBuilding(bool wait) {
+void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   std::unique_lock lock(mu_);
-  auto in_flight = [&] { return upload_queue_.size() + uploading_.size() + static_cast<size_t>(sealing_); };
+  // Batches whose object is stored and which are only deleting hold receipt
+  // handles, not data: they do not count against the in-flight bound.
+  auto in_flight = [&] {
+    return upload_queue_.size() + uploading_.size() - static_cast<size_t>(deleting_) + static_cast<size_t>(sealing_);
+  };
   if (wait) {
     cv_.wait(lock, [&] {
       return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) || !first_error_.ok();
@@ -328,6 +332,8 @@ void QueueDrainer::SealBuilding(bool wait) {
     return;
   }
   if (builder_->empty()) return;
+  // Another receiver sealed the full batch while this one waited: keep filling.
+  if (only_if_full && !builder_->Full()) return;
   if (!first_error_.ok()) return;  // Run() releases the building batch
   std::unique_ptr<BatchBuilder> full = std::move(builder_);
   builder_ = std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_);
@@ -471,10 +477,19 @@ void QueueDrainer::UploaderLoop() {
                    {"bytes", static_cast<int64_t>(batch.sealed->gz.size())}});
         batch.sealed->gz.clear();
         batch.sealed->gz.shrink_to_fit();
-        if (!options_.keep) DeleteBatch(batch);
+        if (!options_.keep) {
+          {
+            std::lock_guard g(mu_);
+            batch.deleting = true;
+            ++deleting_;
+          }
+          cv_.notify_all();  // a slot for the next batch is free
+          DeleteBatch(batch);
+        }
       }
     }
     lock.lock();
+    if (batch.deleting) --deleting_;
     std::erase(uploading_, &batch);
     cv_.notify_all();
   }
@@ -545,7 +560,7 @@ void QueueDrainer::HeartbeatLoop() {
     }
     if (seal) {
       lock.unlock();
-      SealBuilding(false);
+      SealBuilding(/*wait=*/false, /*only_if_full=*/false);
       lock.lock();
     }
   }
@@ -561,7 +576,9 @@ DrainResult QueueDrainer::Run() {
 
   std::thread heartbeat([this] { HeartbeatLoop(); });
   std::vector<std::thread> uploaders;
-  for (int i = 0; i < options_.max_batches_in_flight; ++i) uploaders.emplace_back([this] { UploaderLoop(); });
+  // Twice the in-flight bound: some threads delete stored batches while the
+  // others upload the next ones.
+  for (int i = 0; i < 2 * options_.max_batches_in_flight; ++i) uploaders.emplace_back([this] { UploaderLoop(); });
   std::vector<std::thread> receivers;
   for (int i = 0; i < options_.receivers; ++i) receivers.emplace_back([this] { ReceiverLoop(); });
   for (auto& t : receivers) t.join();
@@ -583,7 +600,7 @@ DrainResult QueueDrainer::Run() {
     }
     ReleaseHeld(rest);
   } else {
-    SealBuilding(true);
+    SealBuilding(/*wait=*/true, /*only_if_full=*/false);
   }
   std::vector<Held> skipped;
   {

@@ -141,6 +141,7 @@ class QueueDrainer {
     uint64_t seq = 0;
     std::vector<Held> held;
     std::optional<SealedBatch> sealed;  // set once compressed
+    bool deleting = false;              // stored; only deletes remain (guarded by mu_)
   };
   struct Counters {
     std::atomic<uint64_t> received{0}, selected{0}, skipped{0}, archived{0}, deleted{0}, duplicates{0},
@@ -156,7 +157,7 @@ class QueueDrainer {
   // Seals the building batch if non-empty and queues it for upload. With
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;
   // without, gives up when the bound is reached. Caller must not hold mu_.
-  void SealBuilding(bool wait);
+  void SealBuilding(bool wait, bool only_if_full);
   Batch* FindBatchLocked(uint64_t seq);
   Status UploadBatch(Batch& batch);
   void DeleteBatch(Batch& batch);
@@ -188,6 +189,7 @@ class QueueDrainer {
   std::deque<Batch> upload_queue_;      // guarded by mu_: sealed, waiting for an uploader
   std::vector<Batch*> uploading_;       // guarded by mu_: batches in upload or delete (owned by uploaders)
   int sealing_ = 0;                     // guarded by mu_: batches being compressed outside the lock
+  int deleting_ = 0;                    // guarded by mu_: batches in uploading_ that only delete
   std::vector<Batch*> sealing_batches_;  // guarded by mu_
   bool heartbeat_stop_ = false;         // guarded by mu_
   bool receivers_done_ = false;         // guarded by mu_

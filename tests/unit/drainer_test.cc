@@ -96,7 +96,7 @@ TEST_F(DrainerTest, ArchivesEveryMessageThenDeletesIt) {
   EXPECT_EQ(r.stats.deleted, 103u);
   EXPECT_EQ(r.stats.duplicates, 0u);
   EXPECT_EQ(sqs_.Depth(url_), 0u);
-  EXPECT_GE(r.stats.objects, 5u);  // 25 messages a batch
+  EXPECT_EQ(r.stats.objects, 5u);  // 4 full batches of 25 and the rest: no partial seals
   auto archived = Archived();
   ASSERT_EQ(archived.size(), 103u);
   for (const auto& id : ids) EXPECT_TRUE(archived.count(id)) << id;
@@ -105,6 +105,21 @@ TEST_F(DrainerTest, ArchivesEveryMessageThenDeletesIt) {
     EXPECT_TRUE(obj.options.create_only);
     EXPECT_EQ(key.substr(key.size() - 8), ".json.gz");
   }
+}
+
+TEST_F(DrainerTest, SealsOnlyFullBatchesWhileReceiversWaitForUploadSlots) {
+  Send(200);
+  options_.receivers = 4;
+  options_.max_batches_in_flight = 1;
+  options_.batch.max_messages = 25;
+  store_.SetPutHook([](const std::string&, std::string_view) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // receivers pile up behind the slot
+    return Status::Ok();
+  });
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.stats.archived, 200u);
+  EXPECT_EQ(r.stats.objects, 8u);  // 8 x 25, never a partial batch sealed by a waiting receiver
 }
 
 TEST_F(DrainerTest, DeletesNothingWhenUploadFails) {
