@@ -686,7 +686,9 @@ void ConfigParser::ApplyAlarm(const YAML::Node& n, const std::string& base, cons
   auto entries = expiry ? MapEntries(n, base, kExpiryKeys, std::span<const std::string_view>(), "")
                         : MapEntries(n, base, kDepthKeys, std::span<const std::string_view>(kExpiryKeys),
                                      "on the expiry alarm");
-  for (auto& [k, v] : entries) {
+  for (auto& entry : entries) {
+    const auto& k = entry.first;
+    const auto& v = entry.second;  // named, not a structured binding: clang 14 cannot capture those
     const std::string rel = Join(rel_base, k);
     const std::string field = Join(base, k);
     auto mark = [&] { origins[rel] = Origin{field, LocOf(v), in_group}; };

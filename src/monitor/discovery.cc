@@ -127,6 +127,9 @@ class Discoverer {
     candidates_.push_back({u, named});
   }
   Status AddDiscovered();
+  // Sources found by reading every queue's RedrivePolicy, for endpoints that
+  // do not implement ListDeadLetterSourceQueues.
+  Result<std::vector<std::string>> SourcesByScan(const std::string& dlq_arn);
 
   struct Candidate {
     std::string url;
@@ -166,6 +169,20 @@ Result<const std::vector<std::string>*> Discoverer::AllUrls() {
     all_urls_ = std::move(urls).value();
   }
   return &*all_urls_;
+}
+
+Result<std::vector<std::string>> Discoverer::SourcesByScan(const std::string& dlq_arn) {
+  DLQ_ASSIGN_OR_RETURN(const std::vector<std::string>* all, AllUrls());
+  std::vector<std::string> out;
+  for (const std::string& url : *all) {
+    DLQ_ASSIGN_OR_RETURN(auto attrs, Attrs(url));
+    if (!attrs) continue;
+    auto it = (*attrs)->find("RedrivePolicy");
+    if (it == (*attrs)->end() || it->second.empty()) continue;
+    auto policy = ParseRedrivePolicy(it->second);
+    if (policy.ok() && policy->dead_letter_target_arn == dlq_arn) out.push_back(url);
+  }
+  return out;
 }
 
 Status Discoverer::AddDiscovered() {
@@ -278,6 +295,13 @@ Result<std::vector<DiscoveredQueue>> Discoverer::Run() {
     q.retention = RetentionOf(**attrs, q.retention);
 
     auto sources = sqs_.ListDeadLetterSourceQueues(c.url);
+    if (!sources.ok() && sources.status().aws() &&
+        (sources.status().aws()->error_code == "InvalidAction" ||
+         sources.status().aws()->error_code == "UnsupportedOperation") &&
+        !q.arn.empty()) {
+      Log().Log(LogLevel::kDebug, "discovery.sources_by_scan", {{"group", group_.name}, {"queue", q.name}});
+      sources = SourcesByScan(q.arn);
+    }
     if (!sources.ok()) {
       if (!Vanished(sources.status())) {
         return sources.status().WithContext(fmt::format("group {}: list redrive sources of {}", group_.name, q.name));

@@ -82,6 +82,26 @@ TEST_F(DiscoveryTest, DiscoversDeadLetterTargetsWithTheirSources) {
   EXPECT_EQ(info.retention, seconds(1209600));
 }
 
+TEST_F(DiscoveryTest, FindsSourcesByScanningWhenListDeadLetterSourceQueuesIsUnsupported) {
+  // fauxqs and some SQS-compatible servers answer InvalidAction.
+  Create("pay-dlq", {{"MessageRetentionPeriod", "3600"}});
+  std::string src = Create("pay", {{"MessageRetentionPeriod", "7200"}});
+  Create("other");
+  Redrive(src, "pay-dlq", "2");
+  group_.name = "g";
+  group_.queues = {"pay-dlq"};
+  sqs_.FailNext(FakeQueueClient::Operation::kListDeadLetterSourceQueues,
+                Status(ErrorCode::kInvalidArgument, "Unknown action: ListDeadLetterSourceQueues")
+                    .WithAws({"InvalidAction", 400, "r"}));
+  auto r = DiscoverQueues(sqs_, group_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  ASSERT_EQ((*r)[0].redrive_sources.size(), 1u);
+  EXPECT_EQ((*r)[0].redrive_sources[0].url, src);
+  EXPECT_EQ((*r)[0].redrive_sources[0].retention, seconds(7200));
+  EXPECT_EQ((*r)[0].redrive_sources[0].max_receive_count, 2);
+}
+
 TEST_F(DiscoveryTest, CombinesNamesPrefixesAndRegexWithoutDuplicates) {
   std::string named = Create("orders-dlq");
   Create("prod-a-dlq");
