@@ -270,7 +270,7 @@ ConfigParser::Entries ConfigParser::MapEntries(const YAML::Node& n, const std::s
   }
   std::set<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
-    const YAML::Node& key = it->first;
+    const YAML::Node key = it->first;  // a copy: the iterator yields a temporary
     if (!key.IsScalar()) {
       Fail(key, path, "keys must be plain names");
       continue;
@@ -527,7 +527,7 @@ void ConfigParser::ParseHeaders(const YAML::Node& n, const std::string& path, We
     return;
   }
   for (auto it = n.begin(); it != n.end(); ++it) {
-    const YAML::Node& key = it->first;
+    const YAML::Node key = it->first;  // a copy: the iterator yields a temporary
     const std::string& name = key.IsScalar() ? key.Scalar() : std::string();
     bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
