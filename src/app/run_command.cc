@@ -46,16 +46,13 @@ std::string HostName() {
 
 GroupClientsFactory MakeAwsGroupClientsFactory(ServicesOptions base, DaemonMetrics* metrics) {
   return [base, metrics](const GroupConfig& g) -> Result<GroupClients> {
-    if (!g.role_arn.empty()) {
-      return FailedPrecondition(fmt::format("group {}: role_arn ({}) is not supported by this build yet; run with "
-                                            "credentials of the queues' account",
-                                            g.name, g.role_arn));
-    }
     auto res = std::make_shared<GroupResources>();
     res->env = std::make_unique<SqsEndpointEnvironment>(DefaultEnvironment(), g.endpoint_url);
     ServicesOptions o = base;
     if (!g.region.empty()) o.client.region = g.region;
     if (!g.profile.empty()) o.client.profile = g.profile;
+    o.role_arn = g.role_arn;
+    o.external_id = g.external_id;
     auto services = AwsServices::Create(o, *res->env, DefaultClock());
     if (!services.ok()) return services.status().WithContext("group " + g.name);
     res->services = std::move(*services);

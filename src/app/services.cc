@@ -9,6 +9,26 @@
 #include "s3/s3_object_store.h"
 
 namespace dlq {
+namespace {
+
+// Temporary credentials from STS AssumeRole; wrap in CachingProvider.
+class AssumeRoleProvider final : public CredentialsProvider {
+ public:
+  AssumeRoleProvider(StsClient& sts, AssumeRoleRequest request) : sts_(sts), request_(std::move(request)) {}
+  Result<Credentials> GetCredentials() override {
+    auto c = sts_.AssumeRole(request_);
+    if (!c.ok()) return c.status().WithContext(fmt::format("assume role {}", request_.role_arn));
+    c->source = fmt::format("assume-role ({})", request_.role_arn);
+    return c;
+  }
+  std::string Name() const override { return "assume-role"; }
+
+ private:
+  StsClient& sts_;
+  AssumeRoleRequest request_;
+};
+
+}  // namespace
 
 Result<std::unique_ptr<AwsServices>> AwsServices::Create(const ServicesOptions& options, const Environment& env,
                                                          Clock& clock) {
@@ -23,6 +43,20 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const ServicesOptions& 
   DLQ_ASSIGN_OR_RETURN(auto transport, CurlTransport::Create(topts));
   s->transport_ = std::move(transport);
   s->credentials_ = MakeDefaultCredentialsChain(s->settings_, env, *s->transport_, clock);
+  if (!options.role_arn.empty()) {
+    if (!StartsWith(options.role_arn, "arn:")) {
+      return InvalidArgument(fmt::format("role '{}' is not an IAM role ARN", options.role_arn));
+    }
+    s->source_credentials_ = std::move(s->credentials_);
+    s->source_sts_ = std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_,
+                                                 *s->source_credentials_, clock, options.retry);
+    AssumeRoleRequest req;
+    req.role_arn = options.role_arn;
+    req.session_name = options.role_session_name;
+    if (!options.external_id.empty()) req.external_id = options.external_id;
+    s->credentials_ = std::make_unique<CachingProvider>(
+        std::make_unique<AssumeRoleProvider>(*s->source_sts_, std::move(req)), clock);
+  }
 
   s->sqs_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("sqs"), *s->transport_, *s->credentials_, clock,
                                             options.retry);

@@ -22,6 +22,12 @@ namespace dlq {
 
 struct ServicesOptions {
   ClientOptions client;
+  // When set, every call uses temporary credentials from STS AssumeRole,
+  // obtained with the resolved credentials and refreshed before they expire
+  // (cross-account queue groups).
+  std::string role_arn;
+  std::string external_id;
+  std::string role_session_name = "dlq-archive";
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{70000};
   RetryOptions retry;
@@ -54,6 +60,8 @@ class AwsServices {
   AwsSettings settings_;
   RetryOptions retry_;
   std::unique_ptr<HttpTransport> transport_;
+  std::unique_ptr<CredentialsProvider> source_credentials_;  // the chain, when a role is assumed
+  std::unique_ptr<StsClient> source_sts_;
   std::unique_ptr<CredentialsProvider> credentials_;
   std::unique_ptr<AwsClient> sqs_aws_, s3_aws_, s3_aws_path_, cw_aws_;
   std::unique_ptr<QueueClient> sqs_;

@@ -104,3 +104,32 @@ TEST(SigV4Moto, DoctorPassesWithRightKeysAndExplainsAWrongSecret) {
 
 }  // namespace
 }  // namespace dlq::it
+
+namespace dlq::it {
+namespace {
+
+// Cross-account groups: every call runs with credentials from STS AssumeRole.
+TEST(AssumeRoleMoto, ServicesWithRoleArnCallAsTheAssumedRole) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto env = std::make_unique<MapEnvironment>();
+  for (const auto& [k, v] : moto.env) env->Set(k, v);
+  env->Set("AWS_CONFIG_FILE", "/nonexistent/config");
+  env->Set("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
+  ServicesOptions o;
+  o.role_arn = "arn:aws:iam::123456789012:role/dlq-archive-reader";
+  o.external_id = "ext-1";
+  auto svc = AwsServices::Create(o, *env, DefaultClock());
+  ASSERT_TRUE(svc.ok()) << svc.status().ToString();
+  auto creds = (*svc)->credentials().GetCredentials();
+  ASSERT_TRUE(creds.ok()) << creds.status().ToString();
+  EXPECT_NE(creds->source.find("assume-role"), std::string::npos) << creds->source;
+  EXPECT_FALSE(creds->session_token.empty());
+  EXPECT_TRUE(creds->expiration.has_value());
+  auto id = (*svc)->sts().GetCallerIdentity();
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_NE(id->arn.find("assumed-role/dlq-archive-reader"), std::string::npos) << id->arn;
+  EXPECT_TRUE((*svc)->sqs().ListQueues("").ok());
+}
+
+}  // namespace
+}  // namespace dlq::it
