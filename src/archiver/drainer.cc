@@ -576,10 +576,12 @@ DrainResult QueueDrainer::Run() {
 
   std::thread heartbeat([this] { HeartbeatLoop(); });
   std::vector<std::thread> uploaders;
+  uploaders.reserve(2 * static_cast<size_t>(options_.max_batches_in_flight));
   // Twice the in-flight bound: some threads delete stored batches while the
   // others upload the next ones.
   for (int i = 0; i < 2 * options_.max_batches_in_flight; ++i) uploaders.emplace_back([this] { UploaderLoop(); });
   std::vector<std::thread> receivers;
+  receivers.reserve(static_cast<size_t>(options_.receivers));
   for (int i = 0; i < options_.receivers; ++i) receivers.emplace_back([this] { ReceiverLoop(); });
   for (auto& t : receivers) t.join();
 

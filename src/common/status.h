@@ -115,6 +115,7 @@ class [[nodiscard]] Result {
     if (!dlq_status_.ok()) return dlq_status_; \
   } while (0)
 
+// NOLINTBEGIN(bugprone-macro-parentheses): lhs is a declaration, not an expression.
 #define DLQ_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                              \
   if (!tmp.ok()) return tmp.status();             \
@@ -122,3 +123,4 @@ class [[nodiscard]] Result {
 
 #define DLQ_ASSIGN_OR_RETURN(lhs, expr) \
   DLQ_ASSIGN_OR_RETURN_IMPL(DLQ_CONCAT(dlq_result_, __LINE__), lhs, expr)
+// NOLINTEND(bugprone-macro-parentheses)
