@@ -482,6 +482,9 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   if (!in_alarm || q->queued || q->clients.store == nullptr) return;
   bool sweep_due = !q->last_submit || now - *q->last_submit >= config_.sweep_interval;
   if (!transitioned && !sweep_due && !q->more) return;
+  // The last collection saw the queue empty: nothing to archive until it
+  // fills again (the alarm returns to OK when its period completes).
+  if (!transitioned && !q->more && q->visible == 0 && q->not_visible == 0 && q->delayed <= 0) return;
   q->queued = true;
   q->last_submit = now;
   ArchiveJob job;
