@@ -10,6 +10,8 @@
 
 #include <pugixml.hpp>
 
+#include "common/xml.h"
+
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -19,22 +21,10 @@ namespace {
 constexpr std::string_view kVersion = "2010-08-01";
 constexpr size_t kMaxDimensions = 30;
 
-std::string_view LocalName(const pugi::xml_node& node) {
-  std::string_view name = node.name();
-  auto colon = name.find(':');
-  return colon == std::string_view::npos ? name : name.substr(colon + 1);
-}
-
-pugi::xml_node Child(const pugi::xml_node& parent, std::string_view name) {
-  for (pugi::xml_node c = parent.first_child(); c; c = c.next_sibling()) {
-    if (c.type() == pugi::node_element && LocalName(c) == name) return c;
-  }
-  return {};
-}
-
+std::string_view LocalName(const pugi::xml_node& node) { return XmlLocalName(node); }
+pugi::xml_node Child(const pugi::xml_node& parent, std::string_view name) { return XmlChild(parent, name); }
 std::string ChildText(const pugi::xml_node& parent, std::string_view name) {
-  pugi::xml_node c = Child(parent, name);
-  return c ? std::string(Trim(c.text().get())) : std::string();
+  return XmlChildText(parent, name, /*trim=*/true);
 }
 
 // The <member> children of `list`.

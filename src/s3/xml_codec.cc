@@ -7,29 +7,18 @@
 
 #include <pugixml.hpp>
 
+#include "common/xml.h"
+
 #include "common/strings.h"
 #include "common/time_util.h"
 
 namespace dlq {
 namespace {
 
-// Element name without a namespace prefix ("s3:Key" -> "Key").
-std::string_view LocalName(const pugi::xml_node& node) {
-  std::string_view name = node.name();
-  auto colon = name.find(':');
-  return colon == std::string_view::npos ? name : name.substr(colon + 1);
-}
-
-pugi::xml_node Child(const pugi::xml_node& parent, std::string_view name) {
-  for (pugi::xml_node c = parent.first_child(); c; c = c.next_sibling()) {
-    if (c.type() == pugi::node_element && LocalName(c) == name) return c;
-  }
-  return {};
-}
-
+std::string_view LocalName(const pugi::xml_node& node) { return XmlLocalName(node); }
+pugi::xml_node Child(const pugi::xml_node& parent, std::string_view name) { return XmlChild(parent, name); }
 std::string ChildText(const pugi::xml_node& parent, std::string_view name) {
-  pugi::xml_node c = Child(parent, name);
-  return c ? std::string(c.text().get()) : std::string();
+  return XmlChildText(parent, name, /*trim=*/false);
 }
 
 // The document element, or an empty node when `xml` does not parse.
