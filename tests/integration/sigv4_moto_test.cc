@@ -133,3 +133,61 @@ TEST(AssumeRoleMoto, ServicesWithRoleArnCallAsTheAssumedRole) {
 
 }  // namespace
 }  // namespace dlq::it
+
+namespace dlq::it {
+namespace {
+
+std::unique_ptr<AwsServices> ServicesWithEnv(const StandIn& moto, std::map<std::string, std::string> vars,
+                                             std::vector<std::unique_ptr<MapEnvironment>>& keep) {
+  auto env = std::make_unique<MapEnvironment>();
+  env->Set("AWS_ENDPOINT_URL", moto.endpoint());
+  env->Set("AWS_REGION", "us-east-1");
+  env->Set("AWS_EC2_METADATA_DISABLED", "true");
+  for (const auto& [k, v] : vars) env->Set(k, v);
+  auto svc = AwsServices::Create(ServicesOptions{}, *env, DefaultClock());
+  EXPECT_TRUE(svc.ok()) << svc.status().ToString();
+  keep.push_back(std::move(env));
+  return svc.ok() ? std::move(*svc) : nullptr;
+}
+
+// The credential chain against moto's STS: web identity from the environment
+// (as on EKS with IRSA) and a profile that assumes a role from another profile.
+TEST(AssumeRoleMoto, WebIdentityAndProfileRoleChainsCallAsTheAssumedRole) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  std::vector<std::unique_ptr<MapEnvironment>> keep;
+  std::string dir = ::testing::TempDir();
+  std::string token = dir + "/web-identity-token";
+  std::ofstream(token) << "eyJhbGciOiJSUzI1NiJ9.e30.c2ln";
+  auto web = ServicesWithEnv(moto,
+                             {{"AWS_WEB_IDENTITY_TOKEN_FILE", token},
+                              {"AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/irsa-dlq-archive"},
+                              {"AWS_CONFIG_FILE", "/nonexistent"},
+                              {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}},
+                             keep);
+  ASSERT_TRUE(web);
+  auto creds = web->credentials().GetCredentials();
+  ASSERT_TRUE(creds.ok()) << creds.status().ToString();
+  EXPECT_EQ(creds->source.rfind("web-identity", 0), 0u) << creds->source;
+  auto id = web->sts().GetCallerIdentity();
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_NE(id->arn.find("assumed-role/irsa-dlq-archive"), std::string::npos) << id->arn;
+
+  std::string credentials_file = dir + "/credentials", config_file = dir + "/config";
+  std::ofstream(credentials_file) << "[base]\naws_access_key_id = AKIABASEEXAMPLE00001\n"
+                                     "aws_secret_access_key = baseSecretExample\n";
+  std::ofstream(config_file) << "[profile ops]\nrole_arn = arn:aws:iam::123456789012:role/ops-dlq\n"
+                                "source_profile = base\nregion = us-east-1\n";
+  auto prof = ServicesWithEnv(moto,
+                              {{"AWS_PROFILE", "ops"},
+                               {"AWS_CONFIG_FILE", config_file},
+                               {"AWS_SHARED_CREDENTIALS_FILE", credentials_file}},
+                              keep);
+  ASSERT_TRUE(prof);
+  auto pid = prof->sts().GetCallerIdentity();
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  EXPECT_NE(pid->arn.find("assumed-role/ops-dlq"), std::string::npos) << pid->arn;
+  EXPECT_TRUE(prof->sqs().ListQueues("").ok());
+}
+
+}  // namespace
+}  // namespace dlq::it
