@@ -12,12 +12,6 @@
 namespace dlq {
 namespace {
 
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
-  return buf;
-}
-
 std::string HumanBytes(uint64_t b) {
   if (b < 1024) return fmt::format("{} B", b);
   if (b < (1u << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
@@ -113,7 +107,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   bool tty = isatty(STDERR_FILENO) != 0;
   bool show_progress = options.progress == "always" || (options.progress == "auto" && tty);
   std::vector<DrainResult> results;
-  std::string host = HostName();
+  std::string host = LocalHostName();
   for (const QueueInfo& q : queues) {
     if (stop) break;
     ArchiveContext ctx;

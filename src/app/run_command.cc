@@ -36,12 +36,6 @@ struct GroupResources {
   std::unique_ptr<ObjectStore> store;
 };
 
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
-  return buf;
-}
-
 }  // namespace
 
 GroupClientsFactory MakeAwsGroupClientsFactory(ServicesOptions base, DaemonMetrics* metrics) {
@@ -108,7 +102,7 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   if (*webhook) notifier.Add(webhook->get());
 
   DaemonOptions dopts;
-  dopts.host = HostName();
+  dopts.host = LocalHostName();
   Log().Log(LogLevel::kInfo, "starting",
             {{"config", options.config_path}, {"groups", static_cast<int64_t>(config->groups.size())},
              {"version", DLQ_VERSION}});

@@ -1,6 +1,7 @@
 #include "app/services.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "aws/credential_providers.h"
 #include "aws/curl_transport.h"
@@ -85,6 +86,12 @@ void AwsServices::SetObserver(CallObserver observer) {
   sqs_aws_->SetObserver(observer);
   s3_aws_->SetObserver(observer);
   cw_aws_->SetObserver(observer);
+}
+
+std::string LocalHostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
 }
 
 Result<Destination> ParseDestination(std::string_view uri) {

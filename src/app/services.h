@@ -70,6 +70,9 @@ class AwsServices {
   std::unique_ptr<CloudWatchClient> cloudwatch_;
 };
 
+// This machine's host name, recorded in archive records ("unknown" if unset).
+std::string LocalHostName();
+
 // Where archives go: "s3://bucket/prefix" or "file:///abs/dir" (a prefix is
 // the path under the bucket or directory root).
 struct Destination {

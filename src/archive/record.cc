@@ -176,6 +176,20 @@ bool AppendEscaped(std::string& out, std::string_view s) {
   return true;
 }
 
+// Appends `text_prefix` + the escaped text + '"' when `text` is valid UTF-8,
+// else `base64_prefix` + its base64 + '"', so no byte is ever lost.
+void AppendTextOrBase64(std::string& out, std::string_view text_prefix, std::string_view base64_prefix,
+                        std::string_view text) {
+  const size_t mark = out.size();
+  out.append(text_prefix);
+  if (!AppendEscaped(out, text)) {
+    out.resize(mark);
+    out.append(base64_prefix);
+    out.append(Base64Encode(text));
+  }
+  out.push_back('"');
+}
+
 // Appends a quoted JSON string. Invalid UTF-8 bytes become U+FFFD (lossy; only
 // for fields SQS guarantees to be text, never for the body).
 void AppendString(std::string& out, std::string_view s) {
@@ -291,16 +305,7 @@ void WriteRecord(const RecordView& r, std::string& out) {
   AppendString(out, r.account_id);
   out.append(",\"message_id\":");
   AppendString(out, r.message_id);
-  const size_t body_mark = out.size();
-  out.append(",\"body\":\"");
-  if (AppendEscaped(out, r.body)) {
-    out.push_back('"');
-  } else {  // not UTF-8: store losslessly as base64
-    out.resize(body_mark);
-    out.append(",\"body_encoding\":\"base64\",\"body_base64\":\"");
-    out.append(Base64Encode(r.body));
-    out.push_back('"');
-  }
+  AppendTextOrBase64(out, ",\"body\":\"", ",\"body_encoding\":\"base64\",\"body_base64\":\"", r.body);
   out.append(",\"md5_of_body\":");
   AppendString(out, r.md5_of_body);
   out.append(",\"md5_of_message_attributes\":");
@@ -326,16 +331,7 @@ void WriteRecord(const RecordView& r, std::string& out) {
       out.append(Base64Encode(value.binary_value));
       out.push_back('"');
     } else {
-      const size_t mark = out.size();
-      out.append(",\"StringValue\":\"");
-      if (AppendEscaped(out, value.string_value)) {
-        out.push_back('"');
-      } else {  // not UTF-8: store losslessly as base64
-        out.resize(mark);
-        out.append(",\"StringValueBase64\":\"");
-        out.append(Base64Encode(value.string_value));
-        out.push_back('"');
-      }
+      AppendTextOrBase64(out, ",\"StringValue\":\"", ",\"StringValueBase64\":\"", value.string_value);
     }
     out.push_back('}');
   }

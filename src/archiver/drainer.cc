@@ -14,6 +14,11 @@ namespace {
 
 constexpr std::chrono::hours kMaxVisibilityWindow{12};
 constexpr size_t kSqsBatch = 10;
+// Local retries of receives and deletes (after AwsClient's own retries):
+// full jitter, cap 100 ms doubling to 5 s.
+const RetryOptions kLocalRetry{.max_attempts = 6,
+                               .base_delay = std::chrono::milliseconds(100),
+                               .max_delay = std::chrono::milliseconds(5000)};
 // Messages not selected are held invisible at most this many at a time.
 constexpr size_t kMaxSkippedHeld = 10000;
 
@@ -214,8 +219,7 @@ void QueueDrainer::ReceiverLoop() {
       // receive usually gets it intact. Persistent ones stop the drain.
       if ((st.retryable() || st.code() == ErrorCode::kDataLoss) && ++consecutive_errors < 5) {
         Log().Log(LogLevel::kWarn, "archive.receive_retry", {{"queue", queue_.name}, {"error", st.ToString()}});
-        auto cap = std::min<int64_t>(5000, 100LL << consecutive_errors);
-        clock_.SleepFor(std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, cap)(rng)));
+        clock_.SleepFor(BackoffDelay(kLocalRetry, consecutive_errors, rng));
         continue;
       }
       Fail(st.WithContext(fmt::format("receive from {}", queue_.name)));
@@ -255,8 +259,7 @@ void QueueDrainer::ReceiverLoop() {
       if (skipped_held_.size() >= kMaxSkippedHeld) release_now.swap(skipped_held_);
     }
     if (!release_now.empty()) {
-      ReleaseHeld(release_now);
-      counters_.released -= release_now.size();  // not archived by choice, not a failure
+      ReleaseHeld(release_now, /*count_released=*/false);  // not archived by choice, not a failure
     }
     // Enforce --max-messages across receivers.
     if (options_.max_messages > 0 && !take.empty()) {
@@ -384,8 +387,7 @@ void QueueDrainer::DeleteBatch(Batch& batch) {
       for (size_t i = begin; i < end; ++i) pending.push_back({std::to_string(i - begin), held[i].receipt_handle});
       for (int attempt = 0; attempt < options_.delete_attempts && !pending.empty(); ++attempt) {
         if (attempt > 0) {
-          auto cap = std::min<int64_t>(5000, 100LL << attempt);
-          clock_.SleepFor(std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, cap)(rng)));
+          clock_.SleepFor(BackoffDelay(kLocalRetry, attempt, rng));
         }
         auto r = sqs_.DeleteMessageBatch(queue_.url, pending);
         if (!r.ok()) {
@@ -429,7 +431,7 @@ void QueueDrainer::DeleteBatch(Batch& batch) {
   for (auto& t : threads) t.join();
 }
 
-void QueueDrainer::ReleaseHeld(const std::vector<Held>& held) {
+void QueueDrainer::ReleaseHeld(const std::vector<Held>& held, bool count_released) {
   for (size_t begin = 0; begin < held.size(); begin += kSqsBatch) {
     size_t end = std::min(held.size(), begin + kSqsBatch);
     std::vector<VisibilityEntry> entries;
@@ -441,7 +443,7 @@ void QueueDrainer::ReleaseHeld(const std::vector<Held>& held) {
                 {{"queue", queue_.name}, {"messages", static_cast<int64_t>(entries.size())},
                  {"error", r.status().ToString()}});
     }
-    counters_.released += entries.size();
+    if (count_released) counters_.released += entries.size();
   }
 }
 
@@ -611,8 +613,7 @@ DrainResult QueueDrainer::Run() {
     skipped.swap(skipped_held_);
   }
   cv_.notify_all();
-  ReleaseHeld(skipped);
-  counters_.released -= skipped.size();
+  ReleaseHeld(skipped, /*count_released=*/false);
   for (auto& t : uploaders) t.join();
   {
     std::lock_guard lock(mu_);

@@ -161,7 +161,9 @@ class QueueDrainer {
   Batch* FindBatchLocked(uint64_t seq);
   Status UploadBatch(Batch& batch);
   void DeleteBatch(Batch& batch);
-  void ReleaseHeld(const std::vector<Held>& held);
+  // Makes the messages visible again; count_released: they were meant to be
+  // archived (stats.released), not skipped by choice.
+  void ReleaseHeld(const std::vector<Held>& held, bool count_released = true);
   void ExtendVisibility(std::vector<Held*>& due);
   void Fail(const Status& status);
   bool ShouldStopReceiving() const;

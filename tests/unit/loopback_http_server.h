@@ -1,7 +1,7 @@
 // A minimal HTTP/1.1 server on 127.0.0.1 (port 0) for transport tests: keeps
 // connections alive, records the client's remote port, answers from a
-// handler. Test-only; thread-safe. (The packaged cpp-httplib is the split
-// build that needs -lcpp-httplib, which the unit-test target does not link.)
+// handler. Test-only; thread-safe. Unlike src/server/http_server.h it
+// records each request's client port, which the connection-reuse tests need.
 #pragma once
 
 #include <arpa/inet.h>
