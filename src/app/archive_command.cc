@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <deque>
 #include <thread>
 
 #include "common/log.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -18,26 +20,101 @@ std::string HumanBytes(uint64_t b) {
   return fmt::format("{:.1f} MiB", b / 1048576.0);
 }
 
+const char* Outcome(const DrainResult& r) {
+  if (!r.status.ok()) return "failed";
+  if (r.stopped) return "stopped";
+  if (r.incomplete) return "incomplete";
+  return "done";
+}
+
 void AppendResultJson(std::string& out, const DrainResult& r, const std::string& dest_prefix) {
   const DrainStats& s = r.stats;
   out += fmt::format(
-      "{{\"queue\":\"{}\",\"queue_url\":\"{}\",\"received\":{},\"selected\":{},\"skipped\":{},\"archived\":{},"
-      "\"deleted\":{},\"duplicates\":{},\"delete_failures\":{},\"released\":{},\"objects\":{},\"bytes\":{},"
-      "\"drained\":{},\"stopped\":{},\"elapsed_ms\":{},\"error\":",
-      r.queue.name, r.queue.url, s.received, s.selected, s.skipped, s.archived, s.deleted, s.duplicates,
-      s.delete_failures, s.released, s.objects, s.bytes_uploaded, r.drained, r.stopped, r.elapsed.count());
+      "{{\"queue\":\"{}\",\"queue_url\":\"{}\",\"result\":\"{}\",\"received\":{},\"selected\":{},\"skipped\":{},"
+      "\"archived\":{},\"deleted\":{},\"duplicates\":{},\"delete_failures\":{},\"released\":{},\"corrupt\":{},"
+      "\"objects\":{},\"bytes\":{},\"drained\":{},\"stopped\":{},\"incomplete\":{},\"elapsed_ms\":{},\"error\":",
+      r.queue.name, r.queue.url, Outcome(r), s.received, s.selected, s.skipped, s.archived, s.deleted, s.duplicates,
+      s.delete_failures, s.released, s.corrupt, s.objects, s.bytes_uploaded, r.drained, r.stopped, r.incomplete,
+      r.elapsed.count());
   if (r.status.ok()) {
     out += "null";
   } else {
     AppendJsonString(out, r.status.ToString());
   }
-  out += ",\"objects_written\":[";
+  out += ",\"incomplete_reason\":";
+  if (r.incomplete_reason.empty()) {
+    out += "null";
+  } else {
+    AppendJsonString(out, r.incomplete_reason);
+  }
+  out += ",\"corrupt_ids\":[";
+  for (size_t i = 0; i < r.corrupt_ids.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, r.corrupt_ids[i]);
+  }
+  out += "],\"objects_written\":[";
   for (size_t i = 0; i < r.keys.size(); ++i) {
     if (i) out += ',';
     AppendJsonString(out, dest_prefix + r.keys[i]);
   }
   out += "]}";
 }
+
+// A failure before any queue was drained: one line on stderr, or with
+// --output json one document on stdout. Returns `code`.
+int EarlyFailure(const ArchiveCommandOptions& options, int code, const Status& st) {
+  if (options.output == "json") {
+    std::string out = fmt::format("{{\"ok\":false,\"exit_code\":{},\"error\":{{\"code\":", code);
+    AppendJsonString(out, ErrorCodeName(st.code()));
+    out += ",\"aws_error_code\":";
+    if (st.aws() && !st.aws()->error_code.empty()) {
+      AppendJsonString(out, st.aws()->error_code);
+    } else {
+      out += "null";
+    }
+    out += ",\"message\":";
+    AppendJsonString(out, st.message());
+    out += "},\"destination\":";
+    AppendJsonString(out, options.destination);
+    out += ",\"queues\":[]}\n";
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  } else {
+    std::fprintf(stderr, "error: %s\n", st.message().c_str());
+  }
+  return code;
+}
+
+// Draws the progress line through the logger, so log lines never land in the
+// middle of it. "left" and the rate come from messages done (deleted; with
+// --keep archived; with --dry-run examined), the rate over the last 10 s.
+class ProgressLine {
+ public:
+  ProgressLine(std::string queue, int64_t initial_depth, const DrainOptions& options)
+      : queue_(std::move(queue)), initial_depth_(initial_depth), options_(options) {}
+
+  void Update(const DrainStats& s, std::chrono::steady_clock::time_point now) {
+    uint64_t done = options_.dry_run ? s.selected + s.skipped : options_.keep ? s.archived : s.deleted;
+    samples_.push_back({now, done});
+    while (samples_.size() > 2 && now - samples_.front().first > std::chrono::seconds(10)) samples_.pop_front();
+    double secs = std::chrono::duration<double>(now - samples_.front().first).count();
+    double rate = secs > 0.5 ? (done - samples_.front().second) / secs : 0;
+    std::string left = "?", eta = "?";
+    if (initial_depth_ >= 0) {
+      int64_t l = std::max<int64_t>(0, initial_depth_ - static_cast<int64_t>(done));
+      left = fmt::format("~{}", l);
+      if (rate > 0) eta = FormatDuration(std::chrono::seconds(static_cast<int64_t>(l / rate)));
+    }
+    Log().SetStatusLine(fmt::format("{}: received {}, archived {}, deleted {}, {:.0f} msg/s, left {}, ETA {}", queue_,
+                                    s.received, s.archived, s.deleted, rate, left, eta));
+  }
+  ~ProgressLine() { Log().SetStatusLine(""); }
+
+ private:
+  std::string queue_;
+  int64_t initial_depth_;
+  const DrainOptions& options_;
+  std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> samples_;
+};
 
 }  // namespace
 
@@ -70,12 +147,6 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     return 2;
   }
-  auto store = OpenStore(*dest, &services);
-  if (!store.ok()) {
-    std::fprintf(stderr, "error: destination %s: %s\n", options.destination.c_str(),
-                 store.status().ToString().c_str());
-    return 1;
-  }
   std::string uri_prefix = dest->scheme == "s3" ? fmt::format("s3://{}/", dest->bucket)
                                                 : fmt::format("file://{}/", dest->root);
 
@@ -84,24 +155,34 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   if (!options.queue_prefix.empty()) {
     auto urls = services.sqs().ListQueues(options.queue_prefix);
     if (!urls.ok()) {
-      std::fprintf(stderr, "error: list queues with prefix '%s': %s\n", options.queue_prefix.c_str(),
-                   urls.status().ToString().c_str());
-      return 1;
+      return EarlyFailure(options, 1,
+                          urls.status().WithContext(fmt::format("list queues with prefix '{}'", options.queue_prefix)));
     }
     if (urls->empty()) {
-      std::fprintf(stderr, "error: no queue name starts with '%s'\n", options.queue_prefix.c_str());
-      return 1;
+      return EarlyFailure(options, 1,
+                          NotFound(fmt::format("no queue name starts with '{}' in region {}", options.queue_prefix,
+                                               services.settings().region)));
     }
     names.insert(names.end(), urls->begin(), urls->end());
   }
   std::vector<QueueInfo> queues;
   for (const auto& n : names) {
     auto q = ResolveQueue(services.sqs(), n, services.settings().region);
-    if (!q.ok()) {
-      std::fprintf(stderr, "error: %s\n", q.status().ToString().c_str());
-      return 1;
-    }
+    if (!q.ok()) return EarlyFailure(options, 1, q.status());
     queues.push_back(*q);
+  }
+
+  // Check the destination before receiving anything: a receive raises
+  // receive counts, and a cron job must fail on an empty queue too.
+  auto store = OpenStore(*dest, &services);
+  if (!store.ok()) return EarlyFailure(options, 1, store.status().WithContext("destination " + options.destination));
+  auto check = (*store)->CheckWritable();
+  if (!check.ok()) {
+    return EarlyFailure(options, 1, check.status().WithContext(fmt::format("destination {}", options.destination)));
+  }
+  if (!check->confirmed) {
+    Log().Log(LogLevel::kWarn, "archive.destination_unchecked", {{"destination", options.destination},
+                                                                 {"note", check->note}});
   }
 
   bool tty = isatty(STDERR_FILENO) != 0;
@@ -121,34 +202,21 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     ctx.retention = q.retention;
     int64_t initial_depth = -1;
     if (auto a = services.sqs().GetQueueAttributes(q.url, {"ApproximateNumberOfMessages"}); a.ok()) {
-      try {
-        initial_depth = std::stoll(a->at("ApproximateNumberOfMessages"));
-      } catch (...) {
+      if (auto it = a->find("ApproximateNumberOfMessages"); it != a->end()) {
+        initial_depth = ParseInt64(it->second).value_or(-1);
       }
     }
     QueueDrainer drainer(services.sqs(), **store, services.clock(), q, options.drain, ctx);
     std::atomic<bool> done{false};
     std::thread watcher([&] {
-      auto start = std::chrono::steady_clock::now();
-      bool printed = false;
+      std::optional<ProgressLine> progress;
+      if (show_progress) progress.emplace(q.name, initial_depth, options.drain);
+      int tick = 0;
       while (!done) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         if (stop) drainer.RequestStop();
-        static thread_local int tick = 0;
-        if (!show_progress || ++tick % 5 != 0) continue;
-        DrainStats s = drainer.Snapshot();
-        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        double rate = secs > 0 ? s.archived / secs : 0;
-        int64_t left = initial_depth >= 0 ? std::max<int64_t>(0, initial_depth - static_cast<int64_t>(s.archived)) : -1;
-        std::string eta = (left >= 0 && rate > 0) ? FormatDuration(std::chrono::seconds(static_cast<int64_t>(left / rate)))
-                                                  : "?";
-        std::fprintf(stderr, "\r%s: received %lu, archived %lu, deleted %lu, %.0f msg/s, left ~%s, ETA %s   ",
-                     q.name.c_str(), static_cast<unsigned long>(s.received), static_cast<unsigned long>(s.archived),
-                     static_cast<unsigned long>(s.deleted), rate, left >= 0 ? std::to_string(left).c_str() : "?",
-                     eta.c_str());
-        printed = true;
+        if (progress && ++tick % 5 == 0) progress->Update(drainer.Snapshot(), std::chrono::steady_clock::now());
       }
-      if (printed) std::fprintf(stderr, "\n");
     });
     DrainResult r = drainer.Run();
     done = true;
@@ -157,30 +225,37 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     if (!results.back().status.ok()) break;  // stop before touching more queues
   }
 
-  // Summary and exit code.
+  // Exit code: 1 error > 130 signal > 4 incomplete > 3 delete failures > 0.
   int code = 0;
   std::string reason;
+  auto raise = [&](int c, std::string why) {
+    auto rank = [](int x) { return x == 1 ? 4 : x == 130 ? 3 : x == 4 ? 2 : x == 3 ? 1 : 0; };
+    if (rank(c) > rank(code)) {
+      code = c;
+      reason = std::move(why);
+    }
+  };
   for (const auto& r : results) {
     const DrainStats& s = r.stats;
     if (!r.status.ok()) {
-      code = 1;
-      reason = fmt::format("{}: {}", r.queue.name, r.status.ToString());
-      break;
-    }
-    if (r.stopped) {
-      code = 130;
-      reason = "stopped by signal; what was in flight was archived and deleted, the rest released";
-    } else if (!options.drain.keep && !options.drain.dry_run && (s.duplicates > 0 || s.delete_failures > 0) &&
-               code == 0) {
-      code = 3;
-      reason = fmt::format("{}: {} archived messages could not be deleted and stay in the DLQ (they will be "
+      raise(1, fmt::format("{}: {}; nothing unarchived was deleted ({} archived and deleted, {} released back to "
+                           "the queue)",
+                           r.queue.name, r.status.ToString(), s.deleted, s.released));
+    } else if (r.stopped) {
+      raise(130, fmt::format("stopped by signal: uploads in flight finished and their messages were deleted; {} "
+                             "message(s) were released back to {}",
+                             s.released, r.queue.name));
+    } else if (r.incomplete) {
+      raise(4, fmt::format("incomplete: {}: {}", r.queue.name, r.incomplete_reason));
+    } else if (!options.drain.keep && !options.drain.dry_run && (s.duplicates > 0 || s.delete_failures > 0)) {
+      raise(3, fmt::format("{}: {} archived messages could not be deleted and stay in the DLQ (they will be "
                            "archived again; readers de-duplicate)",
-                           r.queue.name, s.duplicates + s.delete_failures);
+                           r.queue.name, s.duplicates + s.delete_failures));
     }
   }
-  if (results.size() < queues.size() && code == 0) {
-    code = stop ? 130 : 1;
-    if (reason.empty()) reason = "not every queue was processed";
+  if (results.size() < queues.size()) {
+    raise(stop ? 130 : 1, fmt::format("{} of {} queues were not processed", queues.size() - results.size(),
+                                      queues.size()));
   }
   if (options.output == "json") {
     std::string out = fmt::format("{{\"ok\":{},\"exit_code\":{},\"destination\":", code == 0, code);
@@ -196,33 +271,40 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     AppendJsonString(out, reason);
     out += "}\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
-  } else {
-    for (const auto& r : results) {
-      const DrainStats& s = r.stats;
-      double secs = r.elapsed.count() / 1000.0;
-      if (options.drain.dry_run) {
-        std::printf("%s: dry run: %lu messages would be archived, %lu not selected (received %lu times; receive "
-                    "counts went up)\n",
-                    r.queue.name.c_str(), static_cast<unsigned long>(s.selected), static_cast<unsigned long>(s.skipped),
-                    static_cast<unsigned long>(s.received));
-        continue;
-      }
-      std::printf("%s: archived %lu, deleted %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs (%.0f msg/s)%s\n",
-                  r.queue.name.c_str(), static_cast<unsigned long>(s.archived), static_cast<unsigned long>(s.deleted),
-                  static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.skipped),
-                  static_cast<unsigned long>(s.objects), HumanBytes(s.bytes_uploaded).c_str(), secs,
-                  secs > 0 ? s.archived / secs : 0.0, options.drain.keep ? " [--keep: nothing deleted]" : "");
-      size_t shown = 0;
-      for (const auto& k : r.keys) {
-        if (++shown > 10) {
-          std::printf("  ... and %zu more objects\n", r.keys.size() - 10);
-          break;
-        }
-        std::printf("  %s%s\n", uri_prefix.c_str(), k.c_str());
-      }
-    }
-    if (code != 0) std::fprintf(stderr, "error: %s\n", reason.c_str());
+    return code;
   }
+  for (const auto& r : results) {
+    const DrainStats& s = r.stats;
+    double secs = r.elapsed.count() / 1000.0;
+    if (options.drain.dry_run) {
+      std::printf("%s: dry run%s: %lu messages would be archived, %lu not selected (received %lu times; receive "
+                  "counts went up)\n",
+                  r.queue.name.c_str(), r.status.ok() ? "" : " FAILED", static_cast<unsigned long>(s.selected),
+                  static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.received));
+      continue;
+    }
+    const char* state = !r.status.ok() ? "FAILED: "
+                        : r.stopped    ? "STOPPED: "
+                        : r.incomplete ? "INCOMPLETE: "
+                                       : "";
+    std::printf("%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs "
+                "(%.0f msg/s)%s\n",
+                r.queue.name.c_str(), state, static_cast<unsigned long>(s.archived),
+                static_cast<unsigned long>(s.deleted), static_cast<unsigned long>(s.released),
+                static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.skipped),
+                static_cast<unsigned long>(s.objects), HumanBytes(s.bytes_uploaded).c_str(), secs,
+                secs > 0 ? s.archived / secs : 0.0, options.drain.keep ? " [--keep: nothing deleted]" : "");
+    size_t shown = 0;
+    for (const auto& k : r.keys) {
+      if (++shown > 10) {
+        std::printf("  ... and %zu more objects\n", r.keys.size() - 10);
+        break;
+      }
+      std::printf("  %s%s\n", uri_prefix.c_str(), k.c_str());
+    }
+  }
+  std::fflush(stdout);
+  if (code != 0) std::fprintf(stderr, "%s%s\n", code == 130 ? "" : code == 4 ? "" : "error: ", reason.c_str());
   return code;
 }
 

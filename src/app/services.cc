@@ -125,12 +125,11 @@ Result<Destination> ParseDestination(std::string_view uri) {
 
 Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services) {
   if (dest.scheme == "file") {
-    DLQ_ASSIGN_OR_RETURN(auto store, LocalObjectStore::Open(dest.root, /*create=*/true));
-    return std::unique_ptr<ObjectStore>(std::move(store));
+    // Nothing is created or checked here: CheckWritable() says what is wrong.
+    return std::unique_ptr<ObjectStore>(std::make_unique<LocalObjectStore>(dest.root));
   }
   if (services == nullptr) return Internal("S3 destination without AWS services");
-  return std::unique_ptr<ObjectStore>(
-      std::make_unique<S3ObjectStore>(services->s3_for(dest.bucket), dest.bucket));
+  return std::unique_ptr<ObjectStore>(std::make_unique<S3ObjectStore>(services->s3_for(dest.bucket), dest.bucket));
 }
 
 }  // namespace dlq

@@ -84,8 +84,8 @@ struct Destination {
 };
 Result<Destination> ParseDestination(std::string_view uri);
 
-// Opens the store for a destination (S3 through `services`, created lazily by
-// the caller, or a local directory, created when missing).
+// Opens the store for a destination (S3 through `services`, or a local
+// directory). Touches nothing: call CheckWritable() before receiving.
 Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services);
 
 }  // namespace dlq

@@ -1,6 +1,7 @@
 #include "archiver/drainer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <random>
@@ -19,8 +20,15 @@ constexpr size_t kSqsBatch = 10;
 const RetryOptions kLocalRetry{.max_attempts = 6,
                                .base_delay = std::chrono::milliseconds(100),
                                .max_delay = std::chrono::milliseconds(5000)};
-// Messages not selected are held invisible at most this many at a time.
-constexpr size_t kMaxSkippedHeld = 10000;
+// Pause between depth checks while waiting for messages in flight that this
+// drainer does not hold, when receives do not wait on their own.
+constexpr std::chrono::milliseconds kInFlightPoll{500};
+// A reply to a batch call names entries by the index we gave them.
+std::optional<size_t> EntryIndex(const std::string& id, size_t size) {
+  auto v = ParseInt64(id);
+  if (!v || *v < 0 || static_cast<uint64_t>(*v) >= size) return std::nullopt;
+  return static_cast<size_t>(*v);
+}
 
 bool IsReceiptHandleError(const BatchEntryError& e) {
   return e.code == "ReceiptHandleIsInvalid" || e.code == "InvalidReceiptHandle" ||
@@ -59,6 +67,9 @@ Status DrainOptions::Validate() const {
   if (wait_time_seconds < 0 || wait_time_seconds > 20) return InvalidArgument("wait time must be 0..20 seconds");
   if (empty_receives_to_drain < 1) return InvalidArgument("empty receives to drain must be >= 1");
   if (delete_attempts < 1) return InvalidArgument("delete attempts must be >= 1");
+  if (depth_checks_before_incomplete < 1) return InvalidArgument("depth checks before incomplete must be >= 1");
+  if (corrupt_receipts_to_give_up < 1) return InvalidArgument("corrupt receipts to give up must be >= 1");
+  if (max_examined_held < kSqsBatch) return InvalidArgument("max examined held must be >= 10");
   if (selection.kind != SelectionKind::kAll && selection.window.count() < 0) {
     return InvalidArgument("selection window must not be negative");
   }
@@ -77,14 +88,34 @@ Status DrainOptions::Validate() const {
 
 Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url, const std::string& default_region) {
   QueueInfo q;
+  std::string owner;
   if (StartsWith(name_or_url, "http://") || StartsWith(name_or_url, "https://")) {
     q.url = name_or_url;
     while (!q.url.empty() && q.url.back() == '/') q.url.pop_back();
     q.name = q.url.substr(q.url.rfind('/') + 1);
   } else {
     q.name = name_or_url;
-    auto url = sqs.GetQueueUrl(name_or_url, "");
-    if (!url.ok()) return url.status().WithContext(fmt::format("queue {}", name_or_url));
+    if (StartsWith(name_or_url, "arn:")) {
+      auto parts = Split(name_or_url, ':');  // arn:PARTITION:sqs:REGION:ACCOUNT:NAME
+      if (parts.size() != 6 || parts[2] != "sqs" || parts[5].empty()) {
+        return InvalidArgument(fmt::format("'{}' is not an SQS queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", name_or_url));
+      }
+      if (parts[3] != default_region) {
+        return InvalidArgument(fmt::format("queue {} is in region {}, but the region in use is {}: pass --region {}",
+                                           name_or_url, parts[3], default_region, parts[3]));
+      }
+      q.name = std::string(parts[5]);
+      owner = std::string(parts[4]);
+    }
+    auto url = sqs.GetQueueUrl(q.name, owner);
+    if (!url.ok()) {
+      if (url.status().code() == ErrorCode::kNotFound) {
+        return url.status().WithContext(
+            fmt::format("queue {} not found in region {}{}", q.name, default_region,
+                        owner.empty() ? " (the credentials' account)" : fmt::format(", account {}", owner)));
+      }
+      return url.status().WithContext(fmt::format("queue {}", name_or_url));
+    }
     q.url = *url;
   }
   auto attrs = sqs.GetQueueAttributes(q.url, {"All"});
@@ -101,11 +132,11 @@ Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url,
   if (auto it = attrs->find("FifoQueue"); it != attrs->end()) q.fifo = it->second == "true";
   if (EndsWith(q.name, ".fifo")) q.fifo = true;
   if (auto it = attrs->find("MessageRetentionPeriod"); it != attrs->end()) {
-    try {
-      q.retention = std::chrono::seconds(std::stoll(it->second));
-    } catch (...) {
+    auto secs = ParseInt64(it->second);
+    if (!secs || *secs <= 0) {
       return Internal(fmt::format("queue {}: bad MessageRetentionPeriod '{}'", q.name, it->second));
     }
+    q.retention = std::chrono::seconds(*secs);
   }
   return q;
 }
@@ -119,12 +150,16 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
       options_(std::move(options)),
       context_(std::move(context)),
       builder_(std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch,
-                                              clock_)) {}
+                                              clock_)) {
+  examined_.seq = UINT64_MAX;
+  set_aside_.seq = UINT64_MAX - 1;
+}
 
 QueueDrainer::~QueueDrainer() = default;
 
 QueueDrainer::Batch* QueueDrainer::FindBatchLocked(uint64_t seq) {
   if (building_.seq == seq) return &building_;
+  if (examined_.seq == seq) return &examined_;
   for (Batch& b : upload_queue_)
     if (b.seq == seq) return &b;
   for (Batch* b : uploading_)
@@ -154,7 +189,9 @@ DrainStats QueueDrainer::Snapshot() const {
   s.bytes_uploaded = counters_.bytes_uploaded;
   s.visibility_extensions = counters_.visibility_extensions;
   s.receive_calls = counters_.receive_calls;
+  s.corrupt = counters_.corrupt;
   s.approximate_remaining = counters_.approximate_remaining;
+  s.approximate_in_flight = counters_.approximate_in_flight;
   return s;
 }
 
@@ -163,12 +200,24 @@ void QueueDrainer::Fail(const Status& status) {
     std::lock_guard lock(mu_);
     if (first_error_.ok()) first_error_ = status;
   }
-  Log().Log(LogLevel::kError, "archive.error", {{"queue", queue_.name}, {"error", status.ToString()}});
   stop_ = true;
   cv_.notify_all();
 }
 
-bool QueueDrainer::ShouldStopReceiving() const { return stop_.load(); }
+bool QueueDrainer::Aborting() const {
+  if (stop_requested_) return true;
+  std::lock_guard lock(mu_);
+  return !first_error_.ok();
+}
+
+void QueueDrainer::MarkIncomplete(std::string reason) {
+  {
+    std::lock_guard lock(mu_);
+    if (incomplete_reason_.empty()) incomplete_reason_ = std::move(reason);
+  }
+  stop_ = true;
+  cv_.notify_all();
+}
 
 bool QueueDrainer::Selected(const Message& m) const {
   SystemTime now = clock_.Now();
@@ -184,40 +233,115 @@ bool QueueDrainer::Selected(const Message& m) const {
   return true;
 }
 
-bool QueueDrainer::CheckDrained() {
-  // Selection modes and dry runs release what they do not take, so the queue
-  // never empties: no progress over several receives means every visible
-  // message was seen.
-  auto attrs = sqs_.GetQueueAttributes(queue_.url, {"ApproximateNumberOfMessages"});
-  if (attrs.ok()) {
-    auto it = attrs->find("ApproximateNumberOfMessages");
-    if (it != attrs->end()) {
-      try {
-        counters_.approximate_remaining = std::stoll(it->second);
-      } catch (...) {
+size_t QueueDrainer::HeldLocked() const {
+  size_t n = building_.held.size() + examined_.held.size() + set_aside_.held.size();
+  for (const Batch& b : upload_queue_) n += b.held.size();
+  for (const Batch* b : uploading_) n += b->held.size();
+  for (const Batch* b : sealing_batches_) n += b->held.size();
+  return n;
+}
+
+QueueDrainer::Depth QueueDrainer::CheckDepth() {
+  auto attrs = sqs_.GetQueueAttributes(queue_.url,
+                                       {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+  if (!attrs.ok()) {
+    Log().Log(LogLevel::kWarn, "archive.depth_check_failed", {{"queue", queue_.name}, {"error", attrs.status().ToString()}});
+    return Depth::kUnknown;
+  }
+  auto read = [&](const char* name) -> std::optional<int64_t> {
+    auto it = attrs->find(name);
+    return it == attrs->end() ? std::nullopt : ParseInt64(it->second);
+  };
+  auto visible = read("ApproximateNumberOfMessages");
+  auto in_flight = read("ApproximateNumberOfMessagesNotVisible");
+  if (!visible || !in_flight) return Depth::kUnknown;
+  counters_.approximate_remaining = *visible;
+  counters_.approximate_in_flight = *in_flight;
+  if (*visible > 0) return Depth::kNotEmpty;
+  size_t held;
+  {
+    std::lock_guard lock(mu_);
+    held = HeldLocked() + static_cast<size_t>(std::max<int64_t>(0, in_hand_.load()));
+  }
+  // In flight beyond what we hold: a receive whose reply was lost, or
+  // another consumer. Either comes back within a visibility timeout.
+  return *in_flight > static_cast<int64_t>(held) ? Depth::kWaitInFlight : Depth::kEmpty;
+}
+
+void QueueDrainer::HandleCorrupt(const std::vector<CorruptMessage>& corrupt) {
+  std::vector<Held> release;
+  auto now = clock_.SteadyNow();
+  {
+    std::lock_guard lock(mu_);
+    for (const CorruptMessage& c : corrupt) {
+      ++counters_.corrupt;
+      int n = ++corrupt_counts_[c.message_id];
+      Log().Log(LogLevel::kWarn, "archive.md5_mismatch",
+                {{"queue", queue_.name}, {"message_id", c.message_id}, {"attempt", n}, {"reason", c.reason}});
+      if (n < options_.corrupt_receipts_to_give_up) {
+        release.push_back({c.message_id, c.receipt_handle, now, now});
+      } else {
+        // Set aside until the end, so receives reach the rest.
+        set_aside_.held.push_back({c.message_id, c.receipt_handle, now, now + options_.visibility_timeout});
       }
     }
   }
-  if (options_.selection.kind != SelectionKind::kAll || options_.dry_run || options_.keep) return true;
-  return attrs.ok() && counters_.approximate_remaining.load() == 0;
+  ReleaseHeld(release, /*count_released=*/false);
+}
+
+void QueueDrainer::HoldExamined(std::vector<Held> held) {
+  if (held.empty()) return;
+  std::vector<Held> release_now;
+  {
+    std::lock_guard lock(mu_);
+    for (Held& h : held) examined_.held.push_back(std::move(h));
+    if (examined_.held.size() >= options_.max_examined_held) {
+      release_now.swap(examined_.held);
+      examined_released_early_ = true;
+    }
+  }
+  if (!release_now.empty()) {
+    Log().Log(LogLevel::kWarn, "archive.examined_released_early",
+              {{"queue", queue_.name}, {"messages", static_cast<int64_t>(release_now.size())},
+               {"note", "more messages examined than can be held; the pass may not reach every message"}});
+    ReleaseHeld(release_now, /*count_released=*/false);
+  }
 }
 
 void QueueDrainer::ReceiverLoop() {
   int consecutive_errors = 0;
   int depth_checks = 0;
   std::mt19937_64 rng(std::random_device{}());
-  while (!ShouldStopReceiving()) {
+  while (!stop_) {
+    bool holding;
+    {
+      std::lock_guard lock(mu_);
+      holding = !builder_->empty();
+    }
     ReceiveOptions ro;
     ro.max_messages = static_cast<int>(kSqsBatch);
-    ro.wait_time_seconds = options_.wait_time_seconds;
+    // A FIFO group stays blocked while we hold its messages: do not sit in a
+    // long poll then, find out at once and seal what is held.
+    ro.wait_time_seconds = queue_.fifo && holding ? 0 : options_.wait_time_seconds;
     ro.visibility_timeout = static_cast<int>(options_.visibility_timeout.count());
+    std::vector<CorruptMessage> corrupt;
+    ro.corrupt = &corrupt;
     ++counters_.receive_calls;
+    // Counted before the call: a reply in hand is never "in flight elsewhere".
+    struct InHand {
+      std::atomic<int64_t>& n;
+      bool counted = true;
+      explicit InHand(std::atomic<int64_t>& c) : n(c) { n += kSqsBatch; }
+      void Done() {
+        if (counted) n -= kSqsBatch;
+        counted = false;
+      }
+      ~InHand() { Done(); }
+    } in_hand(in_hand_);
     auto got = sqs_.ReceiveMessages(queue_.url, ro);
     if (!got.ok()) {
       const Status& st = got.status();
-      // MD5 mismatches are retried: the message stays in the queue and a new
-      // receive usually gets it intact. Persistent ones stop the drain.
-      if ((st.retryable() || st.code() == ErrorCode::kDataLoss) && ++consecutive_errors < 5) {
+      if (st.retryable() && ++consecutive_errors < 5) {
         Log().Log(LogLevel::kWarn, "archive.receive_retry", {{"queue", queue_.name}, {"error", st.ToString()}});
         clock_.SleepFor(BackoffDelay(kLocalRetry, consecutive_errors, rng));
         continue;
@@ -227,10 +351,11 @@ void QueueDrainer::ReceiverLoop() {
     }
     consecutive_errors = 0;
     std::vector<Message>& msgs = *got;
-    counters_.received += msgs.size();
+    counters_.received += msgs.size() + corrupt.size();
+    if (!corrupt.empty()) HandleCorrupt(corrupt);
 
     std::vector<Message> take;
-    std::vector<Held> release_now;
+    std::vector<Held> examined;
     bool progress = false;
     auto now = clock_.SteadyNow();
     {
@@ -240,36 +365,34 @@ void QueueDrainer::ReceiverLoop() {
         bool track = !selected || options_.dry_run || options_.keep;
         if (track) {
           bool fresh = seen_skipped_.insert(m.message_id).second;
-          if (!fresh && options_.keep) continue;  // an archived copy came back: leave it be
           if (fresh) progress = true;
           if (fresh && selected && options_.dry_run) ++counters_.selected;
           if (fresh && !selected) ++counters_.skipped;
-          if (selected && !options_.dry_run) {
-            take.push_back(std::move(m));
+          if (fresh && selected && !options_.dry_run) {
+            take.push_back(std::move(m));  // keep: archived, then held to the end of the pass
             continue;
           }
-          // Not taken: held invisible until the pass ends, so the next
-          // receives reach messages not seen yet, then released in bulk.
-          skipped_held_.push_back({m.message_id, m.receipt_handle, now, now + options_.visibility_timeout});
+          // Examined and not taken (or a copy already archived that came
+          // back): held invisible until the pass ends, so the next receives
+          // reach messages not seen yet.
+          examined.push_back({m.message_id, m.receipt_handle, now, now + options_.visibility_timeout});
           continue;
         }
         progress = true;
         take.push_back(std::move(m));
       }
-      if (skipped_held_.size() >= kMaxSkippedHeld) release_now.swap(skipped_held_);
     }
-    if (!release_now.empty()) {
-      ReleaseHeld(release_now, /*count_released=*/false);  // not archived by choice, not a failure
-    }
+    HoldExamined(std::move(examined));
     // Enforce --max-messages across receivers.
     if (options_.max_messages > 0 && !take.empty()) {
       uint64_t before = budget_used_.fetch_add(take.size());
-      uint64_t allowed = before >= options_.max_messages ? 0 : std::min<uint64_t>(take.size(), options_.max_messages - before);
+      uint64_t allowed =
+          before >= options_.max_messages ? 0 : std::min<uint64_t>(take.size(), options_.max_messages - before);
       if (allowed < take.size()) {
         std::vector<Held> over;
         for (size_t i = allowed; i < take.size(); ++i) over.push_back({take[i].message_id, take[i].receipt_handle, {}, {}});
         take.resize(allowed);
-        ReleaseHeld(over);
+        ReleaseHeld(over, /*count_released=*/false);
         stop_ = true;
       } else if (before + take.size() >= options_.max_messages) {
         stop_ = true;
@@ -277,25 +400,59 @@ void QueueDrainer::ReceiverLoop() {
     }
     if (options_.dry_run && options_.max_messages > 0 && counters_.selected >= options_.max_messages) stop_ = true;
     if (!take.empty()) AddSelected(take);
+    in_hand.Done();
 
-    if (msgs.empty() || !progress) {
-      if (++no_progress_receives_ >= options_.empty_receives_to_drain) {
-        no_progress_receives_ = 0;
-        if (CheckDrained()) {
-          drained_ = true;
-          stop_ = true;
-          cv_.notify_all();
-        } else if (++depth_checks >= 20) {
-          Log().Log(LogLevel::kWarn, "archive.not_drained",
-                    {{"queue", queue_.name},
-                     {"approximate_remaining", static_cast<int64_t>(counters_.approximate_remaining.load())}});
-          stop_ = true;
-          cv_.notify_all();
-        }
-      }
-    } else {
+    // Receives come back empty while messages are held: archive them now
+    // rather than at the batch's age limit (a FIFO group is blocked until
+    // they are deleted; a standard queue is near its end).
+    if (msgs.empty() && corrupt.empty()) SealBuilding(/*wait=*/false, /*only_if_full=*/false);
+
+    if (!msgs.empty() && progress) {
       no_progress_receives_ = 0;
       depth_checks = 0;
+      std::lock_guard lock(mu_);
+      unexplained_in_flight_since_.reset();
+      continue;
+    }
+    if (++no_progress_receives_ < options_.empty_receives_to_drain) continue;
+    no_progress_receives_ = 0;
+    switch (CheckDepth()) {
+      case Depth::kEmpty:
+        queue_seen_empty_ = true;
+        stop_ = true;
+        cv_.notify_all();
+        break;
+      case Depth::kWaitInFlight: {
+        auto t = clock_.SteadyNow();
+        std::chrono::steady_clock::duration waited{0};
+        {
+          std::lock_guard lock(mu_);
+          if (!unexplained_in_flight_since_) unexplained_in_flight_since_ = t;
+          waited = t - *unexplained_in_flight_since_;
+        }
+        // Their visibility runs out within one timeout (ours, for a lost
+        // reply); a few seconds more for the long poll to catch them.
+        auto limit = options_.visibility_timeout + std::chrono::seconds(options_.wait_time_seconds + 5);
+        if (waited > limit) {
+          MarkIncomplete(fmt::format(
+              "{} message(s) stayed in flight for {}s without this run holding them (another consumer may hold "
+              "them); run again after {}s",
+              counters_.approximate_in_flight.load(), std::chrono::duration_cast<std::chrono::seconds>(waited).count(),
+              options_.visibility_timeout.count()));
+        } else if (options_.wait_time_seconds == 0 || !msgs.empty()) {
+          clock_.SleepFor(kInFlightPoll);
+        }
+        break;
+      }
+      case Depth::kNotEmpty:
+      case Depth::kUnknown:
+        if (++depth_checks >= options_.depth_checks_before_incomplete) {
+          MarkIncomplete(fmt::format(
+              "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "
+              "back, or the queue is being refilled); run again",
+              counters_.approximate_remaining.load()));
+        }
+        break;
     }
   }
 }
@@ -307,6 +464,8 @@ void QueueDrainer::AddSelected(std::vector<Message>& msgs) {
     bool need_seal = false;
     {
       std::lock_guard lock(mu_);
+      // Stopping or failed: nothing more goes into a batch.
+      if (stop_requested_ || !first_error_.ok()) break;
       while (i < msgs.size() && !builder_->Full()) {
         if (builder_->empty()) building_.seq = next_seq_++;
         builder_->Add(msgs[i]);
@@ -318,6 +477,11 @@ void QueueDrainer::AddSelected(std::vector<Message>& msgs) {
     }
     if (need_seal) SealBuilding(/*wait=*/true, /*only_if_full=*/true);
   }
+  if (i < msgs.size()) {
+    std::vector<Held> rest;
+    for (; i < msgs.size(); ++i) rest.push_back({msgs[i].message_id, msgs[i].receipt_handle, now, now});
+    ReleaseHeld(rest);
+  }
 }
 
 void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
@@ -327,17 +491,16 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   auto in_flight = [&] {
     return upload_queue_.size() + uploading_.size() - static_cast<size_t>(deleting_) + static_cast<size_t>(sealing_);
   };
+  auto aborting = [&] { return stop_requested_ || !first_error_.ok(); };
   if (wait) {
-    cv_.wait(lock, [&] {
-      return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) || !first_error_.ok();
-    });
+    cv_.wait(lock, [&] { return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) || aborting(); });
   } else if (in_flight() >= static_cast<size_t>(options_.max_batches_in_flight)) {
     return;
   }
+  if (aborting()) return;  // Run() releases the building batch
   if (builder_->empty()) return;
   // Another receiver sealed the full batch while this one waited: keep filling.
   if (only_if_full && !builder_->Full()) return;
-  if (!first_error_.ok()) return;  // Run() releases the building batch
   std::unique_ptr<BatchBuilder> full = std::move(builder_);
   builder_ = std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_);
   Batch batch = std::move(building_);
@@ -363,15 +526,38 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   cv_.notify_all();
 }
 
+namespace {
+
+// What to check, by the S3 error code of a failed upload.
+std::string UploadHint(const Status& st) {
+  std::string code = st.aws() ? st.aws()->error_code : "";
+  if (code == "NoSuchBucket") return "the bucket does not exist: check the name and the region";
+  if (StartsWith(code, "KMS.") || code == "KMSKeyNotAccessibleFault" || st.message().find("KMS") != std::string::npos) {
+    return "the KMS key is disabled or not usable: check the key's state, its key policy and kms:GenerateDataKey";
+  }
+  if (st.code() == ErrorCode::kPermissionDenied) {
+    return "check the role's policy (s3:PutObject) and the bucket policy";
+  }
+  if (st.code() == ErrorCode::kUnauthenticated) return "check the credentials (doctor explains them)";
+  if (st.retryable()) return "S3 kept failing after every retry: check S3's health and the network, then run again";
+  return "run doctor --bucket to check access";
+}
+
+}  // namespace
+
 Status QueueDrainer::UploadBatch(Batch& batch) {
   const SealedBatch& sb = *batch.sealed;
   Status st = store_.Put(sb.key, sb.gz, options_.put);
+  if (st.ok()) return st;
+  std::string where = fmt::format("{}/{}", store_.Describe(), sb.key);
   if (st.code() == ErrorCode::kAlreadyExists) {
     // A batch id collision is astronomically unlikely; never overwrite.
-    return st.WithContext(fmt::format("upload {} refused to overwrite", sb.key));
+    return st.WithContext(fmt::format("upload {} refused to overwrite", where));
   }
-  if (!st.ok()) return st.WithContext(fmt::format("upload {} to {}", sb.key, store_.Describe()));
-  return Status::Ok();
+  std::string code = st.aws() && !st.aws()->error_code.empty() ? st.aws()->error_code : std::string(ErrorCodeName(st.code()));
+  Status out(st.code(), fmt::format("s3:PutObject failed with {} on {}: {} ({})", code, where, UploadHint(st),
+                                    st.message()));
+  return st.aws() ? out.WithAws(*st.aws()) : out;
 }
 
 void QueueDrainer::DeleteBatch(Batch& batch) {
@@ -385,10 +571,12 @@ void QueueDrainer::DeleteBatch(Batch& batch) {
       size_t end = std::min(held.size(), begin + kSqsBatch);
       std::vector<DeleteEntry> pending;
       for (size_t i = begin; i < end; ++i) pending.push_back({std::to_string(i - begin), held[i].receipt_handle});
+      auto message_id = [&](const std::string& id) {
+        auto i = EntryIndex(id, end - begin);
+        return i ? held[begin + *i].message_id : std::string("?");
+      };
       for (int attempt = 0; attempt < options_.delete_attempts && !pending.empty(); ++attempt) {
-        if (attempt > 0) {
-          clock_.SleepFor(BackoffDelay(kLocalRetry, attempt, rng));
-        }
+        if (attempt > 0) clock_.SleepFor(BackoffDelay(kLocalRetry, attempt, rng));
         auto r = sqs_.DeleteMessageBatch(queue_.url, pending);
         if (!r.ok()) {
           Log().Log(LogLevel::kWarn, "archive.delete_retry",
@@ -406,8 +594,7 @@ void QueueDrainer::DeleteBatch(Batch& batch) {
             // still in the DLQ and will be archived again (a duplicate).
             ++counters_.duplicates;
             Log().Log(LogLevel::kWarn, "archive.duplicate",
-                      {{"queue", queue_.name}, {"message_id", held[begin + std::stoul(e.id)].message_id},
-                       {"reason", e.code}});
+                      {{"queue", queue_.name}, {"message_id", message_id(e.id)}, {"reason", e.code}});
           } else {
             retry.push_back(*it);
           }
@@ -418,7 +605,7 @@ void QueueDrainer::DeleteBatch(Batch& batch) {
         counters_.delete_failures += pending.size();
         for (const DeleteEntry& d : pending) {
           Log().Log(LogLevel::kWarn, "archive.delete_failed",
-                    {{"queue", queue_.name}, {"message_id", held[begin + std::stoul(d.id)].message_id},
+                    {{"queue", queue_.name}, {"message_id", message_id(d.id)},
                      {"note", "archived; stays in the DLQ and will be archived again"}});
         }
       }
@@ -455,10 +642,11 @@ void QueueDrainer::UploaderLoop() {
     Batch batch = std::move(upload_queue_.front());
     upload_queue_.pop_front();
     uploading_.push_back(&batch);
-    bool failed = !first_error_.ok();
+    // Failed or stopping: batches not yet uploading go back to the queue.
+    bool release = !first_error_.ok() || stop_requested_;
     lock.unlock();
 
-    if (failed) {
+    if (release) {
       ReleaseHeld(batch.held);
     } else {
       Status st = UploadBatch(batch);
@@ -479,7 +667,12 @@ void QueueDrainer::UploaderLoop() {
                    {"bytes", static_cast<int64_t>(batch.sealed->gz.size())}});
         batch.sealed->gz.clear();
         batch.sealed->gz.shrink_to_fit();
-        if (!options_.keep) {
+        if (options_.keep) {
+          // A copy: hold the originals to the end of the pass so receives
+          // reach the rest, then release them.
+          HoldExamined(std::move(batch.held));
+          batch.held.clear();
+        } else {
           {
             std::lock_guard g(mu_);
             batch.deleting = true;
@@ -527,6 +720,7 @@ void QueueDrainer::HeartbeatLoop() {
       }
     };
     scan(building_, true);
+    scan(examined_, false);
     for (Batch& b : upload_queue_) scan(b, false);
     for (Batch* b : uploading_) scan(*b, false);
     for (Batch* b : sealing_batches_) scan(*b, false);
@@ -542,20 +736,23 @@ void QueueDrainer::HeartbeatLoop() {
         }
         auto r = sqs_.ChangeMessageVisibilityBatch(queue_.url, entries);
         auto after = clock_.SteadyNow();
-        if (r.ok()) {
-          counters_.visibility_extensions += r->successful_ids.size();
-          for (const std::string& id : r->successful_ids) {
-            size_t i = begin + std::stoul(id);
-            extended.emplace_back(i, after + std::chrono::seconds(due[i].seconds));
-          }
-        } else {
+        if (!r.ok()) {
           Log().Log(LogLevel::kWarn, "archive.heartbeat_failed",
                     {{"queue", queue_.name}, {"error", r.status().ToString()}});
+          continue;
+        }
+        counters_.visibility_extensions += r->successful_ids.size();
+        for (const std::string& id : r->successful_ids) {
+          if (auto i = EntryIndex(id, end - begin)) {
+            extended.emplace_back(begin + *i, after + std::chrono::seconds(due[begin + *i].seconds));
+          }
         }
       }
       lock.lock();
       for (const auto& [i, until] : extended) {
-        if (Batch* b = FindBatchLocked(due[i].seq); b != nullptr && due[i].index < b->held.size()) {
+        // The batch may have moved on meanwhile: match by receipt handle.
+        if (Batch* b = FindBatchLocked(due[i].seq);
+            b != nullptr && due[i].index < b->held.size() && b->held[due[i].index].receipt_handle == due[i].receipt_handle) {
           b->held[due[i].index].visible_until = until;
         }
       }
@@ -568,6 +765,26 @@ void QueueDrainer::HeartbeatLoop() {
   }
 }
 
+bool QueueDrainer::FinalQueueEmpty() {
+  // Approximate counts can lag a deletion by a moment: look a few times.
+  for (int i = 0; i < 5; ++i) {
+    if (i > 0) clock_.SleepFor(std::chrono::milliseconds(200 * i));
+    auto attrs = sqs_.GetQueueAttributes(queue_.url,
+                                         {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+    if (!attrs.ok()) continue;
+    auto get = [&](const char* name) {
+      auto it = attrs->find(name);
+      return it == attrs->end() ? std::optional<int64_t>() : ParseInt64(it->second);
+    };
+    auto visible = get("ApproximateNumberOfMessages");
+    auto in_flight = get("ApproximateNumberOfMessagesNotVisible");
+    if (visible) counters_.approximate_remaining = *visible;
+    if (in_flight) counters_.approximate_in_flight = *in_flight;
+    if (visible == 0 && in_flight == 0) return true;
+  }
+  return false;
+}
+
 DrainResult QueueDrainer::Run() {
   DrainResult result;
   result.queue = queue_;
@@ -575,6 +792,18 @@ DrainResult QueueDrainer::Run() {
   Log().Log(LogLevel::kInfo, "archive.start",
             {{"queue", queue_.name}, {"queue_url", queue_.url}, {"destination", store_.Describe()},
              {"dry_run", options_.dry_run}, {"keep", options_.keep}});
+  const bool whole_queue =
+      options_.selection.kind == SelectionKind::kAll && !options_.keep && !options_.dry_run && options_.max_messages == 0;
+  if (auto attrs = sqs_.GetQueueAttributes(queue_.url,
+                                           {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+      attrs.ok()) {
+    auto v = attrs->find("ApproximateNumberOfMessages");
+    auto f = attrs->find("ApproximateNumberOfMessagesNotVisible");
+    if (v != attrs->end() && f != attrs->end()) {
+      auto a = ParseInt64(v->second), b = ParseInt64(f->second);
+      if (a && b) initial_total_ = *a + *b;
+    }
+  }
 
   std::thread heartbeat([this] { HeartbeatLoop(); });
   std::vector<std::thread> uploaders;
@@ -587,13 +816,8 @@ DrainResult QueueDrainer::Run() {
   for (int i = 0; i < options_.receivers; ++i) receivers.emplace_back([this] { ReceiverLoop(); });
   for (auto& t : receivers) t.join();
 
-  bool errored;
-  {
-    std::lock_guard lock(mu_);
-    errored = !first_error_.ok();
-  }
-  if (stop_requested_ || errored) {
-    // Stop: finish what is uploading; what is still being built goes back.
+  if (Aborting()) {
+    // Stop or failure: what is still being built goes back at once.
     std::vector<Held> rest;
     {
       std::lock_guard lock(mu_);
@@ -606,14 +830,11 @@ DrainResult QueueDrainer::Run() {
   } else {
     SealBuilding(/*wait=*/true, /*only_if_full=*/false);
   }
-  std::vector<Held> skipped;
   {
     std::lock_guard lock(mu_);
     receivers_done_ = true;
-    skipped.swap(skipped_held_);
   }
   cv_.notify_all();
-  ReleaseHeld(skipped, /*count_released=*/false);
   for (auto& t : uploaders) t.join();
   {
     std::lock_guard lock(mu_);
@@ -622,21 +843,77 @@ DrainResult QueueDrainer::Run() {
   cv_.notify_all();
   heartbeat.join();
 
+  // The pass is over: what it examined and what it set aside go back.
+  std::vector<Held> examined, set_aside;
+  {
+    std::lock_guard lock(mu_);
+    examined.swap(examined_.held);
+    set_aside.swap(set_aside_.held);
+    for (const auto& [id, n] : corrupt_counts_) {
+      if (n >= options_.corrupt_receipts_to_give_up) result.corrupt_ids.push_back(id);
+    }
+  }
+  ReleaseHeld(examined, /*count_released=*/false);
+  ReleaseHeld(set_aside, /*count_released=*/false);
+
   result.stats = Snapshot();
   {
     std::lock_guard lock(mu_);
     result.keys = keys_;
     result.status = first_error_;
+    result.incomplete_reason = incomplete_reason_;
   }
-  result.drained = drained_;
   result.stopped = stop_requested_;
+  if (result.status.ok() && !result.stopped) {
+    bool complete = queue_seen_empty_ && result.incomplete_reason.empty() && result.corrupt_ids.empty() &&
+                    result.stats.released == 0;
+    if (complete && examined_released_early_) {
+      // The pass released messages it examined before its end: it reached
+      // every message only if it examined as many as were there.
+      uint64_t examined_count = result.stats.skipped + result.stats.selected;
+      complete = initial_total_ >= 0 && examined_count >= static_cast<uint64_t>(initial_total_);
+      if (!complete) {
+        result.incomplete_reason = fmt::format(
+            "the pass examined {} distinct messages of ~{} (more than {} examined messages cannot be held at once)",
+            examined_count, initial_total_, options_.max_examined_held);
+      }
+    }
+    if (complete && whole_queue && !FinalQueueEmpty()) {
+      complete = false;
+      result.stats = Snapshot();
+      result.incomplete_reason = fmt::format(
+          "the queue still shows {} visible and {} in flight at the end (new messages, or another consumer); run "
+          "again after {}s",
+          result.stats.approximate_remaining, result.stats.approximate_in_flight, options_.visibility_timeout.count());
+    }
+    if (complete) {
+      result.drained = true;
+    } else if (options_.max_messages > 0 && budget_used_ >= options_.max_messages) {
+      // Stopped at --max-messages by request: not a failure to drain.
+      result.drained = false;
+    } else {
+      result.incomplete = true;
+      if (!result.corrupt_ids.empty() && result.incomplete_reason.empty()) {
+        result.incomplete_reason = fmt::format(
+            "{} message(s) failed their MD5 check on every receive and were left in the DLQ: {}",
+            result.corrupt_ids.size(), fmt::join(result.corrupt_ids, ", "));
+      }
+      if (result.incomplete_reason.empty()) {
+        result.incomplete_reason = fmt::format("{} message(s) were released unarchived; run again",
+                                               result.stats.released);
+      }
+    }
+  }
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.SteadyNow() - start);
-  Log().Log(LogLevel::kInfo, "archive.done",
-            {{"queue", queue_.name}, {"archived", static_cast<int64_t>(result.stats.archived)},
+  const char* outcome = !result.status.ok() ? "failed" : result.stopped ? "stopped" : result.incomplete ? "incomplete"
+                                                                                    : "done";
+  Log().Log(result.status.ok() ? LogLevel::kInfo : LogLevel::kWarn, "archive.done",
+            {{"queue", queue_.name}, {"result", std::string(outcome)},
+             {"archived", static_cast<int64_t>(result.stats.archived)},
              {"deleted", static_cast<int64_t>(result.stats.deleted)},
+             {"released", static_cast<int64_t>(result.stats.released)},
              {"duplicates", static_cast<int64_t>(result.stats.duplicates)},
-             {"objects", static_cast<int64_t>(result.stats.objects)}, {"drained", result.drained},
-             {"error", result.status.ok() ? std::string() : result.status.ToString()}});
+             {"objects", static_cast<int64_t>(result.stats.objects)}, {"drained", result.drained}});
   return result;
 }
 

@@ -4,14 +4,27 @@
 // -> sealed batches (bounded queue) -> uploaders (create-only Put) -> only
 // after a confirmed Put, DeleteMessageBatch with every failed entry retried
 // or accounted for. A heartbeat extends the visibility of every message held
-// in a batch that is still being built or uploaded, and seals batches early
-// when SQS's 12-hour visibility limit approaches. Memory is bounded by the
-// batches in flight, never by queue depth.
+// (batches being built or uploaded, and messages a selection pass examined
+// but did not take), and seals batches early when SQS's 12-hour visibility
+// limit approaches or when receives come back empty while messages are held
+// (a FIFO group blocks while any of its messages is in flight). Memory is
+// bounded by the batches in flight, never by queue depth.
 //
-// Failure behaviour: any upload error releases the batch's messages
-// (visibility 0) and stops the drain; nothing of that batch is deleted. A
-// receipt handle that expired before delete means the message comes back and
-// is archived again: counted as a duplicate, never as a loss.
+// Failure behaviour: an upload error (non-retryable, or retries exhausted)
+// ends the run within seconds in every pipeline state: receiving stops,
+// every message held and not in a confirmed object is released (visibility
+// 0), messages of confirmed objects are still deleted. A stop request does
+// the same but lets uploads already running finish. A message that fails
+// its MD5 check is released alone (never archived); one that fails every
+// time is reported. A receipt handle that expired before delete means the
+// message comes back and is archived again: a duplicate, never a loss.
+//
+// Completion: a run is `drained` only when every selected message present at
+// its start was archived (and deleted unless keep or dry run) and, for a
+// whole-queue drain, the queue finally shows 0 visible and 0 in flight.
+// Messages in flight that the drainer does not hold (a lost receive reply,
+// another consumer) are waited for up to one visibility timeout; what is
+// still left makes the run `incomplete`, with the reason.
 //
 // Thread-safety: Run() is called once; RequestStop() and Snapshot() may be
 // called from any thread (including a signal-watching thread).
@@ -23,6 +36,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -64,6 +78,12 @@ struct DrainOptions {
   int max_batches_in_flight = 2;  // sealed batches waiting for or in upload
   int wait_time_seconds = 2;      // long poll per receive
   int empty_receives_to_drain = 3;  // consecutive receives without progress before checking depth
+  int depth_checks_before_incomplete = 20;  // depth checks that still see messages before giving up
+  int corrupt_receipts_to_give_up = 3;      // MD5 failures of one message before it is set aside
+  // Messages examined but not taken, held invisible (with heartbeat) so the
+  // pass reaches the rest; beyond this they are released early and the pass
+  // may end incomplete.
+  size_t max_examined_held = 20000;
   int delete_attempts = 4;          // per failed DeleteMessageBatch entry
   std::chrono::milliseconds heartbeat_interval{500};
 
@@ -99,15 +119,26 @@ struct DrainStats {
   uint64_t bytes_uploaded = 0;
   uint64_t visibility_extensions = 0;
   uint64_t receive_calls = 0;
+  uint64_t corrupt = 0;      // receipts that failed the MD5 check (released, never archived)
   int64_t approximate_remaining = -1;  // last ApproximateNumberOfMessages seen, -1 unknown
+  int64_t approximate_in_flight = -1;  // last ApproximateNumberOfMessagesNotVisible seen, -1 unknown
 };
 
 struct DrainResult {
   QueueInfo queue;
   DrainStats stats;
   std::vector<std::string> keys;  // objects written, in completion order
-  bool drained = false;           // the queue was seen empty (or selection exhausted)
+  // Every selected message present at the start was archived (and deleted
+  // unless keep/dry run) and, for a whole-queue drain, the queue shows 0
+  // visible and 0 in flight at the end. For a selection pass: every message
+  // present at its start was examined.
+  bool drained = false;
   bool stopped = false;           // RequestStop() ended it
+  // Neither drained nor stopped nor failed: something selected may be left.
+  // `incomplete_reason` says what and what to do.
+  bool incomplete = false;
+  std::string incomplete_reason;
+  std::vector<std::string> corrupt_ids;  // failed the MD5 check on every receive; left in the DLQ
   Status status;                  // first error, OK when none
   std::chrono::milliseconds elapsed{0};
 };
@@ -145,11 +176,20 @@ class QueueDrainer {
   };
   struct Counters {
     std::atomic<uint64_t> received{0}, selected{0}, skipped{0}, archived{0}, deleted{0}, duplicates{0},
-        delete_failures{0}, released{0}, objects{0}, bytes_uploaded{0}, visibility_extensions{0}, receive_calls{0};
-    std::atomic<int64_t> approximate_remaining{-1};
+        delete_failures{0}, released{0}, objects{0}, bytes_uploaded{0}, visibility_extensions{0}, receive_calls{0},
+        corrupt{0};
+    std::atomic<int64_t> approximate_remaining{-1}, approximate_in_flight{-1};
   };
 
+  enum class Depth { kEmpty, kWaitInFlight, kNotEmpty, kUnknown };
+
   void ReceiverLoop();
+  void HandleCorrupt(const std::vector<CorruptMessage>& corrupt);
+  void HoldExamined(std::vector<Held> held);
+  size_t HeldLocked() const;
+  void MarkIncomplete(std::string reason);
+  Depth CheckDepth();
+  bool FinalQueueEmpty();
   void UploaderLoop();
   void HeartbeatLoop();
   bool Selected(const Message& m) const;
@@ -166,8 +206,7 @@ class QueueDrainer {
   void ReleaseHeld(const std::vector<Held>& held, bool count_released = true);
   void ExtendVisibility(std::vector<Held*>& due);
   void Fail(const Status& status);
-  bool ShouldStopReceiving() const;
-  bool CheckDrained();
+  bool Aborting() const;  // stop requested or an error: release instead of archiving
 
   QueueClient& sqs_;
   ObjectStore& store_;
@@ -179,8 +218,11 @@ class QueueDrainer {
   Counters counters_;
   std::atomic<bool> stop_{false};       // stop receiving (requested, drained, limit or error)
   std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> drained_{false};
+  std::atomic<bool> queue_seen_empty_{false};  // receivers ended on an empty queue
   std::atomic<int> no_progress_receives_{0};
+  std::atomic<int64_t> in_hand_{0};  // received, not yet in a batch, held or released
+  std::atomic<bool> examined_released_early_{false};
+  int64_t initial_total_ = -1;           // visible + in flight at the start, -1 unknown
   std::atomic<uint64_t> budget_used_{0};  // selected messages counted against max_messages
 
   mutable std::mutex mu_;
@@ -195,8 +237,12 @@ class QueueDrainer {
   std::vector<Batch*> sealing_batches_;  // guarded by mu_
   bool heartbeat_stop_ = false;         // guarded by mu_
   bool receivers_done_ = false;         // guarded by mu_
-  std::unordered_set<std::string> seen_skipped_;  // guarded by mu_: ids not taken (skipped, dry run, keep)
-  std::vector<Held> skipped_held_;      // guarded by mu_: not taken, released in bulk
+  std::unordered_set<std::string> seen_skipped_;  // guarded by mu_: ids examined, not taken (skipped, dry run, keep)
+  Batch examined_;                      // guarded by mu_: examined and held to the end of the pass (heartbeat)
+  Batch set_aside_;                     // guarded by mu_: failed the MD5 check every time; released at the end
+  std::map<std::string, int> corrupt_counts_;  // guarded by mu_: message id -> MD5 failures
+  std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_;  // guarded by mu_
+  std::string incomplete_reason_;       // guarded by mu_
   std::vector<std::string> keys_;       // guarded by mu_
   Status first_error_;                  // guarded by mu_
 };

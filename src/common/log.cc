@@ -125,7 +125,18 @@ void StreamLogger::Log(LogLevel level, std::string_view event, std::initializer_
   }
   line += '\n';
   std::lock_guard lock(mu_);
+  if (!status_.empty()) line = "\r\033[K" + line + status_;  // clear the status line, log, draw it again
   std::fwrite(line.data(), 1, line.size(), out_);
+  std::fflush(out_);
+}
+
+void StreamLogger::SetStatusLine(std::string_view line) {
+  std::lock_guard lock(mu_);
+  std::string out = "\r\033[K";
+  out += line;
+  if (line.empty() && status_.empty()) return;
+  status_ = std::string(line);
+  std::fwrite(out.data(), 1, out.size(), out_);
   std::fflush(out_);
 }
 

@@ -39,6 +39,10 @@ class Logger {
   virtual ~Logger() = default;
   virtual void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) = 0;
   virtual bool Enabled(LogLevel level) const = 0;
+  // A live status line (a progress display) that log lines must not break:
+  // a terminal sink clears it before each log line and draws it again after.
+  // Empty removes it. Other sinks ignore it.
+  virtual void SetStatusLine(std::string_view line) { (void)line; }
 };
 
 // Writes to a FILE* (stderr by default).
@@ -47,9 +51,11 @@ class StreamLogger final : public Logger {
   StreamLogger(std::FILE* out, LogFormat format, LogLevel min_level) : out_(out), format_(format), min_(min_level) {}
   void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) override;
   bool Enabled(LogLevel level) const override { return level >= min_; }
+  void SetStatusLine(std::string_view line) override;
 
  private:
   std::mutex mu_;
+  std::string status_;  // guarded by mu_: the status line on screen, empty when none
   std::FILE* out_;
   LogFormat format_;
   LogLevel min_;

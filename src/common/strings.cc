@@ -1,6 +1,10 @@
 #include "common/strings.h"
 
+#include <charconv>
+
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace dlq {
 
@@ -37,6 +41,13 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
     out.push_back(s.substr(start, p - start));
     start = p + 1;
   }
+}
+
+std::optional<int64_t> ParseInt64(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
 }
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }

@@ -1,6 +1,8 @@
 // Small string helpers shared by the wire layer. Pure functions.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +13,9 @@ std::string ToLower(std::string_view s);
 bool IEquals(std::string_view a, std::string_view b);
 std::string_view Trim(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
+// The whole of `s` as a base-10 integer (optional leading '-'); nullopt on
+// anything else, including overflow and surrounding spaces.
+std::optional<int64_t> ParseInt64(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 

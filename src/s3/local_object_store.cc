@@ -370,3 +370,27 @@ Status LocalObjectStore::Delete(const std::string& key) {
 }
 
 }  // namespace dlq
+
+namespace dlq {
+
+Result<DestinationCheck> LocalObjectStore::CheckWritable() {
+  struct stat st;
+  if (::stat(root_.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT) {
+      return NotFound(fmt::format("directory {} does not exist: create it first (mkdir -p {})", root_, root_));
+    }
+    return ErrnoStatus(err, "archive directory", root_);
+  }
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(fmt::format("archive destination {} is not a directory", root_));
+  // access() answers for the real uid and ignores read-only mounts: create
+  // and remove a probe file instead.
+  std::string probe = fmt::format("{}/{}probe-{}", root_, kLocalStoreTempPrefix, ::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoStatus(errno, "cannot create files in archive directory", root_);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return DestinationCheck{};
+}
+
+}  // namespace dlq

@@ -38,6 +38,8 @@ class LocalObjectStore final : public ObjectStore {
   Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) override;
   // Deleting a missing key succeeds, as on S3.
   Status Delete(const std::string& key) override;
+  // The root exists, is a directory, and a file can be created in it.
+  Result<DestinationCheck> CheckWritable() override;
   std::string Describe() const override { return "file://" + root_; }
 
   const std::string& root() const { return root_; }

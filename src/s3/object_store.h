@@ -31,6 +31,14 @@ struct ObjectInfo {
   SystemTime last_modified;
 };
 
+// What CheckWritable learned. `confirmed` is false when the store could not
+// tell (e.g. HeadBucket denied for lack of s3:ListBucket): the caller goes on
+// and says why in `note`.
+struct DestinationCheck {
+  bool confirmed = true;
+  std::string note;
+};
+
 struct ListPage {
   std::vector<ObjectInfo> objects;
   std::vector<std::string> common_prefixes;
@@ -52,6 +60,11 @@ class ObjectStore {
   virtual Result<ListPage> List(const std::string& prefix, const std::string& delimiter,
                                 const std::string& token) = 0;
   virtual Status Delete(const std::string& key) = 0;
+  // Verifies, without writing, that the destination exists and can take
+  // objects: S3 HeadBucket; a directory that exists and is writable. A
+  // non-OK status is definite (missing bucket or directory, no permission)
+  // and names what to fix; nothing has been touched when it is returned.
+  virtual Result<DestinationCheck> CheckWritable() = 0;
   // "s3://bucket" or "file:///dir", for messages.
   virtual std::string Describe() const = 0;
 };

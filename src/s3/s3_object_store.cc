@@ -1,5 +1,7 @@
 #include "s3/s3_object_store.h"
 
+#include <fmt/format.h>
+
 namespace dlq {
 
 Status S3ObjectStore::Put(const std::string& key, std::string_view data, const PutOptions& options) {
@@ -35,5 +37,22 @@ Result<ListPage> S3ObjectStore::List(const std::string& prefix, const std::strin
 }
 
 Status S3ObjectStore::Delete(const std::string& key) { return client_.DeleteObject(bucket_, key); }
+
+Result<DestinationCheck> S3ObjectStore::CheckWritable() {
+  Status st = client_.HeadBucket(bucket_);
+  if (st.ok()) return DestinationCheck{};
+  if (st.code() == ErrorCode::kNotFound) {
+    return NotFound(fmt::format("bucket s3://{} does not exist (NoSuchBucket): check the name and the region", bucket_));
+  }
+  if (st.code() == ErrorCode::kPermissionDenied) {
+    // HeadBucket needs s3:ListBucket, which writing does not: an archiver
+    // allowed only s3:PutObject cannot tell more before its first upload.
+    return DestinationCheck{.confirmed = false,
+                            .note = fmt::format("HeadBucket on s3://{} was denied (403), so the bucket could not be "
+                                                "checked before receiving; grant s3:ListBucket for an up-front check",
+                                                bucket_)};
+  }
+  return st.WithContext(fmt::format("check bucket s3://{}", bucket_));
+}
 
 }  // namespace dlq

@@ -20,6 +20,7 @@ class S3ObjectStore final : public ObjectStore {
   Result<ObjectInfo> Head(const std::string& key) override;
   Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) override;
   Status Delete(const std::string& key) override;
+  Result<DestinationCheck> CheckWritable() override;
   std::string Describe() const override { return "s3://" + bucket_; }
 
   const std::string& bucket() const { return bucket_; }

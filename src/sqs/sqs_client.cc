@@ -95,6 +95,35 @@ Status ValidateBatchIds(const std::vector<std::string>& ids) {
   return Status::Ok();
 }
 
+Status ValidateBatchReply(const BatchResult& reply, const std::vector<std::string>& sent_ids) {
+  std::set<std::string_view> sent(sent_ids.begin(), sent_ids.end());
+  std::set<std::string_view> answered;
+  auto check = [&](const std::string& id) -> Status {
+    if (!sent.contains(id)) return Internal(fmt::format("reply names batch entry '{}', which was not sent", id));
+    if (!answered.insert(id).second) return Internal(fmt::format("reply names batch entry '{}' twice", id));
+    return Status::Ok();
+  };
+  for (const std::string& id : reply.successful_ids) DLQ_RETURN_IF_ERROR(check(id));
+  for (const BatchEntryError& e : reply.failed) DLQ_RETURN_IF_ERROR(check(e.id));
+  return Status::Ok();
+}
+
+Status VerifyReceived(std::vector<Message>& messages, std::vector<CorruptMessage>* corrupt) {
+  size_t kept = 0;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    Status s = VerifyMessage(messages[i]);
+    if (!s.ok()) {
+      if (corrupt == nullptr) return s;
+      corrupt->push_back({messages[i].message_id, messages[i].receipt_handle, s.message()});
+      continue;
+    }
+    if (kept != i) messages[kept] = std::move(messages[i]);
+    ++kept;
+  }
+  messages.resize(kept);
+  return Status::Ok();
+}
+
 Result<std::string> SqsClient::Invoke(std::string_view operation, const std::string& resource, std::string body) {
   AwsRequest request;
   request.headers = {{"Content-Type", "application/x-amz-json-1.0"},
@@ -159,9 +188,7 @@ Result<std::vector<Message>> SqsClient::ReceiveMessages(const std::string& queue
                        Invoke("ReceiveMessage", queue_url, sqs::BuildReceiveMessageRequest(queue_url, options)));
   auto messages = sqs::ParseReceiveMessageResponse(body);
   if (!messages.ok()) return ParseContext(messages.status(), "ReceiveMessage", queue_url);
-  for (const Message& m : *messages) {
-    if (Status s = VerifyMessage(m); !s.ok()) return ParseContext(s, "ReceiveMessage", queue_url);
-  }
+  if (Status s = VerifyReceived(*messages, options.corrupt); !s.ok()) return ParseContext(s, "ReceiveMessage", queue_url);
   return messages;
 }
 
@@ -172,6 +199,9 @@ Result<BatchResult> SqsClient::DeleteMessageBatch(const std::string& queue_url,
                                                 sqs::BuildDeleteMessageBatchRequest(queue_url, entries)));
   auto result = sqs::ParseBatchResponse(body);
   if (!result.ok()) return ParseContext(result.status(), "DeleteMessageBatch", queue_url);
+  if (Status s = ValidateBatchReply(*result, IdsOf(entries)); !s.ok()) {
+    return ParseContext(s, "DeleteMessageBatch", queue_url);
+  }
   return result;
 }
 
@@ -191,6 +221,9 @@ Result<BatchResult> SqsClient::ChangeMessageVisibilityBatch(const std::string& q
                                                 sqs::BuildChangeMessageVisibilityBatchRequest(queue_url, entries)));
   auto result = sqs::ParseBatchResponse(body);
   if (!result.ok()) return ParseContext(result.status(), "ChangeMessageVisibilityBatch", queue_url);
+  if (Status s = ValidateBatchReply(*result, IdsOf(entries)); !s.ok()) {
+    return ParseContext(s, "ChangeMessageVisibilityBatch", queue_url);
+  }
   return result;
 }
 
@@ -204,6 +237,9 @@ Result<SendBatchResult> SqsClient::SendMessageBatch(const std::string& queue_url
                                                 sqs::BuildSendMessageBatchRequest(queue_url, entries)));
   auto parsed = sqs::ParseSendMessageBatchResponse(body);
   if (!parsed.ok()) return ParseContext(parsed.status(), "SendMessageBatch", queue_url);
+  if (Status s = ValidateBatchReply(*parsed, IdsOf(entries)); !s.ok()) {
+    return ParseContext(s, "SendMessageBatch", queue_url);
+  }
 
   // Verify what SQS says it stored against what we sent.
   std::map<std::string_view, const SendEntry*> by_id;

@@ -19,6 +19,15 @@
 
 namespace dlq {
 
+// A received message that failed its MD5 check: corrupted in transit. Its
+// content must not be trusted; the receipt handle lets the caller release it
+// so a later receive gets it intact.
+struct CorruptMessage {
+  std::string message_id;
+  std::string receipt_handle;
+  std::string reason;
+};
+
 struct ReceiveOptions {
   int max_messages = 10;                   // 1..10
   int wait_time_seconds = 0;               // 0..20 (long polling)
@@ -26,6 +35,10 @@ struct ReceiveOptions {
   std::vector<std::string> attribute_names = {"All"};          // system attributes
   std::vector<std::string> message_attribute_names = {"All"};  // "All", names, or "prefix.*"
   std::string receive_request_attempt_id;  // FIFO only; empty = not sent
+  // When set, messages that fail the MD5 check are moved here and the call
+  // succeeds with the rest; when null such a message fails the whole call
+  // with kDataLoss. Not owned; must outlive the call.
+  std::vector<CorruptMessage>* corrupt = nullptr;
   Status Validate() const;
 };
 
@@ -70,6 +83,14 @@ struct SendBatchResult : BatchResult {
 // 1..10 entries, unique ids of [A-Za-z0-9_-]{1,80}.
 Status ValidateBatchIds(const std::vector<std::string>& ids);
 
+// Checks that a batch reply names only entries that were sent, each once:
+// kInternal naming the entry otherwise.
+Status ValidateBatchReply(const BatchResult& reply, const std::vector<std::string>& sent_ids);
+
+// Splits received messages by their MD5 check: failing ones go to `corrupt`
+// when non-null; otherwise the first failure is returned.
+Status VerifyReceived(std::vector<Message>& messages, std::vector<CorruptMessage>* corrupt);
+
 class QueueClient {
  public:
   virtual ~QueueClient() = default;
@@ -84,8 +105,9 @@ class QueueClient {
   // URLs of the queues whose RedrivePolicy targets this queue, following pagination.
   virtual Result<std::vector<std::string>> ListDeadLetterSourceQueues(const std::string& queue_url) = 0;
 
-  // Received messages are verified against their MD5 digests (SqsClient):
-  // a mismatch fails the call with kDataLoss naming the message.
+  // Received messages are verified against their MD5 digests: a mismatch
+  // goes to options.corrupt when set, else fails the call with kDataLoss
+  // naming the message.
   virtual Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url,
                                                        const ReceiveOptions& options) = 0;
   virtual Result<BatchResult> DeleteMessageBatch(const std::string& queue_url,

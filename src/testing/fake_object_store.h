@@ -163,6 +163,23 @@ class FakeObjectStore final : public ObjectStore {
     return Status::Ok();
   }
 
+  // OK unless FailNextCheck queued a status.
+  Result<DestinationCheck> CheckWritable() override {
+    ++check_calls_;
+    std::lock_guard lock(mu_);
+    if (!check_failures_.empty()) {
+      Status st = check_failures_.front();
+      check_failures_.pop_front();
+      return st;
+    }
+    return DestinationCheck{};
+  }
+  void FailNextCheck(Status status, int count = 1) {
+    std::lock_guard lock(mu_);
+    for (int i = 0; i < count; ++i) check_failures_.push_back(status);
+  }
+  int check_calls() const { return check_calls_.load(); }
+
   std::string Describe() const override { return name_; }
 
   // Inspection.
@@ -216,6 +233,8 @@ class FakeObjectStore final : public ObjectStore {
   const size_t page_size_;
   mutable std::mutex mu_;
   std::map<std::string, StoredObject> objects_;  // guarded by mu_
+  std::deque<Status> check_failures_;
+  std::atomic<int> check_calls_{0};
   std::deque<Status> put_failures_;              // guarded by mu_
   std::deque<Status> get_failures_;              // guarded by mu_
   std::deque<Status> delete_failures_;           // guarded by mu_

@@ -85,6 +85,16 @@ void FakeQueueClient::FailNext(Operation op, Status status, int count, bool afte
   for (int i = 0; i < count; ++i) failures_[static_cast<int>(op)].push_back(Injected{status, after_applying});
 }
 
+void FakeQueueClient::CorruptNextReceived(int n) {
+  std::lock_guard lock(mu_);
+  corrupt_next_ += n;
+}
+
+void FakeQueueClient::CorruptReceivesOf(const std::string& message_id, int times) {
+  std::lock_guard lock(mu_);
+  corrupt_ids_[message_id] = times;
+}
+
 void FakeQueueClient::FailDeleteEntries(int n, std::string code) {
   std::lock_guard lock(mu_);
   fail_delete_entries_ = n;
@@ -469,6 +479,22 @@ Result<std::vector<Message>> FakeQueueClient::ReceiveMessages(const std::string&
     out.push_back(View(*q, s, options.attribute_names, options.message_attribute_names));
     ++it;  // FIFO: later messages of this group may follow in the same receive, in order
   }
+  // Corruption in transit: the body changes after SQS computed its MD5.
+  for (Message& m : out) {
+    bool flip = false;
+    if (auto c = corrupt_ids_.find(m.message_id); c != corrupt_ids_.end() && c->second != 0) {
+      if (c->second > 0) --c->second;
+      flip = true;
+    } else if (corrupt_next_ > 0) {
+      --corrupt_next_;
+      flip = true;
+    }
+    if (flip) {
+      if (m.body.empty()) m.body = "x"; else m.body[0] = static_cast<char>(m.body[0] ^ 0x01);
+    }
+  }
+  // Verified as SqsClient verifies.
+  DLQ_RETURN_IF_ERROR(VerifyReceived(out, options.corrupt));
   DLQ_FAKE_END(out);
 }
 

@@ -84,6 +84,13 @@ class FakeQueueClient final : public QueueClient {
   void FailVisibilityEntries(int n, std::string code = "InternalError");
   void FailSendEntries(int n, std::string code = "InternalError");
 
+  // Corruption in transit: the next n received messages (or every receive of
+  // `message_id`, `times` times; -1 = always) arrive with a body that no
+  // longer matches MD5OfBody. They go to ReceiveOptions::corrupt, or fail the
+  // call with kDataLoss, exactly as SqsClient reports them.
+  void CorruptNextReceived(int n);
+  void CorruptReceivesOf(const std::string& message_id, int times = -1);
+
   // Calls made of `op`, failed ones included.
   int calls(Operation op) const;
   // Messages deleted through DeleteMessageBatch so far.
@@ -164,6 +171,8 @@ class FakeQueueClient final : public QueueClient {
   int fail_send_entries_ = 0;
   std::string fail_send_code_;
   int deleted_count_ = 0;
+  int corrupt_next_ = 0;
+  std::map<std::string, int> corrupt_ids_;
   uint64_t next_seq_ = 1;
   uint64_t next_handle_ = 1;
 };

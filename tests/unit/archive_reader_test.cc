@@ -49,6 +49,7 @@ class MemoryStore : public ObjectStore {
     objects_.erase(key);
     return Status::Ok();
   }
+  Result<DestinationCheck> CheckWritable() override { return DestinationCheck{}; }
   std::string Describe() const override { return "mem://test"; }
 
   std::string fail_get_key;
