@@ -1,26 +1,49 @@
 #include "app/cli.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cmath>
 #include <csignal>
+#include <unistd.h>
 #include <cstdio>
+#include <optional>
 
 #include "app/archive_command.h"
 #include "app/check_command.h"
-#include "app/run_command.h"
 #include "app/doctor.h"
+#include "app/run_command.h"
 #include "app/services.h"
+#include "common/byte_size.h"
 #include "common/log.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 
 namespace dlq {
 namespace {
 
+constexpr int kExitUsage = 2;
+
+constexpr const char* kArchiveFooter =
+    "Exit codes:\n"
+    "  0    done: every selected message archived and deleted\n"
+    "  1    error (the message says what and where; nothing unarchived was deleted)\n"
+    "  2    usage error\n"
+    "  3    archived, but some deletes failed (those messages stay in the DLQ and are archived again)\n"
+    "  4    incomplete: selected messages were left in the DLQ\n"
+    "  130  stopped by a signal (uploads in flight finished first)";
+
 std::atomic<bool> g_stop{false};
 
-extern "C" void OnSignal(int) { g_stop = true; }
+// The first SIGINT/SIGTERM asks for a graceful stop; a second one exits at
+// once (async-signal-safe: only _exit). Messages still held then come back
+// when their visibility timeout runs out.
+extern "C" void OnSignal(int) {
+  if (g_stop.exchange(true)) _exit(130);
+}
 
 void InstallSignalHandlers() {
   struct sigaction sa {};
@@ -49,7 +72,55 @@ struct DurationValidator : public CLI::Validator {
   }
 };
 
-Result<std::unique_ptr<AwsServices>> MakeServices(const GlobalFlags& g) {
+// A decimal integer in [min, max]. Rewrites the value in canonical form, so
+// CLI11's own conversion (strtoull with base 0) never sees "-1" (which it
+// would wrap) or "010" (which it would read as octal).
+struct IntegerValidator : public CLI::Validator {
+  IntegerValidator(uint64_t min, uint64_t max) {
+    name_ = "INTEGER";
+    func_ = [min, max](std::string& s) {
+      uint64_t v = 0;
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (ec != std::errc() || p != s.data() + s.size() || v < min || v > max) {
+        if (max == UINT64_MAX) return fmt::format("'{}' is not an integer >= {}", s, min);
+        return fmt::format("'{}' is not an integer from {} to {}", s, min, max);
+      }
+      s = std::to_string(v);
+      return std::string();
+    };
+  }
+};
+
+// Seconds as a decimal number: positive, finite, at most an hour.
+struct SecondsValidator : public CLI::Validator {
+  SecondsValidator() {
+    name_ = "SECONDS";
+    func_ = [](const std::string& s) {
+      char* end = nullptr;
+      double v = std::strtod(s.c_str(), &end);
+      if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v <= 0 || v > 3600) {
+        return fmt::format("'{}' must be a number of seconds greater than 0 and at most 3600", s);
+      }
+      return std::string();
+    };
+  }
+};
+
+// Batch sizes: the byte-size notation of the config file, 1 KiB .. 1 GiB.
+constexpr uint64_t kMinBatchBytes = 1u << 10, kMaxBatchBytes = 1u << 30;
+struct BatchBytesValidator : public CLI::Validator {
+  BatchBytesValidator() {
+    name_ = "SIZE";
+    func_ = [](const std::string& s) {
+      auto v = ParseByteSize(s);
+      if (!v) return fmt::format("'{}' is not a size (e.g. 8MiB, 512KiB, 1048576)", s);
+      if (*v < kMinBatchBytes || *v > kMaxBatchBytes) return fmt::format("'{}' is out of range [1KiB, 1GiB]", s);
+      return std::string();
+    };
+  }
+};
+
+ServicesOptions ToServicesOptions(const GlobalFlags& g) {
   ServicesOptions o;
   if (!g.region.empty()) o.client.region = g.region;
   if (!g.profile.empty()) o.client.profile = g.profile;
@@ -57,22 +128,163 @@ Result<std::unique_ptr<AwsServices>> MakeServices(const GlobalFlags& g) {
   o.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(g.connect_timeout_s * 1000));
   o.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(g.read_timeout_s * 1000));
   o.retry.max_attempts = g.max_attempts;
-  return AwsServices::Create(o, DefaultEnvironment(), DefaultClock());
+  return o;
 }
 
-int SetUpLogging(const GlobalFlags& g) {
-  LogLevel level;
-  if (!ParseLogLevel(g.log_level, level)) {
-    std::fprintf(stderr, "error: --log-level must be debug, info, warn, error or off\n");
-    return 2;
+void SetUpLogging(const GlobalFlags& g) {
+  LogLevel level = LogLevel::kInfo;
+  (void)ParseLogLevel(g.log_level, level);  // validated by the parser
+  SetLogger(
+      std::make_unique<StreamLogger>(stderr, g.log_format == "json" ? LogFormat::kJson : LogFormat::kText, level));
+}
+
+// The first argument that is neither an option nor an option's value: the
+// command the user named, if any.
+std::optional<std::string> CommandWord(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") return i + 1 < argc ? std::optional<std::string>(argv[i + 1]) : std::nullopt;
+    if (a.empty() || a.front() != '-') return std::string(a);
+    if (a.find('=') != std::string_view::npos) continue;
+    const CLI::Option* opt = app.get_option_no_throw(std::string(a));
+    if (opt != nullptr && opt->get_expected_min() > 0) ++i;  // skip its value
   }
-  if (g.log_format != "text" && g.log_format != "json") {
-    std::fprintf(stderr, "error: --log-format must be text or json\n");
-    return 2;
+  return std::nullopt;
+}
+
+const CLI::App* FindCommand(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == name) return sub;
   }
-  SetLogger(std::make_unique<StreamLogger>(stderr, g.log_format == "json" ? LogFormat::kJson : LogFormat::kText,
-                                           level));
-  return 0;
+  return nullptr;
+}
+
+std::vector<std::string> CommandNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  return names;
+}
+
+std::string CommandList(const CLI::App& app) {
+  std::string out = "commands:\n";
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    out += fmt::format("  {:<9} {}\n", sub->get_name(), sub->get_description());
+  }
+  out += "run 'dlq-archive help COMMAND' for a command's options\n";
+  return out;
+}
+
+// Every long option the command accepts, including the global ones.
+std::vector<std::string> OptionNames(const CLI::App& app, const CLI::App* command) {
+  std::vector<std::string> names;
+  for (const CLI::App* a : {&app, command}) {
+    if (a == nullptr) continue;
+    for (const CLI::Option* o : a->get_options()) {
+      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    }
+  }
+  return names;
+}
+
+// True when the arguments ask doctor for JSON, so even a usage error is
+// reported as a JSON document.
+bool DoctorWantsJson(const std::optional<std::string>& command, int argc, char** argv) {
+  if (command != "doctor") return false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--output=json" || (a == "--output" && i + 1 < argc && std::string_view(argv[i + 1]) == "json")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+class UsageReporter {
+ public:
+  UsageReporter(std::optional<std::string> command, bool json) : command_(std::move(command)), json_(json) {}
+
+  // Prints "error: ..." (and the JSON document when asked for) and returns 2.
+  int Fail(const std::string& message) const {
+    std::string prefix = command_ ? *command_ + ": " : "";
+    std::fprintf(stderr, "error: %s%s\n", prefix.c_str(), message.c_str());
+    if (command_) std::fprintf(stderr, "run 'dlq-archive help %s' for usage\n", command_->c_str());
+    if (json_) {
+      std::string doc = DoctorErrorJson(InvalidArgument(prefix + message), kExitUsage) + "\n";
+      std::fwrite(doc.data(), 1, doc.size(), stdout);
+    }
+    return kExitUsage;
+  }
+
+ private:
+  std::optional<std::string> command_;
+  bool json_;
+};
+
+// A CLI11 parse error in the user's terms, naming the offending argument.
+std::string DescribeParseError(const CLI::ParseError& e, const CLI::App& app, const CLI::App* command) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return e.what();
+  std::vector<std::string> extras = app.remaining(true);
+  if (extras.empty()) return e.what();
+  const std::string& first = extras.front();
+  if (StartsWith(first, "-")) {
+    std::string name = first.substr(0, first.find('='));
+    std::string msg = fmt::format("unknown option {}", name);
+    if (std::string best = ClosestMatch(name, OptionNames(app, command)); !best.empty()) {
+      msg += fmt::format(" (did you mean {}?)", best);
+    }
+    return msg;
+  }
+  return fmt::format("unexpected argument '{}'", first);
+}
+
+int RunDoctorCommand(const GlobalFlags& g, const DoctorOptions& options, bool json) {
+  const Environment& env = DefaultEnvironment();
+  ServicesOptions so = ToServicesOptions(g);
+  DoctorDeps deps;
+  deps.setup = DiagnoseSettings(so.client, env);
+  std::unique_ptr<AwsServices> svc;
+  if (deps.setup.settings) {
+    auto created = AwsServices::Create(*deps.setup.settings, so, env, DefaultClock());
+    if (!created.ok()) {
+      // Building the transport failed: nothing can be checked beyond the settings.
+      deps.setup.config = created.status();
+    } else {
+      svc = std::move(*created);
+      deps.credentials = &svc->credentials();
+      deps.caller_identity = [&svc] { return svc->sts().GetCallerIdentity(); };
+      deps.sqs = &svc->sqs();
+      deps.head_bucket = [&svc](const std::string& b) -> Status {
+        Status st = svc->s3_for(b).HeadBucket(b);
+        if (st.ok() || st.code() == ErrorCode::kNotFound) return st;
+        // HEAD errors carry no body, so a 403 cannot say whether the signature
+        // or the permissions are wrong: a one-key listing tells.
+        ListObjectsV2Request req;
+        req.max_keys = 1;
+        auto list = svc->s3_for(b).ListObjectsV2(b, req);
+        return list.ok() ? st : list.status();
+      };
+    }
+  }
+  DoctorReport report = RunDoctor(deps, options);
+  std::string out = json ? report.ToJson() + "\n" : report.ToText();
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return report.ok() ? 0 : 1;
+}
+
+// Resolves the settings and builds the services for archive. An unknown
+// region given with --region is a usage error (2); other failures are 1.
+Result<std::unique_ptr<AwsServices>> MakeServices(const GlobalFlags& g, int& exit_code) {
+  const Environment& env = DefaultEnvironment();
+  ServicesOptions so = ToServicesOptions(g);
+  exit_code = 1;
+  DLQ_ASSIGN_OR_RETURN(AwsSettings settings, ResolveSettings(so.client, env));
+  if (Status st = CheckKnownRegion(settings, env); !st.ok()) {
+    if (settings.region_source == "--region") exit_code = kExitUsage;
+    return st;
+  }
+  return AwsServices::Create(settings, so, env, DefaultClock());
 }
 
 }  // namespace
@@ -80,20 +292,28 @@ int SetUpLogging(const GlobalFlags& g) {
 int RunCli(int argc, char** argv) {
   CLI::App app{"dlq-archive: archive SQS dead-letter queues to S3 before messages expire, with no loss", "dlq-archive"};
   app.set_version_flag("--version", std::string(DLQ_VERSION));
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   app.fallthrough();
   GlobalFlags g;
-  app.add_option("--region", g.region, "AWS region (else AWS_REGION, AWS_DEFAULT_REGION, profile)");
+  app.add_option("--region", g.region,
+                 "AWS region (else AWS_REGION, AWS_DEFAULT_REGION, profile); must be a known AWS region unless "
+                 "--endpoint-url is set or DLQ_ARCHIVE_ALLOW_UNKNOWN_REGION=1");
   app.add_option("--profile", g.profile, "profile in ~/.aws/config and ~/.aws/credentials (else AWS_PROFILE)");
   app.add_option("--endpoint-url", g.endpoint_url,
                  "endpoint for every service (else AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL)");
-  app.add_option("--log-level", g.log_level, "debug, info, warn, error, off")->capture_default_str();
-  app.add_option("--log-format", g.log_format, "text or json (structured lines on stderr)")->capture_default_str();
-  app.add_option("--connect-timeout", g.connect_timeout_s, "seconds")->capture_default_str();
-  app.add_option("--read-timeout", g.read_timeout_s, "seconds")->capture_default_str();
+  app.add_option("--log-level", g.log_level, "debug, info, warn, error, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
+  app.add_option("--log-format", g.log_format, "text or json (structured lines on stderr)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--connect-timeout", g.connect_timeout_s, "seconds (> 0)")
+      ->capture_default_str()
+      ->check(SecondsValidator());
+  app.add_option("--read-timeout", g.read_timeout_s, "seconds (> 0)")->capture_default_str()->check(SecondsValidator());
   app.add_option("--max-attempts", g.max_attempts, "attempts per AWS call (retries use backoff with full jitter)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 20));
+      ->check(IntegerValidator(1, 20));
 
   // doctor
   DoctorOptions doctor_opts;
@@ -102,30 +322,36 @@ int RunCli(int argc, char** argv) {
   doctor->add_option("--queue", doctor_opts.queue, "also check this queue (name or URL)");
   doctor->add_option("--bucket", doctor_opts.bucket, "also check this bucket");
   doctor->add_option("--output", doctor_output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  doctor->footer("Exit codes: 0 every check passed; 1 some check failed; 2 usage error");
 
   // archive
   ArchiveCommandOptions ar;
-  std::string older_than, expiring_within, batch_max_age, visibility = "2m";
-  uint64_t batch_max_bytes = 0;
+  std::string older_than, expiring_within, batch_max_age, batch_max_bytes, visibility = "2m";
   size_t batch_max_messages = 0;
   int gzip_level = -1;
   bool all = false;
   auto* archive = app.add_subcommand("archive", "archive DLQ messages, deleting each only after its object is stored");
   archive->add_option("--queue", ar.queues, "queue name or URL (repeatable)");
   archive->add_option("--queue-prefix", ar.queue_prefix, "every queue whose name starts with this");
-  archive->add_option("--to", ar.destination, "s3://BUCKET/PREFIX or file:///DIR")->required();
+  archive->add_option("--to", ar.destination, "s3://BUCKET/PREFIX or file:///DIR (required)");
   archive->add_flag("--all", all, "archive every message (default)");
   archive->add_option("--older-than", older_than, "only messages sent longer ago than this (by SentTimestamp)")
       ->check(DurationValidator());
-  archive->add_option("--expiring-within", expiring_within,
-                      "only messages that expire within this (standard: SentTimestamp + retention)")
+  archive
+      ->add_option("--expiring-within", expiring_within,
+                   "only messages that expire within this (standard: SentTimestamp + retention)")
       ->check(DurationValidator());
-  archive->add_option("--max-messages", ar.drain.max_messages, "stop after this many messages (0: no limit)");
-  archive->add_option("--batch-max-messages", batch_max_messages, "messages per object (default 10000)");
-  archive->add_option("--batch-max-bytes", batch_max_bytes, "uncompressed bytes per object (default 8 MiB)");
+  archive->add_option("--max-messages", ar.drain.max_messages, "stop after this many messages (0: no limit)")
+      ->check(IntegerValidator(0, UINT64_MAX));
+  archive->add_option("--batch-max-messages", batch_max_messages, "messages per object (default 10000)")
+      ->check(IntegerValidator(1, 10'000'000));
+  archive
+      ->add_option("--batch-max-bytes", batch_max_bytes,
+                   "uncompressed bytes per object, e.g. 8MiB, 512KiB, 1048576 (default 8MiB; 1KiB..1GiB)")
+      ->check(BatchBytesValidator());
   archive->add_option("--batch-max-age", batch_max_age, "seal a batch after this long (default 30s)")
       ->check(DurationValidator());
-  archive->add_option("--gzip-level", gzip_level, "1 (fast, default) .. 12 (small)")->check(CLI::Range(1, 12));
+  archive->add_option("--gzip-level", gzip_level, "1 (fast, default) .. 12 (small)")->check(IntegerValidator(1, 12));
   archive->add_option("--key-template", ar.key_template,
                       "object key template (default {prefix}/{queue}/{yyyymmdd}/{queue}-{hhmmss}-{batch_id}.json.gz)");
   archive->add_flag("--hive", ar.hive, "Hive-style keys: {prefix}/queue={queue}/dt={yyyy-mm-dd}/...");
@@ -139,84 +365,109 @@ int RunCli(int argc, char** argv) {
   archive->add_flag("--keep", ar.drain.keep, "archive a copy; delete nothing");
   archive->add_flag("--dry-run", ar.drain.dry_run,
                     "count what would be archived; uploads and deletes nothing (receiving raises receive counts)");
-  archive->add_option("--concurrency", ar.drain.receivers, "concurrent receivers per queue")->capture_default_str();
+  archive->add_option("--concurrency", ar.drain.receivers, "concurrent receivers per queue (1..64)")
+      ->capture_default_str()
+      ->check(IntegerValidator(1, 64));
   archive->add_option("--output", ar.output, "text or json")->check(CLI::IsMember({"text", "json"}));
-  archive->add_option("--progress", ar.progress, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  archive->add_option("--progress", ar.progress, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  archive->footer(kArchiveFooter);
 
   // run / check
   RunCommandOptions run_opts;
   auto* run = app.add_subcommand("run", "monitor DLQs from a config file: metrics, alarms, archiving (daemon)");
-  run->add_option("--config", run_opts.config_path, "YAML config (doc/configuration.md)")->required();
-  run->add_option("--listen-port", run_opts.listen_port, "override the config's listen port (0: any free port)");
+  run->add_option("--config", run_opts.config_path, "YAML config (doc/configuration.md) (required)");
+  run->add_option("--listen-port", run_opts.listen_port, "override the config's listen port (0: any free port)")
+      ->check(IntegerValidator(0, 65535));
   CheckCommandOptions check_opts;
   auto* check = app.add_subcommand("check", "print the resolved plan and a safety analysis per queue");
-  check->add_option("--config", check_opts.config_path, "YAML config (doc/configuration.md)")->required();
+  check->add_option("--config", check_opts.config_path, "YAML config (doc/configuration.md) (required)");
   check->add_option("--output", check_opts.output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  check->footer("Exit codes: 0 every queue is safe; 1 some queue is unsafe or the config is invalid; 2 usage error");
+
+  // help [COMMAND]
+  std::string help_topic;
+  auto* help = app.add_subcommand("help", "show the options of a command");
+  help->add_option("command", help_topic, "a command");
+
+  // Name an unknown command before CLI11 reads it as a stray argument.
+  std::optional<std::string> command = CommandWord(app, argc, argv);
+  UsageReporter usage(command, DoctorWantsJson(command, argc, argv));
+  std::vector<std::string> commands = CommandNames(app);
+  auto not_a_command = [&](const std::string& word) {
+    std::string msg = fmt::format("'{}' is not a dlq-archive command", word);
+    if (std::string best = ClosestMatch(word, commands); !best.empty())
+      msg += fmt::format(" (did you mean '{}'?)", best);
+    std::fprintf(stderr, "error: %s\n%s", msg.c_str(), CommandList(app).c_str());
+    return kExitUsage;
+  };
+  if (command && std::find(commands.begin(), commands.end(), *command) == commands.end()) {
+    return not_a_command(*command);
+  }
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    const CLI::App* sub = command ? FindCommand(app, *command) : nullptr;
+    return usage.Fail(DescribeParseError(e, app, sub));
   }
-  if (int rc = SetUpLogging(g); rc != 0) return rc;
+
+  if (*help) {
+    if (help_topic.empty()) {
+      // Not app.help(): with `help` selected it would describe `help`.
+      std::fputs(app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal).c_str(), stdout);
+      return 0;
+    }
+    const CLI::App* topic = FindCommand(app, help_topic);
+    if (topic == nullptr || topic == help) return not_a_command(help_topic);
+    std::fputs(topic->help(app.get_name()).c_str(), stdout);
+    return 0;
+  }
+  if (!command) {
+    std::fprintf(stderr, "error: name a command\n%s", CommandList(app).c_str());
+    return kExitUsage;
+  }
+  if (*archive && ar.destination.empty()) return usage.Fail("--to is required (s3://BUCKET/PREFIX or file:///DIR)");
+  if (*run && run_opts.config_path.empty()) return usage.Fail("--config is required");
+  if (*check && check_opts.config_path.empty()) return usage.Fail("--config is required");
+  if (*archive) {
+    if (all && (!older_than.empty() || !expiring_within.empty())) {
+      return usage.Fail("--all cannot be combined with --older-than or --expiring-within");
+    }
+    if (!older_than.empty() && !expiring_within.empty()) {
+      return usage.Fail("choose one of --older-than and --expiring-within");
+    }
+  }
+
+  SetUpLogging(g);
   InstallSignalHandlers();
 
   if (*run || *check) {
-    ServicesOptions so;
-    if (!g.region.empty()) so.client.region = g.region;
-    if (!g.profile.empty()) so.client.profile = g.profile;
-    if (!g.endpoint_url.empty()) so.client.endpoint_url = g.endpoint_url;
-    so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(g.connect_timeout_s * 1000));
-    so.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(g.read_timeout_s * 1000));
-    so.retry.max_attempts = g.max_attempts;
-    run_opts.services = check_opts.services = so;
+    run_opts.services = check_opts.services = ToServicesOptions(g);
     return *run ? RunRunCommand(run_opts, g_stop) : RunCheckCommand(check_opts);
   }
+  if (*doctor) return RunDoctorCommand(g, doctor_opts, doctor_output == "json");
 
-  auto services = MakeServices(g);
+  int exit_code = 1;
+  auto services = MakeServices(g, exit_code);
   if (!services.ok()) {
     std::fprintf(stderr, "error: %s\n", services.status().message().c_str());
-    return 1;
+    return exit_code;
   }
-  AwsServices& svc = **services;
-
-  if (*doctor) {
-    auto head_bucket = [&](const std::string& b) -> Status {
-      Status st = svc.s3_for(b).HeadBucket(b);
-      if (st.ok() || st.code() == ErrorCode::kNotFound) return st;
-      // HEAD errors carry no body, so a 403 cannot say whether the signature
-      // or the permissions are wrong: a one-key listing tells.
-      ListObjectsV2Request req;
-      req.max_keys = 1;
-      auto list = svc.s3_for(b).ListObjectsV2(b, req);
-      return list.ok() ? st : list.status();
-    };
-    DoctorDeps deps{svc.settings(), svc.credentials(), [&] { return svc.sts().GetCallerIdentity(); }, svc.sqs(),
-                    head_bucket};
-    DoctorReport report = RunDoctor(deps, doctor_opts);
-    std::string out = doctor_output == "json" ? report.ToJson() + "\n" : report.ToText();
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return report.ok() ? 0 : 1;
-  }
-  if (*archive) {
-    if (all && (!older_than.empty() || !expiring_within.empty())) {
-      std::fprintf(stderr, "error: --all cannot be combined with --older-than or --expiring-within\n");
-      return 2;
-    }
-    if (!older_than.empty() && !expiring_within.empty()) {
-      std::fprintf(stderr, "error: choose one of --older-than and --expiring-within\n");
-      return 2;
-    }
-    if (!older_than.empty()) ar.drain.selection = {SelectionKind::kOlderThan, *ParseDuration(older_than)};
-    if (!expiring_within.empty()) ar.drain.selection = {SelectionKind::kExpiringWithin, *ParseDuration(expiring_within)};
-    if (batch_max_messages) ar.drain.batch.max_messages = batch_max_messages;
-    if (batch_max_bytes) ar.drain.batch.max_bytes = batch_max_bytes;
-    if (!batch_max_age.empty()) ar.drain.batch.max_age = *ParseDuration(batch_max_age);
-    if (gzip_level > 0) ar.drain.batch.gzip_level = gzip_level;
-    ar.drain.visibility_timeout = *ParseDuration(visibility);
-    return RunArchiveCommand(ar, svc, g_stop);
-  }
-  return 2;
+  if (!older_than.empty()) ar.drain.selection = {SelectionKind::kOlderThan, *ParseDuration(older_than)};
+  if (!expiring_within.empty()) ar.drain.selection = {SelectionKind::kExpiringWithin, *ParseDuration(expiring_within)};
+  if (batch_max_messages) ar.drain.batch.max_messages = batch_max_messages;
+  if (!batch_max_bytes.empty()) ar.drain.batch.max_bytes = static_cast<size_t>(*ParseByteSize(batch_max_bytes));
+  if (!batch_max_age.empty()) ar.drain.batch.max_age = *ParseDuration(batch_max_age);
+  if (gzip_level > 0) ar.drain.batch.gzip_level = gzip_level;
+  ar.drain.visibility_timeout = *ParseDuration(visibility);
+  return RunArchiveCommand(ar, **services, g_stop);
 }
 
 }  // namespace dlq

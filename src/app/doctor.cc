@@ -1,23 +1,67 @@
 #include "app/doctor.h"
 
 #include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
-#include "common/log.h"
+#include <charconv>
+
 #include "common/strings.h"
 #include "common/time_util.h"
 
 namespace dlq {
 
+namespace {
+
+std::string_view StateName(CheckState s) {
+  switch (s) {
+    case CheckState::kOk: return "ok";
+    case CheckState::kFail: return "fail";
+    case CheckState::kSkip: return "skip";
+  }
+  return "fail";
+}
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void WriteString(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void WriteError(JsonWriter& w, std::string_view code, int exit_code, std::string_view message) {
+  w.Key("error");
+  w.StartObject();
+  w.Key("code");
+  WriteString(w, code);
+  w.Key("exit_code");
+  w.Int(exit_code);
+  w.Key("message");
+  WriteString(w, message);
+  w.EndObject();
+}
+
+DoctorCheck Ok(std::string name, std::string detail) {
+  return {std::move(name), CheckState::kOk, std::move(detail)};
+}
+DoctorCheck Skip(std::string name, std::string detail) {
+  return {std::move(name), CheckState::kSkip, std::move(detail)};
+}
+DoctorCheck Fail(std::string name, std::string detail, ErrorCode code) {
+  return {std::move(name), CheckState::kFail, std::move(detail), code};
+}
+
+}  // namespace
+
 bool DoctorReport::ok() const {
   for (const auto& c : checks)
-    if (!c.ok && !c.skipped) return false;
+    if (c.state == CheckState::kFail) return false;
   return true;
 }
 
 std::string DoctorReport::ToText() const {
   std::string out;
   for (const auto& c : checks) {
-    const char* mark = c.skipped ? "SKIP" : (c.ok ? " OK " : "FAIL");
+    const char* mark = c.state == CheckState::kSkip ? "SKIP" : (c.state == CheckState::kOk ? " OK " : "FAIL");
     out += fmt::format("[{}] {:<12} {}\n", mark, c.name, c.detail);
   }
   out += ok() ? "all checks passed\n" : "some checks failed\n";
@@ -25,31 +69,55 @@ std::string DoctorReport::ToText() const {
 }
 
 std::string DoctorReport::ToJson() const {
-  std::string out = "{\"ok\":";
-  out += ok() ? "true" : "false";
-  out += ",\"checks\":[";
-  for (size_t i = 0; i < checks.size(); ++i) {
-    const auto& c = checks[i];
-    if (i) out += ',';
-    out += "{\"name\":";
-    AppendJsonString(out, c.name);
-    out += ",\"status\":";
-    AppendJsonString(out, c.skipped ? "skipped" : (c.ok ? "ok" : "failed"));
-    out += ",\"detail\":";
-    AppendJsonString(out, c.detail);
-    out += '}';
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("ok");
+  w.Bool(ok());
+  w.Key("checks");
+  w.StartArray();
+  std::string failed;
+  ErrorCode first_code = ErrorCode::kOk;
+  for (const auto& c : checks) {
+    w.StartObject();
+    w.Key("name");
+    WriteString(w, c.name);
+    w.Key("status");
+    WriteString(w, StateName(c.state));
+    w.Key("detail");
+    WriteString(w, c.detail);
+    if (c.state == CheckState::kFail) {
+      w.Key("code");
+      WriteString(w, ErrorCodeName(c.code));
+      if (first_code == ErrorCode::kOk) first_code = c.code;
+      failed += failed.empty() ? c.name : ", " + c.name;
+    }
+    w.EndObject();
   }
-  out += "]}";
-  return out;
+  w.EndArray();
+  if (!ok()) WriteError(w, ErrorCodeName(first_code), 1, fmt::format("doctor: failed checks: {}", failed));
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string DoctorErrorJson(const Status& status, int exit_code) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("ok");
+  w.Bool(false);
+  WriteError(w, ErrorCodeName(status.code()), exit_code, status.message());
+  w.EndObject();
+  return buf.GetString();
 }
 
 std::string ExplainFailure(const Status& status, std::string_view service, std::string_view credential_source) {
   std::string what;
   switch (status.code()) {
     case ErrorCode::kUnauthenticated:
-      what = fmt::format(
-          "{} rejected the request signature or credentials; check the access key and secret key from {}", service,
-          credential_source.empty() ? "your credential source" : credential_source);
+      what =
+          fmt::format("{} rejected the request signature or credentials; check the access key and secret key from {}",
+                      service, credential_source.empty() ? "your credential source" : credential_source);
       break;
     case ErrorCode::kPermissionDenied:
       what = fmt::format("{} denied access; the IAM identity needs permission for this action", service);
@@ -66,50 +134,98 @@ std::string ExplainFailure(const Status& status, std::string_view service, std::
 
 DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
   DoctorReport report;
-  const AwsSettings& s = deps.settings;
-  report.checks.push_back({"settings", true, false,
-                           fmt::format("profile {}, region {} (from {})", s.profile, s.region, s.region_source)});
-  std::string endpoints;
-  for (const char* svc : {"sqs", "s3", "monitoring", "sts"}) {
-    if (!endpoints.empty()) endpoints += ", ";
-    endpoints += fmt::format("{} {}{}", svc, s.Endpoint(svc).endpoint, s.HasCustomEndpoint(svc) ? " (custom)" : "");
-  }
-  report.checks.push_back({"endpoints", true, false, endpoints});
+  auto& checks = report.checks;
+  const SettingsDiagnosis& setup = deps.setup;
+  const AwsSettings* s = setup.settings ? &*setup.settings : nullptr;
 
-  auto creds = deps.credentials.GetCredentials();
-  std::string source;
-  if (!creds.ok()) {
-    report.checks.push_back({"credentials", false, false,
-                             fmt::format("{}. Set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or run "
-                                         "where a role is available",
-                                         creds.status().message())});
-    return report;  // nothing else can work
+  if (!setup.config.ok()) {
+    checks.push_back(Fail("config", setup.config.message(), setup.config.code()));
+  } else if (s != nullptr) {
+    checks.push_back(Ok("config", fmt::format("{}, {}", s->shared.config.path, s->shared.credentials.path)));
+  } else {
+    checks.push_back(Skip("config", "not read"));
   }
-  source = creds->source;
-  std::string cred_detail = fmt::format("{} from {}", creds->RedactedKeyId(), creds->source);
-  if (!creds->session_token.empty()) cred_detail += ", temporary";
-  if (creds->expiration) cred_detail += fmt::format(", expires {}", FormatIso8601(*creds->expiration));
-  report.checks.push_back({"credentials", true, false, cred_detail});
+
+  if (!setup.profile.ok()) {
+    checks.push_back(Fail("profile", setup.profile.message(), setup.profile.code()));
+  } else if (s != nullptr) {
+    std::string where = s->profile_section ? "found" : "not in the config files (not needed with other credentials)";
+    checks.push_back(Ok("profile", fmt::format("{}: {}", s->profile, where)));
+  } else {
+    checks.push_back(Skip("profile", "needs readable config files"));
+  }
+
+  bool region_ok = setup.region.ok() && s != nullptr;
+  if (!setup.region.ok()) {
+    checks.push_back(Fail("region", setup.region.message(), setup.region.code()));
+  } else if (s != nullptr) {
+    checks.push_back(Ok("region", fmt::format("{} (from {}{})", s->region, s->region_source,
+                                              setup.profile.ok() ? "" : ", without the missing profile")));
+  } else {
+    checks.push_back(Skip("region", "needs readable config files"));
+  }
+
+  if (region_ok) {
+    std::string endpoints;
+    for (const char* svc : {"sqs", "s3", "monitoring", "sts"}) {
+      if (!endpoints.empty()) endpoints += ", ";
+      endpoints += fmt::format("{} {}{}", svc, s->Endpoint(svc).endpoint, s->HasCustomEndpoint(svc) ? " (custom)" : "");
+    }
+    checks.push_back(Ok("endpoints", endpoints));
+  } else {
+    checks.push_back(Skip("endpoints", "needs a region"));
+  }
+
+  // Credentials need the profile (a misspelt one would silently fall back to
+  // other credentials), not the region.
+  std::string source;
+  bool creds_ok = false;
+  if (deps.credentials == nullptr || !setup.profile.ok()) {
+    checks.push_back(Skip("credentials", setup.profile.ok() ? "needs readable config files" : "needs the profile"));
+  } else if (auto creds = deps.credentials->GetCredentials(); !creds.ok()) {
+    checks.push_back(Fail("credentials",
+                          fmt::format("{}. Set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or run "
+                                      "where a role is available",
+                                      creds.status().message()),
+                          creds.status().code()));
+  } else {
+    creds_ok = true;
+    source = creds->source;
+    std::string cred_detail = fmt::format("{} from {}", creds->RedactedKeyId(), creds->source);
+    if (!creds->session_token.empty()) cred_detail += ", temporary";
+    if (creds->expiration) cred_detail += fmt::format(", expires {}", FormatIso8601(*creds->expiration));
+    checks.push_back(Ok("credentials", cred_detail));
+  }
+
+  // The remaining checks call AWS: they need both a region and credentials.
+  std::string blocked;
+  if (!region_ok) blocked = "needs a region";
+  if (!creds_ok) blocked = blocked.empty() ? "needs credentials" : "needs a region and credentials";
+  if (!blocked.empty() || deps.sqs == nullptr) {
+    if (blocked.empty()) blocked = "no AWS clients";
+    for (const char* name : {"identity", "sqs", "queue", "bucket"}) checks.push_back(Skip(name, blocked));
+    return report;
+  }
 
   auto identity = deps.caller_identity();
   if (identity.ok()) {
-    report.checks.push_back({"identity", true, false, fmt::format("{} (account {})", identity->arn, identity->account)});
+    checks.push_back(Ok("identity", fmt::format("{} (account {})", identity->arn, identity->account)));
   } else {
-    report.checks.push_back({"identity", false, false, ExplainFailure(identity.status(), "STS", source)});
+    checks.push_back(Fail("identity", ExplainFailure(identity.status(), "STS", source), identity.status().code()));
   }
 
-  auto queues = deps.sqs.ListQueues("");
+  auto queues = deps.sqs->ListQueues("");
   if (queues.ok()) {
-    report.checks.push_back({"sqs", true, false, fmt::format("reachable and allowed ({} queues visible)", queues->size())});
+    checks.push_back(Ok("sqs", fmt::format("reachable and allowed ({} queues visible)", queues->size())));
   } else {
-    report.checks.push_back({"sqs", false, false, ExplainFailure(queues.status(), "SQS", source)});
+    checks.push_back(Fail("sqs", ExplainFailure(queues.status(), "SQS", source), queues.status().code()));
   }
 
   if (!options.queue.empty()) {
     std::string url = options.queue;
     Status st;
     if (!StartsWith(url, "http://") && !StartsWith(url, "https://")) {
-      auto u = deps.sqs.GetQueueUrl(options.queue, "");
+      auto u = deps.sqs->GetQueueUrl(options.queue, "");
       if (u.ok()) {
         url = *u;
       } else {
@@ -117,7 +233,7 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
       }
     }
     if (st.ok()) {
-      auto attrs = deps.sqs.GetQueueAttributes(
+      auto attrs = deps.sqs->GetQueueAttributes(
           url, {"ApproximateNumberOfMessages", "MessageRetentionPeriod", "QueueArn", "RedrivePolicy"});
       if (attrs.ok()) {
         auto get = [&](const char* k) {
@@ -125,13 +241,11 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
           return it == attrs->end() ? std::string("?") : it->second;
         };
         int64_t retention = 0;
-        try {
-          retention = std::stoll(get("MessageRetentionPeriod"));
-        } catch (...) {
-        }
-        report.checks.push_back({"queue", true, false,
-                                 fmt::format("{}: {} messages, retention {}", url, get("ApproximateNumberOfMessages"),
-                                             FormatDuration(std::chrono::seconds(retention)))});
+        std::string r = get("MessageRetentionPeriod");
+        std::from_chars(r.data(), r.data() + r.size(), retention);
+        checks.push_back(
+            Ok("queue", fmt::format("{}: {} messages, retention {}", url, get("ApproximateNumberOfMessages"),
+                                    FormatDuration(std::chrono::seconds(retention)))));
       } else {
         st = attrs.status();
       }
@@ -139,26 +253,26 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
     if (!st.ok()) {
       std::string detail = ExplainFailure(st, "SQS", source);
       if (st.code() == ErrorCode::kNotFound) {
-        detail = fmt::format("queue '{}' does not exist in {} ({})", options.queue, s.region, st.ToString());
+        detail = fmt::format("queue '{}' does not exist in {} ({})", options.queue, s->region, st.ToString());
       }
-      report.checks.push_back({"queue", false, false, detail});
+      checks.push_back(Fail("queue", detail, st.code()));
     }
   } else {
-    report.checks.push_back({"queue", true, true, "no --queue given"});
+    checks.push_back(Skip("queue", "no --queue given"));
   }
 
   if (!options.bucket.empty()) {
     Status st = deps.head_bucket(options.bucket);
     if (st.ok()) {
-      report.checks.push_back({"bucket", true, false, fmt::format("s3://{} exists and is reachable", options.bucket)});
+      checks.push_back(Ok("bucket", fmt::format("s3://{} exists and is reachable", options.bucket)));
     } else if (st.code() == ErrorCode::kNotFound) {
-      report.checks.push_back({"bucket", false, false,
-                               fmt::format("bucket '{}' does not exist ({})", options.bucket, st.ToString())});
+      checks.push_back(
+          Fail("bucket", fmt::format("bucket '{}' does not exist ({})", options.bucket, st.ToString()), st.code()));
     } else {
-      report.checks.push_back({"bucket", false, false, ExplainFailure(st, "S3", source)});
+      checks.push_back(Fail("bucket", ExplainFailure(st, "S3", source), st.code()));
     }
   } else {
-    report.checks.push_back({"bucket", true, true, "no --bucket given"});
+    checks.push_back(Skip("bucket", "no --bucket given"));
   }
   return report;
 }

@@ -93,20 +93,21 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
     std::fprintf(stderr, "error: %s\n", webhook_services.status().ToString().c_str());
     return 1;
   }
-  auto webhook = MakeConfiguredNotifier(*config, (*webhook_services)->transport(), DefaultClock());
-  if (!webhook.ok()) {
-    std::fprintf(stderr, "error: notify.webhooks: %s\n", webhook.status().ToString().c_str());
+  // A queue and a worker per webhook; the daemon's Reload (SIGHUP) swaps the
+  // set. Destroyed after the daemon: drains within its bound.
+  WebhookSet webhooks((*webhook_services)->transport(), DefaultClock(), &metrics);
+  if (Status applied = webhooks.Apply(config->webhooks); !applied.ok()) {
+    std::fprintf(stderr, "error: %s\n", applied.ToString().c_str());
     return 2;
   }
-  MultiNotifier notifier;
-  if (*webhook) notifier.Add(webhook->get());
 
   DaemonOptions dopts;
   dopts.host = LocalHostName();
+  dopts.apply_webhooks = [&webhooks](const std::vector<WebhookConfig>& w) { return webhooks.Apply(w); };
   Log().Log(LogLevel::kInfo, "starting",
             {{"config", options.config_path}, {"groups", static_cast<int64_t>(config->groups.size())},
              {"version", DLQ_VERSION}});
-  Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics), notifier, DefaultClock(), registry,
+  Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics), webhooks, DefaultClock(), registry,
                 metrics, dopts);
   Status st = daemon.Run(stop, g_reload, load);
   if (!st.ok()) {

@@ -5,6 +5,7 @@
 
 #include "aws/credential_providers.h"
 #include "aws/curl_transport.h"
+#include "common/aws_regions.h"
 #include "common/strings.h"
 #include "s3/local_object_store.h"
 #include "s3/s3_object_store.h"
@@ -29,13 +30,107 @@ class AssumeRoleProvider final : public CredentialsProvider {
   AssumeRoleRequest request_;
 };
 
+// The environment without the variables that name a profile, so settings can
+// be resolved past a profile that does not exist.
+class WithoutProfileEnvironment final : public Environment {
+ public:
+  explicit WithoutProfileEnvironment(const Environment& base) : base_(base) {}
+  std::optional<std::string> GetEnv(std::string_view name) const override {
+    if (name == "AWS_PROFILE" || name == "AWS_DEFAULT_PROFILE") return std::nullopt;
+    return base_.GetEnv(name);
+  }
+
+ private:
+  const Environment& base_;
+};
+
+// The profile the options and environment name (nullopt: none named).
+std::optional<std::string> NamedProfile(const ClientOptions& options, const Environment& env) {
+  if (options.profile && !options.profile->empty()) return options.profile;
+  if (auto v = env.GetNonEmpty("AWS_PROFILE")) return v;
+  return env.GetNonEmpty("AWS_DEFAULT_PROFILE");
+}
+
+Status MissingProfile(const SharedConfig& shared, const std::string& name) {
+  std::vector<std::string> names;
+  for (const ConfigFile* f : {&shared.config, &shared.credentials}) {
+    for (const auto& [n, section] : f->profiles) names.push_back(n);
+  }
+  std::string msg =
+      fmt::format("profile '{}' not found in {} or {}", name, shared.config.path, shared.credentials.path);
+  if (std::string best = ClosestMatch(name, names); !best.empty()) {
+    msg += fmt::format("; did you mean '{}'?", best);
+  } else if (names.empty()) {
+    msg += " (neither file has any profile)";
+  }
+  return NotFound(std::move(msg));
+}
+
 }  // namespace
+
+Status CheckKnownRegion(const AwsSettings& settings, const Environment& env) {
+  if (IsKnownAwsRegion(settings.region)) return Status::Ok();
+  bool all_custom = true;
+  for (std::string_view service : {"sqs", "s3", "monitoring", "sts"}) all_custom &= settings.HasCustomEndpoint(service);
+  if (all_custom || env.GetNonEmpty("DLQ_ARCHIVE_ALLOW_UNKNOWN_REGION") == "1") return Status::Ok();
+  return CheckAwsRegion(settings.region, settings.region_source);
+}
+
+SettingsDiagnosis DiagnoseSettings(const ClientOptions& options, const Environment& env) {
+  SettingsDiagnosis d;
+  auto resolved = ResolveSettings(options, env);
+  if (resolved.ok()) {
+    d.region = CheckKnownRegion(*resolved, env);
+    if (!d.region.ok()) resolved->region = std::string(kPlaceholderRegion), resolved->region_source = "placeholder";
+    d.settings = std::move(*resolved);
+    return d;
+  }
+  auto shared = LoadSharedConfig(env);
+  if (!shared.ok()) {
+    d.config = shared.status();
+    return d;
+  }
+  ClientOptions masked = options;
+  WithoutProfileEnvironment no_profile_env(env);
+  const Environment* use_env = &env;
+  if (auto named = NamedProfile(options, env); named && !shared->MergedProfile(*named)) {
+    d.profile = MissingProfile(*shared, *named);
+    masked.profile.reset();
+    use_env = &no_profile_env;
+  }
+  auto second = ResolveSettings(masked, *use_env);
+  if (second.ok()) {
+    d.region = CheckKnownRegion(*second, env);
+    if (!d.region.ok()) second->region = std::string(kPlaceholderRegion), second->region_source = "placeholder";
+    d.settings = std::move(*second);
+    return d;
+  }
+  // Whatever still fails: the region if a placeholder region resolves.
+  ClientOptions with_region = masked;
+  with_region.region = std::string(kPlaceholderRegion);
+  auto third = ResolveSettings(with_region, *use_env);
+  if (third.ok()) {
+    d.region = second.status();
+    third->region_source = "placeholder";
+    d.settings = std::move(*third);
+  } else {
+    d.config = third.status();
+  }
+  return d;
+}
 
 Result<std::unique_ptr<AwsServices>> AwsServices::Create(const ServicesOptions& options, const Environment& env,
                                                          Clock& clock) {
+  DLQ_ASSIGN_OR_RETURN(AwsSettings settings, ResolveSettings(options.client, env));
+  DLQ_RETURN_IF_ERROR(CheckKnownRegion(settings, env));
+  return Create(settings, options, env, clock);
+}
+
+Result<std::unique_ptr<AwsServices>> AwsServices::Create(const AwsSettings& settings, const ServicesOptions& options,
+                                                         const Environment& env, Clock& clock) {
   DLQ_RETURN_IF_ERROR(options.retry.Validate());
   std::unique_ptr<AwsServices> s(new AwsServices(clock));
-  DLQ_ASSIGN_OR_RETURN(s->settings_, ResolveSettings(options.client, env));
+  s->settings_ = settings;
   s->retry_ = options.retry;
   CurlTransportOptions topts;
   topts.connect_timeout = options.connect_timeout;
@@ -49,26 +144,26 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const ServicesOptions& 
       return InvalidArgument(fmt::format("role '{}' is not an IAM role ARN", options.role_arn));
     }
     s->source_credentials_ = std::move(s->credentials_);
-    s->source_sts_ = std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_,
-                                                 *s->source_credentials_, clock, options.retry);
+    s->source_sts_ = std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_, *s->source_credentials_,
+                                                 clock, options.retry);
     AssumeRoleRequest req;
     req.role_arn = options.role_arn;
     req.session_name = options.role_session_name;
     if (!options.external_id.empty()) req.external_id = options.external_id;
-    s->credentials_ = std::make_unique<CachingProvider>(
-        std::make_unique<AssumeRoleProvider>(*s->source_sts_, std::move(req)), clock);
+    s->credentials_ =
+        std::make_unique<CachingProvider>(std::make_unique<AssumeRoleProvider>(*s->source_sts_, std::move(req)), clock);
   }
 
-  s->sqs_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("sqs"), *s->transport_, *s->credentials_, clock,
-                                            options.retry);
+  s->sqs_aws_ =
+      std::make_unique<AwsClient>(s->settings_.Endpoint("sqs"), *s->transport_, *s->credentials_, clock, options.retry);
   s->sqs_ = std::make_unique<SqsClient>(*s->sqs_aws_);
-  s->s3_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("s3"), *s->transport_, *s->credentials_, clock,
+  s->s3_aws_ =
+      std::make_unique<AwsClient>(s->settings_.Endpoint("s3"), *s->transport_, *s->credentials_, clock, options.retry);
+  s->cw_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("monitoring"), *s->transport_, *s->credentials_, clock,
                                            options.retry);
-  s->cw_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("monitoring"), *s->transport_, *s->credentials_,
-                                           clock, options.retry);
   s->cloudwatch_ = std::make_unique<CloudWatchClient>(*s->cw_aws_);
-  s->sts_ = std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_, *s->credentials_, clock,
-                                        options.retry);
+  s->sts_ =
+      std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_, *s->credentials_, clock, options.retry);
   S3ClientOptions virt;
   virt.path_style = false;
   S3ClientOptions path;
@@ -82,7 +177,7 @@ S3Client& AwsServices::s3_for(const std::string& bucket) {
   return settings_.S3Style(bucket) == S3AddressingStyle::kPath ? *s3_path_ : *s3_virtual_;
 }
 
-void AwsServices::SetObserver(CallObserver observer) {
+void AwsServices::SetObserver(const CallObserver& observer) {
   sqs_aws_->SetObserver(observer);
   s3_aws_->SetObserver(observer);
   cw_aws_->SetObserver(observer);
@@ -108,7 +203,8 @@ Result<Destination> ParseDestination(std::string_view uri) {
     size_t slash = rest.find('/');
     d.bucket = std::string(rest.substr(0, slash));
     if (slash != std::string_view::npos) d.prefix = trim_slashes(rest.substr(slash + 1));
-    if (d.bucket.empty()) return InvalidArgument(fmt::format("destination '{}' has no bucket (s3://BUCKET/PREFIX)", uri));
+    if (d.bucket.empty())
+      return InvalidArgument(fmt::format("destination '{}' has no bucket (s3://BUCKET/PREFIX)", uri));
     return d;
   }
   if (StartsWith(uri, "file://")) {

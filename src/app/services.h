@@ -36,10 +36,15 @@ struct ServicesOptions {
 class AwsServices {
  public:
   // Resolves settings and builds the transport and credential chain. Fails on
-  // a bad config file, a missing region or an invalid endpoint; credentials
-  // are only fetched on first use.
+  // a bad config file, a missing region, a region that is not a known AWS
+  // region (see CheckKnownRegion) or an invalid endpoint; credentials are
+  // only fetched on first use.
   static Result<std::unique_ptr<AwsServices>> Create(const ServicesOptions& options, const Environment& env,
                                                      Clock& clock);
+  // The same from settings already resolved (options.client is ignored);
+  // does not check the region.
+  static Result<std::unique_ptr<AwsServices>> Create(const AwsSettings& settings, const ServicesOptions& options,
+                                                     const Environment& env, Clock& clock);
 
   const AwsSettings& settings() const { return settings_; }
   HttpTransport& transport() { return *transport_; }
@@ -51,7 +56,7 @@ class AwsServices {
   // custom endpoints and non-DNS names).
   S3Client& s3_for(const std::string& bucket);
   Clock& clock() { return clock_; }
-  void SetObserver(CallObserver observer);
+  void SetObserver(const CallObserver& observer);
 
  private:
   explicit AwsServices(Clock& clock) : clock_(clock) {}
@@ -69,6 +74,27 @@ class AwsServices {
   std::unique_ptr<StsClient> sts_;
   std::unique_ptr<CloudWatchClient> cloudwatch_;
 };
+
+// OK when settings.region is in the table of AWS regions, or when an unknown
+// name cannot misroute anything: every service has a custom endpoint
+// (--endpoint-url or AWS_ENDPOINT_URL set one for all), or
+// DLQ_ARCHIVE_ALLOW_UNKNOWN_REGION=1 (a region newer than this build).
+// Otherwise kInvalidArgument naming the region, its source and the closest
+// known region.
+Status CheckKnownRegion(const AwsSettings& settings, const Environment& env);
+
+// Settings resolved as far as a broken setup allows, for `doctor`: each
+// problem is reported on its own and masked so the next step can still run.
+struct SettingsDiagnosis {
+  Status config;   // other resolution failures: config files, endpoints, addressing style
+  Status profile;  // a named profile that neither file has (suggests the closest one)
+  Status region;   // missing, or not a known region
+  // Set unless `config` failed. Without a usable region it carries
+  // kPlaceholderRegion so credentials can still be resolved.
+  std::optional<AwsSettings> settings;
+};
+inline constexpr std::string_view kPlaceholderRegion = "us-east-1";
+SettingsDiagnosis DiagnoseSettings(const ClientOptions& options, const Environment& env);
 
 // This machine's host name, recorded in archive records ("unknown" if unset).
 std::string LocalHostName();

@@ -171,6 +171,7 @@ QueueDrainer::Batch* QueueDrainer::FindBatchLocked(uint64_t seq) {
 
 void QueueDrainer::RequestStop() {
   stop_requested_ = true;
+  abort_receives_ = true;
   stop_ = true;
   cv_.notify_all();
 }
@@ -200,6 +201,7 @@ void QueueDrainer::Fail(const Status& status) {
     std::lock_guard lock(mu_);
     if (first_error_.ok()) first_error_ = status;
   }
+  abort_receives_ = true;
   stop_ = true;
   cv_.notify_all();
 }
@@ -326,21 +328,12 @@ void QueueDrainer::ReceiverLoop() {
     ro.visibility_timeout = static_cast<int>(options_.visibility_timeout.count());
     std::vector<CorruptMessage> corrupt;
     ro.corrupt = &corrupt;
+    ro.cancel = &abort_receives_;
     ++counters_.receive_calls;
-    // Counted before the call: a reply in hand is never "in flight elsewhere".
-    struct InHand {
-      std::atomic<int64_t>& n;
-      bool counted = true;
-      explicit InHand(std::atomic<int64_t>& c) : n(c) { n += kSqsBatch; }
-      void Done() {
-        if (counted) n -= kSqsBatch;
-        counted = false;
-      }
-      ~InHand() { Done(); }
-    } in_hand(in_hand_);
     auto got = sqs_.ReceiveMessages(queue_.url, ro);
     if (!got.ok()) {
       const Status& st = got.status();
+      if (st.code() == ErrorCode::kCancelled && abort_receives_) return;  // stopping or failed already
       if (st.retryable() && ++consecutive_errors < 5) {
         Log().Log(LogLevel::kWarn, "archive.receive_retry", {{"queue", queue_.name}, {"error", st.ToString()}});
         clock_.SleepFor(BackoffDelay(kLocalRetry, consecutive_errors, rng));
@@ -351,6 +344,18 @@ void QueueDrainer::ReceiverLoop() {
     }
     consecutive_errors = 0;
     std::vector<Message>& msgs = *got;
+    // In hand until placed: not "in flight elsewhere" for a depth check. (A
+    // check between SQS's reply and this line errs towards waiting.)
+    struct InHand {
+      std::atomic<int64_t>& n;
+      int64_t k;
+      InHand(std::atomic<int64_t>& c, int64_t count) : n(c), k(count) { n += k; }
+      void Done() {
+        n -= k;
+        k = 0;
+      }
+      ~InHand() { Done(); }
+    } in_hand(in_hand_, static_cast<int64_t>(msgs.size()));
     counters_.received += msgs.size() + corrupt.size();
     if (!corrupt.empty()) HandleCorrupt(corrupt);
 
@@ -405,7 +410,8 @@ void QueueDrainer::ReceiverLoop() {
     // Receives come back empty while messages are held: archive them now
     // rather than at the batch's age limit (a FIFO group is blocked until
     // they are deleted; a standard queue is near its end).
-    if (msgs.empty() && corrupt.empty()) SealBuilding(/*wait=*/false, /*only_if_full=*/false);
+    // (Not while another receiver still has messages in hand for the batch.)
+    if (msgs.empty() && corrupt.empty() && in_hand_ == 0) SealBuilding(/*wait=*/false, /*only_if_full=*/false);
 
     if (!msgs.empty() && progress) {
       no_progress_receives_ = 0;
@@ -416,43 +422,51 @@ void QueueDrainer::ReceiverLoop() {
     }
     if (++no_progress_receives_ < options_.empty_receives_to_drain) continue;
     no_progress_receives_ = 0;
-    switch (CheckDepth()) {
-      case Depth::kEmpty:
-        queue_seen_empty_ = true;
-        stop_ = true;
-        cv_.notify_all();
-        break;
-      case Depth::kWaitInFlight: {
-        auto t = clock_.SteadyNow();
-        std::chrono::steady_clock::duration waited{0};
-        {
-          std::lock_guard lock(mu_);
-          if (!unexplained_in_flight_since_) unexplained_in_flight_since_ = t;
-          waited = t - *unexplained_in_flight_since_;
-        }
-        // Their visibility runs out within one timeout (ours, for a lost
-        // reply); a few seconds more for the long poll to catch them.
-        auto limit = options_.visibility_timeout + std::chrono::seconds(options_.wait_time_seconds + 5);
-        if (waited > limit) {
-          MarkIncomplete(fmt::format(
-              "{} message(s) stayed in flight for {}s without this run holding them (another consumer may hold "
-              "them); run again after {}s",
-              counters_.approximate_in_flight.load(), std::chrono::duration_cast<std::chrono::seconds>(waited).count(),
-              options_.visibility_timeout.count()));
-        } else if (options_.wait_time_seconds == 0 || !msgs.empty()) {
-          clock_.SleepFor(kInFlightPoll);
-        }
-        break;
+    bool busy;
+    {
+      std::lock_guard lock(mu_);
+      busy = !building_.held.empty() || !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0;
+    }
+    if (busy) {
+      // Our own batches may be what is in flight, or what blocks a FIFO
+      // group: nothing to conclude until they are stored and deleted.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    Depth depth = CheckDepth();
+    if (depth == Depth::kEmpty) {
+      queue_seen_empty_ = true;
+      stop_ = true;
+      cv_.notify_all();
+      continue;
+    }
+    if (depth == Depth::kWaitInFlight) {
+      auto t = clock_.SteadyNow();
+      std::chrono::steady_clock::duration waited{0};
+      {
+        std::lock_guard lock(mu_);
+        if (!unexplained_in_flight_since_) unexplained_in_flight_since_ = t;
+        waited = t - *unexplained_in_flight_since_;
       }
-      case Depth::kNotEmpty:
-      case Depth::kUnknown:
-        if (++depth_checks >= options_.depth_checks_before_incomplete) {
-          MarkIncomplete(fmt::format(
-              "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "
-              "back, or the queue is being refilled); run again",
-              counters_.approximate_remaining.load()));
-        }
-        break;
+      // Their visibility runs out within one timeout (ours, for a lost
+      // reply); a few seconds more for the long poll to catch them.
+      auto limit = options_.visibility_timeout + std::chrono::seconds(options_.wait_time_seconds + 5);
+      if (waited > limit) {
+        MarkIncomplete(fmt::format(
+            "{} message(s) stayed in flight for {}s without this run holding them (another consumer may hold "
+            "them); run again after {}s",
+            counters_.approximate_in_flight.load(), std::chrono::duration_cast<std::chrono::seconds>(waited).count(),
+            options_.visibility_timeout.count()));
+      } else if (options_.wait_time_seconds == 0) {
+        clock_.SleepFor(kInFlightPoll);
+      }
+      continue;
+    }
+    if (++depth_checks >= options_.depth_checks_before_incomplete) {
+      MarkIncomplete(fmt::format(
+          "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "
+          "back, a FIFO group is held elsewhere, or the queue is being refilled); run again",
+          counters_.approximate_remaining.load()));
     }
   }
 }
@@ -581,7 +595,15 @@ void QueueDrainer::DeleteBatch(Batch& batch) {
         if (!r.ok()) {
           Log().Log(LogLevel::kWarn, "archive.delete_retry",
                     {{"queue", queue_.name}, {"attempt", attempt + 1}, {"error", r.status().ToString()}});
-          if (!r.status().retryable() && r.status().code() != ErrorCode::kInternal) break;
+          if (!r.status().retryable() && r.status().code() != ErrorCode::kInternal) {
+            // Denied or gone: every later batch would be archived and left
+            // behind too, and archived again once visible. Stop here.
+            Fail(Status(r.status().code(),
+                        fmt::format("sqs:DeleteMessage failed on {} ({}): the archived messages stay in the DLQ and "
+                                    "will be archived again; check the role's policy for sqs:DeleteMessage",
+                                    queue_.name, r.status().message())));
+            break;
+          }
           continue;
         }
         counters_.deleted += r->successful_ids.size();
@@ -749,12 +771,22 @@ void QueueDrainer::HeartbeatLoop() {
         }
       }
       lock.lock();
+      std::vector<Held> orphans;
       for (const auto& [i, until] : extended) {
         // The batch may have moved on meanwhile: match by receipt handle.
         if (Batch* b = FindBatchLocked(due[i].seq);
             b != nullptr && due[i].index < b->held.size() && b->held[due[i].index].receipt_handle == due[i].receipt_handle) {
           b->held[due[i].index].visible_until = until;
+        } else {
+          // Released (or deleted) while this extension was on the wire: the
+          // extension must not hide it again.
+          orphans.push_back({"", due[i].receipt_handle, now, now});
         }
+      }
+      if (!orphans.empty()) {
+        lock.unlock();
+        ReleaseHeld(orphans, /*count_released=*/false);
+        lock.lock();
       }
     }
     if (seal) {

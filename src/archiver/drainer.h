@@ -218,6 +218,7 @@ class QueueDrainer {
   Counters counters_;
   std::atomic<bool> stop_{false};       // stop receiving (requested, drained, limit or error)
   std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> abort_receives_{false};  // a stop or an error: abandon receives in flight
   std::atomic<bool> queue_seen_empty_{false};  // receivers ended on an empty queue
   std::atomic<int> no_progress_receives_{0};
   std::atomic<int64_t> in_hand_{0};  // received, not yet in a batch, held or released

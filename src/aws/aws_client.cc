@@ -513,6 +513,7 @@ Result<HttpResponse> AwsClient::Call(const AwsRequest& request) {
     http.headers = request.headers;
     http.body = request.body;
     http.timeout = request.timeout;
+    http.cancel = request.cancel;
     SigningOptions signing;
     signing.region = endpoint_.region;
     signing.service = endpoint_.service;

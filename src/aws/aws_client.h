@@ -54,6 +54,8 @@ struct AwsRequest {
   std::chrono::milliseconds timeout{0};
   // Override the endpoint's host for this call (S3 virtual-hosted style).
   std::string host_override;
+  // Abandons the call (kCancelled, never retried) once it turns true. Not owned.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // One finished API call, for metrics.

@@ -71,6 +71,11 @@ size_t WriteHeader(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+// Progress callback: a non-zero return makes curl abandon the transfer.
+int AbortWhenCancelled(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(cancel)->load() ? 1 : 0;
+}
+
 ErrorCode MapCurlError(CURLcode code) {
   switch (code) {
     case CURLE_URL_MALFORMAT:
@@ -272,6 +277,11 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
     }
   }
 
+  if (request.cancel != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &AbortWhenCancelled);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
+  }
   CURLcode rc = curl_easy_perform(curl);
   long status = 0;
   if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -280,6 +290,9 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   ReleaseHandle(curl);
 
+  if (rc == CURLE_ABORTED_BY_CALLBACK && request.cancel != nullptr && request.cancel->load()) {
+    return Cancelled(fmt::format("{}: abandoned on request", DescribeTarget(request)));
+  }
   if (rc != CURLE_OK) {
     std::string detail = errbuf[0] != '\0' ? std::string(Trim(errbuf.data())) : curl_easy_strerror(rc);
     return Status(MapCurlError(rc),

@@ -3,6 +3,8 @@
 // concurrently.
 #pragma once
 
+#include <atomic>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -43,6 +45,9 @@ struct HttpRequest {
   std::string body;
   // Zero means the transport's default.
   std::chrono::milliseconds timeout{0};
+  // When set and it turns true, the transfer is abandoned at once with
+  // kCancelled (whatever the server did with the request). Not owned.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct HttpResponse {

@@ -96,4 +96,29 @@ std::string UriDecode(std::string_view s) {
   return out;
 }
 
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string lower = ToLower(word);
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const std::string& c : candidates) {
+    size_t d = EditDistance(lower, ToLower(c));
+    if (d < best_d) best_d = d, best = c;
+  }
+  return best_d <= std::max<size_t>(2, word.size() / 4) ? best : std::string();
+}
+
 }  // namespace dlq

@@ -25,4 +25,10 @@ std::string UriEncode(std::string_view s, bool encode_slash = true);
 // Decodes %XX sequences ('+' is kept as is). Malformed escapes are kept literally.
 std::string UriDecode(std::string_view s);
 
+// Levenshtein distance, for "did you mean" suggestions.
+size_t EditDistance(std::string_view a, std::string_view b);
+// The candidate nearest to `word` (case-insensitively) when it is within
+// max(2, word.size() / 4) edits; empty when none is that close.
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+
 }  // namespace dlq

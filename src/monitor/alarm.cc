@@ -304,7 +304,9 @@ std::optional<Transition> Alarm::Evaluate(SystemTime now) {
   last_reason_ = reason;
 
   if (next == state_) return std::nullopt;
-  Transition t{state_, next, now, std::move(reason)};
+  std::optional<double> cited;  // the newest datapoint in `reason`
+  if (!real.empty()) cited = real.front().value;
+  Transition t{state_, next, now, std::move(reason), cited, history_.empty()};
   state_ = next;
   history_.push_back(t);
   while (history_.size() > history_limit_) history_.pop_front();

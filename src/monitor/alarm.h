@@ -61,6 +61,9 @@ struct Transition {
   AlarmState to = AlarmState::kInsufficientData;
   SystemTime time;
   std::string reason;  // CloudWatch-style StateReason
+  // The newest datapoint `reason` cites (nullopt when it cites none).
+  std::optional<double> value;
+  bool initial = false;  // the alarm's first transition since it was created
 };
 
 // True when `value` breaches `threshold` under `c`.

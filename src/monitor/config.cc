@@ -20,6 +20,7 @@
 
 #include "app/services.h"
 #include "aws/http.h"
+#include "common/byte_size.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -37,18 +38,13 @@ std::string_view MissingDataName(AlarmSettings::MissingData m) {
   return "missing";
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
-    }
-    std::swap(prev, cur);
+std::string_view AlarmActionName(AlarmSettings::Action a) {
+  switch (a) {
+    case AlarmSettings::Action::kNotify: return "notify";
+    case AlarmSettings::Action::kCopy: return "copy";
+    case AlarmSettings::Action::kArchive: return "archive";
   }
-  return prev[b.size()];
+  return "archive";
 }
 
 std::string GroupConfig::DestinationPrefix() const {
@@ -117,18 +113,18 @@ constexpr std::string_view kSettingsKeys[] = {"destination",   "key_template", "
                                               "receivers",     "policy",       "cloudwatch_age", "alarms"};
 constexpr std::string_view kGroupOnlyKeys[] = {"name",    "region",  "endpoint_url", "profile",  "role_arn",
                                                "external_id", "queues", "prefixes",  "regex",    "discover",
-                                               "exclude"};
+                                               "exclude", "allow_empty"};
 constexpr std::string_view kBatchKeys[] = {"max_messages", "max_bytes", "max_age", "gzip_level"};
 constexpr std::string_view kPolicyKeys[] = {"select", "window"};
 constexpr std::string_view kAlarmsKeys[] = {"expiry", "depth"};
 constexpr std::string_view kExpiryKeys[] = {"enabled",             "threshold",     "period", "evaluation_periods",
-                                            "datapoints_to_alarm", "safety_margin", "treat_missing_data"};
+                                            "datapoints_to_alarm", "safety_margin", "treat_missing_data", "action"};
 constexpr std::string_view kDepthKeys[] = {"enabled",             "threshold", "period", "evaluation_periods",
-                                           "datapoints_to_alarm", "treat_missing_data"};
+                                           "datapoints_to_alarm", "treat_missing_data", "action"};
 constexpr std::string_view kConcurrencyKeys[] = {"global", "per_queue"};
 constexpr std::string_view kLogKeys[] = {"level", "format"};
 constexpr std::string_view kNotifyKeys[] = {"webhooks"};
-constexpr std::string_view kWebhookKeys[] = {"url", "headers", "timeout"};
+constexpr std::string_view kWebhookKeys[] = {"url", "headers", "timeout", "notify_on_startup"};
 constexpr std::string_view kStorageClasses[] = {"STANDARD",   "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING",
                                                 "GLACIER_IR", "GLACIER",     "DEEP_ARCHIVE", "REDUCED_REDUNDANCY"};
 
@@ -403,20 +399,7 @@ std::optional<seconds> ConfigParser::Duration(const YAML::Node& n, const std::st
 std::optional<uint64_t> ConfigParser::Size(const YAML::Node& n, const std::string& path) {
   auto s = Str(n, path);
   if (!s) return std::nullopt;
-  std::string_view text = Trim(*s);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  std::string_view unit = Trim(text.substr(static_cast<size_t>(p - text.data())));
-  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
-      {"", 1},           {"B", 1},           {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
-      {"KB", 1000},      {"MB", 1000000},    {"GB", 1000000000}};
-  if (ec == std::errc() && p != text.data()) {
-    for (const auto& [name, mult] : kUnits) {
-      if (unit != name) continue;
-      if (v > UINT64_MAX / mult) break;
-      return v * mult;
-    }
-  }
+  if (auto v = ParseByteSize(*s)) return v;
   Fail(n, path, fmt::format("{} is not a size (e.g. 8MiB, 512KiB, 1048576)", Quote(*s)));
   return std::nullopt;
 }
@@ -512,6 +495,8 @@ void ConfigParser::ParseNotify(const YAML::Node& n, MonitorConfig& config) {
               hook.timeout = *d;
             }
           }
+        } else if (k == "notify_on_startup") {
+          if (auto b = Bool(v, path)) hook.notify_on_startup = *b;
         }
       }
       if (!has_url && item.IsMap()) Fail(item, base, "url is required");
@@ -651,14 +636,18 @@ bool ConfigParser::ApplySetting(const std::string& key, const YAML::Node& v, con
       std::string field = Join(base, rel);
       if (k == "select") {
         if (auto str = Str(pv, field)) {
-          if (*str == "all") {
+          s.policy_by_alarm = false;
+          if (*str == "auto") {
+            s.policy_by_alarm = true;
+            s.policy.kind = SelectionKind::kAll;
+          } else if (*str == "all") {
             s.policy.kind = SelectionKind::kAll;
           } else if (*str == "older-than") {
             s.policy.kind = SelectionKind::kOlderThan;
           } else if (*str == "expiring-within") {
             s.policy.kind = SelectionKind::kExpiringWithin;
           } else {
-            Fail(pv, field, fmt::format("{} is not one of all, older-than, expiring-within", Quote(*str)));
+            Fail(pv, field, fmt::format("{} is not one of auto, all, older-than, expiring-within", Quote(*str)));
             continue;
           }
           mark(rel, pv);
@@ -758,6 +747,21 @@ void ConfigParser::ApplyAlarm(const YAML::Node& n, const std::string& base, cons
         }
         mark();
       }
+    } else if (k == "action") {
+      if (auto str = Str(v, field)) {
+        using A = AlarmSettings::Action;
+        if (*str == "notify") {
+          a.action = A::kNotify;
+        } else if (*str == "copy") {
+          a.action = A::kCopy;
+        } else if (*str == "archive") {
+          a.action = A::kArchive;
+        } else {
+          Fail(v, field, fmt::format("{} is not one of notify, copy, archive", Quote(*str)));
+          continue;
+        }
+        mark();
+      }
     }
   }
 }
@@ -799,7 +803,12 @@ void ConfigParser::CrossCheck(const GroupSettings& s, const Origins& origins, co
   if (!s.put.sse_kms_key_id.empty() && s.put.sse != "aws:kms") {
     report({"sse", "sse_kms_key_id"}, "sse_kms_key_id", "needs sse: aws:kms");
   }
-  if (s.policy.kind != SelectionKind::kAll && s.policy.window.count() <= 0) {
+  if (s.policy_by_alarm && s.policy.window.count() > 0) {
+    report({"policy.select", "policy.window"}, "policy.window",
+           "is only used with select: older-than or expiring-within (select: auto takes the expiry alarm's lead "
+           "window)");
+  }
+  if (!s.policy_by_alarm && s.policy.kind != SelectionKind::kAll && s.policy.window.count() <= 0) {
     report({"policy.select", "policy.window"}, "policy.window",
            fmt::format("a positive window is required with select: {}",
                        s.policy.kind == SelectionKind::kOlderThan ? "older-than" : "expiring-within"));
@@ -952,6 +961,8 @@ void ConfigParser::ParseGroup(const YAML::Node& n, size_t index, const GroupSett
       auto b = Bool(v, path);
       if (b) g.discover = *b;
       selects = selects || !b || *b;
+    } else if (key == "allow_empty") {
+      if (auto b = Bool(v, path)) g.allow_empty = *b;
     }
   }
   if (!has_name) Fail(n, base, "name is required");

@@ -20,6 +20,7 @@
 #include "aws/environment.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "common/strings.h"  // EditDistance
 #include "s3/object_store.h"
 
 namespace dlq {
@@ -28,6 +29,10 @@ namespace dlq {
 // `evaluation_periods` periods breach the threshold).
 struct AlarmSettings {
   enum class MissingData { kMissing, kBreaching, kNotBreaching, kIgnore };
+  // What the daemon does while the alarm is in ALARM (besides notifying on
+  // every transition): nothing more; archive a copy once per transition into
+  // ALARM, deleting nothing; or archive and delete, again on every sweep.
+  enum class Action { kNotify, kCopy, kArchive };
 
   bool enabled = true;
   // For the expiry alarm, an age in seconds; for the depth alarm, a message
@@ -40,19 +45,24 @@ struct AlarmSettings {
   int datapoints_to_alarm = 1;
   std::chrono::seconds safety_margin{3600};  // expiry only
   MissingData treat_missing_data = MissingData::kMissing;
+  Action action = Action::kArchive;
 };
 
 std::string_view MissingDataName(AlarmSettings::MissingData m);  // "missing", "notBreaching", ...
+std::string_view AlarmActionName(AlarmSettings::Action a);       // "notify", "copy", "archive"
 
 struct AlarmsConfig {
-  // Age of the oldest message (or per-message expiry) vs threshold.
+  // Age of the oldest message (or per-message expiry) vs threshold; archives
+  // the messages expiring within its lead window by default.
   AlarmSettings expiry{.threshold_auto = true};
-  // ApproximateNumberOfMessages vs threshold.
+  // ApproximateNumberOfMessages vs threshold; notifies only by default, so
+  // the DLQ keeps its messages for a redrive.
   AlarmSettings depth{.threshold = 1,
                       .period = std::chrono::seconds(300),
                       .evaluation_periods = 3,
                       .datapoints_to_alarm = 3,
-                      .treat_missing_data = AlarmSettings::MissingData::kNotBreaching};
+                      .treat_missing_data = AlarmSettings::MissingData::kNotBreaching,
+                      .action = AlarmSettings::Action::kNotify};
 };
 
 // Everything `defaults` holds; each group starts from the defaults and
@@ -65,7 +75,13 @@ struct GroupSettings {
   BatchLimits batch = DrainOptions::DefaultBatchLimits();
   std::chrono::seconds visibility_timeout{120};
   int receivers = 4;
-  Selection policy;  // kind all by default; window used by older-than / expiring-within
+  // policy.select: auto (policy_by_alarm, the default): a run started by the
+  // expiry alarm takes the messages expiring within the alarm's lead window
+  // (retention - threshold + sweep_interval), one started by the depth alarm
+  // takes all. Otherwise `policy` applies to every run (all = the reference
+  // design: the whole queue); window used by older-than / expiring-within.
+  bool policy_by_alarm = true;
+  Selection policy;
   bool cloudwatch_age = false;
   AlarmsConfig alarms;
 };
@@ -82,6 +98,7 @@ struct GroupConfig : GroupSettings {
   std::string regex;                  // ECMAScript, searched in queue names; empty: none
   bool discover = false;              // every deadLetterTargetArn of a RedrivePolicy
   std::vector<std::string> exclude;   // names (or URLs) never selected
+  bool allow_empty = false;           // selectors matching no queue: not an error for `check`
 
   // Drain options for queues of this group (selection, batch, key template,
   // key prefix from the destination, put options, visibility, receivers).
@@ -94,6 +111,7 @@ struct WebhookConfig {
   std::string url;
   std::map<std::string, std::string> headers;  // values may be secrets: never log them
   std::chrono::seconds timeout{5};
+  bool notify_on_startup = false;  // also post an alarm's first INSUFFICIENT_DATA -> OK
 };
 
 struct MonitorConfig {
@@ -122,8 +140,5 @@ inline constexpr size_t kMaxConfigBytes = 4u << 20;
 Result<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path, const Environment& env);
 // Reads `path` (kNotFound / kPermissionDenied naming it) and parses it.
 Result<MonitorConfig> LoadMonitorConfig(const std::string& path, const Environment& env);
-
-// Levenshtein distance, for "did you mean" suggestions.
-size_t EditDistance(std::string_view a, std::string_view b);
 
 }  // namespace dlq

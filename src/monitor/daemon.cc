@@ -156,7 +156,8 @@ QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& 
   in.collection_interval = config.collection_interval;
   in.sweep_interval = config.sweep_interval;
   in.rerun_while_alarm = true;
-  in.archive_on_depth_alarm = group.alarms.depth.enabled;
+  in.archive_on_depth_alarm = group.alarms.depth.enabled && group.alarms.depth.action == AlarmSettings::Action::kArchive;
+  in.expiry_alarm_archives = e.enabled && e.action == AlarmSettings::Action::kArchive;
   in.depth = options.assumed_depth;
   in.drain_rate = options.assumed_drain_rate;
   in.max_messages_per_run = static_cast<int64_t>(options.max_messages_per_run);
@@ -210,6 +211,20 @@ QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group,
     spec.missing = ToMissing(d.treat_missing_data);
     plan.depth = spec;
   }
+  plan.expiry_action = e.action;
+  plan.depth_action = d.action;
+  if (group.policy_by_alarm) {
+    // The expiry alarm fires when the nearest expiry is (retention - threshold)
+    // away; one more sweep covers what comes due before the next run.
+    const double retention = static_cast<double>(q.retention.count());
+    const double lead = std::clamp(retention - plan.safety.expiry_alarm.threshold, 0.0, retention) +
+                        static_cast<double>(config.sweep_interval.count());
+    plan.expiry_selection = {SelectionKind::kExpiringWithin, seconds(static_cast<int64_t>(std::ceil(lead)))};
+    plan.depth_selection = {SelectionKind::kAll, seconds(0)};
+  } else {
+    plan.expiry_selection = group.policy;
+    plan.depth_selection = group.policy;
+  }
   return plan;
 }
 
@@ -238,13 +253,24 @@ struct Daemon::QueueState {
   bool more = false;                                     // guarded by mu: last run stopped at its budget
   std::optional<SystemTime> last_submit;                 // guarded by mu
   uint64_t runs = 0, archived = 0;                       // guarded by mu
-  std::string last_error;                                // guarded by mu
+  uint64_t failed_runs = 0, consecutive_failures = 0;    // guarded by mu
+  std::optional<ArchiveError> last_error;                // guarded by mu: kept after a success
+  std::string collect_error;                             // guarded by mu
+  // Set by the plan at discovery.
+  AlarmSettings::Action expiry_action = AlarmSettings::Action::kArchive;  // guarded by mu
+  AlarmSettings::Action depth_action = AlarmSettings::Action::kNotify;    // guarded by mu
+  Selection expiry_selection, depth_selection;                           // guarded by mu
+  bool copy_due = false;  // guarded by mu: a copy-action alarm entered ALARM, copy not yet submitted
+  Selection copy_selection;  // guarded by mu: what that copy takes
 };
 
 struct Daemon::GroupState {
   GroupConfig config;
   std::optional<GroupClients> clients;
   std::string error;
+  DestinationStatus destination;  // guarded by mu_ for readers; control thread writes
+  Status destination_error;       // the failed check, as a status (control thread)
+  bool empty = false;             // the last discovery matched no queue (guarded by mu_)
   std::optional<SystemTime> last_discovery;
   std::map<std::string, std::shared_ptr<QueueState>> queues;  // by URL
 };
@@ -289,6 +315,7 @@ void Daemon::Reload(MonitorConfig config) {
     auto clients = factory_(g);
     if (clients.ok()) {
       gs->clients = *clients;
+      CheckDestination(*gs, clock_.Now(), /*locked=*/true);
     } else {
       gs->error = clients.status().ToString();
       Log().Log(LogLevel::kError, "group_clients_failed", {{"group", g.name}, {"error", gs->error}});
@@ -303,13 +330,81 @@ void Daemon::Reload(MonitorConfig config) {
   for (auto& old : groups_) {
     bool kept = std::any_of(fresh.begin(), fresh.end(), [&](auto& f) { return f->config.name == old->config.name; });
     if (kept) continue;
+    metrics_.destination_up.RemoveLabels({old->config.name});
     for (auto& [url, q] : old->queues) metrics_.RemoveQueue(q->dq.name, q->dq.region);
   }
   groups_ = std::move(fresh);
   config_ = std::move(config);
+  if (options_.apply_webhooks) {
+    if (Status st = options_.apply_webhooks(config_.webhooks); !st.ok()) {
+      Log().Log(LogLevel::kError, "webhooks_reload_failed", {{"error", st.ToString()}, {"kept", "previous webhooks"}});
+    }
+  }
+}
+
+void Daemon::CheckDestination(GroupState& g, SystemTime now, bool locked) {
+  DestinationStatus d;
+  d.checked = true;
+  d.checked_at = now;
+  Status error;
+  const std::string uri = g.clients->destination_uri.empty() ? g.config.destination : g.clients->destination_uri;
+  auto check = g.clients->store != nullptr ? g.clients->store->CheckWritable()
+                                           : Result<DestinationCheck>(FailedPrecondition("no object store"));
+  if (!check.ok()) {
+    error = check.status();
+    d.ok = false;
+    d.error = error.ToString();
+    d.error_class = std::string(ErrorCodeName(error.code()));
+    d.code = error.aws() && !error.aws()->error_code.empty() ? error.aws()->error_code : d.error_class;
+    Log().Log(LogLevel::kError, "destination_check_failed",
+              {{"group", g.config.name}, {"destination", uri}, {"code", d.code}, {"error", d.error},
+               {"consequence", "this group archives nothing until the check passes (re-checked every discovery)"}});
+  } else {
+    d.confirmed = check->confirmed;
+    d.note = check->note;
+    if (!d.confirmed) {
+      Log().Log(LogLevel::kWarn, "destination_unconfirmed",
+                {{"group", g.config.name}, {"destination", uri}, {"note", d.note}});
+    } else if (g.destination.checked && !g.destination.ok) {
+      Log().Log(LogLevel::kInfo, "destination_recovered", {{"group", g.config.name}, {"destination", uri}});
+    }
+  }
+  metrics_.destination_up.WithLabels({g.config.name}).Set(d.ok ? 1 : 0);
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (!locked) lock.lock();
+  g.destination = std::move(d);
+  g.destination_error = error;
+}
+
+void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status& status, SystemTime now,
+                           std::string_view event) {
+  ArchiveError e;
+  e.time = now;
+  e.error_class = std::string(ErrorCodeName(status.code()));
+  e.code = status.aws() && !status.aws()->error_code.empty() ? status.aws()->error_code : e.error_class;
+  e.message = status.ToString();
+  uint64_t consecutive = 0;
+  std::string name, region;
+  {
+    std::lock_guard lock(q.mu);
+    ++q.failed_runs;
+    consecutive = ++q.consecutive_failures;
+    q.last_error = e;
+    name = q.dq.name;
+    region = q.dq.region;
+  }
+  metrics_.archive_failures_total.WithLabels({name, region, e.error_class}).Inc();
+  Log().Log(LogLevel::kError, std::string(event),
+            {{"group", group}, {"queue", name}, {"code", e.code}, {"class", e.error_class},
+             {"consecutive_failures", consecutive}, {"error", e.message}});
 }
 
 void Daemon::Discover(GroupState& g, SystemTime now) {
+  if (g.destination.checked && !g.destination.ok && g.destination.checked_at &&
+      now - *g.destination.checked_at >= config_.discovery_interval) {
+    CheckDestination(g, now, /*locked=*/false);
+  }
+  const bool first_discovery = !g.last_discovery;
   auto found = DiscoverQueues(*g.clients->sqs, g.config);
   if (!found.ok()) {
     g.error = found.status().ToString();
@@ -318,6 +413,11 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
   }
   g.error.clear();
   g.last_discovery = now;
+  if (found->empty() && (first_discovery || !g.empty)) {
+    Log().Log(LogLevel::kWarn, "group_empty",
+              {{"group", g.config.name},
+               {"warning", "the group's selectors (queues, prefixes, regex, discover) match no queue"}});
+  }
   std::map<std::string, std::shared_ptr<QueueState>> next;
   for (DiscoveredQueue& dq : *found) {
     if (dq.region.empty()) dq.region = g.clients->default_region;
@@ -328,6 +428,9 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       q = it->second;
     } else {
       q = std::make_shared<QueueState>();
+      // Both outcomes exist from the start, so increase() sees the first failure.
+      metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
+      metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
       Log().Log(LogLevel::kInfo, "queue_watched", {{"group", g.config.name}, {"queue", dq.name},
                                                     {"retention_s", static_cast<int64_t>(dq.retention.count())},
                                                     {"source_retention_s",
@@ -339,6 +442,10 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
     q->clients = *g.clients;
     q->drain = g.config.ToDrainOptions();
     q->drain.max_messages = options_.max_messages_per_run;
+    q->expiry_action = plan.expiry_action;
+    q->depth_action = plan.depth_action;
+    q->expiry_selection = plan.expiry_selection;
+    q->depth_selection = plan.depth_selection;
     if (q->spec_key != key) {
       q->spec_key = key;
       q->expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
@@ -359,10 +466,11 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
     }
   }
   std::lock_guard lock(mu_);
+  g.empty = next.empty();
   g.queues = std::move(next);
 }
 
-void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t, std::optional<double> value) {
+void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t) {
   AlarmNotification n;
   n.queue = q.dq.name;
   n.queue_url = q.dq.url;
@@ -375,7 +483,8 @@ void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t
   n.reason = t.reason;
   n.time = t.time;
   n.metric_name = alarm.spec().metric;
-  n.metric_value = value;
+  n.metric_value = t.value;  // the datapoint cited in t.reason
+  n.initial = t.initial;
   n.threshold = alarm.spec().threshold;
   n.comparison = std::string(ComparisonName(alarm.spec().comparison));
   Log().Log(t.to == AlarmState::kAlarm ? LogLevel::kWarn : LogLevel::kInfo, "alarm_transition",
@@ -395,8 +504,8 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   const std::string& region = q.dq.region;
   if (!attrs.ok()) {
     std::lock_guard lock(q.mu);
-    q.last_error = attrs.status().ToString();
-    Log().Log(LogLevel::kError, "collect_failed", {{"queue", name}, {"error", q.last_error}});
+    q.collect_error = attrs.status().ToString();
+    Log().Log(LogLevel::kError, "collect_failed", {{"queue", name}, {"error", q.collect_error}});
     return;  // no sample: the alarm's missing-data rule applies
   }
   int64_t visible = IntAttr(*attrs, "ApproximateNumberOfMessages");
@@ -424,7 +533,7 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   q.visible = visible;
   q.not_visible = not_visible;
   q.delayed = delayed;
-  q.last_error.clear();
+  q.collect_error.clear();
   double age_sample = 0;
   if (visible >= 0 && not_visible >= 0 && visible + not_visible + std::max<int64_t>(delayed, 0) == 0) {
     q.last_empty = now;
@@ -460,31 +569,67 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
     double value;
   };
   std::vector<Fired> fired;
+  using Action = AlarmSettings::Action;
   if (q.expiry) {
     q.expiry->AddSample(now, age_sample);
-    if (auto t = q.expiry->Evaluate(now)) fired.push_back({q.expiry.get(), *t, age_sample});
+    if (auto t = q.expiry->Evaluate(now)) {
+      fired.push_back({q.expiry.get(), *t, age_sample});
+      if (t->to == AlarmState::kAlarm && q.expiry_action == Action::kCopy) {
+        q.copy_selection = q.copy_due ? Selection{} : q.expiry_selection;  // both: the union, all
+        q.copy_due = true;
+      }
+    }
     metrics_.SetAlarmState(name, region, q.expiry->spec().name, std::string(AlarmStateName(q.expiry->state())));
   }
   if (q.depth) {
     if (visible >= 0) q.depth->AddSample(now, static_cast<double>(visible));
-    if (auto t = q.depth->Evaluate(now)) fired.push_back({q.depth.get(), *t, static_cast<double>(visible)});
+    if (auto t = q.depth->Evaluate(now)) {
+      fired.push_back({q.depth.get(), *t, static_cast<double>(visible)});
+      if (t->to == AlarmState::kAlarm && q.depth_action == Action::kCopy) {
+        q.copy_selection = q.copy_due ? Selection{} : q.depth_selection;
+        q.copy_due = true;
+      }
+    }
     metrics_.SetAlarmState(name, region, q.depth->spec().name, std::string(AlarmStateName(q.depth->state())));
   }
   lock.unlock();
   // Alarms are only mutated on this thread, so reading them unlocked is safe.
-  for (const Fired& f : fired) Notify(q, *f.alarm, f.t, f.value);
+  for (const Fired& f : fired) Notify(q, *f.alarm, f.t);
 }
 
 void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
+  using Action = AlarmSettings::Action;
   std::unique_lock lock(q->mu);
-  bool in_alarm = (q->expiry && q->expiry->state() == AlarmState::kAlarm) ||
-                  (q->depth && q->depth->state() == AlarmState::kAlarm);
-  if (!in_alarm || q->queued || q->clients.store == nullptr) return;
-  bool sweep_due = !q->last_submit || now - *q->last_submit >= config_.sweep_interval;
-  if (!transitioned && !sweep_due && !q->more) return;
-  // The last collection saw the queue empty: nothing to archive until it
-  // fills again (the alarm returns to OK when its period completes).
-  if (!transitioned && !q->more && q->visible == 0 && q->not_visible == 0 && q->delayed <= 0) return;
+  const bool expiry_alarm = q->expiry && q->expiry->state() == AlarmState::kAlarm;
+  const bool depth_alarm = q->depth && q->depth->state() == AlarmState::kAlarm;
+  const bool archive_e = expiry_alarm && q->expiry_action == Action::kArchive;
+  const bool archive_d = depth_alarm && q->depth_action == Action::kArchive;
+  const bool archive = archive_e || archive_d;
+  // Archiving also writes the copy; a copy runs once per transition into ALARM.
+  const bool copy = !archive && q->copy_due;
+  if ((!archive && !copy) || q->queued || q->clients.store == nullptr) return;
+  const bool sweep_due = !q->last_submit || now - *q->last_submit >= config_.sweep_interval;
+  if (archive) {
+    if (!transitioned && !sweep_due && !q->more) return;
+    // The last collection saw the queue empty: nothing to archive until it
+    // fills again (the alarm returns to OK when its period completes).
+    if (!transitioned && !q->more && q->visible == 0 && q->not_visible == 0 && q->delayed <= 0) return;
+  }
+  if (!g.destination.ok) {
+    // The destination check failed: receive nothing, but count the run that
+    // was due as failed so that it shows (metrics, /api/queues, logs).
+    if (!transitioned && !sweep_due) return;
+    q->last_submit = now;
+    ++q->runs;
+    const std::string name = q->dq.name, region = q->dq.region;
+    lock.unlock();
+    metrics_.archive_runs_total.WithLabels({name, region, "error"}).Inc();
+    RecordFailure(g.config.name, *q,
+                  g.destination_error.WithContext(fmt::format("archive not started: destination {} failed its check",
+                                                              g.config.destination)),
+                  now, "archive_blocked");
+    return;
+  }
   q->queued = true;
   q->last_submit = now;
   ArchiveJob job;
@@ -492,6 +637,16 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   job.deadline = q->nearest_expiry.value_or(now);
   QueueInfo info = q->dq.ToQueueInfo();
   DrainOptions opts = q->drain;
+  if (archive) {
+    // A depth-alarm run (all, under policy auto) covers the expiry alarm's window.
+    opts.selection = archive_d ? q->depth_selection : q->expiry_selection;
+    opts.keep = false;
+  } else {
+    opts.selection = q->copy_selection;
+    opts.keep = true;
+    q->copy_due = false;
+  }
+  const bool keep = opts.keep;
   ArchiveContext ctx;
   ctx.queue = info.name;
   ctx.queue_url = info.url;
@@ -503,10 +658,16 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   ctx.retention = info.retention;
   GroupClients clients = q->clients;
   lock.unlock();
+  const std::string group = g.config.name;
   Log().Log(LogLevel::kInfo, "archive_submitted",
-            {{"group", g.config.name}, {"queue", info.name}, {"budget", options_.max_messages_per_run}});
+            {{"group", group}, {"queue", info.name}, {"budget", options_.max_messages_per_run},
+             {"action", keep ? "copy" : "archive"},
+             {"select", opts.selection.kind == SelectionKind::kAll            ? "all"
+                        : opts.selection.kind == SelectionKind::kOlderThan    ? "older-than"
+                                                                              : "expiring-within"},
+             {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
 
-  job.run = [this, q, info, opts, ctx, clients](const std::atomic<bool>& stop) -> JobOutcome {
+  job.run = [this, q, info, opts, ctx, clients, group, keep](const std::atomic<bool>& stop) -> JobOutcome {
     ObservingQueueClient observed(*clients.sqs, info.fifo, info.retention, clock_);
     QueueDrainer drainer(observed, *clients.store, clock_, info, opts, ctx);
     std::atomic<bool> done{false};
@@ -526,23 +687,27 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     const DrainStats& s = r.stats;
     const std::string& name = info.name;
     const std::string& region = info.region;
+    const bool failed = !r.status.ok() && r.status.code() != ErrorCode::kCancelled;
     metrics_.messages_archived_total.WithLabels({name, region}).Add(static_cast<double>(s.archived));
     metrics_.messages_deleted_total.WithLabels({name, region}).Add(static_cast<double>(s.deleted));
     metrics_.messages_duplicates_total.WithLabels({name, region}).Add(static_cast<double>(s.duplicates));
-    metrics_.messages_failed_total.WithLabels({name, region}).Add(static_cast<double>(s.delete_failures));
+    // Still in the DLQ because the run failed (released unarchived), or archived but not deleted.
+    metrics_.messages_failed_total.WithLabels({name, region})
+        .Add(static_cast<double>(s.delete_failures + (failed ? s.released : 0)));
     metrics_.objects_total.WithLabels({name, region}).Add(static_cast<double>(s.objects));
     metrics_.bytes_uploaded_total.WithLabels({name, region}).Add(static_cast<double>(s.bytes_uploaded));
     metrics_.archive_runs_total.WithLabels({name, region, r.status.ok() ? "ok" : "error"}).Inc();
     JobOutcome out;
     out.status = r.status;
     out.throttled = r.status.code() == ErrorCode::kThrottled;
-    out.more = r.status.ok() && !r.drained && !r.stopped;
+    // A copy keeps what it took, so running it again would only copy the same messages.
+    out.more = r.status.ok() && !r.drained && !r.stopped && !keep;
     {
       std::lock_guard l(q->mu);
       ++q->runs;
       q->archived += s.archived;
       q->more = out.more;
-      q->last_error = r.status.ok() ? "" : r.status.ToString();
+      if (r.status.ok()) q->consecutive_failures = 0;
       if (r.drained && !r.stopped && r.status.ok()) {
         // The run saw every queued message: what it left is all that is older
         // than its start.
@@ -551,10 +716,11 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
         q->oldest_sent = observed.OldestSentRemaining();
       }
     }
+    if (failed) RecordFailure(group, *q, r.status, clock_.Now(), "archive_failed");
     Log().Log(r.status.ok() ? LogLevel::kInfo : LogLevel::kError, "archive_run",
-              {{"queue", name}, {"archived", s.archived}, {"deleted", s.deleted}, {"skipped", s.skipped},
-               {"objects", s.objects}, {"drained", r.drained}, {"more", out.more},
-               {"elapsed_ms", static_cast<int64_t>(r.elapsed.count())},
+              {{"group", group}, {"queue", name}, {"action", keep ? "copy" : "archive"}, {"archived", s.archived},
+               {"deleted", s.deleted}, {"skipped", s.skipped}, {"objects", s.objects}, {"drained", r.drained},
+               {"more", out.more}, {"elapsed_ms", static_cast<int64_t>(r.elapsed.count())},
                {"error", r.status.ok() ? std::string() : r.status.ToString()}});
     return out;
   };
@@ -617,11 +783,23 @@ std::vector<QueueStatus> Daemon::Queues() const {
       s.runs = q->runs;
       s.archived = q->archived;
       s.running = q->queued;
+      s.failed_runs = q->failed_runs;
+      s.consecutive_failures = q->consecutive_failures;
+      s.failing = q->consecutive_failures > 0;
       s.last_error = q->last_error;
+      s.collect_error = q->collect_error;
       out.push_back(std::move(s));
     }
   }
   return out;
+}
+
+std::optional<DestinationStatus> Daemon::Destination(const std::string& group) const {
+  std::lock_guard lock(mu_);
+  for (const auto& g : groups_) {
+    if (g->config.name == group) return g->destination;
+  }
+  return std::nullopt;
 }
 
 std::string Daemon::QueuesJson() const {
@@ -633,6 +811,7 @@ std::string Daemon::QueuesJson() const {
     }
   };
   std::string out = "{\"queues\":[";
+  std::string failing;  // queues whose last archive run failed or could not start
   std::lock_guard lock(mu_);
   bool first = true;
   for (const auto& g : groups_) {
@@ -665,9 +844,34 @@ std::string Daemon::QueuesJson() const {
       opt_time(out, q->oldest_sent);
       out += ",\"last_empty\":";
       opt_time(out, q->last_empty);
-      out += fmt::format(",\"archive\":{{\"runs\":{},\"archived\":{},\"running\":{},\"more\":{},\"last_error\":", q->runs,
-                         q->archived, q->queued, q->more);
-      AppendJsonString(out, q->last_error);
+      out += ",\"collect_error\":";
+      AppendJsonString(out, q->collect_error);
+      out += fmt::format(
+          ",\"archive\":{{\"runs\":{},\"archived\":{},\"failed_runs\":{},\"consecutive_failures\":{},"
+          "\"failing\":{},\"running\":{},\"more\":{},\"last_error\":",
+          q->runs, q->archived, q->failed_runs, q->consecutive_failures, q->consecutive_failures > 0, q->queued,
+          q->more);
+      if (q->last_error) {
+        out += "{\"time\":";
+        AppendJsonString(out, FormatIso8601(q->last_error->time));
+        out += ",\"code\":";
+        AppendJsonString(out, q->last_error->code);
+        out += ",\"class\":";
+        AppendJsonString(out, q->last_error->error_class);
+        out += ",\"message\":";
+        AppendJsonString(out, q->last_error->message);
+        out += '}';
+      } else {
+        out += "null";
+      }
+      if (q->consecutive_failures > 0) {
+        if (!failing.empty()) failing += ',';
+        failing += "{\"group\":";
+        AppendJsonString(failing, q->group);
+        failing += ",\"queue\":";
+        AppendJsonString(failing, q->dq.name);
+        failing += '}';
+      }
       out += "},\"alarms\":[";
       bool first_alarm = true;
       for (const Alarm* a : {q->expiry.get(), q->depth.get()}) {
@@ -685,6 +889,8 @@ std::string Daemon::QueuesJson() const {
                            a->spec().datapoints_to_alarm);
         out += ",\"comparison\":";
         AppendJsonString(out, ComparisonName(a->spec().comparison));
+        out += ",\"action\":";
+        AppendJsonString(out, AlarmActionName(a == q->expiry.get() ? q->expiry_action : q->depth_action));
         out += ",\"reason\":";
         AppendJsonString(out, a->last_reason());
         out += ",\"history\":[";
@@ -707,14 +913,28 @@ std::string Daemon::QueuesJson() const {
       out += "]}";
     }
   }
-  out += "],\"groups\":[";
+  out += "],\"failing\":[" + failing + "],\"groups\":[";
   for (size_t i = 0; i < groups_.size(); ++i) {
+    const GroupState& g = *groups_[i];
     if (i) out += ',';
     out += "{\"name\":";
-    AppendJsonString(out, groups_[i]->config.name);
+    AppendJsonString(out, g.config.name);
     out += ",\"error\":";
-    AppendJsonString(out, groups_[i]->error);
-    out += '}';
+    AppendJsonString(out, g.error);
+    out += fmt::format(",\"queues\":{},\"warning\":", g.queues.size());
+    AppendJsonString(out, g.empty ? "the group's selectors match no queue" : "");
+    out += ",\"destination\":{\"uri\":";
+    AppendJsonString(out, g.config.destination);
+    out += fmt::format(",\"checked\":{},\"ok\":{},\"confirmed\":{},\"checked_at\":", g.destination.checked,
+                       g.destination.ok, g.destination.confirmed);
+    opt_time(out, g.destination.checked_at);
+    out += ",\"code\":";
+    AppendJsonString(out, g.destination.code);
+    out += ",\"error\":";
+    AppendJsonString(out, g.destination.error);
+    out += ",\"note\":";
+    AppendJsonString(out, g.destination.note);
+    out += "}}";
   }
   out += "]}";
   return out;
@@ -758,21 +978,6 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload, std::func
   metrics_.up.WithLabels({}).Set(0);
   if (http_) http_->Stop();
   return Status::Ok();
-}
-
-Result<std::unique_ptr<Notifier>> MakeConfiguredNotifier(const MonitorConfig& config, HttpTransport& transport,
-                                                         Clock& clock) {
-  if (config.webhooks.empty()) return std::unique_ptr<Notifier>();
-  WebhookOptions o;
-  for (const WebhookConfig& w : config.webhooks) {
-    WebhookTarget t;
-    t.url = w.url;
-    for (const auto& [k, v] : w.headers) t.headers.emplace_back(k, v);
-    o.targets.push_back(std::move(t));
-    o.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout);
-  }
-  DLQ_ASSIGN_OR_RETURN(auto n, WebhookNotifier::Create(std::move(o), transport, clock));
-  return std::unique_ptr<Notifier>(std::move(n));
 }
 
 }  // namespace dlq

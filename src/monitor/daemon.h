@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -59,6 +60,32 @@ struct DaemonOptions {
   // Assumed backlog for auto thresholds (see DeriveExpiryThreshold).
   int64_t assumed_depth = 10000;
   double assumed_drain_rate = 5;
+  // Called by Reload() (so also at construction) with the webhooks of the
+  // configuration it installs (`run` passes WebhookSet::Apply). An error is
+  // logged (webhooks_reload_failed) and the previous webhooks stay.
+  std::function<Status(const std::vector<WebhookConfig>&)> apply_webhooks;
+};
+
+// The last failed archive run of a queue (or a run that could not start
+// because the group's destination check failed).
+struct ArchiveError {
+  SystemTime time;
+  std::string code;         // AWS error code ("NoSuchBucket") or, without one, the class
+  std::string error_class;  // ErrorCodeName: "NotFound", "PermissionDenied", "Unavailable", ...
+  std::string message;
+};
+
+// The result of the group's destination check (ObjectStore::CheckWritable),
+// made when the group starts, on reload, and while it fails, on every discovery.
+struct DestinationStatus {
+  bool checked = false;
+  bool ok = true;          // false: definite failure, the group does not archive
+  bool confirmed = true;   // ok but the store could not tell (note says why)
+  std::string error;       // when !ok
+  std::string code;        // AWS error code or class, when !ok
+  std::string error_class;  // when !ok
+  std::string note;        // when !confirmed
+  std::optional<SystemTime> checked_at;
 };
 
 // What the daemon knows about one DLQ (a snapshot, for /api/queues and tests).
@@ -72,8 +99,11 @@ struct QueueStatus {
   double expiry_threshold_s = 0;
   std::vector<std::pair<AlarmSpec, AlarmState>> alarms;
   uint64_t runs = 0, archived = 0;
+  uint64_t failed_runs = 0, consecutive_failures = 0;  // runs that failed or could not start
   bool running = false;
-  std::string last_error;
+  bool failing = false;                     // the last run failed (or could not start)
+  std::optional<ArchiveError> last_error;   // kept after a later success
+  std::string collect_error;                // last GetQueueAttributes failure, "" after a success
 };
 
 class Daemon {
@@ -107,6 +137,8 @@ class Daemon {
   // {"queues":[{...,"alarms":[{...,"history":[...]}]}]} of every watched queue.
   std::string QueuesJson() const;
   std::vector<QueueStatus> Queues() const;
+  // The destination check of the group named `group` (nullopt: no such group).
+  std::optional<DestinationStatus> Destination(const std::string& group) const;
   HealthState& health() { return health_; }
   int http_port() const;
 
@@ -117,7 +149,13 @@ class Daemon {
   void Discover(GroupState& group, SystemTime now);
   void Collect(GroupState& group, QueueState& q, SystemTime now);
   void MaybeSubmit(GroupState& group, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned);
-  void Notify(const QueueState& q, const Alarm& alarm, const Transition& t, std::optional<double> value);
+  // Runs the store's CheckWritable, logs and exports the outcome; sets
+  // group.destination (and destination_error) under mu_ unless `locked`.
+  void CheckDestination(GroupState& group, SystemTime now, bool locked);
+  // Counts a failed run (metrics, last_error, log). Any thread; `q.mu` must not be held.
+  void RecordFailure(const std::string& group, QueueState& q, const Status& status, SystemTime now,
+                     std::string_view event);
+  void Notify(const QueueState& q, const Alarm& alarm, const Transition& t);
   std::vector<AlarmSpec> AlarmsFor(const GroupConfig& g, const DiscoveredQueue& dq, double* expiry_threshold) const;
 
   MonitorConfig config_;  // control thread only
@@ -142,6 +180,12 @@ class Daemon {
 struct QueueAlarmPlan {
   std::optional<AlarmSpec> expiry;
   std::optional<AlarmSpec> depth;
+  AlarmSettings::Action expiry_action = AlarmSettings::Action::kArchive;
+  AlarmSettings::Action depth_action = AlarmSettings::Action::kNotify;
+  // What a run started by the expiry alarm selects: with policy.select auto,
+  // the messages expiring within retention - threshold + sweep_interval.
+  Selection expiry_selection;
+  Selection depth_selection;
   std::string threshold_source;  // how the expiry threshold was chosen, with numbers
   QueueSafetyInput safety;       // expiry_alarm = the expiry spec
 };
@@ -149,9 +193,5 @@ QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& 
                                 const DaemonOptions& options);
 QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
                           const DaemonOptions& options);
-
-// The webhook notifier for the config's `notify.webhooks` (nullptr when none).
-Result<std::unique_ptr<Notifier>> MakeConfiguredNotifier(const MonitorConfig& config, HttpTransport& transport,
-                                                         Clock& clock);
 
 }  // namespace dlq

@@ -4,8 +4,11 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
+#include "common/log.h"
 #include "common/time_util.h"
 
 #ifndef DLQ_VERSION
@@ -94,12 +97,53 @@ std::string AlarmNotification::ToJson() const {
   return w.Take();
 }
 
+bool IsStartupOk(const AlarmNotification& notification) {
+  return notification.initial && notification.old_state == "INSUFFICIENT_DATA" && notification.new_state == "OK";
+}
+
+namespace {
+
+constexpr std::string_view kRedactedPath = "/...";
+
+void ReplaceAll(std::string& text, std::string_view from, std::string_view to) {
+  if (from.empty()) return;
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+    text.replace(pos, from.size(), to);
+  }
+}
+
+}  // namespace
+
 std::string RedactUrl(std::string_view url) {
   Result<Url> parsed = ParseUrl(url);
   if (!parsed.ok()) return "<invalid url>";
   // Scheme and host only: webhook URLs (Slack, Teams) carry their secret in
   // the path or query.
-  return parsed->scheme + "://" + parsed->Authority() + "/...";
+  return parsed->scheme + "://" + parsed->Authority() + std::string(kRedactedPath);
+}
+
+std::string ScrubUrl(std::string_view text, std::string_view url) {
+  std::string out(text);
+  // The URL as written first, so that what is left of it reads as RedactUrl.
+  ReplaceAll(out, url, RedactUrl(url));
+  if (size_t hash = url.find('#'); hash != std::string_view::npos) ReplaceAll(out, url.substr(hash + 1), "...");
+  if (size_t scheme = url.find("://"); scheme != std::string_view::npos) {
+    std::string_view authority = url.substr(scheme + 3);
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+    if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+      ReplaceAll(out, authority.substr(0, at + 1), "");
+      ReplaceAll(out, authority.substr(0, at), "...");
+    }
+  }
+  Result<Url> parsed = ParseUrl(url);
+  if (!parsed.ok()) return out;
+  if (!parsed->query.empty()) {
+    ReplaceAll(out, parsed->path + "?" + parsed->query, kRedactedPath);
+    ReplaceAll(out, "?" + parsed->query, "");
+    ReplaceAll(out, parsed->query, "...");
+  }
+  if (parsed->path != "/") ReplaceAll(out, parsed->path, kRedactedPath);
+  return out;
 }
 
 Status WebhookOptions::Validate() const {
@@ -114,6 +158,9 @@ Status WebhookOptions::Validate() const {
       if (value.find_first_of("\r\n") != std::string::npos) {
         return InvalidArgument(fmt::format("webhook {}: header {} has a line break", RedactUrl(target.url), name));
       }
+    }
+    if (target.timeout.count() < 0) {
+      return InvalidArgument(fmt::format("webhook {}: timeout must not be negative", RedactUrl(target.url)));
     }
   }
   if (timeout.count() <= 0) return InvalidArgument("webhook: timeout must be positive");
@@ -132,11 +179,14 @@ Result<std::unique_ptr<WebhookNotifier>> WebhookNotifier::Create(WebhookOptions 
 Status WebhookNotifier::Notify(const AlarmNotification& notification) {
   const std::string body = notification.ToJson();
   std::vector<Status> failures;
+  size_t tried = 0;
   for (const WebhookTarget& target : options_.targets) {
+    if (IsStartupOk(notification) && !target.notify_on_startup) continue;
+    ++tried;
     Status status = Post(target, body);
     if (!status.ok()) failures.push_back(std::move(status));
   }
-  return CombineFailures("webhooks", options_.targets.size(), failures)
+  return CombineFailures("webhooks", tried, failures)
       .WithContext(fmt::format("notify alarm {} ({} -> {})", notification.alarm_name, notification.old_state,
                                notification.new_state));
 }
@@ -146,7 +196,7 @@ Status WebhookNotifier::Post(const WebhookTarget& target, const std::string& bod
   request.method = "POST";
   request.url = target.url;
   request.body = body;
-  request.timeout = options_.timeout;
+  request.timeout = target.timeout.count() > 0 ? target.timeout : options_.timeout;
   request.headers = {{"Content-Type", "application/json"}, {"User-Agent", "dlq-archive/" DLQ_VERSION}};
   for (const auto& [name, value] : target.headers) SetHeader(request.headers, name, value);
 
@@ -154,11 +204,15 @@ Status WebhookNotifier::Post(const WebhookTarget& target, const std::string& bod
   const int max_attempts = std::max(1, options_.retry.max_attempts);
   Status last;
   for (int attempt = 1;; ++attempt) {
+    if (cancelled_) {
+      return Cancelled(fmt::format("{}: cancelled before attempt {} of {}{}", where, attempt, max_attempts,
+                                   last.ok() ? "" : "; last error: " + last.ToString()));
+    }
     Result<HttpResponse> response = transport_.Send(request);
     bool retryable;
     if (!response.ok()) {
-      // Transport messages name method, host and path only.
-      last = Status(response.status().code(), response.status().message());
+      // Transport messages name the URL's path, which may be the secret.
+      last = Status(response.status().code(), ScrubUrl(response.status().message(), target.url));
       retryable = response.status().retryable();
     } else if (response->status >= 200 && response->status < 300) {
       return Status::Ok();
@@ -181,8 +235,258 @@ Status WebhookNotifier::Post(const WebhookTarget& target, const std::string& bod
       std::lock_guard lock(mu_);
       delay = BackoffDelay(options_.retry, attempt - 1, rng_);
     }
-    clock_.SleepFor(delay);
+    // In slices, so that Cancel() ends the wait promptly.
+    for (std::chrono::milliseconds left = delay; left.count() > 0 && !cancelled_;) {
+      std::chrono::milliseconds step = std::min(left, std::chrono::milliseconds(100));
+      clock_.SleepFor(step);
+      left -= step;
+    }
   }
+}
+
+QueuedNotifier::QueuedNotifier(std::unique_ptr<Notifier> inner, QueuedNotifierOptions options)
+    : inner_(std::move(inner)), options_(std::move(options)) {
+  worker_ = std::thread([this] { Work(); });
+}
+
+QueuedNotifier::~QueuedNotifier() { Shutdown(); }
+
+void QueuedNotifier::CountDropped(uint64_t n) {
+  if (n == 0) return;
+  dropped_ += n;
+  if (options_.dropped != nullptr) options_.dropped->Add(static_cast<double>(n));
+}
+
+Status QueuedNotifier::Notify(const AlarmNotification& notification) {
+  const size_t capacity = std::max<size_t>(options_.capacity, 1);
+  std::string why;
+  {
+    std::lock_guard lock(mu_);
+    if (!closing_ && queue_.size() < capacity) {
+      queue_.push_back(notification);
+      cv_.notify_all();
+      return Status::Ok();
+    }
+    why = closing_ ? std::string("shutting down") : fmt::format("queue full ({} waiting)", capacity);
+  }
+  CountDropped(1);
+  return Unavailable(fmt::format("webhook {}: {}; notification of alarm {} ({} -> {}) dropped", options_.name, why,
+                                 notification.alarm_name, notification.old_state, notification.new_state));
+}
+
+void QueuedNotifier::Work() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
+    if (abandon_ || queue_.empty()) return;  // given up, or closing and drained
+    AlarmNotification notification = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    Status status = inner_->Notify(notification);
+    if (status.ok()) {
+      ++delivered_;
+      if (options_.delivered != nullptr) options_.delivered->Inc();
+    } else if (status.code() == ErrorCode::kCancelled) {
+      CountDropped(1);
+    } else {
+      ++failed_;
+      if (options_.failed != nullptr) options_.failed->Inc();
+      Log().Log(LogLevel::kError, "notify_failed",
+                {{"webhook", options_.name}, {"queue", notification.queue}, {"alarm", notification.alarm_name},
+                 {"error", status.ToString()}});
+    }
+    lock.lock();
+    busy_ = false;
+    cv_.notify_all();
+  }
+}
+
+void QueuedNotifier::BeginShutdown() {
+  std::lock_guard lock(mu_);
+  if (closing_) return;
+  closing_ = true;
+  deadline_ = std::chrono::steady_clock::now() + options_.drain_timeout;
+  cv_.notify_all();
+}
+
+void QueuedNotifier::FinishShutdown() {
+  BeginShutdown();
+  size_t abandoned = 0;
+  bool gave_up = false;
+  {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_until(lock, deadline_, [&] { return abandon_ || (queue_.empty() && !busy_); })) {
+      gave_up = true;
+      abandon_ = true;
+      abandoned = queue_.size();
+      queue_.clear();
+      cv_.notify_all();
+    }
+  }
+  if (gave_up) {
+    inner_->Cancel();  // the attempt in flight is the last one
+    CountDropped(abandoned);
+    Log().Log(LogLevel::kWarn, "webhook_drain_timeout",
+              {{"webhook", options_.name}, {"dropped", static_cast<uint64_t>(abandoned)},
+               {"drain_timeout_ms", static_cast<int64_t>(options_.drain_timeout.count())}});
+  }
+  std::call_once(joined_, [this] { worker_.join(); });
+}
+
+bool QueuedNotifier::Flush(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return queue_.empty() && !busy_; });
+}
+
+std::vector<std::string> WebhookLabels(const std::vector<WebhookConfig>& webhooks) {
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < webhooks.size(); ++i) {
+    std::string label = RedactUrl(webhooks[i].url);
+    if (std::find(labels.begin(), labels.end(), label) != labels.end()) label += fmt::format(" #{}", i + 1);
+    labels.push_back(std::move(label));
+  }
+  return labels;
+}
+
+namespace {
+
+bool SameWebhooks(const std::vector<WebhookConfig>& a, const std::vector<WebhookConfig>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const WebhookConfig& x, const WebhookConfig& y) {
+    return x.url == y.url && x.headers == y.headers && x.timeout == y.timeout &&
+           x.notify_on_startup == y.notify_on_startup;
+  });
+}
+
+}  // namespace
+
+WebhookSet::WebhookSet(HttpTransport& transport, Clock& clock, DaemonMetrics* metrics, WebhookSetOptions options)
+    : transport_(transport),
+      clock_(clock),
+      metrics_(metrics),
+      options_(std::move(options)),
+      entries_(std::make_shared<Entries>()) {}
+
+WebhookSet::~WebhookSet() {
+  std::shared_ptr<Entries> current;
+  std::vector<std::shared_future<void>> retiring;
+  {
+    std::lock_guard lock(mu_);
+    current = std::move(entries_);
+    retiring = std::move(retiring_);
+  }
+  // One shared deadline for all webhooks, then the replaced sets.
+  for (Entry& e : *current) e.notifier->BeginShutdown();
+  for (Entry& e : *current) e.notifier->FinishShutdown();
+  for (const std::shared_future<void>& f : retiring) f.wait();
+}
+
+Status WebhookSet::Apply(const std::vector<WebhookConfig>& webhooks) {
+  {
+    std::lock_guard lock(mu_);
+    if (SameWebhooks(configs_, webhooks)) return Status::Ok();
+  }
+  const std::vector<std::string> labels = WebhookLabels(webhooks);
+  // Validate everything before any thread starts or series appears.
+  std::vector<std::unique_ptr<WebhookNotifier>> hooks;
+  for (size_t i = 0; i < webhooks.size(); ++i) {
+    const WebhookConfig& w = webhooks[i];
+    WebhookOptions o;
+    o.retry = options_.retry;
+    o.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout);
+    WebhookTarget t;
+    t.url = w.url;
+    for (const auto& [name, value] : w.headers) t.headers.emplace_back(name, value);
+    t.timeout = o.timeout;
+    t.notify_on_startup = w.notify_on_startup;
+    o.targets.push_back(std::move(t));
+    auto hook = WebhookNotifier::Create(std::move(o), transport_, clock_);
+    if (!hook.ok()) return hook.status().WithContext(fmt::format("notify.webhooks[{}]", i));
+    hooks.push_back(std::move(*hook));
+  }
+  auto fresh = std::make_shared<Entries>();
+  for (size_t i = 0; i < hooks.size(); ++i) {
+    QueuedNotifierOptions qo;
+    qo.name = labels[i];
+    qo.capacity = options_.capacity;
+    qo.drain_timeout = options_.drain_timeout;
+    if (metrics_ != nullptr) {
+      qo.delivered = &metrics_->webhook_deliveries_total.WithLabels({labels[i], "ok"});
+      qo.failed = &metrics_->webhook_deliveries_total.WithLabels({labels[i], "error"});
+      qo.dropped = &metrics_->webhook_dropped_total.WithLabels({labels[i]});
+    }
+    fresh->push_back(
+        Entry{labels[i], webhooks[i].notify_on_startup, std::make_unique<QueuedNotifier>(std::move(hooks[i]), qo)});
+  }
+
+  std::shared_ptr<Entries> old;
+  {
+    std::lock_guard lock(mu_);
+    old = std::exchange(entries_, fresh);
+    configs_ = webhooks;
+    std::erase_if(retiring_, [](const std::shared_future<void>& f) {
+      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+    if (!old->empty()) {
+      for (Entry& e : *old) e.notifier->BeginShutdown();
+      retiring_.push_back(std::async(std::launch::async, [old] {
+                            for (Entry& e : *old) e.notifier->FinishShutdown();
+                          }).share());
+    }
+  }
+  if (metrics_ != nullptr) {
+    for (const Entry& e : *old) {
+      if (std::find(labels.begin(), labels.end(), e.label) != labels.end()) continue;
+      metrics_->webhook_deliveries_total.RemoveLabels({e.label, "ok"});
+      metrics_->webhook_deliveries_total.RemoveLabels({e.label, "error"});
+      metrics_->webhook_dropped_total.RemoveLabels({e.label});
+    }
+  }
+  Log().Log(LogLevel::kInfo, "webhooks_applied",
+            {{"webhooks", static_cast<uint64_t>(labels.size())}, {"replaced", static_cast<uint64_t>(old->size())}});
+  return Status::Ok();
+}
+
+Status WebhookSet::Notify(const AlarmNotification& notification) {
+  std::shared_ptr<Entries> entries;
+  {
+    std::lock_guard lock(mu_);
+    entries = entries_;
+  }
+  std::vector<Status> failures;
+  size_t tried = 0;
+  for (Entry& e : *entries) {
+    if (IsStartupOk(notification) && !e.notify_on_startup) continue;
+    ++tried;
+    Status status = e.notifier->Notify(notification);
+    if (!status.ok()) failures.push_back(std::move(status));
+  }
+  return CombineFailures("webhooks", tried, failures);
+}
+
+bool WebhookSet::Flush(std::chrono::milliseconds timeout) {
+  std::shared_ptr<Entries> entries;
+  std::vector<std::shared_future<void>> retiring;
+  {
+    std::lock_guard lock(mu_);
+    entries = entries_;
+    retiring = retiring_;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool drained = true;
+  for (Entry& e : *entries) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    drained = e.notifier->Flush(std::max(left, std::chrono::milliseconds(0))) && drained;
+  }
+  for (const std::shared_future<void>& f : retiring) {
+    drained = f.wait_until(deadline) == std::future_status::ready && drained;
+  }
+  return drained;
+}
+
+size_t WebhookSet::size() const {
+  std::lock_guard lock(mu_);
+  return entries_->size();
 }
 
 Status MultiNotifier::Notify(const AlarmNotification& notification) {
@@ -192,6 +496,10 @@ Status MultiNotifier::Notify(const AlarmNotification& notification) {
     if (!status.ok()) failures.push_back(std::move(status));
   }
   return CombineFailures("notifiers", notifiers_.size(), failures);
+}
+
+void MultiNotifier::Cancel() {
+  for (Notifier* notifier : notifiers_) notifier->Cancel();
 }
 
 }  // namespace dlq

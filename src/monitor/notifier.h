@@ -1,24 +1,35 @@
 // Alarm notifications: the Notifier interface, a webhook implementation
-// (JSON POST) and a fan-out. Notify is called on every alarm state change.
+// (JSON POST), a bounded asynchronous queue in front of any notifier, the
+// daemon's set of configured webhooks, and a fan-out.
 //
-// Thread-safety: all notifiers here are thread-safe. A failed notification
-// is reported as a Status and never blocks archiving; the caller decides
-// whether to log it. Errors name the webhook URL without its query string
-// and never contain header values (they hold tokens).
+// Thread-safety: all notifiers here are thread-safe. Errors are returned as
+// Status; every error message and log line produced here names a webhook
+// only as "scheme://host[:port]/..." (RedactUrl): Slack and Teams webhooks
+// carry their secret in the path, others in the query or userinfo. Header
+// values (tokens) never appear.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "aws/aws_client.h"
 #include "aws/http.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "monitor/config.h"
+#include "server/metrics.h"
 
 namespace dlq {
 
@@ -34,9 +45,12 @@ struct AlarmNotification {
   std::string reason;
   SystemTime time;                     // of the state change
   std::string metric_name;             // e.g. "ApproximateAgeOfOldestMessage"
-  std::optional<double> metric_value;  // the datapoint that caused the change
+  std::optional<double> metric_value;  // the newest datapoint cited in `reason`; none when it cites none
   double threshold = 0;
   std::string comparison;  // e.g. "GreaterThanOrEqualToThreshold"
+  // The alarm's first transition since it was created (daemon start, a newly
+  // watched queue, alarm settings changed by a reload). Not in the payload.
+  bool initial = false;
 
   // One JSON object shaped like CloudWatch's SNS alarm message where the
   // fields overlap (AlarmName, AlarmDescription, NewStateValue, OldStateValue,
@@ -47,20 +61,31 @@ struct AlarmNotification {
   std::string ToJson() const;
 };
 
+// True for an alarm's first evaluation settling INSUFFICIENT_DATA -> OK, which
+// webhooks skip unless they ask for it (WebhookTarget::notify_on_startup).
+bool IsStartupOk(const AlarmNotification& notification);
+
 class Notifier {
  public:
   virtual ~Notifier() = default;
   virtual Status Notify(const AlarmNotification& notification) = 0;
+  // Asks Notify calls in progress on other threads, and all later ones, to
+  // give up as soon as they can (returning Cancelled). Default: no effect.
+  virtual void Cancel() {}
 };
 
 struct WebhookTarget {
   std::string url;      // http or https
   HttpHeaders headers;  // e.g. Authorization; override the defaults
+  // Per attempt; zero means WebhookOptions::timeout.
+  std::chrono::milliseconds timeout{0};
+  // Also post IsStartupOk notifications.
+  bool notify_on_startup = false;
 };
 
 struct WebhookOptions {
   std::vector<WebhookTarget> targets;
-  std::chrono::milliseconds timeout{5000};  // per attempt
+  std::chrono::milliseconds timeout{5000};  // per attempt, for targets without their own
   RetryOptions retry{
       .max_attempts = 4, .base_delay = std::chrono::milliseconds(200), .max_delay = std::chrono::milliseconds(5000)};
   // Rejects an empty target list, non-http(s) URLs, empty header names and
@@ -69,11 +94,13 @@ struct WebhookOptions {
 };
 
 // POSTs AlarmNotification::ToJson() to every target, with Content-Type
-// application/json and User-Agent dlq-archive/<version>. Connection errors,
-// 408, 429 and 5xx are retried with exponential backoff and full jitter
-// (sleeping on `clock`); any other non-2xx fails at once. Every target is
-// tried even when an earlier one fails; the returned Status describes every
-// failed target. `transport` and `clock` must outlive the notifier.
+// application/json and User-Agent dlq-archive/<version>, synchronously.
+// Connection errors, 408, 429 and 5xx are retried with exponential backoff
+// and full jitter (sleeping on `clock`); any other non-2xx fails at once.
+// Every target is tried even when an earlier one fails; the returned Status
+// describes every failed target. After Cancel(), no new attempt starts and a
+// backoff sleep ends within 100 ms. `transport` and `clock` must outlive the
+// notifier.
 class WebhookNotifier final : public Notifier {
  public:
   // Precondition: options.Validate() is OK (Create checks it).
@@ -83,6 +110,7 @@ class WebhookNotifier final : public Notifier {
                                                          Clock& clock);
 
   Status Notify(const AlarmNotification& notification) override;
+  void Cancel() override { cancelled_ = true; }
 
  private:
   Status Post(const WebhookTarget& target, const std::string& body);
@@ -90,9 +118,131 @@ class WebhookNotifier final : public Notifier {
   const WebhookOptions options_;
   HttpTransport& transport_;
   Clock& clock_;
+  std::atomic<bool> cancelled_{false};
   std::mutex mu_;
   std::mt19937_64 rng_;  // guarded by mu_
 };
+
+// Notifications waiting per webhook before new ones are dropped.
+inline constexpr size_t kDefaultWebhookQueueCapacity = 100;
+// How long a shutdown waits for queued webhook notifications.
+inline constexpr std::chrono::milliseconds kDefaultWebhookDrainTimeout{10000};
+
+struct QueuedNotifierOptions {
+  std::string name;  // for logs: a RedactUrl form, never a full URL
+  size_t capacity = kDefaultWebhookQueueCapacity;
+  std::chrono::milliseconds drain_timeout = kDefaultWebhookDrainTimeout;
+  // Bumped per notification when set; must outlive the notifier.
+  metrics::Counter* delivered = nullptr;
+  metrics::Counter* failed = nullptr;
+  metrics::Counter* dropped = nullptr;  // queue full, shutting down, or given up at shutdown
+};
+
+// Puts notifications on a bounded FIFO queue that one worker thread delivers
+// through `inner`, so Notify never waits for the network. Notify returns OK
+// once queued, or Unavailable (and counts a drop) when the queue is full or
+// shutting down. A failed delivery is logged (`notify_failed`) and counted.
+// Shutdown() (the destructor calls it) stops accepting, lets the worker
+// deliver what is queued until drain_timeout has passed, then drops the rest,
+// Cancel()s `inner` and joins the worker: it returns within drain_timeout
+// plus the one attempt in flight.
+class QueuedNotifier final : public Notifier {
+ public:
+  QueuedNotifier(std::unique_ptr<Notifier> inner, QueuedNotifierOptions options);
+  ~QueuedNotifier() override;
+  QueuedNotifier(const QueuedNotifier&) = delete;
+  QueuedNotifier& operator=(const QueuedNotifier&) = delete;
+
+  Status Notify(const AlarmNotification& notification) override;
+  // Shutdown in two steps, so several notifiers share one deadline:
+  // BeginShutdown never blocks; FinishShutdown waits as described above.
+  void BeginShutdown();
+  void FinishShutdown();
+  void Shutdown() {
+    BeginShutdown();
+    FinishShutdown();
+  }
+  // Waits until nothing is queued or in flight, at most `timeout`; returns
+  // whether that happened.
+  bool Flush(std::chrono::milliseconds timeout);
+
+  uint64_t delivered() const { return delivered_; }
+  uint64_t failed() const { return failed_; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  void Work();
+  void CountDropped(uint64_t n);
+
+  const std::unique_ptr<Notifier> inner_;
+  const QueuedNotifierOptions options_;
+  std::atomic<uint64_t> delivered_{0}, failed_{0}, dropped_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;                 // queue_, closing_, abandon_ or busy_ changed
+  std::deque<AlarmNotification> queue_;        // guarded by mu_
+  bool busy_ = false;                          // guarded by mu_: a delivery is in flight
+  bool closing_ = false;                       // guarded by mu_: Notify refuses; worker exits when drained
+  bool abandon_ = false;                       // guarded by mu_: worker exits after the delivery in flight
+  std::chrono::steady_clock::time_point deadline_;  // guarded by mu_: set by BeginShutdown
+  std::thread worker_;                         // joined once, by FinishShutdown
+  std::once_flag joined_;
+};
+
+struct WebhookSetOptions {
+  size_t capacity = kDefaultWebhookQueueCapacity;  // per webhook
+  std::chrono::milliseconds drain_timeout = kDefaultWebhookDrainTimeout;
+  RetryOptions retry = WebhookOptions{}.retry;
+};
+
+// The daemon's `notify.webhooks`: one QueuedNotifier over a one-target
+// WebhookNotifier per entry, so each webhook has its own timeout, queue and
+// worker and a dead endpoint delays neither collection nor the other
+// webhooks. Series of `metrics` (optional; must outlive the set):
+// webhook_deliveries_total{webhook,result} and webhook_dropped_total{webhook},
+// where `webhook` is WebhookLabels(). `transport` and `clock` must outlive it.
+class WebhookSet final : public Notifier {
+ public:
+  WebhookSet(HttpTransport& transport, Clock& clock, DaemonMetrics* metrics, WebhookSetOptions options = {});
+  ~WebhookSet() override;  // shuts every webhook down (bounded, see QueuedNotifier)
+  WebhookSet(const WebhookSet&) = delete;
+  WebhookSet& operator=(const WebhookSet&) = delete;
+
+  // Installs notifiers for `webhooks` (which may be empty). When they equal
+  // the current ones, nothing changes. Otherwise the new set takes every
+  // later Notify and the previous set is shut down in the background: what
+  // it has queued is delivered or dropped within its drain_timeout. Apply
+  // never waits for the network. On error (an invalid webhook) nothing
+  // changes.
+  Status Apply(const std::vector<WebhookConfig>& webhooks);
+  // Queues `notification` on every webhook; returns at once. Non-OK lists the
+  // webhooks that dropped it.
+  Status Notify(const AlarmNotification& notification) override;
+  // Waits until no current webhook has anything queued or in flight and
+  // every replaced set has shut down, at most `timeout`; returns whether so.
+  bool Flush(std::chrono::milliseconds timeout);
+  size_t size() const;
+
+ private:
+  struct Entry {
+    std::string label;
+    bool notify_on_startup = false;
+    std::unique_ptr<QueuedNotifier> notifier;
+  };
+  using Entries = std::vector<Entry>;
+
+  HttpTransport& transport_;
+  Clock& clock_;
+  DaemonMetrics* const metrics_;
+  const WebhookSetOptions options_;
+  mutable std::mutex mu_;
+  std::vector<WebhookConfig> configs_;    // guarded by mu_: what entries_ was built from
+  std::shared_ptr<Entries> entries_;      // guarded by mu_ (the pointer; entries are thread-safe)
+  std::vector<std::shared_future<void>> retiring_;  // guarded by mu_: shutdowns of replaced sets
+};
+
+// The `webhook` label of each entry: RedactUrl(url), with " #<n>" (its
+// 1-based position) appended when an earlier entry has the same label.
+std::vector<std::string> WebhookLabels(const std::vector<WebhookConfig>& webhooks);
 
 // Sends to every notifier in order, even after a failure; returns OK when all
 // succeed, else a Status listing the failures (code of the first one).
@@ -104,13 +254,17 @@ class MultiNotifier final : public Notifier {
   // Not thread-safe with concurrent Notify: add all before use.
   void Add(Notifier* notifier) { notifiers_.push_back(notifier); }
   Status Notify(const AlarmNotification& notification) override;
+  void Cancel() override;
 
  private:
   std::vector<Notifier*> notifiers_;
 };
 
-// "scheme://host[:port]/path" of a URL: no userinfo, query or fragment, for
-// error messages and logs.
+// "scheme://host[:port]/..." of a URL: no userinfo, path, query or fragment
+// ("/..." marks what was removed), for error messages and logs.
 std::string RedactUrl(std::string_view url);
+// `text` with every occurrence of `url`'s userinfo, path and query replaced
+// by the redaction marker, for messages that come from a transport.
+std::string ScrubUrl(std::string_view text, std::string_view url);
 
 }  // namespace dlq

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace dlq {
 namespace {
@@ -17,6 +18,13 @@ double Secs(std::chrono::seconds s) { return static_cast<double>(s.count()); }
 std::string Num(double v) {
   if (std::isinf(v)) return v > 0 ? "unbounded" : "-unbounded";
   return fmt::format("{:.0f} s", v);
+}
+
+// "is archived 1h (3600 s) before it expires" / "can expire 4d (345721 s) before it is archived".
+std::string MarginText(double margin) {
+  if (std::isinf(margin)) return margin > 0 ? "is archived long before it expires" : "is never archived in time";
+  if (margin >= 0) return fmt::format("is archived {} before it expires", FormatSpan(margin));
+  return fmt::format("can expire {} before it is archived", FormatSpan(-margin));
 }
 
 double EffectiveSourceRetention(const QueueSafetyInput& in) {
@@ -51,6 +59,29 @@ double DrainTime(const QueueSafetyInput& in) {
 }
 
 }  // namespace
+
+std::string FormatSpan(double v) {
+  if (std::isinf(v)) return v > 0 ? "unbounded" : "-unbounded";
+  if (std::isnan(v)) return "unknown";
+  const double rounded = std::round(v);
+  const bool negative = rounded < 0;
+  auto total = static_cast<int64_t>(std::fabs(rounded));
+  if (total < 60) return fmt::format("{:.0f} s", rounded);
+  static constexpr std::pair<int64_t, const char*> kUnits[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
+  std::string parts;
+  int shown = 0;
+  int64_t rest = total;
+  for (const auto& [size, unit] : kUnits) {
+    int64_t n = rest / size;
+    rest %= size;
+    if (shown == 0 && n == 0) continue;
+    if (shown > 0 && n == 0) break;  // "14d", not "14d 0h"
+    if (!parts.empty()) parts += ' ';
+    parts += fmt::format("{}{}", n, unit);
+    if (++shown == 2) break;
+  }
+  return fmt::format("{}{} ({:.0f} s)", negative ? "-" : "", parts, rounded);
+}
 
 Status QueueSafetyInput::Validate() const {
   auto bad = [&](std::string what) { return InvalidArgument(fmt::format("safety input for queue {}: {}", queue, what)); };
@@ -92,6 +123,13 @@ Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
         "ApproximateAgeOfOldestMessage skips messages received 3 or more times, and no depth alarm starts the "
         "archiver: such messages are never archived");
   }
+  if (!in.expiry_alarm_archives && !in.archive_on_depth_alarm) {
+    structural_ok = false;
+    rep.reasons.push_back(
+        "no alarm has action archive: the expiry alarm only notifies or copies, so nothing deletes a message from the "
+        "DLQ into the archive before it expires (a copy is made once per transition into ALARM; later arrivals are "
+        "not copied)");
+  }
   if (std::isinf(rep.drain_time_s)) {
     structural_ok = false;
     rep.reasons.push_back(fmt::format(
@@ -105,9 +143,15 @@ Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
   if (in.fifo) {
     rep.earliest_expiry_after_arrival_s = r;
     rep.margin_s = r - rep.worst_case_arrival_to_archive_s;
+    rep.clock_origin = "it reaches the DLQ (FIFO: the expiry clock restarts there)";
+    rep.latest_archive_s = rep.worst_case_arrival_to_archive_s;
+    rep.expires_s = r;
   } else if (in.age_source == AgeSource::kCloudWatchAge) {
     rep.earliest_expiry_after_arrival_s = std::max(0.0, r - src);
     rep.margin_s = rep.earliest_expiry_after_arrival_s - rep.worst_case_arrival_to_archive_s;
+    rep.clock_origin = "it reaches the DLQ";
+    rep.latest_archive_s = rep.worst_case_arrival_to_archive_s;
+    rep.expires_s = rep.earliest_expiry_after_arrival_s;
     rep.reasons.push_back(fmt::format(
         "standard queue: expiry = SentTimestamp + {} s, but the CloudWatch age restarts on the move to the DLQ; a "
         "message that spent up to {} s in the source queue expires {} s after arriving, while the alarm fires only "
@@ -116,6 +160,10 @@ Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
   } else {
     rep.earliest_expiry_after_arrival_s = std::max(0.0, r - src);
     rep.margin_s = r - std::max(t, src) - work;
+    // The alarm and the expiry both count from SentTimestamp: compare there.
+    rep.clock_origin = "its SentTimestamp";
+    rep.latest_archive_s = std::max({t, src, 0.0}) + work;
+    rep.expires_s = r;
   }
   if (r - t < work && std::isfinite(work)) {
     rep.reasons.push_back(fmt::format(
@@ -132,15 +180,17 @@ Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
   }
   rep.safe = structural_ok && rep.margin_s >= rep.required_margin_s;
   rep.reasons.push_back(fmt::format(
-      "worst case: arrival to archive {}, earliest expiry {} after arrival, margin {} ({} required)",
-      Num(rep.worst_case_arrival_to_archive_s), Num(rep.earliest_expiry_after_arrival_s), Num(rep.margin_s),
-      Num(rep.required_margin_s)));
+      "worst case, counted from {}: archived at the latest after {}, expires after {}; so a message {} "
+      "(required: at least {} before)",
+      rep.clock_origin, FormatSpan(rep.latest_archive_s), FormatSpan(rep.expires_s), MarginText(rep.margin_s),
+      FormatSpan(rep.required_margin_s)));
   return rep;
 }
 
 std::string SafetyReport::ToString() const {
-  std::string out = fmt::format("{}: {} (margin {}, required {})\n", queue, safe ? "SAFE" : "UNSAFE", Num(margin_s),
-                                Num(required_margin_s));
+  std::string out = fmt::format("{}: {}: in the worst case a message {} (required: archived at least {} before "
+                                "it expires)\n",
+                                queue, safe ? "SAFE" : "UNSAFE", MarginText(margin_s), FormatSpan(required_margin_s));
   for (const std::string& r : reasons) out += fmt::format("  - {}\n", r);
   return out;
 }

@@ -42,6 +42,9 @@ struct QueueSafetyInput {
   std::chrono::seconds sweep_interval{300};
   bool rerun_while_alarm = true;        // re-run the archiver every period while ALARM lasts
   bool archive_on_depth_alarm = false;  // a depth alarm also starts the archiver
+  // The expiry alarm's action archives (and deletes) on every sweep. False
+  // (notify or copy): the expiry alarm archives nothing it can be relied on.
+  bool expiry_alarm_archives = true;
   double drain_rate = 5;                // messages per second the archiver sustains
   int64_t depth = 10000;                // messages that may be ahead of a given one
   int64_t max_messages_per_run = 0;     // 0 = a run drains everything
@@ -56,15 +59,26 @@ struct SafetyReport {
   double worst_case_arrival_to_archive_s = 0;  // +inf when unbounded
   double earliest_expiry_after_arrival_s = 0;
   double margin_s = 0;  // smallest (expiry - archive time) over possible arrivals; -inf when unbounded
+  // The same worst case on one clock: a message is archived at the latest
+  // latest_archive_s and expires expires_s after `clock_origin` (its
+  // SentTimestamp, or its arrival in the DLQ). margin_s = expires_s - latest_archive_s.
+  std::string clock_origin;
+  double latest_archive_s = 0;
+  double expires_s = 0;
   // (messages the age metric never sees are reported in reasons, not in margin_s)
   double detection_delay_s = 0;
   double drain_time_s = 0;
   double required_margin_s = 0;
   std::vector<std::string> reasons;  // each with its numbers
 
-  // "orders-dlq: UNSAFE (margin -345721 s < required 3600 s)\n  - reason\n ..."
+  // "orders-dlq: UNSAFE: a message can expire 4d (345721 s) before it is
+  // archived (required: archived at least 1h (3600 s) before it expires)\n  - reason\n ..."
   std::string ToString() const;
 };
+
+// A duration for people: the two largest units and the exact seconds,
+// "13d 23h (1206000 s)", "1h (3600 s)", "45 s"; "unbounded" for infinity.
+std::string FormatSpan(double seconds);
 
 // InvalidArgument on a bad input; otherwise the analysis (which may say unsafe).
 Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in);

@@ -379,8 +379,17 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r, std::string_view version)
       objects_total(r.AddCounter("dlq_archive_objects_total", "Archive objects written.", {"queue", "region"})),
       bytes_uploaded_total(r.AddCounter("dlq_archive_bytes_uploaded_total",
                                         "Compressed bytes of archive objects uploaded.", {"queue", "region"})),
-      archive_runs_total(r.AddCounter("dlq_archive_archive_runs_total", "Archive runs by result (ok or error).",
+      archive_runs_total(r.AddCounter("dlq_archive_archive_runs_total",
+                                      "Archive runs by result (ok or error); a run that could not start because "
+                                      "the destination check failed counts as error.",
                                       {"queue", "region", "result"})),
+      archive_failures_total(r.AddCounter("dlq_archive_archive_failures_total",
+                                          "Failed archive runs (including runs not started because the destination "
+                                          "check failed) by error class.",
+                                          {"queue", "region", "class"})),
+      destination_up(r.AddGauge("dlq_archive_destination_up",
+                                "1 when the group's archive destination passed its check, 0 when it failed.",
+                                {"group"})),
       aws_requests_total(r.AddCounter("dlq_archive_aws_requests_total",
                                       "Finished AWS API calls by result code (OK, AWS error code or error class).",
                                       {"service", "operation", "code"})),
@@ -395,7 +404,13 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r, std::string_view version)
                                                  CollectionBuckets())),
       queues_watched(r.AddGauge("dlq_archive_queues_watched", "Number of DLQs being watched.")),
       build_info(r.AddGauge("dlq_archive_build_info", "Build information; the value is always 1.", {"version"})),
-      up(r.AddGauge("dlq_archive_up", "1 while the daemon's process loop is running.")) {
+      up(r.AddGauge("dlq_archive_up", "1 while the daemon's process loop is running.")),
+      webhook_deliveries_total(r.AddCounter("dlq_archive_webhook_deliveries_total",
+                                            "Alarm notifications posted to a webhook, by result (ok or error).",
+                                            {"webhook", "result"})),
+      webhook_dropped_total(r.AddCounter("dlq_archive_webhook_dropped_total",
+                                         "Alarm notifications dropped: webhook queue full or shutting down.",
+                                         {"webhook"})) {
   build_info.WithLabels({std::string(version)}).Set(1);
   up.WithLabels({}).Set(1);
   queues_watched.WithLabels({}).Set(0);
@@ -431,6 +446,7 @@ void DaemonMetrics::RemoveQueue(const std::string& queue, const std::string& reg
   objects_total.RemoveMatching(match);
   bytes_uploaded_total.RemoveMatching(match);
   archive_runs_total.RemoveMatching(match);
+  archive_failures_total.RemoveMatching(match);
 }
 
 std::string AwsCallCode(const CallRecord& record) {

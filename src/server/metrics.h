@@ -179,6 +179,8 @@ struct DaemonMetrics {
   metrics::CounterFamily& objects_total;
   metrics::CounterFamily& bytes_uploaded_total;
   metrics::CounterFamily& archive_runs_total;  // + result="ok|error"
+  metrics::CounterFamily& archive_failures_total;  // + class (ErrorCodeName); failed or blocked runs
+  metrics::GaugeFamily& destination_up;  // {group}: 1 when the destination check passed, 0 when it failed
   // AWS calls.
   metrics::CounterFamily& aws_requests_total;              // {service, operation, code}
   metrics::CounterFamily& aws_retries_total;               // {service, operation}
@@ -188,6 +190,9 @@ struct DaemonMetrics {
   metrics::GaugeFamily& queues_watched;
   metrics::GaugeFamily& build_info;  // {version}, always 1
   metrics::GaugeFamily& up;          // 1 while the daemon runs
+  // Webhooks: {webhook} (see WebhookLabels in monitor/notifier.h).
+  metrics::CounterFamily& webhook_deliveries_total;  // + result="ok|error"
+  metrics::CounterFamily& webhook_dropped_total;
 
   // The alarm states a series exists for (CloudWatch's three).
   static const std::vector<std::string>& AlarmStates();

@@ -124,8 +124,10 @@ Status VerifyReceived(std::vector<Message>& messages, std::vector<CorruptMessage
   return Status::Ok();
 }
 
-Result<std::string> SqsClient::Invoke(std::string_view operation, const std::string& resource, std::string body) {
+Result<std::string> SqsClient::Invoke(std::string_view operation, const std::string& resource, std::string body,
+                                      const std::atomic<bool>* cancel) {
   AwsRequest request;
+  request.cancel = cancel;
   request.headers = {{"Content-Type", "application/x-amz-json-1.0"},
                      {"X-Amz-Target", fmt::format("AmazonSQS.{}", operation)}};
   request.operation = std::string(operation);
@@ -185,7 +187,8 @@ Result<std::vector<std::string>> SqsClient::ListDeadLetterSourceQueues(const std
 Result<std::vector<Message>> SqsClient::ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) {
   if (Status s = options.Validate(); !s.ok()) return ParseContext(s, "ReceiveMessage", queue_url);
   DLQ_ASSIGN_OR_RETURN(std::string body,
-                       Invoke("ReceiveMessage", queue_url, sqs::BuildReceiveMessageRequest(queue_url, options)));
+                       Invoke("ReceiveMessage", queue_url, sqs::BuildReceiveMessageRequest(queue_url, options),
+                              options.cancel));
   auto messages = sqs::ParseReceiveMessageResponse(body);
   if (!messages.ok()) return ParseContext(messages.status(), "ReceiveMessage", queue_url);
   if (Status s = VerifyReceived(*messages, options.corrupt); !s.ok()) return ParseContext(s, "ReceiveMessage", queue_url);

@@ -7,6 +7,7 @@
 // the whole call failed and no entry's outcome is known).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,10 @@ struct ReceiveOptions {
   // succeeds with the rest; when null such a message fails the whole call
   // with kDataLoss. Not owned; must outlive the call.
   std::vector<CorruptMessage>* corrupt = nullptr;
+  // Abandons a receive in flight (a long poll) once it turns true: kCancelled.
+  // Messages SQS handed to that receive stay invisible until their
+  // visibility timeout runs out. Not owned.
+  const std::atomic<bool>* cancel = nullptr;
   Status Validate() const;
 };
 
@@ -155,7 +160,8 @@ class SqsClient final : public QueueClient {
 
  private:
   // POSTs `body` with X-Amz-Target AmazonSQS.<operation>; returns the response body.
-  Result<std::string> Invoke(std::string_view operation, const std::string& resource, std::string body);
+  Result<std::string> Invoke(std::string_view operation, const std::string& resource, std::string body,
+                             const std::atomic<bool>* cancel = nullptr);
 
   AwsClient& aws_;
 };

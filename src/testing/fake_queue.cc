@@ -17,7 +17,7 @@ using std::chrono::seconds;
 
 constexpr int kDefaultVisibilityTimeout = 30;
 constexpr int kDefaultRetention = 345600;  // 4 days
-constexpr int kDefaultMaxMessageSize = 262144;
+constexpr int kDefaultMaxMessageSize = 1048576;  // SQS raised the limit from 256 KiB to 1 MiB (2025)
 constexpr auto kDedupWindow = std::chrono::minutes(5);
 
 int64_t EpochMillis(SystemTime t) {
@@ -204,7 +204,7 @@ Status FakeQueueClient::ApplyAttributes(Queue& q, const std::map<std::string, st
     int lo, hi;
   };
   static constexpr Range kRanges[] = {{"DelaySeconds", 0, 900},
-                                      {"MaximumMessageSize", 1024, 262144},
+                                      {"MaximumMessageSize", 1024, 1048576},
                                       {"MessageRetentionPeriod", 60, 1209600},
                                       {"ReceiveMessageWaitTimeSeconds", 0, 20},
                                       {"VisibilityTimeout", 0, 43200}};

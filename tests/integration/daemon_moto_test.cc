@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
+#include <vector>
 #include <thread>
 
 #include "harness.h"
@@ -77,7 +79,7 @@ TEST(DaemonMotoTest, AlarmArchivesShortRetentionDlqAndReturnsToOk) {
                         "    endpoint_url: " + moto.endpoint() + "\n"
                         "    queues: [" + dlq_name + "]\n"
                         "    alarms:\n"
-                        "      expiry: { threshold: 30s, period: 2s }\n"
+                        "      expiry: { threshold: 10s, period: 2s }\n"
                         "      depth: { enabled: false }\n");
   auto check_config = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
   EXPECT_NE(check_config.out.find(dlq_name), std::string::npos) << check_config.out;
@@ -152,9 +154,241 @@ TEST(DaemonMotoTest, CheckFlagsReferenceConfigUnsafe) {
                     "    queues: [" + base + "-dlq]\n");
   auto r = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find(base + "-dlq: UNSAFE (margin -"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(base + "-dlq: UNSAFE: in the worst case a message can expire"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("retention 4d (345600 s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("345000"), std::string::npos) << r.out;
   std::remove(config.c_str());
+}
+
+// A daemon started in the background; Stop() sends SIGTERM and returns the exit code.
+class BackgroundDaemon {
+ public:
+  BackgroundDaemon(const StandIn& moto, const std::string& dir, const std::string& config) : dir_(dir) {
+    RunShell(moto.ShellEnv() + "sh -c '" + DLQ_BINARY + " run --config " + config + " 2> " + dir + "/log & echo $! > " +
+             dir + "/pid; wait $!; echo $? > " + dir + "/rc' > /dev/null 2>&1 &");
+  }
+  ~BackgroundDaemon() { Stop(); }
+  std::string Stop() {
+    if (stopped_) return rc_;
+    stopped_ = true;
+    std::string pid;
+    for (int i = 0; i < 50 && pid.empty(); ++i) {
+      pid = ReadFile(dir_ + "/pid");
+      if (pid.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (pid.empty()) return rc_;
+    RunShell("kill -TERM " + pid);
+    for (int i = 0; i < 100 && rc_.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      rc_ = ReadFile(dir_ + "/rc");
+    }
+    return rc_;
+  }
+  std::string Log() const { return ReadFile(dir_ + "/log"); }
+
+ private:
+  std::string dir_;
+  bool stopped_ = false;
+  std::string rc_;
+};
+
+// Polls `url` until `done(body)` or the deadline; returns the last body.
+std::string PollUntil(const std::string& url, const std::function<bool(const std::string&)>& done, int seconds) {
+  std::string body;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    body = RunShell("curl -s --max-time 2 " + url, false).out;
+    if (done(body)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  return body;
+}
+
+bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// Issue 13, items 1 and 2: with a bucket that does not exist the daemon checks
+// the destination first, receives nothing, and the failure shows in
+// /api/queues, the metrics the alert rule reads, and the logs.
+TEST(DaemonMotoTest, MissingBucketIsCheckedFirstAndShowsAsFailingRuns) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string base = UniqueName("nobucket");
+  std::string dlq_name = base + "-dlq";
+  auto dlq = svc->sqs().CreateQueue(dlq_name, {{"MessageRetentionPeriod", "120"}});
+  ASSERT_TRUE(dlq.ok()) << dlq.status().ToString();
+  for (int i = 0; i < 3; ++i) {
+    SendEntry e;
+    e.id = std::to_string(i);
+    e.body = "poison " + std::to_string(i);
+    ASSERT_TRUE(svc->sqs().SendMessage(*dlq, e).ok());
+  }
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  std::string dir = "/tmp/" + base;
+  ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
+  std::string config = dir + "/dlq-archive.yaml";
+  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) + "\n"
+                    "collection_interval: 1s\n"
+                    "sweep_interval: 2s\n"
+                    "defaults:\n"
+                    "  destination: s3://" + base + "-no-such-bucket/archive\n"
+                    "groups:\n"
+                    "  - name: it\n"
+                    "    endpoint_url: " + moto.endpoint() + "\n"
+                    "    queues: [" + dlq_name + "]\n"
+                    "    alarms:\n"
+                    "      expiry: { threshold: 10s, period: 2s }\n"
+                    "      depth: { enabled: false }\n");
+
+  auto check = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
+  EXPECT_EQ(check.exit_code, 1) << check.out;
+  EXPECT_TRUE(Has(check.out, "ERROR: destination s3://" + base + "-no-such-bucket/archive failed its check"))
+      << check.out;
+  EXPECT_TRUE(Has(check.out, dlq_name + ": UNSAFE: nothing can be archived")) << check.out;
+  EXPECT_FALSE(Has(check.out, dlq_name + ": SAFE")) << check.out;
+
+  BackgroundDaemon daemon(moto, dir, config);
+  std::string api = "http://127.0.0.1:" + std::to_string(port);
+  std::string body = PollUntil(
+      api + "/api/queues", [](const std::string& b) { return Has(b, "\"failing\":[{\"group\":\"it\""); }, 30);
+  EXPECT_TRUE(Has(body, "\"failing\":[{\"group\":\"it\",\"queue\":\"" + dlq_name + "\"}]")) << body << daemon.Log();
+  EXPECT_TRUE(Has(body, "\"class\":\"NotFound\"")) << body;
+  EXPECT_TRUE(Has(body, "NoSuchBucket")) << body;
+  EXPECT_TRUE(Has(body, "\"ok\":false")) << body;
+  EXPECT_FALSE(Has(body, "\"last_error\":null")) << body;
+
+  std::string metrics = RunShell("curl -s --max-time 2 " + api + "/metrics", false).out;
+  EXPECT_TRUE(Has(metrics, "dlq_archive_destination_up{group=\"it\"} 0")) << metrics;
+  EXPECT_TRUE(Has(metrics, "dlq_archive_archive_failures_total{queue=\"" + dlq_name +
+                               "\",region=\"us-east-1\",class=\"NotFound\"}"))
+      << metrics;
+  EXPECT_FALSE(Has(metrics, "dlq_archive_archive_runs_total{queue=\"" + dlq_name +
+                                "\",region=\"us-east-1\",result=\"error\"} 0\n"))
+      << metrics;
+  EXPECT_EQ(RunShell("curl -s --max-time 2 " + api + "/readyz", false).out.rfind("ready", 0), 0u);
+
+  // Nothing was received: no message is in flight, all three are still there.
+  auto attrs = svc->sqs().GetQueueAttributes(*dlq, {"ApproximateNumberOfMessages",
+                                                    "ApproximateNumberOfMessagesNotVisible"});
+  ASSERT_TRUE(attrs.ok());
+  EXPECT_EQ(attrs->at("ApproximateNumberOfMessages"), "3");
+  EXPECT_EQ(attrs->at("ApproximateNumberOfMessagesNotVisible"), "0");
+  EXPECT_EQ(daemon.Stop(), "0\n");
+  std::string log = daemon.Log();
+  EXPECT_TRUE(Has(log, "\"event\":\"destination_check_failed\"")) << log;
+  EXPECT_TRUE(Has(log, "\"event\":\"archive_blocked\"")) << log;
+  EXPECT_TRUE(Has(log, "\"queue\":\"" + dlq_name + "\"")) << log;
+}
+
+// Issue 13, item 2: `check` wants every group to match a queue unless allow_empty.
+TEST(DaemonMotoTest, CheckFailsOnAGroupMatchingNoQueueUnlessAllowed) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string base = UniqueName("emptygrp");
+  ASSERT_TRUE(svc->s3_for(base).CreateBucket(base).ok());
+  std::string config = "/tmp/" + base + ".yaml";
+  std::string text = "defaults:\n"
+                     "  destination: s3://" + base + "/archive\n"
+                     "groups:\n"
+                     "  - name: empty\n"
+                     "    endpoint_url: " + moto.endpoint() + "\n"
+                     "    prefixes: [" + base + "-none-]\n";
+  WriteFile(config, text);
+  auto r = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "ERROR: no queue matches the group's selectors")) << r.out;
+  EXPECT_TRUE(Has(r.out, "destination s3://" + base + "/archive: exists and can be written")) << r.out;
+  WriteFile(config, text + "    allow_empty: true\n");
+  r = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::remove(config.c_str());
+}
+
+// Issue 13, item 3: the depth alarm notifies by default and the DLQ keeps its
+// messages; with action copy they are archived and still stay in the DLQ.
+TEST(DaemonMotoTest, DepthAlarmNotifiesByDefaultAndCopyKeepsMessages) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string base = UniqueName("actions");
+  std::string bucket = base + "-archive";
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+  std::vector<std::string> urls;
+  for (const std::string& name : {base + "-notify-dlq", base + "-copy-dlq"}) {
+    auto url = svc->sqs().CreateQueue(name, {{"MessageRetentionPeriod", "3600"}});
+    ASSERT_TRUE(url.ok()) << url.status().ToString();
+    for (int i = 0; i < 4; ++i) {
+      SendEntry e;
+      e.id = std::to_string(i);
+      e.body = "poison " + std::to_string(i);
+      ASSERT_TRUE(svc->sqs().SendMessage(*url, e).ok());
+    }
+    urls.push_back(*url);
+  }
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  std::string dir = "/tmp/" + base;
+  ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
+  std::string config = dir + "/dlq-archive.yaml";
+  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) + "\n"
+                    "collection_interval: 1s\n"
+                    "sweep_interval: 2s\n"
+                    "defaults:\n"
+                    "  destination: s3://" + bucket + "/dlq-archive\n"
+                    "  batch: { max_age: 1s }\n"
+                    "  alarms:\n"
+                    "    expiry: { enabled: false }\n"
+                    "    depth: { period: 2s, evaluation_periods: 1, datapoints_to_alarm: 1 }\n"
+                    "groups:\n"
+                    "  - name: notify\n"
+                    "    endpoint_url: " + moto.endpoint() + "\n"
+                    "    queues: [" + base + "-notify-dlq]\n"
+                    "  - name: copy\n"
+                    "    endpoint_url: " + moto.endpoint() + "\n"
+                    "    queues: [" + base + "-copy-dlq]\n"
+                    "    alarms: { depth: { action: copy } }\n");
+  auto check = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
+  EXPECT_TRUE(Has(check.out, "action notify: webhook and log only")) << check.out;
+  EXPECT_TRUE(Has(check.out, "action copy: once per transition into ALARM")) << check.out;
+
+  BackgroundDaemon daemon(moto, dir, config);
+  std::string api = "http://127.0.0.1:" + std::to_string(port);
+  std::string body = PollUntil(
+      api + "/api/queues",
+      [](const std::string& b) {
+        size_t alarms = 0;
+        for (size_t p = b.find("\"to\":\"ALARM\""); p != std::string::npos; p = b.find("\"to\":\"ALARM\"", p + 1)) {
+          ++alarms;
+        }
+        return alarms >= 2 && Has(b, "\"archived\":4");
+      },
+      40);
+  EXPECT_TRUE(Has(body, "\"action\":\"notify\"")) << body;
+  EXPECT_TRUE(Has(body, "\"action\":\"copy\"")) << body;
+  EXPECT_TRUE(Has(body, "\"archived\":4")) << body << daemon.Log();
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // more sweeps while in ALARM
+  EXPECT_EQ(daemon.Stop(), "0\n");
+
+  for (const std::string& url : urls) {
+    auto attrs = svc->sqs().GetQueueAttributes(url, {"ApproximateNumberOfMessages",
+                                                     "ApproximateNumberOfMessagesNotVisible"});
+    ASSERT_TRUE(attrs.ok());
+    EXPECT_EQ(std::stoi(attrs->at("ApproximateNumberOfMessages")) +
+                  std::stoi(attrs->at("ApproximateNumberOfMessagesNotVisible")),
+              4)
+        << url;
+  }
+  ListObjectsV2Request req;
+  req.prefix = "dlq-archive/" + base + "-notify-dlq/";
+  auto notify_objects = svc->s3_for(bucket).ListObjectsV2(bucket, req);
+  ASSERT_TRUE(notify_objects.ok());
+  EXPECT_TRUE(notify_objects->objects.empty());
+  req.prefix = "dlq-archive/" + base + "-copy-dlq/";
+  auto copy_objects = svc->s3_for(bucket).ListObjectsV2(bucket, req);
+  ASSERT_TRUE(copy_objects.ok());
+  EXPECT_FALSE(copy_objects->objects.empty());
 }
 
 }  // namespace

@@ -349,3 +349,35 @@ TEST(SignedCallTest, ErrorFromRealServerIsClassifiedWithoutSecrets) {
 
 }  // namespace
 }  // namespace dlq
+
+namespace dlq {
+namespace {
+
+TEST(CurlTransportTest, CancelAbandonsARequestInFlightAtOnce) {
+  std::atomic<bool> release{false};
+  LoopbackHttpServer server([&](const LoopbackHttpServer::Request&) {
+    // A long poll that would answer only after 10 s.
+    for (int i = 0; i < 1000 && !release; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return LoopbackHttpServer::Reply{};
+  });
+  auto transport = MakeTransport();
+  std::atomic<bool> cancel{false};
+  HttpRequest r = MakeRequest("POST", fmt::format("http://127.0.0.1:{}/", server.port()), "{}");
+  r.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto got = transport->Send(r);
+  auto took = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  release = true;
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), ErrorCode::kCancelled) << got.status().ToString();
+  EXPECT_FALSE(got.status().retryable());
+  EXPECT_LT(took, std::chrono::seconds(3));
+}
+
+}  // namespace
+}  // namespace dlq

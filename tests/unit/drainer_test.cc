@@ -155,20 +155,27 @@ TEST_F(DrainerTest, ExpiredReceiptHandleCountsAsDuplicateNotLoss) {
   sqs_.FailDeleteEntries(3, "ReceiptHandleIsInvalid");
   DrainResult r = Drain();
   EXPECT_EQ(r.stats.duplicates, 3u);
-  EXPECT_EQ(r.stats.deleted, 17u);
-  // The 3 stayed in the DLQ (they will be archived again later): nothing lost.
-  auto archived = Archived();
+  // The 3 stayed in the DLQ; once visible again the same run archived and
+  // deleted them a second time: duplicates in the archive, nothing lost.
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.deleted, 20u);
+  EXPECT_EQ(r.stats.archived, 23u);
+  uint64_t dups = 0;
+  auto archived = Archived(&dups);
   EXPECT_EQ(archived.size(), 20u);
-  size_t in_queue = sqs_.Depth(url_);
-  EXPECT_EQ(r.stats.deleted + in_queue, 20u);
+  EXPECT_EQ(dups, 3u);
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
 }
 
 TEST_F(DrainerTest, CrashBetweenUploadAndDeleteYieldsDuplicatesNotLoss) {
   auto ids = Send(30);
   // First run: every delete fails hard, as if the process died after upload.
-  // 30 messages = objects of 25 + 5 = 4 DeleteMessageBatch calls, none retried (not retryable).
-  sqs_.FailNext(Op::kDeleteMessageBatch, PermissionDenied("AccessDenied"), 4);
+  // One object of 30 = 3 DeleteMessageBatch calls, none retried (not
+  // retryable); the run stops with the permission named.
+  options_.batch.max_messages = 30;
+  sqs_.FailNext(Op::kDeleteMessageBatch, PermissionDenied("AccessDenied"), 3);
   DrainResult first = Drain();
+  EXPECT_EQ(first.status.code(), ErrorCode::kPermissionDenied);
   EXPECT_EQ(first.stats.archived, 30u);
   EXPECT_EQ(first.stats.deleted, 0u);
   EXPECT_EQ(sqs_.Depth(url_), 30u);
@@ -301,6 +308,338 @@ TEST_F(DrainerTest, MissingQueueFailsWithoutDeleting) {
   EXPECT_NE(r.status.message().find("orders-dlq"), std::string::npos);
   EXPECT_EQ(r.stats.deleted, 0u);
   EXPECT_EQ(sqs_.Depth(url_), 5u);
+}
+
+// ---- Failure paths: every pipeline state x every fault ends the run, loses
+// nothing and holds nothing.
+
+enum class Fault { kUploadDenied, kDeleteDenied, kHeartbeatFails, kStop };
+enum class State { kReceiving, kBuilding, kWaitingForSlot, kUploading, kDeleting };
+
+struct FailureCase {
+  Fault fault;
+  State state;
+};
+
+std::string CaseName(const ::testing::TestParamInfo<FailureCase>& info) {
+  const char* f[] = {"UploadDenied", "DeleteDenied", "HeartbeatFails", "Stop"};
+  const char* st[] = {"Receiving", "Building", "WaitingForSlot", "Uploading", "Deleting"};
+  return std::string(f[static_cast<int>(info.param.fault)]) + "While" + st[static_cast<int>(info.param.state)];
+}
+
+class DrainerFailureTest : public DrainerTest, public ::testing::WithParamInterface<FailureCase> {
+ protected:
+  // Messages neither archived nor in the queue: must be none.
+  std::vector<std::string> Lost(const std::vector<std::string>& sent) {
+    auto archived = Archived();
+    std::set<std::string> in_queue;
+    for (const Message& m : sqs_.Messages(url_)) in_queue.insert(m.message_id);
+    std::vector<std::string> lost;
+    for (const auto& id : sent)
+      if (!archived.count(id) && !in_queue.count(id)) lost.push_back(id);
+    return lost;
+  }
+  // Receives everything visible right now (without advancing the clock).
+  size_t VisibleNow() {
+    ReceiveOptions ro;
+    ro.visibility_timeout = 3600;
+    size_t n = 0;
+    for (int i = 0; i < 200; ++i) {
+      auto got = sqs_.ReceiveMessages(url_, ro);
+      if (!got.ok() || got->empty()) break;
+      n += got->size();
+    }
+    return n;
+  }
+};
+
+TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
+  const FailureCase c = GetParam();
+  auto sent = Send(300);
+  options_.receivers = 4;
+  options_.batch.max_messages = c.state == State::kBuilding ? 1000 : 20;
+  options_.max_batches_in_flight = c.state == State::kWaitingForSlot ? 1 : 2;
+  std::atomic<bool> fault_on{false};
+  std::atomic<int> puts{0};
+  QueueDrainer* drainer = nullptr;
+  std::atomic<bool> ready{false};
+  auto activate = [&] {
+    if (fault_on.exchange(true)) return;
+    switch (c.fault) {
+      case Fault::kUploadDenied: break;  // the put hook fails from now on
+      case Fault::kDeleteDenied:
+        sqs_.FailNext(Op::kDeleteMessageBatch, PermissionDenied("AccessDenied: sqs:DeleteMessage"), 10000);
+        break;
+      case Fault::kHeartbeatFails:
+        sqs_.FailNext(Op::kChangeMessageVisibilityBatch, Unavailable("InternalError"), 10000);
+        break;
+      case Fault::kStop: drainer->RequestStop(); break;
+    }
+  };
+  store_.SetPutHook([&](const std::string&, std::string_view) -> Status {
+    int n = ++puts;
+    if (c.state == State::kUploading && n == 1) activate();
+    if (c.state == State::kWaitingForSlot) {
+      if (n == 2) activate();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (c.fault == Fault::kUploadDenied && fault_on) {
+      return Status(ErrorCode::kPermissionDenied, "Access Denied").WithAws({"AccessDenied", 403, "REQ1"});
+    }
+    return Status::Ok();
+  });
+  auto q = ResolveQueue(sqs_, url_, "us-east-1");
+  ASSERT_TRUE(q.ok());
+  ArchiveContext ctx;
+  ctx.queue = q->name;
+  ctx.retention = q->retention;
+  QueueDrainer d(sqs_, store_, clock_, *q, options_, ctx);
+  drainer = &d;
+  ready = true;
+  std::atomic<bool> done{false};
+  std::thread trigger([&] {
+    while (!done && !fault_on) {
+      bool fire = false;
+      switch (c.state) {
+        case State::kReceiving: fire = sqs_.calls(Op::kReceiveMessages) >= 3; break;
+        case State::kBuilding: fire = d.Snapshot().selected >= 30; break;
+        case State::kDeleting: fire = sqs_.calls(Op::kDeleteMessageBatch) >= 1; break;
+        default: break;
+      }
+      if (fire) activate();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  auto start = std::chrono::steady_clock::now();
+  DrainResult r = d.Run();
+  done = true;
+  trigger.join();
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, std::chrono::seconds(20));
+  EXPECT_TRUE(Lost(sent).empty()) << Lost(sent).size() << " lost";
+  switch (c.fault) {
+    case Fault::kUploadDenied:
+      if (fault_on) {
+        EXPECT_EQ(r.status.code(), ErrorCode::kPermissionDenied) << r.status.ToString();
+        EXPECT_NE(r.status.message().find("AccessDenied"), std::string::npos) << r.status.message();
+        EXPECT_NE(r.status.message().find("fake://archive/dlq-archive/orders-dlq/"), std::string::npos);
+        EXPECT_NE(r.status.message().find("bucket policy"), std::string::npos);
+        EXPECT_FALSE(r.drained);
+      }
+      // Confirmed objects' messages were still deleted; the rest is visible again.
+      EXPECT_EQ(r.stats.deleted, r.stats.archived);
+      EXPECT_EQ(VisibleNow(), 300u - r.stats.deleted);
+      break;
+    case Fault::kDeleteDenied:
+      // Archived but not deletable: the run stops, names the permission, and
+      // the messages stay in the DLQ (archived, so never lost).
+      if (fault_on && r.stats.delete_failures > 0) {
+        EXPECT_EQ(r.status.code(), ErrorCode::kPermissionDenied) << r.status.ToString();
+        EXPECT_NE(r.status.message().find("sqs:DeleteMessage"), std::string::npos);
+      }
+      break;
+    case Fault::kHeartbeatFails:
+      EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+      break;
+    case Fault::kStop:
+      EXPECT_TRUE(r.stopped);
+      EXPECT_FALSE(r.drained);
+      EXPECT_EQ(r.stats.deleted, r.stats.archived);
+      EXPECT_EQ(VisibleNow(), 300u - r.stats.deleted);
+      break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllStates, DrainerFailureTest,
+    ::testing::ValuesIn([] {
+      std::vector<FailureCase> cases;
+      for (Fault f : {Fault::kUploadDenied, Fault::kDeleteDenied, Fault::kHeartbeatFails, Fault::kStop})
+        for (State s : {State::kReceiving, State::kBuilding, State::kWaitingForSlot, State::kUploading, State::kDeleting})
+          cases.push_back({f, s});
+      return cases;
+    }()),
+    CaseName);
+
+TEST_F(DrainerTest, PutDeniedMidDrainWithSmallBatchesAndManyReceiversEndsAndReleasesEverything) {
+  // The reported hang: 8 receivers, 20-message batches, S3 starts refusing.
+  auto sent = Send(400);
+  options_.receivers = 8;
+  options_.batch.max_messages = 20;
+  std::atomic<int> puts{0};
+  store_.SetPutHook([&](const std::string&, std::string_view) -> Status {
+    if (++puts > 3) return Status(ErrorCode::kPermissionDenied, "Access Denied").WithAws({"AccessDenied", 403, "R"});
+    return Status::Ok();
+  });
+  auto start = std::chrono::steady_clock::now();
+  DrainResult r = Drain();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(r.status.code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(r.stats.archived, 60u);
+  EXPECT_EQ(r.stats.deleted, 60u);
+  EXPECT_EQ(sqs_.Depth(url_), 340u);
+  // Nothing is left invisible: all 340 can be received at once.
+  ReceiveOptions ro;
+  ro.visibility_timeout = 3600;
+  size_t visible = 0;
+  for (int i = 0; i < 100; ++i) visible += sqs_.ReceiveMessages(url_, ro)->size();
+  EXPECT_EQ(visible, 340u);
+}
+
+TEST_F(DrainerTest, ChecksumMismatchReleasesOnlyTheBadMessageAndArchivesItLater) {
+  auto sent = Send(50);
+  sqs_.CorruptReceivesOf(sent[7], 1);  // corrupted once in transit
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained);
+  EXPECT_EQ(r.stats.corrupt, 1u);
+  EXPECT_EQ(r.stats.archived, 50u);
+  auto archived = Archived();
+  ASSERT_EQ(archived.size(), 50u);
+  // Nothing corrupted reached the archive.
+  for (const Message& m : sqs_.Messages(url_)) ADD_FAILURE() << "left in queue: " << m.message_id;
+  EXPECT_EQ(archived[sent[7]].substr(0, 8), "poison #");
+}
+
+TEST_F(DrainerTest, MessageCorruptOnEveryReceiveIsReportedAndNeverBlocksTheRest) {
+  auto sent = Send(40);
+  sqs_.CorruptReceivesOf(sent[3], -1);
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_FALSE(r.drained);
+  EXPECT_TRUE(r.incomplete);
+  ASSERT_EQ(r.corrupt_ids.size(), 1u);
+  EXPECT_EQ(r.corrupt_ids[0], sent[3]);
+  EXPECT_NE(r.incomplete_reason.find(sent[3]), std::string::npos) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.archived, 39u);
+  EXPECT_EQ(sqs_.Depth(url_), 1u);
+  EXPECT_FALSE(Archived().count(sent[3]));
+}
+
+TEST_F(DrainerTest, LostReceiveReplyIsWaitedForThenArchived) {
+  auto sent = Send(30);
+  // The first receive takes 10 messages but its reply never arrives.
+  sqs_.FailNext(Op::kReceiveMessages, Unavailable("connection reset"), 1, /*after_applying=*/true);
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(Archived().size(), 30u);
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+}
+
+TEST_F(DrainerTest, MessagesHeldByAnotherConsumerMakeTheRunIncompleteWithAHint) {
+  Send(25);
+  // Another consumer holds 5 messages for an hour.
+  ReceiveOptions other;
+  other.max_messages = 5;
+  other.visibility_timeout = 3600;
+  ASSERT_EQ(sqs_.ReceiveMessages(url_, other)->size(), 5u);
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_FALSE(r.drained);
+  EXPECT_TRUE(r.incomplete);
+  EXPECT_NE(r.incomplete_reason.find("another consumer"), std::string::npos) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.archived, 20u);
+  EXPECT_EQ(sqs_.Depth(url_), 5u);
+}
+
+TEST_F(DrainerTest, MalformedBatchReplyIsAnErrorNotACrash) {
+  // A reply naming an entry that was not sent: the fake answers through
+  // ValidateBatchReply exactly as SqsClient does.
+  BatchResult reply;
+  reply.successful_ids = {"0", "7"};
+  EXPECT_EQ(ValidateBatchReply(reply, {"0", "1"}).code(), ErrorCode::kInternal);
+  reply.successful_ids = {"x"};
+  EXPECT_NE(ValidateBatchReply(reply, {"0"}).message().find("'x'"), std::string::npos);
+  reply.successful_ids = {"0", "0"};
+  EXPECT_FALSE(ValidateBatchReply(reply, {"0"}).ok());
+  reply.successful_ids = {"0"};
+  reply.failed = {{"1", "InternalError", "", false}};
+  EXPECT_TRUE(ValidateBatchReply(reply, {"0", "1"}).ok());
+}
+
+TEST_F(DrainerTest, FifoQueueWithOneGroupSealsWhenReceivesComeBackEmpty) {
+  auto url = sqs_.CreateQueue("orders-dlq.fifo", {{"FifoQueue", "true"}, {"MessageRetentionPeriod", "345600"}});
+  ASSERT_TRUE(url.ok());
+  url_ = *url;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 45; ++i) {
+    SendEntry e;
+    e.body = "fifo " + std::to_string(i);
+    e.message_group_id = "g1";
+    e.message_deduplication_id = "d" + std::to_string(i);
+    ids.push_back(*sqs_.InjectMessage(url_, e, clock_.Now()));
+  }
+  options_.batch.max_messages = 10000;
+  options_.batch.max_age = std::chrono::hours(1);  // only empty receives can seal
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.archived, 45u);
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+}
+
+TEST_F(DrainerTest, OneMebibyteBodiesArchiveEndToEnd) {
+  SendEntry e;
+  e.body = std::string(1 << 20, 'x');
+  e.body[5] = '"';  // escaped in JSON
+  std::vector<std::string> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back(*sqs_.InjectMessage(url_, e, clock_.Now()));
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained);
+  auto archived = Archived();
+  ASSERT_EQ(archived.size(), 12u);
+  for (const auto& id : ids) EXPECT_EQ(archived[id], e.body);
+  EXPECT_GE(r.stats.objects, 2u);  // 8 MiB batches
+}
+
+TEST_F(DrainerTest, SelectionPassKeepsExaminedMessagesInvisibleWithAHeartbeat) {
+  // A slow upload keeps the pass going past the visibility timeout: messages
+  // not selected must not come back (and be taken for "already seen").
+  Send(30, clock_.Now() - std::chrono::hours(30));
+  Send(30, clock_.Now() - std::chrono::minutes(5));
+  options_.selection = {SelectionKind::kOlderThan, std::chrono::hours(24)};
+  options_.batch.max_messages = 10;
+  options_.visibility_timeout = seconds(20);
+  store_.SetPutHook([&](const std::string&, std::string_view) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    clock_.Advance(seconds(8));
+    return Status::Ok();
+  });
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.archived, 30u);
+  EXPECT_EQ(r.stats.skipped, 30u);
+  EXPECT_GT(r.stats.visibility_extensions, 0u);
+  EXPECT_EQ(sqs_.Depth(url_), 30u);
+}
+
+TEST_F(DrainerTest, SelectionPassThatCannotHoldWhatItExaminedSaysItIsIncomplete) {
+  Send(60, clock_.Now() - std::chrono::minutes(5));  // none selected
+  options_.selection = {SelectionKind::kOlderThan, std::chrono::hours(24)};
+  options_.max_examined_held = 20;
+  options_.depth_checks_before_incomplete = 3;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_FALSE(r.drained);
+  EXPECT_TRUE(r.incomplete);
+  EXPECT_FALSE(r.incomplete_reason.empty());
+  EXPECT_EQ(sqs_.Depth(url_), 60u);
+}
+
+TEST_F(DrainerTest, KeepReleasesTheOriginalsAtTheEndOfThePass) {
+  Send(30);
+  options_.keep = true;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  ReceiveOptions ro;
+  ro.visibility_timeout = 3600;
+  size_t visible = 0;
+  for (int i = 0; i < 10; ++i) visible += sqs_.ReceiveMessages(url_, ro)->size();
+  EXPECT_EQ(visible, 30u);
 }
 
 TEST(DrainOptionsTest, ValidateRejectsBadCombinations) {

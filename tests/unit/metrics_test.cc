@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -215,6 +216,8 @@ DaemonMetrics PopulatedDaemonMetrics(Registry& registry) {
   m.messages_failed_total.WithLabels({"orders-dlq", "us-east-1"}).Add(0);
   m.objects_total.WithLabels({"orders-dlq", "us-east-1"}).Add(5);
   m.bytes_uploaded_total.WithLabels({"orders-dlq", "us-east-1"}).Add(123456);
+  m.archive_failures_total.WithLabels({"orders-dlq", "us-east-1", "NotFound"}).Inc();
+  m.destination_up.WithLabels({"g1"}).Set(1);
   m.archive_runs_total.WithLabels({"orders-dlq", "us-east-1", "ok"}).Inc();
   m.collection_duration_seconds.WithLabels({}).Observe(0.7);
   m.queues_watched.WithLabels({}).Set(1);
@@ -283,6 +286,21 @@ TEST(DaemonMetricsTest, ExposesBuildInfoAndUp) {
   EXPECT_NE(text.find("dlq_archive_queues_watched 0\n"), std::string::npos);
 }
 
+TEST(DaemonMetricsTest, DocQuotesTheTestedAlertRulesVerbatim) {
+  // tests/prometheus/ runs promtool's rule unit tests on examples/prometheus-rules.yaml;
+  // doc/metrics.md must show exactly that file.
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  std::string rules = read(DLQ_TESTDATA_DIR "/../../examples/prometheus-rules.yaml");
+  std::string doc = read(DLQ_TESTDATA_DIR "/../../doc/metrics.md");
+  ASSERT_FALSE(rules.empty());
+  EXPECT_NE(doc.find("```yaml\n" + rules + "```"), std::string::npos);
+}
+
 TEST(DaemonMetricsTest, EveryFamilyAppearsOnceWithHelpAndType) {
   Registry registry;
   PopulatedDaemonMetrics(registry);
@@ -292,7 +310,8 @@ TEST(DaemonMetricsTest, EveryFamilyAppearsOnceWithHelpAndType) {
         "dlq_archive_queue_retention_seconds", "dlq_archive_alarm_state", "dlq_archive_messages_archived_total",
         "dlq_archive_messages_deleted_total", "dlq_archive_messages_duplicates_total",
         "dlq_archive_messages_failed_total", "dlq_archive_objects_total", "dlq_archive_bytes_uploaded_total",
-        "dlq_archive_archive_runs_total", "dlq_archive_aws_requests_total", "dlq_archive_aws_retries_total",
+        "dlq_archive_archive_runs_total", "dlq_archive_archive_failures_total", "dlq_archive_destination_up",
+        "dlq_archive_aws_requests_total", "dlq_archive_aws_retries_total",
         "dlq_archive_aws_request_duration_seconds", "dlq_archive_collection_duration_seconds",
         "dlq_archive_queues_watched", "dlq_archive_build_info", "dlq_archive_up"}) {
     std::string type_line = "# TYPE " + std::string(name) + " ";

@@ -79,8 +79,9 @@ TEST(MonitorConfigTest, ParsesTheShippedExample) {
   EXPECT_EQ(us.batch.gzip_level, 1);
   EXPECT_EQ(us.visibility_timeout, seconds(120));
   EXPECT_EQ(us.receivers, 4);
-  EXPECT_EQ(us.policy.kind, SelectionKind::kExpiringWithin);
-  EXPECT_EQ(us.policy.window, seconds(86400));
+  EXPECT_TRUE(us.policy_by_alarm);  // select: auto
+  EXPECT_EQ(us.alarms.expiry.action, AlarmSettings::Action::kArchive);
+  EXPECT_EQ(us.alarms.depth.action, AlarmSettings::Action::kNotify);
   EXPECT_FALSE(us.cloudwatch_age);
   EXPECT_TRUE(us.alarms.expiry.threshold_auto);
   EXPECT_EQ(us.alarms.expiry.safety_margin, seconds(3600));
@@ -95,6 +96,7 @@ TEST(MonitorConfigTest, ParsesTheShippedExample) {
   EXPECT_EQ(eu.DestinationPrefix(), "dlq");
   EXPECT_EQ(eu.put.storage_class, "GLACIER_IR");
   EXPECT_EQ(eu.policy.kind, SelectionKind::kAll);
+  EXPECT_FALSE(eu.policy_by_alarm);  // the reference design's behaviour
   EXPECT_TRUE(eu.cloudwatch_age);
   EXPECT_EQ(eu.alarms.expiry.safety_margin, seconds(6 * 3600));  // overridden
   EXPECT_EQ(eu.alarms.expiry.period, seconds(60));                // inherited from defaults
@@ -104,6 +106,7 @@ TEST(MonitorConfigTest, ParsesTheShippedExample) {
   EXPECT_EQ(local.endpoint_url, "http://127.0.0.1:9324");
   EXPECT_EQ(local.destination, "file:///var/lib/dlq-archive");
   EXPECT_EQ(local.put.sse, "");
+  EXPECT_TRUE(local.allow_empty);
 }
 
 TEST(MonitorConfigTest, BuiltInDefaultsApplyWhenNothingIsSet) {
@@ -113,8 +116,17 @@ TEST(MonitorConfigTest, BuiltInDefaultsApplyWhenNothingIsSet) {
   EXPECT_EQ(r->listen_port, 9464);
   EXPECT_EQ(g.key_template_text, "default");
   EXPECT_EQ(g.batch.max_bytes, DrainOptions::DefaultBatchLimits().max_bytes);
-  EXPECT_EQ(g.policy.kind, SelectionKind::kAll);
+  EXPECT_TRUE(g.policy_by_alarm);
   EXPECT_TRUE(g.alarms.expiry.enabled);
+  // doc/configuration.md and doc/alarms.md give these same defaults.
+  EXPECT_EQ(g.alarms.expiry.period, seconds(60));
+  EXPECT_EQ(g.alarms.expiry.evaluation_periods, 1);
+  EXPECT_EQ(g.alarms.expiry.treat_missing_data, AlarmSettings::MissingData::kMissing);
+  EXPECT_EQ(g.alarms.expiry.action, AlarmSettings::Action::kArchive);
+  EXPECT_EQ(g.alarms.depth.period, seconds(300));
+  EXPECT_EQ(g.alarms.depth.treat_missing_data, AlarmSettings::MissingData::kNotBreaching);
+  EXPECT_EQ(g.alarms.depth.action, AlarmSettings::Action::kNotify);
+  EXPECT_FALSE(g.allow_empty);
   EXPECT_TRUE(g.alarms.expiry.threshold_auto);
   EXPECT_EQ(g.alarms.depth.threshold, 1);
   EXPECT_EQ(g.alarms.depth.evaluation_periods, 3);
@@ -198,7 +210,7 @@ TEST(MonitorConfigTest, RejectsEachBadValue) {
       {"", "    batch: { max_bytes: 8XB }\n", "groups[0].batch.max_bytes: \"8XB\" is not a size"},
       {"", "    batch: [1]\n", "groups[0].batch: expected a mapping"},
       {"", "    discover: maybe\n", "groups[0].discover: \"maybe\" is not a boolean"},
-      {"", "    policy: { select: newest }\n", "groups[0].policy.select: \"newest\" is not one of all"},
+      {"", "    policy: { select: newest }\n", "groups[0].policy.select: \"newest\" is not one of auto, all"},
       {"", "    policy: { select: older-than }\n", "groups[0].policy.window: a positive window is required"},
       {"", "    key_template: \"{prefix}/{queue}.gz\"\n", "groups[0].key_template:"},
       {"", "    storage_class: COLD\n", "groups[0].storage_class: \"COLD\" is not an S3 storage class"},
@@ -277,6 +289,18 @@ TEST(MonitorConfigTest, ExpandsEnvironmentVariables) {
   EXPECT_EQ(r->webhooks[0].headers.at("X-Lit"), "a${B}");
 }
 
+TEST(MonitorConfigTest, WebhookNotifyOnStartupIsOffUnlessSet) {
+  auto r = ParseMonitorConfig(Config("notify: { webhooks: [ { url: 'http://h/a' },\n"
+                                     "                      { url: 'http://h/b', notify_on_startup: true } ] }\n"),
+                              "c.yaml", MapEnvironment());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->webhooks.size(), 2u);
+  EXPECT_FALSE(r->webhooks[0].notify_on_startup);
+  EXPECT_TRUE(r->webhooks[1].notify_on_startup);
+  EXPECT_THAT(ErrorsOf(Config("notify: { webhooks: [ { url: 'http://h/a', notify_on_startup: maybe } ] }\n")),
+              HasSubstr("dlq-archive.yaml:3:63: notify.webhooks[0].notify_on_startup: \"maybe\" is not a boolean"));
+}
+
 TEST(MonitorConfigTest, MissingVariableIsNamedAndSecretsNeverAppear) {
   MapEnvironment env{{"TOKEN", "hunter2"}};
   std::string errors = ErrorsOf(
@@ -331,6 +355,36 @@ TEST(MonitorConfigTest, LoadReportsAMissingFile) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kNotFound);
   EXPECT_THAT(r.status().message(), HasSubstr("/nonexistent/dlq-archive.yaml"));
+}
+
+TEST(MonitorConfigTest, ParsesAlarmActionsAndAllowEmpty) {
+  auto r = ParseMonitorConfig(Config("  alarms: { expiry: { action: copy }, depth: { action: archive } }\n",
+                                     "    allow_empty: true\n    alarms: { depth: { action: notify } }\n"),
+                              "c.yaml", MapEnvironment());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->defaults.alarms.expiry.action, AlarmSettings::Action::kCopy);
+  EXPECT_EQ(r->defaults.alarms.depth.action, AlarmSettings::Action::kArchive);
+  EXPECT_EQ(r->groups[0].alarms.expiry.action, AlarmSettings::Action::kCopy);   // inherited
+  EXPECT_EQ(r->groups[0].alarms.depth.action, AlarmSettings::Action::kNotify);  // overridden
+  EXPECT_TRUE(r->groups[0].allow_empty);
+  EXPECT_EQ(AlarmActionName(AlarmSettings::Action::kCopy), "copy");
+  EXPECT_THAT(ErrorsOf(Config("  alarms: { depth: { action: delete } }\n")),
+              HasSubstr("defaults.alarms.depth.action: \"delete\" is not one of notify, copy, archive"));
+  EXPECT_THAT(ErrorsOf(Config("", "    allow_empty: maybe\n")), HasSubstr("groups[0].allow_empty"));
+}
+
+TEST(MonitorConfigTest, PolicySelectAutoIsTheDefaultAndTakesNoWindow) {
+  auto all = ParseMonitorConfig(Config("  policy: { select: all }\n"), "c.yaml", MapEnvironment());
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_FALSE(all->groups[0].policy_by_alarm);
+  auto back = ParseMonitorConfig(Config("  policy: { select: all }\n", "    policy: { select: auto }\n"), "c.yaml",
+                                 MapEnvironment());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->groups[0].policy_by_alarm);
+  EXPECT_THAT(ErrorsOf(Config("  policy: { window: 12h }\n")),
+              HasSubstr("defaults.policy.window: is only used with select: older-than or expiring-within"));
+  EXPECT_THAT(ErrorsOf(Config("  policy: { select: newest }\n")),
+              HasSubstr("is not one of auto, all, older-than, expiring-within"));
 }
 
 TEST(MonitorConfigTest, EditDistanceCountsEdits) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "monitor/safety.h"
@@ -160,6 +161,67 @@ TEST(SafetyTest, RejectsBadInput) {
   EXPECT_NE(rep.status().message().find("queue q"), std::string::npos);
   in = DefaultSafetyInput("q", false, seconds(2000000), kFourDays);
   EXPECT_FALSE(AnalyzeQueueSafety(in).ok());
+}
+
+TEST(SafetyTest, FormatSpanShowsTwoUnitsAndTheSeconds) {
+  EXPECT_EQ(FormatSpan(1206000), "13d 23h (1206000 s)");
+  EXPECT_EQ(FormatSpan(1209600), "14d (1209600 s)");
+  EXPECT_EQ(FormatSpan(1216800), "14d 2h (1216800 s)");
+  EXPECT_EQ(FormatSpan(3600), "1h (3600 s)");
+  EXPECT_EQ(FormatSpan(3900), "1h 5m (3900 s)");
+  EXPECT_EQ(FormatSpan(90), "1m 30s (90 s)");
+  EXPECT_EQ(FormatSpan(45), "45 s");
+  EXPECT_EQ(FormatSpan(-345721), "-4d (-345721 s)");
+  EXPECT_EQ(FormatSpan(std::numeric_limits<double>::infinity()), "unbounded");
+}
+
+// Issue 13: "SAFE" next to "arrival to archive 1206000 s, earliest expiry
+// 864000 s after arrival" read as archiving after expiry. Both times are now
+// on one clock (SentTimestamp) and the verdict says it in words.
+TEST(SafetyTest, SafeVerdictCannotBeReadAsArchivingAfterExpiry) {
+  QueueSafetyInput in = DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(1209600),
+                                           std::chrono::seconds(345600));
+  in.expiry_alarm.period = std::chrono::seconds(60);
+  auto plan = DeriveExpiryThreshold(in);
+  ASSERT_TRUE(plan.ok());
+  in.expiry_alarm.threshold = plan->age_threshold_s;
+  auto rep = AnalyzeQueueSafety(in);
+  ASSERT_TRUE(rep.ok());
+  ASSERT_TRUE(rep->safe) << rep->ToString();
+  std::string text = rep->ToString();
+  EXPECT_NE(text.find("orders-dlq: SAFE: in the worst case a message is archived 1h (3600 s) before it expires"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("counted from its SentTimestamp: archived at the latest after 13d 23h (1206000 s), expires "
+                      "after 14d (1209600 s)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("arrival to archive"), std::string::npos) << text;
+  EXPECT_EQ(rep->expires_s - rep->latest_archive_s, rep->margin_s);
+}
+
+TEST(SafetyTest, UnsafeVerdictSaysHowLongBeforeArchivingAMessageExpires) {
+  QueueSafetyInput in = DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(345600),
+                                           std::chrono::seconds(345600));
+  in.age_source = AgeSource::kCloudWatchAge;
+  in.archive_on_depth_alarm = true;
+  in.expiry_alarm.threshold = 345000;
+  auto rep = AnalyzeQueueSafety(in);
+  ASSERT_TRUE(rep.ok());
+  EXPECT_FALSE(rep->safe);
+  EXPECT_NE(rep->ToString().find("orders-dlq: UNSAFE: in the worst case a message can expire"), std::string::npos)
+      << rep->ToString();
+  EXPECT_NE(rep->ToString().find("before it is archived"), std::string::npos);
+}
+
+TEST(SafetyTest, ExpiryAlarmThatOnlyNotifiesIsUnsafe) {
+  QueueSafetyInput in = DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(1209600),
+                                           std::chrono::seconds(345600));
+  in.expiry_alarm_archives = false;
+  auto rep = AnalyzeQueueSafety(in);
+  ASSERT_TRUE(rep.ok());
+  EXPECT_FALSE(rep->safe);
+  EXPECT_TRUE(AnyReasonHas(*rep, "no alarm has action archive"));
 }
 
 }  // namespace
