@@ -301,10 +301,10 @@ int RunCli(int argc, char** argv) {
   app.add_option("--profile", g.profile, "profile in ~/.aws/config and ~/.aws/credentials (else AWS_PROFILE)");
   app.add_option("--endpoint-url", g.endpoint_url,
                  "endpoint for every service (else AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL)");
-  app.add_option("--log-level", g.log_level, "debug, info, warn, error, off")
+  auto* log_level_opt = app.add_option("--log-level", g.log_level, "debug, info, warn, error, off (wins over a config file's log.level)")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
-  app.add_option("--log-format", g.log_format, "text or json (structured lines on stderr)")
+  auto* log_format_opt = app.add_option("--log-format", g.log_format, "text or json (structured lines on stderr; wins over a config file's log.format)")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--connect-timeout", g.connect_timeout_s, "seconds (> 0)")
@@ -450,6 +450,9 @@ int RunCli(int argc, char** argv) {
 
   if (*run || *check) {
     run_opts.services = check_opts.services = ToServicesOptions(g);
+    // Flags given on the command line win over the config file's log section.
+    if (log_level_opt->count() > 0) run_opts.log_level = g.log_level;
+    if (log_format_opt->count() > 0) run_opts.log_format = g.log_format;
     return *run ? RunRunCommand(run_opts, g_stop) : RunCheckCommand(check_opts);
   }
   if (*doctor) return RunDoctorCommand(g, doctor_opts, doctor_output == "json");

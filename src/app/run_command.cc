@@ -78,7 +78,11 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
     std::fprintf(stderr, "error: %s\n", config.status().message().c_str());
     return 2;
   }
-  SetLogger(std::make_unique<StreamLogger>(stderr, config->log_format, config->log_level));
+  LogLevel level = config->log_level;
+  LogFormat format = config->log_format;
+  if (options.log_level) (void)ParseLogLevel(*options.log_level, level);  // validated by the CLI
+  if (options.log_format) format = *options.log_format == "json" ? LogFormat::kJson : LogFormat::kText;
+  SetLogger(std::make_unique<StreamLogger>(stderr, format, level));
 
   struct sigaction sa {};
   sa.sa_handler = OnHangup;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 
 #include "app/services.h"
@@ -14,6 +15,8 @@ struct RunCommandOptions {
   std::string config_path;
   ServicesOptions services;  // global flags; a group's region/profile/endpoint_url override them
   int listen_port = -1;      // >= 0 overrides the config's listen port
+  // --log-level / --log-format when given: they win over the config's log section.
+  std::optional<std::string> log_level, log_format;
 };
 
 // Builds each group's AWS services and archive store. The group's

@@ -1,0 +1,201 @@
+// `dlq-archive archive` as an operator meets it, on fauxqs: the destination
+// is checked before anything is received, failures print one line (or one
+// JSON document), queue ARNs work, a run that cannot finish says so with
+// exit 4, and the progress line is never broken by a log line (under a
+// pseudo-terminal from `script`).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <regex>
+
+#include "harness.h"
+
+namespace dlq::it {
+namespace {
+
+std::string Archive(const StandIn& s, const std::string& args) {
+  return s.ShellEnv() + DLQ_BINARY + " archive --endpoint-url " + s.endpoint() + " " + args;
+}
+
+std::string MakeQueue(AwsServices& svc, const std::string& name, int messages) {
+  auto url = svc.sqs().CreateQueue(name, {});
+  EXPECT_TRUE(url.ok()) << url.status().ToString();
+  for (int i = 0; i < messages; ++i) {
+    SendEntry e;
+    e.body = "poison " + std::to_string(i);
+    EXPECT_TRUE(svc.sqs().SendMessage(*url, e).ok());
+  }
+  return *url;
+}
+
+size_t Count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(ArchiveCli, MissingBucketFailsOnAnEmptyQueueBeforeReceiving) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("empty-dlq");
+  MakeQueue(*svc, q, 0);
+  auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to s3://no-such-bucket-" + RandomHex(3) + "/x --progress never"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // a cron job must not report success
+  EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
+}
+
+TEST(ArchiveCli, MissingBucketOnAFullQueueReceivesNothingAndSaysItOnce) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("full-dlq");
+  std::string url = MakeQueue(*svc, q, 3);
+  auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to s3://no-such-bucket-" + RandomHex(3) + "/x --progress never"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(Count(r.out, "does not exist"), 1u) << r.out;
+  // Nothing was received: the first receive now sees receive count 1.
+  ReceiveOptions ro;
+  ro.max_messages = 10;
+  ro.visibility_timeout = 0;
+  auto got = svc->sqs().ReceiveMessages(url, ro);
+  ASSERT_TRUE(got.ok());
+  ASSERT_FALSE(got->empty());
+  for (const Message& m : *got) EXPECT_EQ(m.attributes.at("ApproximateReceiveCount"), "1");
+}
+
+TEST(ArchiveCli, MissingDirectoryIsAnErrorAndNothingIsCreated) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("dir-dlq");
+  MakeQueue(*svc, q, 1);
+  std::string dir = "/tmp/dlq-missing-" + RandomHex(4) + "/archive";
+  auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --progress never"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("mkdir -p"), std::string::npos) << r.out;
+  struct stat st;
+  EXPECT_NE(::stat(dir.c_str(), &st), 0) << "created " << dir;
+  // A missing queue is reported before the destination is even looked at.
+  auto missing = RunShell(Archive(fauxqs, "--queue nope-" + RandomHex(3) + " --to file://" + dir));
+  EXPECT_EQ(missing.exit_code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("not found in region us-east-1"), std::string::npos) << missing.out;
+  EXPECT_NE(::stat(dir.c_str(), &st), 0);
+}
+
+TEST(ArchiveCli, JsonOutputOnFailureIsOneDocumentWithTheErrorCode) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  std::string file = "/tmp/dlq-json-" + RandomHex(4) + ".json";
+  auto r = RunShell(Archive(fauxqs, "--queue nope-" + RandomHex(3) + " --to file:///tmp --output json 2>/dev/null > " + file),
+                    false);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  auto jq = RunShell("jq -e '.ok == false and .exit_code == 1 and .error.code == \"NotFound\" "
+                     "and (.error.message | contains(\"region us-east-1\"))' " + file);
+  EXPECT_EQ(jq.exit_code, 0) << r.out << jq.out;
+}
+
+TEST(ArchiveCli, QueueArnIsAcceptedAndAWrongRegionArnIsExplained) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("arn-dlq");
+  std::string url = MakeQueue(*svc, q, 4);
+  auto arn = svc->sqs().GetQueueAttributes(url, {"QueueArn"});
+  ASSERT_TRUE(arn.ok());
+  std::string dir = "/tmp/dlq-arn-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto r = RunShell(Archive(fauxqs, "--queue " + arn->at("QueueArn") + " --to file://" + dir + " --progress never"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("archived 4, deleted 4"), std::string::npos) << r.out;
+  std::string other = std::regex_replace(arn->at("QueueArn"), std::regex(":us-east-1:"), ":eu-west-1:");
+  auto wrong = RunShell(Archive(fauxqs, "--queue " + other + " --to file://" + dir));
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
+  EXPECT_NE(wrong.out.find("--region eu-west-1"), std::string::npos) << wrong.out;
+}
+
+TEST(ArchiveCli, MessagesHeldByAnotherConsumerExitFourWithAHint) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("held-dlq");
+  std::string url = MakeQueue(*svc, q, 6);
+  ReceiveOptions other;
+  other.max_messages = 2;
+  other.visibility_timeout = 600;
+  auto held = svc->sqs().ReceiveMessages(url, other);
+  ASSERT_TRUE(held.ok());
+  ASSERT_FALSE(held->empty());
+  std::string dir = "/tmp/dlq-held-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --visibility-timeout 10s --progress never"));
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("incomplete"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("another consumer"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("archived " + std::to_string(6 - held->size())), std::string::npos) << r.out;
+}
+
+TEST(ArchiveCli, ProgressLineIsClearedBeforeEveryLogLineOnATerminal) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("pty-dlq");
+  std::string url = MakeQueue(*svc, q, 0);
+  for (int b = 0; b < 30; ++b) {
+    std::vector<SendEntry> batch(10);
+    for (int i = 0; i < 10; ++i) {
+      batch[i].id = std::to_string(i);
+      batch[i].body = std::string(200, 'x');
+    }
+    ASSERT_TRUE(svc->sqs().SendMessageBatch(url, batch).ok());
+  }
+  std::string dir = "/tmp/dlq-pty-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  std::string out_file = dir + ".typescript";
+  // `script` gives the archiver a terminal; small batches make many log
+  // lines (archive.object) while the progress line is drawn.
+  std::string inner = Archive(fauxqs, "--queue " + q + " --to file://" + dir +
+                                           " --batch-max-messages 20 --progress always");
+  auto r = RunShell("script -qec \"" + inner + "\" " + out_file + " >/dev/null; cat " + out_file);
+  ASSERT_NE(r.out.find("archive.object"), std::string::npos) << r.out;
+  ASSERT_NE(r.out.find("msg/s"), std::string::npos) << r.out;
+  // Every log line starts at the beginning of a line: right after a newline
+  // or after the clear-line sequence, never glued to a progress line.
+  std::regex log_start(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z (info|warn |error) )");
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), log_start); it != std::sregex_iterator(); ++it) {
+    size_t pos = static_cast<size_t>(it->position());
+    if (pos == 0) continue;
+    bool after_newline = r.out[pos - 1] == '\n';
+    bool after_clear = pos >= 4 && r.out.compare(pos - 4, 4, "\r\033[K") == 0;
+    EXPECT_TRUE(after_newline || after_clear) << "log line glued to: "
+                                              << r.out.substr(pos >= 80 ? pos - 80 : 0, 100);
+  }
+}
+
+}  // namespace
+}  // namespace dlq::it
+
+namespace dlq::it {
+namespace {
+
+TEST(RunCli, LogFlagsWinOverTheConfigFile) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  std::string dir = "/tmp/dlq-runlog-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  std::string config = dir + "/c.yaml";
+  {
+    std::ofstream f(config);
+    f << "listen: 127.0.0.1:0\ncollection_interval: 1s\nlog: { level: info, format: text }\n"
+         "defaults:\n  destination: file://" << dir << "\n"
+         "groups:\n  - name: g\n    queues: [nothing-" << RandomHex(3) << "]\n    allow_empty: true\n";
+  }
+  // The config says text; the flag says json: every stderr line is JSON.
+  auto r = RunShell(fauxqs.ShellEnv() + "timeout -s TERM 3 " + DLQ_BINARY + " --log-format json run --config " +
+                    config + " 2>" + dir + "/err >/dev/null; jq -c . " + dir + "/err | head -3");
+  EXPECT_NE(r.out.find("\"event\""), std::string::npos) << r.out;
+  auto lines = RunShell("wc -l < " + dir + "/err; jq -e . " + dir + "/err >/dev/null && echo ALLJSON");
+  EXPECT_NE(lines.out.find("ALLJSON"), std::string::npos) << lines.out << RunShell("cat " + dir + "/err").out;
+}
+
+}  // namespace
+}  // namespace dlq::it
