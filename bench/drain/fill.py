@@ -12,8 +12,14 @@ moto use; neither checks the signature outside moto-auth). About 5x less client 
 a 2-core machine shared with the server. --client boto3: the same calls through boto3 (>= 1.34, AWS JSON
 protocol: fauxqs speaks nothing else; run with the image's `python3`).
 
+--fifo: the queues are FIFO queues; message i gets MessageGroupId `g<i mod G>` (G = --groups, default 1) and
+MessageDeduplicationId `<run>-<i>` (<run>: --dedup-prefix, default a random token per invocation, because a FIFO
+queue silently drops a repeated deduplication id for 5 minutes, so refilling with the same ids would send nothing;
+bodies and attributes are the same as without --fifo). Order within a group
+is the send order, which with several threads is not i's order.
+
 Usage: fill.py --endpoint-url URL --queue-url URL [--queue-url URL2] [--count N] [--seed S] [--threads T]
-               [--client raw|boto3]
+               [--client raw|boto3] [--fifo [--groups G]]
 Prints JSON {messages, queues, seconds, messages_per_s} (messages = per queue).
 """
 import argparse
@@ -66,7 +72,14 @@ def main():
     p.add_argument("--threads", type=int, default=16)
     p.add_argument("--region", default="us-east-1")
     p.add_argument("--client", choices=["raw", "boto3"], default="raw")
+    p.add_argument("--fifo", action="store_true", help="FIFO queues: set MessageGroupId and MessageDeduplicationId")
+    p.add_argument("--groups", type=int, default=1, help="message groups with --fifo (message i: group i mod G)")
+    p.add_argument("--dedup-prefix", default=None, help="with --fifo: deduplication ids are PREFIX-i (default random)")
     args = p.parse_args()
+    if args.groups < 1:
+        p.error("--groups must be >= 1")
+    if args.dedup_prefix is None:
+        args.dedup_prefix = f"{args.seed}-{random.SystemRandom().getrandbits(48):012x}"
     ep = urllib.parse.urlsplit(args.endpoint_url)
     if args.client == "raw" and ep.scheme != "http":
         p.error("--client raw supports http:// endpoints only (stand-ins); use --client boto3")
@@ -91,7 +104,8 @@ def main():
         wire = [{"Id": e["Id"], "MessageBody": e["MessageBody"],
                  "MessageAttributes": {k: ({"DataType": v["DataType"],
                                             "BinaryValue": base64.b64encode(v["BinaryValue"]).decode()}
-                                           if "BinaryValue" in v else v) for k, v in e["MessageAttributes"].items()}}
+                                           if "BinaryValue" in v else v) for k, v in e["MessageAttributes"].items()},
+                 **{k: e[k] for k in ("MessageGroupId", "MessageDeduplicationId") if k in e}}
                 for e in entries]
         payload = json.dumps({"QueueUrl": url, "Entries": wire}).encode()
         headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.SendMessageBatch",
@@ -118,7 +132,11 @@ def main():
         entries = []
         for i in range(start, min(start + 10, args.count)):
             body, attrs = corpus.message(i)
-            entries.append({"Id": str(i - start), "MessageBody": body, "MessageAttributes": attrs})
+            entry = {"Id": str(i - start), "MessageBody": body, "MessageAttributes": attrs}
+            if args.fifo:
+                entry["MessageGroupId"] = f"g{i % args.groups}"
+                entry["MessageDeduplicationId"] = f"{args.dedup_prefix}-{i}"
+            entries.append(entry)
         for url in args.queue_url:
             pending = entries
             for _ in range(10):
@@ -141,7 +159,8 @@ def main():
         for n in pool.map(send_chunk, range(0, args.count, 10)):
             sent += n
     secs = time.monotonic() - t0
-    print(json.dumps({"messages": sent, "queues": len(args.queue_url), "seconds": round(secs, 3),
+    print(json.dumps({"messages": sent, "queues": len(args.queue_url), "fifo": args.fifo,
+                      "groups": args.groups if args.fifo else None, "seconds": round(secs, 3),
                       "messages_per_s": round(sent * len(args.queue_url) / secs, 1) if secs else None}))
     return 0
 
