@@ -9,7 +9,9 @@
 #include <fstream>
 #include <regex>
 
+#include "archive/archive_reader.h"
 #include "harness.h"
+#include "s3/local_object_store.h"
 
 namespace dlq::it {
 namespace {
@@ -177,6 +179,39 @@ TEST(ArchiveCli, ProgressLineIsClearedBeforeEveryLogLineOnATerminal) {
 
 namespace dlq::it {
 namespace {
+
+TEST(ArchiveCli, OneMebibyteMessagesArchiveByteForByte) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("big-dlq");
+  std::string url = MakeQueue(*svc, q, 0);
+  std::map<std::string, std::string> sent;
+  for (int i = 0; i < 3; ++i) {
+    SendEntry e;
+    e.body = std::string((1 << 20) - 64, static_cast<char>('a' + i));  // with the attribute: just under the 1 MiB limit
+    e.body[10] = '"';   // escaped in the JSON line
+    e.body[20] = '\\';
+    e.message_attributes["kind"] = {"String", "big", ""};
+    auto m = svc->sqs().SendMessage(url, e);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    sent[m->message_id] = e.body;
+  }
+  std::string dir = "/tmp/dlq-big-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --progress never"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  LocalObjectStore store(dir);
+  ArchiveReader reader(store, {});
+  std::map<std::string, std::string> archived;
+  auto stats = reader.ForEach([&](const ArchiveRecord& rec, const RecordLocation&) {
+    archived[rec.message_id] = rec.body;
+    return true;
+  });
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->corrupt_lines, 0u);
+  EXPECT_EQ(archived, sent);
+}
 
 TEST(RunCli, LogFlagsWinOverTheConfigFile) {
   DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);

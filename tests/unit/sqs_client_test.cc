@@ -257,6 +257,41 @@ TEST_F(SqsClientTest, DeleteBatchReportsEveryEntrysOutcome) {
   EXPECT_STREQ(doc["Entries"][1]["ReceiptHandle"].GetString(), "rh-\"1\"");
 }
 
+TEST_F(SqsClientTest, BatchReplyNamingAnEntryThatWasNotSentIsAnErrorWithContext) {
+  // Out of range, non-numeric and repeated ids: an error naming the entry,
+  // the operation and the queue, never an index into our batch.
+  Respond("DeleteMessageBatch", R"({"Successful":[{"Id":"0"},{"Id":"7"}]})");
+  auto r = client_.DeleteMessageBatch(kQueueUrl, {{"0", "rh-0"}, {"1", "rh-1"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kInternal);
+  EXPECT_NE(r.status().message().find("'7'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("DeleteMessageBatch"), std::string::npos) << r.status().message();
+  Respond("ChangeMessageVisibilityBatch", R"({"Successful":[{"Id":"zero"}]})");
+  auto v = client_.ChangeMessageVisibilityBatch(kQueueUrl, {{"0", "rh-0", 30}});
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("'zero'"), std::string::npos) << v.status().message();
+  Respond("DeleteMessageBatch",
+          R"({"Successful":[{"Id":"0"}],"Failed":[{"Id":"0","SenderFault":false,"Code":"InternalError","Message":"x"}]})");
+  EXPECT_FALSE(client_.DeleteMessageBatch(kQueueUrl, {{"0", "rh-0"}}).ok());
+}
+
+TEST_F(SqsClientTest, ReceiveSplitsOutCorruptMessagesWhenAsked) {
+  Respond("ReceiveMessage",
+          R"({"Messages":[{"MessageId":"a","ReceiptHandle":"rh-a","Body":"hello","MD5OfBody":"5d41402abc4b2a76b9719d911017c592"},)"
+          R"({"MessageId":"b","ReceiptHandle":"rh-b","Body":"hellp","MD5OfBody":"5d41402abc4b2a76b9719d911017c592"}]})");
+  std::vector<CorruptMessage> corrupt;
+  ReceiveOptions ro;
+  ro.corrupt = &corrupt;
+  auto got = client_.ReceiveMessages(kQueueUrl, ro);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].message_id, "a");
+  ASSERT_EQ(corrupt.size(), 1u);
+  EXPECT_EQ(corrupt[0].message_id, "b");
+  EXPECT_EQ(corrupt[0].receipt_handle, "rh-b");
+  EXPECT_NE(corrupt[0].reason.find("MD5OfBody mismatch"), std::string::npos);
+}
+
 TEST_F(SqsClientTest, BatchCallsRejectBadEntriesBeforeSending) {
   EXPECT_EQ(client_.DeleteMessageBatch(kQueueUrl, {}).status().code(), ErrorCode::kInvalidArgument);
   std::vector<DeleteEntry> eleven;
