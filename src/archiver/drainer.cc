@@ -422,16 +422,16 @@ void QueueDrainer::ReceiverLoop() {
     }
     if (++no_progress_receives_ < options_.empty_receives_to_drain) continue;
     no_progress_receives_ = 0;
-    bool busy;
     {
-      std::lock_guard lock(mu_);
-      busy = !building_.held.empty() || !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0;
-    }
-    if (busy) {
       // Our own batches may be what is in flight, or what blocks a FIFO
-      // group: nothing to conclude until they are stored and deleted.
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      continue;
+      // group: nothing to conclude until they are stored and deleted. Wait
+      // for that (briefly) rather than for another empty long poll.
+      std::unique_lock lock(mu_);
+      auto busy = [&] {
+        return !building_.held.empty() || !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0;
+      };
+      cv_.wait_for(lock, std::chrono::seconds(2), [&] { return !busy() || stop_; });
+      if (busy() || stop_) continue;
     }
     Depth depth = CheckDepth();
     if (depth == Depth::kEmpty) {
