@@ -168,7 +168,23 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   std::vector<QueueInfo> queues;
   for (const auto& n : names) {
     auto q = ResolveQueue(services.sqs(), n, services.settings().region);
-    if (!q.ok()) return EarlyFailure(options, 1, q.status());
+    if (!q.ok()) {
+      Status st = q.status();
+      if (st.code() == ErrorCode::kNotFound && !StartsWith(n, "arn:")) {
+        // Name the account that was asked: the usual cause is the wrong
+        // profile or role, not the wrong name.
+        if (auto who = services.sts().GetCallerIdentity(); who.ok() && !who->account.empty()) {
+          std::string m = st.message();
+          const std::string_view unknown = "(the credentials' account)";
+          if (auto at = m.find(unknown); at != std::string::npos) {
+            m.replace(at, unknown.size(), fmt::format("(account {}, the credentials' account)", who->account));
+          }
+          Status named(st.code(), std::move(m));
+          st = st.aws() ? named.WithAws(*st.aws()) : named;
+        }
+      }
+      return EarlyFailure(options, 1, st);
+    }
     queues.push_back(*q);
   }
 

@@ -83,6 +83,7 @@ TEST(ArchiveCli, MissingDirectoryIsAnErrorAndNothingIsCreated) {
   auto missing = RunShell(Archive(fauxqs, "--queue nope-" + RandomHex(3) + " --to file://" + dir));
   EXPECT_EQ(missing.exit_code, 1) << missing.out;
   EXPECT_NE(missing.out.find("not found in region us-east-1"), std::string::npos) << missing.out;
+  EXPECT_NE(missing.out.find("account " + fauxqs.env.at("DLQ_STANDIN_ACCOUNT_ID")), std::string::npos) << missing.out;
   EXPECT_NE(::stat(dir.c_str(), &st), 0);
 }
 
