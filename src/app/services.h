@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "archive/destination.h"
 #include "aws/aws_client.h"
 #include "aws/aws_config.h"
 #include "aws/credentials.h"
@@ -99,16 +100,6 @@ SettingsDiagnosis DiagnoseSettings(const ClientOptions& options, const Environme
 // This machine's host name, recorded in archive records ("unknown" if unset).
 std::string LocalHostName();
 
-// Where archives go: "s3://bucket/prefix" or "file:///abs/dir" (a prefix is
-// the path under the bucket or directory root).
-struct Destination {
-  std::string uri;
-  std::string scheme;  // "s3" or "file"
-  std::string bucket;  // s3 only
-  std::string root;    // file only: the directory
-  std::string prefix;  // key prefix, no leading or trailing '/'
-};
-Result<Destination> ParseDestination(std::string_view uri);
 
 // Opens the store for a destination (S3 through `services`, or a local
 // directory). Touches nothing: call CheckWritable() before receiving.

@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "app/services.h"
+#include "archive/destination.h"
 #include "aws/http.h"
 #include "common/byte_size.h"
 #include "common/strings.h"

@@ -1,0 +1,25 @@
+// Destination: where archives go, parsed from the URL that `archive --to`,
+// the daemon's `destination` and `--from` take. Pure; no I/O.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace dlq {
+
+// "s3://bucket/prefix" or "file:///abs/dir" (a prefix is the path under the
+// bucket or directory root).
+struct Destination {
+  std::string uri;
+  std::string scheme;  // "s3" or "file"
+  std::string bucket;  // s3 only
+  std::string root;    // file only: the directory
+  std::string prefix;  // key prefix, no leading or trailing '/'
+};
+
+// kInvalidArgument naming the URL and the expected form.
+Result<Destination> ParseDestination(std::string_view uri);
+
+}  // namespace dlq
