@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "sqs/types.h"
+#include "sqs/limits.h"
 
 namespace dlq {
 
@@ -27,7 +28,7 @@ struct ArchiveContext {
   std::string archiver_version;
   std::string host;
   bool fifo = false;
-  std::chrono::seconds retention{std::chrono::hours(24 * 4)};  // the DLQ's MessageRetentionPeriod
+  std::chrono::seconds retention{sqs::kDefaultRetention};  // the DLQ's MessageRetentionPeriod
 };
 
 struct ArchiverInfo {

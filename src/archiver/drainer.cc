@@ -9,11 +9,12 @@
 #include "archive/expiry.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "sqs/limits.h"
 
 namespace dlq {
 namespace {
 
-constexpr std::chrono::hours kMaxVisibilityWindow{12};
+using sqs::kMaxVisibilityWindow;
 constexpr size_t kSqsBatch = 10;
 // Local retries of receives and deletes (after AwsClient's own retries):
 // full jitter, cap 100 ms doubling to 5 s.

@@ -52,6 +52,7 @@
 #include "common/status.h"
 #include "s3/object_store.h"
 #include "sqs/sqs_client.h"
+#include "sqs/limits.h"
 
 namespace dlq {
 
@@ -100,7 +101,7 @@ struct QueueInfo {
   std::string region;
   std::string account_id;
   bool fifo = false;
-  std::chrono::seconds retention{345600};
+  std::chrono::seconds retention{sqs::kDefaultRetention};
 };
 
 // Resolves a name or URL into QueueInfo with GetQueueUrl/GetQueueAttributes.

@@ -19,6 +19,7 @@
 #include "common/status.h"
 #include "monitor/config.h"
 #include "sqs/sqs_client.h"
+#include "sqs/limits.h"
 
 namespace dlq {
 
@@ -26,7 +27,7 @@ namespace dlq {
 struct RedriveSource {
   std::string url;
   std::string name;
-  std::chrono::seconds retention{345600};
+  std::chrono::seconds retention{sqs::kDefaultRetention};
   int max_receive_count = 0;  // 0 when the policy could not be read
 };
 
@@ -37,7 +38,7 @@ struct DiscoveredQueue {
   std::string region;
   std::string account_id;
   bool fifo = false;
-  std::chrono::seconds retention{345600};
+  std::chrono::seconds retention{sqs::kDefaultRetention};
   std::vector<RedriveSource> redrive_sources;
 
   // The longest retention among the DLQ's sources (zero when it has none).

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "monitor/alarm.h"
+#include "sqs/limits.h"
 
 namespace dlq {
 
@@ -27,7 +28,7 @@ enum class AgeSource {
 struct QueueSafetyInput {
   std::string queue;
   bool fifo = false;
-  std::chrono::seconds dlq_retention{345600};
+  std::chrono::seconds dlq_retention{sqs::kDefaultRetention};
   // Longest retention among the source queues (standard queues); 0 = unknown,
   // which is taken as kSqsMaxRetention.
   std::chrono::seconds source_retention{0};

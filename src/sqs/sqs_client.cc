@@ -8,11 +8,12 @@
 #include "common/strings.h"
 #include "sqs/json_codec.h"
 #include "sqs/md5.h"
+#include "sqs/limits.h"
 
 namespace dlq {
 namespace {
 
-constexpr int kMaxBatchEntries = 10;
+using sqs::kMaxBatchEntries;
 constexpr int kListPageSize = 1000;
 constexpr int kMaxPages = 100000;  // guards against a server that never ends pagination
 
@@ -75,7 +76,7 @@ Status ReceiveOptions::Validate() const {
   if (wait_time_seconds < 0 || wait_time_seconds > 20) {
     return InvalidArgument(fmt::format("ReceiveOptions: wait_time_seconds {} is outside 0..20", wait_time_seconds));
   }
-  if (visibility_timeout && (*visibility_timeout < 0 || *visibility_timeout > 43200)) {
+  if (visibility_timeout && (*visibility_timeout < 0 || *visibility_timeout > sqs::kMaxVisibilityTimeoutSeconds)) {
     return InvalidArgument(
         fmt::format("ReceiveOptions: visibility_timeout {} is outside 0..43200", *visibility_timeout));
   }
@@ -214,7 +215,7 @@ Result<BatchResult> SqsClient::ChangeMessageVisibilityBatch(const std::string& q
     return ParseContext(s, "ChangeMessageVisibilityBatch", queue_url);
   }
   for (const auto& e : entries) {
-    if (e.visibility_timeout_seconds < 0 || e.visibility_timeout_seconds > 43200) {
+    if (e.visibility_timeout_seconds < 0 || e.visibility_timeout_seconds > sqs::kMaxVisibilityTimeoutSeconds) {
       return ParseContext(InvalidArgument(fmt::format("entry {}: VisibilityTimeout {} is outside 0..43200", e.id,
                                                       e.visibility_timeout_seconds)),
                           "ChangeMessageVisibilityBatch", queue_url);

@@ -1,5 +1,7 @@
 #include "testing/fake_queue.h"
 
+#include "sqs/limits.h"
+
 #include <algorithm>
 #include <set>
 
@@ -17,7 +19,7 @@ using std::chrono::seconds;
 
 constexpr int kDefaultVisibilityTimeout = 30;
 constexpr int kDefaultRetention = 345600;  // 4 days
-constexpr int kDefaultMaxMessageSize = 1048576;  // SQS raised the limit from 256 KiB to 1 MiB (2025)
+constexpr int kDefaultMaxMessageSize = static_cast<int>(sqs::kMaxMessageBytes);
 constexpr auto kDedupWindow = std::chrono::minutes(5);
 
 int64_t EpochMillis(SystemTime t) {
