@@ -463,6 +463,10 @@ void QueueDrainer::ReceiverLoop() {
       }
       continue;
     }
+    // Give a receiver that holds a reply it has not placed yet (a FIFO
+    // group stays blocked meanwhile) time to run: at least a second of real
+    // time passes before the run gives up.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (++depth_checks >= options_.depth_checks_before_incomplete) {
       MarkIncomplete(fmt::format(
           "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "

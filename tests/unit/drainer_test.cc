@@ -171,8 +171,10 @@ TEST_F(DrainerTest, CrashBetweenUploadAndDeleteYieldsDuplicatesNotLoss) {
   auto ids = Send(30);
   // First run: every delete fails hard, as if the process died after upload.
   // One object of 30 = 3 DeleteMessageBatch calls, none retried (not
-  // retryable); the run stops with the permission named.
+  // retryable); the run stops with the permission named. One receiver, so
+  // the 30 always form one object.
   options_.batch.max_messages = 30;
+  options_.receivers = 1;
   sqs_.FailNext(Op::kDeleteMessageBatch, PermissionDenied("AccessDenied"), 3);
   DrainResult first = Drain();
   EXPECT_EQ(first.status.code(), ErrorCode::kPermissionDenied);
