@@ -697,8 +697,12 @@ void QueueDrainer::UploaderLoop() {
         if (options_.keep) {
           // A copy: hold the originals to the end of the pass so receives
           // reach the rest, then release them.
-          HoldExamined(std::move(batch.held));
-          batch.held.clear();
+          std::vector<Held> held;
+          {
+            std::lock_guard g(mu_);  // the heartbeat reads batches in uploading_
+            held.swap(batch.held);
+          }
+          HoldExamined(std::move(held));
         } else {
           {
             std::lock_guard g(mu_);

@@ -197,11 +197,17 @@ TEST_F(DrainerTest, CrashBetweenUploadAndDeleteYieldsDuplicatesNotLoss) {
 TEST_F(DrainerTest, SlowUploadGetsVisibilityExtended) {
   Send(10);
   options_.visibility_timeout = seconds(20);
-  // Each Put takes 3 visibility timeouts of (fake) time, in steps the heartbeat can follow.
+  // Each Put takes 3 visibility timeouts of (fake) time, in steps the
+  // heartbeat can follow: after every 10 s the hook waits (up to 5 s of real
+  // time, for slow sanitizer builds) for the heartbeat's extension call.
   store_.SetPutHook([this](const std::string&, std::string_view) {
     for (int i = 0; i < 12; ++i) {
+      int before = sqs_.calls(Op::kChangeMessageVisibilityBatch);
       clock_.Advance(seconds(5));
-      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+      if (i % 2 == 0) continue;
+      for (int w = 0; w < 500 && sqs_.calls(Op::kChangeMessageVisibilityBatch) == before; ++w) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
     }
     return Status::Ok();
   });
