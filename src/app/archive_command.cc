@@ -89,8 +89,7 @@ int EarlyFailure(const ArchiveCommandOptions& options, int code, const Status& s
 // --keep archived; with --dry-run examined), the rate over the last 10 s.
 class ProgressLine {
  public:
-  ProgressLine(std::string queue, int64_t initial_depth, const DrainOptions& options)
-      : queue_(std::move(queue)), initial_depth_(initial_depth), options_(options) {}
+  ProgressLine(std::string queue, const DrainOptions& options) : queue_(std::move(queue)), options_(options) {}
 
   void Update(const DrainStats& s, std::chrono::steady_clock::time_point now) {
     uint64_t done = options_.dry_run ? s.selected + s.skipped : options_.keep ? s.archived : s.deleted;
@@ -99,8 +98,8 @@ class ProgressLine {
     double secs = std::chrono::duration<double>(now - samples_.front().first).count();
     double rate = secs > 0.5 ? (done - samples_.front().second) / secs : 0;
     std::string left = "?", eta = "?";
-    if (initial_depth_ >= 0) {
-      int64_t l = std::max<int64_t>(0, initial_depth_ - static_cast<int64_t>(done));
+    if (s.initial_depth >= 0) {  // read by the drainer as it starts
+      int64_t l = std::max<int64_t>(0, s.initial_depth - static_cast<int64_t>(done));
       left = fmt::format("~{}", l);
       if (rate > 0) eta = FormatDuration(std::chrono::seconds(static_cast<int64_t>(l / rate)));
     }
@@ -111,7 +110,6 @@ class ProgressLine {
 
  private:
   std::string queue_;
-  int64_t initial_depth_;
   const DrainOptions& options_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> samples_;
 };
@@ -216,17 +214,11 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     ctx.host = host;
     ctx.fifo = q.fifo;
     ctx.retention = q.retention;
-    int64_t initial_depth = -1;
-    if (auto a = services.sqs().GetQueueAttributes(q.url, {"ApproximateNumberOfMessages"}); a.ok()) {
-      if (auto it = a->find("ApproximateNumberOfMessages"); it != a->end()) {
-        initial_depth = ParseInt64(it->second).value_or(-1);
-      }
-    }
     QueueDrainer drainer(services.sqs(), **store, services.clock(), q, options.drain, ctx);
     std::atomic<bool> done{false};
     std::thread watcher([&] {
       std::optional<ProgressLine> progress;
-      if (show_progress) progress.emplace(q.name, initial_depth, options.drain);
+      if (show_progress) progress.emplace(q.name, options.drain);
       int tick = 0;
       while (!done) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -194,6 +194,7 @@ DrainStats QueueDrainer::Snapshot() const {
   s.corrupt = counters_.corrupt;
   s.approximate_remaining = counters_.approximate_remaining;
   s.approximate_in_flight = counters_.approximate_in_flight;
+  s.initial_depth = initial_total_;
   return s;
 }
 
@@ -244,12 +245,12 @@ size_t QueueDrainer::HeldLocked() const {
   return n;
 }
 
-QueueDrainer::Depth QueueDrainer::CheckDepth() {
+std::optional<QueueDrainer::Counts> QueueDrainer::ReadCounts() {
   auto attrs = sqs_.GetQueueAttributes(queue_.url,
                                        {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
   if (!attrs.ok()) {
     Log().Log(LogLevel::kWarn, "archive.depth_check_failed", {{"queue", queue_.name}, {"error", attrs.status().ToString()}});
-    return Depth::kUnknown;
+    return std::nullopt;
   }
   auto read = [&](const char* name) -> std::optional<int64_t> {
     auto it = attrs->find(name);
@@ -257,10 +258,16 @@ QueueDrainer::Depth QueueDrainer::CheckDepth() {
   };
   auto visible = read("ApproximateNumberOfMessages");
   auto in_flight = read("ApproximateNumberOfMessagesNotVisible");
-  if (!visible || !in_flight) return Depth::kUnknown;
+  if (!visible || !in_flight) return std::nullopt;
   counters_.approximate_remaining = *visible;
   counters_.approximate_in_flight = *in_flight;
-  if (*visible > 0) return Depth::kNotEmpty;
+  return Counts{*visible, *in_flight};
+}
+
+QueueDrainer::Depth QueueDrainer::CheckDepth() {
+  auto counts = ReadCounts();
+  if (!counts) return Depth::kUnknown;
+  if (counts->visible > 0) return Depth::kNotEmpty;
   size_t held;
   {
     std::lock_guard lock(mu_);
@@ -268,7 +275,7 @@ QueueDrainer::Depth QueueDrainer::CheckDepth() {
   }
   // In flight beyond what we hold: a receive whose reply was lost, or
   // another consumer. Either comes back within a visibility timeout.
-  return *in_flight > static_cast<int64_t>(held) ? Depth::kWaitInFlight : Depth::kEmpty;
+  return counts->in_flight > static_cast<int64_t>(held) ? Depth::kWaitInFlight : Depth::kEmpty;
 }
 
 void QueueDrainer::HandleCorrupt(const std::vector<CorruptMessage>& corrupt) {
@@ -810,18 +817,7 @@ bool QueueDrainer::FinalQueueEmpty() {
   // Approximate counts can lag a deletion by a moment: look a few times.
   for (int i = 0; i < 5; ++i) {
     if (i > 0) clock_.SleepFor(std::chrono::milliseconds(200 * i));
-    auto attrs = sqs_.GetQueueAttributes(queue_.url,
-                                         {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
-    if (!attrs.ok()) continue;
-    auto get = [&](const char* name) {
-      auto it = attrs->find(name);
-      return it == attrs->end() ? std::optional<int64_t>() : ParseInt64(it->second);
-    };
-    auto visible = get("ApproximateNumberOfMessages");
-    auto in_flight = get("ApproximateNumberOfMessagesNotVisible");
-    if (visible) counters_.approximate_remaining = *visible;
-    if (in_flight) counters_.approximate_in_flight = *in_flight;
-    if (visible == 0 && in_flight == 0) return true;
+    if (auto c = ReadCounts(); c && c->visible == 0 && c->in_flight == 0) return true;
   }
   return false;
 }
@@ -835,16 +831,7 @@ DrainResult QueueDrainer::Run() {
              {"dry_run", options_.dry_run}, {"keep", options_.keep}});
   const bool whole_queue =
       options_.selection.kind == SelectionKind::kAll && !options_.keep && !options_.dry_run && options_.max_messages == 0;
-  if (auto attrs = sqs_.GetQueueAttributes(queue_.url,
-                                           {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
-      attrs.ok()) {
-    auto v = attrs->find("ApproximateNumberOfMessages");
-    auto f = attrs->find("ApproximateNumberOfMessagesNotVisible");
-    if (v != attrs->end() && f != attrs->end()) {
-      auto a = ParseInt64(v->second), b = ParseInt64(f->second);
-      if (a && b) initial_total_ = *a + *b;
-    }
-  }
+  if (auto c = ReadCounts()) initial_total_ = c->visible + c->in_flight;
 
   std::thread heartbeat([this] { HeartbeatLoop(); });
   std::vector<std::thread> uploaders;
@@ -912,11 +899,11 @@ DrainResult QueueDrainer::Run() {
       // The pass released messages it examined before its end: it reached
       // every message only if it examined as many as were there.
       uint64_t examined_count = result.stats.skipped + result.stats.selected;
-      complete = initial_total_ >= 0 && examined_count >= static_cast<uint64_t>(initial_total_);
+      complete = initial_total_ >= 0 && examined_count >= static_cast<uint64_t>(initial_total_.load());
       if (!complete) {
         result.incomplete_reason = fmt::format(
             "the pass examined {} distinct messages of ~{} (more than {} examined messages cannot be held at once)",
-            examined_count, initial_total_, options_.max_examined_held);
+            examined_count, initial_total_.load(), options_.max_examined_held);
       }
     }
     if (complete && whole_queue && !FinalQueueEmpty()) {

@@ -123,6 +123,7 @@ struct DrainStats {
   uint64_t corrupt = 0;      // receipts that failed the MD5 check (released, never archived)
   int64_t approximate_remaining = -1;  // last ApproximateNumberOfMessages seen, -1 unknown
   int64_t approximate_in_flight = -1;  // last ApproximateNumberOfMessagesNotVisible seen, -1 unknown
+  int64_t initial_depth = -1;          // visible + in flight when the run started, -1 unknown
 };
 
 struct DrainResult {
@@ -189,6 +190,13 @@ class QueueDrainer {
   void HoldExamined(std::vector<Held> held);
   size_t HeldLocked() const;
   void MarkIncomplete(std::string reason);
+  struct Counts {
+    int64_t visible = 0;
+    int64_t in_flight = 0;
+  };
+  // ApproximateNumberOfMessages / ...NotVisible, also kept in the counters;
+  // nullopt (logged) when the call fails or the reply lacks them.
+  std::optional<Counts> ReadCounts();
   Depth CheckDepth();
   bool FinalQueueEmpty();
   void UploaderLoop();
@@ -224,7 +232,7 @@ class QueueDrainer {
   std::atomic<int> no_progress_receives_{0};
   std::atomic<int64_t> in_hand_{0};  // received, not yet in a batch, held or released
   std::atomic<bool> examined_released_early_{false};
-  int64_t initial_total_ = -1;           // visible + in flight at the start, -1 unknown
+  std::atomic<int64_t> initial_total_{-1};  // visible + in flight at the start, -1 unknown
   std::atomic<uint64_t> budget_used_{0};  // selected messages counted against max_messages
 
   mutable std::mutex mu_;

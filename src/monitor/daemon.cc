@@ -566,14 +566,13 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   struct Fired {
     const Alarm* alarm;
     Transition t;
-    double value;
   };
   std::vector<Fired> fired;
   using Action = AlarmSettings::Action;
   if (q.expiry) {
     q.expiry->AddSample(now, age_sample);
     if (auto t = q.expiry->Evaluate(now)) {
-      fired.push_back({q.expiry.get(), *t, age_sample});
+      fired.push_back({q.expiry.get(), *t});
       if (t->to == AlarmState::kAlarm && q.expiry_action == Action::kCopy) {
         q.copy_selection = q.copy_due ? Selection{} : q.expiry_selection;  // both: the union, all
         q.copy_due = true;
@@ -584,7 +583,7 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   if (q.depth) {
     if (visible >= 0) q.depth->AddSample(now, static_cast<double>(visible));
     if (auto t = q.depth->Evaluate(now)) {
-      fired.push_back({q.depth.get(), *t, static_cast<double>(visible)});
+      fired.push_back({q.depth.get(), *t});
       if (t->to == AlarmState::kAlarm && q.depth_action == Action::kCopy) {
         q.copy_selection = q.copy_due ? Selection{} : q.depth_selection;
         q.copy_due = true;
