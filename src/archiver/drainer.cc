@@ -914,11 +914,13 @@ DrainResult QueueDrainer::Run() {
           "again after {}s",
           result.stats.approximate_remaining, result.stats.approximate_in_flight, options_.visibility_timeout.count());
     }
-    if (complete) {
-      result.drained = true;
-    } else if (options_.max_messages > 0 && budget_used_ >= options_.max_messages) {
-      // Stopped at --max-messages by request: not a failure to drain.
+    if (options_.max_messages > 0 && budget_used_ >= options_.max_messages) {
+      // Ended by --max-messages: not a failure, and never "drained" (a
+      // receiver may have seen the queue empty while the messages over the
+      // limit were being put back).
       result.drained = false;
+    } else if (complete) {
+      result.drained = true;
     } else {
       result.incomplete = true;
       if (!result.corrupt_ids.empty() && result.incomplete_reason.empty()) {
