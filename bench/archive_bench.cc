@@ -43,7 +43,8 @@ std::vector<Message> BenchMessages(bool json_body) {
     body += "}";
     if (!json_body) {
       body.clear();
-      while (body.size() < 1024) body += "Payment for order " + std::to_string(i) + " failed: card declined by issuer. ";
+      while (body.size() < 1024)
+        body += "Payment for order " + std::to_string(i) + " failed: card declined by issuer. ";
       body.resize(1024);
     }
     m.body = body;

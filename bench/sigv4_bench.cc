@@ -52,11 +52,11 @@ BENCHMARK(BM_SignSqsJsonPost);
 void BM_SignS3Put1MiB(benchmark::State& state) {
   HttpRequest base;
   base.method = "PUT";
-  base.url = "https://dlq-archive-bucket.s3.eu-west-1.amazonaws.com/dlq-archive/orders-dlq/20250910/"
-             "orders-dlq-123000-7f3a9c2e.json.gz";
-  base.headers = {{"Content-Type", "application/gzip"},
-                  {"Content-MD5", "1B2M2Y8AsgTpgAmY7PhCfg=="},
-                  {"If-None-Match", "*"}};
+  base.url =
+      "https://dlq-archive-bucket.s3.eu-west-1.amazonaws.com/dlq-archive/orders-dlq/20250910/"
+      "orders-dlq-123000-7f3a9c2e.json.gz";
+  base.headers = {
+      {"Content-Type", "application/gzip"}, {"Content-MD5", "1B2M2Y8AsgTpgAmY7PhCfg=="}, {"If-None-Match", "*"}};
   base.body.assign(1 << 20, '\x5a');
   Credentials creds = BenchCreds();
   SigningOptions options = BenchOptions("s3", true);

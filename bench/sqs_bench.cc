@@ -1,11 +1,10 @@
 // SQS wire-layer costs: attribute digests, ReceiveMessage parsing (with
 // verification, as SqsClient does it), and SendMessageBatch body building.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "sqs/json_codec.h"
 #include "sqs/md5.h"
@@ -34,7 +33,8 @@ std::string ReceiveResponse10() {
   for (int i = 0; i < 10; ++i) {
     const std::string body = Body1K(i);
     // Reuse the request writer to escape the body and encode the attributes.
-    std::string encoded = sqs::BuildSendMessageRequest("", SendEntry{.id = "", .body = body, .message_attributes = attrs});
+    std::string encoded =
+        sqs::BuildSendMessageRequest("", SendEntry{.id = "", .body = body, .message_attributes = attrs});
     // {"QueueUrl":"","MessageBody":...,"MessageAttributes":{...}} -> reuse the pieces.
     const size_t body_at = encoded.find("\"MessageBody\":") + 14;
     const size_t attrs_at = encoded.find(",\"MessageAttributes\":");
@@ -89,7 +89,8 @@ BENCHMARK(BM_ParseAndVerifyReceiveMessage10x1KiB);
 void BM_BuildSendMessageBatch10x1KiB(benchmark::State& state) {
   std::vector<SendEntry> entries;
   for (int i = 0; i < 10; ++i) {
-    entries.push_back(SendEntry{.id = fmt::format("m{}", i), .body = Body1K(i), .message_attributes = ThreeAttributes()});
+    entries.push_back(
+        SendEntry{.id = fmt::format("m{}", i), .body = Body1K(i), .message_attributes = ThreeAttributes()});
   }
   for (auto _ : state) benchmark::DoNotOptimize(sqs::BuildSendMessageBatchRequest("https://sqs/1/q", entries));
 }

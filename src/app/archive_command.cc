@@ -132,9 +132,8 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     return 2;
   }
   if (!dest->prefix.empty()) options.drain.prefix = dest->prefix;
-  std::string tmpl = options.key_template.empty()
-                         ? std::string(options.hive ? kHiveKeyTemplate : kDefaultKeyTemplate)
-                         : options.key_template;
+  std::string tmpl = options.key_template.empty() ? std::string(options.hive ? kHiveKeyTemplate : kDefaultKeyTemplate)
+                                                  : options.key_template;
   auto parsed = KeyTemplate::Parse(tmpl);
   if (!parsed.ok()) {
     std::fprintf(stderr, "error: --key-template: %s\n", parsed.status().message().c_str());
@@ -145,8 +144,8 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     return 2;
   }
-  std::string uri_prefix = dest->scheme == "s3" ? fmt::format("s3://{}/", dest->bucket)
-                                                : fmt::format("file://{}/", dest->root);
+  std::string uri_prefix =
+      dest->scheme == "s3" ? fmt::format("s3://{}/", dest->bucket) : fmt::format("file://{}/", dest->root);
 
   // Resolve the queues.
   std::vector<std::string> names = options.queues;
@@ -195,8 +194,8 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     return EarlyFailure(options, 1, check.status().WithContext(fmt::format("destination {}", options.destination)));
   }
   if (!check->confirmed) {
-    Log().Log(LogLevel::kWarn, "archive.destination_unchecked", {{"destination", options.destination},
-                                                                 {"note", check->note}});
+    Log().Log(LogLevel::kWarn, "archive.destination_unchecked",
+              {{"destination", options.destination}, {"note", check->note}});
   }
 
   bool tty = isatty(STDERR_FILENO) != 0;
@@ -262,8 +261,8 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     }
   }
   if (results.size() < queues.size()) {
-    raise(stop ? 130 : 1, fmt::format("{} of {} queues were not processed", queues.size() - results.size(),
-                                      queues.size()));
+    raise(stop ? 130 : 1,
+          fmt::format("{} of {} queues were not processed", queues.size() - results.size(), queues.size()));
   }
   if (options.output == "json") {
     std::string out = fmt::format("{{\"ok\":{},\"exit_code\":{},\"destination\":", code == 0, code);
@@ -285,23 +284,22 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     const DrainStats& s = r.stats;
     double secs = r.elapsed.count() / 1000.0;
     if (options.drain.dry_run) {
-      std::printf("%s: dry run%s: %lu messages would be archived, %lu not selected (received %lu times; receive "
-                  "counts went up)\n",
-                  r.queue.name.c_str(), r.status.ok() ? "" : " FAILED", static_cast<unsigned long>(s.selected),
-                  static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.received));
+      std::printf(
+          "%s: dry run%s: %lu messages would be archived, %lu not selected (received %lu times; receive "
+          "counts went up)\n",
+          r.queue.name.c_str(), r.status.ok() ? "" : " FAILED", static_cast<unsigned long>(s.selected),
+          static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.received));
       continue;
     }
-    const char* state = !r.status.ok() ? "FAILED: "
-                        : r.stopped    ? "STOPPED: "
-                        : r.incomplete ? "INCOMPLETE: "
-                                       : "";
-    std::printf("%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs "
-                "(%.0f msg/s)%s\n",
-                r.queue.name.c_str(), state, static_cast<unsigned long>(s.archived),
-                static_cast<unsigned long>(s.deleted), static_cast<unsigned long>(s.released),
-                static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.skipped),
-                static_cast<unsigned long>(s.objects), HumanBytes(s.bytes_uploaded).c_str(), secs,
-                secs > 0 ? s.archived / secs : 0.0, options.drain.keep ? " [--keep: nothing deleted]" : "");
+    const char* state = !r.status.ok() ? "FAILED: " : r.stopped ? "STOPPED: " : r.incomplete ? "INCOMPLETE: " : "";
+    std::printf(
+        "%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs "
+        "(%.0f msg/s)%s\n",
+        r.queue.name.c_str(), state, static_cast<unsigned long>(s.archived), static_cast<unsigned long>(s.deleted),
+        static_cast<unsigned long>(s.released), static_cast<unsigned long>(s.duplicates),
+        static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.objects),
+        HumanBytes(s.bytes_uploaded).c_str(), secs, secs > 0 ? s.archived / secs : 0.0,
+        options.drain.keep ? " [--keep: nothing deleted]" : "");
     size_t shown = 0;
     for (const auto& k : r.keys) {
       if (++shown > 10) {

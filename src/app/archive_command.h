@@ -13,12 +13,12 @@ namespace dlq {
 struct ArchiveCommandOptions {
   std::vector<std::string> queues;  // names or URLs
   std::string queue_prefix;
-  std::string destination;          // s3://BUCKET/PREFIX or file:///DIR
-  std::string key_template;         // empty: default (or Hive with hive)
+  std::string destination;   // s3://BUCKET/PREFIX or file:///DIR
+  std::string key_template;  // empty: default (or Hive with hive)
   bool hive = false;
   DrainOptions drain;
-  std::string output = "text";      // text | json
-  std::string progress = "auto";    // auto | always | never
+  std::string output = "text";    // text | json
+  std::string progress = "auto";  // auto | always | never
 };
 
 // Runs the command; `stop` is polled so a signal can stop it gracefully.

@@ -11,7 +11,9 @@
 namespace dlq {
 namespace {
 
-std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : (v > 0 ? "\"inf\"" : "\"-inf\""); }
+std::string Num(double v) {
+  return std::isfinite(v) ? fmt::format("{:.0f}", v) : (v > 0 ? "\"inf\"" : "\"-inf\"");
+}
 
 void AppendAlarmJson(std::string& out, const AlarmSpec& a) {
   out += "{\"name\":";
@@ -151,8 +153,9 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
       if (g.allow_empty) {
         text += "  (no queue matches the selectors; allowed by allow_empty: true)\n";
       } else {
-        std::string e = "no queue matches the group's selectors (queues, prefixes, regex, discover); set "
-                        "allow_empty: true if that is expected";
+        std::string e =
+            "no queue matches the group's selectors (queues, prefixes, regex, discover); set "
+            "allow_empty: true if that is expected";
         text += fmt::format("  ERROR: {}\n", e);
         if (!group_error.empty()) group_error += "; ";
         group_error += e;
@@ -242,12 +245,12 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
       } else {
         Indent(text, report->ToString(), "    ");
       }
-      js += fmt::format(",\"safe\":{},\"margin_s\":{},\"required_margin_s\":{},\"worst_case_arrival_to_archive_s\":{},"
-                        "\"earliest_expiry_after_arrival_s\":{},\"detection_delay_s\":{},\"drain_time_s\":{},"
-                        "\"clock_origin\":",
-                        safe, Num(report->margin_s), Num(report->required_margin_s),
-                        Num(report->worst_case_arrival_to_archive_s), Num(report->earliest_expiry_after_arrival_s),
-                        Num(report->detection_delay_s), Num(report->drain_time_s));
+      js += fmt::format(
+          ",\"safe\":{},\"margin_s\":{},\"required_margin_s\":{},\"worst_case_arrival_to_archive_s\":{},"
+          "\"earliest_expiry_after_arrival_s\":{},\"detection_delay_s\":{},\"drain_time_s\":{},"
+          "\"clock_origin\":",
+          safe, Num(report->margin_s), Num(report->required_margin_s), Num(report->worst_case_arrival_to_archive_s),
+          Num(report->earliest_expiry_after_arrival_s), Num(report->detection_delay_s), Num(report->drain_time_s));
       AppendJsonString(js, report->clock_origin);
       js += fmt::format(",\"latest_archive_s\":{},\"expires_s\":{},\"reasons\":[", Num(report->latest_archive_s),
                         Num(report->expires_s));

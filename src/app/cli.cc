@@ -1,6 +1,7 @@
 #include "app/cli.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include <charconv>
 #include <cmath>
 #include <csignal>
-#include <unistd.h>
 #include <cstdio>
 #include <optional>
 
@@ -301,12 +301,15 @@ int RunCli(int argc, char** argv) {
   app.add_option("--profile", g.profile, "profile in ~/.aws/config and ~/.aws/credentials (else AWS_PROFILE)");
   app.add_option("--endpoint-url", g.endpoint_url,
                  "endpoint for every service (else AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL)");
-  auto* log_level_opt = app.add_option("--log-level", g.log_level, "debug, info, warn, error, off (wins over a config file's log.level)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
-  auto* log_format_opt = app.add_option("--log-format", g.log_format, "text or json (structured lines on stderr; wins over a config file's log.format)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"text", "json"}));
+  auto* log_level_opt =
+      app.add_option("--log-level", g.log_level, "debug, info, warn, error, off (wins over a config file's log.level)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
+  auto* log_format_opt =
+      app.add_option("--log-format", g.log_format,
+                     "text or json (structured lines on stderr; wins over a config file's log.format)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--connect-timeout", g.connect_timeout_s, "seconds (> 0)")
       ->capture_default_str()
       ->check(SecondsValidator());

@@ -14,7 +14,9 @@ namespace {
 
 std::atomic<bool> g_reload{false};
 
-extern "C" void OnHangup(int) { g_reload = true; }
+extern "C" void OnHangup(int) {
+  g_reload = true;
+}
 
 // The process environment with AWS_ENDPOINT_URL_SQS set to a group's endpoint.
 class SqsEndpointEnvironment final : public Environment {
@@ -109,7 +111,8 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   dopts.host = LocalHostName();
   dopts.apply_webhooks = [&webhooks](const std::vector<WebhookConfig>& w) { return webhooks.Apply(w); };
   Log().Log(LogLevel::kInfo, "starting",
-            {{"config", options.config_path}, {"groups", static_cast<int64_t>(config->groups.size())},
+            {{"config", options.config_path},
+             {"groups", static_cast<int64_t>(config->groups.size())},
              {"version", DLQ_VERSION}});
   Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics), webhooks, DefaultClock(), registry,
                 metrics, dopts);

@@ -189,7 +189,6 @@ std::string LocalHostName() {
   return buf;
 }
 
-
 Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services) {
   if (dest.scheme == "file") {
     // Nothing is created or checked here: CheckWritable() says what is wrong.

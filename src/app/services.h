@@ -100,7 +100,6 @@ SettingsDiagnosis DiagnoseSettings(const ClientOptions& options, const Environme
 // This machine's host name, recorded in archive records ("unknown" if unset).
 std::string LocalHostName();
 
-
 // Opens the store for a destination (S3 through `services`, or a local
 // directory). Touches nothing: call CheckWritable() before receiving.
 Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services);

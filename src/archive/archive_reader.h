@@ -21,8 +21,8 @@ namespace dlq {
 
 // Time bounds are half-open: [from, to).
 struct RecordFilter {
-  std::string queue;  // empty: every queue
-  std::optional<SystemTime> sent_from, sent_to;          // records without sent_at never match a sent bound
+  std::string queue;                             // empty: every queue
+  std::optional<SystemTime> sent_from, sent_to;  // records without sent_at never match a sent bound
   std::optional<SystemTime> archived_from, archived_to;
   std::string body_contains;  // plain substring, empty: no filter
   std::string body_regex;     // ECMAScript regex (std::regex_search), empty: no filter

@@ -47,7 +47,8 @@ bool BatchBuilder::ShouldSeal() const {
 }
 
 Result<SealedBatch> BatchBuilder::Finish() {
-  if (message_ids_.empty()) return FailedPrecondition(fmt::format("batch for queue {}: nothing to seal", context_.queue));
+  if (message_ids_.empty())
+    return FailedPrecondition(fmt::format("batch for queue {}: nothing to seal", context_.queue));
   Result<std::string> gz = GzipCompress(buffer_, limits_.gzip_level);
   if (!gz.ok()) return gz.status().WithContext(fmt::format("seal batch for queue {}", context_.queue));
   SealedBatch b;
@@ -55,8 +56,8 @@ Result<SealedBatch> BatchBuilder::Finish() {
   b.started_at = started_at_;
   b.sealed_at = clock_.Now();
   b.uncompressed_bytes = buffer_.size();
-  b.key = key_template_.Render(
-      {prefix_, context_.queue, context_.region, context_.account_id, started_at_, NewBatchId()});
+  b.key =
+      key_template_.Render({prefix_, context_.queue, context_.region, context_.account_id, started_at_, NewBatchId()});
   b.message_ids = std::move(message_ids_);
   message_ids_.clear();
   buffer_.clear();

@@ -73,7 +73,8 @@ Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
     ++member;
     if (gz.size() - in_pos < 2 || static_cast<unsigned char>(gz[in_pos]) != 0x1f ||
         static_cast<unsigned char>(gz[in_pos + 1]) != 0x8b) {
-      return DataLoss(fmt::format("gzip: member {} at offset {}: not a gzip header (trailing garbage)", member, in_pos));
+      return DataLoss(
+          fmt::format("gzip: member {} at offset {}: not a gzip header (trailing garbage)", member, in_pos));
     }
     if (member > 1 && inflateReset(&s.zs) != Z_OK) return Internal("gzip: inflateReset failed");
     int rc = Z_OK;

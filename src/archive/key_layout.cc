@@ -44,10 +44,18 @@ std::string CollapseSlashes(std::string_view s) {
 
 Result<KeyTemplate> KeyTemplate::Parse(std::string_view text) {
   static const std::pair<std::string_view, Part> kPlaceholders[] = {
-      {"prefix", Part::kPrefix},     {"queue", Part::kQueue},   {"region", Part::kRegion},
-      {"account_id", Part::kAccountId}, {"yyyymmdd", Part::kYyyymmdd}, {"yyyy", Part::kYyyy},
-      {"mm", Part::kMm},             {"dd", Part::kDd},         {"hh", Part::kHh},
-      {"hhmmss", Part::kHhmmss},     {"yyyy-mm-dd", Part::kIsoDate}, {"batch_id", Part::kBatchId},
+      {"prefix", Part::kPrefix},
+      {"queue", Part::kQueue},
+      {"region", Part::kRegion},
+      {"account_id", Part::kAccountId},
+      {"yyyymmdd", Part::kYyyymmdd},
+      {"yyyy", Part::kYyyy},
+      {"mm", Part::kMm},
+      {"dd", Part::kDd},
+      {"hh", Part::kHh},
+      {"hhmmss", Part::kHhmmss},
+      {"yyyy-mm-dd", Part::kIsoDate},
+      {"batch_id", Part::kBatchId},
   };
   KeyTemplate t;
   t.text_ = std::string(text);
@@ -134,10 +142,16 @@ std::string KeyTemplate::RenderUpTo(const KeyFields& f, bool stop_at_variable) c
   return CollapseSlashes(out);
 }
 
-std::string KeyTemplate::Render(const KeyFields& fields) const { return RenderUpTo(fields, false); }
+std::string KeyTemplate::Render(const KeyFields& fields) const {
+  return RenderUpTo(fields, false);
+}
 
-std::string KeyTemplate::QueuePrefix(const KeyFields& fields) const { return RenderUpTo(fields, true); }
+std::string KeyTemplate::QueuePrefix(const KeyFields& fields) const {
+  return RenderUpTo(fields, true);
+}
 
-std::string NewBatchId() { return RandomHex(8); }
+std::string NewBatchId() {
+  return RandomHex(8);
+}
 
 }  // namespace dlq

@@ -11,7 +11,8 @@
 
 namespace dlq {
 
-inline constexpr std::string_view kDefaultKeyTemplate = "{prefix}/{queue}/{yyyymmdd}/{queue}-{hhmmss}-{batch_id}.json.gz";
+inline constexpr std::string_view kDefaultKeyTemplate =
+    "{prefix}/{queue}/{yyyymmdd}/{queue}-{hhmmss}-{batch_id}.json.gz";
 inline constexpr std::string_view kHiveKeyTemplate =
     "{prefix}/queue={queue}/dt={yyyy-mm-dd}/{queue}-{hhmmss}-{batch_id}.json.gz";
 inline constexpr std::string_view kDefaultKeyPrefix = "dlq-archive";
@@ -44,8 +45,21 @@ class KeyTemplate {
   const std::string& text() const { return text_; }
 
  private:
-  enum class Part { kLiteral, kPrefix, kQueue, kRegion, kAccountId, kYyyymmdd, kYyyy, kMm, kDd, kHh, kHhmmss,
-                    kIsoDate, kBatchId };
+  enum class Part {
+    kLiteral,
+    kPrefix,
+    kQueue,
+    kRegion,
+    kAccountId,
+    kYyyymmdd,
+    kYyyy,
+    kMm,
+    kDd,
+    kHh,
+    kHhmmss,
+    kIsoDate,
+    kBatchId
+  };
   struct Segment {
     Part part;
     std::string literal;

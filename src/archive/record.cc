@@ -120,9 +120,9 @@ bool AppendEscaped(std::string& out, std::string_view s) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
       // Signed compare: bytes < 0x20 and bytes >= 0x80 (negative) both match.
-      __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-                                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+      __m128i special =
+          _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
       unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
       if (mask == 0) {
         p += 16;
@@ -135,7 +135,7 @@ bool AppendEscaped(std::string& out, std::string_view s) {
       c = static_cast<unsigned char>(*p);
     } else
 #endif
-    if (end - p >= 8) {
+        if (end - p >= 8) {
       uint64_t v;
       std::memcpy(&v, p, 8);
       std::memcpy(dst, p, 8);

@@ -12,8 +12,8 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "sqs/types.h"
 #include "sqs/limits.h"
+#include "sqs/types.h"
 
 namespace dlq {
 
@@ -21,7 +21,7 @@ inline constexpr int kArchiveSchemaVersion = 1;
 
 // What the archiver knows about the queue it drains; constant for a batch.
 struct ArchiveContext {
-  std::string queue;       // DLQ name, e.g. "orders-dlq"
+  std::string queue;  // DLQ name, e.g. "orders-dlq"
   std::string queue_url;
   std::string region;
   std::string account_id;
@@ -53,8 +53,8 @@ struct ArchiveRecord {
   std::optional<SystemTime> sent_at;     // from SentTimestamp; nullopt when SQS did not return it
   SystemTime expires_at;
   SystemTime archived_at;
-  int64_t receive_count = 0;     // ApproximateReceiveCount, 0 when unknown
-  std::string source_queue_arn;  // DeadLetterQueueSourceArn, empty when unknown
+  int64_t receive_count = 0;             // ApproximateReceiveCount, 0 when unknown
+  std::string source_queue_arn;          // DeadLetterQueueSourceArn, empty when unknown
   bool extended_client_pointer = false;  // body is an SQS Extended Client S3 pointer
   ArchiverInfo archiver;
 

@@ -18,9 +18,8 @@ using sqs::kMaxVisibilityWindow;
 constexpr size_t kSqsBatch = 10;
 // Local retries of receives and deletes (after AwsClient's own retries):
 // full jitter, cap 100 ms doubling to 5 s.
-const RetryOptions kLocalRetry{.max_attempts = 6,
-                               .base_delay = std::chrono::milliseconds(100),
-                               .max_delay = std::chrono::milliseconds(5000)};
+const RetryOptions kLocalRetry{
+    .max_attempts = 6, .base_delay = std::chrono::milliseconds(100), .max_delay = std::chrono::milliseconds(5000)};
 // Pause between depth checks while waiting for messages in flight that this
 // drainer does not hold, when receives do not wait on their own.
 constexpr std::chrono::milliseconds kInFlightPoll{500};
@@ -99,7 +98,8 @@ Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url,
     if (StartsWith(name_or_url, "arn:")) {
       auto parts = Split(name_or_url, ':');  // arn:PARTITION:sqs:REGION:ACCOUNT:NAME
       if (parts.size() != 6 || parts[2] != "sqs" || parts[5].empty()) {
-        return InvalidArgument(fmt::format("'{}' is not an SQS queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", name_or_url));
+        return InvalidArgument(
+            fmt::format("'{}' is not an SQS queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", name_or_url));
       }
       if (parts[3] != default_region) {
         return InvalidArgument(fmt::format("queue {} is in region {}, but the region in use is {}: pass --region {}",
@@ -150,8 +150,8 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
       queue_(std::move(queue)),
       options_(std::move(options)),
       context_(std::move(context)),
-      builder_(std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch,
-                                              clock_)) {
+      builder_(
+          std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_)) {
   examined_.seq = UINT64_MAX;
   set_aside_.seq = UINT64_MAX - 1;
 }
@@ -246,10 +246,11 @@ size_t QueueDrainer::HeldLocked() const {
 }
 
 std::optional<QueueDrainer::Counts> QueueDrainer::ReadCounts() {
-  auto attrs = sqs_.GetQueueAttributes(queue_.url,
-                                       {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+  auto attrs =
+      sqs_.GetQueueAttributes(queue_.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
   if (!attrs.ok()) {
-    Log().Log(LogLevel::kWarn, "archive.depth_check_failed", {{"queue", queue_.name}, {"error", attrs.status().ToString()}});
+    Log().Log(LogLevel::kWarn, "archive.depth_check_failed",
+              {{"queue", queue_.name}, {"error", attrs.status().ToString()}});
     return std::nullopt;
   }
   auto read = [&](const char* name) -> std::optional<int64_t> {
@@ -312,7 +313,8 @@ void QueueDrainer::HoldExamined(std::vector<Held> held) {
   }
   if (!release_now.empty()) {
     Log().Log(LogLevel::kWarn, "archive.examined_released_early",
-              {{"queue", queue_.name}, {"messages", static_cast<int64_t>(release_now.size())},
+              {{"queue", queue_.name},
+               {"messages", static_cast<int64_t>(release_now.size())},
                {"note", "more messages examined than can be held; the pass may not reach every message"}});
     ReleaseHeld(release_now, /*count_released=*/false);
   }
@@ -403,7 +405,8 @@ void QueueDrainer::ReceiverLoop() {
           before >= options_.max_messages ? 0 : std::min<uint64_t>(take.size(), options_.max_messages - before);
       if (allowed < take.size()) {
         std::vector<Held> over;
-        for (size_t i = allowed; i < take.size(); ++i) over.push_back({take[i].message_id, take[i].receipt_handle, {}, {}});
+        for (size_t i = allowed; i < take.size(); ++i)
+          over.push_back({take[i].message_id, take[i].receipt_handle, {}, {}});
         take.resize(allowed);
         ReleaseHeld(over, /*count_released=*/false);
         stop_ = true;
@@ -580,9 +583,10 @@ Status QueueDrainer::UploadBatch(Batch& batch) {
     // A batch id collision is astronomically unlikely; never overwrite.
     return st.WithContext(fmt::format("upload {} refused to overwrite", where));
   }
-  std::string code = st.aws() && !st.aws()->error_code.empty() ? st.aws()->error_code : std::string(ErrorCodeName(st.code()));
-  Status out(st.code(), fmt::format("s3:PutObject failed with {} on {}: {} ({})", code, where, UploadHint(st),
-                                    st.message()));
+  std::string code =
+      st.aws() && !st.aws()->error_code.empty() ? st.aws()->error_code : std::string(ErrorCodeName(st.code()));
+  Status out(st.code(),
+             fmt::format("s3:PutObject failed with {} on {}: {} ({})", code, where, UploadHint(st), st.message()));
   return st.aws() ? out.WithAws(*st.aws()) : out;
 }
 
@@ -639,7 +643,8 @@ void QueueDrainer::DeleteBatch(Batch& batch) {
         counters_.delete_failures += pending.size();
         for (const DeleteEntry& d : pending) {
           Log().Log(LogLevel::kWarn, "archive.delete_failed",
-                    {{"queue", queue_.name}, {"message_id", message_id(d.id)},
+                    {{"queue", queue_.name},
+                     {"message_id", message_id(d.id)},
                      {"note", "archived; stays in the DLQ and will be archived again"}});
         }
       }
@@ -661,7 +666,8 @@ void QueueDrainer::ReleaseHeld(const std::vector<Held>& held, bool count_release
     if (!r.ok()) {
       // They become visible when their visibility timeout runs out anyway.
       Log().Log(LogLevel::kWarn, "archive.release_failed",
-                {{"queue", queue_.name}, {"messages", static_cast<int64_t>(entries.size())},
+                {{"queue", queue_.name},
+                 {"messages", static_cast<int64_t>(entries.size())},
                  {"error", r.status().ToString()}});
     }
     if (count_released) counters_.released += entries.size();
@@ -696,7 +702,8 @@ void QueueDrainer::UploaderLoop() {
           keys_.push_back(batch.sealed->key);
         }
         Log().Log(LogLevel::kInfo, "archive.object",
-                  {{"queue", queue_.name}, {"key", batch.sealed->key},
+                  {{"queue", queue_.name},
+                   {"key", batch.sealed->key},
                    {"messages", static_cast<int64_t>(batch.held.size())},
                    {"bytes", static_cast<int64_t>(batch.sealed->gz.size())}});
         batch.sealed->gz.clear();
@@ -790,8 +797,8 @@ void QueueDrainer::HeartbeatLoop() {
       std::vector<Held> orphans;
       for (const auto& [i, until] : extended) {
         // The batch may have moved on meanwhile: match by receipt handle.
-        if (Batch* b = FindBatchLocked(due[i].seq);
-            b != nullptr && due[i].index < b->held.size() && b->held[due[i].index].receipt_handle == due[i].receipt_handle) {
+        if (Batch* b = FindBatchLocked(due[i].seq); b != nullptr && due[i].index < b->held.size() &&
+                                                    b->held[due[i].index].receipt_handle == due[i].receipt_handle) {
           b->held[due[i].index].visible_until = until;
         } else {
           // Released (or deleted) while this extension was on the wire: the
@@ -827,10 +834,13 @@ DrainResult QueueDrainer::Run() {
   result.queue = queue_;
   auto start = clock_.SteadyNow();
   Log().Log(LogLevel::kInfo, "archive.start",
-            {{"queue", queue_.name}, {"queue_url", queue_.url}, {"destination", store_.Describe()},
-             {"dry_run", options_.dry_run}, {"keep", options_.keep}});
-  const bool whole_queue =
-      options_.selection.kind == SelectionKind::kAll && !options_.keep && !options_.dry_run && options_.max_messages == 0;
+            {{"queue", queue_.name},
+             {"queue_url", queue_.url},
+             {"destination", store_.Describe()},
+             {"dry_run", options_.dry_run},
+             {"keep", options_.keep}});
+  const bool whole_queue = options_.selection.kind == SelectionKind::kAll && !options_.keep && !options_.dry_run &&
+                           options_.max_messages == 0;
   if (auto c = ReadCounts()) initial_total_ = c->visible + c->in_flight;
 
   std::thread heartbeat([this] { HeartbeatLoop(); });
@@ -851,8 +861,8 @@ DrainResult QueueDrainer::Run() {
       std::lock_guard lock(mu_);
       rest = std::move(building_.held);
       building_ = Batch{};
-      builder_ = std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch,
-                                                clock_);
+      builder_ =
+          std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_);
     }
     ReleaseHeld(rest);
   } else {
@@ -924,26 +934,30 @@ DrainResult QueueDrainer::Run() {
     } else {
       result.incomplete = true;
       if (!result.corrupt_ids.empty() && result.incomplete_reason.empty()) {
-        result.incomplete_reason = fmt::format(
-            "{} message(s) failed their MD5 check on every receive and were left in the DLQ: {}",
-            result.corrupt_ids.size(), fmt::join(result.corrupt_ids, ", "));
+        result.incomplete_reason =
+            fmt::format("{} message(s) failed their MD5 check on every receive and were left in the DLQ: {}",
+                        result.corrupt_ids.size(), fmt::join(result.corrupt_ids, ", "));
       }
       if (result.incomplete_reason.empty()) {
-        result.incomplete_reason = fmt::format("{} message(s) were released unarchived; run again",
-                                               result.stats.released);
+        result.incomplete_reason =
+            fmt::format("{} message(s) were released unarchived; run again", result.stats.released);
       }
     }
   }
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.SteadyNow() - start);
-  const char* outcome = !result.status.ok() ? "failed" : result.stopped ? "stopped" : result.incomplete ? "incomplete"
-                                                                                    : "done";
+  const char* outcome = !result.status.ok() ? "failed"
+                        : result.stopped    ? "stopped"
+                        : result.incomplete ? "incomplete"
+                                            : "done";
   Log().Log(result.status.ok() ? LogLevel::kInfo : LogLevel::kWarn, "archive.done",
-            {{"queue", queue_.name}, {"result", std::string(outcome)},
+            {{"queue", queue_.name},
+             {"result", std::string(outcome)},
              {"archived", static_cast<int64_t>(result.stats.archived)},
              {"deleted", static_cast<int64_t>(result.stats.deleted)},
              {"released", static_cast<int64_t>(result.stats.released)},
              {"duplicates", static_cast<int64_t>(result.stats.duplicates)},
-             {"objects", static_cast<int64_t>(result.stats.objects)}, {"drained", result.drained}});
+             {"objects", static_cast<int64_t>(result.stats.objects)},
+             {"drained", result.drained}});
   return result;
 }
 

@@ -51,8 +51,8 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "s3/object_store.h"
-#include "sqs/sqs_client.h"
 #include "sqs/limits.h"
+#include "sqs/sqs_client.h"
 
 namespace dlq {
 
@@ -72,20 +72,20 @@ struct DrainOptions {
   PutOptions put = DefaultPutOptions();
   // Visibility timeout for received messages; the heartbeat extends it.
   std::chrono::seconds visibility_timeout{120};
-  bool keep = false;     // archive without deleting
-  bool dry_run = false;  // receive, select and count; upload and delete nothing
-  int receivers = 4;     // concurrent ReceiveMessage loops
-  int deleters = 4;      // concurrent DeleteMessageBatch calls
-  int max_batches_in_flight = 2;  // sealed batches waiting for or in upload
-  int wait_time_seconds = 2;      // long poll per receive
-  int empty_receives_to_drain = 3;  // consecutive receives without progress before checking depth
+  bool keep = false;                        // archive without deleting
+  bool dry_run = false;                     // receive, select and count; upload and delete nothing
+  int receivers = 4;                        // concurrent ReceiveMessage loops
+  int deleters = 4;                         // concurrent DeleteMessageBatch calls
+  int max_batches_in_flight = 2;            // sealed batches waiting for or in upload
+  int wait_time_seconds = 2;                // long poll per receive
+  int empty_receives_to_drain = 3;          // consecutive receives without progress before checking depth
   int depth_checks_before_incomplete = 20;  // depth checks that still see messages before giving up
   int corrupt_receipts_to_give_up = 3;      // MD5 failures of one message before it is set aside
   // Messages examined but not taken, held invisible (with heartbeat) so the
   // pass reaches the rest; beyond this they are released early and the pass
   // may end incomplete.
   size_t max_examined_held = 20000;
-  int delete_attempts = 4;          // per failed DeleteMessageBatch entry
+  int delete_attempts = 4;  // per failed DeleteMessageBatch entry
   std::chrono::milliseconds heartbeat_interval{500};
 
   static BatchLimits DefaultBatchLimits();
@@ -108,19 +108,19 @@ struct QueueInfo {
 Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url, const std::string& default_region);
 
 struct DrainStats {
-  uint64_t received = 0;     // ReceiveMessage deliveries (a message may be delivered twice)
+  uint64_t received = 0;  // ReceiveMessage deliveries (a message may be delivered twice)
   uint64_t selected = 0;
-  uint64_t skipped = 0;      // not selected, released at once
-  uint64_t archived = 0;     // in confirmed objects
+  uint64_t skipped = 0;   // not selected, released at once
+  uint64_t archived = 0;  // in confirmed objects
   uint64_t deleted = 0;
-  uint64_t duplicates = 0;   // receipt handle expired before delete: will be archived again
+  uint64_t duplicates = 0;       // receipt handle expired before delete: will be archived again
   uint64_t delete_failures = 0;  // still in the DLQ after every delete attempt (archived, not lost)
-  uint64_t released = 0;     // returned to the queue unarchived (upload failure, stop)
+  uint64_t released = 0;         // returned to the queue unarchived (upload failure, stop)
   uint64_t objects = 0;
   uint64_t bytes_uploaded = 0;
   uint64_t visibility_extensions = 0;
   uint64_t receive_calls = 0;
-  uint64_t corrupt = 0;      // receipts that failed the MD5 check (released, never archived)
+  uint64_t corrupt = 0;                // receipts that failed the MD5 check (released, never archived)
   int64_t approximate_remaining = -1;  // last ApproximateNumberOfMessages seen, -1 unknown
   int64_t approximate_in_flight = -1;  // last ApproximateNumberOfMessagesNotVisible seen, -1 unknown
   int64_t initial_depth = -1;          // visible + in flight when the run started, -1 unknown
@@ -135,13 +135,13 @@ struct DrainResult {
   // visible and 0 in flight at the end. For a selection pass: every message
   // present at its start was examined.
   bool drained = false;
-  bool stopped = false;           // RequestStop() ended it
+  bool stopped = false;  // RequestStop() ended it
   // Neither drained nor stopped nor failed: something selected may be left.
   // `incomplete_reason` says what and what to do.
   bool incomplete = false;
   std::string incomplete_reason;
   std::vector<std::string> corrupt_ids;  // failed the MD5 check on every receive; left in the DLQ
-  Status status;                  // first error, OK when none
+  Status status;                         // first error, OK when none
   std::chrono::milliseconds elapsed{0};
 };
 
@@ -167,7 +167,7 @@ class QueueDrainer {
   struct Held {
     std::string message_id;
     std::string receipt_handle;
-    std::chrono::steady_clock::time_point received_at;   // first receipt by us
+    std::chrono::steady_clock::time_point received_at;  // first receipt by us
     std::chrono::steady_clock::time_point visible_until;
   };
   struct Batch {
@@ -225,36 +225,36 @@ class QueueDrainer {
   ArchiveContext context_;
 
   Counters counters_;
-  std::atomic<bool> stop_{false};       // stop receiving (requested, drained, limit or error)
+  std::atomic<bool> stop_{false};  // stop receiving (requested, drained, limit or error)
   std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> abort_receives_{false};  // a stop or an error: abandon receives in flight
+  std::atomic<bool> abort_receives_{false};    // a stop or an error: abandon receives in flight
   std::atomic<bool> queue_seen_empty_{false};  // receivers ended on an empty queue
   std::atomic<int> no_progress_receives_{0};
   std::atomic<int64_t> in_hand_{0};  // received, not yet in a batch, held or released
   std::atomic<bool> examined_released_early_{false};
   std::atomic<int64_t> initial_total_{-1};  // visible + in flight at the start, -1 unknown
-  std::atomic<uint64_t> budget_used_{0};  // selected messages counted against max_messages
+  std::atomic<uint64_t> budget_used_{0};    // selected messages counted against max_messages
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;          // signals upload queue changes and shutdown
-  std::unique_ptr<BatchBuilder> builder_;  // guarded by mu_
-  Batch building_;                      // guarded by mu_
-  uint64_t next_seq_ = 1;               // guarded by mu_
-  std::deque<Batch> upload_queue_;      // guarded by mu_: sealed, waiting for an uploader
-  std::vector<Batch*> uploading_;       // guarded by mu_: batches in upload or delete (owned by uploaders)
-  int sealing_ = 0;                     // guarded by mu_: batches being compressed outside the lock
-  int deleting_ = 0;                    // guarded by mu_: batches in uploading_ that only delete
-  std::vector<Batch*> sealing_batches_;  // guarded by mu_
-  bool heartbeat_stop_ = false;         // guarded by mu_
-  bool receivers_done_ = false;         // guarded by mu_
+  std::condition_variable cv_;                    // signals upload queue changes and shutdown
+  std::unique_ptr<BatchBuilder> builder_;         // guarded by mu_
+  Batch building_;                                // guarded by mu_
+  uint64_t next_seq_ = 1;                         // guarded by mu_
+  std::deque<Batch> upload_queue_;                // guarded by mu_: sealed, waiting for an uploader
+  std::vector<Batch*> uploading_;                 // guarded by mu_: batches in upload or delete (owned by uploaders)
+  int sealing_ = 0;                               // guarded by mu_: batches being compressed outside the lock
+  int deleting_ = 0;                              // guarded by mu_: batches in uploading_ that only delete
+  std::vector<Batch*> sealing_batches_;           // guarded by mu_
+  bool heartbeat_stop_ = false;                   // guarded by mu_
+  bool receivers_done_ = false;                   // guarded by mu_
   std::unordered_set<std::string> seen_skipped_;  // guarded by mu_: ids examined, not taken (skipped, dry run, keep)
-  Batch examined_;                      // guarded by mu_: examined and held to the end of the pass (heartbeat)
-  Batch set_aside_;                     // guarded by mu_: failed the MD5 check every time; released at the end
+  Batch examined_;                             // guarded by mu_: examined and held to the end of the pass (heartbeat)
+  Batch set_aside_;                            // guarded by mu_: failed the MD5 check every time; released at the end
   std::map<std::string, int> corrupt_counts_;  // guarded by mu_: message id -> MD5 failures
   std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_;  // guarded by mu_
-  std::string incomplete_reason_;       // guarded by mu_
-  std::vector<std::string> keys_;       // guarded by mu_
-  Status first_error_;                  // guarded by mu_
+  std::string incomplete_reason_;                                                     // guarded by mu_
+  std::vector<std::string> keys_;                                                     // guarded by mu_
+  Status first_error_;                                                                // guarded by mu_
 };
 
 }  // namespace dlq

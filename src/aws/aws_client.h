@@ -25,8 +25,8 @@
 namespace dlq {
 
 struct RetryOptions {
-  int max_attempts = 6;                        // total attempts, first one included
-  std::chrono::milliseconds base_delay{50};    // backoff cap for attempt n: min(max, base * 2^n)
+  int max_attempts = 6;                      // total attempts, first one included
+  std::chrono::milliseconds base_delay{50};  // backoff cap for attempt n: min(max, base * 2^n)
   std::chrono::milliseconds max_delay{10000};
   Status Validate() const;
 };
@@ -104,7 +104,7 @@ class AwsClient {
   RetryOptions retry_;
   std::atomic<int64_t> skew_seconds_{0};
   std::mutex mu_;
-  std::mt19937_64 rng_;   // guarded by mu_
+  std::mt19937_64 rng_;    // guarded by mu_
   CallObserver observer_;  // guarded by mu_
 };
 

@@ -15,9 +15,9 @@ namespace dlq {
 struct Credentials {
   std::string access_key_id;
   std::string secret_access_key;
-  std::string session_token;          // empty for long-term keys
+  std::string session_token;             // empty for long-term keys
   std::optional<SystemTime> expiration;  // set for temporary credentials
-  std::string source;                  // e.g. "environment", "shared-credentials-file (profile dev)"
+  std::string source;                    // e.g. "environment", "shared-credentials-file (profile dev)"
 
   bool empty() const { return access_key_id.empty() || secret_access_key.empty(); }
   // "AKIA****WXYZ": safe to print.

@@ -32,7 +32,8 @@ std::string Url::ToString() const {
 Result<Url> ParseUrl(std::string_view text) {
   Url url;
   size_t p = text.find("://");
-  if (p == std::string_view::npos) return InvalidArgument("URL '" + std::string(text) + "' has no scheme (expected http:// or https://)");
+  if (p == std::string_view::npos)
+    return InvalidArgument("URL '" + std::string(text) + "' has no scheme (expected http:// or https://)");
   url.scheme = ToLower(text.substr(0, p));
   if (url.scheme != "http" && url.scheme != "https") {
     return InvalidArgument("URL '" + std::string(text) + "' must use http or https");

@@ -19,15 +19,17 @@ constexpr std::string_view kUnsignedPayload = "UNSIGNED-PAYLOAD";
 // Headers that proxies or the transport may add or rewrite; signing them would
 // make a valid request fail verification. Authorization carries the signature.
 constexpr std::array<std::string_view, 10> kUnsignedHeaders = {
-    "authorization", "user-agent", "x-amzn-trace-id", "expect", "connection",
-    "transfer-encoding", "keep-alive", "proxy-authorization", "te", "upgrade"};
+    "authorization",     "user-agent", "x-amzn-trace-id",     "expect", "connection",
+    "transfer-encoding", "keep-alive", "proxy-authorization", "te",     "upgrade"};
 
 // The presigning parameters PresignUrl owns (replaced when presigning again).
 constexpr std::array<std::string_view, 7> kPresignParams = {
-    "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date",     "X-Amz-Expires",
+    "X-Amz-Algorithm",     "X-Amz-Credential",     "X-Amz-Date",     "X-Amz-Expires",
     "X-Amz-SignedHeaders", "X-Amz-Security-Token", "X-Amz-Signature"};
 
-bool IsWhitespace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+bool IsWhitespace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
 
 // The pieces of an absolute URL, as views into it. Never fails: whatever
 // cannot be recognised ends up in `path`.
@@ -194,8 +196,8 @@ SigningStages Finish(std::string canonical_request, std::string signed_headers, 
   stages.credential_scope = CredentialScope(options);
   stages.string_to_sign = std::string(kAlgorithm) + '\n' + FormatAmzDate(options.time) + '\n' +
                           stages.credential_scope + '\n' + Sha256Hex(canonical_request);
-  std::string key = DeriveSigningKey(creds.secret_access_key, FormatAmzDay(options.time), options.region,
-                                     options.service);
+  std::string key =
+      DeriveSigningKey(creds.secret_access_key, FormatAmzDay(options.time), options.region, options.service);
   stages.signature = HexEncode(HmacSha256(key, stages.string_to_sign));
   stages.canonical_request = std::move(canonical_request);
   stages.signed_headers = std::move(signed_headers);
@@ -301,8 +303,8 @@ void SignRequest(HttpRequest& request, const Credentials& creds, const SigningOp
   request.headers.emplace_back("Authorization", std::move(authorization));
 }
 
-SigningStages ComputeQuerySignature(const HttpRequest& request, const Credentials& creds,
-                                    const SigningOptions& options, const SigV4Config& config) {
+SigningStages ComputeQuerySignature(const HttpRequest& request, const Credentials& creds, const SigningOptions& options,
+                                    const SigV4Config& config) {
   return QueryStages(request, request.url, creds, options, config);
 }
 

@@ -29,8 +29,8 @@ struct SigningOptions {
 struct SigningStages {
   std::string canonical_request;
   std::string string_to_sign;
-  std::string signature;       // lower-case hex
-  std::string signed_headers;  // "host;x-amz-date"
+  std::string signature;         // lower-case hex
+  std::string signed_headers;    // "host;x-amz-date"
   std::string credential_scope;  // "20150830/us-east-1/service/aws4_request"
 };
 

@@ -27,8 +27,8 @@ SigningStages ComputeHeaderSignature(const HttpRequest& request, const Credentia
                                      const SigningOptions& options, const SigV4Config& config);
 void SignRequest(HttpRequest& request, const Credentials& creds, const SigningOptions& options,
                  const SigV4Config& config);
-SigningStages ComputeQuerySignature(const HttpRequest& request, const Credentials& creds,
-                                    const SigningOptions& options, const SigV4Config& config);
+SigningStages ComputeQuerySignature(const HttpRequest& request, const Credentials& creds, const SigningOptions& options,
+                                    const SigV4Config& config);
 std::string PresignUrl(const HttpRequest& request, const Credentials& creds, const SigningOptions& options,
                        const SigV4Config& config);
 

@@ -1,19 +1,17 @@
 #include "cloudwatch/cloudwatch_client.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
-#include <set>
-
-#include <fmt/format.h>
-
 #include <pugixml.hpp>
-
-#include "common/xml.h"
+#include <set>
 
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "common/xml.h"
 
 namespace dlq {
 namespace {
@@ -21,8 +19,12 @@ namespace {
 constexpr std::string_view kVersion = "2010-08-01";
 constexpr size_t kMaxDimensions = 30;
 
-std::string_view LocalName(const pugi::xml_node& node) { return XmlLocalName(node); }
-pugi::xml_node Child(const pugi::xml_node& parent, std::string_view name) { return XmlChild(parent, name); }
+std::string_view LocalName(const pugi::xml_node& node) {
+  return XmlLocalName(node);
+}
+pugi::xml_node Child(const pugi::xml_node& parent, std::string_view name) {
+  return XmlChild(parent, name);
+}
 std::string ChildText(const pugi::xml_node& parent, std::string_view name) {
   return XmlChildText(parent, name, /*trim=*/true);
 }
@@ -45,7 +47,9 @@ std::optional<double> ParseDouble(std::string_view s) {
   return v;
 }
 
-std::string FormatDouble(double v) { return fmt::format("{}", v); }
+std::string FormatDouble(double v) {
+  return fmt::format("{}", v);
+}
 
 void AddDimensions(FormParams& params, const std::string& prefix, const std::vector<MetricDimension>& dims) {
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -69,8 +73,8 @@ Status ValidateDatum(const MetricDatum& d, size_t index) {
 
 }  // namespace
 
-MetricDataQuery SqsQueueMetricQuery(std::string id, std::string queue_name, std::string metric_name,
-                                    std::string stat, std::chrono::seconds period) {
+MetricDataQuery SqsQueueMetricQuery(std::string id, std::string queue_name, std::string metric_name, std::string stat,
+                                    std::chrono::seconds period) {
   MetricDataQuery q;
   q.id = std::move(id);
   q.metric_namespace = "AWS/SQS";
@@ -137,7 +141,8 @@ Result<GetMetricDataPage> ParseGetMetricDataResponse(std::string_view xml) {
   constexpr std::string_view kWhat = "GetMetricData response";
   pugi::xml_document doc;
   pugi::xml_parse_result parsed = doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
-  if (!parsed) return Internal(fmt::format("{}: malformed XML at offset {}: {}", kWhat, parsed.offset, parsed.description()));
+  if (!parsed)
+    return Internal(fmt::format("{}: malformed XML at offset {}: {}", kWhat, parsed.offset, parsed.description()));
   pugi::xml_node root = doc.document_element();
   if (!root || LocalName(root) != "GetMetricDataResponse") {
     return Internal(fmt::format("{}: unexpected root element <{}>", kWhat, root ? LocalName(root) : ""));
@@ -164,8 +169,8 @@ Result<GetMetricDataPage> ParseGetMetricDataResponse(std::string_view xml) {
       s.values.push_back(*value);
     }
     if (s.timestamps.size() != s.values.size()) {
-      return Internal(fmt::format("{}: {} has {} timestamps but {} values", kWhat, s.id, s.timestamps.size(),
-                                  s.values.size()));
+      return Internal(
+          fmt::format("{}: {} has {} timestamps but {} values", kWhat, s.id, s.timestamps.size(), s.values.size()));
     }
     page.results.push_back(std::move(s));
   }

@@ -45,8 +45,8 @@ struct MetricDataSeries {
   std::string id;
   std::string label;
   std::vector<SystemTime> timestamps;
-  std::vector<double> values;   // same length as timestamps
-  std::string status_code;      // "Complete", "PartialData", "InternalError", "Forbidden"
+  std::vector<double> values;  // same length as timestamps
+  std::string status_code;     // "Complete", "PartialData", "InternalError", "Forbidden"
 };
 
 struct MetricDatum {

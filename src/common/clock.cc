@@ -4,7 +4,9 @@
 
 namespace dlq {
 
-void RealClock::SleepFor(Duration d) { std::this_thread::sleep_for(d); }
+void RealClock::SleepFor(Duration d) {
+  std::this_thread::sleep_for(d);
+}
 
 Clock& DefaultClock() {
   static RealClock clock;

@@ -34,7 +34,9 @@ Md5Hasher::Md5Hasher() : ctx_(EVP_MD_CTX_new()) {
   if (ctx_ == nullptr) throw std::bad_alloc();
   EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_md5(), nullptr);
 }
-Md5Hasher::~Md5Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+Md5Hasher::~Md5Hasher() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+}
 void Md5Hasher::Update(std::string_view data) {
   EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size());
 }
@@ -55,8 +57,12 @@ std::string HexEncode(std::string_view bytes) {
   return out;
 }
 
-std::string Md5Hex(std::string_view data) { return HexEncode(Md5(data)); }
-std::string Sha256Hex(std::string_view data) { return HexEncode(Sha256(data)); }
+std::string Md5Hex(std::string_view data) {
+  return HexEncode(Md5(data));
+}
+std::string Sha256Hex(std::string_view data) {
+  return HexEncode(Sha256(data));
+}
 
 std::string Base64Encode(std::string_view bytes) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

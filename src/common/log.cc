@@ -85,8 +85,7 @@ void AppendValue(std::string& out, const LogField& f, bool json) {
 }
 
 std::unique_ptr<Logger>& GlobalLogger() {
-  static std::unique_ptr<Logger> logger =
-      std::make_unique<StreamLogger>(stderr, LogFormat::kText, LogLevel::kInfo);
+  static std::unique_ptr<Logger> logger = std::make_unique<StreamLogger>(stderr, LogFormat::kText, LogLevel::kInfo);
   return logger;
 }
 
@@ -159,7 +158,11 @@ bool CapturingLogger::Contains(std::string_view needle) const {
   return false;
 }
 
-Logger& Log() { return *GlobalLogger(); }
-void SetLogger(std::unique_ptr<Logger> logger) { GlobalLogger() = std::move(logger); }
+Logger& Log() {
+  return *GlobalLogger();
+}
+void SetLogger(std::unique_ptr<Logger> logger) {
+  GlobalLogger() = std::move(logger);
+}
 
 }  // namespace dlq

@@ -40,8 +40,7 @@ std::string Status::ToString() const {
   if (ok()) return "OK";
   std::string out = fmt::format("{}: {}", ErrorCodeName(code_), message_);
   if (aws_) {
-    out += fmt::format(" [aws error {}, HTTP {}", aws_->error_code.empty() ? "-" : aws_->error_code,
-                       aws_->http_status);
+    out += fmt::format(" [aws error {}, HTTP {}", aws_->error_code.empty() ? "-" : aws_->error_code, aws_->http_status);
     if (!aws_->request_id.empty()) out += fmt::format(", request id {}", aws_->request_id);
     out += "]";
   }

@@ -67,24 +67,48 @@ class [[nodiscard]] Status {
   std::optional<AwsErrorInfo> aws_;
 };
 
-inline Status InvalidArgument(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
-inline Status NotFound(std::string m) { return {ErrorCode::kNotFound, std::move(m)}; }
-inline Status AlreadyExists(std::string m) { return {ErrorCode::kAlreadyExists, std::move(m)}; }
-inline Status PermissionDenied(std::string m) { return {ErrorCode::kPermissionDenied, std::move(m)}; }
-inline Status Unauthenticated(std::string m) { return {ErrorCode::kUnauthenticated, std::move(m)}; }
-inline Status Throttled(std::string m) { return {ErrorCode::kThrottled, std::move(m)}; }
-inline Status Unavailable(std::string m) { return {ErrorCode::kUnavailable, std::move(m)}; }
-inline Status DeadlineExceeded(std::string m) { return {ErrorCode::kDeadlineExceeded, std::move(m)}; }
-inline Status FailedPrecondition(std::string m) { return {ErrorCode::kFailedPrecondition, std::move(m)}; }
-inline Status DataLoss(std::string m) { return {ErrorCode::kDataLoss, std::move(m)}; }
-inline Status Cancelled(std::string m) { return {ErrorCode::kCancelled, std::move(m)}; }
-inline Status Internal(std::string m) { return {ErrorCode::kInternal, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {ErrorCode::kInvalidArgument, std::move(m)};
+}
+inline Status NotFound(std::string m) {
+  return {ErrorCode::kNotFound, std::move(m)};
+}
+inline Status AlreadyExists(std::string m) {
+  return {ErrorCode::kAlreadyExists, std::move(m)};
+}
+inline Status PermissionDenied(std::string m) {
+  return {ErrorCode::kPermissionDenied, std::move(m)};
+}
+inline Status Unauthenticated(std::string m) {
+  return {ErrorCode::kUnauthenticated, std::move(m)};
+}
+inline Status Throttled(std::string m) {
+  return {ErrorCode::kThrottled, std::move(m)};
+}
+inline Status Unavailable(std::string m) {
+  return {ErrorCode::kUnavailable, std::move(m)};
+}
+inline Status DeadlineExceeded(std::string m) {
+  return {ErrorCode::kDeadlineExceeded, std::move(m)};
+}
+inline Status FailedPrecondition(std::string m) {
+  return {ErrorCode::kFailedPrecondition, std::move(m)};
+}
+inline Status DataLoss(std::string m) {
+  return {ErrorCode::kDataLoss, std::move(m)};
+}
+inline Status Cancelled(std::string m) {
+  return {ErrorCode::kCancelled, std::move(m)};
+}
+inline Status Internal(std::string m) {
+  return {ErrorCode::kInternal, std::move(m)};
+}
 
 // Result<T>: a T or a non-OK Status.
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -109,9 +133,9 @@ class [[nodiscard]] Result {
 #define DLQ_CONCAT_INNER(a, b) a##b
 #define DLQ_CONCAT(a, b) DLQ_CONCAT_INNER(a, b)
 
-#define DLQ_RETURN_IF_ERROR(expr)            \
-  do {                                       \
-    ::dlq::Status dlq_status_ = (expr);      \
+#define DLQ_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::dlq::Status dlq_status_ = (expr);        \
     if (!dlq_status_.ok()) return dlq_status_; \
   } while (0)
 
@@ -121,6 +145,5 @@ class [[nodiscard]] Result {
   if (!tmp.ok()) return tmp.status();             \
   lhs = std::move(tmp).value()
 
-#define DLQ_ASSIGN_OR_RETURN(lhs, expr) \
-  DLQ_ASSIGN_OR_RETURN_IMPL(DLQ_CONCAT(dlq_result_, __LINE__), lhs, expr)
+#define DLQ_ASSIGN_OR_RETURN(lhs, expr) DLQ_ASSIGN_OR_RETURN_IMPL(DLQ_CONCAT(dlq_result_, __LINE__), lhs, expr)
 // NOLINTEND(bugprone-macro-parentheses)

@@ -1,9 +1,8 @@
 #include "common/strings.h"
 
-#include <charconv>
-
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 
 namespace dlq {
@@ -50,7 +49,9 @@ std::optional<int64_t> ParseInt64(std::string_view s) {
   return v;
 }
 
-bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }

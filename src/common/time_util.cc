@@ -62,8 +62,8 @@ std::string FormatIso8601(SystemTime t) {
 std::optional<SystemTime> ParseIso8601(std::string_view s) {
   int y, mo, d, h, mi, se;
   if (!ReadInt(s, 0, 4, y) || s.size() < 19 || s[4] != '-' || !ReadInt(s, 5, 2, mo) || s[7] != '-' ||
-      !ReadInt(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !ReadInt(s, 11, 2, h) ||
-      s[13] != ':' || !ReadInt(s, 14, 2, mi) || s[16] != ':' || !ReadInt(s, 17, 2, se)) {
+      !ReadInt(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !ReadInt(s, 11, 2, h) || s[13] != ':' ||
+      !ReadInt(s, 14, 2, mi) || s[16] != ':' || !ReadInt(s, 17, 2, se)) {
     return std::nullopt;
   }
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return std::nullopt;
@@ -121,7 +121,9 @@ std::optional<SystemTime> ParseHttpDate(std::string_view s) {
   return FromUnixMillis((days * 86400 + h * 3600 + mi * 60 + se) * 1000);
 }
 
-SystemTime FromUnixMillis(int64_t ms) { return SystemTime(std::chrono::milliseconds(ms)); }
+SystemTime FromUnixMillis(int64_t ms) {
+  return SystemTime(std::chrono::milliseconds(ms));
+}
 int64_t ToUnixMillis(SystemTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }

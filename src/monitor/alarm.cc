@@ -20,7 +20,9 @@ int64_t FloorDiv(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t UnixSeconds(SystemTime t) { return std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count(); }
+int64_t UnixSeconds(SystemTime t) {
+  return std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
+}
 
 // "22/11/26 10:05:00" (dd/mm/yy HH:MM:SS, UTC), the form CloudWatch uses in StateReason.
 std::string ReasonTime(int64_t unix_seconds) {
@@ -33,74 +35,56 @@ std::string ReasonTime(int64_t unix_seconds) {
 
 std::string_view OperatorPhrase(Comparison c) {
   switch (c) {
-    case Comparison::kGreaterThanOrEqualToThreshold:
-      return "greater than or equal to";
-    case Comparison::kGreaterThanThreshold:
-      return "greater than";
-    case Comparison::kLessThanThreshold:
-      return "less than";
-    case Comparison::kLessThanOrEqualToThreshold:
-      return "less than or equal to";
+    case Comparison::kGreaterThanOrEqualToThreshold: return "greater than or equal to";
+    case Comparison::kGreaterThanThreshold: return "greater than";
+    case Comparison::kLessThanThreshold: return "less than";
+    case Comparison::kLessThanOrEqualToThreshold: return "less than or equal to";
   }
   return "?";
 }
 
-std::string Plural(int n, std::string_view word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+std::string Plural(int n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
 
 }  // namespace
 
 std::string_view AlarmStateName(AlarmState s) {
   switch (s) {
-    case AlarmState::kInsufficientData:
-      return "INSUFFICIENT_DATA";
-    case AlarmState::kOk:
-      return "OK";
-    case AlarmState::kAlarm:
-      return "ALARM";
+    case AlarmState::kInsufficientData: return "INSUFFICIENT_DATA";
+    case AlarmState::kOk: return "OK";
+    case AlarmState::kAlarm: return "ALARM";
   }
   return "?";
 }
 
 std::string_view ComparisonName(Comparison c) {
   switch (c) {
-    case Comparison::kGreaterThanOrEqualToThreshold:
-      return "GreaterThanOrEqualToThreshold";
-    case Comparison::kGreaterThanThreshold:
-      return "GreaterThanThreshold";
-    case Comparison::kLessThanThreshold:
-      return "LessThanThreshold";
-    case Comparison::kLessThanOrEqualToThreshold:
-      return "LessThanOrEqualToThreshold";
+    case Comparison::kGreaterThanOrEqualToThreshold: return "GreaterThanOrEqualToThreshold";
+    case Comparison::kGreaterThanThreshold: return "GreaterThanThreshold";
+    case Comparison::kLessThanThreshold: return "LessThanThreshold";
+    case Comparison::kLessThanOrEqualToThreshold: return "LessThanOrEqualToThreshold";
   }
   return "?";
 }
 
 std::string_view MissingDataName(MissingData m) {
   switch (m) {
-    case MissingData::kMissing:
-      return "missing";
-    case MissingData::kNotBreaching:
-      return "notBreaching";
-    case MissingData::kBreaching:
-      return "breaching";
-    case MissingData::kIgnore:
-      return "ignore";
+    case MissingData::kMissing: return "missing";
+    case MissingData::kNotBreaching: return "notBreaching";
+    case MissingData::kBreaching: return "breaching";
+    case MissingData::kIgnore: return "ignore";
   }
   return "?";
 }
 
 std::string_view StatisticName(Statistic s) {
   switch (s) {
-    case Statistic::kMaximum:
-      return "Maximum";
-    case Statistic::kMinimum:
-      return "Minimum";
-    case Statistic::kAverage:
-      return "Average";
-    case Statistic::kSum:
-      return "Sum";
-    case Statistic::kSampleCount:
-      return "SampleCount";
+    case Statistic::kMaximum: return "Maximum";
+    case Statistic::kMinimum: return "Minimum";
+    case Statistic::kAverage: return "Average";
+    case Statistic::kSum: return "Sum";
+    case Statistic::kSampleCount: return "SampleCount";
   }
   return "?";
 }
@@ -154,14 +138,10 @@ Status AlarmSpec::Validate() const {
 
 bool Breaches(Comparison c, double value, double threshold) {
   switch (c) {
-    case Comparison::kGreaterThanOrEqualToThreshold:
-      return value >= threshold;
-    case Comparison::kGreaterThanThreshold:
-      return value > threshold;
-    case Comparison::kLessThanThreshold:
-      return value < threshold;
-    case Comparison::kLessThanOrEqualToThreshold:
-      return value <= threshold;
+    case Comparison::kGreaterThanOrEqualToThreshold: return value >= threshold;
+    case Comparison::kGreaterThanThreshold: return value > threshold;
+    case Comparison::kLessThanThreshold: return value < threshold;
+    case Comparison::kLessThanOrEqualToThreshold: return value <= threshold;
   }
   return false;
 }
@@ -187,16 +167,11 @@ void Alarm::AddSample(SystemTime t, double value) {
 
 double Alarm::Value(const Aggregate& a) const {
   switch (spec_.statistic) {
-    case Statistic::kMaximum:
-      return a.max;
-    case Statistic::kMinimum:
-      return a.min;
-    case Statistic::kAverage:
-      return a.sum / a.count;
-    case Statistic::kSum:
-      return a.sum;
-    case Statistic::kSampleCount:
-      return a.count;
+    case Statistic::kMaximum: return a.max;
+    case Statistic::kMinimum: return a.min;
+    case Statistic::kAverage: return a.sum / a.count;
+    case Statistic::kSum: return a.sum;
+    case Statistic::kSampleCount: return a.count;
   }
   return a.max;
 }
@@ -248,9 +223,7 @@ std::optional<Transition> Alarm::Evaluate(SystemTime now) {
         fill_breaching = fills;
         next = b + fills >= m ? AlarmState::kAlarm : AlarmState::kOk;
         break;
-      case MissingData::kNotBreaching:
-        next = b >= m ? AlarmState::kAlarm : AlarmState::kOk;
-        break;
+      case MissingData::kNotBreaching: next = b >= m ? AlarmState::kAlarm : AlarmState::kOk; break;
       case MissingData::kIgnore:
         if (b >= m) {
           next = AlarmState::kAlarm;
@@ -292,7 +265,8 @@ std::optional<Transition> Alarm::Evaluate(SystemTime now) {
     const int counted = to_alarm ? b + fill_breaching : n - b - fill_breaching;
     std::string fill_note;
     if (fills > 0) {
-      fill_note = fmt::format(" ({} treated as {})", Plural(fills, "missing datapoint"), MissingDataName(spec_.missing));
+      fill_note =
+          fmt::format(" ({} treated as {})", Plural(fills, "missing datapoint"), MissingDataName(spec_.missing));
     }
     reason = fmt::format(
         "Threshold Crossed: {} out of the last {} [{}]{} {} {}{} the threshold ({:.1f}) (minimum {} for {} -> {} "

@@ -1,5 +1,6 @@
 #include "monitor/config.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -15,8 +16,6 @@
 #include <sstream>
 #include <tuple>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "archive/destination.h"
 #include "aws/http.h"
@@ -105,27 +104,28 @@ std::string Join(std::string_view a, std::string_view b) {
   return fmt::format("{}.{}", a, b);
 }
 
-constexpr std::string_view kTopKeys[] = {"listen",      "collection_interval", "sweep_interval", "discovery_interval",
-                                         "concurrency", "log",                 "notify",         "defaults",
-                                         "groups"};
-constexpr std::string_view kSettingsKeys[] = {"destination",   "key_template", "sse",       "sse_kms_key_id",
-                                              "storage_class", "batch",        "visibility_timeout",
-                                              "receivers",     "policy",       "cloudwatch_age", "alarms"};
-constexpr std::string_view kGroupOnlyKeys[] = {"name",    "region",  "endpoint_url", "profile",  "role_arn",
-                                               "external_id", "queues", "prefixes",  "regex",    "discover",
-                                               "exclude", "allow_empty"};
+constexpr std::string_view kTopKeys[] = {
+    "listen", "collection_interval", "sweep_interval", "discovery_interval", "concurrency", "log", "notify", "defaults",
+    "groups"};
+constexpr std::string_view kSettingsKeys[] = {
+    "destination",        "key_template", "sse",    "sse_kms_key_id", "storage_class", "batch",
+    "visibility_timeout", "receivers",    "policy", "cloudwatch_age", "alarms"};
+constexpr std::string_view kGroupOnlyKeys[] = {"name",     "region",      "endpoint_url", "profile",
+                                               "role_arn", "external_id", "queues",       "prefixes",
+                                               "regex",    "discover",    "exclude",      "allow_empty"};
 constexpr std::string_view kBatchKeys[] = {"max_messages", "max_bytes", "max_age", "gzip_level"};
 constexpr std::string_view kPolicyKeys[] = {"select", "window"};
 constexpr std::string_view kAlarmsKeys[] = {"expiry", "depth"};
-constexpr std::string_view kExpiryKeys[] = {"enabled",             "threshold",     "period", "evaluation_periods",
-                                            "datapoints_to_alarm", "safety_margin", "treat_missing_data", "action"};
-constexpr std::string_view kDepthKeys[] = {"enabled",             "threshold", "period", "evaluation_periods",
-                                           "datapoints_to_alarm", "treat_missing_data", "action"};
+constexpr std::string_view kExpiryKeys[] = {
+    "enabled",       "threshold",          "period", "evaluation_periods", "datapoints_to_alarm",
+    "safety_margin", "treat_missing_data", "action"};
+constexpr std::string_view kDepthKeys[] = {
+    "enabled", "threshold", "period", "evaluation_periods", "datapoints_to_alarm", "treat_missing_data", "action"};
 constexpr std::string_view kConcurrencyKeys[] = {"global", "per_queue"};
 constexpr std::string_view kLogKeys[] = {"level", "format"};
 constexpr std::string_view kNotifyKeys[] = {"webhooks"};
 constexpr std::string_view kWebhookKeys[] = {"url", "headers", "timeout", "notify_on_startup"};
-constexpr std::string_view kStorageClasses[] = {"STANDARD",   "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING",
+constexpr std::string_view kStorageClasses[] = {"STANDARD",   "STANDARD_IA", "ONEZONE_IA",   "INTELLIGENT_TIERING",
                                                 "GLACIER_IR", "GLACIER",     "DEEP_ARCHIVE", "REDUCED_REDUNDANCY"};
 
 bool Contains(std::span<const std::string_view> list, std::string_view s) {
@@ -139,7 +139,9 @@ bool ValidQueueName(std::string_view s) {
   });
 }
 
-bool IsUrl(std::string_view s) { return StartsWith(s, "http://") || StartsWith(s, "https://"); }
+bool IsUrl(std::string_view s) {
+  return StartsWith(s, "http://") || StartsWith(s, "https://");
+}
 
 // A rough upper bound of the nesting depth of a YAML document, from its text:
 // block indentation levels, compact "- - x" indicators and flow brackets.
@@ -213,9 +215,7 @@ class ConfigParser {
                                      : fmt::format("{}:{}:{}: {}: {}", path_, loc.line, loc.col, field, message);
     errors_.push_back({loc, std::move(text)});
   }
-  void Fail(const YAML::Node& at, std::string_view field, std::string_view message) {
-    Fail(LocOf(at), field, message);
-  }
+  void Fail(const YAML::Node& at, std::string_view field, std::string_view message) { Fail(LocOf(at), field, message); }
 
   // The entries of a mapping (a null node is an empty mapping); reports
   // unknown, duplicate and non-scalar keys.
@@ -245,8 +245,8 @@ class ConfigParser {
   // Checks that span several fields, on the effective settings. In a group,
   // an error is reported only when the group set one of the fields involved
   // (otherwise it was already reported under defaults).
-  void CrossCheck(const GroupSettings& s, const Origins& origins, const std::string& base, Loc fallback,
-                  bool in_group, const MonitorConfig& config);
+  void CrossCheck(const GroupSettings& s, const Origins& origins, const std::string& base, Loc fallback, bool in_group,
+                  const MonitorConfig& config);
 
   std::string path_;
   const Environment& env_;
@@ -336,8 +336,9 @@ std::optional<std::string> ConfigParser::Expand(const YAML::Node& n, const std::
                  std::all_of(name.begin(), name.end(),
                              [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
     if (!valid) {
-      Fail(n, path, secret ? "bad environment variable reference" : fmt::format("bad environment variable name {}",
-                                                                                 Quote(name)));
+      Fail(
+          n, path,
+          secret ? "bad environment variable reference" : fmt::format("bad environment variable name {}", Quote(name)));
       return std::nullopt;
     }
     auto value = env_.GetEnv(name);
@@ -555,8 +556,9 @@ bool ConfigParser::ApplySetting(const std::string& key, const YAML::Node& v, con
     }
   } else if (key == "key_template") {
     if (auto str = Str(v, path)) {
-      std::string_view text = *str == "default" ? kDefaultKeyTemplate : *str == "hive" ? kHiveKeyTemplate
-                                                                                      : std::string_view(*str);
+      std::string_view text = *str == "default" ? kDefaultKeyTemplate
+                              : *str == "hive"  ? kHiveKeyTemplate
+                                                : std::string_view(*str);
       auto t = KeyTemplate::Parse(text);
       if (!t.ok()) {
         Fail(v, path, fmt::format("{}: {} (or use default, hive)", Quote(*str), t.status().message()));
@@ -583,9 +585,10 @@ bool ConfigParser::ApplySetting(const std::string& key, const YAML::Node& v, con
   } else if (key == "storage_class") {
     if (auto str = Str(v, path)) {
       if (!str->empty() && !Contains(kStorageClasses, *str)) {
-        Fail(v, path, fmt::format("{} is not an S3 storage class (STANDARD, STANDARD_IA, ONEZONE_IA, "
-                                  "INTELLIGENT_TIERING, GLACIER_IR, GLACIER, DEEP_ARCHIVE, REDUCED_REDUNDANCY)",
-                                  Quote(*str)));
+        Fail(v, path,
+             fmt::format("{} is not an S3 storage class (STANDARD, STANDARD_IA, ONEZONE_IA, "
+                         "INTELLIGENT_TIERING, GLACIER_IR, GLACIER, DEEP_ARCHIVE, REDUCED_REDUNDANCY)",
+                         Quote(*str)));
       } else {
         s.put.storage_class = *str;
         mark(key, v);
@@ -672,9 +675,9 @@ bool ConfigParser::ApplySetting(const std::string& key, const YAML::Node& v, con
 
 void ConfigParser::ApplyAlarm(const YAML::Node& n, const std::string& base, const std::string& rel_base, bool expiry,
                               bool in_group, AlarmSettings& a, Origins& origins) {
-  auto entries = expiry ? MapEntries(n, base, kExpiryKeys, std::span<const std::string_view>(), "")
-                        : MapEntries(n, base, kDepthKeys, std::span<const std::string_view>(kExpiryKeys),
-                                     "on the expiry alarm");
+  auto entries =
+      expiry ? MapEntries(n, base, kExpiryKeys, std::span<const std::string_view>(), "")
+             : MapEntries(n, base, kDepthKeys, std::span<const std::string_view>(kExpiryKeys), "on the expiry alarm");
   for (auto& entry : entries) {
     const auto& k = entry.first;
     const auto& v = entry.second;  // named, not a structured binding: clang 14 cannot capture those
@@ -707,8 +710,9 @@ void ConfigParser::ApplyAlarm(const YAML::Node& n, const std::string& base, cons
         double x = 0;
         auto [p, ec] = std::from_chars(str->data(), str->data() + str->size(), x);
         if (ec != std::errc() || p != str->data() + str->size() || str->empty() || !std::isfinite(x) || x < 0) {
-          Fail(v, field, *str == "auto" ? std::string("auto is only for the expiry alarm; give a message count")
-                                        : fmt::format("{} is not a non-negative number", Quote(*str)));
+          Fail(v, field,
+               *str == "auto" ? std::string("auto is only for the expiry alarm; give a message count")
+                              : fmt::format("{} is not a non-negative number", Quote(*str)));
           continue;
         }
         a.threshold_auto = false;
@@ -880,8 +884,7 @@ void ConfigParser::ParseGroup(const YAML::Node& n, size_t index, const GroupSett
     } else if (key == "region") {
       if (auto s = Str(v, path)) {
         bool ok = !s->empty() && s->size() <= 32 && std::all_of(s->begin(), s->end(), [](char c) {
-          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-                 c == '-';
+          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
         });
         if (!ok) Fail(v, path, fmt::format("{} is not a region name (e.g. us-east-1)", Quote(*s)));
         g.region = *s;
@@ -902,16 +905,15 @@ void ConfigParser::ParseGroup(const YAML::Node& n, size_t index, const GroupSett
       if (auto s = Str(v, path)) {
         static const std::regex kRoleArn(R"(arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512})");
         if (s->size() > 2048 || !std::regex_match(*s, kRoleArn)) {
-          Fail(v, path,
-               fmt::format("{} is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)", Quote(*s)));
+          Fail(v, path, fmt::format("{} is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)", Quote(*s)));
         }
         g.role_arn = *s;
       }
     } else if (key == "external_id") {
       if (auto s = Str(v, path, /*secret=*/true)) {
         bool ok = s->size() >= 2 && s->size() <= 1224 && std::all_of(s->begin(), s->end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("+=,.@:/_-", c) != nullptr;
-        });
+                    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("+=,.@:/_-", c) != nullptr;
+                  });
         if (!ok) Fail(v, path, "must be 2-1224 of A-Z a-z 0-9 + = , . @ : / _ -");
         g.external_id = *s;
         external_id_loc = LocOf(v);

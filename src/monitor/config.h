@@ -68,9 +68,9 @@ struct AlarmsConfig {
 // Everything `defaults` holds; each group starts from the defaults and
 // overrides field by field (nested maps too).
 struct GroupSettings {
-  std::string destination;                     // "s3://bucket/prefix" or "file:///dir" (validated)
-  std::string key_template_text = "default";   // as written: "default", "hive" or a template
-  KeyTemplate key_template = KeyTemplate::Default();  // parsed
+  std::string destination;                             // "s3://bucket/prefix" or "file:///dir" (validated)
+  std::string key_template_text = "default";           // as written: "default", "hive" or a template
+  KeyTemplate key_template = KeyTemplate::Default();   // parsed
   PutOptions put = DrainOptions::DefaultPutOptions();  // sse, sse_kms_key_id, storage_class
   BatchLimits batch = DrainOptions::DefaultBatchLimits();
   std::chrono::seconds visibility_timeout{120};
@@ -91,8 +91,8 @@ struct GroupConfig : GroupSettings {
   std::string region;        // empty: the default region of the environment / profile
   std::string endpoint_url;  // optional SQS endpoint (stand-ins, tests)
   std::string profile;
-  std::string role_arn;      // optional: assume this role (other accounts)
-  std::string external_id;   // only with role_arn
+  std::string role_arn;               // optional: assume this role (other accounts)
+  std::string external_id;            // only with role_arn
   std::vector<std::string> queues;    // names or URLs; each must exist
   std::vector<std::string> prefixes;  // ListQueues prefixes
   std::string regex;                  // ECMAScript, searched in queue names; empty: none

@@ -19,18 +19,16 @@ namespace {
 
 using std::chrono::seconds;
 
-double Secs(Duration d) { return std::chrono::duration<double>(d).count(); }
+double Secs(Duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 MissingData ToMissing(AlarmSettings::MissingData m) {
   switch (m) {
-    case AlarmSettings::MissingData::kBreaching:
-      return MissingData::kBreaching;
-    case AlarmSettings::MissingData::kNotBreaching:
-      return MissingData::kNotBreaching;
-    case AlarmSettings::MissingData::kIgnore:
-      return MissingData::kIgnore;
-    case AlarmSettings::MissingData::kMissing:
-      break;
+    case AlarmSettings::MissingData::kBreaching: return MissingData::kBreaching;
+    case AlarmSettings::MissingData::kNotBreaching: return MissingData::kNotBreaching;
+    case AlarmSettings::MissingData::kIgnore: return MissingData::kIgnore;
+    case AlarmSettings::MissingData::kMissing: break;
   }
   return MissingData::kMissing;
 }
@@ -140,7 +138,7 @@ class ObservingQueueClient final : public QueueClient {
   const seconds retention_;
   Clock& clock_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Seen> seen_;            // guarded by mu_
+  std::unordered_map<std::string, Seen> seen_;                 // guarded by mu_
   std::unordered_map<std::string, std::string> handle_to_id_;  // guarded by mu_
 };
 
@@ -156,7 +154,8 @@ QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& 
   in.collection_interval = config.collection_interval;
   in.sweep_interval = config.sweep_interval;
   in.rerun_while_alarm = true;
-  in.archive_on_depth_alarm = group.alarms.depth.enabled && group.alarms.depth.action == AlarmSettings::Action::kArchive;
+  in.archive_on_depth_alarm =
+      group.alarms.depth.enabled && group.alarms.depth.action == AlarmSettings::Action::kArchive;
   in.expiry_alarm_archives = e.enabled && e.action == AlarmSettings::Action::kArchive;
   in.depth = options.assumed_depth;
   in.drain_rate = options.assumed_drain_rate;
@@ -182,9 +181,8 @@ QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group,
       auto derived = DeriveExpiryThreshold(plan.safety);
       if (derived.ok()) {
         spec.threshold = derived->age_threshold_s;
-        plan.threshold_source = fmt::format(
-            "auto: retention - (detection {:.0f} s + drain {:.0f} s + margin {} s)", derived->detection_delay_s,
-            derived->drain_time_s, e.safety_margin.count());
+        plan.threshold_source = fmt::format("auto: retention - (detection {:.0f} s + drain {:.0f} s + margin {} s)",
+                                            derived->detection_delay_s, derived->drain_time_s, e.safety_margin.count());
       } else {
         spec.threshold = 1;  // no safe threshold exists: alarm as soon as anything may be queued
         plan.threshold_source = "auto: no safe threshold (" + derived.status().message() + "); using 1 s";
@@ -238,29 +236,29 @@ struct Daemon::QueueState {
   double expiry_threshold = 0;
 
   mutable std::mutex mu;
-  std::unique_ptr<Alarm> expiry;  // guarded by mu; may be null
-  std::unique_ptr<Alarm> depth;   // guarded by mu; may be null
-  std::string spec_key;           // guarded by mu
+  std::unique_ptr<Alarm> expiry;                         // guarded by mu; may be null
+  std::unique_ptr<Alarm> depth;                          // guarded by mu; may be null
+  std::string spec_key;                                  // guarded by mu
   int64_t visible = -1, not_visible = -1, delayed = -1;  // guarded by mu
   std::optional<SystemTime> last_empty;                  // guarded by mu
   std::optional<SystemTime> nearest_expiry;              // guarded by mu: conservative estimate
   // From the last complete archive run: started at run_start, saw every
   // queued message; seen_nearest is the nearest expiry among those left.
-  std::optional<SystemTime> run_start;                   // guarded by mu
-  std::optional<SystemTime> seen_nearest;                // guarded by mu
-  std::optional<SystemTime> oldest_sent;                 // guarded by mu
-  bool queued = false;                                   // guarded by mu: submitted, not done
-  bool more = false;                                     // guarded by mu: last run stopped at its budget
-  std::optional<SystemTime> last_submit;                 // guarded by mu
-  uint64_t runs = 0, archived = 0;                       // guarded by mu
-  uint64_t failed_runs = 0, consecutive_failures = 0;    // guarded by mu
-  std::optional<ArchiveError> last_error;                // guarded by mu: kept after a success
-  std::string collect_error;                             // guarded by mu
+  std::optional<SystemTime> run_start;                 // guarded by mu
+  std::optional<SystemTime> seen_nearest;              // guarded by mu
+  std::optional<SystemTime> oldest_sent;               // guarded by mu
+  bool queued = false;                                 // guarded by mu: submitted, not done
+  bool more = false;                                   // guarded by mu: last run stopped at its budget
+  std::optional<SystemTime> last_submit;               // guarded by mu
+  uint64_t runs = 0, archived = 0;                     // guarded by mu
+  uint64_t failed_runs = 0, consecutive_failures = 0;  // guarded by mu
+  std::optional<ArchiveError> last_error;              // guarded by mu: kept after a success
+  std::string collect_error;                           // guarded by mu
   // Set by the plan at discovery.
   AlarmSettings::Action expiry_action = AlarmSettings::Action::kArchive;  // guarded by mu
   AlarmSettings::Action depth_action = AlarmSettings::Action::kNotify;    // guarded by mu
-  Selection expiry_selection, depth_selection;                           // guarded by mu
-  bool copy_due = false;  // guarded by mu: a copy-action alarm entered ALARM, copy not yet submitted
+  Selection expiry_selection, depth_selection;                            // guarded by mu
+  bool copy_due = false;     // guarded by mu: a copy-action alarm entered ALARM, copy not yet submitted
   Selection copy_selection;  // guarded by mu: what that copy takes
 };
 
@@ -302,9 +300,13 @@ void Daemon::Stop() {
   if (scheduler_) scheduler_->Stop();
 }
 
-void Daemon::WaitIdle() { scheduler_->WaitIdle(); }
+void Daemon::WaitIdle() {
+  scheduler_->WaitIdle();
+}
 
-int Daemon::http_port() const { return http_ ? http_->port() : 0; }
+int Daemon::http_port() const {
+  return http_ ? http_->port() : 0;
+}
 
 void Daemon::Reload(MonitorConfig config) {
   std::vector<std::unique_ptr<GroupState>> fresh;
@@ -357,7 +359,10 @@ void Daemon::CheckDestination(GroupState& g, SystemTime now, bool locked) {
     d.error_class = std::string(ErrorCodeName(error.code()));
     d.code = error.aws() && !error.aws()->error_code.empty() ? error.aws()->error_code : d.error_class;
     Log().Log(LogLevel::kError, "destination_check_failed",
-              {{"group", g.config.name}, {"destination", uri}, {"code", d.code}, {"error", d.error},
+              {{"group", g.config.name},
+               {"destination", uri},
+               {"code", d.code},
+               {"error", d.error},
                {"consequence", "this group archives nothing until the check passes (re-checked every discovery)"}});
   } else {
     d.confirmed = check->confirmed;
@@ -395,8 +400,12 @@ void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status
   }
   metrics_.archive_failures_total.WithLabels({name, region, e.error_class}).Inc();
   Log().Log(LogLevel::kError, std::string(event),
-            {{"group", group}, {"queue", name}, {"code", e.code}, {"class", e.error_class},
-             {"consecutive_failures", consecutive}, {"error", e.message}});
+            {{"group", group},
+             {"queue", name},
+             {"code", e.code},
+             {"class", e.error_class},
+             {"consecutive_failures", consecutive},
+             {"error", e.message}});
 }
 
 void Daemon::Discover(GroupState& g, SystemTime now) {
@@ -431,10 +440,11 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       // Both outcomes exist from the start, so increase() sees the first failure.
       metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
       metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
-      Log().Log(LogLevel::kInfo, "queue_watched", {{"group", g.config.name}, {"queue", dq.name},
-                                                    {"retention_s", static_cast<int64_t>(dq.retention.count())},
-                                                    {"source_retention_s",
-                                                     static_cast<int64_t>(dq.MaxSourceRetention().count())}});
+      Log().Log(LogLevel::kInfo, "queue_watched",
+                {{"group", g.config.name},
+                 {"queue", dq.name},
+                 {"retention_s", static_cast<int64_t>(dq.retention.count())},
+                 {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())}});
     }
     std::lock_guard lock(q->mu);
     q->group = g.config.name;
@@ -453,7 +463,9 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       q->expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
       if (plan.expiry) {
         Log().Log(LogLevel::kInfo, "alarm_configured",
-                  {{"queue", dq.name}, {"alarm", plan.expiry->name}, {"threshold", plan.expiry->threshold},
+                  {{"queue", dq.name},
+                   {"alarm", plan.expiry->name},
+                   {"threshold", plan.expiry->threshold},
                    {"threshold_source", plan.threshold_source}});
       }
     }
@@ -487,11 +499,12 @@ void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t
   n.initial = t.initial;
   n.threshold = alarm.spec().threshold;
   n.comparison = std::string(ComparisonName(alarm.spec().comparison));
-  Log().Log(t.to == AlarmState::kAlarm ? LogLevel::kWarn : LogLevel::kInfo, "alarm_transition",
-            {{"queue", n.queue}, {"alarm", n.alarm_name}, {"from", n.old_state}, {"to", n.new_state},
-             {"reason", n.reason}});
+  Log().Log(
+      t.to == AlarmState::kAlarm ? LogLevel::kWarn : LogLevel::kInfo, "alarm_transition",
+      {{"queue", n.queue}, {"alarm", n.alarm_name}, {"from", n.old_state}, {"to", n.new_state}, {"reason", n.reason}});
   if (Status st = notifier_.Notify(n); !st.ok()) {
-    Log().Log(LogLevel::kError, "notify_failed", {{"queue", n.queue}, {"alarm", n.alarm_name}, {"error", st.ToString()}});
+    Log().Log(LogLevel::kError, "notify_failed",
+              {{"queue", n.queue}, {"alarm", n.alarm_name}, {"error", st.ToString()}});
   }
 }
 
@@ -560,7 +573,8 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   metrics_.queue_retention_seconds.WithLabels({name, region}).Set(retention);
   metrics_.queue_seconds_to_expiry.WithLabels({name, region})
       .Set(q.nearest_expiry ? Secs(*q.nearest_expiry - now) : retention);
-  if (q.oldest_sent) metrics_.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *q.oldest_sent));
+  if (q.oldest_sent)
+    metrics_.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *q.oldest_sent));
   if (cw_age) metrics_.queue_oldest_age_seconds.WithLabels({name, region, "cloudwatch"}).Set(*cw_age);
 
   struct Fired {
@@ -624,8 +638,8 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     lock.unlock();
     metrics_.archive_runs_total.WithLabels({name, region, "error"}).Inc();
     RecordFailure(g.config.name, *q,
-                  g.destination_error.WithContext(fmt::format("archive not started: destination {} failed its check",
-                                                              g.config.destination)),
+                  g.destination_error.WithContext(
+                      fmt::format("archive not started: destination {} failed its check", g.config.destination)),
                   now, "archive_blocked");
     return;
   }
@@ -659,11 +673,13 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   lock.unlock();
   const std::string group = g.config.name;
   Log().Log(LogLevel::kInfo, "archive_submitted",
-            {{"group", group}, {"queue", info.name}, {"budget", options_.max_messages_per_run},
+            {{"group", group},
+             {"queue", info.name},
+             {"budget", options_.max_messages_per_run},
              {"action", keep ? "copy" : "archive"},
-             {"select", opts.selection.kind == SelectionKind::kAll            ? "all"
-                        : opts.selection.kind == SelectionKind::kOlderThan    ? "older-than"
-                                                                              : "expiring-within"},
+             {"select", opts.selection.kind == SelectionKind::kAll         ? "all"
+                        : opts.selection.kind == SelectionKind::kOlderThan ? "older-than"
+                                                                           : "expiring-within"},
              {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
 
   job.run = [this, q, info, opts, ctx, clients, group, keep](const std::atomic<bool>& stop) -> JobOutcome {
@@ -717,9 +733,16 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     }
     if (failed) RecordFailure(group, *q, r.status, clock_.Now(), "archive_failed");
     Log().Log(r.status.ok() ? LogLevel::kInfo : LogLevel::kError, "archive_run",
-              {{"group", group}, {"queue", name}, {"action", keep ? "copy" : "archive"}, {"archived", s.archived},
-               {"deleted", s.deleted}, {"skipped", s.skipped}, {"objects", s.objects}, {"drained", r.drained},
-               {"more", out.more}, {"elapsed_ms", static_cast<int64_t>(r.elapsed.count())},
+              {{"group", group},
+               {"queue", name},
+               {"action", keep ? "copy" : "archive"},
+               {"archived", s.archived},
+               {"deleted", s.deleted},
+               {"skipped", s.skipped},
+               {"objects", s.objects},
+               {"drained", r.drained},
+               {"more", out.more},
+               {"elapsed_ms", static_cast<int64_t>(r.elapsed.count())},
                {"error", r.status.ok() ? std::string() : r.status.ToString()}});
     return out;
   };

@@ -79,12 +79,12 @@ struct ArchiveError {
 // made when the group starts, on reload, and while it fails, on every discovery.
 struct DestinationStatus {
   bool checked = false;
-  bool ok = true;          // false: definite failure, the group does not archive
-  bool confirmed = true;   // ok but the store could not tell (note says why)
-  std::string error;       // when !ok
-  std::string code;        // AWS error code or class, when !ok
+  bool ok = true;           // false: definite failure, the group does not archive
+  bool confirmed = true;    // ok but the store could not tell (note says why)
+  std::string error;        // when !ok
+  std::string code;         // AWS error code or class, when !ok
   std::string error_class;  // when !ok
-  std::string note;        // when !confirmed
+  std::string note;         // when !confirmed
   std::optional<SystemTime> checked_at;
 };
 
@@ -101,9 +101,9 @@ struct QueueStatus {
   uint64_t runs = 0, archived = 0;
   uint64_t failed_runs = 0, consecutive_failures = 0;  // runs that failed or could not start
   bool running = false;
-  bool failing = false;                     // the last run failed (or could not start)
-  std::optional<ArchiveError> last_error;   // kept after a later success
-  std::string collect_error;                // last GetQueueAttributes failure, "" after a success
+  bool failing = false;                    // the last run failed (or could not start)
+  std::optional<ArchiveError> last_error;  // kept after a later success
+  std::string collect_error;               // last GetQueueAttributes failure, "" after a success
 };
 
 class Daemon {

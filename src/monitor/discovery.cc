@@ -1,5 +1,6 @@
 #include "monitor/discovery.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -8,8 +9,6 @@
 #include <optional>
 #include <regex>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "common/log.h"
 #include "common/strings.h"
@@ -198,10 +197,11 @@ Status Discoverer::AddDiscovered() {
     auto policy = ParseRedrivePolicy(it->second);
     std::string region, account, name;
     if (!policy.ok() || !ParseSqsArn(policy->dead_letter_target_arn, &region, &account, &name)) {
-      Log().Log(LogLevel::kWarn, "discovery.bad_redrive_policy",
-                {{"group", group_.name}, {"queue", url},
-                 {"error", policy.ok() ? std::string("deadLetterTargetArn is not an SQS ARN")
-                                       : policy.status().message()}});
+      Log().Log(
+          LogLevel::kWarn, "discovery.bad_redrive_policy",
+          {{"group", group_.name},
+           {"queue", url},
+           {"error", policy.ok() ? std::string("deadLetterTargetArn is not an SQS ARN") : policy.status().message()}});
       continue;
     }
     // Prefer the listed URL of that name in that account; else ask SQS.
@@ -218,8 +218,8 @@ Status Discoverer::AddDiscovered() {
       auto got = sqs_.GetQueueUrl(name, account);
       if (!got.ok()) {
         if (!Vanished(got.status())) {
-          return got.status().WithContext(fmt::format("group {}: dead-letter queue {} of {}", group_.name,
-                                                       policy->dead_letter_target_arn, url));
+          return got.status().WithContext(
+              fmt::format("group {}: dead-letter queue {} of {}", group_.name, policy->dead_letter_target_arn, url));
         }
         Warn("redrive target", policy->dead_letter_target_arn, got.status());
         continue;

@@ -18,8 +18,8 @@
 #include "archiver/drainer.h"
 #include "common/status.h"
 #include "monitor/config.h"
-#include "sqs/sqs_client.h"
 #include "sqs/limits.h"
+#include "sqs/sqs_client.h"
 
 namespace dlq {
 

@@ -249,7 +249,9 @@ QueuedNotifier::QueuedNotifier(std::unique_ptr<Notifier> inner, QueuedNotifierOp
   worker_ = std::thread([this] { Work(); });
 }
 
-QueuedNotifier::~QueuedNotifier() { Shutdown(); }
+QueuedNotifier::~QueuedNotifier() {
+  Shutdown();
+}
 
 void QueuedNotifier::CountDropped(uint64_t n) {
   if (n == 0) return;
@@ -293,7 +295,9 @@ void QueuedNotifier::Work() {
       ++failed_;
       if (options_.failed != nullptr) options_.failed->Inc();
       Log().Log(LogLevel::kError, "notify_failed",
-                {{"webhook", options_.name}, {"queue", notification.queue}, {"alarm", notification.alarm_name},
+                {{"webhook", options_.name},
+                 {"queue", notification.queue},
+                 {"alarm", notification.alarm_name},
                  {"error", status.ToString()}});
     }
     lock.lock();
@@ -328,7 +332,8 @@ void QueuedNotifier::FinishShutdown() {
     inner_->Cancel();  // the attempt in flight is the last one
     CountDropped(abandoned);
     Log().Log(LogLevel::kWarn, "webhook_drain_timeout",
-              {{"webhook", options_.name}, {"dropped", static_cast<uint64_t>(abandoned)},
+              {{"webhook", options_.name},
+               {"dropped", static_cast<uint64_t>(abandoned)},
                {"drain_timeout_ms", static_cast<int64_t>(options_.drain_timeout.count())}});
   }
   std::call_once(joined_, [this] { worker_.join(); });

@@ -178,13 +178,13 @@ class QueuedNotifier final : public Notifier {
   const QueuedNotifierOptions options_;
   std::atomic<uint64_t> delivered_{0}, failed_{0}, dropped_{0};
   std::mutex mu_;
-  std::condition_variable cv_;                 // queue_, closing_, abandon_ or busy_ changed
-  std::deque<AlarmNotification> queue_;        // guarded by mu_
-  bool busy_ = false;                          // guarded by mu_: a delivery is in flight
-  bool closing_ = false;                       // guarded by mu_: Notify refuses; worker exits when drained
-  bool abandon_ = false;                       // guarded by mu_: worker exits after the delivery in flight
+  std::condition_variable cv_;                      // queue_, closing_, abandon_ or busy_ changed
+  std::deque<AlarmNotification> queue_;             // guarded by mu_
+  bool busy_ = false;                               // guarded by mu_: a delivery is in flight
+  bool closing_ = false;                            // guarded by mu_: Notify refuses; worker exits when drained
+  bool abandon_ = false;                            // guarded by mu_: worker exits after the delivery in flight
   std::chrono::steady_clock::time_point deadline_;  // guarded by mu_: set by BeginShutdown
-  std::thread worker_;                         // joined once, by FinishShutdown
+  std::thread worker_;                              // joined once, by FinishShutdown
   std::once_flag joined_;
 };
 
@@ -235,8 +235,8 @@ class WebhookSet final : public Notifier {
   DaemonMetrics* const metrics_;
   const WebhookSetOptions options_;
   mutable std::mutex mu_;
-  std::vector<WebhookConfig> configs_;    // guarded by mu_: what entries_ was built from
-  std::shared_ptr<Entries> entries_;      // guarded by mu_ (the pointer; entries are thread-safe)
+  std::vector<WebhookConfig> configs_;              // guarded by mu_: what entries_ was built from
+  std::shared_ptr<Entries> entries_;                // guarded by mu_ (the pointer; entries are thread-safe)
   std::vector<std::shared_future<void>> retiring_;  // guarded by mu_: shutdowns of replaced sets
 };
 

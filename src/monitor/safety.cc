@@ -13,7 +13,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kCloudWatchExtraDelay = 120;  // seconds after a period closes before its datapoint is usable
 
-double Secs(std::chrono::seconds s) { return static_cast<double>(s.count()); }
+double Secs(std::chrono::seconds s) {
+  return static_cast<double>(s.count());
+}
 
 std::string Num(double v) {
   if (std::isinf(v)) return v > 0 ? "unbounded" : "-unbounded";
@@ -84,7 +86,9 @@ std::string FormatSpan(double v) {
 }
 
 Status QueueSafetyInput::Validate() const {
-  auto bad = [&](std::string what) { return InvalidArgument(fmt::format("safety input for queue {}: {}", queue, what)); };
+  auto bad = [&](std::string what) {
+    return InvalidArgument(fmt::format("safety input for queue {}: {}", queue, what));
+  };
   if (dlq_retention.count() <= 0 || dlq_retention > kSqsMaxRetention) {
     return bad(fmt::format("dlq_retention {} s outside (0, {}]", dlq_retention.count(), kSqsMaxRetention.count()));
   }
@@ -179,18 +183,19 @@ Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
         r, src, kSqsMaxRetention.count()));
   }
   rep.safe = structural_ok && rep.margin_s >= rep.required_margin_s;
-  rep.reasons.push_back(fmt::format(
-      "worst case, counted from {}: archived at the latest after {}, expires after {}; so a message {} "
-      "(required: at least {} before)",
-      rep.clock_origin, FormatSpan(rep.latest_archive_s), FormatSpan(rep.expires_s), MarginText(rep.margin_s),
-      FormatSpan(rep.required_margin_s)));
+  rep.reasons.push_back(
+      fmt::format("worst case, counted from {}: archived at the latest after {}, expires after {}; so a message {} "
+                  "(required: at least {} before)",
+                  rep.clock_origin, FormatSpan(rep.latest_archive_s), FormatSpan(rep.expires_s),
+                  MarginText(rep.margin_s), FormatSpan(rep.required_margin_s)));
   return rep;
 }
 
 std::string SafetyReport::ToString() const {
-  std::string out = fmt::format("{}: {}: in the worst case a message {} (required: archived at least {} before "
-                                "it expires)\n",
-                                queue, safe ? "SAFE" : "UNSAFE", MarginText(margin_s), FormatSpan(required_margin_s));
+  std::string out = fmt::format(
+      "{}: {}: in the worst case a message {} (required: archived at least {} before "
+      "it expires)\n",
+      queue, safe ? "SAFE" : "UNSAFE", MarginText(margin_s), FormatSpan(required_margin_s));
   for (const std::string& r : reasons) out += fmt::format("  - {}\n", r);
   return out;
 }
@@ -201,9 +206,9 @@ Result<ExpiryThresholdPlan> DeriveExpiryThreshold(const QueueSafetyInput& in) {
   plan.detection_delay_s = DetectionDelay(in);
   plan.drain_time_s = DrainTime(in);
   if (std::isinf(plan.drain_time_s)) {
-    return FailedPrecondition(fmt::format(
-        "queue {}: a partial drain ({} of {} messages per run) without re-runs has no safe threshold", in.queue,
-        in.max_messages_per_run, in.depth));
+    return FailedPrecondition(
+        fmt::format("queue {}: a partial drain ({} of {} messages per run) without re-runs has no safe threshold",
+                    in.queue, in.max_messages_per_run, in.depth));
   }
   plan.archive_window_s = plan.detection_delay_s + plan.drain_time_s + Secs(in.required_margin);
   const double r = Secs(in.dlq_retention);
@@ -220,8 +225,8 @@ Result<ExpiryThresholdPlan> DeriveExpiryThreshold(const QueueSafetyInput& in) {
     if (in.age_source == AgeSource::kCloudWatchAge) threshold = usable - plan.archive_window_s;
   }
   if (threshold <= 0) {
-    return FailedPrecondition(fmt::format("queue {}: retention {} s is shorter than the {} s archive window",
-                                          in.queue, r, plan.archive_window_s));
+    return FailedPrecondition(fmt::format("queue {}: retention {} s is shorter than the {} s archive window", in.queue,
+                                          r, plan.archive_window_s));
   }
   plan.age_threshold_s = std::floor(threshold);
   return plan;

@@ -46,9 +46,9 @@ struct QueueSafetyInput {
   // The expiry alarm's action archives (and deletes) on every sweep. False
   // (notify or copy): the expiry alarm archives nothing it can be relied on.
   bool expiry_alarm_archives = true;
-  double drain_rate = 5;                // messages per second the archiver sustains
-  int64_t depth = 10000;                // messages that may be ahead of a given one
-  int64_t max_messages_per_run = 0;     // 0 = a run drains everything
+  double drain_rate = 5;             // messages per second the archiver sustains
+  int64_t depth = 10000;             // messages that may be ahead of a given one
+  int64_t max_messages_per_run = 0;  // 0 = a run drains everything
   std::chrono::seconds required_margin{3600};
 
   Status Validate() const;

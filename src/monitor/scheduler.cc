@@ -1,9 +1,9 @@
 #include "monitor/scheduler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <exception>
-
-#include <fmt/format.h>
 
 #include "common/log.h"
 
@@ -14,8 +14,7 @@ Status SchedulerOptions::Validate() const {
     return InvalidArgument(fmt::format("scheduler: global_concurrency must be >= 1, got {}", global_concurrency));
   }
   if (per_queue_concurrency < 1) {
-    return InvalidArgument(
-        fmt::format("scheduler: per_queue_concurrency must be >= 1, got {}", per_queue_concurrency));
+    return InvalidArgument(fmt::format("scheduler: per_queue_concurrency must be >= 1, got {}", per_queue_concurrency));
   }
   if (min_concurrency < 1 || min_concurrency > global_concurrency) {
     return InvalidArgument(fmt::format("scheduler: min_concurrency must be in [1, global_concurrency={}], got {}",
@@ -40,7 +39,9 @@ SchedulerOptions Sanitized(SchedulerOptions o) {
 Scheduler::Scheduler(SchedulerOptions options, Clock& clock)
     : options_(Sanitized(options)), clock_(clock), effective_limit_(options_.global_concurrency) {}
 
-Scheduler::~Scheduler() { Stop(); }
+Scheduler::~Scheduler() {
+  Stop();
+}
 
 void Scheduler::Start() {
   std::lock_guard<std::mutex> life(lifecycle_mu_);

@@ -36,9 +36,9 @@
 namespace dlq {
 
 struct SchedulerOptions {
-  int global_concurrency = 8;   // jobs running at once, all queues
+  int global_concurrency = 8;     // jobs running at once, all queues
   int per_queue_concurrency = 1;  // jobs running at once for one queue key
-  int min_concurrency = 1;      // adaptive concurrency never goes below this
+  int min_concurrency = 1;        // adaptive concurrency never goes below this
   // After a throttled job, the effective global limit is halved (down to
   // min_concurrency); each successful job adds one back (up to the cap).
   bool adaptive = true;
@@ -93,7 +93,7 @@ class Scheduler {
   void WorkerLoop();
   // The earliest-deadline pending job whose queue is under its cap, removed
   // from the pending set and counted as running; nullopt when none may start.
-  std::optional<ArchiveJob> TakeNextLocked();  // requires mu_
+  std::optional<ArchiveJob> TakeNextLocked();                                  // requires mu_
   void FinishLocked(const std::string& queue_key, const JobOutcome& outcome);  // requires mu_
   JobOutcome RunGuarded(ArchiveJob& job);
   void LogIfLate(const ArchiveJob& job) const;  // a job starting after its deadline is worth a warning
@@ -101,22 +101,22 @@ class Scheduler {
   const SchedulerOptions options_;
   Clock& clock_;
 
-  std::mutex lifecycle_mu_;            // serialises Start/Stop
-  std::vector<std::thread> workers_;   // guarded by lifecycle_mu_
+  std::mutex lifecycle_mu_;             // serialises Start/Stop
+  std::vector<std::thread> workers_;    // guarded by lifecycle_mu_
   std::atomic<bool> stop_flag_{false};  // handed to running jobs
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // pending job added, slot freed, or stopping
-  std::condition_variable idle_cv_;  // nothing pending or running
-  std::unordered_map<std::string, PendingJob> pending_;  // guarded by mu_; one per queue key
-  std::map<OrderKey, std::string> order_;                // guarded by mu_; queue keys by (deadline, seq)
+  std::condition_variable work_cv_;                       // pending job added, slot freed, or stopping
+  std::condition_variable idle_cv_;                       // nothing pending or running
+  std::unordered_map<std::string, PendingJob> pending_;   // guarded by mu_; one per queue key
+  std::map<OrderKey, std::string> order_;                 // guarded by mu_; queue keys by (deadline, seq)
   std::unordered_map<std::string, int> running_per_key_;  // guarded by mu_
-  size_t running_ = 0;                 // guarded by mu_
-  int effective_limit_ = 0;            // guarded by mu_
-  uint64_t next_seq_ = 0;              // guarded by mu_
-  uint64_t completed_ = 0;             // guarded by mu_
-  uint64_t throttled_ = 0;             // guarded by mu_
-  bool stopped_ = false;               // guarded by mu_
+  size_t running_ = 0;                                    // guarded by mu_
+  int effective_limit_ = 0;                               // guarded by mu_
+  uint64_t next_seq_ = 0;                                 // guarded by mu_
+  uint64_t completed_ = 0;                                // guarded by mu_
+  uint64_t throttled_ = 0;                                // guarded by mu_
+  bool stopped_ = false;                                  // guarded by mu_
 };
 
 }  // namespace dlq

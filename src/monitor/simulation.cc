@@ -18,7 +18,9 @@ namespace {
 // Simulation second 0 is 2026-01-01T00:00:00Z, aligned to every alarm period used here.
 constexpr int64_t kEpochBase = 1767225600;
 
-SystemTime At(int64_t t) { return SystemTime(std::chrono::seconds(kEpochBase + t)); }
+SystemTime At(int64_t t) {
+  return SystemTime(std::chrono::seconds(kEpochBase + t));
+}
 
 struct Msg {
   int64_t arrival = 0;
@@ -110,12 +112,9 @@ AlarmSpec ReferenceAlarmSpec(const SimOptions& o) {
 
 std::string_view SimPolicyName(SimPolicy p) {
   switch (p) {
-    case SimPolicy::kReferenceAlarm:
-      return "reference (1 alarm, 1 partial run)";
-    case SimPolicy::kFifoDrain:
-      return "plain FIFO drain (hourly)";
-    case SimPolicy::kExpiryAware:
-      return "ours (expiry-aware sweep)";
+    case SimPolicy::kReferenceAlarm: return "reference (1 alarm, 1 partial run)";
+    case SimPolicy::kFifoDrain: return "plain FIFO drain (hourly)";
+    case SimPolicy::kExpiryAware: return "ours (expiry-aware sweep)";
   }
   return "?";
 }
@@ -129,8 +128,8 @@ SimScenario StandardScenario(bool fifo) {
   s.drain_rate = 0.5;
   s.horizon_s = 8 * 86400;
   constexpr int64_t kDay = 86400;
-  constexpr int64_t kMinInSource = kDay;                   // 1 day
-  constexpr int64_t kMaxInSource = kDay * 39 / 10;         // 3.9 days
+  constexpr int64_t kMinInSource = kDay;            // 1 day
+  constexpr int64_t kMaxInSource = kDay * 39 / 10;  // 3.9 days
   int64_t n = 0;
   auto add = [&](int64_t arrival, int64_t in_source) {
     ++n;
@@ -139,7 +138,7 @@ SimScenario StandardScenario(bool fifo) {
   for (int64_t i = 0; i < 432; ++i) {  // trickle: every 10 minutes for 3 days
     add(600 * i, kMinInSource + (i * 7919) % (kMaxInSource - kMinInSource + 1));
   }
-  for (int64_t j = 0; j < 10000; ++j) add(kDay / 2 + j % 600, kMinInSource);  // burst A at 12 h
+  for (int64_t j = 0; j < 10000; ++j) add(kDay / 2 + j % 600, kMinInSource);      // burst A at 12 h
   for (int64_t j = 0; j < 1000; ++j) add(kDay * 6 / 10 + j % 300, kMaxInSource);  // burst B at 14.4 h
   return s;
 }

@@ -62,9 +62,9 @@ struct SimulationResult {
   int64_t arrived = 0;
   int64_t archived = 0;
   int64_t expired_lost = 0;
-  int64_t still_queued = 0;      // in the DLQ at the horizon (neither archived nor lost)
-  double min_slack_s = 0;        // smallest (expiry - archive time) over archived messages
-  int alarm_transitions = 0;     // expiry-alarm state changes
+  int64_t still_queued = 0;   // in the DLQ at the horizon (neither archived nor lost)
+  double min_slack_s = 0;     // smallest (expiry - archive time) over archived messages
+  int alarm_transitions = 0;  // expiry-alarm state changes
   int depth_alarm_transitions = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "s3/local_object_store.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <filesystem>
 #include <set>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/crypto.h"
 #include "common/strings.h"
@@ -28,22 +27,16 @@ Status ErrnoStatus(int err, std::string_view what, const std::string& path) {
   switch (err) {
     case EACCES:
     case EPERM:
-    case EROFS:
-      return PermissionDenied(std::move(message));
-    case ENOENT:
-      return NotFound(std::move(message));
-    case EEXIST:
-      return AlreadyExists(std::move(message));
+    case EROFS: return PermissionDenied(std::move(message));
+    case ENOENT: return NotFound(std::move(message));
+    case EEXIST: return AlreadyExists(std::move(message));
     case ENOTDIR:
     case EISDIR:
-    case ENAMETOOLONG:
-      return FailedPrecondition(std::move(message));
+    case ENAMETOOLONG: return FailedPrecondition(std::move(message));
     case ENOSPC:
     case EDQUOT:
-    case EIO:
-      return Unavailable(std::move(message));
-    default:
-      return Internal(std::move(message));
+    case EIO: return Unavailable(std::move(message));
+    default: return Internal(std::move(message));
   }
 }
 
@@ -52,9 +45,9 @@ Status ValidateKey(std::string_view op, const std::string& key) {
   if (key.find('\0') != std::string::npos) return InvalidArgument(fmt::format("{}: key contains NUL", op));
   for (std::string_view segment : Split(key, '/')) {
     if (segment.empty() || segment == "." || segment == ".." || StartsWith(segment, kLocalStoreTempPrefix)) {
-      return InvalidArgument(fmt::format(
-          "{} '{}': keys of a local store may not have empty, '.', '..' or '{}' segments", op, key,
-          kLocalStoreTempPrefix));
+      return InvalidArgument(
+          fmt::format("{} '{}': keys of a local store may not have empty, '.', '..' or '{}' segments", op, key,
+                      kLocalStoreTempPrefix));
     }
   }
   return Status::Ok();
@@ -256,8 +249,8 @@ Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<
   uint64_t last = size == 0 ? 0 : size - 1;
   if (range) {
     if (range->first > range->second || range->first >= size) {
-      return InvalidArgument(fmt::format("get {}: range bytes={}-{} not satisfiable for {} bytes", path,
-                                         range->first, range->second, size));
+      return InvalidArgument(fmt::format("get {}: range bytes={}-{} not satisfiable for {} bytes", path, range->first,
+                                         range->second, size));
     }
     first = range->first;
     last = std::min(range->second, size - 1);

@@ -16,12 +16,12 @@ namespace dlq {
 
 struct PutOptions {
   std::string content_type = "application/x-ndjson";
-  std::string content_encoding;  // e.g. "gzip"; empty for none
-  std::string sse;               // "", "AES256" or "aws:kms"
-  std::string sse_kms_key_id;    // with sse == "aws:kms"; empty for the AWS managed key
-  std::string storage_class;     // "", "STANDARD", "STANDARD_IA", "GLACIER_IR", ...
+  std::string content_encoding;                 // e.g. "gzip"; empty for none
+  std::string sse;                              // "", "AES256" or "aws:kms"
+  std::string sse_kms_key_id;                   // with sse == "aws:kms"; empty for the AWS managed key
+  std::string storage_class;                    // "", "STANDARD", "STANDARD_IA", "GLACIER_IR", ...
   std::map<std::string, std::string> metadata;  // x-amz-meta-*
-  bool create_only = true;       // If-None-Match: * (never overwrite)
+  bool create_only = true;                      // If-None-Match: * (never overwrite)
 };
 
 struct ObjectInfo {
@@ -57,8 +57,7 @@ class ObjectStore {
   virtual Result<std::string> Get(const std::string& key,
                                   std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt) = 0;
   virtual Result<ObjectInfo> Head(const std::string& key) = 0;
-  virtual Result<ListPage> List(const std::string& prefix, const std::string& delimiter,
-                                const std::string& token) = 0;
+  virtual Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) = 0;
   virtual Status Delete(const std::string& key) = 0;
   // Verifies, without writing, that the destination exists and can take
   // objects: S3 HeadBucket; a directory that exists and is writable. A

@@ -1,10 +1,10 @@
 #include "s3/s3_client.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-
-#include <fmt/format.h>
 
 #include "common/crypto.h"
 #include "common/strings.h"
@@ -24,12 +24,17 @@ Status Recode(const Status& st, ErrorCode code) {
   return out;
 }
 
-int HttpStatusOf(const Status& st) { return st.aws() ? st.aws()->http_status : 0; }
+int HttpStatusOf(const Status& st) {
+  return st.aws() ? st.aws()->http_status : 0;
+}
 
-bool IsKms(std::string_view sse) { return StartsWith(sse, "aws:kms"); }
+bool IsKms(std::string_view sse) {
+  return StartsWith(sse, "aws:kms");
+}
 
 bool LooksLikeMd5Hex(std::string_view etag) {
-  return etag.size() == 32 && std::all_of(etag.begin(), etag.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return etag.size() == 32 &&
+         std::all_of(etag.begin(), etag.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
 std::optional<uint64_t> ParseU64(std::string_view s) {
@@ -73,8 +78,8 @@ std::string S3Uri(std::string_view bucket, std::string_view key) {
 
 Status S3ClientOptions::Validate() const {
   if (part_size < kMinPartSize || part_size > kMaxPartSize) {
-    return InvalidArgument(fmt::format("s3 part_size {} must be between {} and {} bytes", part_size, kMinPartSize,
-                                       kMaxPartSize));
+    return InvalidArgument(
+        fmt::format("s3 part_size {} must be between {} and {} bytes", part_size, kMinPartSize, kMaxPartSize));
   }
   if (multipart_threshold < part_size) {
     return InvalidArgument(
@@ -107,9 +112,8 @@ Result<HttpResponse> S3Client::Send(const AwsRequest& request, const std::string
   auto response = client_.Call(request);
   if (!response.ok() && (HttpStatusOf(response.status()) == 301 || HttpStatusOf(response.status()) == 307)) {
     // The message already names the bucket's region when S3 told it.
-    return response.status().WithContext(
-        fmt::format("bucket {} is not reachable at {} (region {})", bucket, client_.endpoint().endpoint,
-                    client_.endpoint().region));
+    return response.status().WithContext(fmt::format("bucket {} is not reachable at {} (region {})", bucket,
+                                                     client_.endpoint().endpoint, client_.endpoint().region));
   }
   return response;
 }
@@ -147,8 +151,7 @@ Result<std::string> S3Client::PutSingle(const std::string& bucket, const std::st
   }
   const std::string* etag_header = response->Header("ETag");
   if (etag_header == nullptr || UnquoteEtag(*etag_header).empty()) {
-    return DataLoss(fmt::format("PutObject {}: response has no ETag, upload integrity not confirmed",
-                                r.resource));
+    return DataLoss(fmt::format("PutObject {}: response has no ETag, upload integrity not confirmed", r.resource));
   }
   std::string etag = UnquoteEtag(*etag_header);
   if (options_.verify_etag && !IsKms(options.sse) && !IEquals(etag, HexEncode(md5))) {
@@ -158,8 +161,8 @@ Result<std::string> S3Client::PutSingle(const std::string& bucket, const std::st
   return etag;
 }
 
-Result<std::string> S3Client::PutMultipart(const std::string& bucket, const std::string& key,
-                                           std::string_view data, const PutOptions& options) {
+Result<std::string> S3Client::PutMultipart(const std::string& bucket, const std::string& key, std::string_view data,
+                                           const PutOptions& options) {
   const uint64_t part_size = std::max<uint64_t>(options_.part_size, 1);
   const uint64_t part_count = (data.size() + part_size - 1) / part_size;
   if (part_count > kMaxParts) {
@@ -172,9 +175,8 @@ Result<std::string> S3Client::PutMultipart(const std::string& bucket, const std:
   auto abort_with = [&](Status st) -> Status {
     Status abort = AbortMultipartUpload(bucket, key, upload_id);
     if (!abort.ok()) {
-      return st.WithContext(
-          fmt::format("(abort of upload {} also failed, S3 lifecycle must clean it up: {})", upload_id,
-                      abort.ToString()));
+      return st.WithContext(fmt::format("(abort of upload {} also failed, S3 lifecycle must clean it up: {})",
+                                        upload_id, abort.ToString()));
     }
     return st;
   };
@@ -204,15 +206,14 @@ Result<std::string> S3Client::PutMultipart(const std::string& bucket, const std:
   if (verify) {
     if (!IEquals(done->etag, expected)) {
       // The object exists but does not hold what we sent: report it, do not delete anything.
-      return DataLoss(fmt::format("PutObject {}: multipart ETag {} does not match the expected {}",
-                                  S3Uri(bucket, key), done->etag, expected));
+      return DataLoss(fmt::format("PutObject {}: multipart ETag {} does not match the expected {}", S3Uri(bucket, key),
+                                  done->etag, expected));
     }
   }
   return done->etag;
 }
 
-bool S3Client::AlreadyHolds(const std::string& bucket, const std::string& key, const std::string& etag,
-                            uint64_t size) {
+bool S3Client::AlreadyHolds(const std::string& bucket, const std::string& key, const std::string& etag, uint64_t size) {
   auto meta = HeadObject(bucket, key);
   return meta.ok() && meta->size == size && IEquals(meta->etag, etag);
 }
@@ -273,8 +274,7 @@ Result<CompleteMultipartUploadResult> S3Client::CompleteMultipartUpload(const st
   return result;
 }
 
-Status S3Client::AbortMultipartUpload(const std::string& bucket, const std::string& key,
-                                      const std::string& upload_id) {
+Status S3Client::AbortMultipartUpload(const std::string& bucket, const std::string& key, const std::string& upload_id) {
   AwsRequest r = NewRequest("AbortMultipartUpload", "DELETE", bucket, key);
   r.query = "uploadId=" + UriEncode(upload_id);
   auto response = Send(r, bucket);
@@ -352,7 +352,8 @@ Result<ListObjectsV2Result> S3Client::ListObjectsV2(const std::string& bucket, c
   if (!request.prefix.empty()) r.resource = S3Uri(bucket, request.prefix);
   // Sorted by name, as the canonical query string is.
   std::vector<std::string> params;
-  if (!request.continuation_token.empty()) params.push_back("continuation-token=" + UriEncode(request.continuation_token));
+  if (!request.continuation_token.empty())
+    params.push_back("continuation-token=" + UriEncode(request.continuation_token));
   if (!request.delimiter.empty()) params.push_back("delimiter=" + UriEncode(request.delimiter));
   params.push_back("list-type=2");
   if (request.max_keys > 0) params.push_back(fmt::format("max-keys={}", request.max_keys));

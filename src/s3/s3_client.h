@@ -41,7 +41,7 @@ struct ObjectMetadata {
   SystemTime last_modified;
   std::string content_type;
   std::string content_encoding;
-  std::string sse;  // x-amz-server-side-encryption
+  std::string sse;                              // x-amz-server-side-encryption
   std::map<std::string, std::string> metadata;  // x-amz-meta-* (names lower-cased, prefix removed)
 };
 

@@ -36,13 +36,16 @@ Result<ListPage> S3ObjectStore::List(const std::string& prefix, const std::strin
   return page;
 }
 
-Status S3ObjectStore::Delete(const std::string& key) { return client_.DeleteObject(bucket_, key); }
+Status S3ObjectStore::Delete(const std::string& key) {
+  return client_.DeleteObject(bucket_, key);
+}
 
 Result<DestinationCheck> S3ObjectStore::CheckWritable() {
   Status st = client_.HeadBucket(bucket_);
   if (st.ok()) return DestinationCheck{};
   if (st.code() == ErrorCode::kNotFound) {
-    return NotFound(fmt::format("bucket s3://{} does not exist (NoSuchBucket): check the name and the region", bucket_));
+    return NotFound(
+        fmt::format("bucket s3://{} does not exist (NoSuchBucket): check the name and the region", bucket_));
   }
   if (st.code() == ErrorCode::kPermissionDenied) {
     // HeadBucket needs s3:ListBucket, which writing does not: an archiver

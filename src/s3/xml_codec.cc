@@ -1,22 +1,24 @@
 #include "s3/xml_codec.h"
 
-#include <charconv>
-#include <cstring>
-
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cstring>
 #include <pugixml.hpp>
-
-#include "common/xml.h"
 
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "common/xml.h"
 
 namespace dlq {
 namespace {
 
-std::string_view LocalName(const pugi::xml_node& node) { return XmlLocalName(node); }
-pugi::xml_node Child(const pugi::xml_node& parent, std::string_view name) { return XmlChild(parent, name); }
+std::string_view LocalName(const pugi::xml_node& node) {
+  return XmlLocalName(node);
+}
+pugi::xml_node Child(const pugi::xml_node& parent, std::string_view name) {
+  return XmlChild(parent, name);
+}
 std::string ChildText(const pugi::xml_node& parent, std::string_view name) {
   return XmlChildText(parent, name, /*trim=*/false);
 }
@@ -146,8 +148,7 @@ Result<CompleteMultipartUploadResult> ParseCompleteMultipartUpload(std::string_v
     bool transient = e.code == "InternalError" || e.code == "ServiceUnavailable" || e.code == "SlowDown" ||
                      e.code == "RequestTimeout";
     std::string message =
-        fmt::format("{}: HTTP 200 with an error body: {}: {}", kWhat, e.code.empty() ? "(no code)" : e.code,
-                    e.message);
+        fmt::format("{}: HTTP 200 with an error body: {}: {}", kWhat, e.code.empty() ? "(no code)" : e.code, e.message);
     Status st = transient ? Unavailable(std::move(message)) : Internal(std::move(message));
     return st.WithAws(AwsErrorInfo{e.code, 200, e.request_id});
   }

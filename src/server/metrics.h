@@ -178,9 +178,9 @@ struct DaemonMetrics {
   metrics::CounterFamily& messages_failed_total;
   metrics::CounterFamily& objects_total;
   metrics::CounterFamily& bytes_uploaded_total;
-  metrics::CounterFamily& archive_runs_total;  // + result="ok|error"
+  metrics::CounterFamily& archive_runs_total;      // + result="ok|error"
   metrics::CounterFamily& archive_failures_total;  // + class (ErrorCodeName); failed or blocked runs
-  metrics::GaugeFamily& destination_up;  // {group}: 1 when the destination check passed, 0 when it failed
+  metrics::GaugeFamily& destination_up;            // {group}: 1 when the destination check passed, 0 when it failed
   // AWS calls.
   metrics::CounterFamily& aws_requests_total;              // {service, operation, code}
   metrics::CounterFamily& aws_retries_total;               // {service, operation}

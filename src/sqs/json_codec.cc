@@ -17,9 +17,7 @@ class JsonWriter {
   JsonWriter() : writer_(buffer_) { writer_.StartObject(); }
 
   void Key(std::string_view key) { writer_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size())); }
-  void String(std::string_view value) {
-    writer_.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-  }
+  void String(std::string_view value) { writer_.String(value.data(), static_cast<rapidjson::SizeType>(value.size())); }
   void Field(std::string_view key, std::string_view value) {
     Key(key);
     String(value);
@@ -99,7 +97,9 @@ using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
 
-Status Malformed(std::string_view what) { return Internal(fmt::format("malformed SQS response: {}", what)); }
+Status Malformed(std::string_view what) {
+  return Internal(fmt::format("malformed SQS response: {}", what));
+}
 
 // Parses `json` into `root` (an object) with this thread's parser. The
 // element stays valid until the next parse on this thread.
@@ -151,11 +151,8 @@ Status ScalarText(const element& e, std::string_view what, std::string& out) {
     case element_type::INT64:
     case element_type::UINT64:
     case element_type::DOUBLE:
-    case element_type::BOOL:
-      out = simdjson::minify(e);
-      return Status::Ok();
-    default:
-      return Malformed(fmt::format("{} is not a string", what));
+    case element_type::BOOL: out = simdjson::minify(e); return Status::Ok();
+    default: return Malformed(fmt::format("{} is not a string", what));
   }
 }
 
@@ -397,7 +394,9 @@ Result<std::vector<Message>> ParseReceiveMessageResponse(std::string_view json) 
   return messages;
 }
 
-Result<UrlPage> ParseListQueuesResponse(std::string_view json) { return ParseUrlPage(json, "QueueUrls"); }
+Result<UrlPage> ParseListQueuesResponse(std::string_view json) {
+  return ParseUrlPage(json, "QueueUrls");
+}
 
 Result<UrlPage> ParseListDeadLetterSourceQueuesResponse(std::string_view json) {
   return ParseUrlPage(json, "queueUrls");

@@ -1,9 +1,9 @@
 #include "sqs/md5.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 #include "common/crypto.h"
 #include "common/strings.h"
@@ -24,7 +24,9 @@ void UpdateLengthPrefixed(Md5Hasher& hasher, std::string_view value) {
 
 }  // namespace
 
-std::string Md5OfBody(std::string_view body) { return Md5Hex(body); }
+std::string Md5OfBody(std::string_view body) {
+  return Md5Hex(body);
+}
 
 std::string Md5OfMessageAttributes(const MessageAttributes& attributes) {
   if (attributes.empty()) return "";
@@ -50,13 +52,13 @@ Status VerifyMessage(const Message& message) {
   }
   const std::string body_md5 = Md5OfBody(message.body);
   if (!IEquals(body_md5, message.md5_of_body)) {
-    return DataLoss(fmt::format("message {}: MD5OfBody mismatch (SQS sent {}, body hashes to {})",
-                                message.message_id, message.md5_of_body, body_md5));
+    return DataLoss(fmt::format("message {}: MD5OfBody mismatch (SQS sent {}, body hashes to {})", message.message_id,
+                                message.md5_of_body, body_md5));
   }
   if (message.message_attributes.empty() && message.md5_of_message_attributes.empty()) return Status::Ok();
   if (message.md5_of_message_attributes.empty()) {
-    return DataLoss(fmt::format("message {}: response has message attributes but no MD5OfMessageAttributes",
-                                message.message_id));
+    return DataLoss(
+        fmt::format("message {}: response has message attributes but no MD5OfMessageAttributes", message.message_id));
   }
   const std::string attrs_md5 =
       message.message_attributes.empty() ? Md5Hex("") : Md5OfMessageAttributes(message.message_attributes);

@@ -1,14 +1,14 @@
 #include "sqs/sqs_client.h"
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "common/strings.h"
 #include "sqs/json_codec.h"
-#include "sqs/md5.h"
 #include "sqs/limits.h"
+#include "sqs/md5.h"
 
 namespace dlq {
 namespace {
@@ -56,8 +56,7 @@ Result<std::vector<std::string>> ListAll(BuildFn&& build, ParseFn&& parse,
   for (int page = 0; page < kMaxPages; ++page) {
     DLQ_ASSIGN_OR_RETURN(std::string body, invoke(build(token)));
     DLQ_ASSIGN_OR_RETURN(sqs::UrlPage result, parse(body));
-    urls.insert(urls.end(), std::make_move_iterator(result.urls.begin()),
-                std::make_move_iterator(result.urls.end()));
+    urls.insert(urls.end(), std::make_move_iterator(result.urls.begin()), std::make_move_iterator(result.urls.end()));
     if (result.next_token.empty()) return urls;
     if (!seen_tokens.insert(result.next_token).second) {
       return Internal("pagination loop: the server repeated a NextToken");
@@ -154,9 +153,9 @@ Result<std::string> SqsClient::GetQueueUrl(const std::string& name, const std::s
 }
 
 Result<std::vector<std::string>> SqsClient::ListQueues(const std::string& prefix) {
-  auto result = ListAll([&](const std::string& token) { return sqs::BuildListQueuesRequest(prefix, token, kListPageSize); },
-                        sqs::ParseListQueuesResponse,
-                        [&](std::string body) { return Invoke("ListQueues", prefix, std::move(body)); });
+  auto result = ListAll(
+      [&](const std::string& token) { return sqs::BuildListQueuesRequest(prefix, token, kListPageSize); },
+      sqs::ParseListQueuesResponse, [&](std::string body) { return Invoke("ListQueues", prefix, std::move(body)); });
   if (!result.ok() && result.status().code() == ErrorCode::kInternal && !result.status().aws()) {
     return ParseContext(result.status(), "ListQueues", prefix);
   }
@@ -164,9 +163,9 @@ Result<std::vector<std::string>> SqsClient::ListQueues(const std::string& prefix
 }
 
 Result<std::map<std::string, std::string>> SqsClient::GetQueueAttributes(const std::string& queue_url,
-                                                                       const std::vector<std::string>& names) {
-  DLQ_ASSIGN_OR_RETURN(std::string body, Invoke("GetQueueAttributes", queue_url,
-                                                sqs::BuildGetQueueAttributesRequest(queue_url, names)));
+                                                                         const std::vector<std::string>& names) {
+  DLQ_ASSIGN_OR_RETURN(std::string body,
+                       Invoke("GetQueueAttributes", queue_url, sqs::BuildGetQueueAttributesRequest(queue_url, names)));
   auto attributes = sqs::ParseGetQueueAttributesResponse(body);
   if (!attributes.ok()) return ParseContext(attributes.status(), "GetQueueAttributes", queue_url);
   return attributes;
@@ -187,12 +186,12 @@ Result<std::vector<std::string>> SqsClient::ListDeadLetterSourceQueues(const std
 
 Result<std::vector<Message>> SqsClient::ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) {
   if (Status s = options.Validate(); !s.ok()) return ParseContext(s, "ReceiveMessage", queue_url);
-  DLQ_ASSIGN_OR_RETURN(std::string body,
-                       Invoke("ReceiveMessage", queue_url, sqs::BuildReceiveMessageRequest(queue_url, options),
-                              options.cancel));
+  DLQ_ASSIGN_OR_RETURN(std::string body, Invoke("ReceiveMessage", queue_url,
+                                                sqs::BuildReceiveMessageRequest(queue_url, options), options.cancel));
   auto messages = sqs::ParseReceiveMessageResponse(body);
   if (!messages.ok()) return ParseContext(messages.status(), "ReceiveMessage", queue_url);
-  if (Status s = VerifyReceived(*messages, options.corrupt); !s.ok()) return ParseContext(s, "ReceiveMessage", queue_url);
+  if (Status s = VerifyReceived(*messages, options.corrupt); !s.ok())
+    return ParseContext(s, "ReceiveMessage", queue_url);
   return messages;
 }
 
@@ -237,8 +236,8 @@ Result<SendBatchResult> SqsClient::SendMessageBatch(const std::string& queue_url
   for (const auto& e : entries) {
     if (Status s = ValidateSendEntry(e); !s.ok()) return ParseContext(s, "SendMessageBatch", queue_url);
   }
-  DLQ_ASSIGN_OR_RETURN(std::string body, Invoke("SendMessageBatch", queue_url,
-                                                sqs::BuildSendMessageBatchRequest(queue_url, entries)));
+  DLQ_ASSIGN_OR_RETURN(std::string body,
+                       Invoke("SendMessageBatch", queue_url, sqs::BuildSendMessageBatchRequest(queue_url, entries)));
   auto parsed = sqs::ParseSendMessageBatchResponse(body);
   if (!parsed.ok()) return ParseContext(parsed.status(), "SendMessageBatch", queue_url);
   if (Status s = ValidateBatchReply(*parsed, IdsOf(entries)); !s.ok()) {
@@ -291,18 +290,17 @@ Result<SentMessage> SqsClient::SendMessage(const std::string& queue_url, const S
   const std::string attrs_md5 = Md5OfMessageAttributes(entry.message_attributes);
   if (!IEquals(sent->md5_of_body, body_md5) ||
       (!attrs_md5.empty() && !IEquals(sent->md5_of_message_attributes, attrs_md5))) {
-    return DataLoss(fmt::format("SendMessage {}: message {}: returned MD5s (body {}, attributes {}) do not match "
-                                "the sent body {} and attributes {}",
-                                queue_url, sent->message_id, sent->md5_of_body, sent->md5_of_message_attributes,
-                                body_md5, attrs_md5));
+    return DataLoss(fmt::format(
+        "SendMessage {}: message {}: returned MD5s (body {}, attributes {}) do not match "
+        "the sent body {} and attributes {}",
+        queue_url, sent->message_id, sent->md5_of_body, sent->md5_of_message_attributes, body_md5, attrs_md5));
   }
   return sent;
 }
 
 Result<std::string> SqsClient::CreateQueue(const std::string& name,
                                            const std::map<std::string, std::string>& attributes) {
-  DLQ_ASSIGN_OR_RETURN(std::string body,
-                       Invoke("CreateQueue", name, sqs::BuildCreateQueueRequest(name, attributes)));
+  DLQ_ASSIGN_OR_RETURN(std::string body, Invoke("CreateQueue", name, sqs::BuildCreateQueueRequest(name, attributes)));
   auto url = sqs::ParseQueueUrlResponse(body);
   if (!url.ok()) return ParseContext(url.status(), "CreateQueue", name);
   return url;
@@ -315,8 +313,7 @@ Status SqsClient::DeleteQueue(const std::string& queue_url) {
 Status SqsClient::SetQueueAttributes(const std::string& queue_url,
                                      const std::map<std::string, std::string>& attributes) {
   if (attributes.empty()) return InvalidArgument(fmt::format("SetQueueAttributes {}: no attributes", queue_url));
-  return Invoke("SetQueueAttributes", queue_url, sqs::BuildSetQueueAttributesRequest(queue_url, attributes))
-      .status();
+  return Invoke("SetQueueAttributes", queue_url, sqs::BuildSetQueueAttributesRequest(queue_url, attributes)).status();
 }
 
 }  // namespace dlq

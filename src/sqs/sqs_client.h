@@ -30,12 +30,12 @@ struct CorruptMessage {
 };
 
 struct ReceiveOptions {
-  int max_messages = 10;                   // 1..10
-  int wait_time_seconds = 0;               // 0..20 (long polling)
-  std::optional<int> visibility_timeout;   // 0..43200; the queue's default when unset
+  int max_messages = 10;                                       // 1..10
+  int wait_time_seconds = 0;                                   // 0..20 (long polling)
+  std::optional<int> visibility_timeout;                       // 0..43200; the queue's default when unset
   std::vector<std::string> attribute_names = {"All"};          // system attributes
   std::vector<std::string> message_attribute_names = {"All"};  // "All", names, or "prefix.*"
-  std::string receive_request_attempt_id;  // FIFO only; empty = not sent
+  std::string receive_request_attempt_id;                      // FIFO only; empty = not sent
   // When set, messages that fail the MD5 check are moved here and the call
   // succeeds with the rest; when null such a message fails the whole call
   // with kDataLoss. Not owned; must outlive the call.
@@ -62,9 +62,9 @@ struct SendEntry {
   std::string id;
   std::string body;
   MessageAttributes message_attributes;
-  std::optional<int> delay_seconds;     // 0..900; the queue's default when unset
-  std::string message_group_id;         // FIFO; empty = not sent
-  std::string message_deduplication_id; // FIFO; empty = not sent
+  std::optional<int> delay_seconds;      // 0..900; the queue's default when unset
+  std::string message_group_id;          // FIFO; empty = not sent
+  std::string message_deduplication_id;  // FIFO; empty = not sent
   // System attributes to set; SQS accepts only "AWSTraceHeader" (a String).
   std::map<std::string, std::string> message_system_attributes;
 };
@@ -106,15 +106,14 @@ class QueueClient {
   virtual Result<std::vector<std::string>> ListQueues(const std::string& prefix) = 0;
   // names: e.g. {"All"} or {"ApproximateNumberOfMessages", "RedrivePolicy"}.
   virtual Result<std::map<std::string, std::string>> GetQueueAttributes(const std::string& queue_url,
-                                                                          const std::vector<std::string>& names) = 0;
+                                                                        const std::vector<std::string>& names) = 0;
   // URLs of the queues whose RedrivePolicy targets this queue, following pagination.
   virtual Result<std::vector<std::string>> ListDeadLetterSourceQueues(const std::string& queue_url) = 0;
 
   // Received messages are verified against their MD5 digests: a mismatch
   // goes to options.corrupt when set, else fails the call with kDataLoss
   // naming the message.
-  virtual Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url,
-                                                       const ReceiveOptions& options) = 0;
+  virtual Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) = 0;
   virtual Result<BatchResult> DeleteMessageBatch(const std::string& queue_url,
                                                  const std::vector<DeleteEntry>& entries) = 0;
   virtual Result<BatchResult> ChangeMessageVisibilityBatch(const std::string& queue_url,

@@ -74,13 +74,13 @@ class FakeNotifier final : public Notifier {
 
  private:
   mutable std::mutex mu_;
-  std::condition_variable cv_;                  // a call started, or blocked_/cancelled_ changed
+  std::condition_variable cv_;                    // a call started, or blocked_/cancelled_ changed
   std::vector<AlarmNotification> notifications_;  // guarded by mu_
-  std::map<int, Status> failures_;              // guarded by mu_
-  std::optional<Status> fail_all_;              // guarded by mu_
-  bool blocked_ = false;                        // guarded by mu_
-  bool cancelled_ = false;                      // guarded by mu_
-  int cancels_ = 0;                             // guarded by mu_
+  std::map<int, Status> failures_;                // guarded by mu_
+  std::optional<Status> fail_all_;                // guarded by mu_
+  bool blocked_ = false;                          // guarded by mu_
+  bool cancelled_ = false;                        // guarded by mu_
+  int cancels_ = 0;                               // guarded by mu_
 };
 
 }  // namespace dlq

@@ -127,8 +127,8 @@ class FakeObjectStore final : public ObjectStore {
     std::lock_guard lock(mu_);
     // (name, is_prefix) in key order, as S3 returns them.
     std::map<std::string, std::optional<ObjectInfo>> entries;
-    for (auto it = objects_.lower_bound(prefix); it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
-         ++it) {
+    for (auto it = objects_.lower_bound(prefix);
+         it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
       if (!delimiter.empty()) {
         size_t pos = it->first.find(delimiter, prefix.size());
         if (pos != std::string::npos) {
@@ -235,11 +235,11 @@ class FakeObjectStore final : public ObjectStore {
   std::map<std::string, StoredObject> objects_;  // guarded by mu_
   std::deque<Status> check_failures_;
   std::atomic<int> check_calls_{0};
-  std::deque<Status> put_failures_;              // guarded by mu_
-  std::deque<Status> get_failures_;              // guarded by mu_
-  std::deque<Status> delete_failures_;           // guarded by mu_
-  PutHook on_put_;                               // guarded by mu_
-  Duration put_delay_{0};                        // guarded by mu_
+  std::deque<Status> put_failures_;     // guarded by mu_
+  std::deque<Status> get_failures_;     // guarded by mu_
+  std::deque<Status> delete_failures_;  // guarded by mu_
+  PutHook on_put_;                      // guarded by mu_
+  Duration put_delay_{0};               // guarded by mu_
   std::atomic<int> put_calls_{0};
   std::atomic<int> successful_puts_{0};
   std::atomic<int> get_calls_{0};

@@ -1,15 +1,14 @@
 #include "testing/fake_queue.h"
 
-#include "sqs/limits.h"
+#include <fmt/format.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <set>
 
-#include <fmt/format.h>
-#include <simdjson.h>
-
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "sqs/limits.h"
 #include "sqs/md5.h"
 
 namespace dlq {
@@ -25,7 +24,9 @@ constexpr auto kDedupWindow = std::chrono::minutes(5);
 int64_t EpochMillis(SystemTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
-int64_t EpochSeconds(SystemTime t) { return std::chrono::duration_cast<seconds>(t.time_since_epoch()).count(); }
+int64_t EpochSeconds(SystemTime t) {
+  return std::chrono::duration_cast<seconds>(t.time_since_epoch()).count();
+}
 
 Status QueueDoesNotExist(std::string_view operation, std::string_view what) {
   return NotFound(fmt::format("{} {}: The specified queue does not exist.", operation, what))
@@ -65,12 +66,21 @@ std::optional<int> ParseInt(const std::string& text) {
 }
 
 const std::set<std::string>& SettableAttributes() {
-  static const std::set<std::string> kNames = {
-      "DelaySeconds",           "MaximumMessageSize",        "MessageRetentionPeriod",
-      "Policy",                 "ReceiveMessageWaitTimeSeconds", "VisibilityTimeout",
-      "RedrivePolicy",          "RedriveAllowPolicy",        "KmsMasterKeyId",
-      "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled", "FifoQueue",
-      "ContentBasedDeduplication", "DeduplicationScope",      "FifoThroughputLimit"};
+  static const std::set<std::string> kNames = {"DelaySeconds",
+                                               "MaximumMessageSize",
+                                               "MessageRetentionPeriod",
+                                               "Policy",
+                                               "ReceiveMessageWaitTimeSeconds",
+                                               "VisibilityTimeout",
+                                               "RedrivePolicy",
+                                               "RedriveAllowPolicy",
+                                               "KmsMasterKeyId",
+                                               "KmsDataKeyReusePeriodSeconds",
+                                               "SqsManagedSseEnabled",
+                                               "FifoQueue",
+                                               "ContentBasedDeduplication",
+                                               "DeduplicationScope",
+                                               "FifoThroughputLimit"};
   return kNames;
 }
 
@@ -153,7 +163,9 @@ std::vector<Message> FakeQueueClient::Messages(const std::string& queue_url) con
   return out;
 }
 
-size_t FakeQueueClient::Depth(const std::string& queue_url) const { return Messages(queue_url).size(); }
+size_t FakeQueueClient::Depth(const std::string& queue_url) const {
+  return Messages(queue_url).size();
+}
 
 // ---------------------------------------------------------------- helpers
 
@@ -166,8 +178,7 @@ std::optional<FakeQueueClient::Injected> FakeQueueClient::BeginCall(Operation op
   return f;
 }
 
-Result<FakeQueueClient::Queue*> FakeQueueClient::FindQueue(const std::string& queue_url,
-                                                           std::string_view operation) {
+Result<FakeQueueClient::Queue*> FakeQueueClient::FindQueue(const std::string& queue_url, std::string_view operation) {
   auto it = queues_.find(queue_url);
   if (it == queues_.end()) return QueueDoesNotExist(operation, queue_url);
   Expire(it->second);
@@ -213,8 +224,7 @@ Status FakeQueueClient::ApplyAttributes(Queue& q, const std::map<std::string, st
   std::optional<RedrivePolicy> redrive = q.redrive;
   for (const auto& [name, value] : attributes) {
     if (!settable.contains(name)) {
-      return AwsError(ErrorCode::kInvalidArgument, "InvalidAttributeName",
-                      fmt::format("Unknown Attribute {}.", name));
+      return AwsError(ErrorCode::kInvalidArgument, "InvalidAttributeName", fmt::format("Unknown Attribute {}.", name));
     }
     for (const Range& r : kRanges) {
       if (name != r.name) continue;
@@ -363,11 +373,11 @@ FakeQueueClient::Stored* FakeQueueClient::FindByHandle(Queue& q, const std::stri
 
 // ---------------------------------------------------------------- QueueClient
 
-#define DLQ_FAKE_BEGIN(op)                                         \
-  std::lock_guard lock(mu_);                                       \
-  const std::optional<Injected> injected = BeginCall(op);          \
+#define DLQ_FAKE_BEGIN(op)                                \
+  std::lock_guard lock(mu_);                              \
+  const std::optional<Injected> injected = BeginCall(op); \
   if (injected && !injected->after_applying) return injected->status
-#define DLQ_FAKE_END(result) \
+#define DLQ_FAKE_END(result)             \
   if (injected) return injected->status; \
   return result
 
@@ -389,7 +399,7 @@ Result<std::vector<std::string>> FakeQueueClient::ListQueues(const std::string& 
 }
 
 Result<std::map<std::string, std::string>> FakeQueueClient::GetQueueAttributes(const std::string& queue_url,
-                                                                             const std::vector<std::string>& names) {
+                                                                               const std::vector<std::string>& names) {
   DLQ_FAKE_BEGIN(Operation::kGetQueueAttributes);
   DLQ_ASSIGN_OR_RETURN(Queue * q, FindQueue(queue_url, "GetQueueAttributes"));
   const SystemTime now = clock_.Now();
@@ -492,7 +502,10 @@ Result<std::vector<Message>> FakeQueueClient::ReceiveMessages(const std::string&
       flip = true;
     }
     if (flip) {
-      if (m.body.empty()) m.body = "x"; else m.body[0] = static_cast<char>(m.body[0] ^ 0x01);
+      if (m.body.empty())
+        m.body = "x";
+      else
+        m.body[0] = static_cast<char>(m.body[0] ^ 0x01);
     }
   }
   // Verified as SqsClient verifies.

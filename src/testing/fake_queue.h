@@ -135,7 +135,7 @@ class FakeQueueClient final : public QueueClient {
     SystemTime created;
     SystemTime modified;
     std::deque<Stored> messages;
-    std::map<std::string, std::string> deleted_handles;  // handle -> message id
+    std::map<std::string, std::string> deleted_handles;               // handle -> message id
     std::map<std::string, std::pair<SystemTime, SentMessage>> dedup;  // FIFO dedup id -> first send
   };
   struct Injected {

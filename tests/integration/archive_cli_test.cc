@@ -43,7 +43,8 @@ TEST(ArchiveCli, MissingBucketFailsOnAnEmptyQueueBeforeReceiving) {
   ASSERT_TRUE(svc);
   std::string q = UniqueName("empty-dlq");
   MakeQueue(*svc, q, 0);
-  auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to s3://no-such-bucket-" + RandomHex(3) + "/x --progress never"));
+  auto r =
+      RunShell(Archive(fauxqs, "--queue " + q + " --to s3://no-such-bucket-" + RandomHex(3) + "/x --progress never"));
   EXPECT_EQ(r.exit_code, 1) << r.out;  // a cron job must not report success
   EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
 }
@@ -54,7 +55,8 @@ TEST(ArchiveCli, MissingBucketOnAFullQueueReceivesNothingAndSaysItOnce) {
   ASSERT_TRUE(svc);
   std::string q = UniqueName("full-dlq");
   std::string url = MakeQueue(*svc, q, 3);
-  auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to s3://no-such-bucket-" + RandomHex(3) + "/x --progress never"));
+  auto r =
+      RunShell(Archive(fauxqs, "--queue " + q + " --to s3://no-such-bucket-" + RandomHex(3) + "/x --progress never"));
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_EQ(Count(r.out, "does not exist"), 1u) << r.out;
   // Nothing was received: the first receive now sees receive count 1.
@@ -90,11 +92,13 @@ TEST(ArchiveCli, MissingDirectoryIsAnErrorAndNothingIsCreated) {
 TEST(ArchiveCli, JsonOutputOnFailureIsOneDocumentWithTheErrorCode) {
   DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
   std::string file = "/tmp/dlq-json-" + RandomHex(4) + ".json";
-  auto r = RunShell(Archive(fauxqs, "--queue nope-" + RandomHex(3) + " --to file:///tmp --output json 2>/dev/null > " + file),
-                    false);
+  auto r = RunShell(
+      Archive(fauxqs, "--queue nope-" + RandomHex(3) + " --to file:///tmp --output json 2>/dev/null > " + file), false);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  auto jq = RunShell("jq -e '.ok == false and .exit_code == 1 and .error.code == \"NotFound\" "
-                     "and (.error.message | contains(\"region us-east-1\"))' " + file);
+  auto jq = RunShell(
+      "jq -e '.ok == false and .exit_code == 1 and .error.code == \"NotFound\" "
+      "and (.error.message | contains(\"region us-east-1\"))' " +
+      file);
   EXPECT_EQ(jq.exit_code, 0) << r.out << jq.out;
 }
 
@@ -131,7 +135,8 @@ TEST(ArchiveCli, MessagesHeldByAnotherConsumerExitFourWithAHint) {
   ASSERT_FALSE(held->empty());
   std::string dir = "/tmp/dlq-held-" + RandomHex(4);
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --visibility-timeout 10s --progress never"));
+  auto r =
+      RunShell(Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --visibility-timeout 10s --progress never"));
   EXPECT_EQ(r.exit_code, 4) << r.out;
   EXPECT_NE(r.out.find("incomplete"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("another consumer"), std::string::npos) << r.out;
@@ -157,8 +162,8 @@ TEST(ArchiveCli, ProgressLineIsClearedBeforeEveryLogLineOnATerminal) {
   std::string out_file = dir + ".typescript";
   // `script` gives the archiver a terminal; small batches make many log
   // lines (archive.object) while the progress line is drawn.
-  std::string inner = Archive(fauxqs, "--queue " + q + " --to file://" + dir +
-                                           " --batch-max-messages 20 --progress always");
+  std::string inner =
+      Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --batch-max-messages 20 --progress always");
   auto r = RunShell("script -qec \"" + inner + "\" " + out_file + " >/dev/null; cat " + out_file);
   ASSERT_NE(r.out.find("archive.object"), std::string::npos) << r.out;
   ASSERT_NE(r.out.find("msg/s"), std::string::npos) << r.out;
@@ -170,8 +175,7 @@ TEST(ArchiveCli, ProgressLineIsClearedBeforeEveryLogLineOnATerminal) {
     if (pos == 0) continue;
     bool after_newline = r.out[pos - 1] == '\n';
     bool after_clear = pos >= 4 && r.out.compare(pos - 4, 4, "\r\033[K") == 0;
-    EXPECT_TRUE(after_newline || after_clear) << "log line glued to: "
-                                              << r.out.substr(pos >= 80 ? pos - 80 : 0, 100);
+    EXPECT_TRUE(after_newline || after_clear) << "log line glued to: " << r.out.substr(pos >= 80 ? pos - 80 : 0, 100);
   }
 }
 
@@ -191,7 +195,7 @@ TEST(ArchiveCli, OneMebibyteMessagesArchiveByteForByte) {
   for (int i = 0; i < 3; ++i) {
     SendEntry e;
     e.body = std::string((1 << 20) - 64, static_cast<char>('a' + i));  // with the attribute: just under the 1 MiB limit
-    e.body[10] = '"';   // escaped in the JSON line
+    e.body[10] = '"';                                                  // escaped in the JSON line
     e.body[20] = '\\';
     e.message_attributes["kind"] = {"String", "big", ""};
     auto m = svc->sqs().SendMessage(url, e);
@@ -222,8 +226,11 @@ TEST(RunCli, LogFlagsWinOverTheConfigFile) {
   {
     std::ofstream f(config);
     f << "listen: 127.0.0.1:0\ncollection_interval: 1s\nlog: { level: info, format: text }\n"
-         "defaults:\n  destination: file://" << dir << "\n"
-         "groups:\n  - name: g\n    queues: [nothing-" << RandomHex(3) << "]\n    allow_empty: true\n";
+         "defaults:\n  destination: file://"
+      << dir
+      << "\n"
+         "groups:\n  - name: g\n    queues: [nothing-"
+      << RandomHex(3) << "]\n    allow_empty: true\n";
   }
   // The config says text; the flag says json: every stderr line is JSON.
   auto r = RunShell(fauxqs.ShellEnv() + "timeout -s TERM 3 " + DLQ_BINARY + " --log-format json run --config " +

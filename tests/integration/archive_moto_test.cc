@@ -64,22 +64,27 @@ void RunFlow(bool fifo) {
   int64_t in_dlq = Depth(*svc, pair.dlq_url);
   ASSERT_GT(in_dlq, 0) << "nothing reached the DLQ";
 
-  auto archived = RunShell(moto.ShellEnv() + DLQ_BINARY + " archive --queue " + pair.dlq_name + " --to s3://" +
-                               bucket + "/dlq-archive --output json --progress never --log-level warn",
+  auto archived = RunShell(moto.ShellEnv() + DLQ_BINARY + " archive --queue " + pair.dlq_name + " --to s3://" + bucket +
+                               "/dlq-archive --output json --progress never --log-level warn",
                            false);
   ASSERT_EQ(archived.exit_code, 0) << archived.out;
   EXPECT_NE(archived.out.find("\"archived\":" + std::to_string(in_dlq)), std::string::npos) << archived.out;
   EXPECT_EQ(Depth(*svc, pair.dlq_url), 0) << "the DLQ is not empty after archive";
 
-  auto verify = RunShell(moto.ShellEnv() + "python3 " + RepoRoot() + "/tests/interop/verify_archive.py --aws /usr/bin/aws" +
-                         " --endpoint-url " + moto.endpoint() + " --bucket " + bucket + " --prefix dlq-archive" +
-                         " --queue " + pair.dlq_name + " --sent " + sent_file);
+  auto verify =
+      RunShell(moto.ShellEnv() + "python3 " + RepoRoot() + "/tests/interop/verify_archive.py --aws /usr/bin/aws" +
+               " --endpoint-url " + moto.endpoint() + " --bucket " + bucket + " --prefix dlq-archive" + " --queue " +
+               pair.dlq_name + " --sent " + sent_file);
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
   std::remove(sent_file.c_str());
 }
 
-TEST(ArchiveMoto, StandardDlqDrainsIntoS3WithFullFidelity) { RunFlow(false); }
-TEST(ArchiveMoto, FifoDlqKeepsGroupAndDeduplicationIds) { RunFlow(true); }
+TEST(ArchiveMoto, StandardDlqDrainsIntoS3WithFullFidelity) {
+  RunFlow(false);
+}
+TEST(ArchiveMoto, FifoDlqKeepsGroupAndDeduplicationIds) {
+  RunFlow(true);
+}
 
 TEST(ArchiveMoto, MissingBucketDeletesNothing) {
   DLQ_REQUIRE_STAND_IN("moto", moto);

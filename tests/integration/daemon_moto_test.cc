@@ -11,8 +11,8 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "harness.h"
 
@@ -71,13 +71,19 @@ TEST(DaemonMotoTest, AlarmArchivesShortRetentionDlqAndReturnsToOk) {
                         "collection_interval: 1s\n"
                         "sweep_interval: 2s\n"
                         "defaults:\n"
-                        "  destination: s3://" + bucket + "/dlq-archive\n"
+                        "  destination: s3://" +
+                        bucket +
+                        "/dlq-archive\n"
                         "  visibility_timeout: 30s\n"
                         "  batch: { max_age: 1s }\n"
                         "groups:\n"
                         "  - name: it\n"
-                        "    endpoint_url: " + moto.endpoint() + "\n"
-                        "    queues: [" + dlq_name + "]\n"
+                        "    endpoint_url: " +
+                        moto.endpoint() +
+                        "\n"
+                        "    queues: [" +
+                        dlq_name +
+                        "]\n"
                         "    alarms:\n"
                         "      expiry: { threshold: 10s, period: 2s }\n"
                         "      depth: { enabled: false }\n");
@@ -109,11 +115,11 @@ TEST(DaemonMotoTest, AlarmArchivesShortRetentionDlqAndReturnsToOk) {
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   EXPECT_FALSE(listed->objects.empty());
 
-  auto metrics = RunShell(api + "/metrics > " + dir + "/metrics.txt && promtool check metrics < " + dir +
-                          "/metrics.txt");
+  auto metrics =
+      RunShell(api + "/metrics > " + dir + "/metrics.txt && promtool check metrics < " + dir + "/metrics.txt");
   EXPECT_EQ(metrics.exit_code, 0) << metrics.out;
-  EXPECT_NE(ReadFile(dir + "/metrics.txt").find("dlq_archive_messages_archived_total{queue=\"" + dlq_name +
-                                                  "\",region=\"us-east-1\"} 5"),
+  EXPECT_NE(ReadFile(dir + "/metrics.txt")
+                .find("dlq_archive_messages_archived_total{queue=\"" + dlq_name + "\",region=\"us-east-1\"} 5"),
             std::string::npos);
 
   std::string pid = ReadFile(dir + "/pid");
@@ -138,20 +144,26 @@ TEST(DaemonMotoTest, CheckFlagsReferenceConfigUnsafe) {
   auto attrs = svc->sqs().GetQueueAttributes(*dlq, {"QueueArn"});
   ASSERT_TRUE(attrs.ok());
   auto src = svc->sqs().CreateQueue(
-      base + "-src", {{"MessageRetentionPeriod", "345600"},
-                      {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + attrs->at("QueueArn") +
-                                            "\",\"maxReceiveCount\":\"3\"}"}});
+      base + "-src",
+      {{"MessageRetentionPeriod", "345600"},
+       {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + attrs->at("QueueArn") + "\",\"maxReceiveCount\":\"3\"}"}});
   ASSERT_TRUE(src.ok());
   std::string config = "/tmp/" + base + ".yaml";
-  WriteFile(config, "defaults:\n"
-                    "  destination: s3://" + base + "-archive/dlq-archive\n"
-                    "  cloudwatch_age: true\n"
-                    "  alarms:\n"
-                    "    expiry: { threshold: 345000s, period: 5m }\n"
-                    "groups:\n"
-                    "  - name: reference\n"
-                    "    endpoint_url: " + moto.endpoint() + "\n"
-                    "    queues: [" + base + "-dlq]\n");
+  WriteFile(config,
+            "defaults:\n"
+            "  destination: s3://" +
+                base +
+                "-archive/dlq-archive\n"
+                "  cloudwatch_age: true\n"
+                "  alarms:\n"
+                "    expiry: { threshold: 345000s, period: 5m }\n"
+                "groups:\n"
+                "  - name: reference\n"
+                "    endpoint_url: " +
+                moto.endpoint() +
+                "\n"
+                "    queues: [" +
+                base + "-dlq]\n");
   auto r = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find(base + "-dlq: UNSAFE: in the worst case a message can expire"), std::string::npos) << r.out;
@@ -204,7 +216,9 @@ std::string PollUntil(const std::string& url, const std::function<bool(const std
   return body;
 }
 
-bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool Has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 // Issue 13, items 1 and 2: with a bucket that does not exist the daemon checks
 // the destination first, receives nothing, and the failure shows in
@@ -228,18 +242,25 @@ TEST(DaemonMotoTest, MissingBucketIsCheckedFirstAndShowsAsFailingRuns) {
   std::string dir = "/tmp/" + base;
   ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
   std::string config = dir + "/dlq-archive.yaml";
-  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) + "\n"
-                    "collection_interval: 1s\n"
-                    "sweep_interval: 2s\n"
-                    "defaults:\n"
-                    "  destination: s3://" + base + "-no-such-bucket/archive\n"
-                    "groups:\n"
-                    "  - name: it\n"
-                    "    endpoint_url: " + moto.endpoint() + "\n"
-                    "    queues: [" + dlq_name + "]\n"
-                    "    alarms:\n"
-                    "      expiry: { threshold: 10s, period: 2s }\n"
-                    "      depth: { enabled: false }\n");
+  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) +
+                        "\n"
+                        "collection_interval: 1s\n"
+                        "sweep_interval: 2s\n"
+                        "defaults:\n"
+                        "  destination: s3://" +
+                        base +
+                        "-no-such-bucket/archive\n"
+                        "groups:\n"
+                        "  - name: it\n"
+                        "    endpoint_url: " +
+                        moto.endpoint() +
+                        "\n"
+                        "    queues: [" +
+                        dlq_name +
+                        "]\n"
+                        "    alarms:\n"
+                        "      expiry: { threshold: 10s, period: 2s }\n"
+                        "      depth: { enabled: false }\n");
 
   auto check = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
   EXPECT_EQ(check.exit_code, 1) << check.out;
@@ -263,14 +284,14 @@ TEST(DaemonMotoTest, MissingBucketIsCheckedFirstAndShowsAsFailingRuns) {
   EXPECT_TRUE(Has(metrics, "dlq_archive_archive_failures_total{queue=\"" + dlq_name +
                                "\",region=\"us-east-1\",class=\"NotFound\"}"))
       << metrics;
-  EXPECT_FALSE(Has(metrics, "dlq_archive_archive_runs_total{queue=\"" + dlq_name +
-                                "\",region=\"us-east-1\",result=\"error\"} 0\n"))
+  EXPECT_FALSE(Has(
+      metrics, "dlq_archive_archive_runs_total{queue=\"" + dlq_name + "\",region=\"us-east-1\",result=\"error\"} 0\n"))
       << metrics;
   EXPECT_EQ(RunShell("curl -s --max-time 2 " + api + "/readyz", false).out.rfind("ready", 0), 0u);
 
   // Nothing was received: no message is in flight, all three are still there.
-  auto attrs = svc->sqs().GetQueueAttributes(*dlq, {"ApproximateNumberOfMessages",
-                                                    "ApproximateNumberOfMessagesNotVisible"});
+  auto attrs =
+      svc->sqs().GetQueueAttributes(*dlq, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
   ASSERT_TRUE(attrs.ok());
   EXPECT_EQ(attrs->at("ApproximateNumberOfMessages"), "3");
   EXPECT_EQ(attrs->at("ApproximateNumberOfMessagesNotVisible"), "0");
@@ -289,12 +310,18 @@ TEST(DaemonMotoTest, CheckFailsOnAGroupMatchingNoQueueUnlessAllowed) {
   std::string base = UniqueName("emptygrp");
   ASSERT_TRUE(svc->s3_for(base).CreateBucket(base).ok());
   std::string config = "/tmp/" + base + ".yaml";
-  std::string text = "defaults:\n"
-                     "  destination: s3://" + base + "/archive\n"
-                     "groups:\n"
-                     "  - name: empty\n"
-                     "    endpoint_url: " + moto.endpoint() + "\n"
-                     "    prefixes: [" + base + "-none-]\n";
+  std::string text =
+      "defaults:\n"
+      "  destination: s3://" +
+      base +
+      "/archive\n"
+      "groups:\n"
+      "  - name: empty\n"
+      "    endpoint_url: " +
+      moto.endpoint() +
+      "\n"
+      "    prefixes: [" +
+      base + "-none-]\n";
   WriteFile(config, text);
   auto r = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
   EXPECT_EQ(r.exit_code, 1) << r.out;
@@ -332,23 +359,34 @@ TEST(DaemonMotoTest, DepthAlarmNotifiesByDefaultAndCopyKeepsMessages) {
   std::string dir = "/tmp/" + base;
   ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
   std::string config = dir + "/dlq-archive.yaml";
-  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) + "\n"
-                    "collection_interval: 1s\n"
-                    "sweep_interval: 2s\n"
-                    "defaults:\n"
-                    "  destination: s3://" + bucket + "/dlq-archive\n"
-                    "  batch: { max_age: 1s }\n"
-                    "  alarms:\n"
-                    "    expiry: { enabled: false }\n"
-                    "    depth: { period: 2s, evaluation_periods: 1, datapoints_to_alarm: 1 }\n"
-                    "groups:\n"
-                    "  - name: notify\n"
-                    "    endpoint_url: " + moto.endpoint() + "\n"
-                    "    queues: [" + base + "-notify-dlq]\n"
-                    "  - name: copy\n"
-                    "    endpoint_url: " + moto.endpoint() + "\n"
-                    "    queues: [" + base + "-copy-dlq]\n"
-                    "    alarms: { depth: { action: copy } }\n");
+  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) +
+                        "\n"
+                        "collection_interval: 1s\n"
+                        "sweep_interval: 2s\n"
+                        "defaults:\n"
+                        "  destination: s3://" +
+                        bucket +
+                        "/dlq-archive\n"
+                        "  batch: { max_age: 1s }\n"
+                        "  alarms:\n"
+                        "    expiry: { enabled: false }\n"
+                        "    depth: { period: 2s, evaluation_periods: 1, datapoints_to_alarm: 1 }\n"
+                        "groups:\n"
+                        "  - name: notify\n"
+                        "    endpoint_url: " +
+                        moto.endpoint() +
+                        "\n"
+                        "    queues: [" +
+                        base +
+                        "-notify-dlq]\n"
+                        "  - name: copy\n"
+                        "    endpoint_url: " +
+                        moto.endpoint() +
+                        "\n"
+                        "    queues: [" +
+                        base +
+                        "-copy-dlq]\n"
+                        "    alarms: { depth: { action: copy } }\n");
   auto check = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
   EXPECT_TRUE(Has(check.out, "action notify: webhook and log only")) << check.out;
   EXPECT_TRUE(Has(check.out, "action copy: once per transition into ALARM")) << check.out;
@@ -372,8 +410,8 @@ TEST(DaemonMotoTest, DepthAlarmNotifiesByDefaultAndCopyKeepsMessages) {
   EXPECT_EQ(daemon.Stop(), "0\n");
 
   for (const std::string& url : urls) {
-    auto attrs = svc->sqs().GetQueueAttributes(url, {"ApproximateNumberOfMessages",
-                                                     "ApproximateNumberOfMessagesNotVisible"});
+    auto attrs =
+        svc->sqs().GetQueueAttributes(url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
     ASSERT_TRUE(attrs.ok());
     EXPECT_EQ(std::stoi(attrs->at("ApproximateNumberOfMessages")) +
                   std::stoi(attrs->at("ApproximateNumberOfMessagesNotVisible")),

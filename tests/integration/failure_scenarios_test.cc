@@ -39,15 +39,17 @@ using std::chrono::steady_clock;
 
 constexpr seconds kVisibility{10};  // --visibility-timeout for every run
 
-double Seconds(steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 // A child process with captured stdout and stderr and a hard time limit.
 class Child {
  public:
   struct Outcome {
-    int exit_code = -1;    // -1 when it ended by a signal
-    int term_signal = 0;   // the signal that ended it, 0 when it exited
-    bool killed = false;   // still running at the hard limit: SIGKILLed
+    int exit_code = -1;   // -1 when it ended by a signal
+    int term_signal = 0;  // the signal that ended it, 0 when it exited
+    bool killed = false;  // still running at the hard limit: SIGKILLed
     std::string out, err;
     double elapsed_s = 0;  // spawn to exit
     steady_clock::time_point exited_at;
@@ -201,8 +203,8 @@ struct Lane {
 struct Accounting {
   std::map<std::string, int> archived;  // message_id -> copies in the archive
   std::set<std::string> back_in_queue;
-  std::vector<std::string> lost;        // neither archived nor back in the queue
-  std::vector<std::string> problems;    // wrong bodies, unknown ids, unreadable objects
+  std::vector<std::string> lost;      // neither archived nor back in the queue
+  std::vector<std::string> problems;  // wrong bodies, unknown ids, unreadable objects
   uint64_t objects = 0;
   int64_t visible = -1, not_visible = -1;  // queue attributes right after the run
   bool waited_for_visibility = false;
@@ -275,13 +277,20 @@ class FailureScenario : public ::testing::Test {
 
   // Starts `dlq-archive archive` on the lane, through its proxy.
   bool StartArchiver(Lane& lane, const std::vector<std::string>& extra, const std::string& log_level = "warn") {
-    std::vector<std::string> argv = {DLQ_BINARY,          "archive",
-                                     "--queue",           lane.queue,
-                                     "--to",              "s3://" + lane.bucket + "/p",
-                                     "--endpoint-url",    lane.proxy->url(),
-                                     "--visibility-timeout", std::to_string(kVisibility.count()) + "s",
-                                     "--progress",        "never",
-                                     "--log-level",       log_level};
+    std::vector<std::string> argv = {DLQ_BINARY,
+                                     "archive",
+                                     "--queue",
+                                     lane.queue,
+                                     "--to",
+                                     "s3://" + lane.bucket + "/p",
+                                     "--endpoint-url",
+                                     lane.proxy->url(),
+                                     "--visibility-timeout",
+                                     std::to_string(kVisibility.count()) + "s",
+                                     "--progress",
+                                     "never",
+                                     "--log-level",
+                                     log_level};
     argv.insert(argv.end(), extra.begin(), extra.end());
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
@@ -362,8 +371,8 @@ class FailureScenario : public ::testing::Test {
     } else {
       acc.objects = stats->objects;
       if (stats->corrupt_lines || stats->corrupt_objects) {
-        acc.problems.push_back(fmt::format("{} corrupt objects, {} corrupt lines", stats->corrupt_objects,
-                                           stats->corrupt_lines));
+        acc.problems.push_back(
+            fmt::format("{} corrupt objects, {} corrupt lines", stats->corrupt_objects, stats->corrupt_lines));
       }
     }
     ReceiveAllDirect(lane, acc);

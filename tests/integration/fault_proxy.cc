@@ -48,9 +48,17 @@ std::string_view TrimView(std::string_view s) {
 // Hop-by-hop headers (RFC 9110 7.6.1) plus the framing ones the proxy sets
 // itself, and any header the Connection header lists.
 bool IsHopByHop(std::string_view name, const Headers& headers) {
-  static constexpr std::string_view kNames[] = {"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
-                                                "proxy-authorization", "te", "trailer", "transfer-encoding",
-                                                "upgrade", "expect", "content-length"};
+  static constexpr std::string_view kNames[] = {"connection",
+                                                "keep-alive",
+                                                "proxy-connection",
+                                                "proxy-authenticate",
+                                                "proxy-authorization",
+                                                "te",
+                                                "trailer",
+                                                "transfer-encoding",
+                                                "upgrade",
+                                                "expect",
+                                                "content-length"};
   for (std::string_view n : kNames) {
     if (IEquals(name, n)) return true;
   }
@@ -262,7 +270,8 @@ Reply SqsInternalError(uint64_t n) {
   r.status = 500;
   std::string id = fmt::format("fault-proxy-{:06}", n);
   r.headers = {{"Content-Type", "application/x-amz-json-1.0"}, {"x-amzn-RequestId", id}};
-  r.body = R"({"__type":"com.amazonaws.sqs#InternalError","message":"We encountered an internal error. Please try again."})";
+  r.body =
+      R"({"__type":"com.amazonaws.sqs#InternalError","message":"We encountered an internal error. Please try again."})";
   return r;
 }
 
@@ -325,9 +334,13 @@ Result<std::unique_ptr<FaultProxy>> FaultProxy::Start(std::string upstream, Faul
   return proxy;
 }
 
-FaultProxy::~FaultProxy() { Stop(); }
+FaultProxy::~FaultProxy() {
+  Stop();
+}
 
-std::string FaultProxy::url() const { return fmt::format("http://127.0.0.1:{}", port_); }
+std::string FaultProxy::url() const {
+  return fmt::format("http://127.0.0.1:{}", port_);
+}
 
 void FaultProxy::SetPlan(FaultPlan plan) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -508,8 +521,7 @@ void FaultProxy::Serve(int fd) {
   for (;;) {
     Request req;
     bool close_after = false;
-    if (conn.ReadRequest(req.method, req.target, req.headers, req.body, close_after) !=
-        Connection::ReadResult::kOk) {
+    if (conn.ReadRequest(req.method, req.target, req.headers, req.body, close_after) != Connection::ReadResult::kOk) {
       return;
     }
     std::string op;
@@ -523,9 +535,7 @@ void FaultProxy::Serve(int fd) {
     bool head = req.method == "HEAD";
     Reply reply;
     switch (d.action) {
-      case Decision::Action::kDropBefore:
-        Finish(op);
-        return;  // the caller closes the socket: no byte of reply
+      case Decision::Action::kDropBefore: Finish(op); return;  // the caller closes the socket: no byte of reply
       case Decision::Action::kDeny: reply = S3Error(403, "AccessDenied", "Access Denied", d.serial); break;
       case Decision::Action::kSlowdown:
         reply = S3Error(503, "SlowDown", "Please reduce your request rate.", d.serial);

@@ -147,14 +147,14 @@ class FaultProxy {
 
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;                    // guarded by mu_
-  FaultPlan plan_;                           // guarded by mu_
-  std::mt19937_64 rng_;                      // guarded by mu_
-  int64_t hits_[kRuleCount] = {};            // guarded by mu_
-  int64_t plan_puts_passed_ = 0;             // guarded by mu_
-  FaultProxyStats stats_;                    // guarded by mu_
-  std::set<int> open_fds_;                   // guarded by mu_
-  std::list<Worker> workers_;                // guarded by mu_
+  bool stopping_ = false;          // guarded by mu_
+  FaultPlan plan_;                 // guarded by mu_
+  std::mt19937_64 rng_;            // guarded by mu_
+  int64_t hits_[kRuleCount] = {};  // guarded by mu_
+  int64_t plan_puts_passed_ = 0;   // guarded by mu_
+  FaultProxyStats stats_;          // guarded by mu_
+  std::set<int> open_fds_;         // guarded by mu_
+  std::list<Worker> workers_;      // guarded by mu_
 };
 
 }  // namespace dlq::it

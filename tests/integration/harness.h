@@ -58,10 +58,10 @@ inline bool LoadStandIn(const std::string& name, StandIn& out) {
   return out.env.count("AWS_ENDPOINT_URL") > 0;
 }
 
-#define DLQ_REQUIRE_STAND_IN(name, var)                                                   \
-  ::dlq::it::StandIn var;                                                                 \
-  if (!::dlq::it::LoadStandIn(name, var)) {                                               \
-    if (std::getenv("DLQ_REQUIRE_STAND_INS")) FAIL() << "stand-in " << name << " is not running"; \
+#define DLQ_REQUIRE_STAND_IN(name, var)                                                             \
+  ::dlq::it::StandIn var;                                                                           \
+  if (!::dlq::it::LoadStandIn(name, var)) {                                                         \
+    if (std::getenv("DLQ_REQUIRE_STAND_INS")) FAIL() << "stand-in " << name << " is not running";   \
     GTEST_SKIP() << "stand-in " << name << " not running (scripts/stand-ins start " << name << ")"; \
   }
 
@@ -100,6 +100,8 @@ inline std::unique_ptr<AwsServices> Services(const StandIn& s, const std::string
   return r.ok() ? std::move(*r) : nullptr;
 }
 
-inline std::string UniqueName(const std::string& base) { return base + "-" + RandomHex(4); }
+inline std::string UniqueName(const std::string& base) {
+  return base + "-" + RandomHex(4);
+}
 
 }  // namespace dlq::it

@@ -20,8 +20,8 @@ void SendWithBoto3AndReceive(const StandIn& s, const std::string& python, const 
   auto url = svc->sqs().CreateQueue(UniqueName("interop"), {{"VisibilityTimeout", "60"}});
   ASSERT_TRUE(url.ok()) << url.status().ToString();
   auto sent = RunShell(s.ShellEnv() + python + " " + RepoRoot() + "/tests/interop/send_poison.py --endpoint-url " +
-                      s.endpoint() + " --queue-url " + *url + " " + extra_flags,
-                  /*merge_stderr=*/false);
+                           s.endpoint() + " --queue-url " + *url + " " + extra_flags,
+                       /*merge_stderr=*/false);
   ASSERT_EQ(sent.exit_code, 0) << sent.out;
   simdjson::dom::parser parser;
   simdjson::dom::array arr;
@@ -78,9 +78,9 @@ TEST(Interop, UploadedObjectsReadBackByteIdenticalWithAwsCli) {
     po.content_type = "application/gzip";
     auto etag = s3.PutObject(bucket, key, data, po);
     ASSERT_TRUE(etag.ok()) << etag.status().ToString();
-    auto r = RunShell(moto.ShellEnv() + "/usr/bin/aws --endpoint-url " + moto.endpoint() + " s3 cp s3://" + bucket + "/" +
-                     key + " - | md5sum",
-                 false);
+    auto r = RunShell(moto.ShellEnv() + "/usr/bin/aws --endpoint-url " + moto.endpoint() + " s3 cp s3://" + bucket +
+                          "/" + key + " - | md5sum",
+                      false);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(r.out.substr(0, 32), Md5Hex(data)) << "size " << size;
   }

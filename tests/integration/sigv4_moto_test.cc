@@ -93,8 +93,8 @@ TEST(SigV4Moto, DoctorPassesWithRightKeysAndExplainsAWrongSecret) {
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
   EXPECT_NE(ok.out.find("\"ok\":true"), std::string::npos) << ok.out;
 
-  auto bad = RunShell(moto.ShellEnv() + "export AWS_SECRET_ACCESS_KEY=notTheSecret0000000000000000000000000000; " + bin +
-                 " doctor --bucket any-bucket");
+  auto bad = RunShell(moto.ShellEnv() + "export AWS_SECRET_ACCESS_KEY=notTheSecret0000000000000000000000000000; " +
+                      bin + " doctor --bucket any-bucket");
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
   EXPECT_NE(bad.out.find("rejected the request signature or credentials"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("SignatureDoesNotMatch"), std::string::npos) << bad.out;
@@ -177,11 +177,10 @@ TEST(AssumeRoleMoto, WebIdentityAndProfileRoleChainsCallAsTheAssumedRole) {
                                      "aws_secret_access_key = baseSecretExample\n";
   std::ofstream(config_file) << "[profile ops]\nrole_arn = arn:aws:iam::123456789012:role/ops-dlq\n"
                                 "source_profile = base\nregion = us-east-1\n";
-  auto prof = ServicesWithEnv(moto,
-                              {{"AWS_PROFILE", "ops"},
-                               {"AWS_CONFIG_FILE", config_file},
-                               {"AWS_SHARED_CREDENTIALS_FILE", credentials_file}},
-                              keep);
+  auto prof = ServicesWithEnv(
+      moto,
+      {{"AWS_PROFILE", "ops"}, {"AWS_CONFIG_FILE", config_file}, {"AWS_SHARED_CREDENTIALS_FILE", credentials_file}},
+      keep);
   ASSERT_TRUE(prof);
   auto pid = prof->sts().GetCallerIdentity();
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();

@@ -1,3 +1,5 @@
+#include "monitor/alarm.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "common/time_util.h"
-#include "monitor/alarm.h"
 
 namespace dlq {
 namespace {
@@ -132,7 +133,8 @@ TEST_P(AlarmTableTest, MatchesCloudWatch) {
   Prime(alarm, c.before);
   SystemTime end = Feed(alarm, c.points, 100);
   auto transition = alarm.Evaluate(end);
-  EXPECT_EQ(AlarmStateName(alarm.state()), AlarmStateName(c.expected)) << c.points << " reason: " << alarm.last_reason();
+  EXPECT_EQ(AlarmStateName(alarm.state()), AlarmStateName(c.expected))
+      << c.points << " reason: " << alarm.last_reason();
   EXPECT_EQ(transition.has_value(), c.before != c.expected);
 }
 
@@ -231,8 +233,8 @@ TEST(AlarmTest, ComparisonOperators) {
 }
 
 TEST(AlarmTest, ParsesAndFormatsCloudWatchNames) {
-  for (const char* name : {"GreaterThanOrEqualToThreshold", "GreaterThanThreshold", "LessThanThreshold",
-                           "LessThanOrEqualToThreshold"}) {
+  for (const char* name :
+       {"GreaterThanOrEqualToThreshold", "GreaterThanThreshold", "LessThanThreshold", "LessThanOrEqualToThreshold"}) {
     auto c = ParseComparison(name);
     ASSERT_TRUE(c.ok()) << name;
     EXPECT_EQ(ComparisonName(*c), name);

@@ -1,3 +1,5 @@
+#include "archive/archive_reader.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -5,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "archive/archive_reader.h"
 #include "archive/gzip.h"
 #include "archive/record.h"
 #include "common/time_util.h"
@@ -123,8 +124,8 @@ TEST(ArchiveReader, SameMessageIdInDifferentQueuesIsNotADuplicate) {
 
 TEST(ArchiveReader, ReportsCorruptLinesWithKeyAndLineNumberAndKeepsGoing) {
   MemoryStore store;
-  PutLines(store, "a/1.json.gz", Line("q", "m1", "one") + "{not json\n" + "\n" + R"({"schema":1})" + "\n" +
-                                     Line("q", "m2", "two"));
+  PutLines(store, "a/1.json.gz",
+           Line("q", "m1", "one") + "{not json\n" + "\n" + R"({"schema":1})" + "\n" + Line("q", "m2", "two"));
   ASSERT_TRUE(store.Put("a/2.json.gz", "this is not gzip", PutOptions{}).ok());
   PutLines(store, "a/3.json.gz", Line("q", "m3", "three"));
   ReadStats stats;
@@ -153,8 +154,9 @@ TEST(ArchiveReader, RejectsObjectsOverTheSizeLimit) {
 
 TEST(ArchiveReader, FiltersByQueueTimeAndBody) {
   MemoryStore store;
-  PutLines(store, "k", Line("q1", "a", "order 17 failed", 1000) + Line("q2", "b", "order 18 failed", 2000) +
-                           Line("q1", "c", "payment 19 failed", 3000) + Line("q1", "d", "order 20 ok", 4000));
+  PutLines(store, "k",
+           Line("q1", "a", "order 17 failed", 1000) + Line("q2", "b", "order 18 failed", 2000) +
+               Line("q1", "c", "payment 19 failed", 3000) + Line("q1", "d", "order 20 ok", 4000));
   ArchiveReaderOptions o;
   o.filter.queue = "q1";
   EXPECT_EQ(ReadIds(store, o), (std::vector<std::string>{"a", "c", "d"}));

@@ -208,8 +208,7 @@ TEST(ArchiveRecord, MissingSentTimestampIsWrittenAsNull) {
 TEST(ArchiveRecord, DetectsExtendedClientPointers) {
   Message m = FullMessage();
   m.message_attributes.clear();
-  m.body =
-      R"(["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"big-payloads","s3Key":"a1b2"}])";
+  m.body = R"(["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"big-payloads","s3Key":"a1b2"}])";
   EXPECT_TRUE(MakeArchiveRecord(m, TestContext(), kArchivedAt).extended_client_pointer);
   std::string out;
   AppendRecordJson(m, TestContext(), kArchivedAt, out);
@@ -247,24 +246,28 @@ std::string ParseErrorAfter(const std::string& from, const std::string& to) {
 }
 
 TEST(ArchiveRecord, ParseErrorsNameTheField) {
-  EXPECT_NE(ParseErrorAfter(R"("message_id":"059f36b4-87a3-44ab-83d2-661975830a7d",)", "").find("\"message_id\" is missing"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseErrorAfter(R"("message_id":"059f36b4-87a3-44ab-83d2-661975830a7d",)", "").find("\"message_id\" is missing"),
+      std::string::npos);
   EXPECT_NE(ParseErrorAfter(R"("message_id":"059f36b4-87a3-44ab-83d2-661975830a7d")", R"("message_id":7)")
                 .find("\"message_id\" must be a string"),
             std::string::npos);
-  EXPECT_NE(ParseErrorAfter(R"("receive_count":5)", R"("receive_count":"5")").find("\"receive_count\" must be an integer"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseErrorAfter(R"("receive_count":5)", R"("receive_count":"5")").find("\"receive_count\" must be an integer"),
+      std::string::npos);
   EXPECT_NE(ParseErrorAfter(R"("sent_at":"2025-09-10T12:30:00.123Z")", R"("sent_at":"yesterday")").find("\"sent_at\""),
             std::string::npos);
-  EXPECT_NE(ParseErrorAfter(R"("BinaryValue":"AAH/")", R"("BinaryValue":"!!!")").find("message_attributes.b.BinaryValue"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseErrorAfter(R"("BinaryValue":"AAH/")", R"("BinaryValue":"!!!")").find("message_attributes.b.BinaryValue"),
+      std::string::npos);
   EXPECT_NE(ParseErrorAfter(R"("attributes":{)", R"("attributes":[],"x":{)").find("\"attributes\" must be an object"),
             std::string::npos);
   EXPECT_NE(ParseErrorAfter(R"("BinaryValue":"AAH/")", R"("StringValue":"AAH/")").find("does not match DataType"),
             std::string::npos);
   EXPECT_NE(ParseErrorAfter(R"({"DataType":"Number",)", R"({)").find("message_attributes.n.DataType\" is missing"),
             std::string::npos);
-  EXPECT_NE(ParseErrorAfter(R"("archived_at":"2025-)", R"("archived_at":"0025-)").find("\"archived_at\" year 25 is out of range"),
+  EXPECT_NE(ParseErrorAfter(R"("archived_at":"2025-)", R"("archived_at":"0025-)")
+                .find("\"archived_at\" year 25 is out of range"),
             std::string::npos);
   std::string schema = ParseErrorAfter(R"("schema":1)", R"("schema":2)");
   EXPECT_NE(schema.find("unsupported schema version 2"), std::string::npos);
@@ -295,27 +298,27 @@ TEST(ArchiveRecordRoundTrip, RandomEscapeDenseBodiesRoundTripAtEveryLength) {
   ctx.queue = "q";
   for (size_t len = 0; len < 2100; ++len) {
     for (int density : {3, 40}) {  // dense and sparse escapes (the bug needed sparse ones)
-    Message m;
-    m.message_id = "id-" + std::to_string(len);
-    m.md5_of_body = "0";
-    m.attributes["SentTimestamp"] = "1700000000000";
-    for (size_t i = 0; i < len; ++i) {
-      if (rng() % density == 0) {
-        m.body += specials[rng() % specials.size()];
-      } else if (rng() % 97 == 0 && i + 1 < len) {
-        m.body += "\xc3\xa9";
-        ++i;
-      } else {
-        m.body += static_cast<char>('a' + rng() % 26);
+      Message m;
+      m.message_id = "id-" + std::to_string(len);
+      m.md5_of_body = "0";
+      m.attributes["SentTimestamp"] = "1700000000000";
+      for (size_t i = 0; i < len; ++i) {
+        if (rng() % density == 0) {
+          m.body += specials[rng() % specials.size()];
+        } else if (rng() % 97 == 0 && i + 1 < len) {
+          m.body += "\xc3\xa9";
+          ++i;
+        } else {
+          m.body += static_cast<char>('a' + rng() % 26);
+        }
       }
-    }
-    std::string out(len % 37, 'p');  // vary where the line starts in the buffer
-    out.reserve(out.size() + (len % 5) * 13);
-    size_t before = out.size();
-    AppendRecordJson(m, ctx, FromUnixMillis(1700000000000), out);
-    auto rec = ParseRecordJson(std::string_view(out).substr(before));
-    ASSERT_TRUE(rec.ok()) << "length " << len << ": " << rec.status().ToString();
-    ASSERT_EQ(rec->body, m.body) << "length " << len;
+      std::string out(len % 37, 'p');  // vary where the line starts in the buffer
+      out.reserve(out.size() + (len % 5) * 13);
+      size_t before = out.size();
+      AppendRecordJson(m, ctx, FromUnixMillis(1700000000000), out);
+      auto rec = ParseRecordJson(std::string_view(out).substr(before));
+      ASSERT_TRUE(rec.ok()) << "length " << len << ": " << rec.status().ToString();
+      ASSERT_EQ(rec->body, m.body) << "length " << len;
     }
   }
 }

@@ -1,8 +1,9 @@
+#include "archive/batch_builder.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "archive/batch_builder.h"
 #include "archive/gzip.h"
 #include "archive/record.h"
 #include "common/clock.h"

@@ -1,13 +1,12 @@
 #include "cloudwatch/cloudwatch_client.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "aws/aws_client.h"
 #include "common/strings.h"
@@ -133,16 +132,16 @@ TEST_F(CloudWatchClientTest, GetMetricDataReturnsAwsErrors) {
                         "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>no</Message>"
                         "</Error><RequestId>rid-9</RequestId></ErrorResponse>");
   });
-  auto r = cw_.GetMetricData({SqsQueueMetricQuery("a", "q", "M")}, clock_.Now() - std::chrono::hours(1),
-                             clock_.Now());
+  auto r = cw_.GetMetricData({SqsQueueMetricQuery("a", "q", "M")}, clock_.Now() - std::chrono::hours(1), clock_.Now());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kPermissionDenied);
 }
 
 TEST_F(CloudWatchClientTest, PutMetricDataBatchesAtMostOneThousandDatums) {
   http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> {
-    return MakeResponse(200, "<PutMetricDataResponse><ResponseMetadata><RequestId>x</RequestId>"
-                             "</ResponseMetadata></PutMetricDataResponse>");
+    return MakeResponse(200,
+                        "<PutMetricDataResponse><ResponseMetadata><RequestId>x</RequestId>"
+                        "</ResponseMetadata></PutMetricDataResponse>");
   });
   std::vector<MetricDatum> datums;
   for (int i = 0; i < 2500; ++i) {

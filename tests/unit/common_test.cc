@@ -14,7 +14,8 @@ TEST(Crypto, Md5AndSha256MatchKnownVectors) {
 }
 
 TEST(Crypto, Base64RoundTripsAndRejectsGarbage) {
-  for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\0\xff\x80", 3)}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\0\xff\x80", 3)}) {
     auto enc = Base64Encode(s);
     auto dec = Base64Decode(enc);
     ASSERT_TRUE(dec.has_value()) << enc;

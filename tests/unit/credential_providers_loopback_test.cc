@@ -76,9 +76,9 @@ TEST(CredentialProvidersLoopback, ContainerFullUriSendsTheTokenFileAuthorization
   });
   std::string token_file = ::testing::TempDir() + "/container-token";
   std::ofstream(token_file) << "Bearer eks-pod-identity-token";
-  MapEnvironment env{
-      {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:" + std::to_string(server.port()) + "/v2/credentials/abc"},
-      {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_file}};
+  MapEnvironment env{{"AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                      "http://127.0.0.1:" + std::to_string(server.port()) + "/v2/credentials/abc"},
+                     {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_file}};
   auto transport = Transport();
   ContainerProvider container(env, *transport);
   auto creds = container.GetCredentials();
@@ -91,8 +91,8 @@ TEST(CredentialProvidersLoopback, ContainerFullUriSendsTheTokenFileAuthorization
 
 TEST(CredentialProvidersLoopback, ContainerErrorNeverEchoesTheCredentialsBody) {
   LoopbackHttpServer server([&](const ServerRequest&) -> Reply { return {500, {}, kCredsJson}; });
-  MapEnvironment env{{"AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                      "http://127.0.0.1:" + std::to_string(server.port()) + "/creds"}};
+  MapEnvironment env{
+      {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:" + std::to_string(server.port()) + "/creds"}};
   auto transport = Transport();
   ContainerProvider container(env, *transport);
   auto creds = container.GetCredentials();

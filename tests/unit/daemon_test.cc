@@ -269,7 +269,9 @@ Status NoSuchBucket() {
       .WithAws(AwsErrorInfo{"NoSuchBucket", 404, "REQ1"});
 }
 
-bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool Has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 TEST_F(DaemonTest, FailingArchiveShowsInApiMetricsAndQueueStatus) {
   store_.FailNextPut(NoSuchBucket(), 1000);
@@ -294,7 +296,8 @@ TEST_F(DaemonTest, FailingArchiveShowsInApiMetricsAndQueueStatus) {
   EXPECT_TRUE(Has(js, "\"failing\":true")) << js;
 
   std::string m = registry_.Render();
-  EXPECT_TRUE(Has(m, "dlq_archive_archive_failures_total{queue=\"orders-dlq\",region=\"us-east-1\",class=\"NotFound\"}"))
+  EXPECT_TRUE(
+      Has(m, "dlq_archive_archive_failures_total{queue=\"orders-dlq\",region=\"us-east-1\",class=\"NotFound\"}"))
       << m;
   EXPECT_TRUE(Has(m, "dlq_archive_archive_runs_total{queue=\"orders-dlq\",region=\"us-east-1\",result=\"error\"}"));
   // The messages the failed runs received went back to the DLQ unarchived.
@@ -334,8 +337,9 @@ TEST_F(DaemonTest, FailedDestinationCheckReceivesNothingAndCountsBlockedRuns) {
   EXPECT_TRUE(Has(m, "dlq_archive_destination_up{group=\"orders\"} 0")) << m;
   EXPECT_TRUE(Has(m, "dlq_archive_archive_runs_total{queue=\"orders-dlq\",region=\"us-east-1\",result=\"error\"} 1"))
       << m;
-  EXPECT_TRUE(Has(d->QueuesJson(), "\"destination\":{\"uri\":\"s3://archive-bucket/dlq-archive\",\"checked\":true,"
-                                   "\"ok\":false"))
+  EXPECT_TRUE(Has(d->QueuesJson(),
+                  "\"destination\":{\"uri\":\"s3://archive-bucket/dlq-archive\",\"checked\":true,"
+                  "\"ok\":false"))
       << d->QueuesJson();
   Cycle(*d);  // within the sweep interval: no second blocked run
   EXPECT_EQ(d->Queues()[0].failed_runs, 1u);
@@ -400,10 +404,9 @@ class DaemonActionTest : public DaemonTest {
   DaemonActionTest() {
     auto arn = sqs_.GetQueueAttributes(url_, {"QueueArn"});
     EXPECT_TRUE(arn.ok());
-    auto src = sqs_.CreateQueue(
-        "orders", {{"MessageRetentionPeriod", "86400"},
-                   {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
-                                         "\",\"maxReceiveCount\":\"3\"}"}});
+    auto src = sqs_.CreateQueue("orders", {{"MessageRetentionPeriod", "86400"},
+                                           {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
+                                                                 "\",\"maxReceiveCount\":\"3\"}"}});
     EXPECT_TRUE(src.ok());
     GroupConfig& g = config_.groups[0];
     g.alarms = AlarmsConfig{};  // the built-in defaults
@@ -520,8 +523,8 @@ TEST_F(CheckTest, WorkingDestinationAndSafeQueueExitZero) {
   auto arn = sqs_.GetQueueAttributes(url_, {"QueueArn"});
   ASSERT_TRUE(arn.ok());
   ASSERT_TRUE(sqs_.CreateQueue("orders", {{"MessageRetentionPeriod", "345600"},
-                                         {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
-                                                               "\",\"maxReceiveCount\":\"3\"}"}})
+                                          {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
+                                                                "\",\"maxReceiveCount\":\"3\"}"}})
                   .ok());
   EXPECT_EQ(CheckConfig(config_, Factory(), "text", out), 0) << out;
   EXPECT_TRUE(Has(out, "destination s3://archive-bucket/dlq-archive: exists and can be written")) << out;

@@ -1,5 +1,6 @@
 #include "monitor/discovery.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,15 +12,13 @@
 #include "common/time_util.h"
 #include "testing/fake_queue.h"
 
-#include <fmt/format.h>
-
 namespace dlq {
 namespace {
 
+using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
-using std::chrono::seconds;
 
 class DiscoveryTest : public ::testing::Test {
  protected:

@@ -37,8 +37,8 @@ class DrainerTest : public ::testing::Test {
       e.body = "poison #" + std::to_string(i) + " \xF0\x9F\x92\xA5 \"quoted\"";
       e.message_attributes["kind"] = {"String", "order", ""};
       e.message_attributes["blob"] = {"Binary", "", std::string("\x00\x01\xff", 3)};
-      auto id = sent_at == SystemTime{} ? sqs_.InjectMessage(url_, e, clock_.Now())
-                                        : sqs_.InjectMessage(url_, e, sent_at);
+      auto id =
+          sent_at == SystemTime{} ? sqs_.InjectMessage(url_, e, clock_.Now()) : sqs_.InjectMessage(url_, e, sent_at);
       EXPECT_TRUE(id.ok());
       ids.push_back(*id);
     }
@@ -444,9 +444,7 @@ TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
       EXPECT_EQ(r.status.code(), ErrorCode::kPermissionDenied) << r.status.ToString();
       EXPECT_NE(r.status.message().find("sqs:DeleteMessage"), std::string::npos);
       break;
-    case Fault::kHeartbeatFails:
-      EXPECT_TRUE(r.status.ok()) << r.status.ToString();
-      break;
+    case Fault::kHeartbeatFails: EXPECT_TRUE(r.status.ok()) << r.status.ToString(); break;
     case Fault::kStop:
       EXPECT_TRUE(r.stopped);
       EXPECT_FALSE(r.drained);
@@ -457,11 +455,11 @@ TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    AllStates, DrainerFailureTest,
-    ::testing::ValuesIn([] {
+    AllStates, DrainerFailureTest, ::testing::ValuesIn([] {
       std::vector<FailureCase> cases;
       for (Fault f : {Fault::kUploadDenied, Fault::kDeleteDenied, Fault::kHeartbeatFails, Fault::kStop})
-        for (State s : {State::kReceiving, State::kBuilding, State::kWaitingForSlot, State::kUploading, State::kDeleting})
+        for (State s :
+             {State::kReceiving, State::kBuilding, State::kWaitingForSlot, State::kUploading, State::kDeleting})
           cases.push_back({f, s});
       return cases;
     }()),

@@ -1,6 +1,7 @@
+#include "archive/expiry.h"
+
 #include <gtest/gtest.h>
 
-#include "archive/expiry.h"
 #include "common/time_util.h"
 
 namespace dlq {

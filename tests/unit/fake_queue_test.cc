@@ -49,8 +49,9 @@ class FakeQueueTest : public ::testing::Test {
 };
 
 TEST_F(FakeQueueTest, ReceivedMessagesCarryValidDigestsAndSystemAttributes) {
-  MessageAttributes attrs = {{"blob", {.data_type = "Binary", .string_value = {}, .binary_value = std::string("\0\1", 2)}},
-                             {"kind", {.data_type = "String", .string_value = "order"}}};
+  MessageAttributes attrs = {
+      {"blob", {.data_type = "Binary", .string_value = {}, .binary_value = std::string("\0\1", 2)}},
+      {"kind", {.data_type = "String", .string_value = "order"}}};
   const std::string id = Send("caf\xc3\xa9", attrs);
   clock_.Advance(seconds(3));
   auto messages = Receive();
@@ -199,8 +200,7 @@ TEST_F(FakeQueueTest, MessagesExpireAfterRetentionCountedFromSentTimestamp) {
   Send("new");
   EXPECT_EQ(sqs_.Depth(url_), 2u);
   auto messages = sqs_.Messages(url_);
-  EXPECT_EQ(messages[0].attributes.at("SentTimestamp"),
-            std::to_string((1700000000 - 95 * 3600) * int64_t{1000}));
+  EXPECT_EQ(messages[0].attributes.at("SentTimestamp"), std::to_string((1700000000 - 95 * 3600) * int64_t{1000}));
   clock_.Advance(hours(1));
   EXPECT_EQ(sqs_.Depth(url_), 1u);
   auto received = Receive();
@@ -211,9 +211,9 @@ TEST_F(FakeQueueTest, MessagesExpireAfterRetentionCountedFromSentTimestamp) {
 TEST_F(FakeQueueTest, RedrivePolicyMovesMessageToDlqKeepingSentTimestamp) {
   auto source = sqs_.CreateQueue("orders", {});
   ASSERT_TRUE(source.ok());
-  ASSERT_TRUE(sqs_.SetQueueAttributes(*source, {{"RedrivePolicy",
-                                                 R"({"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:)"
-                                                 R"(orders-dlq","maxReceiveCount":"2"})"}})
+  ASSERT_TRUE(sqs_.SetQueueAttributes(
+                      *source, {{"RedrivePolicy", R"({"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:)"
+                                                  R"(orders-dlq","maxReceiveCount":"2"})"}})
                   .ok());
   ASSERT_TRUE(sqs_.SendMessage(*source, SendEntry{.id = "", .body = "poison"}).ok());
   ReceiveOptions options;

@@ -1,16 +1,17 @@
+#include "archive/gzip.h"
+
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <string>
-
-#include "archive/gzip.h"
 
 namespace dlq {
 namespace {
 
 std::string SampleText(size_t n) {
   std::string s;
-  for (size_t i = 0; s.size() < n; ++i) s += "{\"message_id\":\"" + std::to_string(i * 7919) + "\",\"body\":\"héllo\"}\n";
+  for (size_t i = 0; s.size() < n; ++i)
+    s += "{\"message_id\":\"" + std::to_string(i * 7919) + "\",\"body\":\"héllo\"}\n";
   s.resize(n);
   return s;
 }

@@ -1,9 +1,10 @@
+#include "archive/key_layout.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-#include "archive/key_layout.h"
 #include "common/time_util.h"
 
 namespace dlq {

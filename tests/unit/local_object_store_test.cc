@@ -1,5 +1,6 @@
 #include "s3/local_object_store.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -11,8 +12,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/crypto.h"
 #include "testing/fake_object_store.h"
@@ -214,8 +213,8 @@ TEST_F(LocalObjectStoreTest, UnwritableDirectoryIsPermissionDeniedAndLeavesNothi
   fs::path locked = root_ / "locked";
   fs::create_directories(locked);
   fs::permissions(root_, fs::perms::owner_all | fs::perms::others_exec | fs::perms::others_read);
-  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
-                              fs::perms::others_exec);
+  fs::permissions(locked,
+                  fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read | fs::perms::others_exec);
   std::string root = root_.string();
   int code = RunUnprivileged([root] {
     LocalObjectStore store(root);

@@ -1,16 +1,15 @@
-#include <gtest/gtest.h>
-
-#include <simdjson.h>
-
 #include "common/log.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
 
 namespace dlq {
 namespace {
 
 TEST(Log, JsonLinesAreValidJsonWithEscapedFields) {
-  std::string line = RenderJsonLogLine(LogLevel::kWarn, "archive.retry",
-                                       {{"queue", "orders-dlq"}, {"body", "a \"quoted\"\nline\x01"},
-                                        {"attempt", 3}, {"ratio", 0.5}, {"final", false}});
+  std::string line = RenderJsonLogLine(
+      LogLevel::kWarn, "archive.retry",
+      {{"queue", "orders-dlq"}, {"body", "a \"quoted\"\nline\x01"}, {"attempt", 3}, {"ratio", 0.5}, {"final", false}});
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;

@@ -305,15 +305,27 @@ TEST(DaemonMetricsTest, EveryFamilyAppearsOnceWithHelpAndType) {
   Registry registry;
   PopulatedDaemonMetrics(registry);
   std::string text = registry.Render();
-  for (std::string_view name :
-       {"dlq_archive_queue_messages", "dlq_archive_queue_oldest_age_seconds", "dlq_archive_queue_seconds_to_expiry",
-        "dlq_archive_queue_retention_seconds", "dlq_archive_alarm_state", "dlq_archive_messages_archived_total",
-        "dlq_archive_messages_deleted_total", "dlq_archive_messages_duplicates_total",
-        "dlq_archive_messages_failed_total", "dlq_archive_objects_total", "dlq_archive_bytes_uploaded_total",
-        "dlq_archive_archive_runs_total", "dlq_archive_archive_failures_total", "dlq_archive_destination_up",
-        "dlq_archive_aws_requests_total", "dlq_archive_aws_retries_total",
-        "dlq_archive_aws_request_duration_seconds", "dlq_archive_collection_duration_seconds",
-        "dlq_archive_queues_watched", "dlq_archive_build_info", "dlq_archive_up"}) {
+  for (std::string_view name : {"dlq_archive_queue_messages",
+                                "dlq_archive_queue_oldest_age_seconds",
+                                "dlq_archive_queue_seconds_to_expiry",
+                                "dlq_archive_queue_retention_seconds",
+                                "dlq_archive_alarm_state",
+                                "dlq_archive_messages_archived_total",
+                                "dlq_archive_messages_deleted_total",
+                                "dlq_archive_messages_duplicates_total",
+                                "dlq_archive_messages_failed_total",
+                                "dlq_archive_objects_total",
+                                "dlq_archive_bytes_uploaded_total",
+                                "dlq_archive_archive_runs_total",
+                                "dlq_archive_archive_failures_total",
+                                "dlq_archive_destination_up",
+                                "dlq_archive_aws_requests_total",
+                                "dlq_archive_aws_retries_total",
+                                "dlq_archive_aws_request_duration_seconds",
+                                "dlq_archive_collection_duration_seconds",
+                                "dlq_archive_queues_watched",
+                                "dlq_archive_build_info",
+                                "dlq_archive_up"}) {
     std::string type_line = "# TYPE " + std::string(name) + " ";
     size_t first = text.find(type_line);
     EXPECT_NE(first, std::string::npos) << name;

@@ -1,5 +1,3 @@
-#include "monitor/config.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,13 +7,14 @@
 #include <string>
 
 #include "aws/environment.h"
+#include "monitor/config.h"
 
 namespace dlq {
 namespace {
 
+using std::chrono::seconds;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using std::chrono::seconds;
 
 const char* kExamplePath = DLQ_TESTDATA_DIR "/../../examples/dlq-archive.yaml";
 
@@ -63,8 +62,8 @@ TEST(MonitorConfigTest, ParsesTheShippedExample) {
   EXPECT_EQ(us.name, "prod-us");
   EXPECT_EQ(us.region, "us-east-1");
   EXPECT_EQ(us.profile, "prod");
-  EXPECT_EQ(us.queues, (std::vector<std::string>{"orders-dlq",
-                                                 "https://sqs.us-east-1.amazonaws.com/123456789012/payments-dlq"}));
+  EXPECT_EQ(us.queues,
+            (std::vector<std::string>{"orders-dlq", "https://sqs.us-east-1.amazonaws.com/123456789012/payments-dlq"}));
   EXPECT_EQ(us.prefixes, std::vector<std::string>{"prod-"});
   EXPECT_EQ(us.regex, "-dlq$");
   EXPECT_TRUE(us.discover);
@@ -99,8 +98,8 @@ TEST(MonitorConfigTest, ParsesTheShippedExample) {
   EXPECT_FALSE(eu.policy_by_alarm);  // the reference design's behaviour
   EXPECT_TRUE(eu.cloudwatch_age);
   EXPECT_EQ(eu.alarms.expiry.safety_margin, seconds(6 * 3600));  // overridden
-  EXPECT_EQ(eu.alarms.expiry.period, seconds(60));                // inherited from defaults
-  EXPECT_EQ(eu.put.sse, "aws:kms");                               // inherited
+  EXPECT_EQ(eu.alarms.expiry.period, seconds(60));               // inherited from defaults
+  EXPECT_EQ(eu.put.sse, "aws:kms");                              // inherited
 
   const GroupConfig& local = c.groups[2];
   EXPECT_EQ(local.endpoint_url, "http://127.0.0.1:9324");
@@ -141,8 +140,8 @@ TEST(MonitorConfigTest, GroupOverridesOneNestedFieldAndInheritsTheRest) {
                               "c.yaml", MapEnvironment());
   ASSERT_TRUE(r.ok()) << r.status().message();
   const GroupConfig& g = r->groups[0];
-  EXPECT_EQ(g.batch.max_messages, 500u);     // from defaults
-  EXPECT_EQ(g.batch.max_bytes, 2u << 20);    // overridden
+  EXPECT_EQ(g.batch.max_messages, 500u);   // from defaults
+  EXPECT_EQ(g.batch.max_bytes, 2u << 20);  // overridden
   EXPECT_EQ(g.receivers, 8);
   EXPECT_EQ(g.key_template.text(), kHiveKeyTemplate);
   EXPECT_EQ(r->defaults.batch.max_bytes, 512u << 10);
@@ -155,7 +154,8 @@ TEST(MonitorConfigTest, GroupOverridesOneNestedFieldAndInheritsTheRest) {
 
 TEST(MonitorConfigTest, BadDurationNamesFileLineColumnAndField) {
   std::string text = Config("", "    alarms:\n      expiry: { period: 5x }\n");
-  EXPECT_EQ(ErrorsOf(text), "dlq-archive.yaml:7:25: groups[0].alarms.expiry.period: \"5x\" is not a duration (e.g. 60s, 5m)");
+  EXPECT_EQ(ErrorsOf(text),
+            "dlq-archive.yaml:7:25: groups[0].alarms.expiry.period: \"5x\" is not a duration (e.g. 60s, 5m)");
 }
 
 TEST(MonitorConfigTest, UnknownFieldSuggestsTheClosestName) {
@@ -215,7 +215,8 @@ TEST(MonitorConfigTest, RejectsEachBadValue) {
       {"", "    key_template: \"{prefix}/{queue}.gz\"\n", "groups[0].key_template:"},
       {"", "    storage_class: COLD\n", "groups[0].storage_class: \"COLD\" is not an S3 storage class"},
       {"", "    sse: AES256\n    sse_kms_key_id: alias/k\n", "groups[0].sse_kms_key_id: needs sse: aws:kms"},
-      {"", "    role_arn: arn:aws:iam::12:user/x\n", "groups[0].role_arn: \"arn:aws:iam::12:user/x\" is not an IAM role"},
+      {"", "    role_arn: arn:aws:iam::12:user/x\n",
+       "groups[0].role_arn: \"arn:aws:iam::12:user/x\" is not an IAM role"},
       {"", "    external_id: abc\n", "groups[0].external_id: needs role_arn"},
       {"", "    endpoint_url: localhost:9324\n", "groups[0].endpoint_url: \"localhost:9324\" is not an http"},
       {"", "    prefixes: [\"bad name!\"]\n", "groups[0].prefixes[0]: \"bad name!\" is not a queue name prefix"},
@@ -231,7 +232,8 @@ TEST(MonitorConfigTest, RejectsEachBadValue) {
        "groups[0].alarms.depth: field 'safety_margin' can only be set on the expiry alarm"},
       {"", "    alarms: { expiry: { treat_missing_data: zero } }\n", "\"zero\" is not one of missing, breaching"},
       {"listen: \"127.0.0.1:99999\"\n", "", "listen: \"127.0.0.1:99999\" is not HOST:PORT with a port in 0..65535"},
-      {"concurrency: { global: 2, per_queue: 4 }\n", "", "concurrency.per_queue: 4 is more than concurrency.global (2)"},
+      {"concurrency: { global: 2, per_queue: 4 }\n", "",
+       "concurrency.per_queue: 4 is more than concurrency.global (2)"},
       {"notify: { webhooks: [ { url: ftp://x } ] }\n", "", "notify.webhooks[0].url: \"ftp://x\" is not an http"},
       {"", "    region: US_EAST\n", "groups[0].region: \"US_EAST\" is not a region name"},
   };

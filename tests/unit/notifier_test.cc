@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <rapidjson/document.h>
-
 #include <netinet/in.h>
+#include <rapidjson/document.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -170,7 +169,8 @@ TEST(WebhookNotifierTest, TriesEveryTargetAndReportsEachFailure) {
   EXPECT_EQ(status.code(), ErrorCode::kNotFound);
   EXPECT_EQ(transport.calls(), 3);
   EXPECT_NE(status.message().find("2 of 3 webhooks failed"), std::string::npos) << status.message();
-  EXPECT_NE(status.message().rfind("https://bad.example.com/..."), status.message().find("https://bad.example.com/..."));
+  EXPECT_NE(status.message().rfind("https://bad.example.com/..."),
+            status.message().find("https://bad.example.com/..."));
   EXPECT_EQ(status.message().find("/a"), std::string::npos) << "URL paths can hold secrets";
 }
 
@@ -516,8 +516,7 @@ TEST(WebhookSetTest, NotifyReturnsAtOnceWhileTheLoopbackEndpointHangs) {
     EXPECT_EQ(dropped.code(), ErrorCode::kUnavailable);
     EXPECT_EQ(dropped.message().find("secret"), std::string::npos) << dropped.message();
     std::string text = registry.Render();
-    EXPECT_NE(text.find("dlq_archive_webhook_dropped_total{webhook=\"" + label + "\"} 1"), std::string::npos)
-        << text;
+    EXPECT_NE(text.find("dlq_archive_webhook_dropped_total{webhook=\"" + label + "\"} 1"), std::string::npos) << text;
     {
       std::lock_guard lock(mu);
       release = true;
@@ -537,8 +536,8 @@ TEST(WebhookSetTest, EachWebhookUsesItsOwnTimeout) {
   FakeClock clock;
   FakeHttpTransport transport([](const HttpRequest&) { return Result<HttpResponse>(MakeResponse(200, "")); });
   WebhookSet set(transport, clock, nullptr);
-  ASSERT_TRUE(set.Apply({Hook("https://fast.example.com/a", seconds(1)), Hook("https://slow.example.com/b", seconds(7))})
-                  .ok());
+  ASSERT_TRUE(
+      set.Apply({Hook("https://fast.example.com/a", seconds(1)), Hook("https://slow.example.com/b", seconds(7))}).ok());
   EXPECT_EQ(set.size(), 2u);
   EXPECT_TRUE(set.Notify(SampleNotification()).ok());
   EXPECT_TRUE(set.Flush(seconds(10)));
@@ -566,8 +565,8 @@ TEST(WebhookSetTest, StartupOkIsPostedOnlyToWebhooksThatAskForIt) {
   FakeClock clock;
   FakeHttpTransport transport([](const HttpRequest&) { return Result<HttpResponse>(MakeResponse(200, "")); });
   WebhookSet set(transport, clock, nullptr);
-  ASSERT_TRUE(set.Apply({Hook("https://quiet.example.com/a"), Hook("https://chatty.example.com/b", seconds(5), true)})
-                  .ok());
+  ASSERT_TRUE(
+      set.Apply({Hook("https://quiet.example.com/a"), Hook("https://chatty.example.com/b", seconds(5), true)}).ok());
   EXPECT_TRUE(set.Notify(StartupOk()).ok());
   EXPECT_TRUE(set.Flush(seconds(10)));
   ASSERT_EQ(transport.calls(), 1);
@@ -644,9 +643,9 @@ TEST(AlarmNotificationTest, TransitionValueIsTheNewestDatapointInTheReason) {
   Alarm alarm(spec);
   SystemTime t0(seconds(1700000040));  // a period boundary
   alarm.AddSample(t0, 11);
-  alarm.AddSample(t0 + seconds(30), 12);       // max of period 0: 12
-  alarm.AddSample(t0 + seconds(60), 15);       // period 1: 15
-  alarm.AddSample(t0 + seconds(125), 99);      // period 2, not complete yet
+  alarm.AddSample(t0 + seconds(30), 12);   // max of period 0: 12
+  alarm.AddSample(t0 + seconds(60), 15);   // period 1: 15
+  alarm.AddSample(t0 + seconds(125), 99);  // period 2, not complete yet
   auto t = alarm.Evaluate(t0 + seconds(125));
   ASSERT_TRUE(t);
   EXPECT_TRUE(t->initial);
@@ -805,8 +804,9 @@ TEST_F(DaemonWebhookTest, ReloadSwapsWebhooks) {
   EXPECT_EQ(sent[1].timeout, seconds(9));
   EXPECT_STREQ(posted[1]["NewStateValue"].GetString(), "OK");
   std::string text = registry_.Render();
-  EXPECT_NE(text.find("dlq_archive_webhook_deliveries_total{webhook=\"https://other.example.com/...\",result=\"ok\"} 1"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("dlq_archive_webhook_deliveries_total{webhook=\"https://other.example.com/...\",result=\"ok\"} 1"),
+      std::string::npos)
       << text;
 }
 

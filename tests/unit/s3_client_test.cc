@@ -1,5 +1,6 @@
 #include "s3/s3_client.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,8 +8,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "aws/aws_client.h"
 #include "aws/credentials.h"
@@ -33,9 +32,13 @@ Credentials TestCredentials() {
   return c;
 }
 
-std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string Quoted(const std::string& s) {
+  return "\"" + s + "\"";
+}
 
-const std::string* Header(const HttpRequest& r, std::string_view name) { return FindHeader(r.headers, name); }
+const std::string* Header(const HttpRequest& r, std::string_view name) {
+  return FindHeader(r.headers, name);
+}
 
 std::string HeaderOr(const HttpRequest& r, std::string_view name) {
   const std::string* h = Header(r, name);
@@ -49,11 +52,12 @@ Url UrlOf(const HttpRequest& r) {
 }
 
 HttpResponse S3Error(int status, std::string_view code, std::string_view message = "msg") {
-  return MakeResponse(status,
-                      fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{}</Code><Message>{}</Message>"
-                                  "<RequestId>REQ123</RequestId></Error>",
-                                  code, message),
-                      {{"x-amz-request-id", "REQ123"}});
+  return MakeResponse(
+      status,
+      fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{}</Code><Message>{}</Message>"
+                  "<RequestId>REQ123</RequestId></Error>",
+                  code, message),
+      {{"x-amz-request-id", "REQ123"}});
 }
 
 class S3ClientTest : public ::testing::Test {
@@ -188,8 +192,8 @@ TEST_F(S3ClientTest, PutObjectWithSseKmsAcceptsNonMd5EtagAndSendsKeyId) {
 FakeHttpTransport::Handler ExistingObject(std::string existing) {
   return [existing](const HttpRequest& r) -> Result<HttpResponse> {
     if (r.method == "HEAD") {
-      return MakeResponse(200, "", {{"Content-Length", std::to_string(existing.size())},
-                                    {"ETag", Quoted(Md5Hex(existing))}});
+      return MakeResponse(200, "",
+                          {{"Content-Length", std::to_string(existing.size())}, {"ETag", Quoted(Md5Hex(existing))}});
     }
     return S3Error(412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold");
   };
@@ -258,8 +262,8 @@ class MultipartServer {
     std::lock_guard lock(mu_);
     Url url = *ParseUrl(r.url);
     if (r.method == "POST" && url.query == "uploads") {
-      return MakeResponse(200, "<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>" +
-                                   upload_id + "</UploadId></InitiateMultipartUploadResult>");
+      return MakeResponse(200, "<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>" + upload_id +
+                                   "</UploadId></InitiateMultipartUploadResult>");
     }
     if (r.method == "PUT" && StartsWith(url.query, "partNumber=")) {
       int part = std::stoi(url.query.substr(11));
@@ -270,15 +274,18 @@ class MultipartServer {
     if (r.method == "HEAD") {
       size_t size = 0;
       for (auto& [n, body] : parts_) size += body.size();
-      return MakeResponse(200, "", {{"Content-Length", std::to_string(size)}, {"ETag", Quoted(head_matches ? Etag() : "other-1")}});
+      return MakeResponse(
+          200, "", {{"Content-Length", std::to_string(size)}, {"ETag", Quoted(head_matches ? Etag() : "other-1")}});
     }
     if (r.method == "POST" && StartsWith(url.query, "uploadId=")) {
       if (complete_status == 404) return S3Error(404, "NoSuchUpload");
       if (complete_status != 200) return S3Error(complete_status, "PreconditionFailed");
       if (!complete_body_override.empty()) return MakeResponse(200, complete_body_override);
       std::string etag = Etag();
-      return MakeResponse(200, "<CompleteMultipartUploadResult><Location>http://x</Location><Bucket>b</Bucket>"
-                               "<Key>k</Key><ETag>&quot;" + etag + "&quot;</ETag></CompleteMultipartUploadResult>");
+      return MakeResponse(200,
+                          "<CompleteMultipartUploadResult><Location>http://x</Location><Bucket>b</Bucket>"
+                          "<Key>k</Key><ETag>&quot;" +
+                              etag + "&quot;</ETag></CompleteMultipartUploadResult>");
     }
     if (r.method == "DELETE" && StartsWith(url.query, "uploadId=")) return MakeResponse(204, "");
     return MakeResponse(400, "<Error><Code>InvalidRequest</Code></Error>");
@@ -348,8 +355,8 @@ TEST_F(S3ClientTest, MultipartUploadSendsThreePartsAndCompletesCreateOnly) {
   EXPECT_EQ(complete.method, "POST");
   EXPECT_EQ(UrlOf(complete).query, "uploadId=" + encoded_id);
   EXPECT_EQ(HeaderOr(complete, "If-None-Match"), "*");
-  EXPECT_THAT(complete.body, HasSubstr("<Part><PartNumber>1</PartNumber><ETag>&quot;" + Md5Hex("0123") +
-                                       "&quot;</ETag></Part>"));
+  EXPECT_THAT(complete.body,
+              HasSubstr("<Part><PartNumber>1</PartNumber><ETag>&quot;" + Md5Hex("0123") + "&quot;</ETag></Part>"));
   EXPECT_THAT(complete.body, HasSubstr("<PartNumber>3</PartNumber>"));
 }
 
@@ -554,8 +561,7 @@ TEST_F(S3ClientTest, CreateBucketInUsEast1SendsNoLocationConstraint) {
 }
 
 TEST_F(S3ClientTest, CreateBucketAlreadyOwnedSucceeds) {
-  http_.SetHandler(
-      [](const HttpRequest&) -> Result<HttpResponse> { return S3Error(409, "BucketAlreadyOwnedByYou"); });
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> { return S3Error(409, "BucketAlreadyOwnedByYou"); });
   S3Client s3 = PathStyle();
   EXPECT_TRUE(s3.CreateBucket("mine").ok());
   http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> { return S3Error(409, "BucketAlreadyExists"); });

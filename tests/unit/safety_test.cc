@@ -1,11 +1,11 @@
+#include "monitor/safety.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include "monitor/safety.h"
 
 namespace dlq {
 namespace {
@@ -47,8 +47,8 @@ TEST(SafetyTest, ReferenceDesignIsUnsafeWithNumbers) {
   auto rep = AnalyzeQueueSafety(Reference(/*depth=*/10));
   ASSERT_TRUE(rep.ok()) << rep.status().ToString();
   EXPECT_FALSE(rep->safe);
-  EXPECT_EQ(rep->detection_delay_s, 720);  // 1 x 300 s period + (300 s + 120 s) metric delay
-  EXPECT_EQ(rep->drain_time_s, 1);         // 10 messages at 10/s
+  EXPECT_EQ(rep->detection_delay_s, 720);              // 1 x 300 s period + (300 s + 120 s) metric delay
+  EXPECT_EQ(rep->drain_time_s, 1);                     // 10 messages at 10/s
   EXPECT_EQ(rep->earliest_expiry_after_arrival_s, 0);  // 4-day source retention used up before the move
   EXPECT_EQ(rep->worst_case_arrival_to_archive_s, 345721);
   EXPECT_EQ(rep->margin_s, -345721);
@@ -179,8 +179,8 @@ TEST(SafetyTest, FormatSpanShowsTwoUnitsAndTheSeconds) {
 // 864000 s after arrival" read as archiving after expiry. Both times are now
 // on one clock (SentTimestamp) and the verdict says it in words.
 TEST(SafetyTest, SafeVerdictCannotBeReadAsArchivingAfterExpiry) {
-  QueueSafetyInput in = DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(1209600),
-                                           std::chrono::seconds(345600));
+  QueueSafetyInput in =
+      DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(1209600), std::chrono::seconds(345600));
   in.expiry_alarm.period = std::chrono::seconds(60);
   auto plan = DeriveExpiryThreshold(in);
   ASSERT_TRUE(plan.ok());
@@ -201,8 +201,8 @@ TEST(SafetyTest, SafeVerdictCannotBeReadAsArchivingAfterExpiry) {
 }
 
 TEST(SafetyTest, UnsafeVerdictSaysHowLongBeforeArchivingAMessageExpires) {
-  QueueSafetyInput in = DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(345600),
-                                           std::chrono::seconds(345600));
+  QueueSafetyInput in =
+      DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(345600), std::chrono::seconds(345600));
   in.age_source = AgeSource::kCloudWatchAge;
   in.archive_on_depth_alarm = true;
   in.expiry_alarm.threshold = 345000;
@@ -215,8 +215,8 @@ TEST(SafetyTest, UnsafeVerdictSaysHowLongBeforeArchivingAMessageExpires) {
 }
 
 TEST(SafetyTest, ExpiryAlarmThatOnlyNotifiesIsUnsafe) {
-  QueueSafetyInput in = DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(1209600),
-                                           std::chrono::seconds(345600));
+  QueueSafetyInput in =
+      DefaultSafetyInput("orders-dlq", false, std::chrono::seconds(1209600), std::chrono::seconds(345600));
   in.expiry_alarm_archives = false;
   auto rep = AnalyzeQueueSafety(in);
   ASSERT_TRUE(rep.ok());

@@ -1,5 +1,6 @@
 #include "monitor/scheduler.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,8 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/clock.h"
 
@@ -129,8 +128,8 @@ TEST(SchedulerTest, RunsEarliestDeadlineFirstWithTiesInSubmitOrder) {
   Recorder rec;
   const int offsets_min[] = {50, 10, 30, 10, 40, 20};
   for (int i = 0; i < 6; ++i) {
-    sched.Submit(RecordingJob(fmt::format("q{}", i), t0 + std::chrono::minutes(offsets_min[i]), rec,
-                              fmt::format("q{}", i)));
+    sched.Submit(
+        RecordingJob(fmt::format("q{}", i), t0 + std::chrono::minutes(offsets_min[i]), rec, fmt::format("q{}", i)));
   }
   EXPECT_EQ(sched.Stats().pending, 6u);
   gate.Open();
@@ -285,7 +284,7 @@ TEST(SchedulerTest, ThrottlingHalvesConcurrencyAndSuccessesRestoreIt) {
   EXPECT_EQ(run_one(throttled), 4);
   EXPECT_EQ(run_one(throttled), 2);
   EXPECT_EQ(run_one(throttled), 1);
-  EXPECT_EQ(run_one(throttled), 1);  // floor: min_concurrency
+  EXPECT_EQ(run_one(throttled), 1);                                     // floor: min_concurrency
   EXPECT_EQ(run_one(JobOutcome{FailedPrecondition("queue gone")}), 1);  // a plain failure changes nothing
   EXPECT_EQ(run_one(JobOutcome{}), 2);
   EXPECT_EQ(run_one(JobOutcome{}), 3);
@@ -373,16 +372,18 @@ TEST(SchedulerTest, ExceptionsInJobsBecomeInternalStatusAndWorkerSurvives) {
     statuses.push_back(o.status);
   };
   sched.Submit(MakeJob(
-      "us-east-1/boom", clock.Now(),
-      [](const std::atomic<bool>&) -> JobOutcome { throw std::runtime_error("kaboom"); }, record));
+      "us-east-1/boom", clock.Now(), [](const std::atomic<bool>&) -> JobOutcome { throw std::runtime_error("kaboom"); },
+      record));
   sched.WaitIdle();
-  sched.Submit(MakeJob("odd", clock.Now(), [](const std::atomic<bool>&) -> JobOutcome { throw 42; }, record));
+  sched.Submit(MakeJob(
+      "odd", clock.Now(), [](const std::atomic<bool>&) -> JobOutcome { throw 42; }, record));
   sched.WaitIdle();
   sched.Submit(MakeJob(
       "done-throws", clock.Now(), [](const std::atomic<bool>&) { return JobOutcome{}; },
       [](const JobOutcome&) { throw std::logic_error("bad callback"); }));
   sched.WaitIdle();
-  sched.Submit(MakeJob("fine", clock.Now(), [](const std::atomic<bool>&) { return JobOutcome{}; }, record));
+  sched.Submit(MakeJob(
+      "fine", clock.Now(), [](const std::atomic<bool>&) { return JobOutcome{}; }, record));
   sched.WaitIdle();
 
   std::lock_guard<std::mutex> lock(mu);
@@ -815,8 +816,8 @@ std::string Minutes(Duration d) {
 }
 
 void PrintResult(const char* label, const FleetResult& r) {
-  fmt::print("\n[{}] {} queues, {} workers, {} jobs, simulated {} in {:.2f}s real\n", label, kQueues, kWorkers,
-             r.jobs, Minutes(r.sim_end), r.real_seconds);
+  fmt::print("\n[{}] {} queues, {} workers, {} jobs, simulated {} in {:.2f}s real\n", label, kQueues, kWorkers, r.jobs,
+             Minutes(r.sim_end), r.real_seconds);
   fmt::print("  {:<22} {:>9} {:>10} {:>9} {:>8}\n", "small queue", "expires", "first job", "messages", "expired");
   for (const SmallResult& s : r.small) {
     fmt::print("  {:<22} {:>9} {:>10} {:>9} {:>8}\n", s.name, Minutes(s.first_expiry_in), Minutes(s.first_job_at),
@@ -824,8 +825,8 @@ void PrintResult(const char* label, const FleetResult& r) {
   }
   fmt::print("  flood: {} archived, {} expired, emptied at {}, {} slices\n", r.flood_archived, r.flood_expired,
              Minutes(r.flood_done_at), r.flood_jobs);
-  fmt::print("  ordinary ({} queues): {} expired, last emptied at {}\n", kQueues - 1 - kSmallQueues,
-             r.ordinary_expired, Minutes(r.ordinary_done_at));
+  fmt::print("  ordinary ({} queues): {} expired, last emptied at {}\n", kQueues - 1 - kSmallQueues, r.ordinary_expired,
+             Minutes(r.ordinary_done_at));
 }
 
 TEST(SchedulerFloodTest, FloodedQueueNeverStarvesSmallQueuesNearExpiry) {

@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 // The number of case folders in the published suite (see its README.md).
 constexpr size_t kSuiteCaseCount = 38;
 
-fs::path SuiteDir() { return fs::path(DLQ_TESTDATA_DIR) / "aws-sigv4-test-suite" / "v4"; }
+fs::path SuiteDir() {
+  return fs::path(DLQ_TESTDATA_DIR) / "aws-sigv4-test-suite" / "v4";
+}
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -396,16 +398,17 @@ TEST(SigV4, PresignedS3UrlSignsUnsignedPayloadAndCanBePresignedAgain) {
   SigningOptions options = Options("s3", /*s3=*/true);
   options.expires = std::chrono::seconds(900);
   std::string url = PresignUrl(request, TestCreds("tok/en"), options);
-  EXPECT_TRUE(url.starts_with("https://bucket.s3.eu-west-1.amazonaws.com/dlq-archive/k.json.gz?versionId=3&"
-                              "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20250910%2F"
-                              "eu-west-1%2Fs3%2Faws4_request&X-Amz-Date=20250910T123000Z&X-Amz-SignedHeaders=host&"
-                              "X-Amz-Expires=900&X-Amz-Security-Token=tok%2Fen&X-Amz-Signature="))
+  EXPECT_TRUE(
+      url.starts_with("https://bucket.s3.eu-west-1.amazonaws.com/dlq-archive/k.json.gz?versionId=3&"
+                      "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20250910%2F"
+                      "eu-west-1%2Fs3%2Faws4_request&X-Amz-Date=20250910T123000Z&X-Amz-SignedHeaders=host&"
+                      "X-Amz-Expires=900&X-Amz-Security-Token=tok%2Fen&X-Amz-Signature="))
       << url;
 
   HttpRequest presigned = request;
   presigned.url = url;
-  EXPECT_TRUE(ComputeQuerySignature(presigned, TestCreds("tok/en"), options).canonical_request.ends_with(
-      "\nUNSIGNED-PAYLOAD"));
+  EXPECT_TRUE(
+      ComputeQuerySignature(presigned, TestCreds("tok/en"), options).canonical_request.ends_with("\nUNSIGNED-PAYLOAD"));
   EXPECT_EQ(PresignUrl(presigned, TestCreds("tok/en"), options), url);
 }
 

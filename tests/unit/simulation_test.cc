@@ -1,9 +1,9 @@
+#include "monitor/simulation.h"
+
 #include <gtest/gtest.h>
 
 #include <iostream>
 #include <vector>
-
-#include "monitor/simulation.h"
 
 namespace dlq {
 namespace {

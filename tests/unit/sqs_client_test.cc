@@ -47,8 +47,8 @@ class SqsClientTest : public ::testing::Test {
  protected:
   SqsClientTest()
       : credentials_(Credentials{.access_key_id = "AKIDEXAMPLE", .secret_access_key = "secretsecretsecret"}),
-        aws_(ServiceEndpoint{.service = "sqs", .region = "us-east-1", .endpoint = kEndpoint}, transport_,
-             credentials_, clock_, RetryOptions{.max_attempts = 1}),
+        aws_(ServiceEndpoint{.service = "sqs", .region = "us-east-1", .endpoint = kEndpoint}, transport_, credentials_,
+             clock_, RetryOptions{.max_attempts = 1}),
         client_(aws_) {
     transport_.SetHandler([this](const HttpRequest& r) -> Result<HttpResponse> {
       auto it = responses_.find(Target(r));
@@ -180,10 +180,8 @@ TEST_F(SqsClientTest, ReceiveRejectsOutOfRangeOptionsWithoutSending) {
 
 TEST_F(SqsClientTest, QueueDoesNotExistMapsToNotFound) {
   Respond("GetQueueAttributes",
-          R"({"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."})",
-          400,
-          {{"x-amzn-query-error", "AWS.SimpleQueueService.NonExistentQueue;Sender"},
-           {"x-amzn-RequestId", "req-123"}});
+          R"({"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."})", 400,
+          {{"x-amzn-query-error", "AWS.SimpleQueueService.NonExistentQueue;Sender"}, {"x-amzn-RequestId", "req-123"}});
   auto attrs = client_.GetQueueAttributes(kQueueUrl, {"All"});
   ASSERT_FALSE(attrs.ok());
   EXPECT_EQ(attrs.status().code(), ErrorCode::kNotFound);
@@ -270,15 +268,17 @@ TEST_F(SqsClientTest, BatchReplyNamingAnEntryThatWasNotSentIsAnErrorWithContext)
   auto v = client_.ChangeMessageVisibilityBatch(kQueueUrl, {{"0", "rh-0", 30}});
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("'zero'"), std::string::npos) << v.status().message();
-  Respond("DeleteMessageBatch",
-          R"({"Successful":[{"Id":"0"}],"Failed":[{"Id":"0","SenderFault":false,"Code":"InternalError","Message":"x"}]})");
+  Respond(
+      "DeleteMessageBatch",
+      R"({"Successful":[{"Id":"0"}],"Failed":[{"Id":"0","SenderFault":false,"Code":"InternalError","Message":"x"}]})");
   EXPECT_FALSE(client_.DeleteMessageBatch(kQueueUrl, {{"0", "rh-0"}}).ok());
 }
 
 TEST_F(SqsClientTest, ReceiveSplitsOutCorruptMessagesWhenAsked) {
-  Respond("ReceiveMessage",
-          R"({"Messages":[{"MessageId":"a","ReceiptHandle":"rh-a","Body":"hello","MD5OfBody":"5d41402abc4b2a76b9719d911017c592"},)"
-          R"({"MessageId":"b","ReceiptHandle":"rh-b","Body":"hellp","MD5OfBody":"5d41402abc4b2a76b9719d911017c592"}]})");
+  Respond(
+      "ReceiveMessage",
+      R"({"Messages":[{"MessageId":"a","ReceiptHandle":"rh-a","Body":"hello","MD5OfBody":"5d41402abc4b2a76b9719d911017c592"},)"
+      R"({"MessageId":"b","ReceiptHandle":"rh-b","Body":"hellp","MD5OfBody":"5d41402abc4b2a76b9719d911017c592"}]})");
   std::vector<CorruptMessage> corrupt;
   ReceiveOptions ro;
   ro.corrupt = &corrupt;
@@ -324,7 +324,8 @@ SendEntry ReplayEntry(std::string id) {
   e.id = std::move(id);
   e.body = "caf\xc3\xa9 \xf0\x9f\x9a\x80 \"q\" \\ \n\t";
   e.message_attributes = {
-      {"blob", {.data_type = "Binary.gzip", .string_value = {}, .binary_value = std::string("\x00\x01\x02\xff\xfe", 5)}},
+      {"blob",
+       {.data_type = "Binary.gzip", .string_value = {}, .binary_value = std::string("\x00\x01\x02\xff\xfe", 5)}},
       {"trace", {.data_type = "String.custom", .string_value = "h\xc3\xa9llo \xf0\x9f\x98\x80"}},
       {"n", {.data_type = "Number.float", .string_value = "-3.5e10"}},
   };
@@ -335,9 +336,9 @@ SendEntry ReplayEntry(std::string id) {
 
 TEST_F(SqsClientTest, SendBatchEncodesAttributesAndVerifiesReturnedDigests) {
   Respond("SendMessageBatch",
-          std::string(R"({"Successful":[)") +
-              R"({"Id":"ok","MessageId":"id-ok","MD5OfMessageBody":")" + kUnicodeBodyMd5 +
-              R"(","MD5OfMessageAttributes":")" + kMixedAttrsMd5 + R"(","SequenceNumber":"18849496460467696128"},)" +
+          std::string(R"({"Successful":[)") + R"({"Id":"ok","MessageId":"id-ok","MD5OfMessageBody":")" +
+              kUnicodeBodyMd5 + R"(","MD5OfMessageAttributes":")" + kMixedAttrsMd5 +
+              R"(","SequenceNumber":"18849496460467696128"},)" +
               R"({"Id":"bad","MessageId":"id-bad","MD5OfMessageBody":"ffffffffffffffffffffffffffffffff",)" +
               R"("MD5OfMessageAttributes":")" + kMixedAttrsMd5 + R"("}],)" +
               R"("Failed":[{"Id":"throttled","SenderFault":false,"Code":"InternalError","Message":"try again"}]})");

@@ -1,6 +1,6 @@
-#include "sqs/md5.h"
-
 #include <gtest/gtest.h>
+
+#include "sqs/md5.h"
 
 namespace dlq {
 namespace {
@@ -14,8 +14,12 @@ namespace {
 // output for the same input (abbreviated as "first8...last8"), the digest
 // matches it too; those cases say so.
 
-MessageAttributeValue Str(std::string v) { return {.data_type = "String", .string_value = std::move(v)}; }
-MessageAttributeValue Num(std::string v) { return {.data_type = "Number", .string_value = std::move(v)}; }
+MessageAttributeValue Str(std::string v) {
+  return {.data_type = "String", .string_value = std::move(v)};
+}
+MessageAttributeValue Num(std::string v) {
+  return {.data_type = "Number", .string_value = std::move(v)};
+}
 MessageAttributeValue Bin(std::string type, std::string bytes) {
   return {.data_type = std::move(type), .string_value = {}, .binary_value = std::move(bytes)};
 }
@@ -52,9 +56,8 @@ TEST(SqsMd5Test, AttributeDigestSortsNamesAndEncodesNumbers) {
 }
 
 TEST(SqsMd5Test, AttributeDigestUsesRawBytesForBinaryAttributes) {
-  MessageAttributes attrs = {{"City", Str("Any City")},
-                             {"Greeting", Bin("Binary", "Hello, World!")},
-                             {"Population", Num("1250800")}};
+  MessageAttributes attrs = {
+      {"City", Str("Any City")}, {"Greeting", Bin("Binary", "Hello, World!")}, {"Population", Num("1250800")}};
   EXPECT_EQ(Md5OfMessageAttributes(attrs), "28eb0e573cf8e8a77e349a2f968eac4a");
 }
 
@@ -67,7 +70,9 @@ TEST(SqsMd5Test, AttributeDigestHandlesCustomTypesZeroBytesAndUnicode) {
   EXPECT_EQ(Md5OfMessageAttributes(attrs), "82d69659f09bd5be0368e698f0814646");
 }
 
-TEST(SqsMd5Test, NoAttributesGiveEmptyDigest) { EXPECT_EQ(Md5OfMessageAttributes({}), ""); }
+TEST(SqsMd5Test, NoAttributesGiveEmptyDigest) {
+  EXPECT_EQ(Md5OfMessageAttributes({}), "");
+}
 
 Message GoodMessage() {
   Message m;
