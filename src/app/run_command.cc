@@ -40,7 +40,7 @@ struct GroupResources {
 
 }  // namespace
 
-GroupClientsFactory MakeAwsGroupClientsFactory(ServicesOptions base, DaemonMetrics* metrics) {
+GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, DaemonMetrics* metrics) {
   return [base, metrics](const GroupConfig& g) -> Result<GroupClients> {
     auto res = std::make_shared<GroupResources>();
     res->env = std::make_unique<SqsEndpointEnvironment>(DefaultEnvironment(), g.endpoint_url);

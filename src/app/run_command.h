@@ -23,7 +23,7 @@ struct RunCommandOptions {
 // endpoint_url applies to SQS only (AWS_ENDPOINT_URL_SQS). role_arn is not
 // supported yet: such a group fails with kFailedPrecondition naming it.
 // `metrics` (optional) counts every AWS call; it must outlive the clients.
-GroupClientsFactory MakeAwsGroupClientsFactory(ServicesOptions base, DaemonMetrics* metrics);
+GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, DaemonMetrics* metrics);
 
 // Loads and validates the config (exit 2 with every problem on failure),
 // then runs until `stop`; SIGHUP reloads the config. Returns the exit code.

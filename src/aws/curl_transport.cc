@@ -102,7 +102,7 @@ using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 bool Append(Slist& list, const std::string& line) {
   curl_slist* next = curl_slist_append(list.get(), line.c_str());
   if (next == nullptr) return false;
-  list.release();
+  static_cast<void>(list.release());  // `next` now owns the whole list
   list.reset(next);
   return true;
 }
@@ -224,8 +224,10 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
     has_accept |= IEquals(name, "accept");
     has_content_type |= IEquals(name, "content-type");
     // "Name;" is curl's way to send a header with an empty value.
-    if (!Append(headers, value.empty() ? name + ";" : name + ": " + value))
-      return Internal("curl transport: out of memory");
+    std::string line = name;
+    line += value.empty() ? ";" : ": ";
+    line += value;
+    if (!Append(headers, line)) return Internal("curl transport: out of memory");
   }
   // An empty "Name:" stops curl from adding its own default.
   if (!has_expect && !Append(headers, "Expect:")) return Internal("curl transport: out of memory");

@@ -61,7 +61,7 @@ class CloudWatchClient {
  public:
   static constexpr size_t kMaxDatumsPerPut = 1000;
   static constexpr size_t kMaxQueriesPerGet = 500;
-  static constexpr size_t kMaxPutBodyBytes = 1000 * 1000;
+  static constexpr size_t kMaxPutBodyBytes = size_t{1000} * 1000;
 
   explicit CloudWatchClient(AwsClient& client) : client_(client) {}
 

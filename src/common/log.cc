@@ -68,9 +68,7 @@ void AppendValue(std::string& out, const LogField& f, bool json) {
       [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::string>) {
-          if (json) {
-            AppendJsonString(out, v);
-          } else if (v.find_first_of(" \"=") != std::string::npos || v.empty()) {
+          if (json || v.empty() || v.find_first_of(" \"=") != std::string::npos) {
             AppendJsonString(out, v);
           } else {
             out += v;

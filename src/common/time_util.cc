@@ -91,14 +91,14 @@ std::optional<SystemTime> ParseIso8601(std::string_view s) {
     if (!ReadInt(s, pos + 1, 2, oh) || pos + 3 >= s.size()) return std::nullopt;
     size_t mpos = s[pos + 3] == ':' ? pos + 4 : pos + 3;
     if (!ReadInt(s, mpos, 2, om)) return std::nullopt;
-    offset_s = sign * (oh * 3600 + om * 60);
+    offset_s = sign * (int64_t{oh} * 3600 + int64_t{om} * 60);
     pos = mpos + 2;
   } else if (pos != s.size()) {
     return std::nullopt;
   }
   if (pos != s.size()) return std::nullopt;
   int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
-  int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - offset_s;
+  int64_t secs = days * 86400 + int64_t{h} * 3600 + int64_t{mi} * 60 + se - offset_s;
   return FromUnixMillis(secs * 1000 + frac_ms);
 }
 
@@ -118,7 +118,7 @@ std::optional<SystemTime> ParseHttpDate(std::string_view s) {
     if (kMonths[i] == mon) m = i + 1;
   if (m == 0) return std::nullopt;
   int64_t days = DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
-  return FromUnixMillis((days * 86400 + h * 3600 + mi * 60 + se) * 1000);
+  return FromUnixMillis((days * 86400 + int64_t{h} * 3600 + int64_t{mi} * 60 + se) * 1000);
 }
 
 SystemTime FromUnixMillis(int64_t ms) {
@@ -152,7 +152,7 @@ std::optional<std::chrono::seconds> ParseDuration(std::string_view s) {
         case 'm': unit = 60; break;
         case 'h': unit = 3600; break;
         case 'd': unit = 86400; break;
-        case 'w': unit = 7 * 86400; break;
+        case 'w': unit = int64_t{7} * 86400; break;
         default: return std::nullopt;
       }
       ++pos;

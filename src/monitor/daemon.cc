@@ -962,7 +962,8 @@ std::string Daemon::QueuesJson() const {
   return out;
 }
 
-Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload, std::function<Result<MonitorConfig>()> load) {
+Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
+                   const std::function<Result<MonitorConfig>()>& load) {
   if (options_.serve_http) {
     HttpServerOptions ho;
     ho.host = config_.listen_host;

@@ -132,7 +132,7 @@ class Daemon {
   // `load` and Reload()s with its result (keeping the old config on error).
   // Serves HTTP when options.serve_http. Returns non-OK only when the HTTP
   // server cannot start.
-  Status Run(std::atomic<bool>& stop, std::atomic<bool>& reload, std::function<Result<MonitorConfig>()> load);
+  Status Run(std::atomic<bool>& stop, std::atomic<bool>& reload, const std::function<Result<MonitorConfig>()>& load);
 
   // {"queues":[{...,"alarms":[{...,"history":[...]}]}]} of every watched queue.
   std::string QueuesJson() const;

@@ -369,7 +369,7 @@ WebhookSet::WebhookSet(HttpTransport& transport, Clock& clock, DaemonMetrics* me
     : transport_(transport),
       clock_(clock),
       metrics_(metrics),
-      options_(std::move(options)),
+      options_(options),
       entries_(std::make_shared<Entries>()) {}
 
 WebhookSet::~WebhookSet() {

@@ -126,7 +126,7 @@ SimScenario StandardScenario(bool fifo) {
   s.dlq_retention_s = 345600;
   s.source_retention_s = 345600;
   s.drain_rate = 0.5;
-  s.horizon_s = 8 * 86400;
+  s.horizon_s = int64_t{8} * 86400;
   constexpr int64_t kDay = 86400;
   constexpr int64_t kMinInSource = kDay;            // 1 day
   constexpr int64_t kMaxInSource = kDay * 39 / 10;  // 3.9 days

@@ -30,7 +30,7 @@ struct SimScenario {
   int64_t dlq_retention_s = 345600;
   int64_t source_retention_s = 345600;
   double drain_rate = 0.5;  // messages/s, the same for every policy
-  int64_t horizon_s = 8 * 86400;
+  int64_t horizon_s = int64_t{8} * 86400;
   std::vector<SimArrival> arrivals;  // any order
 };
 

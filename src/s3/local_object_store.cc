@@ -148,7 +148,9 @@ Status Walk(const std::string& dir, const std::string& rel, std::vector<std::pai
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (StartsWith(name, kLocalStoreTempPrefix)) continue;
-    std::string path = dir + "/" + name;
+    std::string path = dir;
+    path += '/';
+    path += name;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) {
       if (errno == ENOENT) continue;  // deleted while listing

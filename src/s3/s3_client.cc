@@ -88,7 +88,7 @@ Status S3ClientOptions::Validate() const {
   return Status::Ok();
 }
 
-S3Client::S3Client(AwsClient& client, S3ClientOptions options) : client_(client), options_(std::move(options)) {
+S3Client::S3Client(AwsClient& client, S3ClientOptions options) : client_(client), options_(options) {
   if (auto url = ParseUrl(client_.endpoint().endpoint); url.ok()) endpoint_host_ = url->host;
 }
 

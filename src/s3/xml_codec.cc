@@ -87,7 +87,7 @@ Result<ListObjectsV2Result> ParseListObjectsV2(std::string_view xml) {
   if (LocalName(root) != "ListBucketResult") return UnexpectedRoot(kWhat, root);
 
   const bool url_encoded = IEquals(Trim(ChildText(root, "EncodingType")), "url");
-  auto decode = [&](std::string s) { return url_encoded ? FormDecode(s) : s; };
+  auto decode = [&](const std::string& s) { return url_encoded ? FormDecode(s) : s; };
 
   ListObjectsV2Result out;
   std::string truncated = std::string(Trim(ChildText(root, "IsTruncated")));

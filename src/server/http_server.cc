@@ -106,16 +106,16 @@ Status HttpServer::Start() {
     request.remote_addr = req.remote_addr;
     HttpServerResponse response = Dispatch(request);
     res.status = response.status;
-    for (const auto& [name, value] : response.headers) res.set_header(name.c_str(), value);
-    res.set_content(std::move(response.body), response.content_type.c_str());
+    for (const auto& [name, value] : response.headers) res.set_header(name, value);
+    res.set_content(response.body, response.content_type);
   };
-  const std::string kAll = ".*";
-  server->Get(kAll, serve);  // also serves HEAD
-  server->Post(kAll, serve);
-  server->Put(kAll, serve);
-  server->Patch(kAll, serve);
-  server->Delete(kAll, serve);
-  server->Options(kAll, serve);
+  const std::string all_paths = ".*";
+  server->Get(all_paths, serve);  // also serves HEAD
+  server->Post(all_paths, serve);
+  server->Put(all_paths, serve);
+  server->Patch(all_paths, serve);
+  server->Delete(all_paths, serve);
+  server->Options(all_paths, serve);
 
   int bound = 0;
   errno = 0;

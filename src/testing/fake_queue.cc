@@ -141,7 +141,7 @@ std::string FakeQueueClient::UrlFor(const std::string& name) const {
 
 Result<std::string> FakeQueueClient::InjectMessage(const std::string& queue_url, const SendEntry& entry,
                                                    SystemTime sent_at,
-                                                   std::map<std::string, std::string> system_attributes) {
+                                                   const std::map<std::string, std::string>& system_attributes) {
   std::lock_guard lock(mu_);
   auto it = queues_.find(queue_url);
   if (it == queues_.end()) return QueueDoesNotExist("InjectMessage", queue_url);
@@ -517,6 +517,7 @@ Result<BatchResult> FakeQueueClient::DeleteMessageBatch(const std::string& queue
                                                         const std::vector<DeleteEntry>& entries) {
   DLQ_FAKE_BEGIN(Operation::kDeleteMessageBatch);
   std::vector<std::string> ids;
+  ids.reserve(entries.size());
   for (const auto& e : entries) ids.push_back(e.id);
   DLQ_RETURN_IF_ERROR(ValidateBatchIds(ids));
   DLQ_ASSIGN_OR_RETURN(Queue * q, FindQueue(queue_url, "DeleteMessageBatch"));
@@ -551,6 +552,7 @@ Result<BatchResult> FakeQueueClient::ChangeMessageVisibilityBatch(const std::str
                                                                   const std::vector<VisibilityEntry>& entries) {
   DLQ_FAKE_BEGIN(Operation::kChangeMessageVisibilityBatch);
   std::vector<std::string> ids;
+  ids.reserve(entries.size());
   for (const auto& e : entries) ids.push_back(e.id);
   DLQ_RETURN_IF_ERROR(ValidateBatchIds(ids));
   DLQ_ASSIGN_OR_RETURN(Queue * q, FindQueue(queue_url, "ChangeMessageVisibilityBatch"));
@@ -586,6 +588,7 @@ Result<SendBatchResult> FakeQueueClient::SendMessageBatch(const std::string& que
                                                           const std::vector<SendEntry>& entries) {
   DLQ_FAKE_BEGIN(Operation::kSendMessageBatch);
   std::vector<std::string> ids;
+  ids.reserve(entries.size());
   for (const auto& e : entries) ids.push_back(e.id);
   DLQ_RETURN_IF_ERROR(ValidateBatchIds(ids));
   DLQ_ASSIGN_OR_RETURN(Queue * q, FindQueue(queue_url, "SendMessageBatch"));

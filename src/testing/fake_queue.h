@@ -100,7 +100,7 @@ class FakeQueueClient final : public QueueClient {
   // with extra system attributes such as AWSTraceHeader or
   // DeadLetterQueueSourceArn. Returns the message id.
   Result<std::string> InjectMessage(const std::string& queue_url, const SendEntry& entry, SystemTime sent_at,
-                                    std::map<std::string, std::string> system_attributes = {});
+                                    const std::map<std::string, std::string>& system_attributes = {});
   // Every unexpired message in the queue (visible, in flight or delayed), in
   // send order, with all attributes; receipt_handle is the latest one issued
   // (empty if never received). Changes nothing.
