@@ -7,6 +7,7 @@
 #        EXTRA_GROUPS ("10": more FIFO cases reported separately; "" for none. On fauxqs, 10 groups give 10
 #        messages per receive then block, the shape of one group on real SQS: see README "FIFO DLQs")
 #        SEED (1)  PYTHON (python3: boto3 >= 1.34)  OUT (${TMPDIR:-/tmp}/dlq-bench-fifo: outside the tree)
+#        STANDIN (fauxqs; or moto: slow, but it returns up to 10 messages of one group per receive as SQS does)
 #        RESULTS (OUT/fifo-results.json)  VERIFY_ARCHIVE=1 (also download and check every archive with
 #        count_archive.py: slow for the 1-group case, one object per message)  KEEP_DATA=1  BIN (build/dlq-archive)
 # Never builds and never stops fauxqs (starts it if it is not running). Per run, in order standard, FIFO cases:
@@ -45,18 +46,19 @@ wait_bin() {
 }
 wait_bin
 
-if ! bash scripts/stand-ins status fauxqs >/dev/null 2>&1; then
-  bash scripts/stand-ins start fauxqs  # left running
+STANDIN=${STANDIN:-fauxqs}
+if ! bash scripts/stand-ins status "$STANDIN" >/dev/null 2>&1; then
+  bash scripts/stand-ins start "$STANDIN"  # left running
 fi
 # shellcheck disable=SC1090
-. "$(bash scripts/stand-ins env fauxqs)"
+. "$(bash scripts/stand-ins env "$STANDIN")"
 ep=$AWS_ENDPOINT_URL
 
 run_id=$(date +%H%M%S)-$$
 bucket=bench-fifo-$run_id
 cases=(std)
 for g in $GROUPS_LIST $EXTRA_GROUPS; do cases+=("fifo$g"); done
-echo "== FIFO drain benchmark: N=$N RUNS=$RUNS cases: ${cases[*]}; fauxqs $ep, bucket $bucket, $BIN"
+echo "== FIFO drain benchmark: N=$N RUNS=$RUNS cases: ${cases[*]}; $STANDIN $ep, bucket $bucket, $BIN"
 
 sqs_py() {
   "$PYTHON" - "$@" <<'EOF'
