@@ -174,7 +174,7 @@ void QueueDrainer::RequestStop() {
   stop_requested_ = true;
   abort_receives_ = true;
   stop_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 DrainStats QueueDrainer::Snapshot() const {
@@ -200,27 +200,27 @@ DrainStats QueueDrainer::Snapshot() const {
 
 void QueueDrainer::Fail(const Status& status) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (first_error_.ok()) first_error_ = status;
   }
   abort_receives_ = true;
   stop_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool QueueDrainer::Aborting() const {
   if (stop_requested_) return true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return !first_error_.ok();
 }
 
 void QueueDrainer::MarkIncomplete(std::string reason) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (incomplete_reason_.empty()) incomplete_reason_ = std::move(reason);
   }
   stop_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool QueueDrainer::Selected(const Message& m) const {
@@ -271,7 +271,7 @@ QueueDrainer::Depth QueueDrainer::CheckDepth() {
   if (counts->visible > 0) return Depth::kNotEmpty;
   size_t held;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     held = HeldLocked() + static_cast<size_t>(std::max<int64_t>(0, in_hand_.load()));
   }
   // In flight beyond what we hold: a receive whose reply was lost, or
@@ -283,7 +283,7 @@ void QueueDrainer::HandleCorrupt(const std::vector<CorruptMessage>& corrupt) {
   std::vector<Held> release;
   auto now = clock_.SteadyNow();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const CorruptMessage& c : corrupt) {
       ++counters_.corrupt;
       int n = ++corrupt_counts_[c.message_id];
@@ -304,7 +304,7 @@ void QueueDrainer::HoldExamined(std::vector<Held> held) {
   if (held.empty()) return;
   std::vector<Held> release_now;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (Held& h : held) examined_.held.push_back(std::move(h));
     if (examined_.held.size() >= options_.max_examined_held) {
       release_now.swap(examined_.held);
@@ -327,7 +327,7 @@ void QueueDrainer::ReceiverLoop() {
   while (!stop_) {
     bool holding;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       holding = !builder_->empty();
     }
     ReceiveOptions ro;
@@ -374,7 +374,7 @@ void QueueDrainer::ReceiverLoop() {
     bool progress = false;
     auto now = clock_.SteadyNow();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (Message& m : msgs) {
         bool selected = Selected(m);
         bool track = !selected || options_.dry_run || options_.keep;
@@ -427,7 +427,7 @@ void QueueDrainer::ReceiverLoop() {
     if (!msgs.empty() && progress) {
       no_progress_receives_ = 0;
       depth_checks = 0;
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       unexplained_in_flight_since_.reset();
       continue;
     }
@@ -437,25 +437,25 @@ void QueueDrainer::ReceiverLoop() {
       // Our own batches may be what is in flight, or what blocks a FIFO
       // group: nothing to conclude until they are stored and deleted. Wait
       // for that (briefly) rather than for another empty long poll.
-      std::unique_lock lock(mu_);
-      auto busy = [&] {
+      MutexLock lock(mu_);
+      auto busy = [&]() DLQ_REQUIRES(mu_) {
         return !building_.held.empty() || !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0;
       };
-      cv_.wait_for(lock, std::chrono::seconds(2), [&] { return !busy() || stop_; });
+      cv_.WaitFor(mu_, std::chrono::seconds(2), [&]() DLQ_REQUIRES(mu_) { return !busy() || stop_; });
       if (busy() || stop_) continue;
     }
     Depth depth = CheckDepth();
     if (depth == Depth::kEmpty) {
       queue_seen_empty_ = true;
       stop_ = true;
-      cv_.notify_all();
+      cv_.NotifyAll();
       continue;
     }
     if (depth == Depth::kWaitInFlight) {
       auto t = clock_.SteadyNow();
       std::chrono::steady_clock::duration waited{0};
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (!unexplained_in_flight_since_) unexplained_in_flight_since_ = t;
         waited = t - *unexplained_in_flight_since_;
       }
@@ -492,7 +492,7 @@ void QueueDrainer::AddSelected(std::vector<Message>& msgs) {
   while (i < msgs.size()) {
     bool need_seal = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       // Stopping or failed: nothing more goes into a batch.
       if (stop_requested_ || !first_error_.ok()) break;
       while (i < msgs.size() && !builder_->Full()) {
@@ -514,15 +514,17 @@ void QueueDrainer::AddSelected(std::vector<Message>& msgs) {
 }
 
 void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   // Batches whose object is stored and which are only deleting hold receipt
   // handles, not data: they do not count against the in-flight bound.
-  auto in_flight = [&] {
+  auto in_flight = [&]() DLQ_REQUIRES(mu_) {
     return upload_queue_.size() + uploading_.size() - static_cast<size_t>(deleting_) + static_cast<size_t>(sealing_);
   };
-  auto aborting = [&] { return stop_requested_ || !first_error_.ok(); };
+  auto aborting = [&]() DLQ_REQUIRES(mu_) { return stop_requested_ || !first_error_.ok(); };
   if (wait) {
-    cv_.wait(lock, [&] { return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) || aborting(); });
+    cv_.Wait(mu_, [&]() DLQ_REQUIRES(mu_) {
+      return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) || aborting();
+    });
   } else if (in_flight() >= static_cast<size_t>(options_.max_batches_in_flight)) {
     return;
   }
@@ -536,23 +538,23 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   building_ = Batch{};
   ++sealing_;
   sealing_batches_.push_back(&batch);
-  lock.unlock();
+  lock.Unlock();
 
   auto sealed = full->Finish();
 
-  lock.lock();
+  lock.Lock();
   --sealing_;
   std::erase(sealing_batches_, &batch);
   if (!sealed.ok()) {
-    lock.unlock();
+    lock.Unlock();
     Fail(sealed.status().WithContext(fmt::format("compress batch of {}", queue_.name)));
     ReleaseHeld(batch.held);
-    cv_.notify_all();
+    cv_.NotifyAll();
     return;
   }
   batch.sealed = std::move(*sealed);
   upload_queue_.push_back(std::move(batch));
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 namespace {
@@ -676,15 +678,15 @@ void QueueDrainer::ReleaseHeld(const std::vector<Held>& held, bool count_release
 
 void QueueDrainer::UploaderLoop() {
   while (true) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !upload_queue_.empty() || (receivers_done_ && sealing_ == 0); });
+    MutexLock lock(mu_);
+    cv_.Wait(mu_, [&]() DLQ_REQUIRES(mu_) { return !upload_queue_.empty() || (receivers_done_ && sealing_ == 0); });
     if (upload_queue_.empty()) return;
     Batch batch = std::move(upload_queue_.front());
     upload_queue_.pop_front();
     uploading_.push_back(&batch);
     // Failed or stopping: batches not yet uploading go back to the queue.
     bool release = !first_error_.ok() || stop_requested_;
-    lock.unlock();
+    lock.Unlock();
 
     if (release) {
       ReleaseHeld(batch.held);
@@ -698,7 +700,7 @@ void QueueDrainer::UploaderLoop() {
         ++counters_.objects;
         counters_.bytes_uploaded += batch.sealed->gz.size();
         {
-          std::lock_guard g(mu_);
+          MutexLock g(mu_);
           keys_.push_back(batch.sealed->key);
         }
         Log().Log(LogLevel::kInfo, "archive.object",
@@ -713,33 +715,33 @@ void QueueDrainer::UploaderLoop() {
           // reach the rest, then release them.
           std::vector<Held> held;
           {
-            std::lock_guard g(mu_);  // the heartbeat reads batches in uploading_
+            MutexLock g(mu_);  // the heartbeat reads batches in uploading_
             held.swap(batch.held);
           }
           HoldExamined(std::move(held));
         } else {
           {
-            std::lock_guard g(mu_);
+            MutexLock g(mu_);
             batch.deleting = true;
             ++deleting_;
           }
-          cv_.notify_all();  // a slot for the next batch is free
+          cv_.NotifyAll();  // a slot for the next batch is free
           DeleteBatch(batch);
         }
       }
     }
-    lock.lock();
+    lock.Lock();
     if (batch.deleting) --deleting_;
     std::erase(uploading_, &batch);
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
 void QueueDrainer::HeartbeatLoop() {
   const auto timeout = options_.visibility_timeout;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!heartbeat_stop_) {
-    cv_.wait_for(lock, options_.heartbeat_interval);
+    cv_.WaitFor(mu_, options_.heartbeat_interval);
     if (heartbeat_stop_) break;
     auto now = clock_.SteadyNow();
     bool seal = !builder_->empty() && builder_->ShouldSeal();
@@ -771,7 +773,7 @@ void QueueDrainer::HeartbeatLoop() {
     for (Batch* b : sealing_batches_) scan(*b, false);
 
     if (!due.empty()) {
-      lock.unlock();
+      lock.Unlock();
       std::vector<std::pair<size_t, std::chrono::steady_clock::time_point>> extended;  // index into due
       for (size_t begin = 0; begin < due.size(); begin += kSqsBatch) {
         size_t end = std::min(due.size(), begin + kSqsBatch);
@@ -793,7 +795,7 @@ void QueueDrainer::HeartbeatLoop() {
           }
         }
       }
-      lock.lock();
+      lock.Lock();
       std::vector<Held> orphans;
       for (const auto& [i, until] : extended) {
         // The batch may have moved on meanwhile: match by receipt handle.
@@ -807,15 +809,15 @@ void QueueDrainer::HeartbeatLoop() {
         }
       }
       if (!orphans.empty()) {
-        lock.unlock();
+        lock.Unlock();
         ReleaseHeld(orphans, /*count_released=*/false);
-        lock.lock();
+        lock.Lock();
       }
     }
     if (seal) {
-      lock.unlock();
+      lock.Unlock();
       SealBuilding(/*wait=*/false, /*only_if_full=*/false);
-      lock.lock();
+      lock.Lock();
     }
   }
 }
@@ -858,7 +860,7 @@ DrainResult QueueDrainer::Run() {
     // Stop or failure: what is still being built goes back at once.
     std::vector<Held> rest;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       rest = std::move(building_.held);
       building_ = Batch{};
       builder_ =
@@ -869,22 +871,22 @@ DrainResult QueueDrainer::Run() {
     SealBuilding(/*wait=*/true, /*only_if_full=*/false);
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     receivers_done_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (auto& t : uploaders) t.join();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     heartbeat_stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   heartbeat.join();
 
   // The pass is over: what it examined and what it set aside go back.
   std::vector<Held> examined, set_aside;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     examined.swap(examined_.held);
     set_aside.swap(set_aside_.held);
     for (const auto& [id, n] : corrupt_counts_) {
@@ -896,7 +898,7 @@ DrainResult QueueDrainer::Run() {
 
   result.stats = Snapshot();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     result.keys = keys_;
     result.status = first_error_;
     result.incomplete_reason = incomplete_reason_;

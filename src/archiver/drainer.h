@@ -32,13 +32,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -49,6 +47,7 @@
 #include "archive/key_layout.h"
 #include "archive/record.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "s3/object_store.h"
 #include "sqs/limits.h"
@@ -186,10 +185,10 @@ class QueueDrainer {
   enum class Depth { kEmpty, kWaitInFlight, kNotEmpty, kUnknown };
 
   void ReceiverLoop();
-  void HandleCorrupt(const std::vector<CorruptMessage>& corrupt);
-  void HoldExamined(std::vector<Held> held);
-  size_t HeldLocked() const;
-  void MarkIncomplete(std::string reason);
+  void HandleCorrupt(const std::vector<CorruptMessage>& corrupt) DLQ_EXCLUDES(mu_);
+  void HoldExamined(std::vector<Held> held) DLQ_EXCLUDES(mu_);
+  size_t HeldLocked() const DLQ_REQUIRES(mu_);
+  void MarkIncomplete(std::string reason) DLQ_EXCLUDES(mu_);
   struct Counts {
     int64_t visible = 0;
     int64_t in_flight = 0;
@@ -197,25 +196,25 @@ class QueueDrainer {
   // ApproximateNumberOfMessages / ...NotVisible, also kept in the counters;
   // nullopt (logged) when the call fails or the reply lacks them.
   std::optional<Counts> ReadCounts();
-  Depth CheckDepth();
+  Depth CheckDepth() DLQ_EXCLUDES(mu_);
   bool FinalQueueEmpty();
   void UploaderLoop();
   void HeartbeatLoop();
   bool Selected(const Message& m) const;
-  void AddSelected(std::vector<Message>& msgs);
+  void AddSelected(std::vector<Message>& msgs) DLQ_EXCLUDES(mu_);
   // Seals the building batch if non-empty and queues it for upload. With
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;
-  // without, gives up when the bound is reached. Caller must not hold mu_.
-  void SealBuilding(bool wait, bool only_if_full);
-  Batch* FindBatchLocked(uint64_t seq);
+  // without, gives up when the bound is reached.
+  void SealBuilding(bool wait, bool only_if_full) DLQ_EXCLUDES(mu_);
+  Batch* FindBatchLocked(uint64_t seq) DLQ_REQUIRES(mu_);
   Status UploadBatch(Batch& batch);
   void DeleteBatch(Batch& batch);
   // Makes the messages visible again; count_released: they were meant to be
   // archived (stats.released), not skipped by choice.
   void ReleaseHeld(const std::vector<Held>& held, bool count_released = true);
   void ExtendVisibility(std::vector<Held*>& due);
-  void Fail(const Status& status);
-  bool Aborting() const;  // stop requested or an error: release instead of archiving
+  void Fail(const Status& status) DLQ_EXCLUDES(mu_);
+  bool Aborting() const DLQ_EXCLUDES(mu_);  // stop requested or an error: release instead of archiving
 
   QueueClient& sqs_;
   ObjectStore& store_;
@@ -235,26 +234,27 @@ class QueueDrainer {
   std::atomic<int64_t> initial_total_{-1};  // visible + in flight at the start, -1 unknown
   std::atomic<uint64_t> budget_used_{0};    // selected messages counted against max_messages
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;                    // signals upload queue changes and shutdown
-  std::unique_ptr<BatchBuilder> builder_;         // guarded by mu_
-  Batch building_;                                // guarded by mu_
-  uint64_t next_seq_ = 1;                         // guarded by mu_
-  std::deque<Batch> upload_queue_;                // guarded by mu_: sealed, waiting for an uploader
-  std::vector<Batch*> uploading_;                 // guarded by mu_: batches in upload or delete (owned by uploaders)
-  int sealing_ = 0;                               // guarded by mu_: batches being compressed outside the lock
-  int deleting_ = 0;                              // guarded by mu_: batches in uploading_ that only delete
-  std::vector<Batch*> sealing_batches_;           // guarded by mu_
-  bool heartbeat_stop_ = false;                   // guarded by mu_
-  bool receivers_done_ = false;                   // guarded by mu_
-  std::unordered_set<std::string> seen_skipped_;  // guarded by mu_: ids examined, not taken (skipped, dry run, keep)
-  Batch examined_;                             // guarded by mu_: examined and held to the end of the pass (heartbeat)
-  Batch set_aside_;                            // guarded by mu_: failed the MD5 check every time; released at the end
-  std::map<std::string, int> corrupt_counts_;  // guarded by mu_: message id -> MD5 failures
-  std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_;  // guarded by mu_
-  std::string incomplete_reason_;                                                     // guarded by mu_
-  std::vector<std::string> keys_;                                                     // guarded by mu_
-  Status first_error_;                                                                // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;  // signals upload queue changes and shutdown
+  std::unique_ptr<BatchBuilder> builder_ DLQ_GUARDED_BY(mu_);
+  Batch building_ DLQ_GUARDED_BY(mu_);
+  uint64_t next_seq_ DLQ_GUARDED_BY(mu_) = 1;
+  std::deque<Batch> upload_queue_ DLQ_GUARDED_BY(mu_);  // sealed, waiting for an uploader
+  std::vector<Batch*> uploading_ DLQ_GUARDED_BY(mu_);   // batches in upload or delete (owned by uploaders)
+  int sealing_ DLQ_GUARDED_BY(mu_) = 0;                 // batches being compressed outside the lock
+  int deleting_ DLQ_GUARDED_BY(mu_) = 0;                // batches in uploading_ that only delete
+  std::vector<Batch*> sealing_batches_ DLQ_GUARDED_BY(mu_);
+  bool heartbeat_stop_ DLQ_GUARDED_BY(mu_) = false;
+  bool receivers_done_ DLQ_GUARDED_BY(mu_) = false;
+  // Ids examined, not taken (skipped, dry run, keep).
+  std::unordered_set<std::string> seen_skipped_ DLQ_GUARDED_BY(mu_);
+  Batch examined_ DLQ_GUARDED_BY(mu_);   // examined and held to the end of the pass (heartbeat)
+  Batch set_aside_ DLQ_GUARDED_BY(mu_);  // failed the MD5 check every time; released at the end
+  std::map<std::string, int> corrupt_counts_ DLQ_GUARDED_BY(mu_);  // message id -> MD5 failures
+  std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_ DLQ_GUARDED_BY(mu_);
+  std::string incomplete_reason_ DLQ_GUARDED_BY(mu_);
+  std::vector<std::string> keys_ DLQ_GUARDED_BY(mu_);
+  Status first_error_ DLQ_GUARDED_BY(mu_);
 };
 
 }  // namespace dlq

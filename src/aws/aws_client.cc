@@ -471,7 +471,7 @@ AwsClient::AwsClient(ServiceEndpoint endpoint, HttpTransport& transport, Credent
       rng_(std::random_device{}()) {}
 
 void AwsClient::SetObserver(CallObserver observer) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   observer_ = std::move(observer);
 }
 
@@ -488,7 +488,7 @@ Result<HttpResponse> AwsClient::Call(const AwsRequest& request) {
     if (!result.ok() && result.status().aws()) record.aws_error_code = result.status().aws()->error_code;
     CallObserver observer;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       observer = observer_;
     }
     if (observer) observer(record);
@@ -561,7 +561,7 @@ Result<HttpResponse> AwsClient::Call(const AwsRequest& request) {
     }
     std::chrono::milliseconds delay;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       delay = BackoffDelay(retry_, attempt - 1, rng_);
     }
     clock_.SleepFor(delay);

@@ -13,13 +13,13 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 
 #include "aws/credentials.h"
 #include "aws/http.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace dlq {
@@ -103,9 +103,9 @@ class AwsClient {
   Clock& clock_;
   RetryOptions retry_;
   std::atomic<int64_t> skew_seconds_{0};
-  std::mutex mu_;
-  std::mt19937_64 rng_;    // guarded by mu_
-  CallObserver observer_;  // guarded by mu_
+  Mutex mu_;
+  std::mt19937_64 rng_ DLQ_GUARDED_BY(mu_);
+  CallObserver observer_ DLQ_GUARDED_BY(mu_);
 };
 
 }  // namespace dlq

@@ -480,7 +480,7 @@ CachingProvider::CachingProvider(std::unique_ptr<CredentialsProvider> inner, Clo
     : inner_(std::move(inner)), clock_(clock), refresh_window_(refresh_window) {}
 
 Result<Credentials> CachingProvider::GetCredentials() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   SystemTime now = clock_.Now();
   if (cached_ && (!cached_->expiration || now + refresh_window_ < *cached_->expiration)) return *cached_;
   auto fresh = inner_->GetCredentials();
@@ -493,7 +493,7 @@ Result<Credentials> CachingProvider::GetCredentials() {
 }
 
 void CachingProvider::Invalidate() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cached_.reset();
   inner_->Invalidate();
 }

@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +19,7 @@
 #include "aws/environment.h"
 #include "aws/http.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace dlq {
 
@@ -139,8 +139,8 @@ class CachingProvider final : public CredentialsProvider {
   std::unique_ptr<CredentialsProvider> inner_;
   Clock& clock_;
   std::chrono::seconds refresh_window_;
-  std::mutex mu_;
-  std::optional<Credentials> cached_;  // guarded by mu_
+  Mutex mu_;
+  std::optional<Credentials> cached_ DLQ_GUARDED_BY(mu_);
 };
 
 // Tries providers in order; kNotFound moves on, any other error stops the chain (with the

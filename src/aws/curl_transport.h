@@ -10,13 +10,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "aws/http.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace dlq {
@@ -50,15 +49,15 @@ class CurlTransport final : public HttpTransport {
 
  private:
   struct Shared;  // the CURLSH and its locks
-  void* AcquireHandle();
-  void ReleaseHandle(void* handle);
+  void* AcquireHandle() DLQ_EXCLUDES(mu_);
+  void ReleaseHandle(void* handle) DLQ_EXCLUDES(mu_);
 
   CurlTransportOptions options_;
   std::unique_ptr<Shared> shared_;
-  std::mutex mu_;
-  std::condition_variable slot_free_;
-  int in_flight_ = 0;        // guarded by mu_
-  std::vector<void*> idle_;  // CURL* easy handles, guarded by mu_
+  Mutex mu_;
+  CondVar slot_free_;
+  int in_flight_ DLQ_GUARDED_BY(mu_) = 0;
+  std::vector<void*> idle_ DLQ_GUARDED_BY(mu_);  // CURL* easy handles
 };
 
 }  // namespace dlq

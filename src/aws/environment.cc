@@ -22,19 +22,19 @@ Environment& DefaultEnvironment() {
 }
 
 std::optional<std::string> MapEnvironment::GetEnv(std::string_view name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = vars_.find(name);
   if (it == vars_.end()) return std::nullopt;
   return it->second;
 }
 
 void MapEnvironment::Set(std::string name, std::string value) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   vars_.insert_or_assign(std::move(name), std::move(value));
 }
 
 void MapEnvironment::Unset(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   vars_.erase(name);
 }
 

@@ -5,10 +5,11 @@
 
 #include <initializer_list>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "common/mutex.h"
 
 namespace dlq {
 
@@ -41,8 +42,8 @@ class MapEnvironment final : public Environment {
   void Unset(const std::string& name);
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, std::string, std::less<>> vars_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::string, std::string, std::less<>> vars_ DLQ_GUARDED_BY(mu_);
 };
 
 }  // namespace dlq

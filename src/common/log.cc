@@ -121,14 +121,14 @@ void StreamLogger::Log(LogLevel level, std::string_view event, std::initializer_
     }
   }
   line += '\n';
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!status_.empty()) line = "\r\033[K" + line + status_;  // clear the status line, log, draw it again
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fflush(out_);
 }
 
 void StreamLogger::SetStatusLine(std::string_view line) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string out = "\r\033[K";
   out += line;
   if (line.empty() && status_.empty()) return;
@@ -139,17 +139,17 @@ void StreamLogger::SetStatusLine(std::string_view line) {
 
 void CapturingLogger::Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
   Entry e{level, std::string(event), RenderJsonLogLine(level, event, fields)};
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   entries_.push_back(std::move(e));
 }
 
 std::vector<CapturingLogger::Entry> CapturingLogger::entries() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return entries_;
 }
 
 bool CapturingLogger::Contains(std::string_view needle) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& e : entries_) {
     if (e.line.find(needle) != std::string::npos) return true;
   }

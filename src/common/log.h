@@ -7,11 +7,12 @@
 #include <cstdio>
 #include <initializer_list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace dlq {
 
@@ -54,8 +55,8 @@ class StreamLogger final : public Logger {
   void SetStatusLine(std::string_view line) override;
 
  private:
-  std::mutex mu_;
-  std::string status_;  // guarded by mu_: the status line on screen, empty when none
+  Mutex mu_;
+  std::string status_ DLQ_GUARDED_BY(mu_);  // the status line on screen, empty when none
   std::FILE* out_;
   LogFormat format_;
   LogLevel min_;
@@ -75,8 +76,8 @@ class CapturingLogger final : public Logger {
   bool Contains(std::string_view needle) const;
 
  private:
-  mutable std::mutex mu_;
-  std::vector<Entry> entries_;
+  mutable Mutex mu_;
+  std::vector<Entry> entries_ DLQ_GUARDED_BY(mu_);
 };
 
 // The process-wide sink (stderr, text, info by default). SetLogger replaces

@@ -69,7 +69,7 @@ class ObservingQueueClient final : public QueueClient {
   Result<std::vector<Message>> ReceiveMessages(const std::string& url, const ReceiveOptions& options) override {
     auto r = inner_.ReceiveMessages(url, options);
     if (r.ok()) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       SystemTime now = clock_.Now();
       for (const Message& m : *r) {
         Seen s;
@@ -84,7 +84,7 @@ class ObservingQueueClient final : public QueueClient {
   Result<BatchResult> DeleteMessageBatch(const std::string& url, const std::vector<DeleteEntry>& entries) override {
     auto r = inner_.DeleteMessageBatch(url, entries);
     if (r.ok()) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       std::set<std::string> ok(r->successful_ids.begin(), r->successful_ids.end());
       for (const DeleteEntry& e : entries) {
         if (!ok.count(e.id)) continue;
@@ -114,13 +114,13 @@ class ObservingQueueClient final : public QueueClient {
 
   // Nearest expiry and oldest SentTimestamp among messages seen and not deleted.
   std::optional<SystemTime> NearestRemaining() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::optional<SystemTime> out;
     for (const auto& [id, s] : seen_) out = out ? std::min(*out, s.expiry) : s.expiry;
     return out;
   }
   std::optional<SystemTime> OldestSentRemaining() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::optional<SystemTime> out;
     for (const auto& [id, s] : seen_) {
       if (s.sent) out = out ? std::min(*out, *s.sent) : *s.sent;
@@ -137,9 +137,9 @@ class ObservingQueueClient final : public QueueClient {
   const bool fifo_;
   const seconds retention_;
   Clock& clock_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Seen> seen_;                 // guarded by mu_
-  std::unordered_map<std::string, std::string> handle_to_id_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Seen> seen_ DLQ_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::string> handle_to_id_ DLQ_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -235,37 +235,45 @@ struct Daemon::QueueState {
   DrainOptions drain;
   double expiry_threshold = 0;
 
-  mutable std::mutex mu;
-  std::unique_ptr<Alarm> expiry;                         // guarded by mu; may be null
-  std::unique_ptr<Alarm> depth;                          // guarded by mu; may be null
-  std::string spec_key;                                  // guarded by mu
-  int64_t visible = -1, not_visible = -1, delayed = -1;  // guarded by mu
-  std::optional<SystemTime> last_empty;                  // guarded by mu
-  std::optional<SystemTime> nearest_expiry;              // guarded by mu: conservative estimate
+  mutable Mutex mu;
+  std::unique_ptr<Alarm> expiry DLQ_GUARDED_BY(mu);  // may be null
+  std::unique_ptr<Alarm> depth DLQ_GUARDED_BY(mu);   // may be null
+  std::string spec_key DLQ_GUARDED_BY(mu);
+  int64_t visible DLQ_GUARDED_BY(mu) = -1;
+  int64_t not_visible DLQ_GUARDED_BY(mu) = -1;
+  int64_t delayed DLQ_GUARDED_BY(mu) = -1;
+  std::optional<SystemTime> last_empty DLQ_GUARDED_BY(mu);
+  std::optional<SystemTime> nearest_expiry DLQ_GUARDED_BY(mu);  // conservative estimate
   // From the last complete archive run: started at run_start, saw every
   // queued message; seen_nearest is the nearest expiry among those left.
-  std::optional<SystemTime> run_start;                 // guarded by mu
-  std::optional<SystemTime> seen_nearest;              // guarded by mu
-  std::optional<SystemTime> oldest_sent;               // guarded by mu
-  bool queued = false;                                 // guarded by mu: submitted, not done
-  bool more = false;                                   // guarded by mu: last run stopped at its budget
-  std::optional<SystemTime> last_submit;               // guarded by mu
-  uint64_t runs = 0, archived = 0;                     // guarded by mu
-  uint64_t failed_runs = 0, consecutive_failures = 0;  // guarded by mu
-  std::optional<ArchiveError> last_error;              // guarded by mu: kept after a success
-  std::string collect_error;                           // guarded by mu
+  std::optional<SystemTime> run_start DLQ_GUARDED_BY(mu);
+  std::optional<SystemTime> seen_nearest DLQ_GUARDED_BY(mu);
+  std::optional<SystemTime> oldest_sent DLQ_GUARDED_BY(mu);
+  bool queued DLQ_GUARDED_BY(mu) = false;  // submitted, not done
+  bool more DLQ_GUARDED_BY(mu) = false;    // last run stopped at its budget
+  std::optional<SystemTime> last_submit DLQ_GUARDED_BY(mu);
+  uint64_t runs DLQ_GUARDED_BY(mu) = 0;
+  uint64_t archived DLQ_GUARDED_BY(mu) = 0;
+  uint64_t failed_runs DLQ_GUARDED_BY(mu) = 0;
+  uint64_t consecutive_failures DLQ_GUARDED_BY(mu) = 0;
+  std::optional<ArchiveError> last_error DLQ_GUARDED_BY(mu);  // kept after a success
+  std::string collect_error DLQ_GUARDED_BY(mu);
   // Set by the plan at discovery.
-  AlarmSettings::Action expiry_action = AlarmSettings::Action::kArchive;  // guarded by mu
-  AlarmSettings::Action depth_action = AlarmSettings::Action::kNotify;    // guarded by mu
-  Selection expiry_selection, depth_selection;                            // guarded by mu
-  bool copy_due = false;     // guarded by mu: a copy-action alarm entered ALARM, copy not yet submitted
-  Selection copy_selection;  // guarded by mu: what that copy takes
+  AlarmSettings::Action expiry_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kArchive;
+  AlarmSettings::Action depth_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kNotify;
+  Selection expiry_selection DLQ_GUARDED_BY(mu);
+  Selection depth_selection DLQ_GUARDED_BY(mu);
+  bool copy_due DLQ_GUARDED_BY(mu) = false;     // a copy-action alarm entered ALARM, copy not yet submitted
+  Selection copy_selection DLQ_GUARDED_BY(mu);  // what that copy takes
 };
 
+// Written by the control thread; what other threads read (QueuesJson,
+// Destination) it writes under the Daemon's mu_, which an annotation here
+// cannot name, so those comments are not checked.
 struct Daemon::GroupState {
   GroupConfig config;
   std::optional<GroupClients> clients;
-  std::string error;
+  std::string error;              // the last discovery failure (written under mu_)
   DestinationStatus destination;  // guarded by mu_ for readers; control thread writes
   Status destination_error;       // the failed check, as a status (control thread)
   bool empty = false;             // the last discovery matched no queue (guarded by mu_)
@@ -310,7 +318,7 @@ int Daemon::http_port() const {
 
 void Daemon::Reload(MonitorConfig config) {
   std::vector<std::unique_ptr<GroupState>> fresh;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const GroupConfig& g : config.groups) {
     auto gs = std::make_unique<GroupState>();
     gs->config = g;
@@ -375,8 +383,12 @@ void Daemon::CheckDestination(GroupState& g, SystemTime now, bool locked) {
     }
   }
   metrics_.destination_up.WithLabels({g.config.name}).Set(d.ok ? 1 : 0);
-  std::unique_lock lock(mu_, std::defer_lock);
-  if (!locked) lock.lock();
+  if (locked) {
+    g.destination = std::move(d);
+    g.destination_error = error;
+    return;
+  }
+  MutexLock lock(mu_);
   g.destination = std::move(d);
   g.destination_error = error;
 }
@@ -391,7 +403,7 @@ void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status
   uint64_t consecutive = 0;
   std::string name, region;
   {
-    std::lock_guard lock(q.mu);
+    MutexLock lock(q.mu);
     ++q.failed_runs;
     consecutive = ++q.consecutive_failures;
     q.last_error = e;
@@ -416,11 +428,18 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
   const bool first_discovery = !g.last_discovery;
   auto found = DiscoverQueues(*g.clients->sqs, g.config);
   if (!found.ok()) {
-    g.error = found.status().ToString();
-    Log().Log(LogLevel::kError, "discovery_failed", {{"group", g.config.name}, {"error", g.error}});
+    const std::string error = found.status().ToString();
+    {
+      MutexLock lock(mu_);  // QueuesJson reads it
+      g.error = error;
+    }
+    Log().Log(LogLevel::kError, "discovery_failed", {{"group", g.config.name}, {"error", error}});
     return;  // keep watching what was found before
   }
-  g.error.clear();
+  {
+    MutexLock lock(mu_);
+    g.error.clear();
+  }
   g.last_discovery = now;
   if (found->empty() && (first_discovery || !g.empty)) {
     Log().Log(LogLevel::kWarn, "group_empty",
@@ -446,7 +465,7 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
                  {"retention_s", static_cast<int64_t>(dq.retention.count())},
                  {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())}});
     }
-    std::lock_guard lock(q->mu);
+    MutexLock lock(q->mu);
     q->group = g.config.name;
     q->dq = dq;
     q->clients = *g.clients;
@@ -477,7 +496,7 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       metrics_.RemoveQueue(q->dq.name, q->dq.region);
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   g.empty = next.empty();
   g.queues = std::move(next);
 }
@@ -516,7 +535,7 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   const std::string& name = q.dq.name;
   const std::string& region = q.dq.region;
   if (!attrs.ok()) {
-    std::lock_guard lock(q.mu);
+    MutexLock lock(q.mu);
     q.collect_error = attrs.status().ToString();
     Log().Log(LogLevel::kError, "collect_failed", {{"queue", name}, {"error", q.collect_error}});
     return;  // no sample: the alarm's missing-data rule applies
@@ -525,7 +544,7 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   int64_t not_visible = IntAttr(*attrs, "ApproximateNumberOfMessagesNotVisible");
   int64_t delayed = IntAttr(*attrs, "ApproximateNumberOfMessagesDelayed");
   if (int64_t r = IntAttr(*attrs, "MessageRetentionPeriod"); r > 0) {
-    std::lock_guard lock(q.mu);
+    MutexLock lock(q.mu);
     q.dq.retention = seconds(r);
   }
 
@@ -542,7 +561,7 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   // Earliest expiry a message can have after arriving in the DLQ.
   const seconds earliest = q.dq.fifo ? q.dq.retention : std::max(seconds(0), q.dq.retention - src);
 
-  std::unique_lock lock(q.mu);
+  MutexLock lock(q.mu);
   q.visible = visible;
   q.not_visible = not_visible;
   q.delayed = delayed;
@@ -605,14 +624,14 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
     }
     metrics_.SetAlarmState(name, region, q.depth->spec().name, std::string(AlarmStateName(q.depth->state())));
   }
-  lock.unlock();
+  lock.Unlock();
   // Alarms are only mutated on this thread, so reading them unlocked is safe.
   for (const Fired& f : fired) Notify(q, *f.alarm, f.t);
 }
 
 void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
   using Action = AlarmSettings::Action;
-  std::unique_lock lock(q->mu);
+  MutexLock lock(q->mu);
   const bool expiry_alarm = q->expiry && q->expiry->state() == AlarmState::kAlarm;
   const bool depth_alarm = q->depth && q->depth->state() == AlarmState::kAlarm;
   const bool archive_e = expiry_alarm && q->expiry_action == Action::kArchive;
@@ -635,7 +654,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     q->last_submit = now;
     ++q->runs;
     const std::string name = q->dq.name, region = q->dq.region;
-    lock.unlock();
+    lock.Unlock();
     metrics_.archive_runs_total.WithLabels({name, region, "error"}).Inc();
     RecordFailure(g.config.name, *q,
                   g.destination_error.WithContext(
@@ -670,7 +689,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   ctx.fifo = info.fifo;
   ctx.retention = info.retention;
   GroupClients clients = q->clients;
-  lock.unlock();
+  lock.Unlock();
   const std::string group = g.config.name;
   Log().Log(LogLevel::kInfo, "archive_submitted",
             {{"group", group},
@@ -718,7 +737,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     // A copy keeps what it took, so running it again would only copy the same messages.
     out.more = r.status.ok() && !r.drained && !r.stopped && !keep;
     {
-      std::lock_guard l(q->mu);
+      MutexLock l(q->mu);
       ++q->runs;
       q->archived += s.archived;
       q->more = out.more;
@@ -747,7 +766,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     return out;
   };
   job.done = [q](const JobOutcome&) {
-    std::lock_guard l(q->mu);
+    MutexLock l(q->mu);
     q->queued = false;
   };
   scheduler_->Submit(std::move(job));
@@ -757,20 +776,25 @@ void Daemon::RunOnce() {
   const SystemTime now = clock_.Now();
   auto started = std::chrono::steady_clock::now();
   size_t watched = 0;
-  for (auto& g : groups_) {
+  std::vector<GroupState*> groups;  // only this thread (the control thread) replaces groups_
+  {
+    MutexLock lock(mu_);
+    for (auto& g : groups_) groups.push_back(g.get());
+  }
+  for (GroupState* g : groups) {
     if (!g->clients) continue;
     if (!g->last_discovery || now - *g->last_discovery >= config_.discovery_interval) Discover(*g, now);
     for (auto& [url, q] : g->queues) {
       AlarmState before_e, before_d;
       {
-        std::lock_guard lock(q->mu);
+        MutexLock lock(q->mu);
         before_e = q->expiry ? q->expiry->state() : AlarmState::kOk;
         before_d = q->depth ? q->depth->state() : AlarmState::kOk;
       }
       Collect(*g, *q, now);
       bool transitioned;
       {
-        std::lock_guard lock(q->mu);
+        MutexLock lock(q->mu);
         transitioned = (q->expiry && q->expiry->state() != before_e) || (q->depth && q->depth->state() != before_d);
       }
       MaybeSubmit(*g, q, now, transitioned);
@@ -786,10 +810,10 @@ void Daemon::RunOnce() {
 
 std::vector<QueueStatus> Daemon::Queues() const {
   std::vector<QueueStatus> out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
-      std::lock_guard l(q->mu);
+      MutexLock l(q->mu);
       QueueStatus s;
       s.group = q->group;
       s.queue = q->dq;
@@ -817,7 +841,7 @@ std::vector<QueueStatus> Daemon::Queues() const {
 }
 
 std::optional<DestinationStatus> Daemon::Destination(const std::string& group) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& g : groups_) {
     if (g->config.name == group) return g->destination;
   }
@@ -834,11 +858,11 @@ std::string Daemon::QueuesJson() const {
   };
   std::string out = "{\"queues\":[";
   std::string failing;  // queues whose last archive run failed or could not start
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   bool first = true;
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
-      std::lock_guard l(q->mu);
+      MutexLock l(q->mu);
       if (!first) out += ',';
       first = false;
       out += "{\"group\":";

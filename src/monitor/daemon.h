@@ -17,13 +17,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "monitor/alarm.h"
 #include "monitor/config.h"
@@ -169,8 +169,8 @@ class Daemon {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<HttpServer> http_;
 
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<GroupState>> groups_;  // guarded by mu_ (structure); control thread mutates
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<GroupState>> groups_ DLQ_GUARDED_BY(mu_);  // the control thread replaces it
 };
 
 // The alarms one DLQ gets under `group` (threshold_auto resolved with

@@ -232,7 +232,7 @@ Status WebhookNotifier::Post(const WebhookTarget& target, const std::string& bod
     }
     std::chrono::milliseconds delay;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       delay = BackoffDelay(options_.retry, attempt - 1, rng_);
     }
     // In slices, so that Cancel() ends the wait promptly.
@@ -263,10 +263,10 @@ Status QueuedNotifier::Notify(const AlarmNotification& notification) {
   const size_t capacity = std::max<size_t>(options_.capacity, 1);
   std::string why;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!closing_ && queue_.size() < capacity) {
       queue_.push_back(notification);
-      cv_.notify_all();
+      cv_.NotifyAll();
       return Status::Ok();
     }
     why = closing_ ? std::string("shutting down") : fmt::format("queue full ({} waiting)", capacity);
@@ -277,14 +277,14 @@ Status QueuedNotifier::Notify(const AlarmNotification& notification) {
 }
 
 void QueuedNotifier::Work() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
+    cv_.Wait(mu_, [&]() DLQ_REQUIRES(mu_) { return !queue_.empty() || closing_; });
     if (abandon_ || queue_.empty()) return;  // given up, or closing and drained
     AlarmNotification notification = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
-    lock.unlock();
+    lock.Unlock();
     Status status = inner_->Notify(notification);
     if (status.ok()) {
       ++delivered_;
@@ -300,18 +300,18 @@ void QueuedNotifier::Work() {
                  {"alarm", notification.alarm_name},
                  {"error", status.ToString()}});
     }
-    lock.lock();
+    lock.Lock();
     busy_ = false;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
 void QueuedNotifier::BeginShutdown() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closing_) return;
   closing_ = true;
   deadline_ = std::chrono::steady_clock::now() + options_.drain_timeout;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void QueuedNotifier::FinishShutdown() {
@@ -319,13 +319,13 @@ void QueuedNotifier::FinishShutdown() {
   size_t abandoned = 0;
   bool gave_up = false;
   {
-    std::unique_lock lock(mu_);
-    if (!cv_.wait_until(lock, deadline_, [&] { return abandon_ || (queue_.empty() && !busy_); })) {
+    MutexLock lock(mu_);
+    if (!cv_.WaitUntil(mu_, deadline_, [&]() DLQ_REQUIRES(mu_) { return abandon_ || (queue_.empty() && !busy_); })) {
       gave_up = true;
       abandon_ = true;
       abandoned = queue_.size();
       queue_.clear();
-      cv_.notify_all();
+      cv_.NotifyAll();
     }
   }
   if (gave_up) {
@@ -340,8 +340,8 @@ void QueuedNotifier::FinishShutdown() {
 }
 
 bool QueuedNotifier::Flush(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return queue_.empty() && !busy_; });
+  MutexLock lock(mu_);
+  return cv_.WaitFor(mu_, timeout, [&]() DLQ_REQUIRES(mu_) { return queue_.empty() && !busy_; });
 }
 
 std::vector<std::string> WebhookLabels(const std::vector<WebhookConfig>& webhooks) {
@@ -376,7 +376,7 @@ WebhookSet::~WebhookSet() {
   std::shared_ptr<Entries> current;
   std::vector<std::shared_future<void>> retiring;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     current = std::move(entries_);
     retiring = std::move(retiring_);
   }
@@ -388,7 +388,7 @@ WebhookSet::~WebhookSet() {
 
 Status WebhookSet::Apply(const std::vector<WebhookConfig>& webhooks) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (SameWebhooks(configs_, webhooks)) return Status::Ok();
   }
   const std::vector<std::string> labels = WebhookLabels(webhooks);
@@ -426,7 +426,7 @@ Status WebhookSet::Apply(const std::vector<WebhookConfig>& webhooks) {
 
   std::shared_ptr<Entries> old;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     old = std::exchange(entries_, fresh);
     configs_ = webhooks;
     std::erase_if(retiring_, [](const std::shared_future<void>& f) {
@@ -455,7 +455,7 @@ Status WebhookSet::Apply(const std::vector<WebhookConfig>& webhooks) {
 Status WebhookSet::Notify(const AlarmNotification& notification) {
   std::shared_ptr<Entries> entries;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     entries = entries_;
   }
   std::vector<Status> failures;
@@ -473,7 +473,7 @@ bool WebhookSet::Flush(std::chrono::milliseconds timeout) {
   std::shared_ptr<Entries> entries;
   std::vector<std::shared_future<void>> retiring;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     entries = entries_;
     retiring = retiring_;
   }
@@ -490,7 +490,7 @@ bool WebhookSet::Flush(std::chrono::milliseconds timeout) {
 }
 
 size_t WebhookSet::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return entries_->size();
 }
 

@@ -11,13 +11,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <future>
 #include <memory>
-#include <mutex>
+#include <mutex>  // std::once_flag
 #include <optional>
 #include <random>
 #include <string>
@@ -27,6 +26,7 @@
 #include "aws/aws_client.h"
 #include "aws/http.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "monitor/config.h"
 #include "server/metrics.h"
@@ -119,8 +119,8 @@ class WebhookNotifier final : public Notifier {
   HttpTransport& transport_;
   Clock& clock_;
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  std::mt19937_64 rng_;  // guarded by mu_
+  Mutex mu_;
+  std::mt19937_64 rng_ DLQ_GUARDED_BY(mu_);
 };
 
 // Notifications waiting per webhook before new ones are dropped.
@@ -177,14 +177,14 @@ class QueuedNotifier final : public Notifier {
   const std::unique_ptr<Notifier> inner_;
   const QueuedNotifierOptions options_;
   std::atomic<uint64_t> delivered_{0}, failed_{0}, dropped_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;                      // queue_, closing_, abandon_ or busy_ changed
-  std::deque<AlarmNotification> queue_;             // guarded by mu_
-  bool busy_ = false;                               // guarded by mu_: a delivery is in flight
-  bool closing_ = false;                            // guarded by mu_: Notify refuses; worker exits when drained
-  bool abandon_ = false;                            // guarded by mu_: worker exits after the delivery in flight
-  std::chrono::steady_clock::time_point deadline_;  // guarded by mu_: set by BeginShutdown
-  std::thread worker_;                              // joined once, by FinishShutdown
+  Mutex mu_;
+  CondVar cv_;  // queue_, closing_, abandon_ or busy_ changed
+  std::deque<AlarmNotification> queue_ DLQ_GUARDED_BY(mu_);
+  bool busy_ DLQ_GUARDED_BY(mu_) = false;                               // a delivery is in flight
+  bool closing_ DLQ_GUARDED_BY(mu_) = false;                            // Notify refuses; worker exits when drained
+  bool abandon_ DLQ_GUARDED_BY(mu_) = false;                            // worker exits after the delivery in flight
+  std::chrono::steady_clock::time_point deadline_ DLQ_GUARDED_BY(mu_);  // set by BeginShutdown
+  std::thread worker_;                                                  // joined once, by FinishShutdown
   std::once_flag joined_;
 };
 
@@ -234,10 +234,10 @@ class WebhookSet final : public Notifier {
   Clock& clock_;
   DaemonMetrics* const metrics_;
   const WebhookSetOptions options_;
-  mutable std::mutex mu_;
-  std::vector<WebhookConfig> configs_;              // guarded by mu_: what entries_ was built from
-  std::shared_ptr<Entries> entries_;                // guarded by mu_ (the pointer; entries are thread-safe)
-  std::vector<std::shared_future<void>> retiring_;  // guarded by mu_: shutdowns of replaced sets
+  mutable Mutex mu_;
+  std::vector<WebhookConfig> configs_ DLQ_GUARDED_BY(mu_);              // what entries_ was built from
+  std::shared_ptr<Entries> entries_ DLQ_GUARDED_BY(mu_);                // the pointer; entries are thread-safe
+  std::vector<std::shared_future<void>> retiring_ DLQ_GUARDED_BY(mu_);  // shutdowns of replaced sets
 };
 
 // The `webhook` label of each entry: RedactUrl(url), with " #<n>" (its

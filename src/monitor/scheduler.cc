@@ -44,9 +44,9 @@ Scheduler::~Scheduler() {
 }
 
 void Scheduler::Start() {
-  std::lock_guard<std::mutex> life(lifecycle_mu_);
+  MutexLock life(lifecycle_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_ || !workers_.empty()) return;
   }
   workers_.reserve(static_cast<size_t>(options_.global_concurrency));
@@ -54,25 +54,25 @@ void Scheduler::Start() {
 }
 
 void Scheduler::Stop() {
-  std::lock_guard<std::mutex> life(lifecycle_mu_);
+  MutexLock life(lifecycle_mu_);
   std::unordered_map<std::string, PendingJob> dropped;  // destroyed outside mu_
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
     stop_flag_.store(true);
     dropped.swap(pending_);
     order_.clear();
   }
-  work_cv_.notify_all();
+  work_cv_.NotifyAll();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
-  idle_cv_.notify_all();
+  idle_cv_.NotifyAll();
 }
 
 void Scheduler::Submit(ArchiveJob job) {
   std::optional<ArchiveJob> replaced;  // destroyed outside mu_
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return;
     auto it = pending_.find(job.queue_key);
     if (it == pending_.end()) {
@@ -93,16 +93,16 @@ void Scheduler::Submit(ArchiveJob job) {
       p.job = std::move(job);
     }
   }
-  work_cv_.notify_one();
+  work_cv_.NotifyOne();
 }
 
 void Scheduler::WaitIdle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [this] { return pending_.empty() && running_ == 0; });
+  MutexLock lock(mu_);
+  idle_cv_.Wait(mu_, [this]() DLQ_REQUIRES(mu_) { return pending_.empty() && running_ == 0; });
 }
 
 SchedulerStats Scheduler::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   SchedulerStats s;
   s.pending = pending_.size();
   s.running = running_;
@@ -168,14 +168,14 @@ void Scheduler::LogIfLate(const ArchiveJob& job) const {
 }
 
 void Scheduler::WorkerLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stopped_) {
     std::optional<ArchiveJob> job = TakeNextLocked();
     if (!job) {
-      work_cv_.wait(lock);
+      work_cv_.Wait(mu_);
       continue;
     }
-    lock.unlock();
+    lock.Unlock();
 
     LogIfLate(*job);
     const JobOutcome outcome = RunGuarded(*job);
@@ -191,12 +191,12 @@ void Scheduler::WorkerLoop() {
     const std::string key = std::move(job->queue_key);
     job.reset();  // the job's captures are destroyed outside mu_
 
-    lock.lock();
+    lock.Lock();
     FinishLocked(key, outcome);
     // A freed slot, a freed per-queue slot or a raised limit may each let
     // another worker start, so wake them all (there are only a few).
-    work_cv_.notify_all();
-    if (pending_.empty() && running_ == 0) idle_cv_.notify_all();
+    work_cv_.NotifyAll();
+    if (pending_.empty() && running_ == 0) idle_cv_.NotifyAll();
   }
 }
 

@@ -18,11 +18,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -31,6 +29,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace dlq {
@@ -73,15 +72,15 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  void Start();
+  void Start() DLQ_EXCLUDES(lifecycle_mu_, mu_);
   // Signals running jobs to stop, waits for them, drops pending ones.
-  void Stop();
+  void Stop() DLQ_EXCLUDES(lifecycle_mu_, mu_);
   // Queues a job. A pending (not yet running) job for the same queue_key is
   // replaced, keeping the earlier deadline; a running one is not affected.
-  void Submit(ArchiveJob job);
+  void Submit(ArchiveJob job) DLQ_EXCLUDES(mu_);
   // Blocks until nothing is pending or running (for tests and shutdown).
-  void WaitIdle();
-  SchedulerStats Stats() const;
+  void WaitIdle() DLQ_EXCLUDES(mu_);
+  SchedulerStats Stats() const DLQ_EXCLUDES(mu_);
 
  private:
   struct PendingJob {
@@ -90,33 +89,33 @@ class Scheduler {
   };
   using OrderKey = std::pair<SystemTime, uint64_t>;  // (deadline, seq)
 
-  void WorkerLoop();
+  void WorkerLoop() DLQ_EXCLUDES(mu_);
   // The earliest-deadline pending job whose queue is under its cap, removed
   // from the pending set and counted as running; nullopt when none may start.
-  std::optional<ArchiveJob> TakeNextLocked();                                  // requires mu_
-  void FinishLocked(const std::string& queue_key, const JobOutcome& outcome);  // requires mu_
+  std::optional<ArchiveJob> TakeNextLocked() DLQ_REQUIRES(mu_);
+  void FinishLocked(const std::string& queue_key, const JobOutcome& outcome) DLQ_REQUIRES(mu_);
   JobOutcome RunGuarded(ArchiveJob& job);
   void LogIfLate(const ArchiveJob& job) const;  // a job starting after its deadline is worth a warning
 
   const SchedulerOptions options_;
   Clock& clock_;
 
-  std::mutex lifecycle_mu_;             // serialises Start/Stop
-  std::vector<std::thread> workers_;    // guarded by lifecycle_mu_
+  Mutex lifecycle_mu_ DLQ_ACQUIRED_BEFORE(mu_);  // serialises Start/Stop
+  std::vector<std::thread> workers_ DLQ_GUARDED_BY(lifecycle_mu_);
   std::atomic<bool> stop_flag_{false};  // handed to running jobs
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;                       // pending job added, slot freed, or stopping
-  std::condition_variable idle_cv_;                       // nothing pending or running
-  std::unordered_map<std::string, PendingJob> pending_;   // guarded by mu_; one per queue key
-  std::map<OrderKey, std::string> order_;                 // guarded by mu_; queue keys by (deadline, seq)
-  std::unordered_map<std::string, int> running_per_key_;  // guarded by mu_
-  size_t running_ = 0;                                    // guarded by mu_
-  int effective_limit_ = 0;                               // guarded by mu_
-  uint64_t next_seq_ = 0;                                 // guarded by mu_
-  uint64_t completed_ = 0;                                // guarded by mu_
-  uint64_t throttled_ = 0;                                // guarded by mu_
-  bool stopped_ = false;                                  // guarded by mu_
+  mutable Mutex mu_;
+  CondVar work_cv_;  // pending job added, slot freed, or stopping
+  CondVar idle_cv_;  // nothing pending or running
+  std::unordered_map<std::string, PendingJob> pending_ DLQ_GUARDED_BY(mu_);  // one per queue key
+  std::map<OrderKey, std::string> order_ DLQ_GUARDED_BY(mu_);                // queue keys by (deadline, seq)
+  std::unordered_map<std::string, int> running_per_key_ DLQ_GUARDED_BY(mu_);
+  size_t running_ DLQ_GUARDED_BY(mu_) = 0;
+  int effective_limit_ DLQ_GUARDED_BY(mu_) = 0;
+  uint64_t next_seq_ DLQ_GUARDED_BY(mu_) = 0;
+  uint64_t completed_ DLQ_GUARDED_BY(mu_) = 0;
+  uint64_t throttled_ DLQ_GUARDED_BY(mu_) = 0;
+  bool stopped_ DLQ_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace dlq

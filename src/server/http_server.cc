@@ -40,7 +40,7 @@ void HttpServer::Handle(const std::string& path, HttpRouteHandler handler) {
 }
 
 void HttpServer::Handle(const std::string& method, const std::string& path, HttpRouteHandler handler) {
-  std::lock_guard lock(routes_mu_);
+  MutexLock lock(routes_mu_);
   routes_[path][method] = std::move(handler);
 }
 
@@ -48,7 +48,7 @@ HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const 
   HttpRouteHandler handler;
   std::string allow;
   {
-    std::lock_guard lock(routes_mu_);
+    MutexLock lock(routes_mu_);
     auto path_it = routes_.find(request.path);
     if (path_it == routes_.end()) {
       HttpServerResponse not_found;
@@ -80,7 +80,7 @@ HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const 
 
 Status HttpServer::Start() {
   DLQ_RETURN_IF_ERROR(options_.Validate());
-  std::lock_guard lock(lifecycle_mu_);
+  MutexLock lock(lifecycle_mu_);
   if (server_) return FailedPrecondition(fmt::format("http server already running on port {}", port_.load()));
   auto server = std::make_unique<httplib::Server>();
   // SO_REUSEADDR only (httplib's default is SO_REUSEPORT): a restart may bind
@@ -138,7 +138,7 @@ Status HttpServer::Start() {
 }
 
 void HttpServer::Stop() {
-  std::lock_guard lock(lifecycle_mu_);
+  MutexLock lock(lifecycle_mu_);
   if (!server_) return;
   server_->stop();
   if (thread_.joinable()) thread_.join();
@@ -170,13 +170,13 @@ void HealthState::Heartbeat() {
 }
 
 void HealthState::SetReady() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ready_ = true;
   not_ready_reason_.clear();
 }
 
 void HealthState::SetNotReady(std::string reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ready_ = false;
   not_ready_reason_ = std::move(reason);
 }
@@ -187,7 +187,7 @@ bool HealthState::live() const {
 }
 
 bool HealthState::ready() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ready_;
 }
 
@@ -207,7 +207,7 @@ HttpServerResponse HealthState::Liveness() const {
 }
 
 HttpServerResponse HealthState::Readiness() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   HttpServerResponse response;
   if (ready_) {
     response.body = "ready\n";

@@ -15,12 +15,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "aws/http.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace httplib {
@@ -90,11 +90,12 @@ class HttpServer {
   HttpServerResponse Dispatch(const HttpServerRequest& request) const;
 
   const HttpServerOptions options_;
-  mutable std::mutex routes_mu_;
-  std::map<std::string, std::map<std::string, HttpRouteHandler>> routes_;  // path -> method -> handler; routes_mu_
-  std::mutex lifecycle_mu_;                                                // serialises Start/Stop
-  std::unique_ptr<httplib::Server> server_;                                // lifecycle_mu_
-  std::thread thread_;                                                     // lifecycle_mu_
+  mutable Mutex routes_mu_;
+  // path -> method -> handler
+  std::map<std::string, std::map<std::string, HttpRouteHandler>> routes_ DLQ_GUARDED_BY(routes_mu_);
+  Mutex lifecycle_mu_;  // serialises Start/Stop
+  std::unique_ptr<httplib::Server> server_ DLQ_GUARDED_BY(lifecycle_mu_);
+  std::thread thread_ DLQ_GUARDED_BY(lifecycle_mu_);
   std::atomic<int> port_{0};
 };
 
@@ -122,9 +123,9 @@ class HealthState {
   Clock& clock_;
   const std::chrono::seconds max_age_;
   std::atomic<int64_t> last_heartbeat_ns_;  // steady clock
-  mutable std::mutex mu_;
-  bool ready_ = false;                                                   // guarded by mu_
-  std::string not_ready_reason_ = "first collection has not completed";  // guarded by mu_
+  mutable Mutex mu_;
+  bool ready_ DLQ_GUARDED_BY(mu_) = false;
+  std::string not_ready_reason_ DLQ_GUARDED_BY(mu_) = "first collection has not completed";
 };
 
 // Route handlers for the daemon; the referenced objects must outlive the server.

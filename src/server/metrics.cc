@@ -184,7 +184,7 @@ Metric& Family<Metric>::WithLabels(const LabelValues& values) {
   if (values.size() != label_names_.size()) {
     Die(fmt::format("{}: {} label values given, {} expected", name_, values.size(), label_names_.size()));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = series_.find(values);
   if (it == series_.end()) it = series_.emplace(values, MakeMetric()).first;
   return *it->second;
@@ -192,7 +192,7 @@ Metric& Family<Metric>::WithLabels(const LabelValues& values) {
 
 template <typename Metric>
 bool Family<Metric>::RemoveLabels(const LabelValues& values) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = series_.find(values);
   if (it == series_.end()) return false;
   retired_.push_back(std::move(it->second));
@@ -208,7 +208,7 @@ size_t Family<Metric>::RemoveMatching(const std::vector<std::pair<std::string, s
     if (pos == label_names_.end()) return 0;
     wanted.emplace_back(static_cast<size_t>(pos - label_names_.begin()), &value);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   size_t removed = 0;
   for (auto it = series_.begin(); it != series_.end();) {
     bool matches =
@@ -226,13 +226,13 @@ size_t Family<Metric>::RemoveMatching(const std::vector<std::pair<std::string, s
 
 template <typename Metric>
 size_t Family<Metric>::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return series_.size();
 }
 
 template <typename Metric>
 void Family<Metric>::RenderTo(std::string& out) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (series_.empty()) return;
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, EscapeHelp(help_), name_, TypeName(type_));
   for (const auto& [values, metric] : series_) {
@@ -291,7 +291,7 @@ Registry::Entry& Registry::Register(const std::string& name, MetricType type,
 }
 
 CounterFamily& Registry::AddCounter(std::string name, std::string help, std::vector<std::string> label_names) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Entry& e = Register(name, MetricType::kCounter, label_names, nullptr);
   if (!e.counter) {
     e.counter =
@@ -301,7 +301,7 @@ CounterFamily& Registry::AddCounter(std::string name, std::string help, std::vec
 }
 
 GaugeFamily& Registry::AddGauge(std::string name, std::string help, std::vector<std::string> label_names) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Entry& e = Register(name, MetricType::kGauge, label_names, nullptr);
   if (!e.gauge) {
     e.gauge =
@@ -312,7 +312,7 @@ GaugeFamily& Registry::AddGauge(std::string name, std::string help, std::vector<
 
 HistogramFamily& Registry::AddHistogram(std::string name, std::string help, std::vector<std::string> label_names,
                                         std::vector<double> bounds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Entry& e = Register(name, MetricType::kHistogram, label_names, &bounds);
   if (!e.histogram) {
     e.histogram = std::make_unique<HistogramFamily>(std::move(name), std::move(help), std::move(label_names),
@@ -322,7 +322,7 @@ HistogramFamily& Registry::AddHistogram(std::string name, std::string help, std:
 }
 
 std::string Registry::Render() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string out;
   for (const auto& [name, entry] : families_) {
     if (entry.counter) entry.counter->RenderTo(out);

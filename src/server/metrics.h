@@ -17,13 +17,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "aws/aws_client.h"
+#include "common/mutex.h"
 
 namespace dlq {
 namespace metrics {
@@ -111,9 +111,9 @@ class Family {
   const std::vector<std::string> label_names_;
   const MetricType type_;
   const std::vector<double> bounds_;  // histograms only
-  mutable std::mutex mu_;
-  std::map<LabelValues, std::unique_ptr<Metric>> series_;  // guarded by mu_
-  std::vector<std::unique_ptr<Metric>> retired_;           // guarded by mu_
+  mutable Mutex mu_;
+  std::map<LabelValues, std::unique_ptr<Metric>> series_ DLQ_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Metric>> retired_ DLQ_GUARDED_BY(mu_);
 };
 
 using CounterFamily = Family<Counter>;
@@ -146,10 +146,10 @@ class Registry {
     std::unique_ptr<HistogramFamily> histogram;
   };
   Entry& Register(const std::string& name, MetricType type, const std::vector<std::string>& label_names,
-                  const std::vector<double>* bounds);
+                  const std::vector<double>* bounds) DLQ_REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> families_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::string, Entry> families_ DLQ_GUARDED_BY(mu_);
 };
 
 // Exposition helpers, exposed for tests.

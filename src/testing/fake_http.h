@@ -4,10 +4,10 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <vector>
 
 #include "aws/http.h"
+#include "common/mutex.h"
 
 namespace dlq {
 
@@ -18,19 +18,19 @@ class FakeHttpTransport final : public HttpTransport {
   explicit FakeHttpTransport(Handler handler = nullptr) : handler_(std::move(handler)) {}
 
   void SetHandler(Handler h) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     handler_ = std::move(h);
   }
   // The n-th call (1-based) returns `result` instead of calling the handler.
   void FailCall(int n, Result<HttpResponse> result) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     overrides_.emplace(n, std::move(result));
   }
 
   Result<HttpResponse> Send(const HttpRequest& request) override {
     Handler h;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       requests_.push_back(request);
       int n = static_cast<int>(requests_.size());
       if (auto it = overrides_.find(n); it != overrides_.end()) return it->second;
@@ -41,19 +41,19 @@ class FakeHttpTransport final : public HttpTransport {
   }
 
   std::vector<HttpRequest> requests() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return requests_;
   }
   int calls() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return static_cast<int>(requests_.size());
   }
 
  private:
-  mutable std::mutex mu_;
-  Handler handler_;
-  std::map<int, Result<HttpResponse>> overrides_;
-  std::vector<HttpRequest> requests_;
+  mutable Mutex mu_;
+  Handler handler_ DLQ_GUARDED_BY(mu_);
+  std::map<int, Result<HttpResponse>> overrides_ DLQ_GUARDED_BY(mu_);
+  std::vector<HttpRequest> requests_ DLQ_GUARDED_BY(mu_);
 };
 
 inline HttpResponse MakeResponse(int status, std::string body, HttpHeaders headers = {}) {

@@ -9,7 +9,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,6 +17,7 @@
 
 #include "common/clock.h"
 #include "common/crypto.h"
+#include "common/mutex.h"
 #include "s3/object_store.h"
 
 namespace dlq {
@@ -41,24 +41,24 @@ class FakeObjectStore final : public ObjectStore {
 
   // The next `count` Puts fail with `status` (queued after earlier failures).
   void FailNextPut(Status status, int count = 1) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (int i = 0; i < count; ++i) put_failures_.push_back(status);
   }
   void FailNextGet(Status status, int count = 1) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (int i = 0; i < count; ++i) get_failures_.push_back(status);
   }
   void FailNextDelete(Status status, int count = 1) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (int i = 0; i < count; ++i) delete_failures_.push_back(status);
   }
   void SetPutHook(PutHook hook) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     on_put_ = std::move(hook);
   }
   // Each Put sleeps this long on the clock (requires a clock) before storing.
   void SetPutDelay(Duration delay) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     put_delay_ = delay;
   }
 
@@ -67,7 +67,7 @@ class FakeObjectStore final : public ObjectStore {
     PutHook hook;
     Duration delay{0};
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       hook = on_put_;
       delay = put_delay_;
     }
@@ -76,7 +76,7 @@ class FakeObjectStore final : public ObjectStore {
       if (!st.ok()) return st;
     }
     if (delay.count() > 0 && clock_ != nullptr) clock_->SleepFor(delay);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!put_failures_.empty()) {
       Status st = put_failures_.front();
       put_failures_.pop_front();
@@ -98,7 +98,7 @@ class FakeObjectStore final : public ObjectStore {
   Result<std::string> Get(const std::string& key,
                           std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt) override {
     ++get_calls_;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!get_failures_.empty()) {
       Status st = get_failures_.front();
       get_failures_.pop_front();
@@ -116,7 +116,7 @@ class FakeObjectStore final : public ObjectStore {
 
   Result<ObjectInfo> Head(const std::string& key) override {
     ++head_calls_;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = objects_.find(key);
     if (it == objects_.end()) return NotFound("head " + name_ + "/" + key + ": no such key");
     return Info(it->first, it->second);
@@ -124,7 +124,7 @@ class FakeObjectStore final : public ObjectStore {
 
   Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) override {
     ++list_calls_;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // (name, is_prefix) in key order, as S3 returns them.
     std::map<std::string, std::optional<ObjectInfo>> entries;
     for (auto it = objects_.lower_bound(prefix);
@@ -153,7 +153,7 @@ class FakeObjectStore final : public ObjectStore {
 
   Status Delete(const std::string& key) override {
     ++delete_calls_;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!delete_failures_.empty()) {
       Status st = delete_failures_.front();
       delete_failures_.pop_front();
@@ -166,7 +166,7 @@ class FakeObjectStore final : public ObjectStore {
   // OK unless FailNextCheck queued a status.
   Result<DestinationCheck> CheckWritable() override {
     ++check_calls_;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!check_failures_.empty()) {
       Status st = check_failures_.front();
       check_failures_.pop_front();
@@ -175,7 +175,7 @@ class FakeObjectStore final : public ObjectStore {
     return DestinationCheck{};
   }
   void FailNextCheck(Status status, int count = 1) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (int i = 0; i < count; ++i) check_failures_.push_back(status);
   }
   int check_calls() const { return check_calls_.load(); }
@@ -190,32 +190,32 @@ class FakeObjectStore final : public ObjectStore {
   int list_calls() const { return list_calls_.load(); }
   int delete_calls() const { return delete_calls_.load(); }
   bool Contains(const std::string& key) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return objects_.count(key) != 0;
   }
   std::optional<StoredObject> Object(const std::string& key) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = objects_.find(key);
     if (it == objects_.end()) return std::nullopt;
     return it->second;
   }
   std::map<std::string, StoredObject> Objects() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return objects_;
   }
   std::vector<std::string> Keys() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<std::string> keys;
     for (const auto& [k, v] : objects_) keys.push_back(k);
     return keys;
   }
   size_t size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return objects_.size();
   }
   // Stores an object directly (no counters, no failures, no hook).
   void Insert(const std::string& key, std::string data, PutOptions options = {}) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     StoredObject& obj = objects_[key];
     obj.etag = Md5Hex(data);
     obj.data = std::move(data);
@@ -231,15 +231,15 @@ class FakeObjectStore final : public ObjectStore {
   const std::string name_;
   Clock* const clock_;
   const size_t page_size_;
-  mutable std::mutex mu_;
-  std::map<std::string, StoredObject> objects_;  // guarded by mu_
-  std::deque<Status> check_failures_;
+  mutable Mutex mu_;
+  std::map<std::string, StoredObject> objects_ DLQ_GUARDED_BY(mu_);
+  std::deque<Status> check_failures_ DLQ_GUARDED_BY(mu_);
   std::atomic<int> check_calls_{0};
-  std::deque<Status> put_failures_;     // guarded by mu_
-  std::deque<Status> get_failures_;     // guarded by mu_
-  std::deque<Status> delete_failures_;  // guarded by mu_
-  PutHook on_put_;                      // guarded by mu_
-  Duration put_delay_{0};               // guarded by mu_
+  std::deque<Status> put_failures_ DLQ_GUARDED_BY(mu_);
+  std::deque<Status> get_failures_ DLQ_GUARDED_BY(mu_);
+  std::deque<Status> delete_failures_ DLQ_GUARDED_BY(mu_);
+  PutHook on_put_ DLQ_GUARDED_BY(mu_);
+  Duration put_delay_ DLQ_GUARDED_BY(mu_){0};
   std::atomic<int> put_calls_{0};
   std::atomic<int> successful_puts_{0};
   std::atomic<int> get_calls_{0};

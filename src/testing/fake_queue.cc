@@ -93,45 +93,45 @@ FakeQueueClient::FakeQueueClient(Clock& clock, std::string region, std::string a
 
 void FakeQueueClient::FailNext(Operation op, Status status, int count, bool after_applying) {
   if (status.ok()) status = Internal("FakeQueueClient::FailNext called with an OK status");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (int i = 0; i < count; ++i) failures_[static_cast<int>(op)].push_back(Injected{status, after_applying});
 }
 
 void FakeQueueClient::CorruptNextReceived(int n) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   corrupt_next_ += n;
 }
 
 void FakeQueueClient::CorruptReceivesOf(const std::string& message_id, int times) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   corrupt_ids_[message_id] = times;
 }
 
 void FakeQueueClient::FailDeleteEntries(int n, std::string code) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fail_delete_entries_ = n;
   fail_delete_code_ = std::move(code);
 }
 
 void FakeQueueClient::FailVisibilityEntries(int n, std::string code) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fail_visibility_entries_ = n;
   fail_visibility_code_ = std::move(code);
 }
 
 void FakeQueueClient::FailSendEntries(int n, std::string code) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fail_send_entries_ = n;
   fail_send_code_ = std::move(code);
 }
 
 int FakeQueueClient::calls(Operation op) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return calls_[static_cast<int>(op)];
 }
 
 int FakeQueueClient::deleted_count() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return deleted_count_;
 }
 
@@ -142,7 +142,7 @@ std::string FakeQueueClient::UrlFor(const std::string& name) const {
 Result<std::string> FakeQueueClient::InjectMessage(const std::string& queue_url, const SendEntry& entry,
                                                    SystemTime sent_at,
                                                    const std::map<std::string, std::string>& system_attributes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = queues_.find(queue_url);
   if (it == queues_.end()) return QueueDoesNotExist("InjectMessage", queue_url);
   DLQ_ASSIGN_OR_RETURN(SentMessage sent, Enqueue(it->second, entry, sent_at, system_attributes));
@@ -150,7 +150,7 @@ Result<std::string> FakeQueueClient::InjectMessage(const std::string& queue_url,
 }
 
 std::vector<Message> FakeQueueClient::Messages(const std::string& queue_url) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Message> out;
   const Queue* q = FindQueueConst(queue_url);
   if (q == nullptr) return out;
@@ -374,7 +374,7 @@ FakeQueueClient::Stored* FakeQueueClient::FindByHandle(Queue& q, const std::stri
 // ---------------------------------------------------------------- QueueClient
 
 #define DLQ_FAKE_BEGIN(op)                                \
-  std::lock_guard lock(mu_);                              \
+  MutexLock lock(mu_);                                    \
   const std::optional<Injected> injected = BeginCall(op); \
   if (injected && !injected->after_applying) return injected->status
 #define DLQ_FAKE_END(result)             \

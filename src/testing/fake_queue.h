@@ -23,12 +23,12 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {
@@ -143,38 +143,38 @@ class FakeQueueClient final : public QueueClient {
     bool after_applying = false;
   };
 
-  // Counts the call and pops an injected failure for it (mu_ held).
-  std::optional<Injected> BeginCall(Operation op);
-  Result<Queue*> FindQueue(const std::string& queue_url, std::string_view operation);
-  const Queue* FindQueueConst(const std::string& queue_url) const;
-  Queue* FindQueueByArn(const std::string& arn);
-  void Expire(Queue& q);
-  Status ApplyAttributes(Queue& q, const std::map<std::string, std::string>& attributes);
-  int IntAttribute(const Queue& q, const std::string& name, int fallback) const;
+  // Counts the call and pops an injected failure for it.
+  std::optional<Injected> BeginCall(Operation op) DLQ_REQUIRES(mu_);
+  Result<Queue*> FindQueue(const std::string& queue_url, std::string_view operation) DLQ_REQUIRES(mu_);
+  const Queue* FindQueueConst(const std::string& queue_url) const DLQ_REQUIRES(mu_);
+  Queue* FindQueueByArn(const std::string& arn) DLQ_REQUIRES(mu_);
+  void Expire(Queue& q) DLQ_REQUIRES(mu_);
+  Status ApplyAttributes(Queue& q, const std::map<std::string, std::string>& attributes) DLQ_REQUIRES(mu_);
+  int IntAttribute(const Queue& q, const std::string& name, int fallback) const DLQ_REQUIRES(mu_);
   Result<SentMessage> Enqueue(Queue& q, const SendEntry& entry, SystemTime sent_at,
-                              const std::map<std::string, std::string>& system_attributes);
+                              const std::map<std::string, std::string>& system_attributes) DLQ_REQUIRES(mu_);
   Message View(const Queue& q, const Stored& s, const std::vector<std::string>& attribute_names,
-               const std::vector<std::string>& message_attribute_names) const;
-  Stored* FindByHandle(Queue& q, const std::string& handle);
+               const std::vector<std::string>& message_attribute_names) const DLQ_REQUIRES(mu_);
+  Stored* FindByHandle(Queue& q, const std::string& handle) DLQ_REQUIRES(mu_);
 
   Clock& clock_;
   const std::string region_;
   const std::string account_id_;
-  mutable std::mutex mu_;
-  std::map<std::string, Queue> queues_;  // by URL
-  std::array<int, kOperationCount> calls_{};
-  std::array<std::deque<Injected>, kOperationCount> failures_;
-  int fail_delete_entries_ = 0;
-  std::string fail_delete_code_;
-  int fail_visibility_entries_ = 0;
-  std::string fail_visibility_code_;
-  int fail_send_entries_ = 0;
-  std::string fail_send_code_;
-  int deleted_count_ = 0;
-  int corrupt_next_ = 0;
-  std::map<std::string, int> corrupt_ids_;
-  uint64_t next_seq_ = 1;
-  uint64_t next_handle_ = 1;
+  mutable Mutex mu_;
+  std::map<std::string, Queue> queues_ DLQ_GUARDED_BY(mu_);  // by URL
+  std::array<int, kOperationCount> calls_ DLQ_GUARDED_BY(mu_){};
+  std::array<std::deque<Injected>, kOperationCount> failures_ DLQ_GUARDED_BY(mu_);
+  int fail_delete_entries_ DLQ_GUARDED_BY(mu_) = 0;
+  std::string fail_delete_code_ DLQ_GUARDED_BY(mu_);
+  int fail_visibility_entries_ DLQ_GUARDED_BY(mu_) = 0;
+  std::string fail_visibility_code_ DLQ_GUARDED_BY(mu_);
+  int fail_send_entries_ DLQ_GUARDED_BY(mu_) = 0;
+  std::string fail_send_code_ DLQ_GUARDED_BY(mu_);
+  int deleted_count_ DLQ_GUARDED_BY(mu_) = 0;
+  int corrupt_next_ DLQ_GUARDED_BY(mu_) = 0;
+  std::map<std::string, int> corrupt_ids_ DLQ_GUARDED_BY(mu_);
+  uint64_t next_seq_ DLQ_GUARDED_BY(mu_) = 1;
+  uint64_t next_handle_ DLQ_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace dlq

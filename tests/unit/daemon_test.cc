@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "app/check_command.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -396,6 +399,31 @@ TEST_F(DaemonTest, GroupMatchingNoQueueIsAWarningInRun) {
   EXPECT_TRUE(d->Queues().empty());
   EXPECT_TRUE(Has(d->QueuesJson(), "\"warning\":\"the group's selectors match no queue\"")) << d->QueuesJson();
   EXPECT_TRUE(d->health().ready());
+}
+
+// The control thread records failed discoveries while API readers (HTTP
+// threads) render /api/queues: the group's error shows, and the next
+// successful discovery clears it. (Under TSan: no race on the group's error.)
+TEST_F(DaemonTest, DiscoveryErrorShowsInApiWhileReadersRun) {
+  auto d = MakeDaemon();
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done) (void)d->QueuesJson();
+  });
+  for (int i = 0; i < 20; ++i) {
+    sqs_.FailNext(FakeQueueClient::Operation::kGetQueueUrl, Unavailable("sqs endpoint unreachable"));
+    clock_.Advance(config_.discovery_interval);
+    d->RunOnce();
+  }
+  const std::string failed = d->QueuesJson();
+  clock_.Advance(config_.discovery_interval);
+  d->RunOnce();
+  done = true;
+  reader.join();
+  EXPECT_TRUE(Has(failed, "sqs endpoint unreachable")) << failed;
+  const std::string recovered = d->QueuesJson();
+  EXPECT_FALSE(Has(recovered, "sqs endpoint unreachable")) << recovered;
+  EXPECT_TRUE(Has(recovered, "\"queue\":\"orders-dlq\"")) << recovered;
 }
 
 // A DLQ fed by a 1-day source queue: messages arrive with at least 3 days left.
