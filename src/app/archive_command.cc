@@ -204,16 +204,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   std::string host = LocalHostName();
   for (const QueueInfo& q : queues) {
     if (stop) break;
-    ArchiveContext ctx;
-    ctx.queue = q.name;
-    ctx.queue_url = q.url;
-    ctx.region = q.region;
-    ctx.account_id = q.account_id;
-    ctx.archiver_version = DLQ_VERSION;
-    ctx.host = host;
-    ctx.fifo = q.fifo;
-    ctx.retention = q.retention;
-    QueueDrainer drainer(services.sqs(), **store, services.clock(), q, options.drain, ctx);
+    QueueDrainer drainer(services.sqs(), **store, services.clock(), q, options.drain, MakeArchiveContext(q, host));
     std::atomic<bool> done{false};
     std::thread watcher([&] {
       std::optional<ProgressLine> progress;

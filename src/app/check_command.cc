@@ -7,6 +7,9 @@
 
 #include "common/log.h"
 #include "common/time_util.h"
+#include "monitor/alarm_plan.h"
+#include "monitor/discovery.h"
+#include "monitor/safety.h"
 
 namespace dlq {
 namespace {
@@ -91,7 +94,7 @@ void Indent(std::string& text, const std::string& block, std::string_view prefix
 int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory, const std::string& output,
                 std::string& out) {
   const bool json = output == "json";
-  DaemonOptions dopts;
+  const AlarmPlanOptions plan_options;  // the daemon's defaults
   int unsafe = 0, queues = 0, failed_groups = 0, warnings = 0;
   std::string text, js = "{\"groups\":[";
   for (size_t gi = 0; gi < config.groups.size(); ++gi) {
@@ -178,7 +181,7 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
     for (size_t qi = 0; qi < found->size(); ++qi) {
       const DiscoveredQueue& q = (*found)[qi];
       ++queues;
-      QueueAlarmPlan plan = PlanAlarms(config, g, q, dopts);
+      QueueAlarmPlan plan = PlanAlarms(config, g, q, plan_options);
       auto report = AnalyzeQueueSafety(plan.safety);
       text += fmt::format("  queue {} ({}) retention {}\n", q.name, q.fifo ? "fifo" : "standard",
                           FormatSpan(static_cast<double>(q.retention.count())));

@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include "common/log.h"
+#include "monitor/daemon.h"
+#include "monitor/notifier.h"
 #include "server/metrics.h"
 
 namespace dlq {

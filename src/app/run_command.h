@@ -7,7 +7,9 @@
 #include <string>
 
 #include "app/services.h"
-#include "monitor/daemon.h"
+#include "monitor/config.h"
+#include "monitor/daemon_metrics.h"
+#include "monitor/group_clients.h"
 
 namespace dlq {
 

@@ -3,32 +3,17 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "aws/credential_providers.h"
 #include "aws/curl_transport.h"
 #include "common/aws_regions.h"
 #include "common/strings.h"
+#include "credentials/assume_role_provider.h"
+#include "credentials/caching_provider.h"
+#include "credentials/chain_provider.h"
 #include "s3/local_object_store.h"
 #include "s3/s3_object_store.h"
 
 namespace dlq {
 namespace {
-
-// Temporary credentials from STS AssumeRole; wrap in CachingProvider.
-class AssumeRoleProvider final : public CredentialsProvider {
- public:
-  AssumeRoleProvider(StsClient& sts, AssumeRoleRequest request) : sts_(sts), request_(std::move(request)) {}
-  Result<Credentials> GetCredentials() override {
-    auto c = sts_.AssumeRole(request_);
-    if (!c.ok()) return c.status().WithContext(fmt::format("assume role {}", request_.role_arn));
-    c->source = fmt::format("assume-role ({})", request_.role_arn);
-    return c;
-  }
-  std::string Name() const override { return "assume-role"; }
-
- private:
-  StsClient& sts_;
-  AssumeRoleRequest request_;
-};
 
 // The environment without the variables that name a profile, so settings can
 // be resolved past a profile that does not exist.
@@ -143,15 +128,15 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const AwsSettings& sett
     if (!StartsWith(options.role_arn, "arn:")) {
       return InvalidArgument(fmt::format("role '{}' is not an IAM role ARN", options.role_arn));
     }
-    s->source_credentials_ = std::move(s->credentials_);
-    s->source_sts_ = std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_, *s->source_credentials_,
-                                                 clock, options.retry);
-    AssumeRoleRequest req;
-    req.role_arn = options.role_arn;
-    req.session_name = options.role_session_name;
-    if (!options.external_id.empty()) req.external_id = options.external_id;
-    s->credentials_ =
-        std::make_unique<CachingProvider>(std::make_unique<AssumeRoleProvider>(*s->source_sts_, std::move(req)), clock);
+    AssumeRoleProvider::Options assume;
+    assume.request.role_arn = options.role_arn;
+    assume.request.session_name = options.role_session_name;
+    if (!options.external_id.empty()) assume.request.external_id = options.external_id;
+    assume.retry = options.retry;
+    s->credentials_ = std::make_unique<CachingProvider>(
+        std::make_unique<AssumeRoleProvider>(std::move(s->credentials_), s->settings_.Endpoint("sts"), *s->transport_,
+                                             clock, std::move(assume)),
+        clock);
   }
 
   s->sqs_aws_ =

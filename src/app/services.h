@@ -66,9 +66,7 @@ class AwsServices {
   AwsSettings settings_;
   RetryOptions retry_;
   std::unique_ptr<HttpTransport> transport_;
-  std::unique_ptr<CredentialsProvider> source_credentials_;  // the chain, when a role is assumed
-  std::unique_ptr<StsClient> source_sts_;
-  std::unique_ptr<CredentialsProvider> credentials_;
+  std::unique_ptr<CredentialsProvider> credentials_;  // the chain, or AssumeRole over it (role_arn)
   std::unique_ptr<AwsClient> sqs_aws_, s3_aws_, s3_aws_path_, cw_aws_;
   std::unique_ptr<QueueClient> sqs_;
   std::unique_ptr<S3Client> s3_virtual_, s3_path_;

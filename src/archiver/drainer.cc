@@ -86,6 +86,19 @@ Status DrainOptions::Validate() const {
   return Status::Ok();
 }
 
+ArchiveContext MakeArchiveContext(const QueueInfo& queue, std::string host) {
+  ArchiveContext ctx;
+  ctx.queue = queue.name;
+  ctx.queue_url = queue.url;
+  ctx.region = queue.region;
+  ctx.account_id = queue.account_id;
+  ctx.archiver_version = DLQ_VERSION;
+  ctx.host = std::move(host);
+  ctx.fifo = queue.fifo;
+  ctx.retention = queue.retention;
+  return ctx;
+}
+
 Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url, const std::string& default_region) {
   QueueInfo q;
   std::string owner;

@@ -106,6 +106,10 @@ struct QueueInfo {
 // Resolves a name or URL into QueueInfo with GetQueueUrl/GetQueueAttributes.
 Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url, const std::string& default_region);
 
+// The ArchiveContext for draining `queue` on `host`: the queue's fields and this
+// build's version (DLQ_VERSION). The one place that fills an ArchiveContext.
+ArchiveContext MakeArchiveContext(const QueueInfo& queue, std::string host);
+
 struct DrainStats {
   uint64_t received = 0;  // ReceiveMessage deliveries (a message may be delivered twice)
   uint64_t selected = 0;

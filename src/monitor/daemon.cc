@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <stop_token>
 #include <thread>
 #include <unordered_map>
 
@@ -13,6 +14,7 @@
 #include "common/log.h"
 #include "common/time_util.h"
 #include "monitor/safety.h"
+#include "sqs/queue_client_wrapper.h"
 
 namespace dlq {
 namespace {
@@ -21,16 +23,6 @@ using std::chrono::seconds;
 
 double Secs(Duration d) {
   return std::chrono::duration<double>(d).count();
-}
-
-MissingData ToMissing(AlarmSettings::MissingData m) {
-  switch (m) {
-    case AlarmSettings::MissingData::kBreaching: return MissingData::kBreaching;
-    case AlarmSettings::MissingData::kNotBreaching: return MissingData::kNotBreaching;
-    case AlarmSettings::MissingData::kIgnore: return MissingData::kIgnore;
-    case AlarmSettings::MissingData::kMissing: break;
-  }
-  return MissingData::kMissing;
 }
 
 int64_t IntAttr(const std::map<std::string, std::string>& a, const std::string& name) {
@@ -50,24 +42,13 @@ std::string SpecKey(const AlarmSpec& s) {
 
 // Wraps the group's QueueClient for one archive run and remembers which
 // received messages were not deleted: what the archiver saw still queued.
-class ObservingQueueClient final : public QueueClient {
+class ObservingQueueClient final : public QueueClientWrapper {
  public:
   ObservingQueueClient(QueueClient& inner, bool fifo, seconds retention, Clock& clock)
-      : inner_(inner), fifo_(fifo), retention_(retention), clock_(clock) {}
+      : QueueClientWrapper(inner), fifo_(fifo), retention_(retention), clock_(clock) {}
 
-  Result<std::string> GetQueueUrl(const std::string& name, const std::string& owner) override {
-    return inner_.GetQueueUrl(name, owner);
-  }
-  Result<std::vector<std::string>> ListQueues(const std::string& prefix) override { return inner_.ListQueues(prefix); }
-  Result<std::map<std::string, std::string>> GetQueueAttributes(const std::string& url,
-                                                                const std::vector<std::string>& names) override {
-    return inner_.GetQueueAttributes(url, names);
-  }
-  Result<std::vector<std::string>> ListDeadLetterSourceQueues(const std::string& url) override {
-    return inner_.ListDeadLetterSourceQueues(url);
-  }
   Result<std::vector<Message>> ReceiveMessages(const std::string& url, const ReceiveOptions& options) override {
-    auto r = inner_.ReceiveMessages(url, options);
+    auto r = QueueClientWrapper::ReceiveMessages(url, options);
     if (r.ok()) {
       MutexLock lock(mu_);
       SystemTime now = clock_.Now();
@@ -82,7 +63,7 @@ class ObservingQueueClient final : public QueueClient {
     return r;
   }
   Result<BatchResult> DeleteMessageBatch(const std::string& url, const std::vector<DeleteEntry>& entries) override {
-    auto r = inner_.DeleteMessageBatch(url, entries);
+    auto r = QueueClientWrapper::DeleteMessageBatch(url, entries);
     if (r.ok()) {
       MutexLock lock(mu_);
       std::set<std::string> ok(r->successful_ids.begin(), r->successful_ids.end());
@@ -93,23 +74,6 @@ class ObservingQueueClient final : public QueueClient {
       }
     }
     return r;
-  }
-  Result<BatchResult> ChangeMessageVisibilityBatch(const std::string& url,
-                                                   const std::vector<VisibilityEntry>& entries) override {
-    return inner_.ChangeMessageVisibilityBatch(url, entries);
-  }
-  Result<SendBatchResult> SendMessageBatch(const std::string& url, const std::vector<SendEntry>& entries) override {
-    return inner_.SendMessageBatch(url, entries);
-  }
-  Result<SentMessage> SendMessage(const std::string& url, const SendEntry& entry) override {
-    return inner_.SendMessage(url, entry);
-  }
-  Result<std::string> CreateQueue(const std::string& name, const std::map<std::string, std::string>& a) override {
-    return inner_.CreateQueue(name, a);
-  }
-  Status DeleteQueue(const std::string& url) override { return inner_.DeleteQueue(url); }
-  Status SetQueueAttributes(const std::string& url, const std::map<std::string, std::string>& a) override {
-    return inner_.SetQueueAttributes(url, a);
   }
 
   // Nearest expiry and oldest SentTimestamp among messages seen and not deleted.
@@ -133,7 +97,6 @@ class ObservingQueueClient final : public QueueClient {
     SystemTime expiry;
     std::optional<SystemTime> sent;
   };
-  QueueClient& inner_;
   const bool fifo_;
   const seconds retention_;
   Clock& clock_;
@@ -143,88 +106,6 @@ class ObservingQueueClient final : public QueueClient {
 };
 
 }  // namespace
-
-// ---- Free functions shared with `check`.
-
-QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
-                                const DaemonOptions& options) {
-  QueueSafetyInput in = DefaultSafetyInput(q.name, q.fifo, q.retention, q.MaxSourceRetention());
-  const AlarmSettings& e = group.alarms.expiry;
-  in.age_source = group.cloudwatch_age ? AgeSource::kCloudWatchAge : AgeSource::kPerMessageExpiry;
-  in.collection_interval = config.collection_interval;
-  in.sweep_interval = config.sweep_interval;
-  in.rerun_while_alarm = true;
-  in.archive_on_depth_alarm =
-      group.alarms.depth.enabled && group.alarms.depth.action == AlarmSettings::Action::kArchive;
-  in.expiry_alarm_archives = e.enabled && e.action == AlarmSettings::Action::kArchive;
-  in.depth = options.assumed_depth;
-  in.drain_rate = options.assumed_drain_rate;
-  in.max_messages_per_run = static_cast<int64_t>(options.max_messages_per_run);
-  in.required_margin = e.safety_margin;
-  in.expiry_alarm = DefaultExpiryAlarm(q.name, 1);
-  in.expiry_alarm.period = e.period;
-  in.expiry_alarm.evaluation_periods = e.evaluation_periods;
-  in.expiry_alarm.datapoints_to_alarm = e.datapoints_to_alarm;
-  in.expiry_alarm.missing = ToMissing(e.treat_missing_data);
-  if (group.cloudwatch_age) in.expiry_alarm.metric = "ApproximateAgeOfOldestMessage";
-  return in;
-}
-
-QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
-                          const DaemonOptions& options) {
-  QueueAlarmPlan plan;
-  plan.safety = SafetyInputFor(config, group, q, options);
-  const AlarmSettings& e = group.alarms.expiry;
-  if (e.enabled) {
-    AlarmSpec spec = plan.safety.expiry_alarm;
-    if (e.threshold_auto) {
-      auto derived = DeriveExpiryThreshold(plan.safety);
-      if (derived.ok()) {
-        spec.threshold = derived->age_threshold_s;
-        plan.threshold_source = fmt::format("auto: retention - (detection {:.0f} s + drain {:.0f} s + margin {} s)",
-                                            derived->detection_delay_s, derived->drain_time_s, e.safety_margin.count());
-      } else {
-        spec.threshold = 1;  // no safe threshold exists: alarm as soon as anything may be queued
-        plan.threshold_source = "auto: no safe threshold (" + derived.status().message() + "); using 1 s";
-      }
-    } else {
-      spec.threshold = e.threshold;
-      plan.threshold_source = "configured";
-    }
-    plan.safety.expiry_alarm = spec;
-    plan.expiry = spec;
-  } else {
-    // No expiry alarm: only the sweep's depth alarm can start the archiver.
-    plan.safety.expiry_alarm.threshold = static_cast<double>(q.retention.count());
-    plan.threshold_source = "disabled";
-  }
-  const AlarmSettings& d = group.alarms.depth;
-  if (d.enabled) {
-    AlarmSpec spec = DefaultDepthAlarm(q.name);
-    spec.metric = "ApproximateNumberOfMessagesVisible";
-    spec.period = d.period;
-    spec.evaluation_periods = d.evaluation_periods;
-    spec.datapoints_to_alarm = d.datapoints_to_alarm;
-    spec.threshold = d.threshold;
-    spec.missing = ToMissing(d.treat_missing_data);
-    plan.depth = spec;
-  }
-  plan.expiry_action = e.action;
-  plan.depth_action = d.action;
-  if (group.policy_by_alarm) {
-    // The expiry alarm fires when the nearest expiry is (retention - threshold)
-    // away; one more sweep covers what comes due before the next run.
-    const double retention = static_cast<double>(q.retention.count());
-    const double lead = std::clamp(retention - plan.safety.expiry_alarm.threshold, 0.0, retention) +
-                        static_cast<double>(config.sweep_interval.count());
-    plan.expiry_selection = {SelectionKind::kExpiringWithin, seconds(static_cast<int64_t>(std::ceil(lead)))};
-    plan.depth_selection = {SelectionKind::kAll, seconds(0)};
-  } else {
-    plan.expiry_selection = group.policy;
-    plan.depth_selection = group.policy;
-  }
-  return plan;
-}
 
 // ---- Daemon state.
 
@@ -449,7 +330,7 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
   std::map<std::string, std::shared_ptr<QueueState>> next;
   for (DiscoveredQueue& dq : *found) {
     if (dq.region.empty()) dq.region = g.clients->default_region;
-    QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_);
+    QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan);
     std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
     std::shared_ptr<QueueState> q;
     if (auto it = g.queues.find(dq.url); it != g.queues.end()) {
@@ -470,7 +351,7 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
     q->dq = dq;
     q->clients = *g.clients;
     q->drain = g.config.ToDrainOptions();
-    q->drain.max_messages = options_.max_messages_per_run;
+    q->drain.max_messages = options_.plan.max_messages_per_run;
     q->expiry_action = plan.expiry_action;
     q->depth_action = plan.depth_action;
     q->expiry_selection = plan.expiry_selection;
@@ -667,7 +548,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   ArchiveJob job;
   job.queue_key = q->dq.region + "/" + q->dq.url;
   job.deadline = q->nearest_expiry.value_or(now);
-  QueueInfo info = q->dq.ToQueueInfo();
+  QueueInfo info = q->dq;  // the DiscoveredQueue's QueueInfo part
   DrainOptions opts = q->drain;
   if (archive) {
     // A depth-alarm run (all, under policy auto) covers the expiry alarm's window.
@@ -679,45 +560,27 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     q->copy_due = false;
   }
   const bool keep = opts.keep;
-  ArchiveContext ctx;
-  ctx.queue = info.name;
-  ctx.queue_url = info.url;
-  ctx.region = info.region;
-  ctx.account_id = info.account_id;
-  ctx.archiver_version = DLQ_VERSION;
-  ctx.host = options_.host;
-  ctx.fifo = info.fifo;
-  ctx.retention = info.retention;
+  ArchiveContext ctx = MakeArchiveContext(info, options_.host);
   GroupClients clients = q->clients;
   lock.Unlock();
   const std::string group = g.config.name;
   Log().Log(LogLevel::kInfo, "archive_submitted",
             {{"group", group},
              {"queue", info.name},
-             {"budget", options_.max_messages_per_run},
+             {"budget", options_.plan.max_messages_per_run},
              {"action", keep ? "copy" : "archive"},
              {"select", opts.selection.kind == SelectionKind::kAll         ? "all"
                         : opts.selection.kind == SelectionKind::kOlderThan ? "older-than"
                                                                            : "expiring-within"},
              {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
 
-  job.run = [this, q, info, opts, ctx, clients, group, keep](const std::atomic<bool>& stop) -> JobOutcome {
+  job.run = [this, q, info, opts, ctx, clients, group, keep](std::stop_token stop) -> JobOutcome {
     ObservingQueueClient observed(*clients.sqs, info.fifo, info.retention, clock_);
     QueueDrainer drainer(observed, *clients.store, clock_, info, opts, ctx);
-    std::atomic<bool> done{false};
-    std::thread watcher([&] {
-      while (!done) {
-        if (stop) {
-          drainer.RequestStop();
-          return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-    });
+    // Scheduler::Stop() stops the drain (at once when it came before this line).
+    std::stop_callback on_stop(stop, [&drainer] { drainer.RequestStop(); });
     SystemTime start = clock_.Now();
     DrainResult r = drainer.Run();
-    done = true;
-    watcher.join();
     const DrainStats& s = r.stats;
     const std::string& name = info.name;
     const std::string& region = info.region;

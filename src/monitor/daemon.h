@@ -26,8 +26,11 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "monitor/alarm.h"
+#include "monitor/alarm_plan.h"
 #include "monitor/config.h"
+#include "monitor/daemon_metrics.h"
 #include "monitor/discovery.h"
+#include "monitor/group_clients.h"
 #include "monitor/notifier.h"
 #include "monitor/safety.h"
 #include "monitor/scheduler.h"
@@ -38,28 +41,10 @@
 
 namespace dlq {
 
-class CloudWatchClient;
-
-// The clients one group works with. The pointers stay valid as long as
-// `keepalive` (which owns what they point into, or is empty when the caller
-// owns them for the daemon's lifetime).
-struct GroupClients {
-  QueueClient* sqs = nullptr;
-  ObjectStore* store = nullptr;
-  CloudWatchClient* cloudwatch = nullptr;  // optional: for cloudwatch_age
-  std::string default_region;
-  std::string destination_uri;  // e.g. "s3://bucket/" for logs
-  std::shared_ptr<void> keepalive;
-};
-using GroupClientsFactory = std::function<Result<GroupClients>(const GroupConfig&)>;
-
 struct DaemonOptions {
-  uint64_t max_messages_per_run = 10000;  // budget of one archive slice
-  std::string host = "unknown";           // archiver host recorded in archives
-  bool serve_http = true;                 // Run() starts the HTTP server
-  // Assumed backlog for auto thresholds (see DeriveExpiryThreshold).
-  int64_t assumed_depth = 10000;
-  double assumed_drain_rate = 5;
+  AlarmPlanOptions plan;         // the run budget (plan.max_messages_per_run) and auto-threshold assumptions
+  std::string host = "unknown";  // archiver host recorded in archives
+  bool serve_http = true;        // Run() starts the HTTP server
   // Called by Reload() (so also at construction) with the webhooks of the
   // configuration it installs (`run` passes WebhookSet::Apply). An error is
   // logged (webhooks_reload_failed) and the previous webhooks stay.
@@ -172,26 +157,5 @@ class Daemon {
   mutable Mutex mu_;
   std::vector<std::unique_ptr<GroupState>> groups_ DLQ_GUARDED_BY(mu_);  // the control thread replaces it
 };
-
-// The alarms one DLQ gets under `group` (threshold_auto resolved with
-// DeriveExpiryThreshold; when no safe threshold exists, 1 s, i.e. alarm as
-// soon as anything may be queued) and the safety analysis input matching what
-// the daemon does. Pure; shared by `run` and `check`.
-struct QueueAlarmPlan {
-  std::optional<AlarmSpec> expiry;
-  std::optional<AlarmSpec> depth;
-  AlarmSettings::Action expiry_action = AlarmSettings::Action::kArchive;
-  AlarmSettings::Action depth_action = AlarmSettings::Action::kNotify;
-  // What a run started by the expiry alarm selects: with policy.select auto,
-  // the messages expiring within retention - threshold + sweep_interval.
-  Selection expiry_selection;
-  Selection depth_selection;
-  std::string threshold_source;  // how the expiry threshold was chosen, with numbers
-  QueueSafetyInput safety;       // expiry_alarm = the expiry spec
-};
-QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
-                                const DaemonOptions& options);
-QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
-                          const DaemonOptions& options);
 
 }  // namespace dlq

@@ -21,18 +21,6 @@ std::chrono::seconds DiscoveredQueue::MaxSourceRetention() const {
   return max;
 }
 
-QueueInfo DiscoveredQueue::ToQueueInfo() const {
-  QueueInfo q;
-  q.name = name;
-  q.url = url;
-  q.arn = arn;
-  q.region = region;
-  q.account_id = account_id;
-  q.fifo = fifo;
-  q.retention = retention;
-  return q;
-}
-
 Result<RedrivePolicyInfo> ParseRedrivePolicy(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::padded_string padded(json);

@@ -31,19 +31,13 @@ struct RedriveSource {
   int max_receive_count = 0;  // 0 when the policy could not be read
 };
 
-struct DiscoveredQueue {
-  std::string name;
-  std::string url;
-  std::string arn;
-  std::string region;
-  std::string account_id;
-  bool fifo = false;
-  std::chrono::seconds retention{sqs::kDefaultRetention};
+// A DLQ as discovery found it: the QueueInfo a QueueDrainer takes (pass it
+// as is) plus its redrive sources.
+struct DiscoveredQueue : QueueInfo {
   std::vector<RedriveSource> redrive_sources;
 
   // The longest retention among the DLQ's sources (zero when it has none).
   std::chrono::seconds MaxSourceRetention() const;
-  QueueInfo ToQueueInfo() const;
 };
 
 // The queue's parsed RedrivePolicy JSON ({"deadLetterTargetArn": "...",

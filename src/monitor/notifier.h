@@ -29,6 +29,7 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "monitor/config.h"
+#include "monitor/daemon_metrics.h"
 #include "server/metrics.h"
 
 namespace dlq {

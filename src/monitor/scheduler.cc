@@ -59,10 +59,11 @@ void Scheduler::Stop() {
   {
     MutexLock lock(mu_);
     stopped_ = true;
-    stop_flag_.store(true);
     dropped.swap(pending_);
     order_.clear();
   }
+  // Outside mu_: the jobs' stop callbacks run here.
+  stop_source_.request_stop();
   work_cv_.NotifyAll();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
@@ -133,7 +134,7 @@ std::optional<ArchiveJob> Scheduler::TakeNextLocked() {
 JobOutcome Scheduler::RunGuarded(ArchiveJob& job) {
   try {
     if (!job.run) return JobOutcome{Internal(fmt::format("archive job for {}: no run function", job.queue_key))};
-    return job.run(stop_flag_);
+    return job.run(stop_source_.get_token());
   } catch (const std::exception& e) {
     return JobOutcome{Internal(fmt::format("archive job for {} threw: {}", job.queue_key, e.what()))};
   } catch (...) {

@@ -6,9 +6,11 @@
 // job with the earliest deadline.
 //
 // Thread-safety: every public method may be called from any thread. Jobs run
-// on the scheduler's worker threads; a job's `run` must return when `stop`
-// becomes true. A job that returns more=true is NOT resubmitted by the
-// scheduler: the caller resubmits (e.g. from `done`) with a fresh deadline.
+// on the scheduler's worker threads; a job's `run` must return once stop is
+// requested on its token (by Stop(); a std::stop_callback on the token runs on
+// the thread calling Stop(), without the scheduler's lock held). A job that
+// returns more=true is NOT resubmitted by the scheduler: the caller resubmits
+// (e.g. from `done`) with a fresh deadline.
 // `done` runs before the job stops counting as running, so a resubmission
 // from `done` is never missed by WaitIdle(). A job that throws yields an
 // Internal status; the worker survives. Jobs replaced or dropped by Stop()
@@ -22,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -53,7 +56,7 @@ struct JobOutcome {
 struct ArchiveJob {
   std::string queue_key;  // e.g. region + "/" + queue URL
   SystemTime deadline;    // the nearest message expiry in this queue (earliest runs first)
-  std::function<JobOutcome(const std::atomic<bool>& stop)> run;
+  std::function<JobOutcome(std::stop_token stop)> run;
   std::function<void(const JobOutcome&)> done;  // optional; called on the worker after run
 };
 
@@ -102,7 +105,7 @@ class Scheduler {
 
   Mutex lifecycle_mu_ DLQ_ACQUIRED_BEFORE(mu_);  // serialises Start/Stop
   std::vector<std::thread> workers_ DLQ_GUARDED_BY(lifecycle_mu_);
-  std::atomic<bool> stop_flag_{false};  // handed to running jobs
+  std::stop_source stop_source_;  // its token is handed to running jobs
 
   mutable Mutex mu_;
   CondVar work_cv_;  // pending job added, slot freed, or stopping

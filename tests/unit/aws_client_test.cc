@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/time_util.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_http.h"
 
 namespace dlq {

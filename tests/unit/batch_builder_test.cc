@@ -8,6 +8,7 @@
 #include "archive/record.h"
 #include "common/clock.h"
 #include "common/time_util.h"
+#include "testing/fake_clock.h"
 
 namespace dlq {
 namespace {

@@ -11,6 +11,7 @@
 #include "aws/aws_client.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_http.h"
 
 namespace dlq {

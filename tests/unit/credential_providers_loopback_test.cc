@@ -6,8 +6,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "aws/credential_providers.h"
 #include "aws/curl_transport.h"
+#include "credentials/container_provider.h"
+#include "credentials/imds_provider.h"
 #include "unit/loopback_http_server.h"
 
 namespace dlq {

@@ -1,5 +1,3 @@
-#include "aws/credential_providers.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,6 +8,15 @@
 
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "credentials/caching_provider.h"
+#include "credentials/chain_provider.h"
+#include "credentials/container_provider.h"
+#include "credentials/credential_process.h"
+#include "credentials/environment_provider.h"
+#include "credentials/imds_provider.h"
+#include "credentials/profile_provider.h"
+#include "credentials/web_identity_provider.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_http.h"
 
 namespace dlq {

@@ -15,6 +15,7 @@
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "testing/fake_clock.h"
 #include "unit/loopback_http_server.h"
 
 namespace dlq {

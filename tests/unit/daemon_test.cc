@@ -6,8 +6,10 @@
 #include <thread>
 
 #include "app/check_command.h"
+#include "monitor/daemon_metrics.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
@@ -40,7 +42,7 @@ class DaemonTest : public ::testing::Test {
 
   std::unique_ptr<Daemon> MakeDaemon(uint64_t budget = 10000) {
     DaemonOptions o;
-    o.max_messages_per_run = budget;
+    o.plan.max_messages_per_run = budget;
     o.serve_http = false;
     auto factory = [this](const GroupConfig&) -> Result<GroupClients> {
       GroupClients c;

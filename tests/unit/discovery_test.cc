@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/time_util.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_queue.h"
 
 namespace dlq {
@@ -76,7 +77,7 @@ TEST_F(DiscoveryTest, DiscoversDeadLetterTargetsWithTheirSources) {
   EXPECT_EQ(by_name["orders-retry"].max_receive_count, 5);
   EXPECT_EQ(by_name["orders-retry"].url, b);
   EXPECT_EQ(q.MaxSourceRetention(), seconds(604800));
-  QueueInfo info = q.ToQueueInfo();
+  const QueueInfo& info = q;  // what a QueueDrainer is given
   EXPECT_EQ(info.url, dlq);
   EXPECT_EQ(info.retention, seconds(1209600));
 }

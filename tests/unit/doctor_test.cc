@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testing/fake_clock.h"
 #include "testing/fake_queue.h"
 
 namespace dlq {

@@ -7,6 +7,7 @@
 
 #include "archive/archive_reader.h"
 #include "archive/gzip.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 
@@ -655,6 +656,29 @@ TEST(DrainOptionsTest, ValidateRejectsBadCombinations) {
   EXPECT_TRUE(o.Validate().ok());
   o.visibility_timeout = seconds(5);
   EXPECT_FALSE(o.Validate().ok());
+}
+
+TEST_F(DrainerTest, MakeArchiveContextCarriesTheQueueHostAndThisBuild) {
+  auto q = ResolveQueue(sqs_, url_, "us-east-1");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  ArchiveContext ctx = MakeArchiveContext(*q, "host-1");
+  EXPECT_EQ(ctx.queue, "orders-dlq");
+  EXPECT_EQ(ctx.queue_url, url_);
+  EXPECT_EQ(ctx.region, "us-east-1");
+  EXPECT_EQ(ctx.account_id, "123456789012");
+  EXPECT_EQ(ctx.archiver_version, DLQ_VERSION);
+  EXPECT_EQ(ctx.host, "host-1");
+  EXPECT_FALSE(ctx.fifo);
+  EXPECT_EQ(ctx.retention, std::chrono::seconds(345600));
+
+  auto fifo_url = sqs_.CreateQueue("jobs-dlq.fifo", {{"FifoQueue", "true"}, {"MessageRetentionPeriod", "7200"}});
+  ASSERT_TRUE(fifo_url.ok());
+  auto fifo = ResolveQueue(sqs_, *fifo_url, "us-east-1");
+  ASSERT_TRUE(fifo.ok()) << fifo.status().ToString();
+  ArchiveContext fctx = MakeArchiveContext(*fifo, "host-2");
+  EXPECT_EQ(fctx.queue, "jobs-dlq.fifo");
+  EXPECT_TRUE(fctx.fifo);
+  EXPECT_EQ(fctx.retention, std::chrono::seconds(7200));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "sqs/md5.h"
+#include "testing/fake_clock.h"
 
 namespace dlq {
 namespace {

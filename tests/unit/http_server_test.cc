@@ -10,7 +10,9 @@
 #include <memory>
 
 #include "aws/curl_transport.h"
+#include "monitor/daemon_metrics.h"
 #include "server/metrics.h"
+#include "testing/fake_clock.h"
 
 namespace dlq {
 namespace {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/crypto.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 
 namespace dlq {

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "monitor/daemon_metrics.h"
+
 namespace dlq {
 namespace {
 

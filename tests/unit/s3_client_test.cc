@@ -17,6 +17,7 @@
 #include "common/time_util.h"
 #include "s3/s3_object_store.h"
 #include "s3/xml_codec.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_http.h"
 
 namespace dlq {

@@ -13,11 +13,13 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "testing/fake_clock.h"
 
 namespace dlq {
 namespace {
@@ -72,7 +74,7 @@ class Recorder {
   std::vector<std::string> events_;  // guarded by mu_
 };
 
-ArchiveJob MakeJob(std::string key, SystemTime deadline, std::function<JobOutcome(const std::atomic<bool>&)> run,
+ArchiveJob MakeJob(std::string key, SystemTime deadline, std::function<JobOutcome(std::stop_token)> run,
                    std::function<void(const JobOutcome&)> done = nullptr) {
   ArchiveJob job;
   job.queue_key = std::move(key);
@@ -84,7 +86,7 @@ ArchiveJob MakeJob(std::string key, SystemTime deadline, std::function<JobOutcom
 
 // A job that records its tag when it starts and succeeds.
 ArchiveJob RecordingJob(std::string key, SystemTime deadline, Recorder& rec, std::string tag) {
-  return MakeJob(std::move(key), deadline, [&rec, tag](const std::atomic<bool>&) {
+  return MakeJob(std::move(key), deadline, [&rec, tag](std::stop_token) {
     rec.Add(tag);
     return JobOutcome{};
   });
@@ -92,7 +94,7 @@ ArchiveJob RecordingJob(std::string key, SystemTime deadline, Recorder& rec, std
 
 // A job that blocks on `gate`, then succeeds.
 ArchiveJob BlockingJob(std::string key, SystemTime deadline, Gate& gate) {
-  return MakeJob(std::move(key), deadline, [&gate](const std::atomic<bool>&) {
+  return MakeJob(std::move(key), deadline, [&gate](std::stop_token) {
     gate.Wait();
     return JobOutcome{};
   });
@@ -152,7 +154,7 @@ TEST(SchedulerTest, PerQueueCapHoldsBackOnlyThatQueue) {
     while (now > peak && !a_peak.compare_exchange_weak(peak, now)) {
     }
   };
-  sched.Submit(MakeJob("A", t0, [&](const std::atomic<bool>&) {
+  sched.Submit(MakeJob("A", t0, [&](std::stop_token) {
     track();
     gate_a1.Wait();
     --a_running;
@@ -163,7 +165,7 @@ TEST(SchedulerTest, PerQueueCapHoldsBackOnlyThatQueue) {
 
   // A2 has the earliest deadline, yet must wait for A1 while B and C run.
   Recorder rec;
-  sched.Submit(MakeJob("A", t0, [&](const std::atomic<bool>&) {
+  sched.Submit(MakeJob("A", t0, [&](std::stop_token) {
     track();
     if (!a1_finished) a2_saw_a1_running = true;
     rec.Add("A2");
@@ -209,7 +211,7 @@ TEST(SchedulerTest, GlobalCapLimitsJobsRunningAtOnce) {
   Gate gate;
   std::atomic<int> running{0}, peak{0};
   for (int i = 0; i < 10; ++i) {
-    sched.Submit(MakeJob(fmt::format("q{}", i), clock.Now(), [&](const std::atomic<bool>&) {
+    sched.Submit(MakeJob(fmt::format("q{}", i), clock.Now(), [&](std::stop_token) {
       int now = ++running;
       int p = peak.load();
       while (now > p && !peak.compare_exchange_weak(p, now)) {
@@ -259,7 +261,7 @@ TEST(SchedulerTest, ThrottlingHalvesConcurrencyAndSuccessesRestoreIt) {
   Scheduler sched(Options(8, 1, 1), clock);
   sched.Start();
   auto run_one = [&](JobOutcome outcome) {
-    sched.Submit(MakeJob("q", clock.Now(), [outcome](const std::atomic<bool>&) { return outcome; }));
+    sched.Submit(MakeJob("q", clock.Now(), [outcome](std::stop_token) { return outcome; }));
     sched.WaitIdle();
     return sched.Stats().effective_concurrency;
   };
@@ -299,7 +301,7 @@ TEST(SchedulerTest, AdaptiveConcurrencyRespectsFloorAndCanBeDisabled) {
     Scheduler sched(Options(8, 1, 3), clock);
     sched.Start();
     for (int i = 0; i < 4; ++i) {
-      sched.Submit(MakeJob("q", clock.Now(), [&](const std::atomic<bool>&) { return throttled; }));
+      sched.Submit(MakeJob("q", clock.Now(), [&](std::stop_token) { return throttled; }));
       sched.WaitIdle();
     }
     EXPECT_EQ(sched.Stats().effective_concurrency, 3);
@@ -309,7 +311,7 @@ TEST(SchedulerTest, AdaptiveConcurrencyRespectsFloorAndCanBeDisabled) {
     o.adaptive = false;
     Scheduler sched(o, clock);
     sched.Start();
-    sched.Submit(MakeJob("q", clock.Now(), [&](const std::atomic<bool>&) { return throttled; }));
+    sched.Submit(MakeJob("q", clock.Now(), [&](std::stop_token) { return throttled; }));
     sched.WaitIdle();
     EXPECT_EQ(sched.Stats().effective_concurrency, 8);
     EXPECT_EQ(sched.Stats().throttled, 1u);
@@ -325,17 +327,17 @@ TEST(SchedulerTest, StopInterruptsRunningJobsAndDropsPendingOnes) {
   std::mutex status_mu;
   sched.Submit(MakeJob(
       "long", clock.Now(),
-      [&](const std::atomic<bool>& stop) {
+      [&](std::stop_token stop) {
         started = true;
         const auto give_up = std::chrono::steady_clock::now() + 30s;
-        while (!stop.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
-        return stop.load() ? JobOutcome{Cancelled("archive long: stopped")} : JobOutcome{};
+        while (!stop.stop_requested() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+        return stop.stop_requested() ? JobOutcome{Cancelled("archive long: stopped")} : JobOutcome{};
       },
       [&](const JobOutcome& o) {
         std::lock_guard<std::mutex> lock(status_mu);
         long_status = o.status;
       }));
-  sched.Submit(MakeJob("pending", clock.Now(), [&](const std::atomic<bool>&) {
+  sched.Submit(MakeJob("pending", clock.Now(), [&](std::stop_token) {
     pending_ran = true;
     return JobOutcome{};
   }));
@@ -350,7 +352,7 @@ TEST(SchedulerTest, StopInterruptsRunningJobsAndDropsPendingOnes) {
     EXPECT_EQ(long_status->code(), ErrorCode::kCancelled);
   }
   EXPECT_FALSE(pending_ran.load());
-  sched.Submit(MakeJob("late", clock.Now(), [&](const std::atomic<bool>&) {
+  sched.Submit(MakeJob("late", clock.Now(), [&](std::stop_token) {
     late_ran = true;
     return JobOutcome{};
   }));
@@ -372,18 +374,18 @@ TEST(SchedulerTest, ExceptionsInJobsBecomeInternalStatusAndWorkerSurvives) {
     statuses.push_back(o.status);
   };
   sched.Submit(MakeJob(
-      "us-east-1/boom", clock.Now(), [](const std::atomic<bool>&) -> JobOutcome { throw std::runtime_error("kaboom"); },
+      "us-east-1/boom", clock.Now(), [](std::stop_token) -> JobOutcome { throw std::runtime_error("kaboom"); },
       record));
   sched.WaitIdle();
   sched.Submit(MakeJob(
-      "odd", clock.Now(), [](const std::atomic<bool>&) -> JobOutcome { throw 42; }, record));
+      "odd", clock.Now(), [](std::stop_token) -> JobOutcome { throw 42; }, record));
   sched.WaitIdle();
   sched.Submit(MakeJob(
-      "done-throws", clock.Now(), [](const std::atomic<bool>&) { return JobOutcome{}; },
+      "done-throws", clock.Now(), [](std::stop_token) { return JobOutcome{}; },
       [](const JobOutcome&) { throw std::logic_error("bad callback"); }));
   sched.WaitIdle();
   sched.Submit(MakeJob(
-      "fine", clock.Now(), [](const std::atomic<bool>&) { return JobOutcome{}; }, record));
+      "fine", clock.Now(), [](std::stop_token) { return JobOutcome{}; }, record));
   sched.WaitIdle();
 
   std::lock_guard<std::mutex> lock(mu);
@@ -404,7 +406,7 @@ TEST(SchedulerTest, MoreIsNotResubmittedButResubmissionFromDoneIsAwaited) {
   JobOutcome more;
   more.more = true;
   // Without a resubmission, more=true runs once.
-  sched.Submit(MakeJob("once", clock.Now(), [&](const std::atomic<bool>&) {
+  sched.Submit(MakeJob("once", clock.Now(), [&](std::stop_token) {
     ++runs;
     return more;
   }));
@@ -417,7 +419,7 @@ TEST(SchedulerTest, MoreIsNotResubmittedButResubmissionFromDoneIsAwaited) {
   auto make = [&] {
     return MakeJob(
         "sliced", clock.Now(),
-        [&](const std::atomic<bool>&) {
+        [&](std::stop_token) {
           std::this_thread::sleep_for(2ms);
           JobOutcome o;
           o.more = ++slices < 4;
@@ -621,13 +623,13 @@ class FleetSim {
 
   ArchiveJob MakeSimJob(int qi, SystemTime deadline) {
     return MakeJob(
-        queues_[qi].name, deadline, [this, qi](const std::atomic<bool>& stop) { return RunSlice(qi, stop); },
+        queues_[qi].name, deadline, [this, qi](std::stop_token stop) { return RunSlice(qi, stop); },
         [this, qi](const JobOutcome& o) { Done(qi, o); });
   }
 
   // One bounded slice: plan at the start, park until the simulated finish,
   // then archive from the earliest-expiring buckets what has not expired.
-  JobOutcome RunSlice(int qi, const std::atomic<bool>& stop) {
+  JobOutcome RunSlice(int qi, std::stop_token stop) {
     std::unique_lock<std::mutex> lock(mu_);
     SimQueue& q = queues_[qi];
     ++q.jobs;
@@ -638,7 +640,7 @@ class FleetSim {
     const uint64_t id = next_sleeper_++;
     auto it = sleepers_.emplace(id, Sleeper{now_ + kJobSetup + work, qi}).first;
     cv_.notify_all();
-    cv_.wait(lock, [&] { return it->second.released || abort_ || stop.load(); });
+    cv_.wait(lock, [&] { return it->second.released || abort_ || stop.stop_requested(); });
     const bool released = it->second.released;
     sleepers_.erase(it);
     if (!released) return JobOutcome{Cancelled("sim: stopped")};
@@ -685,11 +687,11 @@ class FleetSim {
     for (int i = 0; i < free; ++i) {
       scheduler_->Submit(MakeJob(
           fmt::format("__hold_{}", i), clock_.Now(),
-          [this](const std::atomic<bool>& stop) {
+          [this](std::stop_token stop) {
             std::unique_lock<std::mutex> lock(mu_);
             ++holds_waiting_;
             cv_.notify_all();
-            cv_.wait(lock, [&] { return holds_open_ || abort_ || stop.load(); });
+            cv_.wait(lock, [&] { return holds_open_ || abort_ || stop.stop_requested(); });
             return JobOutcome{};
           },
           [this](const JobOutcome&) {

@@ -1,4 +1,4 @@
-#include "monitor/simulation.h"
+#include "testing/simulation.h"
 
 #include <gtest/gtest.h>
 

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "sqs/json_codec.h"
 #include "sqs/md5.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_http.h"
 
 namespace dlq {

@@ -6,6 +6,7 @@
 
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_http.h"
 
 namespace dlq {

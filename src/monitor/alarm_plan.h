@@ -1,0 +1,47 @@
+// Alarm planning for one DLQ: the expiry and depth alarms a group's settings
+// give it, what an alarm-started archive run selects, and the safety analysis
+// input matching what the daemon does. Pure functions, shared by `run`
+// (monitor/daemon.h) and `check`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "monitor/alarm.h"
+#include "monitor/config.h"
+#include "monitor/discovery.h"
+#include "monitor/safety.h"
+
+namespace dlq {
+
+// What the plan assumes about the archiver (DaemonOptions carries the daemon's).
+struct AlarmPlanOptions {
+  uint64_t max_messages_per_run = 10000;  // budget of one archive slice
+  // Assumed backlog for auto thresholds (see DeriveExpiryThreshold).
+  int64_t assumed_depth = 10000;
+  double assumed_drain_rate = 5;
+};
+
+// The alarms one DLQ gets under `group` (threshold_auto resolved with
+// DeriveExpiryThreshold; when no safe threshold exists, 1 s, i.e. alarm as
+// soon as anything may be queued) and the safety analysis input matching what
+// the daemon does. Pure; shared by `run` and `check`.
+struct QueueAlarmPlan {
+  std::optional<AlarmSpec> expiry;
+  std::optional<AlarmSpec> depth;
+  AlarmSettings::Action expiry_action = AlarmSettings::Action::kArchive;
+  AlarmSettings::Action depth_action = AlarmSettings::Action::kNotify;
+  // What a run started by the expiry alarm selects: with policy.select auto,
+  // the messages expiring within retention - threshold + sweep_interval.
+  Selection expiry_selection;
+  Selection depth_selection;
+  std::string threshold_source;  // how the expiry threshold was chosen, with numbers
+  QueueSafetyInput safety;       // expiry_alarm = the expiry spec
+};
+QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
+                                const AlarmPlanOptions& options);
+QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
+                          const AlarmPlanOptions& options);
+
+}  // namespace dlq
