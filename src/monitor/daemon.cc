@@ -574,7 +574,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                                                                            : "expiring-within"},
              {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
 
-  job.run = [this, q, info, opts, ctx, clients, group, keep](std::stop_token stop) -> JobOutcome {
+  job.run = [this, q, info, opts, ctx, clients, group, keep](const std::stop_token& stop) -> JobOutcome {
     ObservingQueueClient observed(*clients.sqs, info.fifo, info.retention, clock_);
     QueueDrainer drainer(observed, *clients.store, clock_, info, opts, ctx);
     // Scheduler::Stop() stops the drain (at once when it came before this line).
