@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "common/json_writer.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -220,9 +218,7 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
           auto it = attrs->find(k);
           return it == attrs->end() ? std::string("?") : it->second;
         };
-        int64_t retention = 0;
-        std::string r = get("MessageRetentionPeriod");
-        std::from_chars(r.data(), r.data() + r.size(), retention);
+        int64_t retention = ParseInt64(get("MessageRetentionPeriod")).value_or(0);
         checks.push_back(
             Ok("queue", fmt::format("{}: {} messages, retention {}", url, get("ApproximateNumberOfMessages"),
                                     FormatDuration(std::chrono::seconds(retention)))));

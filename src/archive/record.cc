@@ -8,6 +8,7 @@
 #include "archive/expiry.h"
 #include "common/crypto.h"
 #include "common/json_writer.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -183,11 +184,8 @@ std::string_view AttributeOr(const std::map<std::string, std::string>& attrs, co
 
 int64_t ReceiveCount(const std::map<std::string, std::string>& attrs) {
   static const std::string kName = "ApproximateReceiveCount";
-  std::string_view v = AttributeOr(attrs, kName);
-  int64_t n = 0;
-  auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 0) return 0;
-  return n;
+  std::optional<int64_t> n = ParseInt64(AttributeOr(attrs, kName));
+  return n && *n >= 0 ? *n : 0;
 }
 
 const std::string& SourceArnName() {

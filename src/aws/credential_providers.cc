@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -310,10 +309,9 @@ Result<Credentials> ProfileProvider::AssumeRoleFor(const std::string& profile, c
   req.session_name = session_name && !session_name->empty() ? *session_name : DefaultSessionName(clock_);
   if (auto ext = section.Get("external_id"); ext && !ext->empty()) req.external_id = *ext;
   if (auto d = section.Get("duration_seconds"); d && !d->empty()) {
-    int64_t secs = 0;
     std::string_view text = Trim(*d);
-    auto r = std::from_chars(text.data(), text.data() + text.size(), secs);
-    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || secs < 900 || secs > 43200) {
+    const int64_t secs = ParseInt64(text).value_or(-1);
+    if (secs < 900 || secs > 43200) {
       return InvalidArgument(
           fmt::format("profile {}: duration_seconds '{}' must be a number from 900 to 43200", profile, text));
     }
