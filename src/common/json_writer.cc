@@ -246,7 +246,8 @@ JsonWriter& JsonWriter::String(std::string_view value) {
   return *this;
 }
 
-JsonWriter& JsonWriter::Int(int64_t value) {
+template <class T>
+JsonWriter& JsonWriter::Integer(T value) {
   BeforeValue();
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof(buf), value);
@@ -255,13 +256,12 @@ JsonWriter& JsonWriter::Int(int64_t value) {
   return *this;
 }
 
+JsonWriter& JsonWriter::Int(int64_t value) {
+  return Integer(value);
+}
+
 JsonWriter& JsonWriter::Uint(uint64_t value) {
-  BeforeValue();
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof(buf), value);
-  out_->append(buf, r.ptr);
-  need_comma_ = true;
-  return *this;
+  return Integer(value);
 }
 
 JsonWriter& JsonWriter::Double(double value) {

@@ -69,6 +69,8 @@ class JsonWriter {
 
  private:
   void BeforeValue();
+  template <class T>
+  JsonWriter& Integer(T value);
   void Open(char bracket);
   void Close(char bracket);
 
