@@ -7,6 +7,7 @@
 #include <deque>
 #include <thread>
 
+#include "common/json_writer.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -27,56 +28,71 @@ const char* Outcome(const DrainResult& r) {
   return "done";
 }
 
-void AppendResultJson(std::string& out, const DrainResult& r, const std::string& dest_prefix) {
+void WriteResultJson(JsonWriter& w, const DrainResult& r, const std::string& dest_prefix) {
   const DrainStats& s = r.stats;
-  out += fmt::format(
-      "{{\"queue\":\"{}\",\"queue_url\":\"{}\",\"result\":\"{}\",\"received\":{},\"selected\":{},\"skipped\":{},"
-      "\"archived\":{},\"deleted\":{},\"duplicates\":{},\"delete_failures\":{},\"released\":{},\"corrupt\":{},"
-      "\"objects\":{},\"bytes\":{},\"drained\":{},\"stopped\":{},\"incomplete\":{},\"elapsed_ms\":{},\"error\":",
-      r.queue.name, r.queue.url, Outcome(r), s.received, s.selected, s.skipped, s.archived, s.deleted, s.duplicates,
-      s.delete_failures, s.released, s.corrupt, s.objects, s.bytes_uploaded, r.drained, r.stopped, r.incomplete,
-      r.elapsed.count());
+  w.BeginObject();
+  w.Key("queue").String(r.queue.name);
+  w.Key("queue_url").String(r.queue.url);
+  w.Key("result").String(Outcome(r));
+  const std::pair<std::string_view, uint64_t> counts[] = {{"received", s.received},
+                                                          {"selected", s.selected},
+                                                          {"skipped", s.skipped},
+                                                          {"archived", s.archived},
+                                                          {"deleted", s.deleted},
+                                                          {"duplicates", s.duplicates},
+                                                          {"delete_failures", s.delete_failures},
+                                                          {"released", s.released},
+                                                          {"corrupt", s.corrupt},
+                                                          {"objects", s.objects},
+                                                          {"bytes", s.bytes_uploaded}};
+  for (const auto& [key, value] : counts) w.Key(key).Uint(value);
+  w.Key("drained").Bool(r.drained);
+  w.Key("stopped").Bool(r.stopped);
+  w.Key("incomplete").Bool(r.incomplete);
+  w.Key("elapsed_ms").Int(r.elapsed.count());
+  w.Key("error");
   if (r.status.ok()) {
-    out += "null";
+    w.Null();
   } else {
-    AppendJsonString(out, r.status.ToString());
+    w.String(r.status.ToString());
   }
-  out += ",\"incomplete_reason\":";
+  w.Key("incomplete_reason");
   if (r.incomplete_reason.empty()) {
-    out += "null";
+    w.Null();
   } else {
-    AppendJsonString(out, r.incomplete_reason);
+    w.String(r.incomplete_reason);
   }
-  out += ",\"corrupt_ids\":[";
-  for (size_t i = 0; i < r.corrupt_ids.size(); ++i) {
-    if (i) out += ',';
-    AppendJsonString(out, r.corrupt_ids[i]);
-  }
-  out += "],\"objects_written\":[";
-  for (size_t i = 0; i < r.keys.size(); ++i) {
-    if (i) out += ',';
-    AppendJsonString(out, dest_prefix + r.keys[i]);
-  }
-  out += "]}";
+  w.Key("corrupt_ids").BeginArray();
+  for (const std::string& id : r.corrupt_ids) w.String(id);
+  w.EndArray();
+  w.Key("objects_written").BeginArray();
+  for (const std::string& key : r.keys) w.String(dest_prefix + key);
+  w.EndArray();
+  w.EndObject();
 }
 
 // A failure before any queue was drained: one line on stderr, or with
 // --output json one document on stdout. Returns `code`.
 int EarlyFailure(const ArchiveCommandOptions& options, int code, const Status& st) {
   if (options.output == "json") {
-    std::string out = fmt::format("{{\"ok\":false,\"exit_code\":{},\"error\":{{\"code\":", code);
-    AppendJsonString(out, ErrorCodeName(st.code()));
-    out += ",\"aws_error_code\":";
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("ok").Bool(false);
+    w.Key("exit_code").Int(code);
+    w.Key("error").BeginObject();
+    w.Key("code").String(ErrorCodeName(st.code()));
+    w.Key("aws_error_code");
     if (st.aws() && !st.aws()->error_code.empty()) {
-      AppendJsonString(out, st.aws()->error_code);
+      w.String(st.aws()->error_code);
     } else {
-      out += "null";
+      w.Null();
     }
-    out += ",\"message\":";
-    AppendJsonString(out, st.message());
-    out += "},\"destination\":";
-    AppendJsonString(out, options.destination);
-    out += ",\"queues\":[]}\n";
+    w.Key("message").String(st.message());
+    w.EndObject();
+    w.Key("destination").String(options.destination);
+    w.Key("queues").BeginArray().EndArray();
+    w.EndObject();
+    std::string out = w.Take() + "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
@@ -256,18 +272,18 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
           fmt::format("{} of {} queues were not processed", queues.size() - results.size(), queues.size()));
   }
   if (options.output == "json") {
-    std::string out = fmt::format("{{\"ok\":{},\"exit_code\":{},\"destination\":", code == 0, code);
-    AppendJsonString(out, options.destination);
-    out += ",\"dry_run\":";
-    out += options.drain.dry_run ? "true" : "false";
-    out += ",\"queues\":[";
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (i) out += ',';
-      AppendResultJson(out, results[i], uri_prefix);
-    }
-    out += "],\"reason\":";
-    AppendJsonString(out, reason);
-    out += "}\n";
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("ok").Bool(code == 0);
+    w.Key("exit_code").Int(code);
+    w.Key("destination").String(options.destination);
+    w.Key("dry_run").Bool(options.drain.dry_run);
+    w.Key("queues").BeginArray();
+    for (const DrainResult& r : results) WriteResultJson(w, r, uri_prefix);
+    w.EndArray();
+    w.Key("reason").String(reason);
+    w.EndObject();
+    std::string out = w.Take() + "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
     return code;
   }

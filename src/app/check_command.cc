@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/json_writer.h"
 #include "common/log.h"
 #include "common/time_util.h"
 #include "monitor/alarm_plan.h"
@@ -14,22 +15,13 @@
 namespace dlq {
 namespace {
 
-std::string Num(double v) {
-  return std::isfinite(v) ? fmt::format("{:.0f}", v) : (v > 0 ? "\"inf\"" : "\"-inf\"");
-}
-
-void AppendAlarmJson(std::string& out, const AlarmSpec& a) {
-  out += "{\"name\":";
-  AppendJsonString(out, a.name);
-  out += ",\"metric\":";
-  AppendJsonString(out, a.metric);
-  out += fmt::format(",\"threshold\":{},\"period_s\":{},\"evaluation_periods\":{},\"datapoints_to_alarm\":{}",
-                     Num(a.threshold), a.period.count(), a.evaluation_periods, a.datapoints_to_alarm);
-  out += ",\"comparison\":";
-  AppendJsonString(out, ComparisonName(a.comparison));
-  out += ",\"treat_missing_data\":";
-  AppendJsonString(out, MissingDataName(a.missing));
-  out += '}';
+// Seconds and thresholds as whole numbers; infinities as the strings "inf" and "-inf".
+void WriteNum(JsonWriter& w, double v) {
+  if (std::isfinite(v)) {
+    w.Raw(fmt::format("{:.0f}", v));
+  } else {
+    w.String(v > 0 ? "inf" : "-inf");
+  }
 }
 
 std::string AlarmText(const AlarmSpec& a) {
@@ -71,12 +63,21 @@ std::string ActionText(AlarmSettings::Action a, const Selection& s) {
   return "";
 }
 
-void AppendActionJson(std::string& out, AlarmSettings::Action a, const Selection& s) {
-  out += ",\"action\":";
-  AppendJsonString(out, AlarmActionName(a));
-  out += ",\"select\":";
-  AppendJsonString(out, SelectName(s.kind));
-  out += fmt::format(",\"window_s\":{}", s.window.count());
+void WriteAlarm(JsonWriter& w, const AlarmSpec& a, AlarmSettings::Action action, const Selection& s) {
+  w.BeginObject();
+  w.Key("name").String(a.name);
+  w.Key("metric").String(a.metric);
+  w.Key("threshold");
+  WriteNum(w, a.threshold);
+  w.Key("period_s").Int(a.period.count());
+  w.Key("evaluation_periods").Int(a.evaluation_periods);
+  w.Key("datapoints_to_alarm").Int(a.datapoints_to_alarm);
+  w.Key("comparison").String(ComparisonName(a.comparison));
+  w.Key("treat_missing_data").String(MissingDataName(a.missing));
+  w.Key("action").String(AlarmActionName(action));
+  w.Key("select").String(SelectName(s.kind));
+  w.Key("window_s").Int(s.window.count());
+  w.EndObject();
 }
 
 void Indent(std::string& text, const std::string& block, std::string_view prefix) {
@@ -96,20 +97,21 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
   const bool json = output == "json";
   const AlarmPlanOptions plan_options;  // the daemon's defaults
   int unsafe = 0, queues = 0, failed_groups = 0, warnings = 0;
-  std::string text, js = "{\"groups\":[";
-  for (size_t gi = 0; gi < config.groups.size(); ++gi) {
-    const GroupConfig& g = config.groups[gi];
-    if (gi) js += ',';
-    js += "{\"name\":";
-    AppendJsonString(js, g.name);
+  std::string text;
+  JsonWriter js;
+  js.BeginObject().Key("groups").BeginArray();
+  for (const GroupConfig& g : config.groups) {
+    js.BeginObject().Key("name").String(g.name);
     text += fmt::format("group {} -> {}\n", g.name, g.destination);
     auto clients = factory(g);
     if (!clients.ok()) {
       ++failed_groups;
       text += fmt::format("  ERROR: {}\n", clients.status().ToString());
-      js += ",\"error\":";
-      AppendJsonString(js, clients.status().ToString());
-      js += ",\"destination\":null,\"warnings\":[],\"queues\":[]}";
+      js.Key("error").String(clients.status().ToString());
+      js.Key("destination").Null();
+      js.Key("warnings").BeginArray().EndArray();
+      js.Key("queues").BeginArray().EndArray();
+      js.EndObject();
       continue;
     }
     // The destination first: the daemon checks it before receiving anything.
@@ -118,13 +120,13 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
     auto dest = clients->store != nullptr ? clients->store->CheckWritable()
                                           : Result<DestinationCheck>(FailedPrecondition("no object store"));
     const bool dest_failed = !dest.ok();
-    js += ",\"destination\":{\"uri\":";
-    AppendJsonString(js, g.destination);
-    js += fmt::format(",\"ok\":{},\"confirmed\":{},\"error\":", !dest_failed, !dest_failed && dest->confirmed);
-    AppendJsonString(js, dest_failed ? dest.status().ToString() : "");
-    js += ",\"note\":";
-    AppendJsonString(js, dest_failed ? "" : dest->note);
-    js += '}';
+    js.Key("destination").BeginObject();
+    js.Key("uri").String(g.destination);
+    js.Key("ok").Bool(!dest_failed);
+    js.Key("confirmed").Bool(!dest_failed && dest->confirmed);
+    js.Key("error").String(dest_failed ? dest.status().ToString() : "");
+    js.Key("note").String(dest_failed ? "" : dest->note);
+    js.EndObject();
     if (dest_failed) {
       group_error = fmt::format("destination {} failed its check: {}; `run` would archive nothing for this group",
                                 g.destination, dest.status().ToString());
@@ -141,14 +143,12 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
       text += fmt::format("  ERROR: {}\n", found.status().ToString());
       if (!group_error.empty()) group_error += "; ";
       group_error += found.status().ToString();
-      js += ",\"error\":";
-      AppendJsonString(js, group_error);
-      js += ",\"warnings\":[";
-      for (size_t wi = 0; wi < group_warnings.size(); ++wi) {
-        if (wi) js += ',';
-        AppendJsonString(js, group_warnings[wi]);
-      }
-      js += "],\"queues\":[]}";
+      js.Key("error").String(group_error);
+      js.Key("warnings").BeginArray();
+      for (const std::string& w : group_warnings) js.String(w);
+      js.EndArray();
+      js.Key("queues").BeginArray().EndArray();
+      js.EndObject();
       warnings += static_cast<int>(group_warnings.size());
       continue;
     }
@@ -166,20 +166,17 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
     }
     if (!group_error.empty()) ++failed_groups;
     warnings += static_cast<int>(group_warnings.size());
-    js += ",\"error\":";
+    js.Key("error");
     if (group_error.empty()) {
-      js += "null";
+      js.Null();
     } else {
-      AppendJsonString(js, group_error);
+      js.String(group_error);
     }
-    js += ",\"warnings\":[";
-    for (size_t wi = 0; wi < group_warnings.size(); ++wi) {
-      if (wi) js += ',';
-      AppendJsonString(js, group_warnings[wi]);
-    }
-    js += "],\"queues\":[";
-    for (size_t qi = 0; qi < found->size(); ++qi) {
-      const DiscoveredQueue& q = (*found)[qi];
+    js.Key("warnings").BeginArray();
+    for (const std::string& w : group_warnings) js.String(w);
+    js.EndArray();
+    js.Key("queues").BeginArray();
+    for (const DiscoveredQueue& q : *found) {
       ++queues;
       QueueAlarmPlan plan = PlanAlarms(config, g, q, plan_options);
       auto report = AnalyzeQueueSafety(plan.safety);
@@ -200,42 +197,25 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
         text += fmt::format("    alarm {}\n", AlarmText(*plan.depth));
         text += fmt::format("      action {}\n", ActionText(plan.depth_action, plan.depth_selection));
       }
-      if (qi) js += ',';
-      js += "{\"queue\":";
-      AppendJsonString(js, q.name);
-      js += ",\"url\":";
-      AppendJsonString(js, q.url);
-      js += fmt::format(",\"fifo\":{},\"retention_s\":{},\"sources\":[", q.fifo, q.retention.count());
-      for (size_t si = 0; si < q.redrive_sources.size(); ++si) {
-        if (si) js += ',';
-        js += "{\"name\":";
-        AppendJsonString(js, q.redrive_sources[si].name);
-        js += fmt::format(",\"retention_s\":{}}}", q.redrive_sources[si].retention.count());
+      js.BeginObject();
+      js.Key("queue").String(q.name);
+      js.Key("url").String(q.url);
+      js.Key("fifo").Bool(q.fifo);
+      js.Key("retention_s").Int(q.retention.count());
+      js.Key("sources").BeginArray();
+      for (const RedriveSource& s : q.redrive_sources) {
+        js.BeginObject().Key("name").String(s.name).Key("retention_s").Int(s.retention.count()).EndObject();
       }
-      js += "],\"alarms\":[";
-      bool first = true;
-      if (plan.expiry) {
-        AppendAlarmJson(js, *plan.expiry);
-        js.pop_back();
-        AppendActionJson(js, plan.expiry_action, plan.expiry_selection);
-        js += '}';
-        first = false;
-      }
-      if (plan.depth) {
-        if (!first) js += ',';
-        AppendAlarmJson(js, *plan.depth);
-        js.pop_back();
-        AppendActionJson(js, plan.depth_action, plan.depth_selection);
-        js += '}';
-      }
-      js += "],\"threshold_source\":";
-      AppendJsonString(js, plan.threshold_source);
+      js.EndArray();
+      js.Key("alarms").BeginArray();
+      if (plan.expiry) WriteAlarm(js, *plan.expiry, plan.expiry_action, plan.expiry_selection);
+      if (plan.depth) WriteAlarm(js, *plan.depth, plan.depth_action, plan.depth_selection);
+      js.EndArray();
+      js.Key("threshold_source").String(plan.threshold_source);
       if (!report.ok()) {
         ++unsafe;
         text += fmt::format("    {}: UNSAFE (analysis failed: {})\n", q.name, report.status().ToString());
-        js += ",\"safe\":false,\"error\":";
-        AppendJsonString(js, report.status().ToString());
-        js += '}';
+        js.Key("safe").Bool(false).Key("error").String(report.status().ToString()).EndObject();
         continue;
       }
       const bool safe = report->safe && !dest_failed;
@@ -248,35 +228,40 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
       } else {
         Indent(text, report->ToString(), "    ");
       }
-      js += fmt::format(
-          ",\"safe\":{},\"margin_s\":{},\"required_margin_s\":{},\"worst_case_arrival_to_archive_s\":{},"
-          "\"earliest_expiry_after_arrival_s\":{},\"detection_delay_s\":{},\"drain_time_s\":{},"
-          "\"clock_origin\":",
-          safe, Num(report->margin_s), Num(report->required_margin_s), Num(report->worst_case_arrival_to_archive_s),
-          Num(report->earliest_expiry_after_arrival_s), Num(report->detection_delay_s), Num(report->drain_time_s));
-      AppendJsonString(js, report->clock_origin);
-      js += fmt::format(",\"latest_archive_s\":{},\"expires_s\":{},\"reasons\":[", Num(report->latest_archive_s),
-                        Num(report->expires_s));
-      bool first_reason = true;
-      if (dest_failed) {
-        AppendJsonString(js, group_error);
-        first_reason = false;
+      js.Key("safe").Bool(safe);
+      const std::pair<std::string_view, double> timings[] = {
+          {"margin_s", report->margin_s},
+          {"required_margin_s", report->required_margin_s},
+          {"worst_case_arrival_to_archive_s", report->worst_case_arrival_to_archive_s},
+          {"earliest_expiry_after_arrival_s", report->earliest_expiry_after_arrival_s},
+          {"detection_delay_s", report->detection_delay_s},
+          {"drain_time_s", report->drain_time_s}};
+      for (const auto& [key, value] : timings) {
+        js.Key(key);
+        WriteNum(js, value);
       }
-      for (const std::string& r : report->reasons) {
-        if (!first_reason) js += ',';
-        first_reason = false;
-        AppendJsonString(js, r);
-      }
-      js += "]}";
+      js.Key("clock_origin").String(report->clock_origin);
+      js.Key("latest_archive_s");
+      WriteNum(js, report->latest_archive_s);
+      js.Key("expires_s");
+      WriteNum(js, report->expires_s);
+      js.Key("reasons").BeginArray();
+      if (dest_failed) js.String(group_error);
+      for (const std::string& r : report->reasons) js.String(r);
+      js.EndArray();
+      js.EndObject();
     }
-    js += "]}";
+    js.EndArray();
+    js.EndObject();
   }
   int code = (unsafe > 0 || failed_groups > 0) ? 1 : 0;
   text += fmt::format("{} queue(s), {} unsafe, {} group(s) failed, {} warning(s)\n", queues, unsafe, failed_groups,
                       warnings);
-  js += fmt::format("],\"queues\":{},\"unsafe\":{},\"failed_groups\":{},\"warnings\":{},\"ok\":{}}}\n", queues, unsafe,
-                    failed_groups, warnings, code == 0);
-  out = json ? js : text;
+  js.EndArray();
+  js.Key("queues").Int(queues).Key("unsafe").Int(unsafe).Key("failed_groups").Int(failed_groups);
+  js.Key("warnings").Int(warnings).Key("ok").Bool(code == 0);
+  js.EndObject();
+  out = json ? js.Take() + "\n" : text;
   return code;
 }
 

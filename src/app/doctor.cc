@@ -1,11 +1,8 @@
 #include "app/doctor.h"
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
-#include <charconv>
-
+#include "common/json_writer.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -22,21 +19,11 @@ std::string_view StateName(CheckState s) {
   return "fail";
 }
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void WriteString(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
 void WriteError(JsonWriter& w, std::string_view code, int exit_code, std::string_view message) {
-  w.Key("error");
-  w.StartObject();
-  w.Key("code");
-  WriteString(w, code);
-  w.Key("exit_code");
-  w.Int(exit_code);
-  w.Key("message");
-  WriteString(w, message);
+  w.Key("error").BeginObject();
+  w.Key("code").String(code);
+  w.Key("exit_code").Int(exit_code);
+  w.Key("message").String(message);
   w.EndObject();
 }
 
@@ -69,26 +56,19 @@ std::string DoctorReport::ToText() const {
 }
 
 std::string DoctorReport::ToJson() const {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  w.StartObject();
-  w.Key("ok");
-  w.Bool(ok());
-  w.Key("checks");
-  w.StartArray();
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("ok").Bool(ok());
+  w.Key("checks").BeginArray();
   std::string failed;
   ErrorCode first_code = ErrorCode::kOk;
   for (const auto& c : checks) {
-    w.StartObject();
-    w.Key("name");
-    WriteString(w, c.name);
-    w.Key("status");
-    WriteString(w, StateName(c.state));
-    w.Key("detail");
-    WriteString(w, c.detail);
+    w.BeginObject();
+    w.Key("name").String(c.name);
+    w.Key("status").String(StateName(c.state));
+    w.Key("detail").String(c.detail);
     if (c.state == CheckState::kFail) {
-      w.Key("code");
-      WriteString(w, ErrorCodeName(c.code));
+      w.Key("code").String(ErrorCodeName(c.code));
       if (first_code == ErrorCode::kOk) first_code = c.code;
       failed += failed.empty() ? c.name : ", " + c.name;
     }
@@ -97,18 +77,16 @@ std::string DoctorReport::ToJson() const {
   w.EndArray();
   if (!ok()) WriteError(w, ErrorCodeName(first_code), 1, fmt::format("doctor: failed checks: {}", failed));
   w.EndObject();
-  return buf.GetString();
+  return w.Take();
 }
 
 std::string DoctorErrorJson(const Status& status, int exit_code) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  w.StartObject();
-  w.Key("ok");
-  w.Bool(false);
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("ok").Bool(false);
   WriteError(w, ErrorCodeName(status.code()), exit_code, status.message());
   w.EndObject();
-  return buf.GetString();
+  return w.Take();
 }
 
 std::string ExplainFailure(const Status& status, std::string_view service, std::string_view credential_source) {
@@ -240,9 +218,7 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
           auto it = attrs->find(k);
           return it == attrs->end() ? std::string("?") : it->second;
         };
-        int64_t retention = 0;
-        std::string r = get("MessageRetentionPeriod");
-        std::from_chars(r.data(), r.data() + r.size(), retention);
+        int64_t retention = ParseInt64(get("MessageRetentionPeriod")).value_or(0);
         checks.push_back(
             Ok("queue", fmt::format("{}: {} messages, retention {}", url, get("ApproximateNumberOfMessages"),
                                     FormatDuration(std::chrono::seconds(retention)))));

@@ -2,17 +2,13 @@
 
 #include <fmt/format.h>
 #include <simdjson.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
-#include <array>
-#include <bit>
 #include <charconv>
-#include <cstring>
 
 #include "archive/expiry.h"
 #include "common/crypto.h"
+#include "common/json_writer.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -21,168 +17,13 @@ namespace {
 // ---------------------------------------------------------------------------
 // Writing
 
-constexpr uint64_t kOnes = 0x0101010101010101ULL;
-constexpr uint64_t kHighBits = 0x8080808080808080ULL;
-constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
-
-// Exact per-byte mask (0x80 in each byte position) of bytes that need attention:
-// < 0x20, '"', '\\' (escaped) and >= 0x80 (UTF-8 to validate).
-inline uint64_t SpecialMask(uint64_t v) {
-  uint64_t below_space = ~(((v & kLow7) + kOnes * (0x80 - 0x20)) | v) & kHighBits;
-  uint64_t q = v ^ (kOnes * static_cast<uint8_t>('"'));
-  uint64_t is_quote = ~(((q & kLow7) + kLow7) | q) & kHighBits;
-  uint64_t b = v ^ (kOnes * static_cast<uint8_t>('\\'));
-  uint64_t is_backslash = ~(((b & kLow7) + kLow7) | b) & kHighBits;
-  return below_space | is_quote | is_backslash | (v & kHighBits);
-}
-
-constexpr std::array<bool, 256> MakeSpecialTable() {
-  std::array<bool, 256> t{};
-  for (int c = 0; c < 0x20; ++c) t[c] = true;
-  for (int c = 0x80; c < 0x100; ++c) t[c] = true;
-  t['"'] = true;
-  t['\\'] = true;
-  return t;
-}
-constexpr std::array<bool, 256> kSpecial = MakeSpecialTable();
-
-// JSON escapes for bytes < 0x20, '"' and '\\', padded to 8 bytes so they are
-// copied with one fixed-size memcpy; len is the escape's real length.
-struct Escape {
-  char text[8];
-  uint8_t len;
-};
-
-constexpr std::array<Escape, 128> MakeEscapes() {
-  std::array<Escape, 128> t{};
-  constexpr char kHex[] = "0123456789abcdef";
-  for (int c = 0; c < 0x20; ++c) t[c] = {{'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf], 0, 0}, 6};
-  t['"'] = {{'\\', '"'}, 2};
-  t['\\'] = {{'\\', '\\'}, 2};
-  t['\n'] = {{'\\', 'n'}, 2};
-  t['\r'] = {{'\\', 'r'}, 2};
-  t['\t'] = {{'\\', 't'}, 2};
-  t['\b'] = {{'\\', 'b'}, 2};
-  t['\f'] = {{'\\', 'f'}, 2};
-  return t;
-}
-constexpr std::array<Escape, 128> kEscapes = MakeEscapes();
-
-// Length of the valid UTF-8 sequence starting at p (RFC 3629), 0 if invalid.
-size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
-  unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  auto cont = [&](size_t i) { return i < n && (p[i] & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && p[1] < 0xA0) return 0;   // overlong
-    if (c == 0xED && p[1] >= 0xA0) return 0;  // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && p[1] < 0x90) return 0;   // overlong
-    if (c == 0xF4 && p[1] >= 0x90) return 0;  // > U+10FFFF
-    return 4;
-  }
-  return 0;
-}
-
-// Appends the JSON string contents of `s` (no quotes), validating UTF-8 on the
-// way. Returns false (and leaves `out` unchanged) if `s` is not valid UTF-8.
-// Writes through a raw pointer into `out`, grown geometrically; runs of plain
-// ASCII are found and copied 8 bytes at a time.
-bool AppendEscaped(std::string& out, std::string_view s) {
-  static_assert(std::endian::native == std::endian::little, "SpecialMask byte order assumes little-endian");
-  const size_t start = out.size();
-  // One step writes at most 23 bytes past dst: a 16-byte block store, or an
-  // advance of up to 15 bytes followed by an 8-byte escape copy (or a 4-byte
-  // UTF-8 sequence). kRoom keeps every write inside out.size().
-  constexpr ptrdiff_t kRoom = 32;
-  out.resize(start + s.size() + kRoom);
-  char* dst = out.data() + start;
-  char* dst_end = out.data() + out.size();
-  const char* p = s.data();
-  const char* const end = p + s.size();
-  auto reserve_room = [&]() {
-    if (dst_end - dst >= kRoom) return;
-    size_t used = static_cast<size_t>(dst - out.data());
-    out.resize(out.size() + static_cast<size_t>(end - p) * 2 + 64);
-    dst = out.data() + used;
-    dst_end = out.data() + out.size();
-  };
-  while (p < end) {
-    reserve_room();
-    unsigned char c;
-#if defined(__SSE2__)
-    if (end - p >= 16) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
-      // Signed compare: bytes < 0x20 and bytes >= 0x80 (negative) both match.
-      __m128i special =
-          _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-      unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
-      if (mask == 0) {
-        p += 16;
-        dst += 16;
-        continue;
-      }
-      size_t k = static_cast<size_t>(std::countr_zero(mask));
-      p += k;
-      dst += k;
-      c = static_cast<unsigned char>(*p);
-    } else
-#endif
-        if (end - p >= 8) {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      std::memcpy(dst, p, 8);
-      uint64_t mask = SpecialMask(v);
-      if (mask == 0) {
-        p += 8;
-        dst += 8;
-        continue;
-      }
-      size_t k = static_cast<size_t>(std::countr_zero(mask)) / 8;
-      p += k;
-      dst += k;
-      c = static_cast<unsigned char>(*p);
-    } else {
-      c = static_cast<unsigned char>(*p);
-      if (!kSpecial[c]) {
-        *dst++ = *p++;
-        continue;
-      }
-    }
-    if (c >= 0x80) {
-      size_t len = Utf8SequenceLength(reinterpret_cast<const unsigned char*>(p), static_cast<size_t>(end - p));
-      if (len == 0) {
-        out.resize(start);
-        return false;
-      }
-      std::memcpy(dst, p, len);
-      dst += len;
-      p += len;
-      continue;
-    }
-    const Escape& e = kEscapes[c];
-    std::memcpy(dst, e.text, 8);
-    dst += e.len;
-    ++p;
-  }
-  out.resize(static_cast<size_t>(dst - out.data()));
-  return true;
-}
-
 // Appends `text_prefix` + the escaped text + '"' when `text` is valid UTF-8,
 // else `base64_prefix` + its base64 + '"', so no byte is ever lost.
 void AppendTextOrBase64(std::string& out, std::string_view text_prefix, std::string_view base64_prefix,
                         std::string_view text) {
   const size_t mark = out.size();
   out.append(text_prefix);
-  if (!AppendEscaped(out, text)) {
+  if (!AppendJsonEscaped(out, text)) {
     out.resize(mark);
     out.append(base64_prefix);
     out.append(Base64Encode(text));
@@ -190,33 +31,8 @@ void AppendTextOrBase64(std::string& out, std::string_view text_prefix, std::str
   out.push_back('"');
 }
 
-// Appends a quoted JSON string. Invalid UTF-8 bytes become U+FFFD (lossy; only
-// for fields SQS guarantees to be text, never for the body).
-void AppendString(std::string& out, std::string_view s) {
-  out.push_back('"');
-  const size_t mark = out.size();
-  if (!AppendEscaped(out, s)) {
-    out.resize(mark);
-    std::string clean;
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    size_t i = 0;
-    while (i < s.size()) {
-      size_t len = Utf8SequenceLength(p + i, s.size() - i);
-      if (len == 0) {
-        clean.append("\xEF\xBF\xBD");
-        ++i;
-      } else {
-        clean.append(s.data() + i, len);
-        i += len;
-      }
-    }
-    AppendEscaped(out, clean);
-  }
-  out.push_back('"');
-}
-
 void AppendKey(std::string& out, std::string_view key) {
-  AppendString(out, key);
+  AppendJsonString(out, key);
   out.push_back(':');
 }
 
@@ -249,7 +65,7 @@ void AppendTime(std::string& out, SystemTime t) {
   int64_t m = mp < 10 ? mp + 3 : mp - 9;
   if (m <= 2) ++y;
   if (y < 0 || y > 9999) {
-    AppendString(out, FormatIso8601(t));
+    AppendJsonString(out, FormatIso8601(t));
     return;
   }
   int hour = static_cast<int>(rem / 3600000);
@@ -296,27 +112,27 @@ void WriteRecord(const RecordView& r, std::string& out) {
   out.append("{\"schema\":");
   AppendInt(out, kArchiveSchemaVersion);
   out.append(",\"queue\":");
-  AppendString(out, r.queue);
+  AppendJsonString(out, r.queue);
   out.append(",\"queue_url\":");
-  AppendString(out, r.queue_url);
+  AppendJsonString(out, r.queue_url);
   out.append(",\"region\":");
-  AppendString(out, r.region);
+  AppendJsonString(out, r.region);
   out.append(",\"account_id\":");
-  AppendString(out, r.account_id);
+  AppendJsonString(out, r.account_id);
   out.append(",\"message_id\":");
-  AppendString(out, r.message_id);
+  AppendJsonString(out, r.message_id);
   AppendTextOrBase64(out, ",\"body\":\"", ",\"body_encoding\":\"base64\",\"body_base64\":\"", r.body);
   out.append(",\"md5_of_body\":");
-  AppendString(out, r.md5_of_body);
+  AppendJsonString(out, r.md5_of_body);
   out.append(",\"md5_of_message_attributes\":");
-  AppendString(out, r.md5_of_message_attributes);
+  AppendJsonString(out, r.md5_of_message_attributes);
   out.append(",\"attributes\":{");
   bool first = true;
   for (const auto& [name, value] : *r.attributes) {
     if (!first) out.push_back(',');
     first = false;
     AppendKey(out, name);
-    AppendString(out, value);
+    AppendJsonString(out, value);
   }
   out.append("},\"message_attributes\":{");
   first = true;
@@ -325,7 +141,7 @@ void WriteRecord(const RecordView& r, std::string& out) {
     first = false;
     AppendKey(out, name);
     out.append("{\"DataType\":");
-    AppendString(out, value.data_type);
+    AppendJsonString(out, value.data_type);
     if (value.IsBinary()) {
       out.append(",\"BinaryValue\":\"");
       out.append(Base64Encode(value.binary_value));
@@ -351,13 +167,13 @@ void WriteRecord(const RecordView& r, std::string& out) {
   if (r.source_queue_arn.empty()) {
     out.append("null");
   } else {
-    AppendString(out, r.source_queue_arn);
+    AppendJsonString(out, r.source_queue_arn);
   }
   out.append(r.extended_client_pointer ? ",\"extended_client_pointer\":true" : ",\"extended_client_pointer\":false");
   out.append(",\"archiver\":{\"version\":");
-  AppendString(out, r.archiver_version);
+  AppendJsonString(out, r.archiver_version);
   out.append(",\"host\":");
-  AppendString(out, r.archiver_host);
+  AppendJsonString(out, r.archiver_host);
   out.append("}}\n");
 }
 
@@ -368,11 +184,8 @@ std::string_view AttributeOr(const std::map<std::string, std::string>& attrs, co
 
 int64_t ReceiveCount(const std::map<std::string, std::string>& attrs) {
   static const std::string kName = "ApproximateReceiveCount";
-  std::string_view v = AttributeOr(attrs, kName);
-  int64_t n = 0;
-  auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 0) return 0;
-  return n;
+  std::optional<int64_t> n = ParseInt64(AttributeOr(attrs, kName));
+  return n && *n >= 0 ? *n : 0;
 }
 
 const std::string& SourceArnName() {

@@ -1,7 +1,5 @@
 #include "aws/http.h"
 
-#include <charconv>
-
 #include "common/strings.h"
 
 namespace dlq {
@@ -56,12 +54,9 @@ Result<Url> ParseUrl(std::string_view text) {
     if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
   }
   if (!port_text.empty()) {
-    int port = 0;
-    auto r = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (r.ec != std::errc() || r.ptr != port_text.data() + port_text.size() || port <= 0 || port > 65535) {
-      return InvalidArgument("URL '" + std::string(text) + "' has a bad port");
-    }
-    url.port = port;
+    std::optional<int64_t> port = ParseInt64(port_text);
+    if (!port || *port <= 0 || *port > 65535) return InvalidArgument("URL '" + std::string(text) + "' has a bad port");
+    url.port = static_cast<int>(*port);
   }
   if (size_t hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
   size_t q = rest.find('?');

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/clock.h"
+#include "common/json_writer.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -34,41 +35,16 @@ bool ParseLogLevel(std::string_view text, LogLevel& out) {
   return false;
 }
 
-void AppendJsonString(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  size_t run = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-    }
-  }
-  out.append(s.data() + run, s.size() - run);
-  out += '"';
-}
-
 namespace {
 
-void AppendValue(std::string& out, const LogField& f, bool json) {
+// A field's value in the text format: strings that are empty or hold a space,
+// '"' or '=' are quoted and escaped as JSON strings.
+void AppendTextValue(std::string& out, const LogField& f) {
   std::visit(
       [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::string>) {
-          if (json || v.empty() || v.find_first_of(" \"=") != std::string::npos) {
+          if (v.empty() || v.find_first_of(" \"=") != std::string::npos) {
             AppendJsonString(out, v);
           } else {
             out += v;
@@ -90,20 +66,30 @@ std::unique_ptr<Logger>& GlobalLogger() {
 }  // namespace
 
 std::string RenderJsonLogLine(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
-  std::string out = "{\"ts\":\"";
-  out += FormatIso8601(std::chrono::system_clock::now());
-  out += "\",\"level\":\"";
-  out += LogLevelName(level);
-  out += "\",\"event\":";
-  AppendJsonString(out, event);
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("ts").String(FormatIso8601(std::chrono::system_clock::now()));
+  w.Key("level").String(LogLevelName(level));
+  w.Key("event").String(event);
   for (const auto& f : fields) {
-    out += ',';
-    AppendJsonString(out, f.key);
-    out += ':';
-    AppendValue(out, f, true);
+    w.Key(f.key);
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            w.String(v);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            w.Bool(v);
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            w.Int(v);
+          } else {
+            w.Double(v);
+          }
+        },
+        f.value);
   }
-  out += '}';
-  return out;
+  w.EndObject();
+  return w.Take();
 }
 
 void StreamLogger::Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
@@ -117,7 +103,7 @@ void StreamLogger::Log(LogLevel level, std::string_view event, std::initializer_
       line += ' ';
       line += f.key;
       line += '=';
-      AppendValue(line, f, false);
+      AppendTextValue(line, f);
     }
   }
   line += '\n';

@@ -85,9 +85,8 @@ class CapturingLogger final : public Logger {
 Logger& Log();
 void SetLogger(std::unique_ptr<Logger> logger);
 
-// Renders an event as one JSON object (no newline).
+// Renders an event as one JSON object (no newline). Strings are escaped by
+// common/json_writer.h: invalid UTF-8 bytes become U+FFFD.
 std::string RenderJsonLogLine(LogLevel level, std::string_view event, std::initializer_list<LogField> fields);
-// Appends s as a JSON string literal (with quotes) to out.
-void AppendJsonString(std::string& out, std::string_view s);
 
 }  // namespace dlq

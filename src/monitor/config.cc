@@ -101,30 +101,10 @@ std::string Quote(std::string_view v) {
 
 std::string Join(std::string_view a, std::string_view b) {
   if (a.empty()) return std::string(b);
+  if (b.empty()) return std::string(a);
   return fmt::format("{}.{}", a, b);
 }
 
-constexpr std::string_view kTopKeys[] = {
-    "listen", "collection_interval", "sweep_interval", "discovery_interval", "concurrency", "log", "notify", "defaults",
-    "groups"};
-constexpr std::string_view kSettingsKeys[] = {
-    "destination",        "key_template", "sse",    "sse_kms_key_id", "storage_class", "batch",
-    "visibility_timeout", "receivers",    "policy", "cloudwatch_age", "alarms"};
-constexpr std::string_view kGroupOnlyKeys[] = {"name",     "region",      "endpoint_url", "profile",
-                                               "role_arn", "external_id", "queues",       "prefixes",
-                                               "regex",    "discover",    "exclude",      "allow_empty"};
-constexpr std::string_view kBatchKeys[] = {"max_messages", "max_bytes", "max_age", "gzip_level"};
-constexpr std::string_view kPolicyKeys[] = {"select", "window"};
-constexpr std::string_view kAlarmsKeys[] = {"expiry", "depth"};
-constexpr std::string_view kExpiryKeys[] = {
-    "enabled",       "threshold",          "period", "evaluation_periods", "datapoints_to_alarm",
-    "safety_margin", "treat_missing_data", "action"};
-constexpr std::string_view kDepthKeys[] = {
-    "enabled", "threshold", "period", "evaluation_periods", "datapoints_to_alarm", "treat_missing_data", "action"};
-constexpr std::string_view kConcurrencyKeys[] = {"global", "per_queue"};
-constexpr std::string_view kLogKeys[] = {"level", "format"};
-constexpr std::string_view kNotifyKeys[] = {"webhooks"};
-constexpr std::string_view kWebhookKeys[] = {"url", "headers", "timeout", "notify_on_startup"};
 constexpr std::string_view kStorageClasses[] = {"STANDARD",   "STANDARD_IA", "ONEZONE_IA",   "INTELLIGENT_TIERING",
                                                 "GLACIER_IR", "GLACIER",     "DEEP_ARCHIVE", "REDUCED_REDUNDANCY"};
 
@@ -141,6 +121,543 @@ bool ValidQueueName(std::string_view s) {
 
 bool IsUrl(std::string_view s) {
   return StartsWith(s, "http://") || StartsWith(s, "https://");
+}
+
+// A URL fit for an error message: scheme and host only, since a webhook URL
+// may carry a secret token in its user info, path, query or fragment.
+std::string RedactedUrl(std::string_view url) {
+  size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end == 0 || scheme_end > 16) {
+    return "the value (not shown: it may hold a secret)";
+  }
+  std::string_view rest = url.substr(scheme_end + 3);
+  size_t authority_end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, authority_end);
+  bool cut = authority_end != std::string_view::npos;
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority = authority.substr(at + 1);
+    cut = true;
+  }
+  std::string shown = fmt::format("{}://{}{}", url.substr(0, scheme_end), authority, cut ? "/..." : "");
+  return Quote(shown);
+}
+
+std::string Joined(const std::vector<std::string_view>& choices) {
+  std::string out;
+  for (std::string_view c : choices) {
+    if (!out.empty()) out += ", ";
+    out += c.empty() ? std::string("\"\"") : std::string(c);
+  }
+  return out;
+}
+
+// "1KiB", "8MiB", or a byte count when not a whole number of KiB.
+std::string SizeText(uint64_t bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return fmt::format("{}GiB", bytes >> 30);
+  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return fmt::format("{}MiB", bytes >> 20);
+  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{}KiB", bytes >> 10);
+  return std::to_string(bytes);
+}
+
+std::string ListText(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const std::string& s : items) {
+    if (out.size() > 1) out += ", ";
+    out += s;
+  }
+  return out + "]";
+}
+
+// ---------------------------------------------------------------- the schema
+
+template <class V>
+using Ref = std::function<V&(const ConfigTarget&)>;
+
+template <class V>
+ConfigKey Int(ConfigScope scope, std::string key, int64_t lo, int64_t hi, std::string def, std::string example,
+              std::string doc, Ref<V> ref) {
+  ConfigKey k{scope, key, ConfigType::kInt, lo, hi, {}, std::move(def), std::move(example), std::move(doc), {}, {},
+              {},    {}};
+  k.set = [ref](const ConfigTarget& t, const ConfigValue& v) {
+    ref(t) = static_cast<V>(v.number);
+    return std::string();
+  };
+  k.get = [ref](const ConfigTarget& t) { return std::to_string(ref(t)); };
+  return k;
+}
+
+template <class D>
+ConfigKey Dur(ConfigScope scope, std::string key, seconds lo, seconds hi, std::string def, std::string example,
+              std::string doc, Ref<D> ref) {
+  ConfigKey k{scope,
+              key,
+              ConfigType::kDuration,
+              lo.count(),
+              hi.count(),
+              {},
+              std::move(def),
+              std::move(example),
+              std::move(doc),
+              {},
+              {},
+              {},
+              {}};
+  k.set = [ref](const ConfigTarget& t, const ConfigValue& v) {
+    ref(t) = v.duration;
+    return std::string();
+  };
+  k.get = [ref](const ConfigTarget& t) { return FormatDuration(std::chrono::duration_cast<seconds>(ref(t))); };
+  return k;
+}
+
+ConfigKey BoolKey(ConfigScope scope, std::string key, std::string def, std::string example, std::string doc,
+                  Ref<bool> ref) {
+  ConfigKey k{scope, key, ConfigType::kBool, 0, 0, {}, std::move(def), std::move(example), std::move(doc), {}, {},
+              {},    {}};
+  k.set = [ref](const ConfigTarget& t, const ConfigValue& v) {
+    ref(t) = v.flag;
+    return std::string();
+  };
+  k.get = [ref](const ConfigTarget& t) { return std::string(ref(t) ? "true" : "false"); };
+  return k;
+}
+
+// A string checked by `check` (returns what is wrong, empty when fine) and
+// stored as is.
+ConfigKey Str(ConfigScope scope, std::string key, std::string def, std::string example, std::string doc,
+              Ref<std::string> ref, std::function<std::string(const std::string&)> check = {},
+              ConfigType type = ConfigType::kString) {
+  ConfigKey k{scope, key, type, 0, 0, {}, std::move(def), std::move(example), std::move(doc), {}, {}, {}, {}};
+  k.set = [ref, check](const ConfigTarget& t, const ConfigValue& v) {
+    if (check) {
+      if (std::string bad = check(v.text); !bad.empty()) return bad;
+    }
+    ref(t) = v.text;
+    return std::string();
+  };
+  k.get = [ref](const ConfigTarget& t) { return ref(t); };
+  return k;
+}
+
+// One of `choices`; `set` stores the index of the word chosen, `get` gives it back.
+ConfigKey Choice(ConfigScope scope, std::string key, std::vector<std::string_view> choices, std::string def,
+                 std::string example, std::string doc, std::function<void(const ConfigTarget&, size_t)> set,
+                 std::function<size_t(const ConfigTarget&)> get) {
+  ConfigKey k{
+      scope, key, ConfigType::kChoice, 0, 0, choices, std::move(def), std::move(example), std::move(doc), {}, {},
+      {},    {}};
+  k.set = [set, choices](const ConfigTarget& t, const ConfigValue& v) {
+    set(t, static_cast<size_t>(std::find(choices.begin(), choices.end(), v.text) - choices.begin()));
+    return std::string();
+  };
+  k.get = [get, choices](const ConfigTarget& t) { return std::string(choices.at(get(t))); };
+  return k;
+}
+
+// A scalar read as text and parsed by `set`.
+ConfigKey Text(ConfigScope scope, std::string key, std::string def, std::string example, std::string doc,
+               std::function<std::string(const ConfigTarget&, const std::string&)> set,
+               std::function<std::string(const ConfigTarget&)> get, std::string_view not_scalar = {}) {
+  ConfigKey k{scope, key, ConfigType::kString, 0, 0, {}, std::move(def), std::move(example), std::move(doc), {},
+              {},    {},  not_scalar};
+  k.set = [set](const ConfigTarget& t, const ConfigValue& v) { return set(t, v.text); };
+  k.get = std::move(get);
+  return k;
+}
+
+ConfigKey List(std::string key, std::string doc, Ref<std::vector<std::string>> ref,
+               std::function<std::string(const std::string&)> check_item) {
+  ConfigKey k{ConfigScope::kGroup,   key, ConfigType::kList, 0, 0, {}, "[]", "[a-dlq, b-dlq]", std::move(doc), {}, {},
+              std::move(check_item), {}};
+  k.set = [ref](const ConfigTarget& t, const ConfigValue& v) {
+    ref(t) = v.list;
+    return std::string();
+  };
+  k.get = [ref](const ConfigTarget& t) { return ListText(ref(t)); };
+  return k;
+}
+
+void AddAlarmKeys(std::vector<ConfigKey>& keys, bool expiry) {
+  using M = AlarmSettings::MissingData;
+  using A = AlarmSettings::Action;
+  const ConfigScope s = ConfigScope::kSettings;
+  const std::string base = expiry ? "alarms.expiry." : "alarms.depth.";
+  auto key = [&](std::string_view name) { return base + std::string(name); };
+  const AlarmSettings d = expiry ? AlarmsConfig().expiry : AlarmsConfig().depth;
+  Ref<AlarmSettings> alarm = [expiry](const ConfigTarget& t) -> AlarmSettings& {
+    return expiry ? t.settings->alarms.expiry : t.settings->alarms.depth;
+  };
+  keys.push_back(BoolKey(s, key("enabled"), "true", "false", "whether the alarm is evaluated at all",
+                         [alarm](const ConfigTarget& t) -> bool& { return alarm(t).enabled; }));
+  if (expiry) {
+    keys.push_back(Text(
+        s, key("threshold"), "auto", "4h",
+        "age of the oldest message that raises the alarm; auto: max(retention of the DLQ and its sources) - "
+        "safety_margin",
+        [alarm](const ConfigTarget& t, const std::string& text) -> std::string {
+          AlarmSettings& a = alarm(t);
+          if (text == "auto") {
+            a.threshold_auto = true;
+            return {};
+          }
+          std::optional<seconds> d = text.size() <= 32 ? ParseDuration(text) : std::nullopt;
+          if (!d) return fmt::format("{} is not a duration (e.g. 60s, 5m)", Quote(text));
+          if (d->count() < 1) return "must be at least 1s";
+          a.threshold_auto = false;
+          a.threshold = static_cast<double>(d->count());
+          return {};
+        },
+        [alarm](const ConfigTarget& t) {
+          const AlarmSettings& a = alarm(t);
+          return a.threshold_auto ? std::string("auto") : FormatDuration(seconds(std::llround(a.threshold)));
+        },
+        "expected auto or a duration"));
+  } else {
+    keys.push_back(Text(
+        s, key("threshold"), "1", "25.5", "message count (ApproximateNumberOfMessages) that raises the alarm",
+        [alarm](const ConfigTarget& t, const std::string& text) -> std::string {
+          double x = 0;
+          auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+          if (ec != std::errc() || p != text.data() + text.size() || text.empty() || !std::isfinite(x) || x < 0) {
+            return text == "auto" ? std::string("auto is only for the expiry alarm; give a message count")
+                                  : fmt::format("{} is not a non-negative number", Quote(text));
+          }
+          alarm(t).threshold_auto = false;
+          alarm(t).threshold = x;
+          return {};
+        },
+        [alarm](const ConfigTarget& t) { return fmt::format("{}", alarm(t).threshold); }, "expected a number"));
+  }
+  keys.push_back(Dur<seconds>(s, key("period"), seconds(1), std::chrono::hours(24), FormatDuration(d.period), "2m",
+                              "length of one evaluation period",
+                              [alarm](const ConfigTarget& t) -> seconds& { return alarm(t).period; }));
+  keys.push_back(Int<int>(s, key("evaluation_periods"), 1, 10000, std::to_string(d.evaluation_periods), "7",
+                          "periods looked at",
+                          [alarm](const ConfigTarget& t) -> int& { return alarm(t).evaluation_periods; }));
+  keys.push_back(Int<int>(s, key("datapoints_to_alarm"), 1, 10000, std::to_string(d.datapoints_to_alarm), "2",
+                          "breaching periods (of evaluation_periods) that raise the alarm",
+                          [alarm](const ConfigTarget& t) -> int& { return alarm(t).datapoints_to_alarm; }));
+  if (expiry) {
+    keys.push_back(Dur<seconds>(s, key("safety_margin"), seconds(0), seconds(0), FormatDuration(d.safety_margin), "2h",
+                                "with threshold: auto, how long before expiry the alarm fires",
+                                [alarm](const ConfigTarget& t) -> seconds& { return alarm(t).safety_margin; }));
+  }
+  keys.push_back(Choice(
+      s, key("treat_missing_data"), {"missing", "breaching", "notBreaching", "ignore"},
+      std::string(MissingDataName(d.treat_missing_data)), expiry ? "breaching" : "ignore",
+      "how periods without data count (CloudWatch TreatMissingData)",
+      [alarm](const ConfigTarget& t, size_t i) {
+        alarm(t).treat_missing_data = std::array{M::kMissing, M::kBreaching, M::kNotBreaching, M::kIgnore}[i];
+      },
+      [alarm](const ConfigTarget& t) { return static_cast<size_t>(alarm(t).treat_missing_data); }));
+  keys.push_back(Choice(
+      s, key("action"), {"notify", "copy", "archive"}, std::string(AlarmActionName(d.action)),
+      expiry ? "copy" : "archive", "what the daemon does while the alarm is in ALARM",
+      [alarm](const ConfigTarget& t, size_t i) {
+        alarm(t).action = std::array{A::kNotify, A::kCopy, A::kArchive}[i];
+      },
+      [alarm](const ConfigTarget& t) { return static_cast<size_t>(alarm(t).action); }));
+}
+
+std::vector<ConfigKey> BuildSchema() {
+  using std::chrono::hours;
+  using std::chrono::minutes;
+  const ConfigScope top = ConfigScope::kTop, set = ConfigScope::kSettings, grp = ConfigScope::kGroup,
+                    hook = ConfigScope::kWebhook;
+  const MonitorConfig dc;
+  const GroupSettings ds;
+  std::vector<ConfigKey> k;
+
+  // Top level.
+  k.push_back(Text(
+      top, "listen", "127.0.0.1:9464", "[::1]:9000", "HOST:PORT of /metrics, /healthz and /api/queues (port 0: any)",
+      [](const ConfigTarget& t, const std::string& v) -> std::string {
+        std::string host;
+        std::string_view port_text, text = v;
+        const std::string not_host_port =
+            fmt::format("{} is not HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464)", Quote(text));
+        if (StartsWith(text, "[")) {
+          size_t close = text.find(']');
+          if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+            return not_host_port;
+          }
+          host = std::string(text.substr(1, close - 1));
+          port_text = text.substr(close + 2);
+        } else {
+          size_t colon = text.rfind(':');
+          if (colon == std::string_view::npos || text.find(':') != colon) return not_host_port;
+          host = std::string(text.substr(0, colon));
+          port_text = text.substr(colon + 1);
+        }
+        if (host.empty()) host = "0.0.0.0";
+        bool host_ok = std::all_of(host.begin(), host.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' || c == '_';
+        });
+        std::optional<int64_t> port = ParseInt64(port_text);
+        if (!host_ok || !port || *port < 0 || *port > 65535) {
+          return fmt::format("{} is not HOST:PORT with a port in 0..65535", Quote(text));
+        }
+        t.config->listen_host = host;
+        t.config->listen_port = static_cast<int>(*port);
+        return {};
+      },
+      [](const ConfigTarget& t) {
+        const std::string& h = t.config->listen_host;
+        if (h.find(':') != std::string::npos) return fmt::format("[{}]:{}", h, t.config->listen_port);
+        return fmt::format("{}:{}", h, t.config->listen_port);
+      }));
+  k.push_back(Dur<seconds>(top, "collection_interval", seconds(1), hours(24), FormatDuration(dc.collection_interval),
+                           "30s", "how often queue metrics are read and alarms evaluated",
+                           [](const ConfigTarget& t) -> seconds& { return t.config->collection_interval; }));
+  k.push_back(Dur<seconds>(top, "sweep_interval", seconds(1), hours(24), FormatDuration(dc.sweep_interval), "10m",
+                           "how often a queue whose alarm stays in ALARM is archived again",
+                           [](const ConfigTarget& t) -> seconds& { return t.config->sweep_interval; }));
+  k.push_back(Dur<seconds>(top, "discovery_interval", seconds(10), hours(24), FormatDuration(dc.discovery_interval),
+                           "1h", "how often the groups' selectors are matched again",
+                           [](const ConfigTarget& t) -> seconds& { return t.config->discovery_interval; }));
+  k.push_back(Int<int>(top, "concurrency.global", 1, 1024, std::to_string(dc.concurrency_global), "16",
+                       "archive runs at once, over all queues",
+                       [](const ConfigTarget& t) -> int& { return t.config->concurrency_global; }));
+  k.push_back(Int<int>(top, "concurrency.per_queue", 1, 64, std::to_string(dc.concurrency_per_queue), "1",
+                       "archive runs at once on one queue",
+                       [](const ConfigTarget& t) -> int& { return t.config->concurrency_per_queue; }));
+  k.push_back(Text(
+      top, "log.level", std::string(LogLevelName(dc.log_level)), "debug", "debug, info, warn, error or off",
+      [](const ConfigTarget& t, const std::string& v) -> std::string {
+        if (ParseLogLevel(v, t.config->log_level)) return {};
+        return fmt::format("{} is not one of debug, info, warn, error, off", Quote(v));
+      },
+      [](const ConfigTarget& t) { return std::string(LogLevelName(t.config->log_level)); }));
+  k.push_back(Choice(
+      top, "log.format", {"json", "text"}, dc.log_format == LogFormat::kJson ? "json" : "text", "text",
+      "json lines or text",
+      [](const ConfigTarget& t, size_t i) { t.config->log_format = i == 0 ? LogFormat::kJson : LogFormat::kText; },
+      [](const ConfigTarget& t) -> size_t { return t.config->log_format == LogFormat::kJson ? 0 : 1; }));
+  {
+    ConfigKey w{top,
+                "notify.webhooks",
+                ConfigType::kWebhooks,
+                0,
+                0,
+                {},
+                "",
+                "",
+                "webhooks told of every alarm "
+                "transition",
+                {},
+                {},
+                {},
+                {}};
+    k.push_back(std::move(w));
+  }
+
+  // One webhook.
+  k.push_back(Text(
+      hook, "url", "", "https://hooks.example.com", "http:// or https:// URL to POST to (may carry a secret token)",
+      [](const ConfigTarget& t, const std::string& v) -> std::string {
+        if (!IsUrl(v) || !ParseUrl(v).ok()) return fmt::format("{} is not an http:// or https:// URL", RedactedUrl(v));
+        t.webhook->url = v;
+        return {};
+      },
+      [](const ConfigTarget& t) { return t.webhook->url; }));
+  {
+    ConfigKey h{
+        hook, "headers", ConfigType::kHeaders, 0, 0, {}, "", "", "extra request headers (values are secrets)", {}, {},
+        {},   {}};
+    k.push_back(std::move(h));
+  }
+  k.push_back(Dur<seconds>(hook, "timeout", seconds(1), minutes(5), FormatDuration(WebhookConfig().timeout), "30s",
+                           "per request", [](const ConfigTarget& t) -> seconds& { return t.webhook->timeout; }));
+  k.push_back(BoolKey(hook, "notify_on_startup", "false", "true", "also post an alarm's first INSUFFICIENT_DATA -> OK",
+                      [](const ConfigTarget& t) -> bool& { return t.webhook->notify_on_startup; }));
+
+  // Settings: under defaults: or in a group.
+  k.push_back(Text(
+      set, "destination", ds.destination, "s3://bucket/prefix", "s3://bucket[/prefix] or file:///dir",
+      [](const ConfigTarget& t, const std::string& v) -> std::string {
+        auto d = ParseDestination(v);
+        if (!d.ok()) return d.status().message();
+        t.settings->destination = v;
+        return {};
+      },
+      [](const ConfigTarget& t) { return t.settings->destination; }));
+  k.push_back(Text(
+      set, "key_template", ds.key_template_text, "hive", "object key template: default, hive or a template",
+      [](const ConfigTarget& t, const std::string& v) -> std::string {
+        std::string_view text = v == "default" ? kDefaultKeyTemplate : v == "hive" ? kHiveKeyTemplate : v;
+        auto parsed = KeyTemplate::Parse(text);
+        if (!parsed.ok()) return fmt::format("{}: {} (or use default, hive)", Quote(v), parsed.status().message());
+        t.settings->key_template_text = v;
+        t.settings->key_template = *parsed;
+        return {};
+      },
+      [](const ConfigTarget& t) { return t.settings->key_template_text; }));
+  k.push_back(Choice(
+      set, "sse", {"", "AES256", "aws:kms"}, ds.put.sse, "aws:kms", "server-side encryption of archive objects",
+      [](const ConfigTarget& t, size_t i) {
+        t.settings->put.sse = std::array{"", "AES256", "aws:kms"}[i];
+      },
+      [](const ConfigTarget& t) -> size_t {
+        return t.settings->put.sse == "AES256" ? 1 : t.settings->put.sse == "aws:kms" ? 2 : 0;
+      }));
+  k.push_back(Str(set, "sse_kms_key_id", ds.put.sse_kms_key_id, "alias/archive", "KMS key for sse: aws:kms",
+                  [](const ConfigTarget& t) -> std::string& { return t.settings->put.sse_kms_key_id; }));
+  k.push_back(Str(
+      set, "storage_class", ds.put.storage_class, "STANDARD_IA", "S3 storage class of archive objects",
+      [](const ConfigTarget& t) -> std::string& { return t.settings->put.storage_class; },
+      [](const std::string& v) -> std::string {
+        if (v.empty() || Contains(kStorageClasses, v)) return {};
+        return fmt::format(
+            "{} is not an S3 storage class (STANDARD, STANDARD_IA, ONEZONE_IA, "
+            "INTELLIGENT_TIERING, GLACIER_IR, GLACIER, DEEP_ARCHIVE, REDUCED_REDUNDANCY)",
+            Quote(v));
+      }));
+  k.push_back(Int<size_t>(set, "batch.max_messages", 1, 10'000'000, std::to_string(ds.batch.max_messages), "500",
+                          "messages per archive object",
+                          [](const ConfigTarget& t) -> size_t& { return t.settings->batch.max_messages; }));
+  {
+    ConfigKey b{set,
+                "batch.max_bytes",
+                ConfigType::kSize,
+                1024,
+                1 << 30,
+                {},
+                std::to_string(ds.batch.max_bytes),
+                "1048576",
+                "uncompressed JSON bytes per archive object",
+                {},
+                {},
+                {},
+                {}};
+    b.set = [](const ConfigTarget& t, const ConfigValue& v) {
+      t.settings->batch.max_bytes = static_cast<size_t>(v.bytes);
+      return std::string();
+    };
+    b.get = [](const ConfigTarget& t) { return std::to_string(t.settings->batch.max_bytes); };
+    k.push_back(std::move(b));
+  }
+  k.push_back(Dur<std::chrono::milliseconds>(
+      set, "batch.max_age", seconds(1), hours(12),
+      FormatDuration(std::chrono::duration_cast<seconds>(ds.batch.max_age)), "2m",
+      "longest an object stays open before upload",
+      [](const ConfigTarget& t) -> std::chrono::milliseconds& { return t.settings->batch.max_age; }));
+  k.push_back(Int<int>(set, "batch.gzip_level", 0, 12, std::to_string(ds.batch.gzip_level), "6", "gzip level",
+                       [](const ConfigTarget& t) -> int& { return t.settings->batch.gzip_level; }));
+  k.push_back(Dur<seconds>(set, "visibility_timeout", seconds(10), hours(12), FormatDuration(ds.visibility_timeout),
+                           "5m", "visibility timeout of received messages (the heartbeat extends it)",
+                           [](const ConfigTarget& t) -> seconds& { return t.settings->visibility_timeout; }));
+  k.push_back(Int<int>(set, "receivers", 1, 64, std::to_string(ds.receivers), "8", "concurrent ReceiveMessage loops",
+                       [](const ConfigTarget& t) -> int& { return t.settings->receivers; }));
+  k.push_back(Choice(
+      set, "policy.select", {"auto", "all", "older-than", "expiring-within"}, "auto", "older-than",
+      "which messages a run archives",
+      [](const ConfigTarget& t, size_t i) {
+        t.settings->policy_by_alarm = i == 0;
+        t.settings->policy.kind = std::array{SelectionKind::kAll, SelectionKind::kAll, SelectionKind::kOlderThan,
+                                             SelectionKind::kExpiringWithin}[i];
+      },
+      [](const ConfigTarget& t) -> size_t {
+        if (t.settings->policy_by_alarm) return 0;
+        switch (t.settings->policy.kind) {
+          case SelectionKind::kAll: return 1;
+          case SelectionKind::kOlderThan: return 2;
+          case SelectionKind::kExpiringWithin: return 3;
+        }
+        return 1;
+      }));
+  k.push_back(Dur<seconds>(set, "policy.window", seconds(0), seconds(0), FormatDuration(ds.policy.window), "1d",
+                           "with older-than or expiring-within",
+                           [](const ConfigTarget& t) -> seconds& { return t.settings->policy.window; }));
+  k.push_back(BoolKey(set, "cloudwatch_age", ds.cloudwatch_age ? "true" : "false", "true",
+                      "the expiry alarm reads ApproximateAgeOfOldestMessage from CloudWatch",
+                      [](const ConfigTarget& t) -> bool& { return t.settings->cloudwatch_age; }));
+  AddAlarmKeys(k, /*expiry=*/true);
+  AddAlarmKeys(k, /*expiry=*/false);
+
+  // In a group only.
+  k.push_back(Text(
+      grp, "name", "", "orders", "the group's name (1-64 of A-Z a-z 0-9 . _ -), unique",
+      [](const ConfigTarget& t, const std::string& v) -> std::string {
+        bool ok = !v.empty() && v.size() <= 64 && std::all_of(v.begin(), v.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+        });
+        if (!ok) return fmt::format("{} must be 1-64 of A-Z a-z 0-9 . _ -", Quote(v));
+        t.group->name = v;
+        return {};
+      },
+      [](const ConfigTarget& t) { return t.group->name; }));
+  k.push_back(Str(
+      grp, "region", "", "eu-west-1", "AWS region (empty: from the environment or profile)",
+      [](const ConfigTarget& t) -> std::string& { return t.group->region; },
+      [](const std::string& v) -> std::string {
+        bool ok = !v.empty() && v.size() <= 32 && std::all_of(v.begin(), v.end(), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+        });
+        return ok ? std::string() : fmt::format("{} is not a region name (e.g. us-east-1)", Quote(v));
+      }));
+  k.push_back(Str(
+      grp, "endpoint_url", "", "http://127.0.0.1:4566", "SQS endpoint (stand-ins, tests)",
+      [](const ConfigTarget& t) -> std::string& { return t.group->endpoint_url; },
+      [](const std::string& v) -> std::string {
+        if (IsUrl(v) && ParseUrl(v).ok()) return {};
+        return fmt::format("{} is not an http:// or https:// URL", Quote(v));
+      }));
+  k.push_back(Str(
+      grp, "profile", "", "archive", "shared config profile",
+      [](const ConfigTarget& t) -> std::string& { return t.group->profile; },
+      [](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }));
+  k.push_back(Str(
+      grp, "role_arn", "", "arn:aws:iam::123456789012:role/archiver", "role to assume (other accounts)",
+      [](const ConfigTarget& t) -> std::string& { return t.group->role_arn; },
+      [](const std::string& v) -> std::string {
+        static const std::regex kRoleArn(R"(arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512})");
+        if (v.size() <= 2048 && std::regex_match(v, kRoleArn)) return {};
+        return fmt::format("{} is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)", Quote(v));
+      }));
+  k.push_back(Str(
+      grp, "external_id", "", "ext-42", "sts:ExternalId for role_arn (a secret: never echoed)",
+      [](const ConfigTarget& t) -> std::string& { return t.group->external_id; },
+      [](const std::string& v) -> std::string {
+        bool ok = v.size() >= 2 && v.size() <= 1224 && std::all_of(v.begin(), v.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("+=,.@:/_-", c) != nullptr;
+                  });
+        return ok ? std::string() : std::string("must be 2-1224 of A-Z a-z 0-9 + = , . @ : / _ -");
+      },
+      ConfigType::kSecret));
+  auto queue_check = [](bool prefix) {
+    return [prefix](const std::string& q) -> std::string {
+      bool ok = !prefix && IsUrl(q) ? ParseUrl(q).ok() : ValidQueueName(q);
+      if (ok) return {};
+      return fmt::format("{} is not a queue {} (1-80 of A-Z a-z 0-9 - _, .fifo for FIFO{})", Quote(q),
+                         prefix ? "name prefix" : "name or URL", prefix ? "" : ", or a URL");
+    };
+  };
+  k.push_back(List(
+      "queues", "queue names or URLs; each must exist",
+      [](const ConfigTarget& t) -> std::vector<std::string>& { return t.group->queues; }, queue_check(false)));
+  k.push_back(List(
+      "prefixes", "ListQueues name prefixes",
+      [](const ConfigTarget& t) -> std::vector<std::string>& { return t.group->prefixes; }, queue_check(true)));
+  k.push_back(Str(
+      grp, "regex", "", "^orders-.*-dlq$", "ECMAScript regex searched in queue names",
+      [](const ConfigTarget& t) -> std::string& { return t.group->regex; },
+      [](const std::string& v) -> std::string {
+        if (v.size() > 1000) return "is longer than 1000 characters";
+        try {
+          std::regex re(v, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+          return fmt::format("{} is not a valid regular expression: {}", Quote(v), e.what());
+        }
+        return {};
+      }));
+  k.push_back(BoolKey(grp, "discover", "false", "true", "every deadLetterTargetArn of a RedrivePolicy",
+                      [](const ConfigTarget& t) -> bool& { return t.group->discover; }));
+  k.push_back(List(
+      "exclude", "queue names or URLs never selected",
+      [](const ConfigTarget& t) -> std::vector<std::string>& { return t.group->exclude; }, queue_check(false)));
+  k.push_back(BoolKey(grp, "allow_empty", "false", "true", "selectors matching no queue are not an error for check",
+                      [](const ConfigTarget& t) -> bool& { return t.group->allow_empty; }));
+  return k;
 }
 
 // A rough upper bound of the nesting depth of a YAML document, from its text:
@@ -231,15 +748,29 @@ class ConfigParser {
   std::optional<uint64_t> Size(const YAML::Node& n, const std::string& path);
   std::optional<std::vector<std::string>> StrList(const YAML::Node& n, const std::string& path);
 
+  // One mapping being applied with the schema.
+  struct Block {
+    std::vector<ConfigScope> scopes;
+    std::string base;  // field path of the mapping, e.g. "groups[0]"
+    ConfigTarget target;
+    Origins* origins;
+    bool in_group = false;
+    std::set<std::string> present;  // keys given, valid or not
+  };
+  // The schema's key `key` (dotted) in one of `scopes`; nullptr when `key` is a section.
+  static const ConfigKey* Find(const std::vector<ConfigScope>& scopes, std::string_view key);
+  // The names directly below `prefix` ("" for the top) in `scopes`.
+  static std::vector<std::string_view> Children(const std::vector<ConfigScope>& scopes, std::string_view prefix);
+  // Reads `n` as `key`'s type and checks its range; reports and returns nullopt otherwise.
+  std::optional<ConfigValue> Read(const ConfigKey& key, const YAML::Node& n, const std::string& path);
+  // Applies the value of `key` (a key or a section, dotted from the block).
+  void ApplyEntry(Block& b, const std::string& key, const YAML::Node& value);
+  // Applies every key of the mapping `n`, the section `prefix` of the block.
+  void ApplyMapping(Block& b, const YAML::Node& n, const std::string& prefix,
+                    std::span<const std::string_view> known_elsewhere = {}, std::string_view elsewhere = {});
   void ParseTop(const YAML::Node& root, MonitorConfig& config);
-  void ParseListen(const YAML::Node& n, MonitorConfig& config);
-  void ParseNotify(const YAML::Node& n, MonitorConfig& config);
+  void ParseWebhooks(const YAML::Node& n, const std::string& path, MonitorConfig& config);
   void ParseHeaders(const YAML::Node& n, const std::string& path, WebhookConfig& hook);
-  // Applies one settings key (defaults or group); false when `key` is not one.
-  bool ApplySetting(const std::string& key, const YAML::Node& value, const std::string& base, bool in_group,
-                    GroupSettings& s, Origins& origins);
-  void ApplyAlarm(const YAML::Node& n, const std::string& base, const std::string& rel, bool expiry, bool in_group,
-                  AlarmSettings& a, Origins& origins);
   void ParseGroup(const YAML::Node& n, size_t index, const GroupSettings& defaults, const Origins& default_origins,
                   std::set<std::string>& names, MonitorConfig& config);
   // Checks that span several fields, on the effective settings. In a group,
@@ -251,7 +782,6 @@ class ConfigParser {
   std::string path_;
   const Environment& env_;
   std::vector<Error> errors_;
-  Loc collection_interval_loc_;
 };
 
 ConfigParser::Entries ConfigParser::MapEntries(const YAML::Node& n, const std::string& path,
@@ -363,14 +893,13 @@ std::optional<std::string> ConfigParser::Str(const YAML::Node& n, const std::str
 std::optional<int64_t> ConfigParser::Int(const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi) {
   auto s = Str(n, path);
   if (!s) return std::nullopt;
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
-  if (ec != std::errc() || p != s->data() + s->size() || s->empty()) {
+  std::optional<int64_t> v = ParseInt64(*s);
+  if (!v) {
     Fail(n, path, fmt::format("{} is not a whole number", Quote(*s)));
     return std::nullopt;
   }
-  if (v < lo || v > hi) {
-    Fail(n, path, fmt::format("{} is out of range [{}, {}]", v, lo, hi));
+  if (*v < lo || *v > hi) {
+    Fail(n, path, fmt::format("{} is out of range [{}, {}]", *v, lo, hi));
     return std::nullopt;
   }
   return v;
@@ -430,79 +959,156 @@ std::optional<std::vector<std::string>> ConfigParser::StrList(const YAML::Node& 
   return out;
 }
 
-void ConfigParser::ParseListen(const YAML::Node& n, MonitorConfig& config) {
-  auto s = Str(n, "listen");
-  if (!s) return;
-  std::string_view v = *s;
-  std::string host;
-  std::string_view port_text;
-  if (StartsWith(v, "[")) {
-    size_t close = v.find(']');
-    if (close == std::string_view::npos || close + 1 >= v.size() || v[close + 1] != ':') {
-      Fail(n, "listen", fmt::format("{} is not HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464)", Quote(v)));
-      return;
-    }
-    host = std::string(v.substr(1, close - 1));
-    port_text = v.substr(close + 2);
-  } else {
-    size_t colon = v.rfind(':');
-    if (colon == std::string_view::npos || v.find(':') != colon) {
-      Fail(n, "listen", fmt::format("{} is not HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464)", Quote(v)));
-      return;
-    }
-    host = std::string(v.substr(0, colon));
-    port_text = v.substr(colon + 1);
+const ConfigKey* ConfigParser::Find(const std::vector<ConfigScope>& scopes, std::string_view key) {
+  for (const ConfigKey& k : ConfigSchema()) {
+    if (k.key == key && std::find(scopes.begin(), scopes.end(), k.scope) != scopes.end()) return &k;
   }
-  if (host.empty()) host = "0.0.0.0";
-  bool host_ok = std::all_of(host.begin(), host.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' || c == '_';
-  });
-  int port = -1;
-  auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (!host_ok || ec != std::errc() || p != port_text.data() + port_text.size() || port < 0 || port > 65535) {
-    Fail(n, "listen", fmt::format("{} is not HOST:PORT with a port in 0..65535", Quote(v)));
-    return;
-  }
-  config.listen_host = host;
-  config.listen_port = port;
+  return nullptr;
 }
 
-void ConfigParser::ParseNotify(const YAML::Node& n, MonitorConfig& config) {
-  for (auto& [key, value] : MapEntries(n, "notify", kNotifyKeys)) {
-    size_t i = 0;
-    for (const YAML::Node& item : SeqItems(value, "notify.webhooks")) {
-      std::string base = fmt::format("notify.webhooks[{}]", i++);
-      WebhookConfig hook;
-      bool has_url = false;
-      for (auto& [k, v] : MapEntries(item, base, kWebhookKeys)) {
-        std::string path = Join(base, k);
-        if (k == "url") {
-          if (auto s = Str(v, path)) {
-            auto url = ParseUrl(*s);
-            if (!url.ok() || !IsUrl(*s)) {
-              Fail(v, path, fmt::format("{} is not an http:// or https:// URL", Quote(*s)));
-            } else {
-              hook.url = *s;
-              has_url = true;
-            }
-          }
-        } else if (k == "headers") {
-          ParseHeaders(v, path, hook);
-        } else if (k == "timeout") {
-          if (auto d = Duration(v, path)) {
-            if (d->count() < 1 || *d > std::chrono::minutes(5)) {
-              Fail(v, path, "must be between 1s and 5m");
-            } else {
-              hook.timeout = *d;
-            }
-          }
-        } else if (k == "notify_on_startup") {
-          if (auto b = Bool(v, path)) hook.notify_on_startup = *b;
-        }
-      }
-      if (!has_url && item.IsMap()) Fail(item, base, "url is required");
-      config.webhooks.push_back(std::move(hook));
+std::vector<std::string_view> ConfigParser::Children(const std::vector<ConfigScope>& scopes, std::string_view prefix) {
+  std::vector<std::string_view> out;
+  for (const ConfigKey& k : ConfigSchema()) {
+    if (std::find(scopes.begin(), scopes.end(), k.scope) == scopes.end()) continue;
+    std::string_view rest = k.key;
+    if (!prefix.empty()) {
+      if (rest.size() <= prefix.size() || !StartsWith(rest, prefix) || rest[prefix.size()] != '.') continue;
+      rest.remove_prefix(prefix.size() + 1);
     }
+    rest = rest.substr(0, rest.find('.'));
+    if (std::find(out.begin(), out.end(), rest) == out.end()) out.push_back(rest);
+  }
+  return out;
+}
+
+std::optional<ConfigValue> ConfigParser::Read(const ConfigKey& key, const YAML::Node& n, const std::string& path) {
+  ConfigValue v;
+  switch (key.type) {
+    case ConfigType::kString:
+    case ConfigType::kSecret: {
+      if (!key.not_scalar.empty() && !n.IsScalar()) {
+        Fail(n, path, key.not_scalar);
+        return std::nullopt;
+      }
+      auto s = Str(n, path, key.type == ConfigType::kSecret);
+      if (!s) return std::nullopt;
+      v.text = std::move(*s);
+      return v;
+    }
+    case ConfigType::kChoice: {
+      auto s = Str(n, path);
+      if (!s) return std::nullopt;
+      if (!Contains(key.choices, *s)) {
+        Fail(n, path, fmt::format("{} is not one of {}", Quote(*s), Joined(key.choices)));
+        return std::nullopt;
+      }
+      v.text = std::move(*s);
+      return v;
+    }
+    case ConfigType::kInt: {
+      auto x = Int(n, path, key.lo, key.hi);
+      if (!x) return std::nullopt;
+      v.number = *x;
+      return v;
+    }
+    case ConfigType::kBool: {
+      auto b = Bool(n, path);
+      if (!b) return std::nullopt;
+      v.flag = *b;
+      return v;
+    }
+    case ConfigType::kDuration: {
+      auto d = Duration(n, path);
+      if (!d) return std::nullopt;
+      if ((key.lo != 0 || key.hi != 0) && (d->count() < key.lo || d->count() > key.hi)) {
+        Fail(n, path,
+             fmt::format("{} is out of range [{}, {}]", FormatDuration(*d), FormatDuration(seconds(key.lo)),
+                         FormatDuration(seconds(key.hi))));
+        return std::nullopt;
+      }
+      v.duration = *d;
+      return v;
+    }
+    case ConfigType::kSize: {
+      auto b = Size(n, path);
+      if (!b) return std::nullopt;
+      if (*b < static_cast<uint64_t>(key.lo) || *b > static_cast<uint64_t>(key.hi)) {
+        Fail(n, path,
+             fmt::format("{} bytes is out of range [{}, {}]", *b, SizeText(static_cast<uint64_t>(key.lo)),
+                         SizeText(static_cast<uint64_t>(key.hi))));
+        return std::nullopt;
+      }
+      v.bytes = *b;
+      return v;
+    }
+    case ConfigType::kList: {
+      auto list = StrList(n, path);
+      if (!list) return std::nullopt;
+      bool ok = true;
+      for (size_t i = 0; i < list->size(); ++i) {
+        std::string bad = key.check_item ? key.check_item((*list)[i]) : std::string();
+        if (bad.empty()) continue;
+        Fail(n.IsSequence() ? n[i] : n, fmt::format("{}[{}]", path, i), bad);
+        ok = false;
+      }
+      if (!ok) return std::nullopt;
+      v.list = std::move(*list);
+      return v;
+    }
+    case ConfigType::kWebhooks:
+    case ConfigType::kHeaders: break;  // mappings and lists of their own: see ApplyEntry
+  }
+  return std::nullopt;
+}
+
+void ConfigParser::ApplyEntry(Block& b, const std::string& key, const YAML::Node& value) {
+  const std::string path = Join(b.base, key);
+  b.present.insert(key);
+  const ConfigKey* k = Find(b.scopes, key);
+  if (k == nullptr) {  // a section: MapEntries reports a value that is not a mapping
+    ApplyMapping(b, value, key);
+    return;
+  }
+  if (k->type == ConfigType::kWebhooks) {
+    ParseWebhooks(value, path, *b.target.config);
+    return;
+  }
+  if (k->type == ConfigType::kHeaders) {
+    ParseHeaders(value, path, *b.target.webhook);
+    return;
+  }
+  std::optional<ConfigValue> v = Read(*k, value, path);
+  if (!v) return;
+  if (std::string bad = k->set(b.target, *v); !bad.empty()) {
+    Fail(value, path, bad);
+    return;
+  }
+  (*b.origins)[key] = Origin{path, LocOf(value), b.in_group};
+}
+
+void ConfigParser::ApplyMapping(Block& b, const YAML::Node& n, const std::string& prefix,
+                                std::span<const std::string_view> known_elsewhere, std::string_view elsewhere) {
+  std::vector<std::string_view> other;
+  if (prefix == "alarms.depth") {  // keys of the expiry alarm only
+    other = Children(b.scopes, "alarms.expiry");
+    known_elsewhere = other;
+    elsewhere = "on the expiry alarm";
+  }
+  for (auto& [name, value] :
+       MapEntries(n, Join(b.base, prefix), Children(b.scopes, prefix), known_elsewhere, elsewhere)) {
+    ApplyEntry(b, Join(prefix, name), value);
+  }
+}
+
+void ConfigParser::ParseWebhooks(const YAML::Node& n, const std::string& path, MonitorConfig& config) {
+  size_t i = 0;
+  for (const YAML::Node& item : SeqItems(n, path)) {
+    WebhookConfig hook;
+    Origins origins;
+    Block b{{ConfigScope::kWebhook}, fmt::format("{}[{}]", path, i++), ConfigTarget{.webhook = &hook}, &origins};
+    ApplyMapping(b, item, "");
+    if (!origins.contains("url") && item.IsMap()) Fail(item, b.base, "url is required");
+    config.webhooks.push_back(std::move(hook));
   }
 }
 
@@ -533,238 +1139,6 @@ void ConfigParser::ParseHeaders(const YAML::Node& n, const std::string& path, We
         Fail(it->second, field, "header value must not contain line breaks");
       } else {
         hook.headers[name] = *v;
-      }
-    }
-  }
-}
-
-bool ConfigParser::ApplySetting(const std::string& key, const YAML::Node& v, const std::string& base, bool in_group,
-                                GroupSettings& s, Origins& origins) {
-  const std::string path = Join(base, key);
-  auto mark = [&](const std::string& rel, const YAML::Node& at) {
-    origins[rel] = Origin{Join(base, rel), LocOf(at), in_group};
-  };
-  if (key == "destination") {
-    if (auto str = Str(v, path)) {
-      auto d = ParseDestination(*str);
-      if (!d.ok()) {
-        Fail(v, path, d.status().message());
-      } else {
-        s.destination = *str;
-        mark(key, v);
-      }
-    }
-  } else if (key == "key_template") {
-    if (auto str = Str(v, path)) {
-      std::string_view text = *str == "default" ? kDefaultKeyTemplate
-                              : *str == "hive"  ? kHiveKeyTemplate
-                                                : std::string_view(*str);
-      auto t = KeyTemplate::Parse(text);
-      if (!t.ok()) {
-        Fail(v, path, fmt::format("{}: {} (or use default, hive)", Quote(*str), t.status().message()));
-      } else {
-        s.key_template_text = *str;
-        s.key_template = *t;
-        mark(key, v);
-      }
-    }
-  } else if (key == "sse") {
-    if (auto str = Str(v, path)) {
-      if (*str != "" && *str != "AES256" && *str != "aws:kms") {
-        Fail(v, path, fmt::format("{} is not one of \"\", AES256, aws:kms", Quote(*str)));
-      } else {
-        s.put.sse = *str;
-        mark(key, v);
-      }
-    }
-  } else if (key == "sse_kms_key_id") {
-    if (auto str = Str(v, path)) {
-      s.put.sse_kms_key_id = *str;
-      mark(key, v);
-    }
-  } else if (key == "storage_class") {
-    if (auto str = Str(v, path)) {
-      if (!str->empty() && !Contains(kStorageClasses, *str)) {
-        Fail(v, path,
-             fmt::format("{} is not an S3 storage class (STANDARD, STANDARD_IA, ONEZONE_IA, "
-                         "INTELLIGENT_TIERING, GLACIER_IR, GLACIER, DEEP_ARCHIVE, REDUCED_REDUNDANCY)",
-                         Quote(*str)));
-      } else {
-        s.put.storage_class = *str;
-        mark(key, v);
-      }
-    }
-  } else if (key == "batch") {
-    for (auto& [k, bv] : MapEntries(v, path, kBatchKeys)) {
-      std::string rel = "batch." + k;
-      std::string field = Join(base, rel);
-      if (k == "max_messages") {
-        if (auto n = Int(bv, field, 1, 10'000'000)) s.batch.max_messages = static_cast<size_t>(*n), mark(rel, bv);
-      } else if (k == "max_bytes") {
-        if (auto n = Size(bv, field)) {
-          if (*n < 1024 || *n > (1ull << 30)) {
-            Fail(bv, field, fmt::format("{} bytes is out of range [1KiB, 1GiB]", *n));
-          } else {
-            s.batch.max_bytes = static_cast<size_t>(*n);
-            mark(rel, bv);
-          }
-        }
-      } else if (k == "max_age") {
-        if (auto d = Duration(bv, field)) {
-          if (d->count() < 1 || *d > std::chrono::hours(12)) {
-            Fail(bv, field, fmt::format("{} is out of range [1s, 12h]", FormatDuration(*d)));
-          } else {
-            s.batch.max_age = *d;
-            mark(rel, bv);
-          }
-        }
-      } else if (k == "gzip_level") {
-        if (auto n = Int(bv, field, 0, 12)) s.batch.gzip_level = static_cast<int>(*n), mark(rel, bv);
-      }
-    }
-  } else if (key == "visibility_timeout") {
-    if (auto d = Duration(v, path)) {
-      if (*d < seconds(10) || *d > std::chrono::hours(12)) {
-        Fail(v, path, fmt::format("{} is out of range [10s, 12h]", FormatDuration(*d)));
-      } else {
-        s.visibility_timeout = *d;
-        mark(key, v);
-      }
-    }
-  } else if (key == "receivers") {
-    if (auto n = Int(v, path, 1, 64)) s.receivers = static_cast<int>(*n), mark(key, v);
-  } else if (key == "policy") {
-    for (auto& [k, pv] : MapEntries(v, path, kPolicyKeys)) {
-      std::string rel = "policy." + k;
-      std::string field = Join(base, rel);
-      if (k == "select") {
-        if (auto str = Str(pv, field)) {
-          s.policy_by_alarm = false;
-          if (*str == "auto") {
-            s.policy_by_alarm = true;
-            s.policy.kind = SelectionKind::kAll;
-          } else if (*str == "all") {
-            s.policy.kind = SelectionKind::kAll;
-          } else if (*str == "older-than") {
-            s.policy.kind = SelectionKind::kOlderThan;
-          } else if (*str == "expiring-within") {
-            s.policy.kind = SelectionKind::kExpiringWithin;
-          } else {
-            Fail(pv, field, fmt::format("{} is not one of auto, all, older-than, expiring-within", Quote(*str)));
-            continue;
-          }
-          mark(rel, pv);
-        }
-      } else if (k == "window") {
-        if (auto d = Duration(pv, field)) s.policy.window = *d, mark(rel, pv);
-      }
-    }
-  } else if (key == "cloudwatch_age") {
-    if (auto b = Bool(v, path)) s.cloudwatch_age = *b, mark(key, v);
-  } else if (key == "alarms") {
-    for (auto& [k, av] : MapEntries(v, path, kAlarmsKeys)) {
-      bool expiry = k == "expiry";
-      ApplyAlarm(av, Join(base, "alarms." + k), "alarms." + k, expiry, in_group,
-                 expiry ? s.alarms.expiry : s.alarms.depth, origins);
-    }
-  } else {
-    return false;
-  }
-  return true;
-}
-
-void ConfigParser::ApplyAlarm(const YAML::Node& n, const std::string& base, const std::string& rel_base, bool expiry,
-                              bool in_group, AlarmSettings& a, Origins& origins) {
-  auto entries =
-      expiry ? MapEntries(n, base, kExpiryKeys, std::span<const std::string_view>(), "")
-             : MapEntries(n, base, kDepthKeys, std::span<const std::string_view>(kExpiryKeys), "on the expiry alarm");
-  for (auto& entry : entries) {
-    const auto& k = entry.first;
-    const auto& v = entry.second;  // named, not a structured binding: clang 14 cannot capture those
-    const std::string rel = Join(rel_base, k);
-    const std::string field = Join(base, k);
-    auto mark = [&] { origins[rel] = Origin{field, LocOf(v), in_group}; };
-    if (k == "enabled") {
-      if (auto b = Bool(v, field)) a.enabled = *b, mark();
-    } else if (k == "threshold") {
-      if (!v.IsScalar()) {
-        Fail(v, field, expiry ? "expected auto or a duration" : "expected a number");
-        continue;
-      }
-      auto str = Str(v, field);
-      if (!str) continue;
-      if (expiry) {
-        if (*str == "auto") {
-          a.threshold_auto = true;
-          mark();
-        } else if (auto d = Duration(v, field)) {
-          if (d->count() < 1) {
-            Fail(v, field, "must be at least 1s");
-            continue;
-          }
-          a.threshold_auto = false;
-          a.threshold = static_cast<double>(d->count());
-          mark();
-        }
-      } else {
-        double x = 0;
-        auto [p, ec] = std::from_chars(str->data(), str->data() + str->size(), x);
-        if (ec != std::errc() || p != str->data() + str->size() || str->empty() || !std::isfinite(x) || x < 0) {
-          Fail(v, field,
-               *str == "auto" ? std::string("auto is only for the expiry alarm; give a message count")
-                              : fmt::format("{} is not a non-negative number", Quote(*str)));
-          continue;
-        }
-        a.threshold_auto = false;
-        a.threshold = x;
-        mark();
-      }
-    } else if (k == "period") {
-      if (auto d = Duration(v, field)) {
-        if (d->count() < 1 || *d > std::chrono::hours(24)) {
-          Fail(v, field, fmt::format("{} is out of range [1s, 1d]", FormatDuration(*d)));
-        } else {
-          a.period = *d;
-          mark();
-        }
-      }
-    } else if (k == "evaluation_periods") {
-      if (auto x = Int(v, field, 1, 10000)) a.evaluation_periods = static_cast<int>(*x), mark();
-    } else if (k == "datapoints_to_alarm") {
-      if (auto x = Int(v, field, 1, 10000)) a.datapoints_to_alarm = static_cast<int>(*x), mark();
-    } else if (k == "safety_margin") {
-      if (auto d = Duration(v, field)) a.safety_margin = *d, mark();
-    } else if (k == "treat_missing_data") {
-      if (auto str = Str(v, field)) {
-        using M = AlarmSettings::MissingData;
-        if (*str == "missing") {
-          a.treat_missing_data = M::kMissing;
-        } else if (*str == "breaching") {
-          a.treat_missing_data = M::kBreaching;
-        } else if (*str == "notBreaching") {
-          a.treat_missing_data = M::kNotBreaching;
-        } else if (*str == "ignore") {
-          a.treat_missing_data = M::kIgnore;
-        } else {
-          Fail(v, field, fmt::format("{} is not one of missing, breaching, notBreaching, ignore", Quote(*str)));
-          continue;
-        }
-        mark();
-      }
-    } else if (k == "action") {
-      if (auto str = Str(v, field)) {
-        using A = AlarmSettings::Action;
-        if (*str == "notify") {
-          a.action = A::kNotify;
-        } else if (*str == "copy") {
-          a.action = A::kCopy;
-        } else if (*str == "archive") {
-          a.action = A::kArchive;
-        } else {
-          Fail(v, field, fmt::format("{} is not one of notify, copy, archive", Quote(*str)));
-          continue;
-        }
-        mark();
       }
     }
   }
@@ -854,122 +1228,29 @@ void ConfigParser::ParseGroup(const YAML::Node& n, size_t index, const GroupSett
     Fail(n, base, "expected a mapping (name:, queues:, ...)");
     return;
   }
-  static const std::vector<std::string_view> kKnown = [] {
-    std::vector<std::string_view> k(std::begin(kGroupOnlyKeys), std::end(kGroupOnlyKeys));
-    k.insert(k.end(), std::begin(kSettingsKeys), std::end(kSettingsKeys));
-    return k;
-  }();
   GroupConfig g;
   static_cast<GroupSettings&>(g) = defaults;
   Origins origins = default_origins;
   for (auto& [rel, o] : origins) o.from_group = false;
-  bool has_name = false, selects = false;
-  std::optional<Loc> external_id_loc;
-  for (auto& [key, v] : MapEntries(n, base, kKnown)) {
-    if (ApplySetting(key, v, base, /*in_group=*/true, g, origins)) continue;
-    const std::string path = Join(base, key);
-    if (key == "name") {
-      auto s = Str(v, path);
-      if (!s) continue;
-      has_name = true;
-      bool ok = !s->empty() && s->size() <= 64 && std::all_of(s->begin(), s->end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-      });
-      if (!ok) {
-        Fail(v, path, fmt::format("{} must be 1-64 of A-Z a-z 0-9 . _ -", Quote(*s)));
-      } else if (!names.insert(*s).second) {
-        Fail(v, path, fmt::format("duplicate group name '{}'", *s));
-      }
-      g.name = *s;
-    } else if (key == "region") {
-      if (auto s = Str(v, path)) {
-        bool ok = !s->empty() && s->size() <= 32 && std::all_of(s->begin(), s->end(), [](char c) {
-          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
-        });
-        if (!ok) Fail(v, path, fmt::format("{} is not a region name (e.g. us-east-1)", Quote(*s)));
-        g.region = *s;
-      }
-    } else if (key == "endpoint_url") {
-      if (auto s = Str(v, path)) {
-        if (!IsUrl(*s) || !ParseUrl(*s).ok()) {
-          Fail(v, path, fmt::format("{} is not an http:// or https:// URL", Quote(*s)));
-        }
-        g.endpoint_url = *s;
-      }
-    } else if (key == "profile") {
-      if (auto s = Str(v, path)) {
-        if (s->empty()) Fail(v, path, "must not be empty");
-        g.profile = *s;
-      }
-    } else if (key == "role_arn") {
-      if (auto s = Str(v, path)) {
-        static const std::regex kRoleArn(R"(arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512})");
-        if (s->size() > 2048 || !std::regex_match(*s, kRoleArn)) {
-          Fail(v, path, fmt::format("{} is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)", Quote(*s)));
-        }
-        g.role_arn = *s;
-      }
-    } else if (key == "external_id") {
-      if (auto s = Str(v, path, /*secret=*/true)) {
-        bool ok = s->size() >= 2 && s->size() <= 1224 && std::all_of(s->begin(), s->end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("+=,.@:/_-", c) != nullptr;
-                  });
-        if (!ok) Fail(v, path, "must be 2-1224 of A-Z a-z 0-9 + = , . @ : / _ -");
-        g.external_id = *s;
-        external_id_loc = LocOf(v);
-      }
-    } else if (key == "queues" || key == "prefixes" || key == "exclude") {
-      auto list = StrList(v, path);
-      if (!list) {
-        selects = selects || key != "exclude";
-        continue;
-      }
-      for (size_t i = 0; i < list->size(); ++i) {
-        const std::string& q = (*list)[i];
-        bool ok = key != "prefixes" && IsUrl(q) ? ParseUrl(q).ok() : ValidQueueName(q);
-        if (!ok) {
-          const YAML::Node& at = v.IsSequence() ? v[i] : v;
-          Fail(at, fmt::format("{}[{}]", path, i),
-               fmt::format("{} is not a queue {} (1-80 of A-Z a-z 0-9 - _, .fifo for FIFO{})", Quote(q),
-                           key == "prefixes" ? "name prefix" : "name or URL", key == "prefixes" ? "" : ", or a URL"));
-        }
-      }
-      if (key == "queues") {
-        g.queues = *list;
-        selects = selects || !list->empty();
-      } else if (key == "prefixes") {
-        g.prefixes = *list;
-        selects = selects || !list->empty();
-      } else {
-        g.exclude = *list;
-      }
-    } else if (key == "regex") {
-      if (auto s = Str(v, path)) {
-        selects = selects || !s->empty();
-        if (s->size() > 1000) {
-          Fail(v, path, "is longer than 1000 characters");
-          continue;
-        }
-        try {
-          std::regex re(*s, std::regex::ECMAScript);
-          g.regex = *s;
-        } catch (const std::regex_error& e) {
-          Fail(v, path, fmt::format("{} is not a valid regular expression: {}", Quote(*s), e.what()));
-        }
-      } else {
-        selects = true;
-      }
-    } else if (key == "discover") {
-      auto b = Bool(v, path);
-      if (b) g.discover = *b;
-      selects = selects || !b || *b;
-    } else if (key == "allow_empty") {
-      if (auto b = Bool(v, path)) g.allow_empty = *b;
-    }
+  Block b{{ConfigScope::kGroup, ConfigScope::kSettings},
+          base,
+          ConfigTarget{.settings = &g, .group = &g},
+          &origins,
+          /*in_group=*/true};
+  ApplyMapping(b, n, "");
+  if (!b.present.contains("name")) Fail(n, base, "name is required");
+  if (auto it = origins.find("name"); it != origins.end() && !names.insert(g.name).second) {
+    Fail(it->second.loc, it->second.path, fmt::format("duplicate group name '{}'", g.name));
   }
-  if (!has_name) Fail(n, base, "name is required");
+  // A selector that failed to parse counts as given: "selects no queues" would only repeat its error.
+  bool selects = !g.queues.empty() || !g.prefixes.empty() || !g.regex.empty() || g.discover;
+  for (const char* key : {"queues", "prefixes", "regex", "discover"}) {
+    if (b.present.contains(key) && !origins.contains(key)) selects = true;
+  }
   if (!selects) Fail(n, base, "selects no queues: set queues, prefixes, regex or discover: true");
-  if (external_id_loc && g.role_arn.empty()) Fail(*external_id_loc, Join(base, "external_id"), "needs role_arn");
+  if (auto it = origins.find("external_id"); it != origins.end() && g.role_arn.empty()) {
+    Fail(it->second.loc, it->second.path, "needs role_arn");
+  }
   CrossCheck(g, origins, base, LocOf(n), /*in_group=*/true, config);
   config.groups.push_back(std::move(g));
 }
@@ -979,81 +1260,40 @@ void ConfigParser::ParseTop(const YAML::Node& root, MonitorConfig& config) {
     Fail(Loc{}, "", "the file is empty (at least one group is required)");
     return;
   }
-  static const std::vector<std::string_view> kElsewhere = [] {
-    std::vector<std::string_view> k(std::begin(kGroupOnlyKeys), std::end(kGroupOnlyKeys));
-    k.insert(k.end(), std::begin(kSettingsKeys), std::end(kSettingsKeys));
+  static const std::vector<std::string_view> kTop = [] {
+    std::vector<std::string_view> k = Children({ConfigScope::kTop}, "");
+    k.insert(k.end(), {"defaults", "groups"});
     return k;
   }();
-  auto entries = MapEntries(root, "", kTopKeys, kElsewhere, "under defaults: or in a group");
+  static const std::vector<std::string_view> kGroupOnly = Children({ConfigScope::kGroup}, "");
+  static const std::vector<std::string_view> kElsewhere = Children({ConfigScope::kGroup, ConfigScope::kSettings}, "");
+  auto entries = MapEntries(root, "", kTop, kElsewhere, "under defaults: or in a group");
   if (!root.IsMap()) return;
   YAML::Node defaults_node, groups_node;
   bool has_groups = false;
+  Origins top_origins;
+  Block top{{ConfigScope::kTop}, "", ConfigTarget{.config = &config}, &top_origins};
   for (auto& [key, v] : entries) {
-    if (key == "listen") {
-      ParseListen(v, config);
-    } else if (key == "collection_interval" || key == "sweep_interval" || key == "discovery_interval") {
-      auto d = Duration(v, key);
-      if (!d) continue;
-      seconds lo = key == "discovery_interval" ? seconds(10) : seconds(1);
-      if (*d < lo || *d > std::chrono::hours(24)) {
-        Fail(v, key, fmt::format("{} is out of range [{}, 1d]", FormatDuration(*d), FormatDuration(lo)));
-        continue;
-      }
-      if (key == "collection_interval") {
-        config.collection_interval = *d;
-        collection_interval_loc_ = LocOf(v);
-      } else if (key == "sweep_interval") {
-        config.sweep_interval = *d;
-      } else {
-        config.discovery_interval = *d;
-      }
-    } else if (key == "concurrency") {
-      std::optional<Loc> per_queue_loc;
-      for (auto& [k, cv] : MapEntries(v, key, kConcurrencyKeys)) {
-        std::string field = Join(key, k);
-        if (k == "global") {
-          if (auto x = Int(cv, field, 1, 1024)) config.concurrency_global = static_cast<int>(*x);
-        } else if (auto x = Int(cv, field, 1, 64)) {
-          config.concurrency_per_queue = static_cast<int>(*x);
-          per_queue_loc = LocOf(cv);
-        }
-      }
-      if (config.concurrency_per_queue > config.concurrency_global) {
-        Fail(per_queue_loc.value_or(LocOf(v)), "concurrency.per_queue",
-             fmt::format("{} is more than concurrency.global ({})", config.concurrency_per_queue,
-                         config.concurrency_global));
-      }
-    } else if (key == "log") {
-      for (auto& [k, lv] : MapEntries(v, key, kLogKeys)) {
-        std::string field = Join(key, k);
-        auto s = Str(lv, field);
-        if (!s) continue;
-        if (k == "level") {
-          if (!ParseLogLevel(*s, config.log_level)) {
-            Fail(lv, field, fmt::format("{} is not one of debug, info, warn, error, off", Quote(*s)));
-          }
-        } else if (*s == "json") {
-          config.log_format = LogFormat::kJson;
-        } else if (*s == "text") {
-          config.log_format = LogFormat::kText;
-        } else {
-          Fail(lv, field, fmt::format("{} is not one of json, text", Quote(*s)));
-        }
-      }
-    } else if (key == "notify") {
-      ParseNotify(v, config);
-    } else if (key == "defaults") {
+    if (key == "defaults") {
       defaults_node = v;
     } else if (key == "groups") {
       groups_node = v;
       has_groups = true;
+    } else {
+      ApplyEntry(top, key, v);
     }
+  }
+  if (config.concurrency_per_queue > config.concurrency_global) {
+    auto it = top_origins.find("concurrency.per_queue");
+    if (it == top_origins.end()) it = top_origins.find("concurrency.global");
+    Fail(it != top_origins.end() ? it->second.loc : LocOf(root), "concurrency.per_queue",
+         fmt::format("{} is more than concurrency.global ({})", config.concurrency_per_queue,
+                     config.concurrency_global));
   }
 
   Origins default_origins;
-  for (auto& [key, v] : MapEntries(defaults_node, "defaults", kSettingsKeys, kGroupOnlyKeys, "in a group")) {
-    ApplySetting(key, v, "defaults", /*in_group=*/false, config.defaults, default_origins);
-  }
+  Block defaults{{ConfigScope::kSettings}, "defaults", ConfigTarget{.settings = &config.defaults}, &default_origins};
+  ApplyMapping(defaults, defaults_node, "", kGroupOnly, "in a group");
   Loc defaults_loc = defaults_node ? LocOf(defaults_node) : LocOf(root);
   CrossCheck(config.defaults, default_origins, "defaults", defaults_loc, /*in_group=*/false, config);
 
@@ -1100,6 +1340,11 @@ Result<MonitorConfig> ConfigParser::Parse(std::string_view text) {
 }
 
 }  // namespace
+
+const std::vector<ConfigKey>& ConfigSchema() {
+  static const std::vector<ConfigKey> kSchema = BuildSchema();
+  return kSchema;
+}
 
 Result<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path, const Environment& env) {
   return ConfigParser(path, env).Parse(text);

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -129,6 +130,64 @@ struct MonitorConfig {
   GroupSettings defaults;
   std::vector<GroupConfig> groups;
 };
+
+// The schema: every key the file accepts, in one table (ConfigSchema()). The
+// parser walks a mapping with it: unknown keys, type and range errors, and
+// the stored value all come from a key's entry; checks that span several
+// keys (per_queue <= global, external_id needs role_arn, ...) come after.
+enum class ConfigScope {
+  kTop,       // top level (nested keys such as "concurrency.global" are mappings)
+  kSettings,  // under defaults: or in a group (GroupSettings)
+  kGroup,     // in a group only (GroupConfig)
+  kWebhook,   // in one item of notify.webhooks
+};
+enum class ConfigType {
+  kString,
+  kSecret,    // a string never echoed in errors
+  kInt,       // whole number in [lo, hi]
+  kBool,      // true or false
+  kDuration,  // "90s", "5m", ...; in [lo, hi] seconds unless both are 0
+  kSize,      // "8MiB", "1048576"; in [lo, hi] bytes
+  kChoice,    // one of `choices`
+  kList,      // a string or a list of strings
+  kWebhooks,  // notify.webhooks: a list of kWebhook mappings
+  kHeaders,   // a webhook's header map (values are secrets)
+};
+// Where a key's value goes; the pointer of the key's scope is set.
+struct ConfigTarget {
+  MonitorConfig* config = nullptr;
+  GroupSettings* settings = nullptr;
+  GroupConfig* group = nullptr;
+  WebhookConfig* webhook = nullptr;
+};
+// A value that passed its key's type and range checks (the member for the type is set).
+struct ConfigValue {
+  std::string text;  // kString, kSecret, kChoice
+  int64_t number = 0;
+  bool flag = false;
+  std::chrono::seconds duration{0};
+  uint64_t bytes = 0;
+  std::vector<std::string> list;
+};
+struct ConfigKey {
+  ConfigScope scope;
+  std::string key;  // dotted path below its scope, e.g. "batch.max_age"
+  ConfigType type;
+  int64_t lo = 0, hi = 0;                 // kInt, kDuration (seconds), kSize (bytes)
+  std::vector<std::string_view> choices;  // kChoice
+  std::string default_text;               // the built-in default, as get() renders it
+  std::string example;                    // a valid non-default value, as get() renders it
+  std::string doc;
+  // Stores a checked value; returns what is wrong with it (empty: stored).
+  std::function<std::string(const ConfigTarget&, const ConfigValue&)> set;
+  // The stored value as YAML text that sets it (empty for kWebhooks, kHeaders).
+  std::function<std::string(const ConfigTarget&)> get;
+  // kList: what is wrong with one item (empty: fine), reported at the item.
+  std::function<std::string(const std::string&)> check_item;
+  // Message for a value that is not a scalar (empty: "expected a string").
+  std::string_view not_scalar;
+};
+const std::vector<ConfigKey>& ConfigSchema();
 
 // Deepest YAML nesting accepted (checked on the raw text before yaml-cpp,
 // whose parser recurses once per level).

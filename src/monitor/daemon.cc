@@ -11,7 +11,9 @@
 
 #include "archive/expiry.h"
 #include "cloudwatch/cloudwatch_client.h"
+#include "common/json_writer.h"
 #include "common/log.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 #include "monitor/safety.h"
 #include "sqs/queue_client_wrapper.h"
@@ -28,11 +30,7 @@ double Secs(Duration d) {
 int64_t IntAttr(const std::map<std::string, std::string>& a, const std::string& name) {
   auto it = a.find(name);
   if (it == a.end()) return -1;
-  try {
-    return std::stoll(it->second);
-  } catch (...) {
-    return -1;
-  }
+  return ParseInt64(it->second).value_or(-1);
 }
 
 std::string SpecKey(const AlarmSpec& s) {
@@ -712,141 +710,122 @@ std::optional<DestinationStatus> Daemon::Destination(const std::string& group) c
 }
 
 std::string Daemon::QueuesJson() const {
-  auto opt_time = [](std::string& out, const std::optional<SystemTime>& t) {
+  auto opt_time = [](JsonWriter& w, const std::optional<SystemTime>& t) {
     if (t) {
-      AppendJsonString(out, FormatIso8601(*t));
+      w.String(FormatIso8601(*t));
     } else {
-      out += "null";
+      w.Null();
     }
   };
-  std::string out = "{\"queues\":[";
-  std::string failing;  // queues whose last archive run failed or could not start
+  JsonWriter w;
+  std::vector<std::pair<std::string, std::string>> failing;  // (group, queue) whose last run failed or could not start
   MutexLock lock(mu_);
-  bool first = true;
+  w.BeginObject().Key("queues").BeginArray();
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      if (!first) out += ',';
-      first = false;
-      out += "{\"group\":";
-      AppendJsonString(out, q->group);
-      out += ",\"queue\":";
-      AppendJsonString(out, q->dq.name);
-      out += ",\"url\":";
-      AppendJsonString(out, q->dq.url);
-      out += ",\"region\":";
-      AppendJsonString(out, q->dq.region);
-      out += fmt::format(",\"fifo\":{},\"retention_s\":{},\"source_retention_s\":{}", q->dq.fifo,
-                         q->dq.retention.count(), q->dq.MaxSourceRetention().count());
-      out += ",\"sources\":[";
-      for (size_t i = 0; i < q->dq.redrive_sources.size(); ++i) {
-        if (i) out += ',';
-        out += "{\"name\":";
-        AppendJsonString(out, q->dq.redrive_sources[i].name);
-        out += fmt::format(",\"retention_s\":{}}}", q->dq.redrive_sources[i].retention.count());
+      w.BeginObject();
+      w.Key("group").String(q->group);
+      w.Key("queue").String(q->dq.name);
+      w.Key("url").String(q->dq.url);
+      w.Key("region").String(q->dq.region);
+      w.Key("fifo").Bool(q->dq.fifo);
+      w.Key("retention_s").Int(q->dq.retention.count());
+      w.Key("source_retention_s").Int(q->dq.MaxSourceRetention().count());
+      w.Key("sources").BeginArray();
+      for (const RedriveSource& src : q->dq.redrive_sources) {
+        w.BeginObject().Key("name").String(src.name).Key("retention_s").Int(src.retention.count()).EndObject();
       }
-      out += fmt::format("],\"messages\":{{\"visible\":{},\"not_visible\":{},\"delayed\":{}}}", q->visible,
-                         q->not_visible, q->delayed);
-      out += ",\"nearest_expiry\":";
-      opt_time(out, q->nearest_expiry);
-      out += ",\"oldest_sent\":";
-      opt_time(out, q->oldest_sent);
-      out += ",\"last_empty\":";
-      opt_time(out, q->last_empty);
-      out += ",\"collect_error\":";
-      AppendJsonString(out, q->collect_error);
-      out += fmt::format(
-          ",\"archive\":{{\"runs\":{},\"archived\":{},\"failed_runs\":{},\"consecutive_failures\":{},"
-          "\"failing\":{},\"running\":{},\"more\":{},\"last_error\":",
-          q->runs, q->archived, q->failed_runs, q->consecutive_failures, q->consecutive_failures > 0, q->queued,
-          q->more);
+      w.EndArray();
+      w.Key("messages").BeginObject();
+      w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
+      w.EndObject();
+      w.Key("nearest_expiry");
+      opt_time(w, q->nearest_expiry);
+      w.Key("oldest_sent");
+      opt_time(w, q->oldest_sent);
+      w.Key("last_empty");
+      opt_time(w, q->last_empty);
+      w.Key("collect_error").String(q->collect_error);
+      w.Key("archive").BeginObject();
+      w.Key("runs").Uint(q->runs);
+      w.Key("archived").Uint(q->archived);
+      w.Key("failed_runs").Uint(q->failed_runs);
+      w.Key("consecutive_failures").Uint(q->consecutive_failures);
+      w.Key("failing").Bool(q->consecutive_failures > 0);
+      w.Key("running").Bool(q->queued);
+      w.Key("more").Bool(q->more);
+      w.Key("last_error");
       if (q->last_error) {
-        out += "{\"time\":";
-        AppendJsonString(out, FormatIso8601(q->last_error->time));
-        out += ",\"code\":";
-        AppendJsonString(out, q->last_error->code);
-        out += ",\"class\":";
-        AppendJsonString(out, q->last_error->error_class);
-        out += ",\"message\":";
-        AppendJsonString(out, q->last_error->message);
-        out += '}';
+        w.BeginObject();
+        w.Key("time").String(FormatIso8601(q->last_error->time));
+        w.Key("code").String(q->last_error->code);
+        w.Key("class").String(q->last_error->error_class);
+        w.Key("message").String(q->last_error->message);
+        w.EndObject();
       } else {
-        out += "null";
+        w.Null();
       }
-      if (q->consecutive_failures > 0) {
-        if (!failing.empty()) failing += ',';
-        failing += "{\"group\":";
-        AppendJsonString(failing, q->group);
-        failing += ",\"queue\":";
-        AppendJsonString(failing, q->dq.name);
-        failing += '}';
-      }
-      out += "},\"alarms\":[";
-      bool first_alarm = true;
+      w.EndObject();
+      if (q->consecutive_failures > 0) failing.emplace_back(q->group, q->dq.name);
+      w.Key("alarms").BeginArray();
       for (const Alarm* a : {q->expiry.get(), q->depth.get()}) {
         if (a == nullptr) continue;
-        if (!first_alarm) out += ',';
-        first_alarm = false;
-        out += "{\"name\":";
-        AppendJsonString(out, a->spec().name);
-        out += ",\"metric\":";
-        AppendJsonString(out, a->spec().metric);
-        out += ",\"state\":";
-        AppendJsonString(out, AlarmStateName(a->state()));
-        out += fmt::format(",\"threshold\":{},\"period_s\":{},\"evaluation_periods\":{},\"datapoints_to_alarm\":{}",
-                           a->spec().threshold, a->spec().period.count(), a->spec().evaluation_periods,
-                           a->spec().datapoints_to_alarm);
-        out += ",\"comparison\":";
-        AppendJsonString(out, ComparisonName(a->spec().comparison));
-        out += ",\"action\":";
-        AppendJsonString(out, AlarmActionName(a == q->expiry.get() ? q->expiry_action : q->depth_action));
-        out += ",\"reason\":";
-        AppendJsonString(out, a->last_reason());
-        out += ",\"history\":[";
-        bool first_t = true;
+        w.BeginObject();
+        w.Key("name").String(a->spec().name);
+        w.Key("metric").String(a->spec().metric);
+        w.Key("state").String(AlarmStateName(a->state()));
+        w.Key("threshold").Double(a->spec().threshold);
+        w.Key("period_s").Int(a->spec().period.count());
+        w.Key("evaluation_periods").Int(a->spec().evaluation_periods);
+        w.Key("datapoints_to_alarm").Int(a->spec().datapoints_to_alarm);
+        w.Key("comparison").String(ComparisonName(a->spec().comparison));
+        w.Key("action").String(AlarmActionName(a == q->expiry.get() ? q->expiry_action : q->depth_action));
+        w.Key("reason").String(a->last_reason());
+        w.Key("history").BeginArray();
         for (const Transition& t : a->history()) {
-          if (!first_t) out += ',';
-          first_t = false;
-          out += "{\"from\":";
-          AppendJsonString(out, AlarmStateName(t.from));
-          out += ",\"to\":";
-          AppendJsonString(out, AlarmStateName(t.to));
-          out += ",\"time\":";
-          AppendJsonString(out, FormatIso8601(t.time));
-          out += ",\"reason\":";
-          AppendJsonString(out, t.reason);
-          out += '}';
+          w.BeginObject();
+          w.Key("from").String(AlarmStateName(t.from));
+          w.Key("to").String(AlarmStateName(t.to));
+          w.Key("time").String(FormatIso8601(t.time));
+          w.Key("reason").String(t.reason);
+          w.EndObject();
         }
-        out += "]}";
+        w.EndArray();
+        w.EndObject();
       }
-      out += "]}";
+      w.EndArray();
+      w.EndObject();
     }
   }
-  out += "],\"failing\":[" + failing + "],\"groups\":[";
-  for (size_t i = 0; i < groups_.size(); ++i) {
-    const GroupState& g = *groups_[i];
-    if (i) out += ',';
-    out += "{\"name\":";
-    AppendJsonString(out, g.config.name);
-    out += ",\"error\":";
-    AppendJsonString(out, g.error);
-    out += fmt::format(",\"queues\":{},\"warning\":", g.queues.size());
-    AppendJsonString(out, g.empty ? "the group's selectors match no queue" : "");
-    out += ",\"destination\":{\"uri\":";
-    AppendJsonString(out, g.config.destination);
-    out += fmt::format(",\"checked\":{},\"ok\":{},\"confirmed\":{},\"checked_at\":", g.destination.checked,
-                       g.destination.ok, g.destination.confirmed);
-    opt_time(out, g.destination.checked_at);
-    out += ",\"code\":";
-    AppendJsonString(out, g.destination.code);
-    out += ",\"error\":";
-    AppendJsonString(out, g.destination.error);
-    out += ",\"note\":";
-    AppendJsonString(out, g.destination.note);
-    out += "}}";
+  w.EndArray();
+  w.Key("failing").BeginArray();
+  for (const auto& [group, queue] : failing)
+    w.BeginObject().Key("group").String(group).Key("queue").String(queue).EndObject();
+  w.EndArray();
+  w.Key("groups").BeginArray();
+  for (const auto& g : groups_) {
+    w.BeginObject();
+    w.Key("name").String(g->config.name);
+    w.Key("error").String(g->error);
+    w.Key("queues").Uint(g->queues.size());
+    w.Key("warning").String(g->empty ? "the group's selectors match no queue" : "");
+    w.Key("destination").BeginObject();
+    w.Key("uri").String(g->config.destination);
+    w.Key("checked").Bool(g->destination.checked);
+    w.Key("ok").Bool(g->destination.ok);
+    w.Key("confirmed").Bool(g->destination.confirmed);
+    w.Key("checked_at");
+    opt_time(w, g->destination.checked_at);
+    w.Key("code").String(g->destination.code);
+    w.Key("error").String(g->destination.error);
+    w.Key("note").String(g->destination.note);
+    w.EndObject();
+    w.EndObject();
   }
-  out += "]}";
-  return out;
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
 }
 
 Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,

@@ -4,7 +4,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <regex>
@@ -41,11 +40,9 @@ Result<RedrivePolicyInfo> ParseRedrivePolicy(std::string_view json) {
     if (count.get_int64().get(n) == simdjson::SUCCESS) {
       info.max_receive_count = static_cast<int>(std::clamp<int64_t>(n, 0, 1000000));
     } else if (count.get_string().get(text) == simdjson::SUCCESS) {
-      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-      if (ec != std::errc() || p != text.data() + text.size()) {
-        return InvalidArgument("RedrivePolicy maxReceiveCount is not a number");
-      }
-      info.max_receive_count = static_cast<int>(std::clamp<int64_t>(n, 0, 1000000));
+      std::optional<int64_t> parsed = ParseInt64(text);
+      if (!parsed) return InvalidArgument("RedrivePolicy maxReceiveCount is not a number");
+      info.max_receive_count = static_cast<int>(std::clamp<int64_t>(*parsed, 0, 1000000));
     } else {
       return InvalidArgument("RedrivePolicy maxReceiveCount is not a number");
     }
@@ -85,10 +82,9 @@ bool Vanished(const Status& s) {
 std::chrono::seconds RetentionOf(const Attributes& attrs, std::chrono::seconds fallback) {
   auto it = attrs.find("MessageRetentionPeriod");
   if (it == attrs.end()) return fallback;
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-  if (ec != std::errc() || p != it->second.data() + it->second.size() || v <= 0) return fallback;
-  return std::chrono::seconds(v);
+  std::optional<int64_t> v = ParseInt64(it->second);
+  if (!v || *v <= 0) return fallback;
+  return std::chrono::seconds(*v);
 }
 
 class Discoverer {

@@ -1,13 +1,12 @@
 #include "monitor/notifier.h"
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
+#include "common/json_writer.h"
 #include "common/log.h"
 #include "common/time_util.h"
 
@@ -18,37 +17,26 @@
 namespace dlq {
 namespace {
 
-class ObjectWriter {
- public:
-  ObjectWriter() : writer_(buffer_) {}
-  rapidjson::Writer<rapidjson::StringBuffer>& raw() { return writer_; }
-  void Key(std::string_view key) { writer_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size())); }
-  void Field(std::string_view key, std::string_view value) {
-    Key(key);
-    writer_.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+// A string, or null when empty.
+void NullableString(JsonWriter& w, std::string_view value) {
+  if (value.empty()) {
+    w.Null();
+  } else {
+    w.String(value);
   }
-  void NullableField(std::string_view key, std::string_view value) {
-    Key(key);
-    if (value.empty()) {
-      writer_.Null();
-    } else {
-      writer_.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-    }
-  }
-  void Number(std::string_view key, std::optional<double> value) {
-    Key(key);
-    if (value && std::isfinite(*value)) {
-      writer_.Double(*value);
-    } else {
-      writer_.Null();
-    }
-  }
-  std::string Take() { return std::string(buffer_.GetString(), buffer_.GetSize()); }
+}
 
- private:
-  rapidjson::StringBuffer buffer_;
-  rapidjson::Writer<rapidjson::StringBuffer> writer_;
-};
+// A number as CloudWatch writes it in alarm notifications: always with a
+// fraction ("86400.0"); null when absent or not finite.
+void CloudWatchNumber(JsonWriter& w, std::optional<double> value) {
+  if (!value || !std::isfinite(*value)) {
+    w.Null();
+    return;
+  }
+  std::string text = fmt::format("{}", *value);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  w.Raw(text);
+}
 
 bool RetryableHttpStatus(int status) {
   return status == 408 || status == 429 || status >= 500;
@@ -65,35 +53,34 @@ Status CombineFailures(std::string_view what, size_t total, const std::vector<St
 }  // namespace
 
 std::string AlarmNotification::ToJson() const {
-  ObjectWriter w;
-  w.raw().StartObject();
-  w.Field("AlarmName", alarm_name);
-  w.NullableField("AlarmDescription", alarm_description);
-  w.NullableField("AWSAccountId", account_id);
-  w.Field("NewStateValue", new_state);
-  w.Field("NewStateReason", reason);
-  w.Field("StateChangeTime", FormatIso8601(time));
-  w.Field("Region", region);
-  w.Field("OldStateValue", old_state);
-  w.Key("Trigger");
-  w.raw().StartObject();
-  w.Field("MetricName", metric_name);
-  w.Field("Namespace", "AWS/SQS");
-  w.Field("ComparisonOperator", comparison);
-  w.Number("Threshold", threshold);
-  w.Key("Dimensions");
-  w.raw().StartArray();
-  w.raw().StartObject();
-  w.Field("name", "QueueName");
-  w.Field("value", queue);
-  w.raw().EndObject();
-  w.raw().EndArray();
-  w.raw().EndObject();
-  w.Field("Source", "dlq-archive");
-  w.Field("Queue", queue);
-  w.Field("QueueUrl", queue_url);
-  w.Number("MetricValue", metric_value);
-  w.raw().EndObject();
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("AlarmName").String(alarm_name);
+  w.Key("AlarmDescription");
+  NullableString(w, alarm_description);
+  w.Key("AWSAccountId");
+  NullableString(w, account_id);
+  w.Key("NewStateValue").String(new_state);
+  w.Key("NewStateReason").String(reason);
+  w.Key("StateChangeTime").String(FormatIso8601(time));
+  w.Key("Region").String(region);
+  w.Key("OldStateValue").String(old_state);
+  w.Key("Trigger").BeginObject();
+  w.Key("MetricName").String(metric_name);
+  w.Key("Namespace").String("AWS/SQS");
+  w.Key("ComparisonOperator").String(comparison);
+  w.Key("Threshold");
+  CloudWatchNumber(w, threshold);
+  w.Key("Dimensions").BeginArray();
+  w.BeginObject().Key("name").String("QueueName").Key("value").String(queue).EndObject();
+  w.EndArray();
+  w.EndObject();
+  w.Key("Source").String("dlq-archive");
+  w.Key("Queue").String(queue);
+  w.Key("QueueUrl").String(queue_url);
+  w.Key("MetricValue");
+  CloudWatchNumber(w, metric_value);
+  w.EndObject();
   return w.Take();
 }
 

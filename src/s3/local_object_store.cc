@@ -21,25 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Maps an errno from a filesystem call to a Status naming the path.
-Status ErrnoStatus(int err, std::string_view what, const std::string& path) {
-  std::string message = fmt::format("{} {}: {}", what, path, std::strerror(err));
-  switch (err) {
-    case EACCES:
-    case EPERM:
-    case EROFS: return PermissionDenied(std::move(message));
-    case ENOENT: return NotFound(std::move(message));
-    case EEXIST: return AlreadyExists(std::move(message));
-    case ENOTDIR:
-    case EISDIR:
-    case ENAMETOOLONG: return FailedPrecondition(std::move(message));
-    case ENOSPC:
-    case EDQUOT:
-    case EIO: return Unavailable(std::move(message));
-    default: return Internal(std::move(message));
-  }
-}
-
 Status ValidateKey(std::string_view op, const std::string& key) {
   if (key.empty()) return InvalidArgument(fmt::format("{}: empty key", op));
   if (key.find('\0') != std::string::npos) return InvalidArgument(fmt::format("{}: key contains NUL", op));
@@ -53,81 +34,34 @@ Status ValidateKey(std::string_view op, const std::string& key) {
   return Status::Ok();
 }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // Closes now and reports the error (a failed close can mean lost writes).
-  int Close() {
-    int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
-
-Status FsyncDir(const std::string& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoStatus(errno, "open directory", dir);
-  if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, "fsync directory", dir);
-  return Status::Ok();
-}
-
 // Creates every directory of `rel_dir` (a '/'-separated path) under root,
-// fsyncing the parent of each one it creates.
-Status MakeDirs(const std::string& root, std::string_view rel_dir) {
+// syncing the parent of each one it creates.
+Status MakeDirs(FileSystem& fs, const std::string& root, std::string_view rel_dir) {
   std::string path = root;
   for (std::string_view segment : Split(rel_dir, '/')) {
     std::string parent = path;
     path += '/';
     path += segment;
-    if (::mkdir(path.c_str(), 0755) == 0) {
-      DLQ_RETURN_IF_ERROR(FsyncDir(parent));
+    Status st = fs.CreateDir(path);
+    if (st.ok()) {
+      DLQ_RETURN_IF_ERROR(fs.SyncDir(parent));
       continue;
     }
-    int err = errno;
-    if (err == EEXIST) {
-      struct stat st;
-      if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;
-      return FailedPrecondition(fmt::format("create directory {}: a file of that name exists", path));
-    }
-    return ErrnoStatus(err, "create directory", path);
+    if (st.code() != ErrorCode::kAlreadyExists) return st;
+    auto info = fs.Stat(path);
+    if (info.ok() && info->is_dir) continue;
+    return FailedPrecondition(fmt::format("create directory {}: a file of that name exists", path));
   }
   return Status::Ok();
 }
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
+// Writes all of `data`, however short each write is.
+Status WriteAll(WritableFile& file, std::string_view data) {
   while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "write", path);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
+    auto n = file.Write(data);
+    if (!n.ok()) return n.status();
+    data.remove_prefix(std::min(*n, data.size()));
   }
-  return Status::Ok();
-}
-
-// Moves tmp to path unless path exists.
-Status MoveNoReplace(const std::string& tmp, const std::string& path) {
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return Status::Ok();
-  int err = errno;
-  if (err == EEXIST) return AlreadyExists(fmt::format("put {}: object already exists", path));
-  if (err != EINVAL && err != ENOSYS && err != ENOTSUP) return ErrnoStatus(err, "rename into", path);
-  // The filesystem lacks RENAME_NOREPLACE: link() fails atomically when path exists.
-  if (::link(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    if (err == EEXIST) return AlreadyExists(fmt::format("put {}: object already exists", path));
-    return ErrnoStatus(err, "link into", path);
-  }
-  ::unlink(tmp.c_str());
   return Status::Ok();
 }
 
@@ -137,43 +71,29 @@ struct Entry {
   ObjectInfo info;
 };
 
-// Adds every regular file under `dir` (whose key prefix is `rel`) to `keys`.
-Status Walk(const std::string& dir, const std::string& rel, std::vector<std::pair<std::string, struct stat>>& files) {
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec) {
-    if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) return Status::Ok();
-    return ErrnoStatus(ec.value(), "list directory", dir);
+// Adds every regular file under `dir` (whose key prefix is `rel`) to `files`.
+Status Walk(FileSystem& fs, const std::string& dir, const std::string& rel,
+            std::vector<std::pair<std::string, FileInfo>>& files) {
+  auto entries = fs.ListDir(dir);
+  if (!entries.ok()) {
+    ErrorCode code = entries.status().code();
+    if (code == ErrorCode::kNotFound || code == ErrorCode::kFailedPrecondition) return Status::Ok();
+    return entries.status();
   }
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (StartsWith(name, kLocalStoreTempPrefix)) continue;
-    std::string path = dir;
-    path += '/';
-    path += name;
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT) continue;  // deleted while listing
-      return ErrnoStatus(errno, "stat", path);
-    }
-    if (S_ISDIR(st.st_mode)) {
-      DLQ_RETURN_IF_ERROR(Walk(path, rel + name + "/", files));
-    } else if (S_ISREG(st.st_mode)) {
-      files.emplace_back(rel + name, st);
+  for (DirEntry& e : *entries) {
+    if (StartsWith(e.name, kLocalStoreTempPrefix)) continue;
+    if (e.info.is_dir) {
+      DLQ_RETURN_IF_ERROR(Walk(fs, dir + "/" + e.name, rel + e.name + "/", files));
+    } else if (e.info.is_regular) {
+      files.emplace_back(rel + e.name, e.info);
     }
   }
-  if (ec) return ErrnoStatus(ec.value(), "list directory", dir);
   return Status::Ok();
-}
-
-SystemTime MTime(const struct stat& st) {
-  return SystemTime(std::chrono::duration_cast<SystemTime::duration>(std::chrono::seconds(st.st_mtim.tv_sec) +
-                                                                     std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<LocalObjectStore>> LocalObjectStore::Open(std::string_view root, bool create) {
+Result<std::unique_ptr<LocalObjectStore>> LocalObjectStore::Open(std::string_view root, bool create, FileSystem* fs) {
   std::string dir(root);
   if (StartsWith(dir, "file://")) dir = dir.substr(7);
   if (dir.empty()) return InvalidArgument(fmt::format("local store '{}': empty directory", root));
@@ -198,11 +118,13 @@ Result<std::unique_ptr<LocalObjectStore>> LocalObjectStore::Open(std::string_vie
   if (::access(dir.c_str(), R_OK | W_OK | X_OK) != 0) {
     return ErrnoStatus(errno, "local store directory (needs read, write and search permission)", dir);
   }
-  return std::make_unique<LocalObjectStore>(dir);
+  return std::make_unique<LocalObjectStore>(dir, kDefaultPageSize, fs);
 }
 
-LocalObjectStore::LocalObjectStore(std::string root, size_t page_size)
-    : root_(std::move(root)), page_size_(page_size == 0 ? kDefaultPageSize : page_size) {
+LocalObjectStore::LocalObjectStore(std::string root, size_t page_size, FileSystem* fs)
+    : root_(std::move(root)),
+      page_size_(page_size == 0 ? kDefaultPageSize : page_size),
+      fs_(fs != nullptr ? *fs : PosixFileSystem::Default()) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
 }
 
@@ -212,41 +134,50 @@ Status LocalObjectStore::Put(const std::string& key, std::string_view data, cons
   const size_t slash = key.rfind('/');
   const std::string dir = slash == std::string::npos ? root_ : root_ + "/" + key.substr(0, slash);
   if (slash != std::string::npos) {
-    DLQ_RETURN_IF_ERROR(MakeDirs(root_, std::string_view(key).substr(0, slash)).WithContext("put " + path));
+    DLQ_RETURN_IF_ERROR(MakeDirs(fs_, root_, std::string_view(key).substr(0, slash)).WithContext("put " + path));
   }
-  if (options.create_only && ::access(path.c_str(), F_OK) == 0) {
+  // Create-only: an existing object with other content is never replaced;
+  // one with the same content is a retried put whose first attempt landed.
+  auto exists = [&]() -> Status {
+    auto info = fs_.Stat(path);
+    if (info.ok() && info->is_regular && info->size == data.size()) {
+      auto held = fs_.Read(path, 0, data.size());
+      if (held.ok() && *held == data) return Status::Ok();
+    }
     return AlreadyExists(fmt::format("put {}: object already exists", path));
-  }
+  };
+  if (options.create_only && fs_.Stat(path).ok()) return exists();
 
   const std::string tmp = fmt::format("{}/{}{}", dir, kLocalStoreTempPrefix, RandomHex(8));
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return ErrnoStatus(errno, "put: create temporary file in", dir);
+  auto file = fs_.CreateFile(tmp);
+  if (!file.ok()) return file.status().WithContext("put " + path);
 
   auto write_and_move = [&]() -> Status {
-    DLQ_RETURN_IF_ERROR(WriteAll(fd.get(), data, tmp));
-    if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, "fsync", tmp);
-    if (fd.Close() != 0) return ErrnoStatus(errno, "close", tmp);
-    if (options.create_only) return MoveNoReplace(tmp, path);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus(errno, "rename into", path);
-    return Status::Ok();
+    DLQ_RETURN_IF_ERROR(WriteAll(**file, data));
+    DLQ_RETURN_IF_ERROR((*file)->Sync());
+    Status closed = (*file)->Close();
+    file->reset();
+    DLQ_RETURN_IF_ERROR(closed);
+    Status moved = fs_.Rename(tmp, path, options.create_only);
+    if (moved.code() == ErrorCode::kAlreadyExists) return exists();  // created meanwhile
+    return moved;
   };
   Status st = write_and_move();
   if (!st.ok()) {
-    ::unlink(tmp.c_str());
-    return st;
+    file->reset();
+    (void)fs_.Remove(tmp);  // best effort: temporary files are never listed
+    return st.WithContext("put " + path);
   }
-  return FsyncDir(dir).WithContext("put " + path);
+  return fs_.SyncDir(dir).WithContext("put " + path);
 }
 
 Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<std::pair<uint64_t, uint64_t>> range) {
   DLQ_RETURN_IF_ERROR(ValidateKey("get", key));
   const std::string path = PathOf(key);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoStatus(errno, "get", path);
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat", path);
-  if (!S_ISREG(st.st_mode)) return NotFound(fmt::format("get {}: not an object", path));
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  auto info = fs_.Stat(path);
+  if (!info.ok()) return info.status().WithContext("get");
+  if (!info->is_regular) return NotFound(fmt::format("get {}: not an object", path));
+  const uint64_t size = info->size;
   uint64_t first = 0;
   uint64_t last = size == 0 ? 0 : size - 1;
   if (range) {
@@ -257,61 +188,48 @@ Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<
     first = range->first;
     last = std::min(range->second, size - 1);
   }
-  std::string out;
-  if (size == 0) return out;
-  out.resize(last - first + 1);
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = ::pread(fd.get(), out.data() + done, out.size() - done, static_cast<off_t>(first + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "read", path);
-    }
-    if (n == 0) return DataLoss(fmt::format("get {}: file shrank while reading", path));
-    done += static_cast<size_t>(n);
-  }
+  if (size == 0) return std::string();
+  auto out = fs_.Read(path, first, static_cast<size_t>(last - first + 1));
+  if (!out.ok()) return out.status().WithContext("get");
+  if (out->size() != last - first + 1) return DataLoss(fmt::format("get {}: file shrank while reading", path));
   return out;
 }
 
 Result<ObjectInfo> LocalObjectStore::Head(const std::string& key) {
   DLQ_RETURN_IF_ERROR(ValidateKey("head", key));
   const std::string path = PathOf(key);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoStatus(errno, "head", path);
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat", path);
-  if (!S_ISREG(st.st_mode)) return NotFound(fmt::format("head {}: not an object", path));
+  auto st = fs_.Stat(path);
+  if (!st.ok()) return st.status().WithContext("head");
+  if (!st->is_regular) return NotFound(fmt::format("head {}: not an object", path));
   Md5Hasher md5;
-  std::string buf(1 << 16, '\0');
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "read", path);
-    }
-    if (n == 0) break;
-    md5.Update(std::string_view(buf.data(), static_cast<size_t>(n)));
+  constexpr size_t kChunk = 1 << 16;
+  for (uint64_t offset = 0;;) {
+    auto chunk = fs_.Read(path, offset, kChunk);
+    if (!chunk.ok()) return chunk.status().WithContext("head");
+    md5.Update(*chunk);
+    offset += chunk->size();
+    if (chunk->size() < kChunk) break;
   }
   ObjectInfo info;
   info.key = key;
-  info.size = static_cast<uint64_t>(st.st_size);
+  info.size = st->size;
   info.etag = HexEncode(md5.Finish());
-  info.last_modified = MTime(st);
+  info.last_modified = st->modified;
   return info;
 }
 
 Result<ListPage> LocalObjectStore::List(const std::string& prefix, const std::string& delimiter,
                                         const std::string& token) {
-  struct stat root_st;
-  if (::stat(root_.c_str(), &root_st) != 0) return ErrnoStatus(errno, "list: local store directory", root_);
-  if (!S_ISDIR(root_st.st_mode)) return FailedPrecondition(fmt::format("list {}: not a directory", root_));
+  auto root_info = fs_.Stat(root_);
+  if (!root_info.ok()) return root_info.status().WithContext("list: local store directory");
+  if (!root_info->is_dir) return FailedPrecondition(fmt::format("list {}: not a directory", root_));
 
   // Walk only the deepest directory the prefix names completely.
   const size_t slash = prefix.rfind('/');
   std::string start_rel = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
-  std::vector<std::pair<std::string, struct stat>> files;
+  std::vector<std::pair<std::string, FileInfo>> files;
   DLQ_RETURN_IF_ERROR(
-      Walk(start_rel.empty() ? root_ : root_ + "/" + start_rel.substr(0, start_rel.size() - 1), start_rel, files));
+      Walk(fs_, start_rel.empty() ? root_ : root_ + "/" + start_rel.substr(0, start_rel.size() - 1), start_rel, files));
 
   std::vector<Entry> entries;
   std::set<std::string> prefixes;
@@ -327,8 +245,8 @@ Result<ListPage> LocalObjectStore::List(const std::string& prefix, const std::st
     Entry e;
     e.name = key;
     e.info.key = key;
-    e.info.size = static_cast<uint64_t>(st.st_size);
-    e.info.last_modified = MTime(st);
+    e.info.size = st.size;
+    e.info.last_modified = st.modified;
     entries.push_back(std::move(e));
   }
   for (const std::string& p : prefixes) entries.push_back(Entry{p, true, {}});
@@ -353,14 +271,14 @@ Result<ListPage> LocalObjectStore::List(const std::string& prefix, const std::st
 Status LocalObjectStore::Delete(const std::string& key) {
   DLQ_RETURN_IF_ERROR(ValidateKey("delete", key));
   const std::string path = PathOf(key);
-  struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::Ok();  // not an object
-  if (::unlink(path.c_str()) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();
-    return ErrnoStatus(errno, "delete", path);
+  if (auto info = fs_.Stat(path); info.ok() && info->is_dir) return Status::Ok();  // not an object
+  if (Status st = fs_.Remove(path); !st.ok()) {
+    // Missing, or a parent is a file (ENOTDIR): nothing to delete, as on S3.
+    if (st.code() == ErrorCode::kNotFound || st.code() == ErrorCode::kFailedPrecondition) return Status::Ok();
+    return st.WithContext("delete");
   }
   const size_t slash = key.rfind('/');
-  return FsyncDir(slash == std::string::npos ? root_ : root_ + "/" + key.substr(0, slash))
+  return fs_.SyncDir(slash == std::string::npos ? root_ : root_ + "/" + key.substr(0, slash))
       .WithContext("delete " + path);
 }
 
@@ -369,22 +287,22 @@ Status LocalObjectStore::Delete(const std::string& key) {
 namespace dlq {
 
 Result<DestinationCheck> LocalObjectStore::CheckWritable() {
-  struct stat st;
-  if (::stat(root_.c_str(), &st) != 0) {
-    int err = errno;
-    if (err == ENOENT) {
+  auto info = fs_.Stat(root_);
+  if (!info.ok()) {
+    if (info.status().code() == ErrorCode::kNotFound) {
       return NotFound(fmt::format("directory {} does not exist: create it first (mkdir -p {})", root_, root_));
     }
-    return ErrnoStatus(err, "archive directory", root_);
+    return info.status().WithContext("archive directory");
   }
-  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(fmt::format("archive destination {} is not a directory", root_));
+  if (!info->is_dir) return FailedPrecondition(fmt::format("archive destination {} is not a directory", root_));
   // access() answers for the real uid and ignores read-only mounts: create
   // and remove a probe file instead.
   std::string probe = fmt::format("{}/{}probe-{}", root_, kLocalStoreTempPrefix, ::getpid());
-  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return ErrnoStatus(errno, "cannot create files in archive directory", root_);
-  ::close(fd);
-  ::unlink(probe.c_str());
+  auto file = fs_.CreateFile(probe);
+  if (!file.ok()) return file.status().WithContext(fmt::format("cannot create files in archive directory {}", root_));
+  (void)(*file)->Close();
+  file->reset();
+  (void)fs_.Remove(probe);
   return DestinationCheck{};
 }
 

@@ -7,13 +7,16 @@
 // where that is unsupported) and fsyncs the directory, so a stored object is
 // durable and complete. Temporary files are removed on failure and never
 // listed. ETags are the MD5 hex of the content (Head only; empty in List).
-// Thread-safe: the store holds no mutable state.
+// Every filesystem call goes through a FileSystem (s3/file_system.h; the
+// real one by default), so tests can inject fsync, rename and disk-full
+// failures. Thread-safe: the store holds no mutable state.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "s3/file_system.h"
 #include "s3/object_store.h"
 
 namespace dlq {
@@ -25,10 +28,14 @@ class LocalObjectStore final : public ObjectStore {
   // `root` is a directory path or a file:// URL. Fails with kNotFound when
   // the directory is missing (unless `create`), kFailedPrecondition when it
   // is not a directory, kPermissionDenied when it is not accessible.
-  static Result<std::unique_ptr<LocalObjectStore>> Open(std::string_view root, bool create = false);
+  // Open checks the directory with POSIX calls; the store then uses `fs`
+  // (nullptr: the real filesystem), which must outlive it.
+  static Result<std::unique_ptr<LocalObjectStore>> Open(std::string_view root, bool create = false,
+                                                        FileSystem* fs = nullptr);
 
-  // No checks: errors surface on first use. `root` must be absolute.
-  explicit LocalObjectStore(std::string root, size_t page_size = kDefaultPageSize);
+  // No checks: errors surface on first use. `root` must be absolute; `fs`
+  // (nullptr: the real filesystem) must outlive the store.
+  explicit LocalObjectStore(std::string root, size_t page_size = kDefaultPageSize, FileSystem* fs = nullptr);
 
   Status Put(const std::string& key, std::string_view data, const PutOptions& options) override;
   Result<std::string> Get(const std::string& key,
@@ -49,6 +56,7 @@ class LocalObjectStore final : public ObjectStore {
 
   std::string root_;  // absolute, without trailing '/'
   size_t page_size_;
+  FileSystem& fs_;
 };
 
 // Prefix of the hidden temporary files Put creates.

@@ -28,6 +28,7 @@ Result<ListPage> S3ObjectStore::List(const std::string& prefix, const std::strin
   request.prefix = prefix;
   request.delimiter = delimiter;
   request.continuation_token = token;
+  request.max_keys = page_size_;
   DLQ_ASSIGN_OR_RETURN(ListObjectsV2Result result, client_.ListObjectsV2(bucket_, request));
   ListPage page;
   page.objects = std::move(result.objects);

@@ -12,7 +12,9 @@ namespace dlq {
 
 class S3ObjectStore final : public ObjectStore {
  public:
-  S3ObjectStore(S3Client& client, std::string bucket) : client_(client), bucket_(std::move(bucket)) {}
+  // `page_size`: keys per List page (ListObjectsV2 max-keys); 0: S3's default (1000).
+  S3ObjectStore(S3Client& client, std::string bucket, int page_size = 0)
+      : client_(client), bucket_(std::move(bucket)), page_size_(page_size) {}
 
   Status Put(const std::string& key, std::string_view data, const PutOptions& options) override;
   Result<std::string> Get(const std::string& key,
@@ -28,6 +30,7 @@ class S3ObjectStore final : public ObjectStore {
  private:
   S3Client& client_;
   std::string bucket_;
+  int page_size_;
 };
 
 }  // namespace dlq

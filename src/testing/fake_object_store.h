@@ -84,6 +84,8 @@ class FakeObjectStore final : public ObjectStore {
     }
     if (key.empty()) return InvalidArgument("put: empty key");
     if (options.create_only && objects_.count(key) != 0) {
+      // As S3: a retried create-only put whose first attempt landed succeeds.
+      if (objects_[key].data == data) return Status::Ok();
       return AlreadyExists("put " + name_ + "/" + key + ": object already exists");
     }
     StoredObject& obj = objects_[key];

@@ -7,12 +7,30 @@
 #include <set>
 
 #include "common/crypto.h"
+#include "common/json_writer.h"
 #include "common/strings.h"
 #include "sqs/limits.h"
 #include "sqs/md5.h"
 
 namespace dlq {
 namespace {
+
+// The characters SQS accepts in a message body: #x9 #xA #xD #x20-#xD7FF
+// #xE000-#xFFFD #x10000-#x10FFFF, as valid UTF-8.
+bool ValidSqsText(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (size_t i = 0; i < s.size();) {
+    size_t len = Utf8SequenceLength(p + i, s.size() - i);
+    if (len == 0) return false;
+    uint32_t cp = len == 1 ? p[i] : p[i] & (0xFF >> (len + 1));
+    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
+    bool ok = cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
+              cp >= 0x10000;
+    if (!ok) return false;
+    i += len;
+  }
+  return true;
+}
 
 using std::chrono::seconds;
 
@@ -36,6 +54,14 @@ Status QueueDoesNotExist(std::string_view operation, std::string_view what) {
 Status AwsError(ErrorCode code, std::string_view aws_code, std::string message) {
   return Status(code, std::move(message))
       .WithAws(AwsErrorInfo{.error_code = std::string(aws_code), .http_status = 400, .request_id = "fake"});
+}
+
+// What SQS answers to a send of `entry` whose body it cannot store.
+Status CheckSendable(const SendEntry& entry) {
+  if (ValidSqsText(entry.body)) return Status::Ok();
+  return AwsError(ErrorCode::kInvalidArgument, "InvalidMessageContents",
+                  "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF and "
+                  "#xE000 to #xFFFD.");
 }
 
 bool ValidQueueName(std::string_view name) {
@@ -599,7 +625,8 @@ Result<SendBatchResult> FakeQueueClient::SendMessageBatch(const std::string& que
       result.failed.push_back({e.id, fail_send_code_, "injected failure", false});
       continue;
     }
-    auto sent = Enqueue(*q, e, clock_.Now(), {});
+    Status sendable = CheckSendable(e);
+    auto sent = sendable.ok() ? Enqueue(*q, e, clock_.Now(), {}) : Result<SentMessage>(sendable);
     if (!sent.ok()) {
       const auto& aws = sent.status().aws();
       result.failed.push_back({e.id, aws ? aws->error_code : "InternalError", sent.status().message(), true});
@@ -614,6 +641,7 @@ Result<SendBatchResult> FakeQueueClient::SendMessageBatch(const std::string& que
 Result<SentMessage> FakeQueueClient::SendMessage(const std::string& queue_url, const SendEntry& entry) {
   DLQ_FAKE_BEGIN(Operation::kSendMessage);
   DLQ_ASSIGN_OR_RETURN(Queue * q, FindQueue(queue_url, "SendMessage"));
+  DLQ_RETURN_IF_ERROR(CheckSendable(entry));
   DLQ_ASSIGN_OR_RETURN(SentMessage sent, Enqueue(*q, entry, clock_.Now(), {}));
   DLQ_FAKE_END(sent);
 }

@@ -100,6 +100,18 @@ inline std::unique_ptr<AwsServices> Services(const StandIn& s, const std::string
   return r.ok() ? std::move(*r) : nullptr;
 }
 
+// Services on the stand-in `name`, shared; nullptr when it is not running
+// (then a test failure when DLQ_REQUIRE_STAND_INS is set), for fixtures that
+// skip rather than fail.
+inline std::shared_ptr<AwsServices> StandInServices(const std::string& name) {
+  StandIn s;
+  if (!LoadStandIn(name, s)) {
+    if (std::getenv("DLQ_REQUIRE_STAND_INS")) ADD_FAILURE() << "stand-in " << name << " is not running";
+    return nullptr;
+  }
+  return Services(s);
+}
+
 inline std::string UniqueName(const std::string& base) {
   return base + "-" + RandomHex(4);
 }

@@ -53,6 +53,15 @@ TEST(TimeUtil, ParsesDurations) {
   EXPECT_EQ(FormatDuration(std::chrono::seconds(5400)), "1h30m");
 }
 
+TEST(Strings, ParseInt64TakesTheWholeStringOrNothing) {
+  EXPECT_EQ(ParseInt64("345600"), 345600);
+  EXPECT_EQ(ParseInt64("-12"), -12);
+  EXPECT_EQ(ParseInt64("9223372036854775807"), INT64_MAX);
+  for (const char* bad : {"", " 1", "1 ", "12abc", "+5", "1.5", "9223372036854775808", "0x10", "-"}) {
+    EXPECT_EQ(ParseInt64(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(Strings, UriEncodeKeepsUnreservedOnly) {
   EXPECT_EQ(UriEncode("a b/c~_-.é"), "a%20b%2Fc~_-.%C3%A9");
   EXPECT_EQ(UriEncode("a b/c", false), "a%20b/c");
