@@ -37,6 +37,15 @@ std::string Time(const std::optional<SystemTime>& t) {
   return t ? FormatIso8601(*t) : "-";
 }
 
+// Keeps numbers as written (rapidjson's writer would quote a raw number).
+class PrettyNumbersAsWritten : public rapidjson::PrettyWriter<rapidjson::StringBuffer> {
+ public:
+  using PrettyWriter::PrettyWriter;
+  bool RawNumber(const char* str, rapidjson::SizeType length, bool) {
+    return RawValue(str, length, rapidjson::kNumberType);
+  }
+};
+
 }  // namespace
 
 std::optional<std::string> PrettyJson(std::string_view body) {
@@ -44,7 +53,7 @@ std::optional<std::string> PrettyJson(std::string_view body) {
   if (first == std::string_view::npos || (body[first] != '{' && body[first] != '[')) return std::nullopt;
   rapidjson::MemoryStream in(body.data(), body.size());
   rapidjson::StringBuffer buf;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> writer(buf);
+  PrettyNumbersAsWritten writer(buf);
   writer.SetIndent(' ', 2);
   rapidjson::Reader reader;
   constexpr unsigned kFlags =
