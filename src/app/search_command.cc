@@ -59,7 +59,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
   uint64_t count = 0;
   std::string buf;
   if (output == "table") {
-    fmt::print(out, "{:<23}  {:<24}  {:<36}  {:>4}  {}\n", "SENT", "QUEUE", "MESSAGE ID", "RECV", "BODY");
+    fmt::print(out, "{:<24}  {:<24}  {:<36}  {:>4}  {}\n", "SENT", "QUEUE", "MESSAGE ID", "RECV", "BODY");
   }
   Result<ScanStats> stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& r, const RecordLocation&) {
     ++count;
@@ -71,7 +71,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
       fmt::print(out, "{}\n", r.message_id);
     } else if (output == "table") {
       std::string sent = r.sent_at ? FormatIso8601(*r.sent_at) : "-";
-      fmt::print(out, "{:<23}  {:<24}  {:<36}  {:>4}  {}\n", sent, r.queue, r.message_id, r.receive_count,
+      fmt::print(out, "{:<24}  {:<24}  {:<36}  {:>4}  {}\n", sent, r.queue, r.message_id, r.receive_count,
                  BodyPreview(r.body, 60));
     }
     return options.limit == 0 || count < options.limit;
