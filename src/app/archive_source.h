@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "query/scan.h"
 
-namespace CLI {
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
 class App;
 }  // namespace CLI
 

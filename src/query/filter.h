@@ -18,7 +18,7 @@
 #include "common/status.h"
 #include "query/json_path.h"
 
-namespace CLI {
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
 class App;
 }  // namespace CLI
 
