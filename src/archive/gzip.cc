@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 #include <libdeflate.h>
+#include <sys/mman.h>
 #include <zlib.h>
 
 #include <array>
 #include <climits>
+#include <cstring>
 #include <memory>
+#include <utility>
 
 namespace dlq {
 namespace {
@@ -48,13 +51,16 @@ Result<std::string> GzipCompress(std::string_view data, int level) {
   return out;
 }
 
-Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
-  if (gz.empty()) return DataLoss("gzip: empty input is not a gzip file");
+namespace {
+
+// zlib streaming: handles every input, and on damage says where and keeps
+// what decompressed before it.
+GunzipResult ZlibDecompressInto(std::string_view gz, size_t max_output, GunzipBuffer& out) {
+  if (gz.empty()) return {0, DataLoss("gzip: empty input is not a gzip file")};
   InflateStream s;
-  if (inflateInit2(&s.zs, 15 + 16) != Z_OK) return Internal("gzip: inflateInit2 failed");
+  if (inflateInit2(&s.zs, 15 + 16) != Z_OK) return {0, Internal("gzip: inflateInit2 failed")};
   s.initialised = true;
 
-  std::string out;
   size_t in_pos = 0;
   int member = 0;
   // First guess at the output size: the last member's ISIZE trailer, bounded.
@@ -66,25 +72,27 @@ Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
     // DEFLATE expands at most ~1032:1, so a larger ISIZE is a lie; do not trust it.
     guess = std::max(guess, std::min(isize + 1, gz.size() * 1032 + 64));
   }
-  out.resize(std::min(guess, max_output + 1));
+  if (!out.Reserve(std::min(guess, max_output + 1), 0)) return {0, Internal("gzip: out of memory")};
 
   size_t produced = 0;
   while (in_pos < gz.size()) {
     ++member;
     if (gz.size() - in_pos < 2 || static_cast<unsigned char>(gz[in_pos]) != 0x1f ||
         static_cast<unsigned char>(gz[in_pos + 1]) != 0x8b) {
-      return DataLoss(
-          fmt::format("gzip: member {} at offset {}: not a gzip header (trailing garbage)", member, in_pos));
+      return {produced, DataLoss(fmt::format("gzip: member {} at offset {}: not a gzip header (trailing garbage)",
+                                             member, in_pos))};
     }
-    if (member > 1 && inflateReset(&s.zs) != Z_OK) return Internal("gzip: inflateReset failed");
+    if (member > 1 && inflateReset(&s.zs) != Z_OK) return {produced, Internal("gzip: inflateReset failed")};
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
-      if (produced == out.size()) {
+      if (produced == out.capacity()) {
         if (produced > max_output) break;
-        out.resize(std::min(std::max(out.size() * 2, size_t{4096}), max_output + 1));
+        if (!out.Reserve(std::min(std::max(out.capacity() * 2, size_t{4096}), max_output + 1), produced)) {
+          return {produced, Internal("gzip: out of memory")};
+        }
       }
       size_t in_left = gz.size() - in_pos;
-      size_t out_left = out.size() - produced;
+      size_t out_left = out.capacity() - produced;
       s.zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data() + in_pos));
       s.zs.avail_in = static_cast<uInt>(std::min<size_t>(in_left, UINT_MAX));
       s.zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
@@ -95,23 +103,115 @@ Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
       in_pos += avail_in_before - s.zs.avail_in;
       produced += avail_out_before - s.zs.avail_out;
       if (produced > max_output) {
-        return DataLoss(fmt::format("gzip: decompressed size exceeds the limit of {} bytes", max_output));
+        return {max_output, DataLoss(fmt::format("gzip: decompressed size exceeds the limit of {} bytes", max_output))};
       }
       if (rc == Z_STREAM_END) break;
       if (rc == Z_BUF_ERROR && s.zs.avail_out != 0) {
-        return DataLoss(fmt::format("gzip: member {} is truncated at input offset {}", member, in_pos));
+        return {produced, DataLoss(fmt::format("gzip: member {} is truncated at input offset {}", member, in_pos))};
       }
       if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return DataLoss(fmt::format("gzip: member {} is corrupt near input offset {}: {}", member, in_pos,
-                                    s.zs.msg != nullptr ? s.zs.msg : "inflate error"));
+        return {produced, DataLoss(fmt::format("gzip: member {} is corrupt near input offset {}: {}", member, in_pos,
+                                               s.zs.msg != nullptr ? s.zs.msg : "inflate error"))};
       }
     }
     if (produced > max_output) {
-      return DataLoss(fmt::format("gzip: decompressed size exceeds the limit of {} bytes", max_output));
+      return {max_output, DataLoss(fmt::format("gzip: decompressed size exceeds the limit of {} bytes", max_output))};
     }
   }
-  out.resize(produced);
-  return out;
+  return {produced, Status::Ok()};
+}
+
+struct DecompressorHolder {
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  ~DecompressorHolder() {
+    if (d != nullptr) libdeflate_free_decompressor(d);
+  }
+};
+
+uint32_t ReadLe32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return static_cast<uint32_t>(u[0]) | static_cast<uint32_t>(u[1]) << 8 | static_cast<uint32_t>(u[2]) << 16 |
+         static_cast<uint32_t>(u[3]) << 24;
+}
+
+// libdeflate, whole buffer: the output is sized from the last member's ISIZE
+// trailer (exact for one member). Returns false when it cannot finish (damage,
+// a wrong size guess, several large members); the caller then uses zlib.
+bool LibdeflateDecompressInto(std::string_view gz, size_t max_output, GunzipBuffer& out, size_t& produced) {
+  thread_local DecompressorHolder holder;
+  if (holder.d == nullptr || gz.size() < 18) return false;
+  // DEFLATE expands at most ~1032:1, so a larger ISIZE is a lie; do not trust it.
+  size_t guess = std::min<size_t>(ReadLe32(gz.data() + gz.size() - 4), gz.size() * 1032 + 64);
+  size_t capacity = std::min(guess + 64, max_output);
+  if (!out.Reserve(capacity, 0)) return false;
+  produced = 0;
+  size_t in_pos = 0;
+  while (in_pos < gz.size()) {
+    if (gz.size() - in_pos < 18 || static_cast<unsigned char>(gz[in_pos]) != 0x1f ||
+        static_cast<unsigned char>(gz[in_pos + 1]) != 0x8b) {
+      return false;
+    }
+    size_t in_used = 0, out_used = 0;
+    libdeflate_result r =
+        libdeflate_gzip_decompress_ex(holder.d, gz.data() + in_pos, gz.size() - in_pos, out.data() + produced,
+                                      capacity - produced, &in_used, &out_used);
+    if (r != LIBDEFLATE_SUCCESS) return false;
+    in_pos += in_used;
+    produced += out_used;
+  }
+  return true;
+}
+
+}  // namespace
+
+GunzipBuffer::~GunzipBuffer() {
+  if (data_ != nullptr) munmap(data_, capacity_);
+}
+
+GunzipBuffer::GunzipBuffer(GunzipBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), capacity_(std::exchange(other.capacity_, 0)) {}
+
+GunzipBuffer& GunzipBuffer::operator=(GunzipBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) munmap(data_, capacity_);
+    data_ = std::exchange(other.data_, nullptr);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+bool GunzipBuffer::Reserve(size_t n, size_t keep) {
+  if (n <= capacity_) return true;
+  constexpr size_t kHugePage = size_t{2} << 20;
+  // Round up to whole huge pages, with room for slightly larger objects next time.
+  size_t want = (std::max(n + n / 8, capacity_ * 2) + kHugePage - 1) / kHugePage * kHugePage;
+  void* p;
+  if (data_ == nullptr || keep == 0) {
+    if (data_ != nullptr) munmap(data_, capacity_);
+    data_ = nullptr;
+    capacity_ = 0;
+    p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  } else {
+    p = mremap(data_, capacity_, want, MREMAP_MAYMOVE);
+  }
+  if (p == MAP_FAILED) return false;
+  madvise(p, want, MADV_HUGEPAGE);  // a hint; fine if the kernel declines
+  data_ = static_cast<char*>(p);
+  capacity_ = want;
+  return true;
+}
+
+GunzipResult GzipDecompressInto(std::string_view gz, size_t max_output, GunzipBuffer& buffer) {
+  size_t produced = 0;
+  if (LibdeflateDecompressInto(gz, max_output, buffer, produced)) return {produced, Status::Ok()};
+  return ZlibDecompressInto(gz, max_output, buffer);
+}
+
+Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
+  GunzipBuffer buffer;
+  GunzipResult r = GzipDecompressInto(gz, max_output, buffer);
+  if (!r.status.ok()) return r.status;
+  return std::string(buffer.data(), r.size);
 }
 
 }  // namespace dlq

@@ -172,7 +172,20 @@ Status LocalObjectStore::Put(const std::string& key, std::string_view data, cons
 }
 
 Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<std::pair<uint64_t, uint64_t>> range) {
-  DLQ_RETURN_IF_ERROR(ValidateKey("get", key));
+  std::string out;
+  DLQ_RETURN_IF_ERROR(ReadInto("get", key, range, out));
+  return out;
+}
+
+Status LocalObjectStore::GetInto(const std::string& key, std::string& out) {
+  return ReadInto("get", key, std::nullopt, out);
+}
+
+// Reads through the FileSystem seam (so read faults can be injected); `out`
+// takes the bytes read.
+Status LocalObjectStore::ReadInto(const std::string& op, const std::string& key,
+                                  std::optional<std::pair<uint64_t, uint64_t>> range, std::string& out) {
+  DLQ_RETURN_IF_ERROR(ValidateKey(op, key));
   const std::string path = PathOf(key);
   auto info = fs_.Stat(path);
   if (!info.ok()) return info.status().WithContext("get");
@@ -188,11 +201,15 @@ Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<
     first = range->first;
     last = std::min(range->second, size - 1);
   }
-  if (size == 0) return std::string();
-  auto out = fs_.Read(path, first, static_cast<size_t>(last - first + 1));
-  if (!out.ok()) return out.status().WithContext("get");
-  if (out->size() != last - first + 1) return DataLoss(fmt::format("get {}: file shrank while reading", path));
-  return out;
+  if (size == 0) {
+    out.clear();
+    return Status::Ok();
+  }
+  auto read = fs_.Read(path, first, static_cast<size_t>(last - first + 1));
+  if (!read.ok()) return read.status().WithContext(op);
+  if (read->size() != last - first + 1) return DataLoss(fmt::format("{} {}: file shrank while reading", op, path));
+  out = std::move(*read);
+  return Status::Ok();
 }
 
 Result<ObjectInfo> LocalObjectStore::Head(const std::string& key) {

@@ -1,0 +1,217 @@
+// ls, search and show over archives written by `dlq-archive archive` from
+// real queues: file:// in the default and Hive layouts (fauxqs) and s3://
+// (moto). Every filter, de-duplication of a re-archived object, a truncated
+// object and an object S3 will not return (Glacier) reported by key with exit
+// 3, and malformed input rejected with exit 2.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "archive/record.h"
+#include "harness.h"
+#include "s3/s3_object_store.h"
+
+namespace dlq::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Dlq(const StandIn& s, const std::string& args) {
+  return s.ShellEnv() + DLQ_BINARY + " --endpoint-url " + s.endpoint() + " " + args;
+}
+
+// Sends the test messages: JSON bodies with an error type, a String and a
+// Binary attribute, and one plain-text body without attributes.
+std::vector<std::string> Fill(AwsServices& svc, const std::string& url) {
+  std::vector<std::string> ids;
+  const char* errors[] = {"Timeout", "Timeout", "Throttled", "Timeout", "Declined"};
+  for (int i = 0; i < 5; ++i) {
+    SendEntry e;
+    e.body = fmt::format(R"({{"error":{{"type":"{}","code":{}}},"order":{}}})", errors[i], 500 + i, 100 + i);
+    e.message_attributes["tenant"] = {"String", i < 3 ? "acme" : "globex", ""};
+    if (i == 0) e.message_attributes["blob"] = {"Binary", "", std::string("\x00\x01\xff", 3)};
+    auto sent = svc.sqs().SendMessage(url, e);
+    EXPECT_TRUE(sent.ok()) << sent.status().ToString();
+    ids.push_back(sent.ok() ? sent->message_id : "");
+  }
+  SendEntry plain;
+  plain.body = "plain text: order 7 failed";
+  auto sent = svc.sqs().SendMessage(url, plain);
+  EXPECT_TRUE(sent.ok());
+  ids.push_back(sent.ok() ? sent->message_id : "");
+  return ids;
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<fs::path> Objects(const std::string& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(SearchCli, FileArchiveInBothLayoutsWithEveryFilterDuplicatesAndDamage) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  const std::string q = UniqueName("search-dlq"), q2 = UniqueName("hive-dlq");
+  auto url = svc->sqs().CreateQueue(q, {});
+  auto url2 = svc->sqs().CreateQueue(q2, {});
+  ASSERT_TRUE(url.ok() && url2.ok());
+  std::vector<std::string> ids = Fill(*svc, *url);
+  SendEntry other;
+  other.body = R"({"error":{"type":"Timeout"}})";
+  ASSERT_TRUE(svc->sqs().SendMessage(*url2, other).ok());
+  const std::string dir = "/tmp/dlq-search-" + RandomHex(4);
+  fs::create_directories(dir);
+  auto a1 = RunShell(Dlq(fauxqs, "archive --queue " + q + " --to file://" + dir + " --progress never"));
+  ASSERT_EQ(a1.exit_code, 0) << a1.out;
+  auto a2 = RunShell(Dlq(fauxqs, "archive --hive --queue " + q2 + " --to file://" + dir + " --progress never"));
+  ASSERT_EQ(a2.exit_code, 0) << a2.out;
+  const std::string from = " --from file://" + dir;
+
+  auto ls = RunShell(Dlq(fauxqs, "ls" + from));
+  EXPECT_EQ(ls.exit_code, 0) << ls.out;
+  EXPECT_NE(ls.out.find(q), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find(q2), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("2 queues"), std::string::npos) << ls.out;
+  auto ls_q = RunShell(Dlq(fauxqs, "ls --objects --queue " + q2 + from));
+  EXPECT_NE(ls_q.out.find("queue=" + q2 + "/dt="), std::string::npos) << ls_q.out;
+  EXPECT_EQ(ls_q.out.find(q + "/"), std::string::npos) << ls_q.out;
+
+  auto count = [&](const std::string& filter) {
+    auto r = RunShell(Dlq(fauxqs, "search --output count" + from + " " + filter), false);
+    EXPECT_EQ(r.exit_code, 0) << filter << ": " << r.out;
+    return r.out;
+  };
+  EXPECT_EQ(count(""), "7\n");
+  EXPECT_EQ(count("--queue " + q), "6\n");
+  EXPECT_EQ(count("--queue " + q2 + " --queue " + q), "7\n");
+  EXPECT_EQ(count("--since 1h"), "7\n");
+  EXPECT_EQ(count("--until 1h"), "0\n");
+  EXPECT_EQ(count("--by archived --since 10m --until 2100-01-01"), "7\n");
+  EXPECT_EQ(count("--id " + ids[2] + " --id " + ids[5]), "2\n");
+  EXPECT_EQ(count("--attr tenant=acme"), "3\n");
+  EXPECT_EQ(count("--attr tenant=acme --body-contains Throttled"), "1\n");
+  EXPECT_EQ(count("--attr-exists blob"), "1\n");
+  EXPECT_EQ(count("--body-contains 'order 7 failed'"), "1\n");
+  EXPECT_EQ(count("--body-regex '\"code\":50[34]'"), "2\n");
+  EXPECT_EQ(count("--json '$.error.type=Timeout'"), "4\n");
+  EXPECT_EQ(count("--json '$.error.type=Timeout' --queue " + q), "3\n");
+  EXPECT_EQ(count("--json '$.error.code=501'"), "1\n");
+  EXPECT_EQ(count("--min-receive-count 1"), "7\n");
+  EXPECT_EQ(count("--min-receive-count 99"), "0\n");
+  auto id_out = RunShell(Dlq(fauxqs, "search --output ids --attr-exists blob" + from), false);
+  EXPECT_EQ(id_out.out, ids[0] + "\n");
+  auto limited = RunShell(Dlq(fauxqs, "search --output ids --limit 2" + from), false);
+  EXPECT_EQ(std::count(limited.out.begin(), limited.out.end(), '\n'), 2) << limited.out;
+  // Piped, the default output is the archive's own line format.
+  auto jsonl = RunShell(Dlq(fauxqs, "search --id " + ids[0] + from), false);
+  Result<ArchiveRecord> rec = ParseRecordJson(jsonl.out);
+  ASSERT_TRUE(rec.ok()) << jsonl.out;
+  EXPECT_EQ(rec->message_attributes.at("blob").binary_value, std::string("\x00\x01\xff", 3));
+
+  auto show = RunShell(Dlq(fauxqs, "show " + ids[0] + from), false);
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  for (const std::string& want :
+       {std::string("message_id                 ") + ids[0], std::string("stored in"), std::string(" line 1"),
+        std::string("3 bytes, base64 AAH/"), std::string("tenant                   String         acme"),
+        std::string("SentTimestamp"),
+        std::string("body (51 bytes, JSON):\n{\n  \"error\": {\n"
+                    "    \"type\": \"Timeout\",\n    \"code\": 500\n")}) {
+    EXPECT_NE(show.out.find(want), std::string::npos) << want << "\n" << show.out;
+  }
+  auto missing = RunShell(Dlq(fauxqs, "show no-such-id" + from));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("message no-such-id is not in file://" + dir), std::string::npos) << missing.out;
+
+  // A crash between upload and delete archived the first object again under another key.
+  std::vector<fs::path> objs = Objects(dir + "/dlq-archive/" + q);
+  ASSERT_EQ(objs.size(), 1u);
+  const std::string gz = ReadFile(objs[0]);
+  fs::path copy = objs[0].parent_path() / (q + "-235959-ffffffffffffffff.json.gz");
+  std::ofstream(copy, std::ios::binary) << gz;
+  EXPECT_EQ(count(""), "7\n");
+  auto show_dup = RunShell(Dlq(fauxqs, "show " + ids[0] + from), false);
+  EXPECT_NE(show_dup.out.find("also archived in           file://" + copy.string()), std::string::npos) << show_dup.out;
+
+  // A truncated object: what precedes the damage is read, the key and line are named, exit 3.
+  fs::path cut = objs[0].parent_path() / (q + "-235959-eeeeeeeeeeeeeeee.json.gz");
+  std::ofstream(cut, std::ios::binary) << gz.substr(0, gz.size() - 20);
+  auto damaged = RunShell(Dlq(fauxqs, "search --output count" + from));
+  EXPECT_EQ(damaged.exit_code, 3) << damaged.out;
+  EXPECT_NE(damaged.out.find("7\n"), std::string::npos) << damaged.out;
+  EXPECT_NE(damaged.out.find("warning: file://" + cut.string() + " line "), std::string::npos) << damaged.out;
+  EXPECT_NE(damaged.out.find("incomplete"), std::string::npos) << damaged.out;
+  fs::remove_all(dir);
+}
+
+TEST(SearchCli, MalformedInputExitsTwoWithTheReason) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  const std::string dir = "/tmp/dlq-search-bad-" + RandomHex(4);
+  fs::create_directories(dir);
+  struct Case {
+    std::string args, reason;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"search --from file://" + dir + " --since yesterday", "--since 'yesterday': not a time"},
+           {"search --from file://" + dir + " --json 'error.type=x'", "a path must start with '$'"},
+           {"search --from file://" + dir + " --json '$.a'", "expected PATH=VALUE"},
+           {"search --from file://" + dir + " --body-regex '('", "not a valid ECMAScript regular expression"},
+           {"search --from file://" + dir + " --attr novalue", "expected NAME=VALUE"},
+           {"search --from file://" + dir + " --key-template '{queue}/{nope}'", "unknown placeholder {nope}"},
+           {"search --from ftp://x", "must be s3://BUCKET/PREFIX or file:///DIR"},
+           {"search", "--from is required"},
+           {"ls --from file://" + dir + " --until 2026-02-30x", "--until '2026-02-30x'"},
+           {"show --from file://" + dir, "MESSAGE_ID"},
+       }) {
+    auto r = RunShell(Dlq(fauxqs, c.args));
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.out;
+    EXPECT_NE(r.out.find(c.reason), std::string::npos) << c.args << ": " << r.out;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(SearchCli, S3ArchiveOnMotoAndAGlacierObjectReportedByKey) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  const std::string bucket = UniqueName("search-bucket"), q = UniqueName("s3-dlq");
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+  auto url = svc->sqs().CreateQueue(q, {});
+  ASSERT_TRUE(url.ok());
+  std::vector<std::string> ids = Fill(*svc, *url);
+  auto a = RunShell(Dlq(moto, "archive --hive --queue " + q + " --to s3://" + bucket + "/team/dlq --progress never"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  const std::string from = " --from s3://" + bucket + "/team/dlq";
+  auto r = RunShell(Dlq(moto, "search --output count --json '$.error.type=Timeout'" + from), false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "3\n");
+  auto show = RunShell(Dlq(moto, "show " + ids[5] + from), false);
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_NE(show.out.find("plain text: order 7 failed"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("s3://" + bucket + "/team/dlq/queue=" + q + "/dt="), std::string::npos) << show.out;
+
+  // An object moved to Glacier by a lifecycle rule cannot be read until restored.
+  S3ObjectStore store(svc->s3_for(bucket), bucket);
+  PutOptions cold;
+  cold.storage_class = "GLACIER";
+  const std::string key = "team/dlq/queue=" + q + "/dt=2026-01-01/" + q + "-000000-0123456789abcdef.json.gz";
+  ASSERT_TRUE(store.Put(key, "x", cold).ok());
+  auto cold_r = RunShell(Dlq(moto, "search --output count" + from));
+  EXPECT_EQ(cold_r.exit_code, 3) << cold_r.out;
+  EXPECT_NE(cold_r.out.find("warning: s3://" + bucket + "/" + key + ": unreadable object skipped"), std::string::npos)
+      << cold_r.out;
+  EXPECT_NE(cold_r.out.find("6\n"), std::string::npos) << cold_r.out;
+}
+
+}  // namespace
+}  // namespace dlq::it

@@ -1,0 +1,150 @@
+// ls, search and show over a fake store: outputs, limits, exit codes.
+#include <gtest/gtest.h>
+#include <stdio.h>
+
+#include "app/ls_command.h"
+#include "app/search_command.h"
+#include "app/show_command.h"
+#include "archive/gzip.h"
+#include "common/crypto.h"
+#include "common/time_util.h"
+#include "testing/fake_object_store.h"
+
+namespace dlq {
+namespace {
+
+const SystemTime kT = *ParseIso8601("2026-11-20T10:00:00Z");
+
+// Captures what a command writes to a FILE*.
+class Capture {
+ public:
+  Capture() : f_(open_memstream(&buf_, &len_)) {}
+  ~Capture() {
+    if (f_ != nullptr) std::fclose(f_);
+    std::free(buf_);
+  }
+  std::FILE* f() { return f_; }
+  std::string str() {
+    std::fflush(f_);
+    return std::string(buf_, len_);
+  }
+
+ private:
+  char* buf_ = nullptr;
+  size_t len_ = 0;
+  std::FILE* f_;
+};
+
+class ReadCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ArchiveContext ctx;
+    ctx.queue = "orders-dlq";
+    std::string lines;
+    for (int i = 0; i < 5; ++i) {
+      Message m;
+      m.message_id = "m" + std::to_string(i);
+      m.body = i == 0 ? R"({"error":{"type":"Timeout","code":1.50}})" : "order " + std::to_string(i) + " failed";
+      m.md5_of_body = Md5Hex(m.body);
+      m.attributes["SentTimestamp"] = std::to_string(ToUnixMillis(kT));
+      m.message_attributes["blob"] = {"Binary", "", std::string("\x00\x01\xff", 3)};
+      AppendRecordJson(m, ctx, kT, lines);
+    }
+    key_ = KeyTemplate::Default().Render({"dlq-archive", "orders-dlq", "", "", kT, "00000000000000aa"});
+    store_.Insert(key_, GzipCompress(lines, 1).value());
+  }
+
+  FakeObjectStore store_;
+  Destination from_ = ParseDestination("s3://bucket").value();
+  std::string key_;
+};
+
+TEST_F(ReadCommandsTest, SearchOutputsAndLimit) {
+  SearchCommandOptions o;
+  o.output = "count";
+  o.filter.body_contains = "failed";
+  Capture out, err;
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, false, out.f(), err.f()), 0) << err.str();
+  EXPECT_EQ(out.str(), "4\n");
+
+  o.output = "ids";
+  o.limit = 2;
+  Capture ids, err2;
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, false, ids.f(), err2.f()), 0);
+  EXPECT_EQ(ids.str(), "m1\nm2\n");
+
+  o = SearchCommandOptions{};  // piped: the archive line format
+  o.filter.ids = {"m0"};
+  Capture lines, err3;
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, false, lines.f(), err3.f()), 0);
+  ASSERT_TRUE(ParseRecordJson(lines.str()).ok()) << lines.str();
+  EXPECT_EQ(ParseRecordJson(lines.str())->message_id, "m0");
+
+  Capture table, err4;  // a terminal: a table with a header
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, true, table.f(), err4.f()), 0);
+  EXPECT_EQ(table.str().rfind("SENT", 0), 0u) << table.str();
+  EXPECT_NE(table.str().find("orders-dlq"), std::string::npos);
+  EXPECT_NE(err4.str().find("1 records"), std::string::npos) << err4.str();
+}
+
+TEST_F(ReadCommandsTest, SearchRejectsBadInputAndReportsDamageWithExitThree) {
+  SearchCommandOptions o;
+  o.output = "xml";
+  Capture out, err;
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, false, out.f(), err.f()), 2);
+  EXPECT_NE(err.str().find("--output 'xml'"), std::string::npos);
+  o.output = "count";
+  o.filter.since = "someday";
+  Capture out2, err2;
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, false, out2.f(), err2.f()), 2);
+  EXPECT_NE(err2.str().find("--since 'someday'"), std::string::npos);
+
+  store_.Insert("dlq-archive/orders-dlq/20261120/orders-dlq-110000-00000000000000bb.json.gz", "garbage");
+  o.filter.since.clear();
+  Capture out3, err3;
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, false, out3.f(), err3.f()), 3);
+  EXPECT_EQ(out3.str(), "5\n");
+  EXPECT_NE(err3.str().find("warning: s3://bucket/dlq-archive/orders-dlq/20261120/orders-dlq-110000-00000000000000bb"
+                            ".json.gz: unreadable object skipped"),
+            std::string::npos)
+      << err3.str();
+}
+
+TEST_F(ReadCommandsTest, ShowPrintsEverythingAndNotFoundIsOne) {
+  ShowCommandOptions o;
+  o.message_id = "m0";
+  Capture out, err;
+  EXPECT_EQ(RunShowCommand(o, store_, from_, out.f(), err.f()), 0) << err.str();
+  EXPECT_NE(out.str().find("stored in                  s3://bucket/" + key_ + " line 1"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("3 bytes, base64 AAH/"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("\"code\": 1.50"), std::string::npos) << out.str();
+  o.message_id = "nope";
+  Capture out2, err2;
+  EXPECT_EQ(RunShowCommand(o, store_, from_, out2.f(), err2.f()), 1);
+  EXPECT_NE(err2.str().find("message nope is not in s3://bucket"), std::string::npos) << err2.str();
+}
+
+TEST(PrettyJsonTest, OnlyWholeJsonContainersNumbersAsWritten) {
+  EXPECT_EQ(PrettyJson(R"({"a":[1,2.50]})"), "{\n  \"a\": [\n    1,\n    2.50\n  ]\n}");
+  EXPECT_EQ(PrettyJson("order 1 failed"), std::nullopt);
+  EXPECT_EQ(PrettyJson("42"), std::nullopt);
+  EXPECT_EQ(PrettyJson(R"({"a":1} trailing)"), std::nullopt);
+  EXPECT_EQ(PrettyJson(R"({"a":1)"), std::nullopt);
+}
+
+TEST_F(ReadCommandsTest, LsSummarisesQueuesAndDaysFromKeys) {
+  LsCommandOptions o;
+  Capture out, err;
+  EXPECT_EQ(RunLsCommand(o, store_, from_, kT, out.f(), err.f()), 0) << err.str();
+  EXPECT_NE(out.str().find("orders-dlq                2026-11-20        1"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("total: 1 queues, 1 queue-days, 1 objects"), std::string::npos) << out.str();
+  EXPECT_EQ(store_.get_calls(), 0);  // keys only
+  o.queues = {"other-dlq"};
+  Capture out2, err2;
+  EXPECT_EQ(RunLsCommand(o, store_, from_, kT, out2.f(), err2.f()), 0);
+  EXPECT_NE(out2.str().find("0 objects"), std::string::npos) << out2.str();
+}
+
+}  // namespace
+}  // namespace dlq
