@@ -400,6 +400,11 @@ int RunCli(int argc, char** argv) {
   replay->add_option("--rate", rp.rate, "messages per second, e.g. 100/s (default: unlimited)");
   replay->add_option("--max", rp.max, "send at most this many messages (0: no limit)")
       ->check(IntegerValidator(0, UINT64_MAX));
+  replay
+      ->add_option("--concurrency", rp.concurrency,
+                   "SendMessageBatch calls in flight (default 4; 1 with --checkpoint, so a crash duplicates at most "
+                   "one batch)")
+      ->check(IntegerValidator(1, 64));
   replay->add_flag("--dry-run", rp.dry_run, "print what would be sent; send and write nothing");
   replay->add_option("--checkpoint", rp.checkpoint, "progress file: a rerun resumes where a killed run stopped");
   replay->add_option("--transform", rp.transform,

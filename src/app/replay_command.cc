@@ -231,6 +231,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   const std::string source = live ? dlq->url : archive->uri;
   const std::string canonical = filter->Canonical();
   ro.max = options.max;
+  ro.concurrency = options.concurrency > 0 ? options.concurrency : options.checkpoint.empty() ? 4 : 1;
   ro.dry_run = options.dry_run;
   ro.checkpoint_path = options.dry_run ? "" : options.checkpoint;
   ro.identity_text = CheckpointIdentityText(source, canonical, targets->Describe(), options.transform);

@@ -28,6 +28,7 @@ struct ReplayCommandOptions {
   std::string to_queue;  // name, URL or ARN
   std::string rate;      // "N/s" or "N"; empty: unlimited
   uint64_t max = 0;      // 0: no limit
+  int concurrency = 0;   // batches in flight; 0: 4, or 1 with --checkpoint (duplicates after a crash: one batch)
   bool dry_run = false;
   std::string checkpoint;  // archive form only
   std::string transform;   // sh -c command

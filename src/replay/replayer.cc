@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 
 #include "common/time_util.h"
 #include "sqs/limits.h"
@@ -37,18 +38,14 @@ size_t MessageSize(const std::string& body, const MessageAttributes& attributes)
 Status ReplayOptions::Validate() const {
   if (rate < 0) return InvalidArgument("--rate must be positive");
   if (send_attempts < 1) return InvalidArgument("send attempts must be at least 1");
+  if (concurrency < 1 || concurrency > 64) return InvalidArgument("--concurrency must be 1..64");
   if (fifo_buffer_records < 1) return InvalidArgument("the FIFO buffer must hold at least one record");
   return backoff.Validate();
 }
 
 Replayer::Replayer(QueueClient& sqs, TargetResolver& targets, Clock& clock, ReplayOptions options,
                    RecordTransform* transform)
-    : sqs_(sqs),
-      targets_(targets),
-      clock_(clock),
-      options_(std::move(options)),
-      transform_(transform),
-      rng_(std::random_device{}()) {
+    : sqs_(sqs), targets_(targets), clock_(clock), options_(std::move(options)), transform_(transform) {
   if (options_.rate > 0) {
     bucket_.emplace(options_.rate, std::max<double>(sqs::kMaxBatchEntries, options_.rate / 10), clock_);
   }
@@ -147,9 +144,10 @@ Status Replayer::FlushFifo() {
 }
 
 Status Replayer::Flush() {
-  DLQ_RETURN_IF_ERROR(FlushFifo());
-  while (!open_.empty()) DLQ_RETURN_IF_ERROR(Dispatch(open_.begin()->first));
-  return Status::Ok();
+  Status st = FlushFifo();
+  while (st.ok() && !open_.empty()) st = Dispatch(open_.begin()->first);
+  Status drained = Drain(0);
+  return st.ok() ? drained : st;
 }
 
 Status Replayer::Finish() {
@@ -224,10 +222,12 @@ Status Replayer::SendBatch(std::vector<Pending> batch) {
 
 Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
   DLQ_RETURN_IF_ERROR(CheckStop());
-  const std::string& url = batch.front().target.url;
-  std::vector<const ReplayItem*> sent_items, failed_items;
-  std::vector<Pending*> ready;
-  for (Pending& p : batch) {
+  Flight flight;
+  flight.done_after = done_after;
+  flight.batch = std::make_shared<std::vector<Pending>>(std::move(batch));
+  std::vector<Pending>& items = *flight.batch;
+  for (size_t i = 0; i < items.size(); ++i) {
+    Pending& p = items[i];
     const ArchiveRecord& r = p.item.record;
     std::string problem;
     if (p.bytes > sqs::kMaxMessageBytes) {
@@ -241,39 +241,60 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
     }
     if (!problem.empty()) {
       Fail(p, std::move(problem));
-      failed_items.push_back(&p.item);
+      flight.failed_early.push_back(&p.item);
     } else {
-      ready.push_back(&p);
+      flight.ready.push_back(i);
     }
   }
   if (options_.dry_run) {
-    for (Pending* p : ready) {
+    for (size_t i : flight.ready) {
+      const Pending& p = items[i];
       ++stats_.would_send;
       if (on_dry_run_) {
-        std::string group = Attribute(p->item.record, "MessageGroupId");
-        on_dry_run_(fmt::format("would send {} to {} ({} bytes{})", p->item.record.message_id, p->target.url, p->bytes,
-                                p->target.fifo ? ", group " + group : ""));
+        std::string group = Attribute(p.item.record, "MessageGroupId");
+        on_dry_run_(fmt::format("would send {} to {} ({} bytes{})", p.item.record.message_id, p.target.url, p.bytes,
+                                p.target.fifo ? ", group " + group : ""));
       }
     }
     return Status::Ok();
   }
+  // The batch is sent on its own thread; up to `concurrency` batches are in
+  // flight, completed in the order they were dispatched (so the checkpoint's
+  // count only ever covers confirmed batches). A FIFO batch goes alone, after
+  // everything before it, so order within a group holds.
+  const bool fifo = items.front().target.fifo;
+  if (fifo) DLQ_RETURN_IF_ERROR(Drain(0));
+  auto shared = flight.batch;
+  std::vector<size_t> ready = flight.ready;
+  flight.outcome = std::async(std::launch::async, [this, shared, ready] {
+    std::vector<const Pending*> entries;
+    for (size_t i : ready) entries.push_back(&(*shared)[i]);
+    return Transmit(shared->front().target.url, entries);
+  });
+  in_flight_.push_back(std::move(flight));
+  return Drain(fifo ? 0 : static_cast<size_t>(options_.concurrency - 1));
+}
 
-  // Entries still to send, by entry id "e<index in ready>".
+Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<const Pending*>& ready) {
+  Outcome out;
+  out.ok.assign(ready.size(), false);
+  out.reasons.assign(ready.size(), "");
+  std::mt19937_64 rng(std::random_device{}());
   std::vector<size_t> pending(ready.size());
   for (size_t i = 0; i < ready.size(); ++i) pending[i] = i;
-  std::vector<std::string> last_error(ready.size());
-  std::vector<bool> ok(ready.size(), false);
-  Status fatal;
   for (int attempt = 0; attempt < options_.send_attempts && !pending.empty(); ++attempt) {
     if (attempt > 0) {
-      stats_.retries += pending.size();
-      clock_.SleepFor(BackoffDelay(options_.backoff, attempt - 1, rng_));
+      out.retries += pending.size();
+      clock_.SleepFor(BackoffDelay(options_.backoff, attempt - 1, rng));
       if (Status st = CheckStop(); !st.ok()) {
-        fatal = st;
+        out.fatal = st;
         break;
       }
     }
-    if (bucket_) bucket_->Acquire(static_cast<double>(pending.size()));
+    if (bucket_) {
+      std::lock_guard lock(bucket_mu_);
+      bucket_->Acquire(static_cast<double>(pending.size()));
+    }
     std::vector<SendEntry> entries;
     std::vector<std::string> ids;
     for (size_t i : pending) {
@@ -297,43 +318,64 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
     }
     auto reply = sqs_.SendMessageBatch(url, entries);
     if (!reply.ok()) {
-      for (size_t i : pending) last_error[i] = reply.status().ToString();
+      for (size_t i : pending) out.reasons[i] = reply.status().ToString();
       if (!reply.status().retryable()) {
-        fatal = reply.status().WithContext(fmt::format("SendMessageBatch to {}", url));
+        out.fatal = reply.status().WithContext(fmt::format("SendMessageBatch to {}", url));
         break;
       }
       continue;
     }
     if (Status st = ValidateBatchReply(*reply, ids); !st.ok()) {
-      fatal = st.WithContext(fmt::format("SendMessageBatch to {}", url));
+      out.fatal = st.WithContext(fmt::format("SendMessageBatch to {}", url));
       break;
     }
     std::vector<size_t> again;
     auto index_of = [](const std::string& id) { return static_cast<size_t>(std::stoul(id.substr(1))); };
-    for (const SentMessage& s : reply->sent) {
-      size_t i = index_of(s.id);
+    for (const SentMessage& sent : reply->sent) {
+      size_t i = index_of(sent.id);
       const ArchiveRecord& r = ready[i]->item.record;
       std::string want_body = Md5OfBody(r.body), want_attrs = Md5OfMessageAttributes(r.message_attributes);
-      if (s.md5_of_body != want_body || s.md5_of_message_attributes != want_attrs) {
-        last_error[i] = fmt::format(
+      if (sent.md5_of_body != want_body || sent.md5_of_message_attributes != want_attrs) {
+        // Not retried: SQS accepted the message; a resend would duplicate it.
+        out.reasons[i] = fmt::format(
             "MD5Mismatch: SQS returned MD5OfMessageBody {} / MD5OfMessageAttributes {}, expected {} / {} (sent as "
             "{}; not resent)",
-            s.md5_of_body, s.md5_of_message_attributes.empty() ? "(none)" : s.md5_of_message_attributes, want_body,
-            want_attrs.empty() ? "(none)" : want_attrs, s.message_id);
+            sent.md5_of_body, sent.md5_of_message_attributes.empty() ? "(none)" : sent.md5_of_message_attributes,
+            want_body, want_attrs.empty() ? "(none)" : want_attrs, sent.message_id);
         continue;
       }
-      ok[i] = true;
+      out.ok[i] = true;
     }
     for (const BatchEntryError& f : reply->failed) {
       size_t i = index_of(f.id);
-      last_error[i] = fmt::format("{}: {}", f.code, f.message);
+      out.reasons[i] = fmt::format("{}: {}", f.code, f.message);
       if (!f.sender_fault && f.code != "MD5Mismatch") again.push_back(i);
     }
     pending = std::move(again);
   }
-  for (size_t i = 0; i < ready.size(); ++i) {
-    Pending& p = *ready[i];
-    if (ok[i]) {
+  return out;
+}
+
+Status Replayer::Drain(size_t keep) {
+  Status first_error;
+  while (in_flight_.size() > keep) {
+    Flight flight = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    Status st = Complete(flight);
+    if (!st.ok() && first_error.ok()) {
+      first_error = st;
+      keep = 0;  // an error ends the run: wait for everything still in flight
+    }
+  }
+  return first_error;
+}
+
+Status Replayer::Complete(Flight& flight) {
+  Outcome out = flight.outcome.get();
+  std::vector<const ReplayItem*> sent_items, failed_items = flight.failed_early;
+  for (size_t j = 0; j < flight.ready.size(); ++j) {
+    Pending& p = (*flight.batch)[flight.ready[j]];
+    if (out.ok[j]) {
       ++stats_.sent;
       ++progress_.sent;
       stats_.bytes_sent += p.bytes;
@@ -341,14 +383,15 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
       sent_ids_.push_back(p.item.record.message_id);
       sent_items.push_back(&p.item);
     } else {
-      Fail(p, last_error[i].empty() ? "not sent" : last_error[i]);
+      Fail(p, out.reasons[j].empty() ? "not sent" : out.reasons[j]);
       failed_items.push_back(&p.item);
     }
   }
+  stats_.retries += out.retries;
   ++stats_.batches;
   if (on_batch_done_) on_batch_done_(sent_items, failed_items);
-  if (!fatal.ok()) return fatal;
-  progress_.done = std::max(progress_.done, done_after);
+  if (!out.fatal.ok()) return out.fatal;
+  progress_.done = std::max(progress_.done, flight.done_after);
   if (!options_.checkpoint_path.empty()) DLQ_RETURN_IF_ERROR(SaveCheckpoint(options_.checkpoint_path, progress_));
   if (on_progress_) on_progress_(stats_);
   if (stats_.failed > options_.max_failures) {

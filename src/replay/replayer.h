@@ -32,13 +32,18 @@
 //
 // Memory: open batches (10 entries per destination), the FIFO buffer, one
 // sort key per FIFO group, and the ids of sent messages for the audit record.
-// Not thread-safe: one source thread drives it.
+// Not thread-safe: one source thread drives it; batches are sent on worker
+// threads (`concurrency`), and callbacks run on the driving thread.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <future>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -62,6 +67,10 @@ struct ReplayOptions {
   double rate = 0;        // messages per second (0: unlimited)
   bool dry_run = false;   // describe each batch through on_dry_run; send and save nothing
   int send_attempts = 5;  // per entry, the first included
+  // Batches in flight at once (each on its own thread). After a crash up to
+  // this many batches may have been sent without being checkpointed. FIFO
+  // batches are always sent one at a time.
+  int concurrency = 4;
   RetryOptions backoff{
       .max_attempts = 5, .base_delay = std::chrono::milliseconds(100), .max_delay = std::chrono::milliseconds(5000)};
   size_t fifo_buffer_records = 100000;
@@ -150,9 +159,29 @@ class Replayer {
   // Gives the batch its place in the send sequence, skips what a checkpoint
   // says is finished, and sends the rest.
   Status SendBatch(std::vector<Pending> batch);
-  // Sends one batch for one destination (retrying), then records it: stats,
-  // on_batch_done, and the checkpoint with `done_after` items finished.
+  // Checks one batch for one destination and puts it in flight; once it is
+  // finished (Complete) the checkpoint records `done_after` items finished.
   Status SendNow(std::vector<Pending>& batch, uint64_t done_after);
+  struct Outcome {
+    std::vector<bool> ok;              // per ready entry
+    std::vector<std::string> reasons;  // why an entry failed
+    uint64_t retries = 0;
+    Status fatal;  // a non-retryable call error: the run stops
+  };
+  struct Flight {
+    std::shared_ptr<std::vector<Pending>> batch;
+    std::vector<size_t> ready;                    // indexes of the entries sent
+    std::vector<const ReplayItem*> failed_early;  // failed their checks, never sent
+    uint64_t done_after = 0;
+    std::future<Outcome> outcome;
+  };
+  // Sends (retrying with backoff); runs on a worker thread, touches no state
+  // but the bucket (under bucket_mu_).
+  Outcome Transmit(const std::string& url, const std::vector<const Pending*>& ready);
+  // Completes the oldest flights until at most `keep` are in flight.
+  Status Drain(size_t keep);
+  // Records a finished flight: stats, on_batch_done, checkpoint.
+  Status Complete(Flight& flight);
   Status CheckStop() const;
   void Fail(const Pending& p, std::string reason);
 
@@ -162,7 +191,8 @@ class Replayer {
   ReplayOptions options_;
   RecordTransform* transform_;
   std::optional<TokenBucket> bucket_;
-  std::mt19937_64 rng_;
+  std::mutex bucket_mu_;  // workers share the bucket
+  std::deque<Flight> in_flight_;
 
   std::map<std::string, OpenBatch> open_;                                     // by destination URL
   std::map<std::pair<std::string, std::string>, std::vector<Pending>> fifo_;  // (URL, group) -> items

@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Received {
-  std::string body, md5_of_body, body_md5, md5_of_message_attributes, group;
+  std::string body, md5_of_body, body_md5, md5_of_message_attributes, group, dedup;
   std::map<std::string, std::string> attrs;  // name -> DataType + value (base64 for binary)
 };
 
@@ -57,14 +57,18 @@ std::vector<Received> ParseMessages(const std::string& json) {
     r.body_md5 = str("body_md5");
     r.md5_of_message_attributes = str("md5_of_message_attributes");
     r.group = str("message_group_id");
+    r.dedup = str("message_deduplication_id");
     simdjson::dom::object attrs;
     if (m["message_attributes"].get_object().get(attrs) == simdjson::SUCCESS) {
       for (auto [name, v] : attrs) r.attrs[std::string(name)] = std::string(simdjson::minify(v));
     }
     simdjson::dom::object sys;
-    if (r.group.empty() && m["attributes"].get_object().get(sys) == simdjson::SUCCESS) {
-      std::string_view g;
-      if (sys["MessageGroupId"].get_string().get(g) == simdjson::SUCCESS) r.group = std::string(g);
+    if (m["attributes"].get_object().get(sys) == simdjson::SUCCESS) {
+      std::string_view v;
+      if (r.group.empty() && sys["MessageGroupId"].get_string().get(v) == simdjson::SUCCESS) r.group = std::string(v);
+      if (r.dedup.empty() && sys["MessageDeduplicationId"].get_string().get(v) == simdjson::SUCCESS) {
+        r.dedup = std::string(v);
+      }
     }
     out.push_back(std::move(r));
   }
@@ -323,6 +327,11 @@ TEST(ReplayCli, MotoFifoKeepsOrderPerGroupAndIds) {
     EXPECT_EQ(g.md5_of_body, g.body_md5);
   }
   EXPECT_EQ(have, want);  // body digests, in receive order per group
+  std::set<std::string> sent_dedup, got_dedup;
+  for (const auto& m : sent) sent_dedup.insert(m.dedup);
+  for (const auto& g : got) got_dedup.insert(g.dedup);
+  EXPECT_EQ(got_dedup, sent_dedup);  // the original deduplication ids
+  EXPECT_EQ(sent_dedup.size(), sent.size());
   fs::remove_all(dir);
 }
 

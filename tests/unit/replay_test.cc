@@ -45,6 +45,12 @@ ArchiveRecord Record(const std::string& id, const std::string& body, std::map<st
   return r;
 }
 
+std::vector<ArchiveRecord> Numbered(int n) {
+  std::vector<ArchiveRecord> records;
+  for (int i = 0; i < n; ++i) records.push_back(Record("id-" + std::to_string(i), "body " + std::to_string(i)));
+  return records;
+}
+
 // Reports a wrong MD5OfMessageBody for entries whose body contains "tamper".
 class TamperingQueue final : public QueueClient {
  public:
@@ -100,6 +106,7 @@ class ReplayTest : public ::testing::Test {
   ReplayTest() : sqs_(clock_) {
     dest_ = *sqs_.CreateQueue("orders", {});
     options_.backoff.base_delay = std::chrono::milliseconds(10);
+    options_.concurrency = 1;  // arrival order = send order; ConcurrentBatches* use more
   }
 
   std::unique_ptr<TargetResolver> ToDest() { return TargetResolver::Fixed(sqs_, "orders", "us-east-1"); }
@@ -154,6 +161,49 @@ TEST_F(ReplayTest, SendsBodyAndEveryAttributeUnchangedInBatchesOfTen) {
   }
   EXPECT_EQ(replayer_->sent_ids().front(), "id-0");
   EXPECT_EQ(replayer_->sent_by_destination().at(dest_), 25u);
+}
+
+TEST_F(ReplayTest, ConcurrentBatchesSendEverythingOnceAndReportInDispatchOrder) {
+  options_.concurrency = 4;
+  std::vector<ArchiveRecord> records;
+  for (int i = 0; i < 205; ++i) records.push_back(Record("id-" + std::to_string(i), "body " + std::to_string(i)));
+  sqs_.FailSendEntries(7, "ServiceUnavailable");
+  auto targets = ToDest();
+  ASSERT_TRUE(Run(records, *targets).ok());
+  EXPECT_EQ(replayer_->stats().sent, 205u);
+  EXPECT_EQ(replayer_->stats().batches, 21u);
+  std::map<std::string, int> copies;
+  for (const Message& m : sqs_.Messages(dest_)) ++copies[m.body];
+  EXPECT_EQ(copies.size(), 205u);
+  for (const auto& [body, n] : copies) EXPECT_EQ(n, 1) << body;
+  std::vector<std::string> want;
+  for (const auto& r : records) want.push_back(r.message_id);
+  EXPECT_EQ(replayer_->sent_ids(), want);  // batches complete in dispatch order
+}
+
+TEST_F(ReplayTest, ConcurrentBatchesCheckpointOnlyWhatIsConfirmed) {
+  options_.concurrency = 4;
+  options_.checkpoint_path = TempPath("concurrent.ckpt");
+  options_.identity_text = "same";
+  // One call (whichever worker comes first) fails for good: the run stops
+  // once the batches in flight finish. The checkpoint counts what was sent
+  // plus the failed batch, whose ids it keeps for the resumed run.
+  sqs_.FailNext(Op::kSendMessageBatch, PermissionDenied("AccessDenied"), 1);
+  auto targets = ToDest();
+  auto records = Numbered(100);
+  Status st = Run(records, *targets);
+  ASSERT_FALSE(st.ok());
+  auto saved = LoadCheckpoint(options_.checkpoint_path);
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  const size_t sent_first = sqs_.Messages(dest_).size();
+  EXPECT_EQ((*saved)->failed_ids.size(), 10u);
+  EXPECT_EQ((*saved)->done, sent_first + 10);
+  // Resume: the failed batch is sent again, nothing lost, nothing twice.
+  ASSERT_TRUE(Run(records, *targets).ok());
+  std::map<std::string, int> copies;
+  for (const Message& m : sqs_.Messages(dest_)) ++copies[m.body];
+  EXPECT_EQ(copies.size(), 100u);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 100u);
 }
 
 TEST_F(ReplayTest, BatchesStayWithinTheSqsPayloadLimit) {
@@ -406,12 +456,6 @@ TEST_F(ReplayTest, MissingDestinationQueueIsNotFoundBeforeAnySend) {
 }
 
 // ---- checkpoints
-
-std::vector<ArchiveRecord> Numbered(int n) {
-  std::vector<ArchiveRecord> records;
-  for (int i = 0; i < n; ++i) records.push_back(Record("id-" + std::to_string(i), "body " + std::to_string(i)));
-  return records;
-}
 
 TEST_F(ReplayTest, CheckpointResumeAfterALostReplySendsOnlyTheBatchInFlightTwice) {
   options_.checkpoint_path = TempPath("lost.ckpt");
