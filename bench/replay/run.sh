@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-20000}          # messages archived and replayed without --rate
 RATE=${RATE:-1000}     # --rate for the second run (messages per second)
-RATE_N=${RATE_N:-10000}  # messages sent by the --rate run (--max)
+RATE_N=${RATE_N:-20000}  # messages sent by the --rate run (--max)
 BIN=${BIN:-build/dlq-archive}
 RUN=${DLQ_RUN_DIR:-.run}
 # shellcheck disable=SC1091
@@ -52,8 +52,9 @@ t0, t1, t2, t3 = map(float, sys.argv[4:8])
 fast_depth, slow_depth, d = int(sys.argv[8]), int(sys.argv[9]), sys.argv[10]
 def summary(path):
     text = open(path).read()
-    m = re.search(r"sent (\d+), failed (\d+).*?([\d.]+) s, (\d+) msg/s", text)
-    return {"sent": int(m[1]), "failed": int(m[2]), "send_seconds": float(m[3]), "send_msg_per_s": int(m[4])}
+    m = re.search(r"sent (\d+), failed (\d+).*?([\d.]+) s, (\d+) msg/s \(sending: ([\d.]+) s, (\d+) msg/s\)", text)
+    return {"sent": int(m[1]), "failed": int(m[2]), "run_seconds": float(m[3]), "run_msg_per_s": int(m[4]),
+            "send_seconds": float(m[5]), "send_msg_per_s": int(m[6])}
 fast, slow = summary(f"{d}/fast.txt"), summary(f"{d}/rate.txt")
 res = {
   "messages": n,

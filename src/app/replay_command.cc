@@ -318,8 +318,9 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
                         targets->Describe())
           : fmt::format(
                 "replayed to {}: selected {}, sent {}, failed {}, skipped {} (finished by an earlier run), "
-                "{:.1f} s, {:.0f} msg/s",
-                targets->Describe(), s.accepted, s.sent, s.failed, s.resumed, secs, secs > 0 ? s.sent / secs : 0.0);
+                "{:.1f} s, {:.0f} msg/s (sending: {:.2f} s, {:.0f} msg/s)",
+                targets->Describe(), s.accepted, s.sent, s.failed, s.resumed, secs, secs > 0 ? s.sent / secs : 0.0,
+                s.send_seconds, s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
   if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
   if (live_stats) {
     summary +=

@@ -47,7 +47,9 @@ Replayer::Replayer(QueueClient& sqs, TargetResolver& targets, Clock& clock, Repl
                    RecordTransform* transform)
     : sqs_(sqs), targets_(targets), clock_(clock), options_(std::move(options)), transform_(transform) {
   if (options_.rate > 0) {
-    bucket_.emplace(options_.rate, std::max<double>(sqs::kMaxBatchEntries, options_.rate / 10), clock_);
+    // Burst: one second's worth, so a pause in reading (the next archive
+    // object) does not lose the tokens that accrue meanwhile.
+    bucket_.emplace(options_.rate, std::max<double>(sqs::kMaxBatchEntries, options_.rate), clock_);
   }
 }
 
@@ -264,6 +266,7 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
   // everything before it, so order within a group holds.
   const bool fifo = items.front().target.fifo;
   if (fifo) DLQ_RETURN_IF_ERROR(Drain(0));
+  if (!first_dispatch_) first_dispatch_ = clock_.SteadyNow();
   auto shared = flight.batch;
   std::vector<size_t> ready = flight.ready;
   flight.outcome = std::async(std::launch::async, [this, shared, ready] {
@@ -389,6 +392,7 @@ Status Replayer::Complete(Flight& flight) {
   }
   stats_.retries += out.retries;
   ++stats_.batches;
+  stats_.send_seconds = std::chrono::duration<double>(clock_.SteadyNow() - *first_dispatch_).count();
   if (on_batch_done_) on_batch_done_(sent_items, failed_items);
   if (!out.fatal.ok()) return out.fatal;
   progress_.done = std::max(progress_.done, flight.done_after);

@@ -104,6 +104,9 @@ struct ReplayStats {
   uint64_t batches = 0;
   uint64_t retries = 0;       // entries sent again after a failure
   uint64_t order_breaks = 0;  // FIFO records sent after a later one of their group
+  // From the first batch put in flight to the last one finished: the send
+  // rate is sent / send_seconds (the rest of a run is reading and resolving).
+  double send_seconds = 0;
 };
 
 class Replayer {
@@ -193,6 +196,7 @@ class Replayer {
   std::optional<TokenBucket> bucket_;
   std::mutex bucket_mu_;  // workers share the bucket
   std::deque<Flight> in_flight_;
+  std::optional<std::chrono::steady_clock::time_point> first_dispatch_;
 
   std::map<std::string, OpenBatch> open_;                                     // by destination URL
   std::map<std::pair<std::string, std::string>, std::vector<Pending>> fifo_;  // (URL, group) -> items
