@@ -6,11 +6,11 @@
 #include <charconv>
 #include <optional>
 
-#include "archive/archive_reader.h"
 #include "archive/key_layout.h"
 #include "archiver/drainer.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "query/scan.h"
 #include "replay/audit.h"
 #include "replay/checkpoint.h"
 #include "replay/live_source.h"
@@ -64,60 +64,19 @@ int ExitCodeFor(const Status& st) {
   }
 }
 
-// What a pass over the archive skipped.
-struct ArchivePass {
-  uint64_t skipped_objects = 0;
-  uint64_t skipped_lines = 0;
-  std::vector<ReadError> errors;
-  bool complete() const { return skipped_objects == 0 && skipped_lines == 0; }
-};
-
-// Hides the audit records ({prefix}/_audit/) from listings: they are not
-// archive objects.
-class RecordsOnlyStore final : public ObjectStore {
- public:
-  RecordsOnlyStore(ObjectStore& inner, std::string audit_prefix)
-      : inner_(inner), audit_prefix_(std::move(audit_prefix)) {}
-  Status Put(const std::string& k, std::string_view d, const PutOptions& o) override { return inner_.Put(k, d, o); }
-  Result<std::string> Get(const std::string& k, std::optional<std::pair<uint64_t, uint64_t>> r) override {
-    return inner_.Get(k, r);
-  }
-  Result<ObjectInfo> Head(const std::string& k) override { return inner_.Head(k); }
-  Result<ListPage> List(const std::string& p, const std::string& d, const std::string& t) override {
-    DLQ_ASSIGN_OR_RETURN(ListPage page, inner_.List(p, d, t));
-    std::erase_if(page.objects, [&](const ObjectInfo& o) { return StartsWith(o.key, audit_prefix_); });
-    return page;
-  }
-  Status Delete(const std::string& k) override { return inner_.Delete(k); }
-  Result<DestinationCheck> CheckWritable() override { return inner_.CheckWritable(); }
-  std::string Describe() const override { return inner_.Describe(); }
-
- private:
-  ObjectStore& inner_;
-  std::string audit_prefix_;
-};
-
 std::string ArchivePrefix(const Destination& from) {
   return from.prefix.empty() ? std::string(kDefaultKeyPrefix) : from.prefix;
 }
 
-// Calls fn for each selected record in key order, then line order,
-// de-duplicated by (queue, message_id). Interim reader until query/scan.h
-// (ScanArchive) lands: the call below is the only thing to swap.
-Result<ArchivePass> ForEachSelected(ObjectStore& store, const Destination& from, const Filter& filter,
-                                    const std::function<bool(const ArchiveRecord&)>& fn) {
-  RecordsOnlyStore records(store, ArchivePrefix(from) + "/_audit/");
-  ArchiveReaderOptions ro;
-  ro.prefix = ArchivePrefix(from) + "/";
-  ArchiveReader reader(records, ro);
-  DLQ_ASSIGN_OR_RETURN(ReadStats rs, reader.ForEach([&](const ArchiveRecord& r, const RecordLocation&) {
-    return !filter.Matches(r) || fn(r);
-  }));
-  ArchivePass pass;
-  pass.skipped_objects = rs.corrupt_objects;
-  pass.skipped_lines = rs.corrupt_lines;
-  pass.errors = std::move(rs.errors);
-  return pass;
+// Calls fn for each selected record: key order, then line order (within a
+// de-duplication pass), de-duplicated by (queue, message_id), `_audit/` left
+// out. The same archive and filter give the same sequence every time, which
+// the checkpoint relies on.
+Result<ScanStats> ForEachSelected(ObjectStore& store, const Destination& from, const Filter& filter,
+                                  const std::function<bool(const ArchiveRecord&)>& fn) {
+  ScanOptions options;
+  options.filter = filter;
+  return ScanArchive(store, from, options, [&](const ArchiveRecord& r, const RecordLocation&) { return fn(r); });
 }
 
 }  // namespace
@@ -246,7 +205,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   const SystemTime started = clock.Now();
   const auto steady_start = clock.SteadyNow();
   Status run_status;
-  std::optional<ArchivePass> scan_stats;
+  std::optional<ScanStats> scan_stats;
   std::optional<LiveReplayStats> live_stats;
   if (live) {
     LiveReplayOptions lo;
