@@ -45,13 +45,7 @@ Status ReplayOptions::Validate() const {
 
 Replayer::Replayer(QueueClient& sqs, TargetResolver& targets, Clock& clock, ReplayOptions options,
                    RecordTransform* transform)
-    : sqs_(sqs), targets_(targets), clock_(clock), options_(std::move(options)), transform_(transform) {
-  if (options_.rate > 0) {
-    // Burst: one second's worth, so a pause in reading (the next archive
-    // object) does not lose the tokens that accrue meanwhile.
-    bucket_.emplace(options_.rate, std::max<double>(sqs::kMaxBatchEntries, options_.rate), clock_);
-  }
-}
+    : sqs_(sqs), targets_(targets), clock_(clock), options_(std::move(options)), transform_(transform) {}
 
 Status Replayer::Start() {
   DLQ_RETURN_IF_ERROR(options_.Validate());
@@ -71,7 +65,6 @@ Status Replayer::Start() {
   progress_.failed_ids = resume_->failed_ids;
   progress_.sent = resume_->sent;
   progress_.failed = resume_->failed;
-  verified_ = resume_->done == 0;
   return Status::Ok();
 }
 
@@ -189,7 +182,6 @@ Status Replayer::SendBatch(std::vector<Pending> batch) {
               "it finished (the archive or the selection changed); delete it to start over",
               options_.checkpoint_path, resume_->done));
         }
-        verified_ = true;
         // Items an earlier run gave up on: once more, in their own batches.
         std::vector<Pending> retry = std::move(retry_after_verify_);
         retry_after_verify_.clear();
@@ -294,8 +286,12 @@ Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<c
         break;
       }
     }
-    if (bucket_) {
+    if (options_.rate > 0) {
       std::lock_guard lock(bucket_mu_);
+      // Made on first use, so reading the archive before the first send
+      // does not fill it. Burst: one second's worth, so a pause in reading
+      // (the next archive object) does not lose the tokens accrued meanwhile.
+      if (!bucket_) bucket_.emplace(options_.rate, std::max<double>(sqs::kMaxBatchEntries, options_.rate), clock_);
       bucket_->Acquire(static_cast<double>(pending.size()));
     }
     std::vector<SendEntry> entries;

@@ -26,9 +26,10 @@
 // items enter batches. After each finished batch the checkpoint records how
 // many items are finished. A resumed run skips that many items after checking
 // the hash chain of their ids; items that had failed are sent again once the
-// chain is verified. A crash loses at most the record of the batch in flight,
-// which is sent again: duplicates are bounded by one batch (FIFO queues drop
-// them through the deduplication id within 5 minutes).
+// chain is verified. A crash loses at most the record of the batches in
+// flight (`concurrency` of them; the command uses 1 with a checkpoint), which
+// are sent again: duplicates are bounded by them (FIFO queues drop them
+// through the deduplication id within 5 minutes).
 //
 // Memory: open batches (10 entries per destination), the FIFO buffer, one
 // sort key per FIFO group, and the ids of sent messages for the audit record.
@@ -193,8 +194,8 @@ class Replayer {
   Clock& clock_;
   ReplayOptions options_;
   RecordTransform* transform_;
-  std::optional<TokenBucket> bucket_;
-  std::mutex bucket_mu_;  // workers share the bucket
+  std::mutex bucket_mu_;
+  std::optional<TokenBucket> bucket_;  // guarded by bucket_mu_; made by the first send
   std::deque<Flight> in_flight_;
   std::optional<std::chrono::steady_clock::time_point> first_dispatch_;
 
@@ -207,7 +208,6 @@ class Replayer {
   std::optional<CheckpointState> resume_;  // what an earlier run finished
   std::set<std::string> resume_failed_;    // ids finished as failed by it
   std::vector<Pending> retry_after_verify_;
-  bool verified_ = true;
   CheckpointState progress_;  // what is finished now
   uint64_t dispatched_ = 0;   // items of the send sequence so far
 
