@@ -17,6 +17,7 @@
 #include "app/check_command.h"
 #include "app/doctor.h"
 #include "app/ls_command.h"
+#include "app/replay_command.h"
 #include "app/run_command.h"
 #include "app/search_command.h"
 #include "app/services.h"
@@ -451,6 +452,36 @@ int RunCli(int argc, char** argv) {
   show->add_option("--output", show_opts.output, "text or json (the archive line)")
       ->check(CLI::IsMember({"text", "json"}));
   AddArchiveSourceFlags(*show, show_opts.source);
+  // replay
+  ReplayCommandOptions rp;
+  auto* replay = app.add_subcommand("replay", "send archived or live DLQ messages back to a queue, filtered");
+  replay->add_option("--from", rp.from, "archive to read: s3://BUCKET/PREFIX or file:///DIR");
+  replay->add_option("--from-queue", rp.from_queue, "live form: move messages out of this DLQ (name, URL or ARN)");
+  AddFilterFlags(*replay, rp.filter);
+  replay->add_flag("--to-source", rp.to_source, "send each message to the queue it failed from");
+  replay->add_option("--to-queue", rp.to_queue, "send every message to this queue (name, URL or ARN)");
+  replay->add_option("--rate", rp.rate, "messages per second, e.g. 100/s (default: unlimited)");
+  replay->add_option("--max", rp.max, "send at most this many messages (0: no limit)")
+      ->check(IntegerValidator(0, UINT64_MAX));
+  replay
+      ->add_option("--concurrency", rp.concurrency,
+                   "SendMessageBatch calls in flight (default 4; 1 with --checkpoint, so a crash duplicates at most "
+                   "one batch)")
+      ->check(IntegerValidator(1, 64));
+  replay->add_flag("--dry-run", rp.dry_run, "print what would be sent; send and write nothing");
+  replay->add_option("--checkpoint", rp.checkpoint, "progress file: a rerun resumes where a killed run stopped");
+  replay->add_option("--transform", rp.transform,
+                     "pipe each record (one JSON line) through `sh -c CMD`; send the record it prints back");
+  replay->add_option("--transform-timeout", rp.transform_timeout_s, "seconds to wait for each transformed line")
+      ->capture_default_str()
+      ->check(SecondsValidator());
+  replay->add_option("--audit-to", rp.audit_to, "live form: archive URL that receives the audit record");
+  replay->add_option("--progress", rp.progress, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  replay->footer(
+      "Exit codes: 0 every selected message sent; 1 some failed or an error stopped the run; 2 usage error, an "
+      "unresolvable or missing destination, or another run's checkpoint (nothing sent); 3 sent, but unreadable "
+      "archive objects or lines were skipped; 130 stopped by a signal");
 
   // help [COMMAND]
   std::string help_topic;
@@ -539,6 +570,15 @@ int RunCli(int argc, char** argv) {
     return WithArchive(g, usage, show_from, [&](ObjectStore& store, const Destination& from) {
       return RunShowCommand(show_opts, store, from, stdout, stderr);
     });
+  }
+  if (*replay) {
+    int replay_exit = 1;
+    auto replay_services = MakeServices(g, replay_exit);
+    if (!replay_services.ok()) {
+      std::fprintf(stderr, "error: %s\n", replay_services.status().message().c_str());
+      return replay_exit;
+    }
+    return RunReplayCommand(rp, **replay_services, g_stop);
   }
 
   int exit_code = 1;

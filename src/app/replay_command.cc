@@ -1,0 +1,330 @@
+#include "app/replay_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <optional>
+
+#include "archive/key_layout.h"
+#include "archiver/drainer.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "query/scan.h"
+#include "replay/audit.h"
+#include "replay/checkpoint.h"
+#include "replay/live_source.h"
+#include "replay/replayer.h"
+#include "replay/targets.h"
+#include "replay/transform.h"
+
+namespace dlq {
+namespace {
+
+constexpr int kExitFailure = 1, kExitUsage = 2, kExitSkipped = 3, kExitInterrupted = 130;
+constexpr size_t kFailuresShown = 20;
+
+// Prints a live progress line on stderr (through the logger, so log lines do
+// not break it), at most every 200 ms.
+class Progress {
+ public:
+  Progress(bool enabled, Clock& clock) : enabled_(enabled), clock_(clock), start_(clock.SteadyNow()) {}
+  ~Progress() {
+    if (enabled_) Log().SetStatusLine("");
+  }
+  void Update(const ReplayStats& s) {
+    if (!enabled_) return;
+    auto now = clock_.SteadyNow();
+    if (now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    double secs = std::chrono::duration<double>(now - start_).count();
+    Log().SetStatusLine(fmt::format("replay: selected {}, sent {}, failed {}, resumed {}, {:.0f} msg/s", s.accepted,
+                                    s.sent, s.failed, s.resumed, secs > 0 ? s.sent / secs : 0.0));
+  }
+
+ private:
+  bool enabled_;
+  Clock& clock_;
+  std::chrono::steady_clock::time_point start_, last_{};
+};
+
+int Fail(const ReplayDeps& deps, int code, const std::string& message) {
+  std::fprintf(deps.err, "error: replay: %s\n", message.c_str());
+  return code;
+}
+
+// Errors found before anything could be sent are the caller's to fix (2);
+// a stop request is 130; the rest are failures (1).
+int ExitCodeFor(const Status& st) {
+  switch (st.code()) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kNotFound: return kExitUsage;
+    case ErrorCode::kCancelled: return kExitInterrupted;
+    default: return kExitFailure;
+  }
+}
+
+std::string ArchivePrefix(const Destination& from) {
+  return from.prefix.empty() ? std::string(kDefaultKeyPrefix) : from.prefix;
+}
+
+// Calls fn for each selected record: key order, then line order (within a
+// de-duplication pass), de-duplicated by (queue, message_id), `_audit/` left
+// out. The same archive and filter give the same sequence every time, which
+// the checkpoint relies on.
+Result<ScanStats> ForEachSelected(ObjectStore& store, const Destination& from, const Filter& filter,
+                                  const std::function<bool(const ArchiveRecord&)>& fn) {
+  ScanOptions options;
+  options.filter = filter;
+  return ScanArchive(store, from, options, [&](const ArchiveRecord& r, const RecordLocation&) { return fn(r); });
+}
+
+}  // namespace
+
+std::optional<double> ParseRate(std::string_view text) {
+  if (EndsWith(text, "/s")) text.remove_suffix(2);
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || !(v > 0) || v > 1e6) return std::nullopt;
+  return v;
+}
+
+int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const std::atomic<bool>& stop) {
+  Clock& clock = *deps.clock;
+  // ---- Validate everything before any call.
+  const bool live = !options.from_queue.empty();
+  if (live == !options.from.empty()) return Fail(deps, kExitUsage, "give one of --from URL and --from-queue DLQ");
+  if (options.to_source == !options.to_queue.empty()) {
+    return Fail(deps, kExitUsage, "give one of --to-source and --to-queue NAME|URL");
+  }
+  ReplayOptions ro;
+  if (!options.rate.empty()) {
+    auto rate = ParseRate(options.rate);
+    if (!rate) return Fail(deps, kExitUsage, fmt::format("--rate '{}' is not a rate (e.g. 100/s)", options.rate));
+    ro.rate = *rate;
+  }
+  if (live && !options.checkpoint.empty()) {
+    return Fail(deps, kExitUsage,
+                "--checkpoint is for --from only: the live form deletes each message once it is sent, so a rerun "
+                "resumes by itself");
+  }
+  if (live && options.audit_to.empty() && !options.dry_run) {
+    return Fail(deps, kExitUsage,
+                "--from-queue needs --audit-to s3://BUCKET/PREFIX|file:///DIR for the audit record (or --dry-run)");
+  }
+  if (!(options.transform_timeout_s > 0)) return Fail(deps, kExitUsage, "--transform-timeout must be positive");
+  auto filter = BuildFilter(options.filter, clock.Now());
+  if (!filter.ok()) return Fail(deps, kExitUsage, filter.status().message());
+  if (Status st = filter->CompileRegex(); !st.ok()) return Fail(deps, kExitUsage, st.message());
+  const std::string audit_url = live ? options.audit_to : options.from;
+  std::optional<Destination> archive;
+  std::unique_ptr<ObjectStore> store;
+  if (!audit_url.empty()) {
+    auto parsed = ParseDestination(audit_url);
+    if (!parsed.ok()) return Fail(deps, kExitUsage, parsed.status().message());
+    archive = *parsed;
+    auto opened = deps.open_store(*archive);
+    if (!opened.ok()) return Fail(deps, kExitFailure, opened.status().message());
+    store = std::move(*opened);
+  }
+
+  // ---- Resolve the destinations before anything is sent.
+  std::unique_ptr<TargetResolver> targets = options.to_source
+                                                ? TargetResolver::ToSource(*deps.sqs, deps.region)
+                                                : TargetResolver::Fixed(*deps.sqs, options.to_queue, deps.region);
+  std::optional<QueueInfo> dlq;
+  if (live) {
+    auto q = ResolveQueue(*deps.sqs, options.from_queue, deps.region);
+    if (!q.ok()) return Fail(deps, ExitCodeFor(q.status()), q.status().message());
+    dlq = *q;
+  }
+  if (!options.to_source) {
+    ArchiveRecord any;
+    auto t = targets->Resolve(any);
+    if (!t.ok()) return Fail(deps, ExitCodeFor(t.status()), t.status().message());
+  } else if (live) {
+    // Messages without DeadLetterQueueSourceArn go to the DLQ's single
+    // redrive source: check that it exists and is not ambiguous now.
+    ArchiveRecord probe;
+    probe.queue = dlq->name;
+    probe.queue_url = dlq->url;
+    probe.message_id = "(any without DeadLetterQueueSourceArn)";
+    auto t = targets->Resolve(probe);
+    if (!t.ok()) {
+      Log().Log(LogLevel::kWarn, "replay.no_single_source", {{"queue", dlq->name}, {"reason", t.status().message()}});
+    }
+  } else {
+    // Every selected record's source, resolved in a first pass over the archive.
+    Status resolve_error;
+    uint64_t seen = 0;
+    auto pass = ForEachSelected(*store, *archive, *filter, [&](const ArchiveRecord& r) {
+      if (options.max > 0 && seen >= options.max) return false;
+      ++seen;
+      auto t = targets->Resolve(r);
+      if (!t.ok()) resolve_error = t.status();
+      return t.ok();
+    });
+    if (!pass.ok()) return Fail(deps, kExitFailure, pass.status().message());
+    if (!resolve_error.ok()) {
+      return Fail(deps, ExitCodeFor(resolve_error), resolve_error.message() + "; nothing was sent");
+    }
+  }
+
+  // ---- The run.
+  std::string caller_arn, caller_error;
+  if (!options.dry_run && deps.caller_arn) {
+    auto who = deps.caller_arn();
+    if (who.ok()) {
+      caller_arn = *who;
+    } else {
+      caller_error = who.status().message();
+    }
+  }
+  std::unique_ptr<RecordTransform> transform;
+  if (!options.transform.empty()) {
+    auto t = CommandTransform::Start(
+        options.transform, std::chrono::milliseconds(static_cast<int64_t>(options.transform_timeout_s * 1000)));
+    if (!t.ok()) return Fail(deps, kExitUsage, t.status().message());
+    transform = std::move(*t);
+  }
+  const std::string source = live ? dlq->url : archive->uri;
+  const std::string canonical = filter->Canonical();
+  ro.max = options.max;
+  ro.concurrency = options.concurrency > 0 ? options.concurrency : options.checkpoint.empty() ? 4 : 1;
+  ro.dry_run = options.dry_run;
+  ro.checkpoint_path = options.dry_run ? "" : options.checkpoint;
+  ro.identity_text = CheckpointIdentityText(source, canonical, targets->Describe(), options.transform);
+  ro.stop = &stop;
+  Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
+  if (Status st = replayer.Start(); !st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
+  replayer.OnDryRun([&](const std::string& line) { std::fprintf(deps.out, "%s\n", line.c_str()); });
+  const bool tty = isatty(fileno(deps.err)) != 0;
+  Progress progress(options.progress == "always" || (options.progress == "auto" && tty), clock);
+  replayer.OnProgress([&](const ReplayStats& s) { progress.Update(s); });
+
+  const SystemTime started = clock.Now();
+  const auto steady_start = clock.SteadyNow();
+  Status run_status;
+  std::optional<ScanStats> scan_stats;
+  std::optional<LiveReplayStats> live_stats;
+  if (live) {
+    LiveReplayOptions lo;
+    lo.dry_run = options.dry_run;
+    lo.stop = &stop;
+    const Filter& f = *filter;
+    auto r = ReplayFromQueue(
+        *deps.sqs, *dlq, replayer, [&f](const ArchiveRecord& rec) { return f.Matches(rec); }, clock, lo);
+    if (r.ok()) {
+      live_stats = *r;
+    } else {
+      run_status = r.status();
+    }
+  } else {
+    auto r = ForEachSelected(*store, *archive, *filter, [&](const ArchiveRecord& rec) {
+      auto added = replayer.Add(ReplayItem{rec, ""});
+      if (!added.ok()) {
+        run_status = added.status();
+        return false;
+      }
+      return *added;
+    });
+    if (!r.ok() && run_status.ok()) run_status = r.status();
+    if (r.ok()) scan_stats = *r;
+  }
+  if (run_status.ok()) run_status = replayer.Finish();
+  if (run_status.ok() && stop.load()) run_status = Cancelled("replay stopped by a signal");
+  const double secs = std::chrono::duration<double>(clock.SteadyNow() - steady_start).count();
+  const ReplayStats& s = replayer.stats();
+
+  // ---- Audit, summary, exit code.
+  std::string audit_key;
+  Status audit_status;
+  if (!options.dry_run && s.sent > 0) {
+    AuditRecord a;
+    a.caller_arn = caller_arn;
+    a.caller_error = caller_error;
+    a.started_at = started;
+    a.finished_at = clock.Now();
+    a.source = source;
+    a.filter = canonical;
+    a.destination = targets->Describe();
+    a.transform = options.transform;
+    a.outcome = !run_status.ok() ? (run_status.code() == ErrorCode::kCancelled ? "stopped" : "failed")
+                                 : (s.failed > 0 ? "failed" : "done");
+    a.stats = s;
+    a.sent_by_destination = replayer.sent_by_destination();
+    a.sent_ids = replayer.sent_ids();
+    a.failures = replayer.failures();
+    auto key = WriteAudit(*store, ArchivePrefix(*archive), a);
+    if (key.ok()) {
+      audit_key = *key;
+    } else {
+      audit_status = key.status();
+    }
+  }
+  for (size_t i = 0; i < replayer.failures().size() && i < kFailuresShown; ++i) {
+    const ReplayFailure& f = replayer.failures()[i];
+    std::fprintf(deps.err, "failed: %s -> %s: %s\n", f.message_id.c_str(),
+                 f.destination.empty() ? "(unresolved)" : f.destination.c_str(), f.reason.c_str());
+  }
+  if (replayer.failures().size() > kFailuresShown) {
+    std::fprintf(deps.err, "failed: ... and %zu more (all are in the audit record)\n",
+                 replayer.failures().size() - kFailuresShown);
+  }
+  std::string summary =
+      options.dry_run
+          ? fmt::format("dry run: would send {} of {} selected messages to {}", s.would_send, s.accepted,
+                        targets->Describe())
+          : fmt::format(
+                "replayed to {}: selected {}, sent {}, failed {}, skipped {} (finished by an earlier run), "
+                "{:.1f} s, {:.0f} msg/s (sending: {:.2f} s, {:.0f} msg/s)",
+                targets->Describe(), s.accepted, s.sent, s.failed, s.resumed, secs, secs > 0 ? s.sent / secs : 0.0,
+                s.send_seconds, s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
+  if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
+  if (live_stats) {
+    summary +=
+        fmt::format("; DLQ: received {}, not selected {} (released), deleted {}, delete failures {}",
+                    live_stats->received, live_stats->not_selected, live_stats->deleted, live_stats->delete_failures);
+  }
+  if (scan_stats && !scan_stats->complete()) {
+    summary += fmt::format("; archive: {} unreadable objects and {} unreadable lines skipped",
+                           scan_stats->skipped_objects, scan_stats->skipped_lines);
+    for (const ReadError& e : scan_stats->errors) {
+      std::fprintf(deps.err, "warning: %s line %llu: %s\n", e.key.c_str(), static_cast<unsigned long long>(e.line),
+                   e.message.c_str());
+    }
+  }
+  std::fprintf(deps.out, "%s\n", summary.c_str());
+  if (!audit_key.empty()) std::fprintf(deps.out, "audit: %s/%s\n", store->Describe().c_str(), audit_key.c_str());
+
+  if (!run_status.ok()) {
+    std::fprintf(deps.err, "error: replay: %s\n", run_status.message().c_str());
+    // A resolution or checkpoint error found only now still means bad input,
+    // but if something was sent the run failed part-way.
+    int code = ExitCodeFor(run_status);
+    return code == kExitUsage && s.sent > 0 ? kExitFailure : code;
+  }
+  if (!audit_status.ok()) {
+    std::fprintf(deps.err, "error: replay: %s (the messages were sent)\n", audit_status.message().c_str());
+    return kExitFailure;
+  }
+  if (s.failed > 0) return kExitFailure;
+  if (live_stats && live_stats->delete_failures > 0) return kExitSkipped;
+  if (scan_stats && !scan_stats->complete()) return kExitSkipped;
+  return 0;
+}
+
+int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop) {
+  ReplayDeps deps;
+  deps.sqs = &services.sqs();
+  deps.open_store = [&services](const Destination& d) { return OpenStore(d, &services); };
+  deps.caller_arn = [&services]() -> Result<std::string> {
+    DLQ_ASSIGN_OR_RETURN(CallerIdentity who, services.sts().GetCallerIdentity());
+    return who.arn;
+  };
+  deps.region = services.settings().region;
+  deps.clock = &services.clock();
+  return RunReplay(options, deps, stop);
+}
+
+}  // namespace dlq

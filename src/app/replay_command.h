@@ -1,0 +1,63 @@
+// `dlq-archive replay`: sends archived messages (--from URL) or live DLQ
+// messages (--from-queue DLQ) back to a queue, selected with the shared filter
+// flags. See doc/replay.md for the guarantees; the engine is
+// replay/replayer.h.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "app/services.h"
+#include "archive/destination.h"
+#include "common/clock.h"
+#include "query/filter.h"
+#include "s3/object_store.h"
+#include "sqs/sqs_client.h"
+
+namespace dlq {
+
+struct ReplayCommandOptions {
+  std::string from;        // s3://B/P or file:///D (archive form)
+  std::string from_queue;  // DLQ name, URL or ARN (live form)
+  FilterFlags filter;
+  bool to_source = false;
+  std::string to_queue;  // name, URL or ARN
+  std::string rate;      // "N/s" or "N"; empty: unlimited
+  uint64_t max = 0;      // 0: no limit
+  int concurrency = 0;   // batches in flight; 0: 4, or 1 with --checkpoint (duplicates after a crash: one batch)
+  bool dry_run = false;
+  std::string checkpoint;  // archive form only
+  std::string transform;   // sh -c command
+  double transform_timeout_s = 30;
+  std::string audit_to;           // live form: archive URL for the audit record (the archive form uses --from)
+  std::string progress = "auto";  // auto | always | never
+};
+
+// What the command talks to, so tests can run it on fakes.
+struct ReplayDeps {
+  QueueClient* sqs = nullptr;
+  std::function<Result<std::unique_ptr<ObjectStore>>(const Destination&)> open_store;
+  std::function<Result<std::string>()> caller_arn;
+  std::string region;
+  Clock* clock = nullptr;
+  std::FILE* out = stdout;
+  std::FILE* err = stderr;
+};
+
+// Runs the command and returns the exit code: 0 every selected message sent;
+// 1 some failed, or an error stopped the run (what was sent stays sent and is
+// in the audit record); 2 bad input, a destination that cannot be resolved,
+// or a checkpoint of another run, all found before anything is sent; 3 sent,
+// but archive objects or lines were unreadable and skipped; 130 stopped by a
+// signal.
+int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const std::atomic<bool>& stop);
+int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop);
+
+// "250", "250/s", "0.5/s" -> messages per second; nullopt unless > 0.
+std::optional<double> ParseRate(std::string_view text);
+
+}  // namespace dlq

@@ -1,0 +1,161 @@
+#include "replay/checkpoint.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/crypto.h"
+#include "common/log.h"
+
+namespace dlq {
+namespace {
+
+Status Errno(std::string_view what, const std::string& path) {
+  return InvalidArgument(fmt::format("checkpoint {}: {}: {}", path, what, std::strerror(errno)));
+}
+
+Status WriteAll(int fd, std::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("write", path);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+std::string CheckpointIdentityText(std::string_view source, std::string_view filter, std::string_view destination,
+                                   std::string_view transform) {
+  return fmt::format("source={}\nfilter={}\ndestination={}\ntransform={}\n", source, filter, destination, transform);
+}
+
+std::string CheckpointIdentity(std::string_view identity_text) {
+  return Sha256Hex(identity_text);
+}
+
+std::string ChainNext(std::string_view chain, std::string_view message_id) {
+  std::string buf;
+  buf.reserve(chain.size() + 1 + message_id.size());
+  buf.append(chain);
+  buf.push_back('\n');
+  buf.append(message_id);
+  return Sha256Hex(buf);
+}
+
+std::string SerializeCheckpoint(const CheckpointState& s) {
+  std::string out = fmt::format("{{\"version\":{},\"identity\":", kCheckpointVersion);
+  AppendJsonString(out, s.identity);
+  out += ",\"identity_text\":";
+  AppendJsonString(out, s.identity_text);
+  out += fmt::format(",\"done\":{},\"sent\":{},\"failed\":{},\"chain\":", s.done, s.sent, s.failed);
+  AppendJsonString(out, s.chain);
+  out += ",\"failed_ids\":[";
+  for (size_t i = 0; i < s.failed_ids.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, s.failed_ids[i]);
+  }
+  out += "]}\n";
+  return out;
+}
+
+Result<CheckpointState> ParseCheckpoint(std::string_view text) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  auto bad = [](std::string_view why) { return InvalidArgument(fmt::format("not a replay checkpoint: {}", why)); };
+  if (parser.parse(text.data(), text.size()).get(doc) != simdjson::SUCCESS) return bad("invalid JSON");
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) return bad("not a JSON object");
+  int64_t version = 0;
+  if (obj["version"].get_int64().get(version) != simdjson::SUCCESS) return bad("no \"version\"");
+  if (version != kCheckpointVersion) {
+    return bad(fmt::format("version {} (this build reads version {})", version, kCheckpointVersion));
+  }
+  CheckpointState s;
+  auto str = [&](const char* field, std::string& out) -> Status {
+    std::string_view v;
+    if (obj[field].get_string().get(v) != simdjson::SUCCESS) return bad(fmt::format("\"{}\" must be a string", field));
+    out.assign(v);
+    return Status::Ok();
+  };
+  auto num = [&](const char* field, uint64_t& out) -> Status {
+    if (obj[field].get_uint64().get(out) != simdjson::SUCCESS) {
+      return bad(fmt::format("\"{}\" must be a non-negative integer", field));
+    }
+    return Status::Ok();
+  };
+  DLQ_RETURN_IF_ERROR(str("identity", s.identity));
+  DLQ_RETURN_IF_ERROR(str("identity_text", s.identity_text));
+  DLQ_RETURN_IF_ERROR(str("chain", s.chain));
+  DLQ_RETURN_IF_ERROR(num("done", s.done));
+  DLQ_RETURN_IF_ERROR(num("sent", s.sent));
+  DLQ_RETURN_IF_ERROR(num("failed", s.failed));
+  simdjson::dom::array ids;
+  if (obj["failed_ids"].get_array().get(ids) != simdjson::SUCCESS) return bad("\"failed_ids\" must be an array");
+  for (simdjson::dom::element e : ids) {
+    std::string_view id;
+    if (e.get_string().get(id) != simdjson::SUCCESS) return bad("\"failed_ids\" must hold strings");
+    s.failed_ids.emplace_back(id);
+  }
+  if (s.identity != CheckpointIdentity(s.identity_text)) return bad("identity does not match identity_text");
+  if ((s.done == 0) != s.chain.empty()) return bad("\"chain\" does not agree with \"done\"");
+  if (s.failed_ids.size() > s.done) return bad("more failed ids than finished items");
+  return s;
+}
+
+Result<std::optional<CheckpointState>> LoadCheckpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return std::optional<CheckpointState>();
+    return Errno("open", path);
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  auto parsed = ParseCheckpoint(buf.str());
+  if (!parsed.ok()) return parsed.status().WithContext(fmt::format("checkpoint {}", path));
+  return std::optional<CheckpointState>(std::move(parsed).value());
+}
+
+Status SaveCheckpoint(const std::string& path, const CheckpointState& state) {
+  const std::string tmp = path + ".tmp";
+  const std::string data = SerializeCheckpoint(state);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("create " + tmp, path);
+  Status st = WriteAll(fd, data, path);
+  if (st.ok() && ::fsync(fd) != 0) st = Errno("fsync", path);
+  if (::close(fd) != 0 && st.ok()) st = Errno("close", path);
+  if (!st.ok()) {
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status err = Errno("rename", path);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  int dir = ::open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return Errno("open directory", path);
+  int rc = ::fsync(dir);
+  ::close(dir);
+  if (rc != 0) return Errno("fsync directory", path);
+  return Status::Ok();
+}
+
+}  // namespace dlq

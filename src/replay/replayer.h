@@ -1,0 +1,227 @@
+// Replayer: the engine of `dlq-archive replay`, shared by the archive form
+// (records read from an archive) and the live form (messages received from a
+// DLQ). A source pushes items with Add() in a deterministic order and calls
+// Finish() at the end; the engine routes each to its destination
+// (TargetResolver), batches per destination (SendMessageBatch: at most 10
+// entries and kMaxMessageBytes in all), rate-limits, sends, verifies the
+// returned MD5s, retries failed entries with backoff and full jitter, and
+// reports what it could not send.
+//
+// Fidelity: body and every message attribute are sent unchanged, and
+// AWSTraceHeader as a system attribute. Without a transform a record whose
+// body or attributes do not hash to its archived md5_of_body /
+// md5_of_message_attributes is not sent (a corrupt record). A returned digest
+// that differs from the one computed for what was sent fails the entry
+// without a retry (SQS has accepted it; resending would duplicate it).
+//
+// FIFO destinations: MessageGroupId is kept; MessageDeduplicationId is the
+// original one, else the message id unless the queue deduplicates by content.
+// Items bound for FIFO queues are buffered per (queue, group) and sent sorted
+// by SequenceNumber, then sent_at, when the input ends, Flush() is called, or
+// the buffer reaches fifo_buffer_records / fifo_buffer_bytes (then it is sent
+// as it stands and order is kept only within each flushed run; a later record
+// that sorts before one already sent counts as an order break).
+//
+// Checkpoint (replay/checkpoint.h): the send sequence is the order in which
+// items enter batches. After each finished batch the checkpoint records how
+// many items are finished. A resumed run skips that many items after checking
+// the hash chain of their ids; items that had failed are sent again once the
+// chain is verified. A crash loses at most the record of the batches in
+// flight (`concurrency` of them; the command uses 1 with a checkpoint), which
+// are sent again: duplicates are bounded by them (FIFO queues drop them
+// through the deduplication id within 5 minutes).
+//
+// Memory: open batches (10 entries per destination), the FIFO buffer, one
+// sort key per FIFO group, and the ids of sent messages for the audit record.
+// Not thread-safe: one source thread drives it; batches are sent on worker
+// threads (`concurrency`), and callbacks run on the driving thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "archive/record.h"
+#include "aws/aws_client.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "replay/checkpoint.h"
+#include "replay/targets.h"
+#include "replay/token_bucket.h"
+#include "replay/transform.h"
+#include "sqs/sqs_client.h"
+
+namespace dlq {
+
+struct ReplayOptions {
+  uint64_t max = 0;       // items accepted at most, counted over resumed runs too (0: no limit)
+  double rate = 0;        // messages per second (0: unlimited)
+  bool dry_run = false;   // describe each batch through on_dry_run; send and save nothing
+  int send_attempts = 5;  // per entry, the first included
+  // Batches in flight at once (each on its own thread). After a crash up to
+  // this many batches may have been sent without being checkpointed. FIFO
+  // batches are always sent one at a time.
+  int concurrency = 4;
+  RetryOptions backoff{
+      .max_attempts = 5, .base_delay = std::chrono::milliseconds(100), .max_delay = std::chrono::milliseconds(5000)};
+  size_t fifo_buffer_records = 100000;
+  size_t fifo_buffer_bytes = size_t{256} << 20;
+  uint64_t max_failures = 1000;             // the run stops when more entries than this have failed
+  std::string checkpoint_path;              // empty: no checkpoint
+  std::string identity_text;                // CheckpointIdentityText of the run
+  const std::atomic<bool>* stop = nullptr;  // polled before every batch; not owned
+  Status Validate() const;
+};
+
+// One item in source order. receipt_handle is set by the live form only.
+struct ReplayItem {
+  ArchiveRecord record;
+  std::string receipt_handle;
+};
+
+struct ReplayFailure {
+  std::string message_id;
+  std::string destination;  // queue URL, empty when unresolved
+  std::string reason;
+};
+
+struct ReplayStats {
+  uint64_t accepted = 0;    // items taken by Add
+  uint64_t sent = 0;        // confirmed sent in this run
+  uint64_t failed = 0;      // given up in this run
+  uint64_t resumed = 0;     // skipped: finished by an earlier run (checkpoint)
+  uint64_t would_send = 0;  // dry run
+  uint64_t bytes_sent = 0;
+  uint64_t batches = 0;
+  uint64_t retries = 0;       // entries sent again after a failure
+  uint64_t order_breaks = 0;  // FIFO records sent after a later one of their group
+  // From the first batch put in flight to the last one finished: the send
+  // rate is sent / send_seconds (the rest of a run is reading and resolving).
+  double send_seconds = 0;
+};
+
+class Replayer {
+ public:
+  using BatchDone =
+      std::function<void(const std::vector<const ReplayItem*>& sent, const std::vector<const ReplayItem*>& failed)>;
+
+  // `transform` may be null. Everything passed by reference must outlive it.
+  Replayer(QueueClient& sqs, TargetResolver& targets, Clock& clock, ReplayOptions options, RecordTransform* transform);
+
+  // Loads the checkpoint, if any: kInvalidArgument when it belongs to another
+  // run (source, filter, destination or transform differ) or is unreadable.
+  Status Start();
+  // Takes the next item. Returns false once `max` items were taken (the
+  // source should stop). Errors stop the run: a destination that cannot be
+  // resolved, a failing transform, a non-retryable send error, a checkpoint
+  // that does not match the input, too many failures, or a stop request
+  // (kCancelled).
+  Result<bool> Add(ReplayItem item);
+  // Sends every buffered item (FIFO runs and open batches).
+  Status Flush();
+  // Flush() and the end-of-input checks (the input must reach the checkpoint's
+  // position).
+  Status Finish();
+
+  // Called after each finished batch (not in a dry run) with the items sent
+  // and the items given up: the live form deletes / releases them.
+  void OnBatchDone(BatchDone fn) { on_batch_done_ = std::move(fn); }
+  // Called with one line per item in a dry run.
+  void OnDryRun(std::function<void(const std::string&)> fn) { on_dry_run_ = std::move(fn); }
+  void OnProgress(std::function<void(const ReplayStats&)> fn) { on_progress_ = std::move(fn); }
+
+  const ReplayStats& stats() const { return stats_; }
+  const std::vector<ReplayFailure>& failures() const { return failures_; }
+  const std::vector<std::string>& sent_ids() const { return sent_ids_; }
+  // Destination URL -> messages sent there in this run.
+  const std::map<std::string, uint64_t>& sent_by_destination() const { return sent_by_destination_; }
+
+ private:
+  struct Pending {
+    ReplayItem item;
+    ReplayTarget target;
+    size_t bytes = 0;
+  };
+  struct OpenBatch {
+    std::vector<Pending> entries;
+    size_t bytes = 0;
+  };
+
+  Status Enqueue(Pending p);
+  Status Dispatch(const std::string& url);
+  Status FlushFifo();
+  // Gives the batch its place in the send sequence, skips what a checkpoint
+  // says is finished, and sends the rest.
+  Status SendBatch(std::vector<Pending> batch);
+  // Checks one batch for one destination and puts it in flight; once it is
+  // finished (Complete) the checkpoint records `done_after` items finished.
+  Status SendNow(std::vector<Pending>& batch, uint64_t done_after);
+  struct Outcome {
+    std::vector<bool> ok;              // per ready entry
+    std::vector<std::string> reasons;  // why an entry failed
+    uint64_t retries = 0;
+    Status fatal;  // a non-retryable call error: the run stops
+  };
+  struct Flight {
+    std::shared_ptr<std::vector<Pending>> batch;
+    std::vector<size_t> ready;                    // indexes of the entries sent
+    std::vector<const ReplayItem*> failed_early;  // failed their checks, never sent
+    uint64_t done_after = 0;
+    std::future<Outcome> outcome;
+  };
+  // Sends (retrying with backoff); runs on a worker thread, touches no state
+  // but the bucket (under bucket_mu_).
+  Outcome Transmit(const std::string& url, const std::vector<const Pending*>& ready);
+  // Completes the oldest flights until at most `keep` are in flight.
+  Status Drain(size_t keep);
+  // Records a finished flight: stats, on_batch_done, checkpoint.
+  Status Complete(Flight& flight);
+  Status CheckStop() const;
+  void Fail(const Pending& p, std::string reason);
+
+  QueueClient& sqs_;
+  TargetResolver& targets_;
+  Clock& clock_;
+  ReplayOptions options_;
+  RecordTransform* transform_;
+  std::mutex bucket_mu_;
+  std::optional<TokenBucket> bucket_;  // guarded by bucket_mu_; made by the first send
+  std::deque<Flight> in_flight_;
+  std::optional<std::chrono::steady_clock::time_point> first_dispatch_;
+
+  std::map<std::string, OpenBatch> open_;                                     // by destination URL
+  std::map<std::pair<std::string, std::string>, std::vector<Pending>> fifo_;  // (URL, group) -> items
+  size_t fifo_records_ = 0, fifo_bytes_ = 0;
+  std::map<std::pair<std::string, std::string>, std::string> fifo_last_key_;  // last sort key sent per group
+
+  // Checkpoint.
+  std::optional<CheckpointState> resume_;  // what an earlier run finished
+  std::set<std::string> resume_failed_;    // ids finished as failed by it
+  std::vector<Pending> retry_after_verify_;
+  CheckpointState progress_;  // what is finished now
+  uint64_t dispatched_ = 0;   // items of the send sequence so far
+
+  ReplayStats stats_;
+  std::vector<ReplayFailure> failures_;
+  std::vector<std::string> sent_ids_;
+  std::map<std::string, uint64_t> sent_by_destination_;
+  BatchDone on_batch_done_;
+  std::function<void(const std::string&)> on_dry_run_;
+  std::function<void(const ReplayStats&)> on_progress_;
+};
+
+// The size SQS counts for a message: body plus each attribute's name, data
+// type and value.
+size_t MessageSize(const std::string& body, const MessageAttributes& attributes);
+
+}  // namespace dlq

@@ -1,0 +1,96 @@
+#include "replay/targets.h"
+
+#include <fmt/format.h>
+
+#include "archiver/drainer.h"
+#include "common/strings.h"
+
+namespace dlq {
+
+Result<ReplayTarget> ResolveReplayTarget(QueueClient& sqs, const std::string& name_url_or_arn,
+                                         const std::string& region) {
+  DLQ_ASSIGN_OR_RETURN(QueueInfo info, ResolveQueue(sqs, name_url_or_arn, region));
+  ReplayTarget t;
+  t.name = info.name;
+  t.url = info.url;
+  t.arn = info.arn;
+  t.fifo = info.fifo;
+  if (t.fifo) {
+    auto attrs = sqs.GetQueueAttributes(t.url, {"ContentBasedDeduplication"});
+    if (!attrs.ok()) return attrs.status().WithContext(fmt::format("queue {}", t.name));
+    auto it = attrs->find("ContentBasedDeduplication");
+    t.content_based_deduplication = it != attrs->end() && it->second == "true";
+  }
+  return t;
+}
+
+TargetResolver::TargetResolver(QueueClient& sqs, std::string region, std::string fixed)
+    : sqs_(sqs), region_(std::move(region)), fixed_(std::move(fixed)) {
+  describe_ = fixed_.empty() ? "source" : fixed_;
+}
+
+std::unique_ptr<TargetResolver> TargetResolver::Fixed(QueueClient& sqs, std::string queue, std::string region) {
+  return std::unique_ptr<TargetResolver>(new TargetResolver(sqs, std::move(region), std::move(queue)));
+}
+
+std::unique_ptr<TargetResolver> TargetResolver::ToSource(QueueClient& sqs, std::string region) {
+  return std::unique_ptr<TargetResolver>(new TargetResolver(sqs, std::move(region), ""));
+}
+
+Result<ReplayTarget> TargetResolver::Lookup(const std::string& name_url_or_arn) {
+  auto it = by_name_.find(name_url_or_arn);
+  if (it == by_name_.end()) {
+    auto r = ResolveReplayTarget(sqs_, name_url_or_arn, region_);
+    if (!r.ok() && r.status().code() == ErrorCode::kNotFound) {
+      r = r.status().WithContext("destination queue does not exist");
+    }
+    it = by_name_.emplace(name_url_or_arn, std::move(r)).first;
+  }
+  return it->second;
+}
+
+Result<ReplayTarget> TargetResolver::SingleRedriveSource(const ArchiveRecord& record) {
+  const std::string dlq = record.queue_url.empty() ? record.queue : record.queue_url;
+  auto it = by_dlq_.find(dlq);
+  if (it != by_dlq_.end()) return it->second;
+  auto resolve = [&]() -> Result<ReplayTarget> {
+    DLQ_ASSIGN_OR_RETURN(QueueInfo dlq_info, ResolveQueue(sqs_, dlq, region_));
+    auto sources = sqs_.ListDeadLetterSourceQueues(dlq_info.url);
+    if (!sources.ok()) return sources.status().WithContext(fmt::format("redrive sources of {}", dlq_info.name));
+    if (sources->empty()) {
+      return InvalidArgument(fmt::format(
+          "--to-source: message {} has no DeadLetterQueueSourceArn and no queue names {} as its dead-letter "
+          "queue, so its source is unknown; use --to-queue",
+          record.message_id, dlq_info.name));
+    }
+    if (sources->size() > 1) {
+      std::string names;
+      for (size_t i = 0; i < sources->size() && i < 5; ++i) {
+        names += (i ? ", " : "") + (*sources)[i].substr((*sources)[i].rfind('/') + 1);
+      }
+      if (sources->size() > 5) names += ", ...";
+      return InvalidArgument(fmt::format(
+          "--to-source is ambiguous: message {} has no DeadLetterQueueSourceArn and {} is the dead-letter queue of "
+          "{} queues ({}); use --to-queue, or filter with --queue/--attr to one source",
+          record.message_id, dlq_info.name, sources->size(), names));
+    }
+    return Lookup(sources->front());
+  };
+  return by_dlq_.emplace(dlq, resolve()).first->second;
+}
+
+Result<ReplayTarget> TargetResolver::Resolve(const ArchiveRecord& record) {
+  if (!fixed_.empty()) return Lookup(fixed_);
+  if (!record.source_queue_arn.empty()) return Lookup(record.source_queue_arn);
+  return SingleRedriveSource(record);
+}
+
+std::map<std::string, ReplayTarget> TargetResolver::Resolved() const {
+  std::map<std::string, ReplayTarget> out;
+  for (const auto& [k, r] : by_name_) {
+    if (r.ok()) out.emplace(r->url, *r);
+  }
+  return out;
+}
+
+}  // namespace dlq

@@ -1,0 +1,65 @@
+// Where replayed messages go. TargetResolver maps each record to a verified
+// destination queue, either one fixed queue (`--to-queue`) or the queue the
+// message originally failed from (`--to-source`): its DeadLetterQueueSourceArn
+// when the archive has it, else the DLQ's single redrive source
+// (ListDeadLetterSourceQueues). Every destination is checked to exist
+// (GetQueueUrl/GetQueueAttributes) the first time it is named; results,
+// failures included, are cached, so resolving every record of an archive
+// costs one lookup per distinct queue. Not thread-safe; `sqs` must outlive it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "archive/record.h"
+#include "common/status.h"
+#include "sqs/sqs_client.h"
+
+namespace dlq {
+
+struct ReplayTarget {
+  std::string name;
+  std::string url;
+  std::string arn;
+  bool fifo = false;
+  bool content_based_deduplication = false;
+};
+
+// Resolves a queue name, URL or ARN and reads its attributes. kNotFound
+// naming the queue when it does not exist; kInvalidArgument for an ARN of
+// another region.
+Result<ReplayTarget> ResolveReplayTarget(QueueClient& sqs, const std::string& name_url_or_arn,
+                                         const std::string& region);
+
+class TargetResolver {
+ public:
+  // Every record goes to `queue` (name, URL or ARN).
+  static std::unique_ptr<TargetResolver> Fixed(QueueClient& sqs, std::string queue, std::string region);
+  // Every record goes to the queue it failed from.
+  static std::unique_ptr<TargetResolver> ToSource(QueueClient& sqs, std::string region);
+
+  // The destination of `record`. kInvalidArgument when its source cannot be
+  // told (no DeadLetterQueueSourceArn and the DLQ has no or several redrive
+  // sources, the message says which); kNotFound when the queue is missing.
+  Result<ReplayTarget> Resolve(const ArchiveRecord& record);
+  // "queue URL" for --to-queue, "source" for --to-source: the checkpoint
+  // identity and the audit record use it.
+  const std::string& Describe() const { return describe_; }
+  // Destinations resolved so far, by URL.
+  std::map<std::string, ReplayTarget> Resolved() const;
+
+ private:
+  TargetResolver(QueueClient& sqs, std::string region, std::string fixed);
+  Result<ReplayTarget> Lookup(const std::string& name_url_or_arn);
+  Result<ReplayTarget> SingleRedriveSource(const ArchiveRecord& record);
+
+  QueueClient& sqs_;
+  std::string region_;
+  std::string fixed_;  // empty: to source
+  std::string describe_;
+  std::map<std::string, Result<ReplayTarget>> by_name_;  // name/URL/ARN -> resolution
+  std::map<std::string, Result<ReplayTarget>> by_dlq_;   // DLQ URL or name -> its single source
+};
+
+}  // namespace dlq

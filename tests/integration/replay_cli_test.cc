@@ -1,0 +1,367 @@
+// `dlq-archive replay` end to end: messages sent by boto3 are archived with
+// the archiver, replayed with the binary, and received again with boto3,
+// comparing body, attributes and MD5s. On fauxqs (fast SQS, file:// archive)
+// and moto (FIFO order per group, redrive sources for --to-source). Also:
+// kill -9 during a replay and resume (no loss, duplicates within one batch),
+// --transform, the audit record, a missing queue (nothing sent), and the live
+// --from-queue form.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "archive/archive_reader.h"
+#include "harness.h"
+#include "s3/local_object_store.h"
+#include "sqs/md5.h"
+
+namespace dlq::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Received {
+  std::string body, md5_of_body, body_md5, md5_of_message_attributes, group, dedup;
+  std::map<std::string, std::string> attrs;  // name -> DataType + value (base64 for binary)
+};
+
+std::string ArchiveDir() {
+  std::string d = "/tmp/dlq-replay-it-" + RandomHex(4);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string Bin(const StandIn& s, const std::string& command, const std::string& args) {
+  return s.ShellEnv() + DLQ_BINARY + " " + command + " --endpoint-url " + s.endpoint() + " " + args;
+}
+
+// Parses receive_all.py / send_poison.py output.
+std::vector<Received> ParseMessages(const std::string& json) {
+  std::vector<Received> out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json).get(doc) != simdjson::SUCCESS) {
+    ADD_FAILURE() << "not JSON: " << json.substr(0, 500);
+    return out;
+  }
+  for (simdjson::dom::element m : doc.get_array()) {
+    Received r;
+    auto str = [&](const char* k) {
+      std::string_view v;
+      return m[k].get_string().get(v) == simdjson::SUCCESS ? std::string(v) : std::string();
+    };
+    r.body = str("body");
+    r.md5_of_body = str("md5_of_body");
+    r.body_md5 = str("body_md5");
+    r.md5_of_message_attributes = str("md5_of_message_attributes");
+    r.group = str("message_group_id");
+    r.dedup = str("message_deduplication_id");
+    simdjson::dom::object attrs;
+    if (m["message_attributes"].get_object().get(attrs) == simdjson::SUCCESS) {
+      for (auto [name, v] : attrs) r.attrs[std::string(name)] = std::string(simdjson::minify(v));
+    }
+    simdjson::dom::object sys;
+    if (m["attributes"].get_object().get(sys) == simdjson::SUCCESS) {
+      std::string_view v;
+      if (r.group.empty() && sys["MessageGroupId"].get_string().get(v) == simdjson::SUCCESS) r.group = std::string(v);
+      if (r.dedup.empty() && sys["MessageDeduplicationId"].get_string().get(v) == simdjson::SUCCESS) {
+        r.dedup = std::string(v);
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<Received> ReceiveAll(const StandIn& s, const std::string& url, const std::string& python = "python3") {
+  auto r = RunShell(s.ShellEnv() + python + " " + RepoRoot() + "/tests/interop/receive_all.py --endpoint-url " +
+                        s.endpoint() + " --queue-url " + url + " --delete --max 100000 --idle 2",
+                    false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return ParseMessages(r.out);
+}
+
+std::string SendPoison(const StandIn& s, const std::string& url, const std::string& flags) {
+  auto r = RunShell(s.ShellEnv() + "python3 " + RepoRoot() + "/tests/interop/send_poison.py --endpoint-url " +
+                        s.endpoint() + " --queue-url " + url + " " + flags,
+                    false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return r.out;
+}
+
+std::string Archive(const StandIn& s, const std::string& queue, const std::string& dir) {
+  auto r =
+      RunShell(Bin(s, "archive", "--queue " + queue + " --to file://" + dir + " --progress never --log-level warn"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return r.out;
+}
+
+std::vector<std::string> AuditFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  fs::path audit = fs::path(dir) / "dlq-archive" / "_audit";
+  if (!fs::exists(audit)) return out;
+  for (const auto& e : fs::directory_iterator(audit)) out.push_back(e.path().string());
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void SendPlain(AwsServices& svc, const std::string& url, const std::string& prefix, int n) {
+  for (int i = 0; i < n; i += 10) {
+    std::vector<SendEntry> batch;
+    for (int j = i; j < std::min(n, i + 10); ++j) {
+      SendEntry e;
+      e.id = "e" + std::to_string(j - i);
+      e.body = prefix + " " + std::to_string(j);
+      e.message_attributes["n"] = {"Number", std::to_string(j), ""};
+      batch.push_back(std::move(e));
+    }
+    auto r = svc.sqs().SendMessageBatch(url, batch);
+    ASSERT_TRUE(r.ok() && r->failed.empty()) << r.status().ToString();
+  }
+}
+
+TEST(ReplayCli, FauxqsReplaysToAFreshQueueWithBodyAttributesAndMd5sIntact) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  auto sent = ParseMessages(SendPoison(fauxqs, dlq_url, "--bmp-only"));
+  ASSERT_FALSE(sent.empty());
+  std::string dir = ArchiveDir();
+  Archive(fauxqs, dlq, dir);
+  std::string fresh = UniqueName("rp-fresh");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+
+  auto r = RunShell(
+      Bin(fauxqs, "replay", "--from file://" + dir + " --queue " + dlq + " --to-queue " + fresh + " --progress never"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("sent " + std::to_string(sent.size())), std::string::npos) << r.out;
+
+  auto got = ReceiveAll(fauxqs, fresh_url);
+  ASSERT_EQ(got.size(), sent.size());
+  std::map<std::string, const Received*> by_body;
+  for (const Received& g : got) by_body[g.body] = &g;
+  for (const Received& s : sent) {
+    auto it = by_body.find(s.body);
+    ASSERT_NE(it, by_body.end()) << "missing: " << s.body.substr(0, 60);
+    EXPECT_EQ(it->second->md5_of_body, s.body_md5);
+    EXPECT_EQ(it->second->md5_of_message_attributes, s.md5_of_message_attributes);
+    EXPECT_EQ(it->second->attrs, s.attrs);
+  }
+  // The audit record sits beside the archive and names every id sent.
+  auto audits = AuditFiles(dir);
+  ASSERT_EQ(audits.size(), 1u);
+  std::string audit = ReadFile(audits[0]);
+  EXPECT_NE(audit.find("\"caller_arn\":\"arn:"), std::string::npos) << audit;
+  EXPECT_NE(audit.find("\"destination\":\"" + fresh + "\""), std::string::npos) << audit;
+  EXPECT_NE(audit.find("\"sent\":" + std::to_string(sent.size())), std::string::npos) << audit;
+  EXPECT_NE(audit.find("\"filter\":"), std::string::npos) << audit;
+  // A search of the archive must not trip over the audit record: replaying
+  // again reads no unreadable object (exit 0, not 3).
+  auto again = RunShell(
+      Bin(fauxqs, "replay",
+          "--from file://" + dir + " --queue " + dlq + " --to-queue " + fresh + " --dry-run --progress never"));
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(AuditFiles(dir).size(), 1u);  // a dry run writes none
+  fs::remove_all(dir);
+}
+
+TEST(ReplayCli, MissingQueueFailsBeforeAnythingIsSent) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-miss-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "m", 3);
+  std::string dir = ArchiveDir();
+  Archive(fauxqs, dlq, dir);
+  auto r = RunShell(Bin(fauxqs, "replay",
+                        "--from file://" + dir + " --to-queue no-such-queue-" + RandomHex(3) + " --progress never"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
+  EXPECT_TRUE(AuditFiles(dir).empty());
+  fs::remove_all(dir);
+}
+
+TEST(ReplayCli, TransformEditsAndResends) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-tr-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "poison", 5);
+  std::string dir = ArchiveDir();
+  Archive(fauxqs, dlq, dir);
+  std::string fresh = UniqueName("rp-tr");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  auto r = RunShell(Bin(
+      fauxqs, "replay",
+      "--from file://" + dir + " --to-queue " + fresh + " --transform \"sed -u 's/poison/fixed/'\" --progress never"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto got = ReceiveAll(fauxqs, fresh_url);
+  std::set<std::string> bodies;
+  for (const auto& g : got) bodies.insert(g.body);
+  EXPECT_EQ(bodies, (std::set<std::string>{"fixed 0", "fixed 1", "fixed 2", "fixed 3", "fixed 4"}));
+  // A transform that garbles its output stops the run: nothing is sent.
+  auto bad = RunShell(
+      Bin(fauxqs, "replay",
+          "--from file://" + dir + " --to-queue " + fresh + " --transform 'echo nonsense; cat' " + "--progress never"));
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("not an archive record"), std::string::npos) << bad.out;
+  EXPECT_TRUE(ReceiveAll(fauxqs, fresh_url).empty());
+  fs::remove_all(dir);
+}
+
+TEST(ReplayCli, KilledReplayResumesWithoutLossAndAtMostOneBatchTwice) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  constexpr int kMessages = 1500;
+  std::string dlq = UniqueName("rp-kill-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "msg", kMessages);
+  std::string dir = ArchiveDir();
+  Archive(fauxqs, dlq, dir);
+  std::string fresh = UniqueName("rp-kill");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  const std::string args =
+      "--from file://" + dir + " --to-queue " + fresh + " --checkpoint " + dir + "/replay.ckpt --progress never";
+  auto killed =
+      RunShell(Bin(fauxqs, "replay", args + " --rate 500/s") + " & pid=$!; sleep 1.5; kill -9 $pid; wait $pid");
+  EXPECT_EQ(killed.exit_code, 137) << killed.out;
+  ASSERT_TRUE(fs::exists(dir + "/replay.ckpt"));
+  auto resumed = RunShell(Bin(fauxqs, "replay", args));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  std::smatch skipped;
+  ASSERT_TRUE(std::regex_search(resumed.out, skipped, std::regex("skipped ([0-9]+)"))) << resumed.out;
+  EXPECT_GT(std::stoi(skipped[1]), 0) << resumed.out;  // the kill came mid-run and the rerun resumed
+
+  auto got = ReceiveAll(fauxqs, fresh_url);
+  std::map<std::string, int> copies;
+  for (const auto& g : got) ++copies[g.body];
+  EXPECT_EQ(copies.size(), static_cast<size_t>(kMessages));    // none lost
+  EXPECT_LE(got.size(), static_cast<size_t>(kMessages) + 10);  // duplicates: at most the batch in flight
+  EXPECT_GT(got.size(), 0u);
+  // The same checkpoint with another filter is refused.
+  auto other = RunShell(Bin(fauxqs, "replay", args + " --body-contains 'msg 1'"));
+  EXPECT_EQ(other.exit_code, 2) << other.out;
+  EXPECT_NE(other.out.find("another replay"), std::string::npos) << other.out;
+  fs::remove_all(dir);
+}
+
+TEST(ReplayCli, LiveFormMovesOnlySelectedMessagesSendFirstDeleteAfter) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-live-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "move", 12);
+  SendPlain(*svc, dlq_url, "keep", 8);
+  std::string fresh = UniqueName("rp-live");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  std::string dir = ArchiveDir();
+  auto r = RunShell(Bin(fauxqs, "replay",
+                        "--from-queue " + dlq + " --body-contains move --to-queue " + fresh + " --audit-to file://" +
+                            dir + " --progress never"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto moved = ReceiveAll(fauxqs, fresh_url);
+  auto left = ReceiveAll(fauxqs, dlq_url);
+  EXPECT_EQ(moved.size(), 12u);
+  for (const auto& m : moved) EXPECT_EQ(m.body.rfind("move", 0), 0u) << m.body;
+  EXPECT_EQ(left.size(), 8u);
+  for (const auto& m : left) EXPECT_EQ(m.body.rfind("keep", 0), 0u) << m.body;
+  EXPECT_EQ(AuditFiles(dir).size(), 1u);
+  fs::remove_all(dir);
+}
+
+// ---- moto: FIFO order and --to-source through real redrive.
+
+// Real SQS numbers a group's messages in increasing order; moto assigns
+// random SequenceNumbers, so the order replay must keep is the archived
+// records' SequenceNumber order, which on SQS is the send order.
+TEST(ReplayCli, MotoFifoKeepsOrderPerGroupAndIds) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rpf-dlq") + ".fifo";
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {{"FifoQueue", "true"}});
+  auto sent = ParseMessages(SendPoison(moto, dlq_url, "--fifo --count 24"));
+  ASSERT_EQ(sent.size(), 24u);
+  std::string dir = ArchiveDir();
+  Archive(moto, dlq, dir);
+  std::string fresh = UniqueName("rpf-fresh") + ".fifo";
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {{"FifoQueue", "true"}});
+  auto r = RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-queue " + fresh + " --progress never"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  // Expected: per group, the archived records by (SequenceNumber, sent_at).
+  auto store = LocalObjectStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  ArchiveReaderOptions ro;
+  ro.prefix = "dlq-archive/";
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> archived;
+  ASSERT_TRUE(ArchiveReader(**store, ro)
+                  .ForEach([&](const ArchiveRecord& rec, const RecordLocation&) {
+                    std::string seq = rec.attributes.at("SequenceNumber");
+                    archived[rec.attributes.at("MessageGroupId")].emplace_back(std::string(40 - seq.size(), '0') + seq,
+                                                                               Md5OfBody(rec.body).substr(0, 8));
+                    return true;
+                  })
+                  .ok());
+  std::map<std::string, std::vector<std::string>> want, have;
+  for (auto& [group, items] : archived) {
+    std::sort(items.begin(), items.end());
+    for (const auto& item : items) want[group].push_back(item.second);
+  }
+  auto got = ReceiveAll(moto, fresh_url);
+  ASSERT_EQ(got.size(), sent.size());
+  for (const auto& g : got) {
+    have[g.group].push_back(Md5OfBody(g.body).substr(0, 8));
+    EXPECT_EQ(g.md5_of_body, g.body_md5);
+  }
+  EXPECT_EQ(have, want);  // body digests, in receive order per group
+  std::set<std::string> sent_dedup, got_dedup;
+  for (const auto& m : sent) sent_dedup.insert(m.dedup);
+  for (const auto& g : got) got_dedup.insert(g.dedup);
+  EXPECT_EQ(got_dedup, sent_dedup);  // the original deduplication ids
+  EXPECT_EQ(sent_dedup.size(), sent.size());
+  fs::remove_all(dir);
+}
+
+TEST(ReplayCli, MotoToSourceReturnsMessagesToTheQueueTheyFailedFrom) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string base = UniqueName("rps");
+  std::string dlq_url = *svc->sqs().CreateQueue(base + "-dlq", {});
+  auto arn = svc->sqs().GetQueueAttributes(dlq_url, {"QueueArn"})->at("QueueArn");
+  std::string src_url = *svc->sqs().CreateQueue(
+      base + "-src", {{"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn + "\",\"maxReceiveCount\":\"1\"}"}});
+  SendPlain(*svc, src_url, "order", 6);
+  auto failed = RunShell(moto.ShellEnv() + "python3 " + RepoRoot() + "/tests/interop/fail_consumer.py --endpoint-url " +
+                         moto.endpoint() + " --queue-url " + src_url);
+  ASSERT_EQ(failed.exit_code, 0) << failed.out;
+  std::string dir = ArchiveDir();
+  Archive(moto, base + "-dlq", dir);
+  auto r = RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-source --progress never"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto back = ReceiveAll(moto, src_url);
+  std::set<std::string> bodies;
+  for (const auto& b : back) bodies.insert(b.body);
+  EXPECT_EQ(bodies.size(), 6u);
+  EXPECT_TRUE(bodies.count("order 0"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dlq::it
