@@ -1,5 +1,5 @@
 // Properties of FingerprintBody on any bytes: it never crashes, never exceeds
-// kMaxFingerprintBytes, is deterministic, keeps valid UTF-8 valid, and masks
+// kMaxFingerprintBytes, is deterministic, is always valid UTF-8, and masks
 // every digit of a text body outside a cut (masks carry no digits).
 #include <simdjson.h>
 
@@ -15,9 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string fp = dlq::FingerprintBody(body);
   if (fp.size() > dlq::kMaxFingerprintBytes) std::abort();
   if (dlq::FingerprintBody(body) != fp) std::abort();
-  if (simdjson::validate_utf8(body.data(), body.size()) && !simdjson::validate_utf8(fp.data(), fp.size())) {
-    std::abort();
-  }
+  if (!simdjson::validate_utf8(fp.data(), fp.size())) std::abort();
   std::string masked;
   dlq::AppendMaskedText(body, masked);
   if (masked.find_first_of("0123456789") != std::string::npos) std::abort();

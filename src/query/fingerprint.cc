@@ -152,17 +152,6 @@ void AppendMaskedWord(std::string_view w, std::string& out) {
   }
 }
 
-// Cuts `s` to at most kMaxFingerprintBytes, keeping it distinct by a hash of
-// the whole.
-void Cap(std::string& s) {
-  if (s.size() <= kMaxFingerprintBytes) return;
-  std::string tag = std::string(kEllipsis) + "#" + Sha256Hex(s).substr(0, 16);
-  size_t keep = kMaxFingerprintBytes - tag.size();
-  while (keep > 0 && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) --keep;  // UTF-8 boundary
-  s.resize(keep);
-  s += tag;
-}
-
 void AppendShape(simdjson::dom::element e, int depth, std::string& out);
 
 std::string Shape(simdjson::dom::element e, int depth) {
@@ -253,6 +242,16 @@ void AppendShape(simdjson::dom::element e, int depth, std::string& out) {
 
 }  // namespace
 
+void CapKey(std::string& key, size_t max_bytes) {
+  if (!simdjson::validate_utf8(key.data(), key.size())) key = "base64:" + Base64Encode(key);
+  if (key.size() <= max_bytes) return;
+  std::string tag = std::string(kEllipsis) + "#" + Sha256Hex(key).substr(0, 16);
+  size_t keep = max_bytes > tag.size() ? max_bytes - tag.size() : 0;
+  while (keep > 0 && (static_cast<unsigned char>(key[keep]) & 0xC0) == 0x80) --keep;  // UTF-8 boundary
+  key.resize(keep);
+  key += tag;
+}
+
 void AppendMaskedText(std::string_view s, std::string& out) {
   const size_t start = out.size();
   bool pending_space = false;
@@ -311,12 +310,12 @@ std::string FingerprintBody(std::string_view body) {
     simdjson::dom::element root;
     if (parser.parse(trimmed.data(), trimmed.size(), true).get(root) == simdjson::SUCCESS) {
       AppendShape(root, 0, out);
-      Cap(out);
+      CapKey(out, kMaxFingerprintBytes);
       return out;
     }
   }
   AppendMaskedText(trimmed, out);
-  Cap(out);
+  CapKey(out, kMaxFingerprintBytes);
   return out;
 }
 

@@ -25,13 +25,17 @@
 
 namespace dlq {
 
-// A fingerprint never exceeds this many bytes: a longer one is cut (at a UTF-8
-// boundary) and ends in "…#" and 16 hex digits of a hash of the whole, so
-// different long shapes stay different groups.
+// A fingerprint never exceeds this many bytes (see CapKey).
 inline constexpr size_t kMaxFingerprintBytes = 512;
 
-// The fingerprint of a message body (any bytes; invalid UTF-8 is kept as is).
+// The fingerprint of a message body (any bytes). Always valid UTF-8.
 std::string FingerprintBody(std::string_view body);
+
+// Makes `key` a bounded, valid UTF-8 group key: a key that is not valid UTF-8
+// becomes "base64:" + its base64; one longer than `max_bytes` is cut (at a
+// UTF-8 boundary) and ends in "…#" and 16 hex digits of a hash of the whole,
+// so different long keys stay different.
+void CapKey(std::string& key, size_t max_bytes);
 
 // The text masking alone, appended to `out` (exposed for tests and keys).
 void AppendMaskedText(std::string_view text, std::string& out);

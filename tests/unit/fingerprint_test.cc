@@ -120,6 +120,22 @@ TEST(Fingerprint, CapNeverSplitsAUtf8Character) {
   }
 }
 
+TEST(Fingerprint, InvalidUtf8BecomesBase64) {
+  std::string fp = FingerprintBody("bad \xff\xfe 42");
+  EXPECT_EQ(fp, "base64:YmFkIP/+IDxudW0+");  // base64 of the masked text "bad \xff\xfe <num>"
+  EXPECT_TRUE(simdjson::validate_utf8(fp.data(), fp.size()));
+}
+
+TEST(Fingerprint, CapKeyLeavesShortValidKeysAlone) {
+  std::string key = "orders-dlq";
+  CapKey(key, 16);
+  EXPECT_EQ(key, "orders-dlq");
+  std::string long_key(100, 'k');
+  CapKey(long_key, 40);
+  EXPECT_EQ(long_key.size(), 40u);
+  EXPECT_TRUE(long_key.starts_with(std::string(20, 'k')));
+}
+
 TEST(Fingerprint, MaskedTextAppendsToExistingOutput) {
   std::string out = "prefix:";
   AppendMaskedText(" id 42 ", out);
