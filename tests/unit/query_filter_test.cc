@@ -1,0 +1,172 @@
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+
+#include "common/time_util.h"
+#include "query/filter.h"
+
+namespace dlq {
+namespace {
+
+const SystemTime kNow = *ParseIso8601("2026-11-20T12:00:00Z");
+
+ArchiveRecord Rec() {
+  ArchiveRecord r;
+  r.queue = "orders-dlq";
+  r.message_id = "m-1";
+  r.body = R"({"error":{"type":"Timeout"},"order":123})";
+  r.sent_at = *ParseIso8601("2026-11-19T10:00:00Z");
+  r.archived_at = *ParseIso8601("2026-11-20T10:00:00Z");
+  r.receive_count = 5;
+  r.message_attributes["tenant"] = {"String", "acme", ""};
+  r.message_attributes["blob"] = {"Binary", "", std::string("\x00\x01", 2)};
+  return r;
+}
+
+Filter Build(const FilterFlags& flags) {
+  Result<Filter> f = BuildFilter(flags, kNow);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return f.ok() ? *f : Filter{};
+}
+
+TEST(FilterTest, EmptyFilterMatchesEverything) {
+  Filter f;
+  EXPECT_TRUE(f.Empty());
+  EXPECT_TRUE(f.Matches(Rec()));
+}
+
+TEST(FilterTest, EachConditionSelectsAndRejects) {
+  const ArchiveRecord r = Rec();
+  auto match = [&](FilterFlags flags) { return Build(flags).Matches(r); };
+  EXPECT_TRUE(match({.queues = {"other", "orders-dlq"}}));
+  EXPECT_FALSE(match({.queues = {"other"}}));
+  EXPECT_TRUE(match({.queues = {"https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq"}}));
+  EXPECT_TRUE(match({.queues = {"arn:aws:sqs:us-east-1:123456789012:orders-dlq"}}));
+  EXPECT_TRUE(match({.ids = {"m-0", "m-1"}}));
+  EXPECT_FALSE(match({.ids = {"m-2"}}));
+  EXPECT_TRUE(match({.attrs = {"tenant=acme"}}));
+  EXPECT_FALSE(match({.attrs = {"tenant=acm"}}));
+  EXPECT_FALSE(match({.attrs = {"missing=acme"}}));
+  EXPECT_FALSE(match({.attrs = {"blob="}}));  // Binary has no string value
+  EXPECT_TRUE(match({.attr_exists = {"blob", "tenant"}}));
+  EXPECT_FALSE(match({.attr_exists = {"blob", "nope"}}));
+  EXPECT_TRUE(match({.body_contains = "Timeout"}));
+  EXPECT_FALSE(match({.body_contains = "timeout"}));
+  EXPECT_TRUE(match({.body_regex = "order\":[0-9]+"}));
+  EXPECT_FALSE(match({.body_regex = "^order"}));
+  EXPECT_TRUE(match({.json = {"$.error.type=Timeout", "$.order=123"}}));
+  EXPECT_FALSE(match({.json = {"$.error.type=Throttled"}}));
+  EXPECT_FALSE(match({.json = {"$.nope=Timeout"}}));
+  EXPECT_TRUE(match({.min_receive_count = "5"}));
+  EXPECT_FALSE(match({.min_receive_count = "6"}));
+}
+
+TEST(FilterTest, TimeBoundsAreHalfOpenOnTheChosenField) {
+  ArchiveRecord r = Rec();
+  auto match = [&](FilterFlags flags) { return Build(flags).Matches(r); };
+  EXPECT_TRUE(match({.since = "2026-11-19T10:00:00Z"}));               // inclusive
+  EXPECT_FALSE(match({.until = "2026-11-19T10:00:00Z"}));              // exclusive
+  EXPECT_TRUE(match({.since = "2026-11-19", .until = "2026-11-20"}));  // dates: midnight UTC
+  EXPECT_FALSE(match({.since = "2026-11-20"}));                        // sent the day before
+  EXPECT_TRUE(match({.since = "2026-11-20", .by = "archived"}));       // archived that day
+  EXPECT_TRUE(match({.since = "27h"}));                                // now - 27h = 19th 09:00
+  EXPECT_FALSE(match({.since = "25h"}));                               // now - 25h = 19th 11:00
+  EXPECT_TRUE(match({.since = "2026-11-19T11:00:00+01:00"}));          // = 10:00Z
+  r.sent_at.reset();
+  EXPECT_FALSE(match({.since = "2000-01-01"}));  // no sent_at: never matches a sent bound
+  EXPECT_TRUE(match({.since = "2000-01-01", .by = "archived"}));
+}
+
+TEST(FilterTest, MalformedFlagsAreRejectedNamingTheFlag) {
+  struct Case {
+    FilterFlags flags;
+    std::string expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{.since = "yesterday"}, "--since 'yesterday': not a time"},
+           {{.until = "2026-13-01"}, "--until '2026-13-01': not a time"},
+           {{.since = "99999999999w"}, "--since '99999999999w': not a time"},
+           {{.since = "2026-11-20", .until = "2026-11-19"}, "is not before --until"},
+           {{.by = "received"}, "--by 'received': must be 'sent' or 'archived'"},
+           {{.attrs = {"novalue"}}, "--attr 'novalue': expected NAME=VALUE"},
+           {{.attrs = {"=x"}}, "--attr '=x': expected NAME=VALUE"},
+           {{.attr_exists = {""}}, "--attr-exists"},
+           {{.ids = {""}}, "--id"},
+           {{.queues = {" "}}, "--queue"},
+           {{.body_regex = "(unclosed"}, "--body-regex '(unclosed': not a valid ECMAScript regular expression"},
+           {{.json = {"$.a"}}, "--json '$.a': expected PATH=VALUE"},
+           {{.json = {"error.type=x"}}, "--json 'error.type=x': JSON path \"error.type=x\": a path must start"},
+           {{.json = {"$[x]=1"}}, "--json '$[x]=1'"},
+           {{.min_receive_count = "-1"}, "--min-receive-count '-1': must be an integer >= 0"},
+           {{.min_receive_count = "3x"}, "--min-receive-count '3x'"},
+       }) {
+    Result<Filter> f = BuildFilter(c.flags, kNow);
+    ASSERT_FALSE(f.ok()) << c.expect;
+    EXPECT_EQ(f.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(f.status().message().find(c.expect), std::string::npos) << f.status().message();
+  }
+}
+
+TEST(FilterTest, CanonicalIsStableAcrossFlagOrderAndDistinguishesFilters) {
+  Filter a = Build({.queues = {"b", "a"}, .since = "2026-11-01", .attrs = {"x=1", "w=2"}, .json = {"$.a=1"}});
+  Filter b =
+      Build({.queues = {"a", "b", "a"}, .since = "2026-11-01T00:00:00Z", .attrs = {"w=2", "x=1"}, .json = {"$.a=1"}});
+  EXPECT_EQ(a.Canonical(), b.Canonical());
+  EXPECT_EQ(a.Canonical(), R"({"queue":["a","b"],"since":"2026-11-01T00:00:00.000Z","until":null,"by":"sent","id":[],)"
+                           R"("attr":[["w","2"],["x","1"]],"attr_exists":[],"body_contains":"","body_regex":"",)"
+                           R"("json":[["$.a","1"]],"min_receive_count":null})");
+  Filter c = Build(
+      {.queues = {"a", "b"}, .since = "2026-11-01", .by = "archived", .attrs = {"x=1", "w=2"}, .json = {"$.a=1"}});
+  EXPECT_NE(a.Canonical(), c.Canonical());
+  // Quotes cannot make two filters look alike.
+  EXPECT_NE(Build({.attrs = {"a=b\",\"c"}}).Canonical(), Build({.attrs = {"a=b", "c="}}).Canonical());
+}
+
+TEST(FilterTest, RegexSetDirectlyWorksWithoutCompile) {
+  Filter f;
+  f.body_regex = "Time(out|d)";
+  EXPECT_TRUE(f.Matches(Rec()));
+  f.body_regex = "(bad";
+  EXPECT_FALSE(f.Matches(Rec()));
+  EXPECT_FALSE(f.CompileRegex().ok());
+}
+
+TEST(FilterTest, FlagsParseFromTheCommandLine) {
+  CLI::App app;
+  FilterFlags flags;
+  AddFilterFlags(app, flags);
+  std::vector<std::string> args = {"--min-receive-count",
+                                   "2",
+                                   "--json",
+                                   "$.error.type=Timeout",
+                                   "--attr-exists",
+                                   "blob",
+                                   "--attr",
+                                   "tenant=acme",
+                                   "--id",
+                                   "m-1",
+                                   "--by",
+                                   "archived",
+                                   "--until",
+                                   "2026-11-21",
+                                   "--since",
+                                   "7d",
+                                   "--queue",
+                                   "orders-dlq",
+                                   "--queue",
+                                   "x",
+                                   "--body-contains",
+                                   "Timeout",
+                                   "--body-regex",
+                                   "order"};
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+  app.parse(args);
+  Filter f = Build(flags);
+  EXPECT_EQ(f.queues, (std::vector<std::string>{"orders-dlq", "x"}));
+  EXPECT_EQ(f.by, TimeField::kArchived);
+  EXPECT_EQ(f.since, kNow - std::chrono::hours(24 * 7));
+  EXPECT_TRUE(f.Matches(Rec()));
+}
+
+}  // namespace
+}  // namespace dlq
