@@ -18,7 +18,7 @@ namespace dlq {
 namespace {
 
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026
-constexpr size_t kTableGroupChars = 100;               // group text shown per table row
+constexpr size_t kTableGroupChars = 100;                // group text shown per table row
 
 std::optional<SystemTime> TimeOf(const ArchiveRecord& r, TimeField by) {
   if (by == TimeField::kArchived) return r.archived_at;
@@ -239,9 +239,9 @@ std::string RenderStatsTable(const StatsReport& report) {
   out += fmt::format("{} record{} in {} group{} by {} (times: {})\n", report.records, report.records == 1 ? "" : "s",
                      groups, groups == 1 ? "" : "s", report.group_by, TimeFieldName(report.by));
   if (report.other) {
-    out += fmt::format(
-        "more than {} groups: the {} records of groups found after the first {} are counted as (other)\n",
-        report.max_groups, report.other->count, report.max_groups);
+    out +=
+        fmt::format("more than {} groups: the {} records of groups found after the first {} are counted as (other)\n",
+                    report.max_groups, report.other->count, report.max_groups);
   }
   return out;
 }

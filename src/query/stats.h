@@ -35,9 +35,9 @@ inline constexpr size_t kMaxGroupKeyBytes = 512;
 struct GroupBy {
   enum class Kind { kQueue, kDay, kAttribute, kJsonPath, kFingerprint };
   Kind kind = Kind::kQueue;
-  std::string attribute;          // kAttribute: the attribute name
-  std::optional<JsonPath> path;   // kJsonPath
-  std::string text;               // as given, for the report
+  std::string attribute;         // kAttribute: the attribute name
+  std::optional<JsonPath> path;  // kJsonPath
+  std::string text;              // as given, for the report
 
   // "queue", "day", "attr:NAME", "json:PATH" or "fingerprint".
   // kInvalidArgument saying what is wrong and what is accepted.
