@@ -1,0 +1,110 @@
+#include "app/stats_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "archive/archive_reader.h"
+#include "archive/destination.h"
+#include "archive/key_layout.h"
+
+namespace dlq {
+
+Status ValidateStatsOptions(const StatsCommandOptions& options) {
+  if (options.from.empty()) return InvalidArgument("--from is required (s3://BUCKET/PREFIX or file:///DIR)");
+  if (options.group_by.empty()) {
+    return InvalidArgument("--group-by is required: queue, day, attr:NAME, json:PATH or fingerprint");
+  }
+  if (!options.output.empty() && options.output != "table" && options.output != "json" && options.output != "jsonl") {
+    return InvalidArgument(fmt::format("--output '{}': expected table, json or jsonl", options.output));
+  }
+  if (options.max_groups == 0) return InvalidArgument("--max-groups must be at least 1");
+  return Status::Ok();
+}
+
+int RunStats(const StatsCommandOptions& options, ObjectStore& store, SystemTime now, bool stdout_is_terminal,
+             const std::atomic<bool>& stop, std::string& out, std::string& err) {
+  auto usage = [&err](const Status& st) {
+    err += fmt::format("error: stats: {}\n", st.message());
+    return 2;
+  };
+  if (Status st = ValidateStatsOptions(options); !st.ok()) return usage(st);
+  auto from = ParseDestination(options.from);
+  if (!from.ok()) return usage(from.status().WithContext("--from"));
+  auto group_by = GroupBy::Parse(options.group_by);
+  if (!group_by.ok()) return usage(group_by.status());
+  auto filter = BuildFilter(options.filter, now);
+  if (!filter.ok()) return usage(filter.status());
+
+  if (Status st = filter->CompileRegex(); !st.ok()) return usage(st);
+  ArchiveReaderOptions read;
+  read.prefix = (from->prefix.empty() ? std::string(kDefaultKeyPrefix) : from->prefix) + "/";
+  StatsAggregator aggregator(std::move(*group_by), filter->by, options.max_groups);
+  bool stopped = false;
+  auto stats = ArchiveReader(store, read).ForEach([&](const ArchiveRecord& record, const RecordLocation&) {
+    if (stop.load(std::memory_order_relaxed)) {
+      stopped = true;
+      return false;
+    }
+    if (filter->Matches(record)) aggregator.Add(record);
+    return true;
+  });
+  if (!stats.ok()) {
+    err += fmt::format("error: stats: {}\n", stats.status().message());
+    return stats.status().code() == ErrorCode::kInvalidArgument ? 2 : 1;
+  }
+  if (stopped) {
+    err += "stats: stopped by a signal; no report\n";
+    return 130;
+  }
+  for (const ReadError& e : stats->errors) {
+    if (e.line > 0) {
+      err += fmt::format("warning: {} line {}: {}\n", e.key, e.line, e.message);
+    } else {
+      err += fmt::format("warning: {}: {}\n", e.key, e.message);
+    }
+  }
+  StatsReport report = std::move(aggregator).Finish();
+  std::string output = options.output.empty() ? (stdout_is_terminal ? "table" : "jsonl") : options.output;
+  if (output == "table") {
+    out += RenderStatsTable(report);
+  } else if (output == "json") {
+    out += RenderStatsJson(report);
+  } else {
+    out += RenderStatsJsonLines(report);
+  }
+  if (report.other && output != "table") {
+    err += fmt::format("warning: more than {} groups: {} records of later groups are counted as (other)\n",
+                       report.max_groups, report.other->count);
+  }
+  err += fmt::format("stats: {} objects read, {} records, {} duplicates skipped\n", stats->objects, report.records,
+                     stats->duplicates);
+  if (stats->corrupt_objects > 0 || stats->corrupt_lines > 0) {
+    err += fmt::format(
+        "warning: incomplete: {} unreadable objects and {} unreadable lines were skipped (see the warnings above)\n",
+        stats->corrupt_objects, stats->corrupt_lines);
+    return 3;
+  }
+  return 0;
+}
+
+int RunStatsCommand(const StatsCommandOptions& options, AwsServices* services, const std::atomic<bool>& stop) {
+  std::string out, err;
+  int code = 0;
+  auto from = ParseDestination(options.from);
+  if (!from.ok()) {
+    err = fmt::format("error: stats: --from: {}\n", from.status().message());
+    code = 2;
+  } else if (auto store = OpenStore(*from, services); !store.ok()) {
+    err = fmt::format("error: stats: {}\n", store.status().message());
+    code = 1;
+  } else {
+    code = RunStats(options, **store, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, stop, out, err);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fwrite(err.data(), 1, err.size(), stderr);
+  return code;
+}
+
+}  // namespace dlq
