@@ -48,6 +48,10 @@ class FakeObjectStore final : public ObjectStore {
     std::lock_guard lock(mu_);
     for (int i = 0; i < count; ++i) get_failures_.push_back(status);
   }
+  void FailNextList(Status status, int count = 1) {
+    std::lock_guard lock(mu_);
+    for (int i = 0; i < count; ++i) list_failures_.push_back(status);
+  }
   void FailNextDelete(Status status, int count = 1) {
     std::lock_guard lock(mu_);
     for (int i = 0; i < count; ++i) delete_failures_.push_back(status);
@@ -125,6 +129,11 @@ class FakeObjectStore final : public ObjectStore {
   Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) override {
     ++list_calls_;
     std::lock_guard lock(mu_);
+    if (!list_failures_.empty()) {
+      Status st = list_failures_.front();
+      list_failures_.pop_front();
+      return st;
+    }
     // (name, is_prefix) in key order, as S3 returns them.
     std::map<std::string, std::optional<ObjectInfo>> entries;
     for (auto it = objects_.lower_bound(prefix);
@@ -237,6 +246,7 @@ class FakeObjectStore final : public ObjectStore {
   std::atomic<int> check_calls_{0};
   std::deque<Status> put_failures_;     // guarded by mu_
   std::deque<Status> get_failures_;     // guarded by mu_
+  std::deque<Status> list_failures_;    // guarded by mu_
   std::deque<Status> delete_failures_;  // guarded by mu_
   PutHook on_put_;                      // guarded by mu_
   Duration put_delay_{0};               // guarded by mu_
