@@ -48,13 +48,16 @@ Result<std::string> GzipCompress(std::string_view data, int level) {
   return out;
 }
 
-Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
-  if (gz.empty()) return DataLoss("gzip: empty input is not a gzip file");
+namespace {
+
+// zlib streaming: handles every input, and on damage says where and keeps
+// what decompressed before it.
+GunzipResult ZlibDecompressInto(std::string_view gz, size_t max_output, std::string& out) {
+  if (gz.empty()) return {0, DataLoss("gzip: empty input is not a gzip file")};
   InflateStream s;
-  if (inflateInit2(&s.zs, 15 + 16) != Z_OK) return Internal("gzip: inflateInit2 failed");
+  if (inflateInit2(&s.zs, 15 + 16) != Z_OK) return {0, Internal("gzip: inflateInit2 failed")};
   s.initialised = true;
 
-  std::string out;
   size_t in_pos = 0;
   int member = 0;
   // First guess at the output size: the last member's ISIZE trailer, bounded.
@@ -66,17 +69,17 @@ Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
     // DEFLATE expands at most ~1032:1, so a larger ISIZE is a lie; do not trust it.
     guess = std::max(guess, std::min(isize + 1, gz.size() * 1032 + 64));
   }
-  out.resize(std::min(guess, max_output + 1));
+  if (out.size() < std::min(guess, max_output + 1)) out.resize(std::min(guess, max_output + 1));
 
   size_t produced = 0;
   while (in_pos < gz.size()) {
     ++member;
     if (gz.size() - in_pos < 2 || static_cast<unsigned char>(gz[in_pos]) != 0x1f ||
         static_cast<unsigned char>(gz[in_pos + 1]) != 0x8b) {
-      return DataLoss(
-          fmt::format("gzip: member {} at offset {}: not a gzip header (trailing garbage)", member, in_pos));
+      return {produced, DataLoss(fmt::format("gzip: member {} at offset {}: not a gzip header (trailing garbage)",
+                                             member, in_pos))};
     }
-    if (member > 1 && inflateReset(&s.zs) != Z_OK) return Internal("gzip: inflateReset failed");
+    if (member > 1 && inflateReset(&s.zs) != Z_OK) return {produced, Internal("gzip: inflateReset failed")};
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
       if (produced == out.size()) {
@@ -95,22 +98,78 @@ Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
       in_pos += avail_in_before - s.zs.avail_in;
       produced += avail_out_before - s.zs.avail_out;
       if (produced > max_output) {
-        return DataLoss(fmt::format("gzip: decompressed size exceeds the limit of {} bytes", max_output));
+        return {max_output, DataLoss(fmt::format("gzip: decompressed size exceeds the limit of {} bytes", max_output))};
       }
       if (rc == Z_STREAM_END) break;
       if (rc == Z_BUF_ERROR && s.zs.avail_out != 0) {
-        return DataLoss(fmt::format("gzip: member {} is truncated at input offset {}", member, in_pos));
+        return {produced, DataLoss(fmt::format("gzip: member {} is truncated at input offset {}", member, in_pos))};
       }
       if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return DataLoss(fmt::format("gzip: member {} is corrupt near input offset {}: {}", member, in_pos,
-                                    s.zs.msg != nullptr ? s.zs.msg : "inflate error"));
+        return {produced, DataLoss(fmt::format("gzip: member {} is corrupt near input offset {}: {}", member, in_pos,
+                                               s.zs.msg != nullptr ? s.zs.msg : "inflate error"))};
       }
     }
     if (produced > max_output) {
-      return DataLoss(fmt::format("gzip: decompressed size exceeds the limit of {} bytes", max_output));
+      return {max_output, DataLoss(fmt::format("gzip: decompressed size exceeds the limit of {} bytes", max_output))};
     }
   }
-  out.resize(produced);
+  return {produced, Status::Ok()};
+}
+
+struct DecompressorHolder {
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  ~DecompressorHolder() {
+    if (d != nullptr) libdeflate_free_decompressor(d);
+  }
+};
+
+uint32_t ReadLe32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return static_cast<uint32_t>(u[0]) | static_cast<uint32_t>(u[1]) << 8 | static_cast<uint32_t>(u[2]) << 16 |
+         static_cast<uint32_t>(u[3]) << 24;
+}
+
+// libdeflate, whole buffer: the output is sized from the last member's ISIZE
+// trailer (exact for one member). Returns false when it cannot finish (damage,
+// a wrong size guess, several large members); the caller then uses zlib.
+bool LibdeflateDecompressInto(std::string_view gz, size_t max_output, std::string& out, size_t& produced) {
+  thread_local DecompressorHolder holder;
+  if (holder.d == nullptr || gz.size() < 18) return false;
+  // DEFLATE expands at most ~1032:1, so a larger ISIZE is a lie; do not trust it.
+  size_t guess = std::min<size_t>(ReadLe32(gz.data() + gz.size() - 4), gz.size() * 1032 + 64);
+  size_t capacity = std::min(guess + 64, max_output);
+  if (out.size() < capacity) out.resize(capacity);
+  produced = 0;
+  size_t in_pos = 0;
+  while (in_pos < gz.size()) {
+    if (gz.size() - in_pos < 18 || static_cast<unsigned char>(gz[in_pos]) != 0x1f ||
+        static_cast<unsigned char>(gz[in_pos + 1]) != 0x8b) {
+      return false;
+    }
+    size_t in_used = 0, out_used = 0;
+    libdeflate_result r =
+        libdeflate_gzip_decompress_ex(holder.d, gz.data() + in_pos, gz.size() - in_pos, out.data() + produced,
+                                      capacity - produced, &in_used, &out_used);
+    if (r != LIBDEFLATE_SUCCESS) return false;
+    in_pos += in_used;
+    produced += out_used;
+  }
+  return true;
+}
+
+}  // namespace
+
+GunzipResult GzipDecompressInto(std::string_view gz, size_t max_output, std::string& buffer) {
+  size_t produced = 0;
+  if (LibdeflateDecompressInto(gz, max_output, buffer, produced)) return {produced, Status::Ok()};
+  return ZlibDecompressInto(gz, max_output, buffer);
+}
+
+Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
+  std::string out;
+  GunzipResult r = GzipDecompressInto(gz, max_output, out);
+  if (!r.status.ok()) return r.status;
+  out.resize(r.size);
   return out;
 }
 

@@ -21,4 +21,15 @@ Result<std::string> GzipCompress(std::string_view data, int level);
 // trailing non-gzip data yields kDataLoss naming the member and offset.
 Result<std::string> GzipDecompress(std::string_view gz, size_t max_output);
 
+// The same, into `buffer` (grown as needed, never shrunk, so a reused buffer
+// costs no allocation): the first `size` bytes of `buffer` are the output.
+// On corrupt or truncated input `status` is kDataLoss and the first `size`
+// bytes are what decompressed cleanly before the damage (for salvage).
+// Uses libdeflate for well-formed input and zlib streaming otherwise.
+struct GunzipResult {
+  size_t size = 0;
+  Status status;
+};
+GunzipResult GzipDecompressInto(std::string_view gz, size_t max_output, std::string& buffer);
+
 }  // namespace dlq

@@ -44,7 +44,7 @@ class KeyTemplate {
 
   const std::string& text() const { return text_; }
 
- private:
+  // The parsed template, for readers that match keys against it.
   enum class Part {
     kLiteral,
     kPrefix,
@@ -62,8 +62,11 @@ class KeyTemplate {
   };
   struct Segment {
     Part part;
-    std::string literal;
+    std::string literal;  // kLiteral only
   };
+  const std::vector<Segment>& segments() const { return segments_; }
+
+ private:
   std::string RenderUpTo(const KeyFields& fields, bool stop_at_variable) const;
 
   std::string text_;

@@ -1,0 +1,374 @@
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "archive/gzip.h"
+#include "common/time_util.h"
+#include "query/scan.h"
+#include "testing/fake_object_store.h"
+
+namespace dlq {
+namespace {
+
+const SystemTime kDay1 = *ParseIso8601("2026-11-19T10:00:00Z");
+const SystemTime kDay2 = *ParseIso8601("2026-11-20T10:00:00Z");
+
+Message Msg(const std::string& id, const std::string& body, SystemTime sent,
+            std::map<std::string, std::string> attrs = {}) {
+  Message m;
+  m.message_id = id;
+  m.body = body;
+  m.md5_of_body = Md5Hex(body);
+  m.attributes["SentTimestamp"] = std::to_string(ToUnixMillis(sent));
+  m.attributes["ApproximateReceiveCount"] = "3";
+  for (auto& [k, v] : attrs) m.message_attributes[k] = {"String", v, ""};
+  return m;
+}
+
+std::string Lines(const std::string& queue, const std::vector<Message>& msgs, SystemTime archived_at) {
+  ArchiveContext ctx;
+  ctx.queue = queue;
+  std::string out;
+  for (const Message& m : msgs) AppendRecordJson(m, ctx, archived_at, out);
+  return out;
+}
+
+std::string Key(const std::string& tmpl, const std::string& queue, SystemTime t, const std::string& batch,
+                const std::string& prefix = "dlq-archive") {
+  return KeyTemplate::Parse(tmpl).value().Render({prefix, queue, "us-east-1", "123456789012", t, batch});
+}
+
+void PutObject(FakeObjectStore& store, const std::string& key, const std::string& lines) {
+  store.Insert(key, GzipCompress(lines, 6).value());
+}
+
+Destination From(const std::string& uri = "s3://bucket") {
+  return ParseDestination(uri).value();
+}
+
+struct Collected {
+  std::vector<std::string> ids;
+  std::vector<std::string> where;  // key:line
+  ScanStats stats;
+};
+
+Collected Scan(FakeObjectStore& store, ScanOptions options, const Destination& from = From()) {
+  Collected c;
+  Result<ScanStats> st = ScanArchive(store, from, options, [&](const ArchiveRecord& r, const RecordLocation& loc) {
+    c.ids.push_back(r.message_id);
+    c.where.push_back(loc.key + ":" + std::to_string(loc.line));
+    return true;
+  });
+  EXPECT_TRUE(st.ok()) << st.status().ToString();
+  if (st.ok()) c.stats = *st;
+  return c;
+}
+
+TEST(ScanTest, DeliversMatchesInKeyOrderAndDropsLaterCopies) {
+  FakeObjectStore store;
+  PutObject(store, Key(std::string(kDefaultKeyTemplate), "orders-dlq", kDay1, "0000000000000001"),
+            Lines("orders-dlq", {Msg("a", "order 1 failed", kDay1), Msg("b", "order 2 ok", kDay1)}, kDay1));
+  // A crash between upload and delete archived "a" again, in a later object.
+  PutObject(store, Key(std::string(kDefaultKeyTemplate), "orders-dlq", kDay2, "0000000000000002"),
+            Lines("orders-dlq", {Msg("c", "order 3 failed", kDay2), Msg("a", "order 1 failed", kDay1)}, kDay2));
+  ScanOptions o;
+  o.parallelism = 4;
+  o.filter.body_contains = "failed";
+  Collected c = Scan(store, o);
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(c.where[0], "dlq-archive/orders-dlq/20261119/orders-dlq-100000-0000000000000001.json.gz:1");
+  EXPECT_EQ(c.where[1], "dlq-archive/orders-dlq/20261120/orders-dlq-100000-0000000000000002.json.gz:1");
+  EXPECT_EQ(c.stats.duplicates, 1u);
+  EXPECT_EQ(c.stats.records, 2u);
+  EXPECT_EQ(c.stats.objects, 2u);
+  EXPECT_EQ(c.stats.lines, 4u);
+  EXPECT_TRUE(c.stats.complete());
+
+  o.deduplicate = false;
+  EXPECT_EQ(Scan(store, o).ids, (std::vector<std::string>{"a", "c", "a"}));
+}
+
+// The raw-line prefilter must never change the answer: compare with decoding
+// every line, over records written in every way the format allows.
+TEST(ScanTest, PrefilterAgreesWithDecodingEveryLine) {
+  FakeObjectStore store;
+  std::vector<Message> msgs = {
+      Msg("m1", R"({"error":{"type":"Timeout"},"tenant":"acme"})", kDay1, {{"tenant", "acme"}, {"kind", "x/y"}}),
+      Msg("m2", R"({"error":{"type":"Time\u006fut"}})", kDay1, {{"tenant", "acme"}}),  // body's own \u escape
+      Msg("m3", "path a/b Timeout", kDay1, {{"tenant", "acme"}}),
+      Msg("m4", std::string("bad utf8 \xff Timeout", 18), kDay1, {{"tenant", "acme"}}),  // body_base64
+      Msg("m5", "Timeout", kDay1, {{"tenant", "other"}}),
+      Msg("m6", "no match here", kDay1, {{"tenant", "acme"}}),
+      Msg("m7", "quote \" and \\ and Timeout", kDay1, {{"tenant", "ac\"me"}}),
+  };
+  msgs[3].message_attributes["tenant"] = {"String", "acme", ""};
+  msgs.push_back(Msg("m8", "Timeout", kDay1));
+  msgs.back().message_attributes["tenant"] = {"String", std::string("\xfe", 1), ""};  // StringValueBase64
+  std::string lines = Lines("orders-dlq", msgs, kDay1);
+  // A line from another writer: other key order, escaped '/' and \u escapes.
+  lines +=
+      R"({"message_id":"m9","queue":"orders-dlq","schema":1,"body":"Time\u006fut a\/b","md5_of_body":"x",)"
+      R"("message_attributes":{"tenant":{"DataType":"String","StringValue":"\u0061cme"}},)"
+      R"("archived_at":"2026-11-19T10:00:00Z","expires_at":"2026-11-23T10:00:00Z","sent_at":"2026-11-19T10:00:00Z"})"
+      "\n";
+  PutObject(store, Key(std::string(kDefaultKeyTemplate), "orders-dlq", kDay1, "00000000000000aa"), lines);
+
+  std::vector<FilterFlags> filters = {
+      {.body_contains = "Timeout"},
+      {.attrs = {"tenant=acme"}},
+      {.attrs = {"tenant=acme"}, .body_contains = "Timeout"},
+      {.attrs = {"tenant=ac\"me"}},
+      {.attrs = {"kind=x/y"}},
+      {.body_contains = "a/b"},
+      {.ids = {"m9"}},
+      {.queues = {"orders-dlq"}, .attr_exists = {"tenant"}},
+      {.json = {"$.error.type=Timeout"}},
+      {.body_contains = "\" and \\"},
+      {.attrs = {"tenant=\xfe"}},
+      {.body_contains = "\xff Timeout"},
+  };
+  for (const FilterFlags& flags : filters) {
+    ScanOptions o;
+    o.filter = BuildFilter(flags, kDay2).value();
+    std::set<std::string> expected;
+    std::string_view rest = lines;
+    while (!rest.empty()) {
+      size_t nl = rest.find('\n');
+      Result<ArchiveRecord> r = ParseRecordJson(rest.substr(0, nl));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      if (o.filter.Matches(*r)) expected.insert(r->message_id);
+      rest.remove_prefix(nl + 1);
+    }
+    Collected c = Scan(store, o);
+    EXPECT_EQ(std::set<std::string>(c.ids.begin(), c.ids.end()), expected) << o.filter.Canonical();
+    EXPECT_FALSE(expected.empty()) << o.filter.Canonical();
+  }
+  // The prefilter does skip work: a selective filter decodes few lines.
+  ScanOptions o;
+  o.filter.attr_equals = {{"tenant", "other"}};
+  Collected c = Scan(store, o);
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"m5"}));
+  EXPECT_LT(c.stats.parsed, c.stats.lines);
+}
+
+TEST(ScanTest, DamagedObjectsAreReportedByKeyAndLineAndTheRestIsRead) {
+  FakeObjectStore store;
+  const std::string tmpl(kDefaultKeyTemplate);
+  std::vector<Message> many;
+  for (int i = 0; i < 2000; ++i) many.push_back(Msg("t" + std::to_string(i), "payload " + std::to_string(i), kDay1));
+  std::string gz = GzipCompress(Lines("q", many, kDay1), 6).value();
+  const std::string truncated_key = Key(tmpl, "q", kDay1, "0000000000000001");
+  store.Insert(truncated_key, gz.substr(0, gz.size() / 2));
+  const std::string garbage_key = Key(tmpl, "q", kDay1, "0000000000000002");
+  store.Insert(garbage_key, "this is not gzip");
+  std::string bad_lines = Lines("q", {Msg("g1", "good", kDay1)}, kDay1) + "{not json\n" +
+                          R"({"schema":2,"queue":"q","message_id":"future"})"
+                          "\n" +
+                          Lines("q", {Msg("g2", "good", kDay1)}, kDay1);
+  const std::string lines_key = Key(tmpl, "q", kDay1, "0000000000000003");
+  PutObject(store, lines_key, bad_lines);
+
+  ScanOptions o;
+  o.parallelism = 2;
+  Collected c = Scan(store, o);
+  // Every line decompressed before the damage is delivered.
+  ASSERT_GT(c.ids.size(), 2u);
+  EXPECT_EQ(c.ids[0], "t0");
+  EXPECT_EQ(c.ids[c.ids.size() - 2], "g1");
+  EXPECT_EQ(c.ids.back(), "g2");
+  const size_t salvaged = c.ids.size() - 2;
+  EXPECT_LT(salvaged, 2000u);
+  EXPECT_EQ(c.stats.skipped_objects, 1u);
+  EXPECT_EQ(c.stats.skipped_lines, 3u);  // the cut line, "{not json", the schema-2 line
+  EXPECT_FALSE(c.stats.complete());
+  ASSERT_EQ(c.stats.errors.size(), 4u);
+  EXPECT_EQ(c.stats.errors[0].key, truncated_key);
+  EXPECT_EQ(c.stats.errors[0].line, salvaged + 1);
+  EXPECT_NE(c.stats.errors[0].message.find("truncated"), std::string::npos) << c.stats.errors[0].message;
+  EXPECT_EQ(c.stats.errors[1].key, garbage_key);
+  EXPECT_EQ(c.stats.errors[1].line, 0u);
+  EXPECT_EQ(c.stats.errors[2].key, lines_key);
+  EXPECT_EQ(c.stats.errors[2].line, 2u);
+  EXPECT_EQ(c.stats.errors[3].line, 3u);
+  EXPECT_NE(c.stats.errors[3].message.find("unsupported schema version 2"), std::string::npos)
+      << c.stats.errors[3].message;
+}
+
+TEST(ScanTest, UnreadableObjectIsReportedByKeyAndSkipped) {
+  FakeObjectStore store;
+  const std::string tmpl(kDefaultKeyTemplate);
+  const std::string k1 = Key(tmpl, "q", kDay1, "0000000000000001");
+  PutObject(store, k1, Lines("q", {Msg("a", "x", kDay1)}, kDay1));
+  PutObject(store, Key(tmpl, "q", kDay1, "0000000000000002"), Lines("q", {Msg("b", "x", kDay1)}, kDay1));
+  store.FailNextGet(PermissionDenied("AccessDenied (HTTP 403): KMS key denied"));
+  ScanOptions o;
+  o.parallelism = 1;  // the first Get is the first key's
+  Collected c = Scan(store, o);
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"b"}));
+  EXPECT_EQ(c.stats.skipped_objects, 1u);
+  ASSERT_EQ(c.stats.errors.size(), 1u);
+  EXPECT_EQ(c.stats.errors[0].key, k1);
+  EXPECT_NE(c.stats.errors[0].message.find("KMS key denied"), std::string::npos);
+  EXPECT_NE(c.stats.errors[0].message.find(k1), std::string::npos);
+}
+
+TEST(ScanTest, ListingFailureIsAnError) {
+  class FailingList : public ObjectStore {
+   public:
+    Status Put(const std::string&, std::string_view, const PutOptions&) override { return Internal("unused"); }
+    Result<std::string> Get(const std::string&, std::optional<std::pair<uint64_t, uint64_t>>) override {
+      return Internal("unused");
+    }
+    Result<ObjectInfo> Head(const std::string&) override { return Internal("unused"); }
+    Result<ListPage> List(const std::string&, const std::string&, const std::string&) override {
+      return Unavailable("503 SlowDown");
+    }
+    Status Delete(const std::string&) override { return Internal("unused"); }
+    Result<DestinationCheck> CheckWritable() override { return Internal("unused"); }
+    std::string Describe() const override { return "s3://bucket"; }
+  } failing;
+  Result<ScanStats> st = ScanArchive(failing, From(), ScanOptions{}, [](auto&, auto&) { return true; });
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.status().message().find("list"), std::string::npos);
+  EXPECT_NE(st.status().message().find("dlq-archive/"), std::string::npos);
+}
+
+// Queue and date partitions the filter excludes are never listed into or fetched, in every layout.
+TEST(ScanTest, PrunesPartitionsByQueueAndDateInEveryLayout) {
+  const std::vector<std::string> templates = {std::string(kDefaultKeyTemplate), std::string(kHiveKeyTemplate),
+                                              "{prefix}/{region}/{yyyy}/{mm}/{dd}/{queue}/{hh}-{batch_id}.json.gz"};
+  for (const std::string& tmpl : templates) {
+    FakeObjectStore store;
+    int n = 0;
+    for (const std::string q : {"orders-dlq", "billing-dlq"}) {
+      for (int day = 10; day <= 20; ++day) {
+        SystemTime t = *ParseIso8601(fmt::format("2026-11-{:02}T08:00:00Z", day));
+        PutObject(store, Key(tmpl, q, t, fmt::format("{:016x}", ++n), "archive/p"),
+                  Lines(q, std::vector<Message>{Msg(fmt::format("{}-{}", q, day), "body", t)}, t));
+      }
+    }
+    ScanOptions o;
+    if (tmpl != kDefaultKeyTemplate && tmpl != kHiveKeyTemplate)
+      o.layouts.templates = {KeyTemplate::Parse(tmpl).value()};
+    o.filter =
+        BuildFilter({.queues = {"orders-dlq"}, .since = "2026-11-18", .until = "2026-11-19", .by = "archived"}, kDay2)
+            .value();
+    Collected c = Scan(store, o, From("s3://bucket/archive/p"));
+    EXPECT_EQ(c.ids, (std::vector<std::string>{"orders-dlq-18"})) << tmpl;
+    // Day 18, plus day 17 (a batch started the day before may hold records archived after midnight).
+    EXPECT_EQ(store.get_calls(), 2) << tmpl;
+    EXPECT_GT(c.stats.pruned_prefixes, 0u) << tmpl;
+
+    // By sent time only `since` prunes (a message may be archived long after it was sent).
+    int gets = store.get_calls();
+    o.filter = BuildFilter({.queues = {"orders-dlq"}, .since = "2026-11-18", .until = "2026-11-19"}, kDay2).value();
+    EXPECT_EQ(Scan(store, o, From("s3://bucket/archive/p")).ids, (std::vector<std::string>{"orders-dlq-18"}));
+    EXPECT_EQ(store.get_calls() - gets, 4) << tmpl;  // days 17..20
+  }
+}
+
+TEST(ScanTest, KeysNoLayoutExplainsAreReadNotPruned) {
+  FakeObjectStore store;
+  // Written with a custom template the reader was not told about.
+  PutObject(store, "dlq-archive/custom/orders-dlq/x.json.gz", Lines("orders-dlq", {Msg("a", "b", kDay1)}, kDay1));
+  PutObject(store, "dlq-archive/_audit/replay-1.json", "{\"not\":\"an archive object\"}");
+  ScanOptions o;
+  o.filter.queues = {"orders-dlq"};
+  o.filter.since = kDay1;
+  Collected c = Scan(store, o);
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(c.stats.complete());  // _audit/ is not part of the archive
+  EXPECT_EQ(c.stats.unrecognised_key, "dlq-archive/custom/orders-dlq/x.json.gz");
+  EXPECT_EQ(c.stats.pruned_prefixes, 0u);
+}
+
+TEST(ScanTest, DeduplicationStaysWithinItsMemoryBoundUsingMorePasses) {
+  FakeObjectStore store;
+  const std::string tmpl(kDefaultKeyTemplate);
+  std::vector<std::string> all;
+  for (int obj = 0; obj < 10; ++obj) {
+    std::vector<Message> msgs;
+    for (int i = 0; i < 100; ++i) {
+      msgs.push_back(Msg(fmt::format("id-{}", obj * 100 + i), "x", kDay1));
+      all.push_back(msgs.back().message_id);
+      // Every 10th message was archived twice, the copy three objects later.
+      if (obj >= 3 && i % 10 == 0) msgs.push_back(Msg(fmt::format("id-{}", (obj - 3) * 100 + i), "x", kDay1));
+    }
+    PutObject(store, Key(tmpl, "q", kDay1, fmt::format("{:016x}", obj)), Lines("q", msgs, kDay1));
+  }
+  ScanOptions o;
+  o.parallelism = 3;
+  o.dedup_memory_bytes = 4096;  // 256 slots: 192 ids per pass
+  Collected c = Scan(store, o);
+  EXPECT_GT(c.stats.passes, 4);
+  EXPECT_EQ(c.ids.size(), all.size());
+  EXPECT_EQ(std::set<std::string>(c.ids.begin(), c.ids.end()), std::set<std::string>(all.begin(), all.end()));
+  EXPECT_EQ(c.stats.duplicates, 70u);
+  // The first copy wins even across passes.
+  for (size_t i = 0; i < c.ids.size(); ++i) {
+    if (c.ids[i] == "id-0") {
+      EXPECT_EQ(c.where[i], Key(tmpl, "q", kDay1, fmt::format("{:016x}", 0)) + ":1");
+    }
+  }
+}
+
+TEST(ScanTest, StopsWhenTheCallbackSaysSo) {
+  FakeObjectStore store;
+  for (int obj = 0; obj < 20; ++obj) {
+    PutObject(store, Key(std::string(kDefaultKeyTemplate), "q", kDay1, fmt::format("{:016x}", obj)),
+              Lines("q", std::vector<Message>{Msg(fmt::format("id-{}", obj), "x", kDay1)}, kDay1));
+  }
+  ScanOptions o;
+  o.parallelism = 2;
+  int calls = 0;
+  Result<ScanStats> st = ScanArchive(store, From(), o, [&](auto&, auto&) { return ++calls < 3; });
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(calls, 3);
+  EXPECT_LT(store.get_calls(), 20);
+}
+
+TEST(ScanTest, BadRegexIsInvalidArgument) {
+  FakeObjectStore store;
+  ScanOptions o;
+  o.filter.body_regex = "(";
+  Result<ScanStats> st = ScanArchive(store, From(), o, [](auto&, auto&) { return true; });
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(ListArchiveTest, ReportsQueueAndDayOfEachObject) {
+  FakeObjectStore store;
+  PutObject(store, Key(std::string(kHiveKeyTemplate), "orders-dlq", kDay1, "0000000000000001"), "x");
+  PutObject(store, Key(std::string(kDefaultKeyTemplate), "billing-dlq", kDay2, "0000000000000002"), "x");
+  Result<std::vector<ArchiveObject>> objs = ListArchive(store, From(), ListOptions{});
+  ASSERT_TRUE(objs.ok());
+  ASSERT_EQ(objs->size(), 2u);
+  EXPECT_EQ((*objs)[0].facts.queue, "billing-dlq");
+  EXPECT_EQ((*objs)[0].facts.day, 20);
+  EXPECT_EQ((*objs)[1].facts.queue, "orders-dlq");
+  EXPECT_EQ((*objs)[1].facts.day, 19);
+  EXPECT_TRUE((*objs)[1].matched);
+}
+
+TEST(KeyPatternTest, MatchesOnlyWhatTheArchiverRenders) {
+  KeyPattern p(KeyTemplate::Default(), "dlq-archive");
+  KeyFacts f;
+  ASSERT_TRUE(p.Match("dlq-archive/orders-dlq/20261120/orders-dlq-235959-7f3a9c2e41d06b85.json.gz", f));
+  EXPECT_EQ(f.queue, "orders-dlq");
+  EXPECT_EQ(f.year, 2026);
+  EXPECT_EQ(f.hour, 23);
+  EXPECT_EQ(f.Span()->first, *ParseIso8601("2026-11-20T23:00:00Z"));
+  KeyFacts g;
+  EXPECT_FALSE(p.Match("dlq-archive/queue=orders-dlq/dt=2026-11-20/orders-dlq-235959-7f3a9c2e41d06b85.json.gz", g));
+  KeyFacts h;  // the queue in the file name must be the directory's
+  EXPECT_FALSE(p.Match("dlq-archive/orders-dlq/20261120/billing-dlq-235959-7f3a9c2e41d06b85.json.gz", h));
+  KeyFacts i;
+  EXPECT_FALSE(p.Match("dlq-archive/orders-dlq/20261340/orders-dlq-235959-7f3a9c2e41d06b85.json.gz", i));
+  EXPECT_EQ(p.literal_dir(), "dlq-archive/");
+}
+
+}  // namespace
+}  // namespace dlq
