@@ -5,9 +5,8 @@
 
 #include <cstdio>
 
-#include "archive/archive_reader.h"
 #include "archive/destination.h"
-#include "archive/key_layout.h"
+#include "query/scan.h"
 
 namespace dlq {
 
@@ -37,17 +36,17 @@ int RunStats(const StatsCommandOptions& options, ObjectStore& store, SystemTime 
   auto filter = BuildFilter(options.filter, now);
   if (!filter.ok()) return usage(filter.status());
 
-  if (Status st = filter->CompileRegex(); !st.ok()) return usage(st);
-  ArchiveReaderOptions read;
-  read.prefix = (from->prefix.empty() ? std::string(kDefaultKeyPrefix) : from->prefix) + "/";
-  StatsAggregator aggregator(std::move(*group_by), filter->by, options.max_groups);
+  ScanOptions scan;
+  scan.filter = std::move(*filter);
+  scan.parallelism = options.parallelism;
+  StatsAggregator aggregator(std::move(*group_by), scan.filter.by, options.max_groups);
   bool stopped = false;
-  auto stats = ArchiveReader(store, read).ForEach([&](const ArchiveRecord& record, const RecordLocation&) {
+  auto stats = ScanArchive(store, *from, scan, [&](const ArchiveRecord& record, const RecordLocation&) {
     if (stop.load(std::memory_order_relaxed)) {
       stopped = true;
       return false;
     }
-    if (filter->Matches(record)) aggregator.Add(record);
+    aggregator.Add(record);
     return true;
   });
   if (!stats.ok()) {
@@ -80,10 +79,10 @@ int RunStats(const StatsCommandOptions& options, ObjectStore& store, SystemTime 
   }
   err += fmt::format("stats: {} objects read, {} records, {} duplicates skipped\n", stats->objects, report.records,
                      stats->duplicates);
-  if (stats->corrupt_objects > 0 || stats->corrupt_lines > 0) {
+  if (!stats->complete()) {
     err += fmt::format(
         "warning: incomplete: {} unreadable objects and {} unreadable lines were skipped (see the warnings above)\n",
-        stats->corrupt_objects, stats->corrupt_lines);
+        stats->skipped_objects, stats->skipped_lines);
     return 3;
   }
   return 0;
