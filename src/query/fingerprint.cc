@@ -154,18 +154,12 @@ void AppendMaskedWord(std::string_view w, std::string& out) {
 
 void AppendShape(simdjson::dom::element e, int depth, std::string& out);
 
-std::string Shape(simdjson::dom::element e, int depth) {
-  std::string s;
-  AppendShape(e, depth, s);
-  return s;
-}
-
-std::string MaskedJsonString(std::string_view text) {
-  std::string masked;
+// Appends `text` masked, as a JSON string literal. Not reentrant (a leaf).
+void AppendMaskedJsonString(std::string_view text, std::string& out) {
+  thread_local std::string masked;
+  masked.clear();
   AppendMaskedText(text, masked);
-  std::string quoted;
-  AppendJsonString(quoted, masked);
-  return quoted;
+  AppendJsonString(out, masked);
 }
 
 void AppendShape(simdjson::dom::element e, int depth, std::string& out) {
@@ -176,20 +170,22 @@ void AppendShape(simdjson::dom::element e, int depth, std::string& out) {
   }
   switch (e.type()) {
     case element_type::OBJECT: {
-      std::vector<std::pair<std::string, std::string>> fields;
+      // Each field rendered as "key":shape, sorted as text, duplicates merged.
+      std::vector<std::string> fields;
       simdjson::dom::object object;
       if (e.get_object().get(object) != simdjson::SUCCESS) break;
       for (auto field : object) {
-        fields.emplace_back(MaskedJsonString(field.key), Shape(field.value, depth + 1));
+        std::string& f = fields.emplace_back();
+        AppendMaskedJsonString(field.key, f);
+        f.push_back(':');
+        AppendShape(field.value, depth + 1, f);
       }
       std::sort(fields.begin(), fields.end());
       fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
       out.push_back('{');
       for (size_t k = 0; k < fields.size(); ++k) {
         if (k > 0) out.push_back(',');
-        out += fields[k].first;
-        out.push_back(':');
-        out += fields[k].second;
+        out += fields[k];
       }
       out.push_back('}');
       break;
@@ -198,14 +194,16 @@ void AppendShape(simdjson::dom::element e, int depth, std::string& out) {
       std::vector<std::string> shapes;
       simdjson::dom::array array;
       if (e.get_array().get(array) != simdjson::SUCCESS) break;
+      std::string s;
       for (auto item : array) {
-        std::string s = Shape(item, depth + 1);
+        s.clear();
+        AppendShape(item, depth + 1, s);
         if (std::find(shapes.begin(), shapes.end(), s) != shapes.end()) continue;
         if (shapes.size() == kMaxArrayShapes) {
           shapes.emplace_back(kEllipsis);
           break;
         }
-        shapes.push_back(std::move(s));
+        shapes.push_back(s);
       }
       out.push_back('[');
       for (size_t k = 0; k < shapes.size(); ++k) {
@@ -217,7 +215,7 @@ void AppendShape(simdjson::dom::element e, int depth, std::string& out) {
     }
     case element_type::STRING: {
       std::string_view text;
-      if (e.get_string().get(text) == simdjson::SUCCESS) out += MaskedJsonString(text);
+      if (e.get_string().get(text) == simdjson::SUCCESS) AppendMaskedJsonString(text, out);
       break;
     }
     case element_type::INT64:
