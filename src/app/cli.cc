@@ -472,7 +472,7 @@ int RunCli(int argc, char** argv) {
   if (*run && run_opts.config_path.empty()) return usage.Fail("--config is required");
   if (*check && check_opts.config_path.empty()) return usage.Fail("--config is required");
   if (*stats) {
-    if (Status st = ValidateStatsOptions(stats_opts); !st.ok()) return usage.Fail(st.message());
+    if (Status st = ValidateStatsOptions(stats_opts, DefaultClock().Now()); !st.ok()) return usage.Fail(st.message());
   }
   if (*ddl && ddl_opts.ddl.from.empty()) return usage.Fail("--from is required (s3://BUCKET/PREFIX)");
   if (*archive) {

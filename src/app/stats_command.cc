@@ -10,7 +10,7 @@
 
 namespace dlq {
 
-Status ValidateStatsOptions(const StatsCommandOptions& options) {
+Status ValidateStatsOptions(const StatsCommandOptions& options, SystemTime now) {
   if (options.from.empty()) return InvalidArgument("--from is required (s3://BUCKET/PREFIX or file:///DIR)");
   if (options.group_by.empty()) {
     return InvalidArgument("--group-by is required: queue, day, attr:NAME, json:PATH or fingerprint");
@@ -19,6 +19,9 @@ Status ValidateStatsOptions(const StatsCommandOptions& options) {
     return InvalidArgument(fmt::format("--output '{}': expected table, json or jsonl", options.output));
   }
   if (options.max_groups == 0) return InvalidArgument("--max-groups must be at least 1");
+  if (auto from = ParseDestination(options.from); !from.ok()) return from.status().WithContext("--from");
+  if (auto group_by = GroupBy::Parse(options.group_by); !group_by.ok()) return group_by.status();
+  if (auto filter = BuildFilter(options.filter, now); !filter.ok()) return filter.status();
   return Status::Ok();
 }
 
@@ -28,20 +31,17 @@ int RunStats(const StatsCommandOptions& options, ObjectStore& store, SystemTime 
     err += fmt::format("error: stats: {}\n", st.message());
     return 2;
   };
-  if (Status st = ValidateStatsOptions(options); !st.ok()) return usage(st);
-  auto from = ParseDestination(options.from);
-  if (!from.ok()) return usage(from.status().WithContext("--from"));
-  auto group_by = GroupBy::Parse(options.group_by);
-  if (!group_by.ok()) return usage(group_by.status());
-  auto filter = BuildFilter(options.filter, now);
-  if (!filter.ok()) return usage(filter.status());
+  if (Status st = ValidateStatsOptions(options, now); !st.ok()) return usage(st);
+  Destination from = ParseDestination(options.from).value();
+  GroupBy group_by = GroupBy::Parse(options.group_by).value();
+  Filter filter = BuildFilter(options.filter, now).value();
 
   ScanOptions scan;
-  scan.filter = std::move(*filter);
+  scan.filter = std::move(filter);
   scan.parallelism = options.parallelism;
-  StatsAggregator aggregator(std::move(*group_by), scan.filter.by, options.max_groups);
+  StatsAggregator aggregator(std::move(group_by), scan.filter.by, options.max_groups);
   bool stopped = false;
-  auto stats = ScanArchive(store, *from, scan, [&](const ArchiveRecord& record, const RecordLocation&) {
+  auto stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& record, const RecordLocation&) {
     if (stop.load(std::memory_order_relaxed)) {
       stopped = true;
       return false;

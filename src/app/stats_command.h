@@ -22,8 +22,9 @@ struct StatsCommandOptions {
   int parallelism = 0;  // scan workers; 0: the scan's default
 };
 
-// Validates the options: kInvalidArgument naming the flag (exit 2).
-Status ValidateStatsOptions(const StatsCommandOptions& options);
+// Validates the options (flags, --group-by, the filter as of `now`) before
+// anything is opened: kInvalidArgument naming the flag (exit 2).
+Status ValidateStatsOptions(const StatsCommandOptions& options, SystemTime now);
 
 // Runs stats over `store` (the archive named by options.from) and writes the
 // report to `out`, warnings and errors to `err`. `stop` is polled per record.

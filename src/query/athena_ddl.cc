@@ -108,7 +108,7 @@ Result<AthenaDdl> GenerateAthenaDdl(const AthenaDdlOptions& o) {
     }
   }
   auto first = ParseIso8601(o.first_day + "T00:00:00Z");
-  if (o.first_day.size() != 10 || !first) {
+  if (o.first_day.size() != 10 || !first || FormatIso8601(*first).substr(0, 10) != o.first_day) {
     return InvalidArgument(fmt::format("--first-day '{}' is not a date YYYY-MM-DD", o.first_day));
   }
 

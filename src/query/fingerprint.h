@@ -7,7 +7,7 @@
 //   <uuid>  8-4-4-4-12 hex digits
 //   <ts>    ISO 8601 dates and times (2025-09-10, 2025-09-10T12:30:00.123Z,
 //           +02:00 offsets); integers that read as epoch seconds (10 digits,
-//           2001..2103) or epoch milliseconds (13 digits, same range)
+//           2001..2099) or epoch milliseconds (13 digits, same range)
 //   <hex>   8 or more hex digits with at least one digit and one letter, or 0x...
 //   <num>   other numbers (sign, decimals, exponent); digit runs inside words
 // Text: runs of whitespace become one space, ends are trimmed.

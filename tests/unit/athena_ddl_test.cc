@@ -215,6 +215,7 @@ TEST(AthenaDdl, RejectsBadInputNamingTheOption) {
       {with([](AthenaDdlOptions& o) { o.queues = {std::string(81, 'q')}; }), "--queues"},
       {with([](AthenaDdlOptions& o) { o.first_day = "2024-13-01"; }), "--first-day '2024-13-01'"},
       {with([](AthenaDdlOptions& o) { o.first_day = "20240101"; }), "--first-day"},
+      {with([](AthenaDdlOptions& o) { o.first_day = "2023-02-29"; }), "--first-day '2023-02-29'"},
   };
   for (const Bad& c : cases) {
     auto ddl = GenerateAthenaDdl(c.options);
