@@ -195,8 +195,7 @@ void StatsAggregator::Add(const ArchiveRecord& record) {
       other_->Add(record, t);
       return;
     }
-    it = groups_.emplace(std::move(slot), GroupStats{}).first;
-    it->second.key = std::move(key);
+    it = groups_.emplace(std::move(slot), GroupStats{}).first;  // the key lives in the slot until Finish
   }
   it->second.Add(record, t);
 }
@@ -209,8 +208,16 @@ StatsReport StatsAggregator::Finish() && {
   report.records = records_;
   report.other = std::move(other_);
   report.groups.reserve(groups_.size());
-  for (auto& [slot, g] : groups_) report.groups.push_back(std::move(g));
-  groups_.clear();
+  while (!groups_.empty()) {  // moves each key out of its slot: never two copies of the keys
+    auto node = groups_.extract(groups_.begin());
+    GroupStats& g = node.mapped();
+    std::string& slot = node.key();
+    if (slot.front() == '=') {
+      slot.erase(0, 1);
+      g.key = std::move(slot);
+    }
+    report.groups.push_back(std::move(g));
+  }
   std::sort(report.groups.begin(), report.groups.end(), GroupOrder);
   return report;
 }
