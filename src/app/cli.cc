@@ -15,6 +15,7 @@
 
 #include "app/archive_command.h"
 #include "app/check_command.h"
+#include "app/ddl_command.h"
 #include "app/doctor.h"
 #include "app/ls_command.h"
 #include "app/replay_command.h"
@@ -22,6 +23,7 @@
 #include "app/search_command.h"
 #include "app/services.h"
 #include "app/show_command.h"
+#include "app/stats_command.h"
 #include "common/byte_size.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -482,6 +484,35 @@ int RunCli(int argc, char** argv) {
       "Exit codes: 0 every selected message sent; 1 some failed or an error stopped the run; 2 usage error, an "
       "unresolvable or missing destination, or another run's checkpoint (nothing sent); 3 sent, but unreadable "
       "archive objects or lines were skipped; 130 stopped by a signal");
+  // stats
+  StatsCommandOptions stats_opts;
+  auto* stats = app.add_subcommand("stats", "group archived messages by queue, day, attribute, JSON value or failure");
+  stats->add_option("--from", stats_opts.from,
+                    "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  AddFilterFlags(*stats, stats_opts.filter);
+  stats->add_option("--group-by", stats_opts.group_by, "queue, day, attr:NAME, json:PATH or fingerprint (required)");
+  stats->add_option("--output", stats_opts.output, "table, json or jsonl (default: table on a terminal, else jsonl)")
+      ->check(CLI::IsMember({"table", "json", "jsonl"}));
+  stats->add_option("--max-groups", stats_opts.max_groups, "groups kept; later groups count as (other)")
+      ->capture_default_str()
+      ->check(IntegerValidator(1, 10'000'000));
+  stats->footer(
+      "Exit codes: 0 done; 1 the archive could not be read; 2 usage error; 3 done, but unreadable objects or lines "
+      "were skipped; 130 stopped by a signal");
+
+  // ddl
+  DdlCommandOptions ddl_opts;
+  auto* ddl = app.add_subcommand("ddl", "print Athena DDL (table with partition projection, de-duplicating view)");
+  ddl->add_option("--from", ddl_opts.ddl.from, "s3://BUCKET/PREFIX, as given to archive --to (required)");
+  ddl->add_option("--layout", ddl_opts.layout, "key layout the archive was written with: default or hive")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"default", "hive"}));
+  ddl->add_option("--database", ddl_opts.ddl.database, "Athena database")->capture_default_str();
+  ddl->add_option("--table", ddl_opts.ddl.table, "table name; the view is TABLE_dedup")->capture_default_str();
+  ddl->add_option("--queues", ddl_opts.queues, "comma-separated queues: enum projection (default: injected)");
+  ddl->add_option("--first-day", ddl_opts.ddl.first_day, "YYYY-MM-DD: first day of the date projection")
+      ->capture_default_str();
+  ddl->footer("Exit codes: 0 printed; 2 usage error (e.g. a file:// archive: Athena reads only S3)");
 
   // help [COMMAND]
   std::string help_topic;
@@ -534,6 +565,10 @@ int RunCli(int argc, char** argv) {
   if (*archive && ar.destination.empty()) return usage.Fail("--to is required (s3://BUCKET/PREFIX or file:///DIR)");
   if (*run && run_opts.config_path.empty()) return usage.Fail("--config is required");
   if (*check && check_opts.config_path.empty()) return usage.Fail("--config is required");
+  if (*stats) {
+    if (Status st = ValidateStatsOptions(stats_opts, DefaultClock().Now()); !st.ok()) return usage.Fail(st.message());
+  }
+  if (*ddl && ddl_opts.ddl.from.empty()) return usage.Fail("--from is required (s3://BUCKET/PREFIX)");
   if (*archive) {
     if (all && (!older_than.empty() || !expiring_within.empty())) {
       return usage.Fail("--all cannot be combined with --older-than or --expiring-within");
@@ -580,8 +615,22 @@ int RunCli(int argc, char** argv) {
     }
     return RunReplayCommand(rp, **replay_services, g_stop);
   }
+  if (*ddl) return RunDdlCommand(ddl_opts);
 
   int exit_code = 1;
+  if (*stats) {
+    std::unique_ptr<AwsServices> stats_services;  // only an s3:// archive needs AWS
+    if (StartsWith(stats_opts.from, "s3://")) {
+      auto created = MakeServices(g, exit_code);
+      if (!created.ok()) {
+        std::fprintf(stderr, "error: %s\n", created.status().message().c_str());
+        return exit_code;
+      }
+      stats_services = std::move(*created);
+    }
+    return RunStatsCommand(stats_opts, stats_services.get(), g_stop);
+  }
+
   auto services = MakeServices(g, exit_code);
   if (!services.ok()) {
     std::fprintf(stderr, "error: %s\n", services.status().message().c_str());

@@ -48,6 +48,10 @@ class FakeObjectStore final : public ObjectStore {
     MutexLock lock(mu_);
     for (int i = 0; i < count; ++i) get_failures_.push_back(status);
   }
+  void FailNextList(Status status, int count = 1) {
+    MutexLock lock(mu_);
+    for (int i = 0; i < count; ++i) list_failures_.push_back(status);
+  }
   void FailNextDelete(Status status, int count = 1) {
     MutexLock lock(mu_);
     for (int i = 0; i < count; ++i) delete_failures_.push_back(status);
@@ -127,6 +131,11 @@ class FakeObjectStore final : public ObjectStore {
   Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) override {
     ++list_calls_;
     MutexLock lock(mu_);
+    if (!list_failures_.empty()) {
+      Status st = list_failures_.front();
+      list_failures_.pop_front();
+      return st;
+    }
     // (name, is_prefix) in key order, as S3 returns them.
     std::map<std::string, std::optional<ObjectInfo>> entries;
     for (auto it = objects_.lower_bound(prefix);
@@ -239,6 +248,7 @@ class FakeObjectStore final : public ObjectStore {
   std::atomic<int> check_calls_{0};
   std::deque<Status> put_failures_ DLQ_GUARDED_BY(mu_);
   std::deque<Status> get_failures_ DLQ_GUARDED_BY(mu_);
+  std::deque<Status> list_failures_ DLQ_GUARDED_BY(mu_);
   std::deque<Status> delete_failures_ DLQ_GUARDED_BY(mu_);
   PutHook on_put_ DLQ_GUARDED_BY(mu_);
   Duration put_delay_ DLQ_GUARDED_BY(mu_){0};

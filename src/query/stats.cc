@@ -1,0 +1,293 @@
+#include "query/stats.h"
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "common/crypto.h"
+#include "common/strings.h"
+#include "common/time_util.h"
+#include "query/fingerprint.h"
+
+namespace dlq {
+namespace {
+
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026
+constexpr size_t kTableGroupChars = 100;                // group text shown per table row
+
+std::optional<SystemTime> TimeOf(const ArchiveRecord& r, TimeField by) {
+  if (by == TimeField::kArchived) return r.archived_at;
+  return r.sent_at;
+}
+
+std::string_view TimeFieldName(TimeField by) {
+  return by == TimeField::kArchived ? "archived_at" : "sent_at";
+}
+
+// Count descending, then key ascending with the no-value group after the rest.
+bool GroupOrder(const GroupStats& a, const GroupStats& b) {
+  if (a.count != b.count) return a.count > b.count;
+  if (a.key.has_value() != b.key.has_value()) return a.key.has_value();
+  return a.key < b.key;
+}
+
+std::string Label(const GroupStats& g, bool other) {
+  if (other) return "(other)";
+  return g.key ? *g.key : "(none)";
+}
+
+// One table cell of group text: control characters escaped, cut to
+// kTableGroupChars code points.
+std::string TableText(std::string_view s) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80 && ++chars > kTableGroupChars) {
+      out += kEllipsis;
+      break;
+    }
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+std::string TimeCell(const std::optional<SystemTime>& t) {
+  return t ? FormatIso8601(*t) : "-";
+}
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void WriteString(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void WriteGroup(JsonWriter& w, const GroupStats& g, bool other) {
+  w.StartObject();
+  w.Key("key");
+  if (g.key && !other) {
+    WriteString(w, *g.key);
+  } else {
+    w.Null();
+  }
+  if (other) {
+    w.Key("other");
+    w.Bool(true);
+  }
+  w.Key("count");
+  w.Uint64(g.count);
+  w.Key("first_seen");
+  if (g.first_seen) {
+    WriteString(w, FormatIso8601(*g.first_seen));
+  } else {
+    w.Null();
+  }
+  w.Key("last_seen");
+  if (g.last_seen) {
+    WriteString(w, FormatIso8601(*g.last_seen));
+  } else {
+    w.Null();
+  }
+  w.Key("example_id");
+  WriteString(w, g.example_id);
+  w.EndObject();
+}
+
+}  // namespace
+
+Result<GroupBy> GroupBy::Parse(std::string_view text) {
+  GroupBy g;
+  g.text = std::string(text);
+  if (text == "queue") {
+    g.kind = Kind::kQueue;
+  } else if (text == "day") {
+    g.kind = Kind::kDay;
+  } else if (text == "fingerprint") {
+    g.kind = Kind::kFingerprint;
+  } else if (StartsWith(text, "attr:")) {
+    g.kind = Kind::kAttribute;
+    g.attribute = std::string(text.substr(5));
+    if (g.attribute.empty()) return InvalidArgument("--group-by attr:NAME needs an attribute name after 'attr:'");
+  } else if (StartsWith(text, "json:")) {
+    g.kind = Kind::kJsonPath;
+    auto path = JsonPath::Parse(text.substr(5));
+    if (!path.ok()) return path.status().WithContext(fmt::format("--group-by {}", text));
+    g.path = std::move(*path);
+  } else {
+    return InvalidArgument(
+        fmt::format("--group-by '{}': expected queue, day, attr:NAME, json:PATH (e.g. json:$.error.type) or "
+                    "fingerprint",
+                    text));
+  }
+  return g;
+}
+
+std::optional<std::string> GroupBy::KeyOf(const ArchiveRecord& r, TimeField by) const {
+  switch (kind) {
+    case Kind::kQueue: return r.queue;
+    case Kind::kDay: {
+      std::optional<SystemTime> t = TimeOf(r, by);
+      if (!t) return std::nullopt;
+      return FormatIso8601(*t).substr(0, 10);
+    }
+    case Kind::kAttribute: {
+      if (auto it = r.message_attributes.find(attribute); it != r.message_attributes.end()) {
+        if (it->second.IsBinary()) return "base64:" + Base64Encode(it->second.binary_value);
+        return it->second.string_value;
+      }
+      if (auto it = r.attributes.find(attribute); it != r.attributes.end()) return it->second;
+      return std::nullopt;
+    }
+    case Kind::kJsonPath: return path->Lookup(r.body);
+    case Kind::kFingerprint: return FingerprintBody(r.body);
+  }
+  return std::nullopt;
+}
+
+void GroupStats::Add(const ArchiveRecord& r, std::optional<SystemTime> t) {
+  ++count;
+  if (t) {
+    if (!first_seen || *t < *first_seen) first_seen = t;
+    if (!last_seen || *t > *last_seen) last_seen = t;
+  }
+  // Earliest time first (records without one after), then the smallest id.
+  auto rank = [](const std::optional<SystemTime>& time) {
+    return std::make_pair(!time.has_value(), time.value_or(SystemTime{}));
+  };
+  if (example_id.empty() || rank(t) < rank(example_time_) ||
+      (rank(t) == rank(example_time_) && r.message_id < example_id)) {
+    example_id = r.message_id;
+    example_time_ = t;
+  }
+}
+
+StatsAggregator::StatsAggregator(GroupBy group_by, TimeField by, size_t max_groups)
+    : group_by_(std::move(group_by)), by_(by), max_groups_(max_groups) {}
+
+void StatsAggregator::Add(const ArchiveRecord& record) {
+  ++records_;
+  std::optional<std::string> key = group_by_.KeyOf(record, by_);
+  std::string slot;
+  if (key) {
+    CapKey(*key, kMaxGroupKeyBytes);
+    slot = "=" + *key;
+  } else {
+    slot = "!";
+  }
+  std::optional<SystemTime> t = TimeOf(record, by_);
+  auto it = groups_.find(slot);
+  if (it == groups_.end()) {
+    if (groups_.size() >= max_groups_) {
+      if (!other_) other_.emplace();
+      other_->Add(record, t);
+      return;
+    }
+    it = groups_.emplace(std::move(slot), GroupStats{}).first;  // the key lives in the slot until Finish
+  }
+  it->second.Add(record, t);
+}
+
+StatsReport StatsAggregator::Finish() && {
+  StatsReport report;
+  report.group_by = group_by_.text;
+  report.by = by_;
+  report.max_groups = max_groups_;
+  report.records = records_;
+  report.other = std::move(other_);
+  report.groups.reserve(groups_.size());
+  while (!groups_.empty()) {  // moves each key out of its slot: never two copies of the keys
+    auto node = groups_.extract(groups_.begin());
+    GroupStats& g = node.mapped();
+    std::string& slot = node.key();
+    if (slot.front() == '=') {
+      slot.erase(0, 1);
+      g.key = std::move(slot);
+    }
+    report.groups.push_back(std::move(g));
+  }
+  std::sort(report.groups.begin(), report.groups.end(), GroupOrder);
+  return report;
+}
+
+std::string RenderStatsTable(const StatsReport& report) {
+  std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> rows;
+  rows.emplace_back("COUNT", "FIRST SEEN", "LAST SEEN", "EXAMPLE ID", "GROUP");
+  auto add = [&](const GroupStats& g, bool other) {
+    rows.emplace_back(std::to_string(g.count), TimeCell(g.first_seen), TimeCell(g.last_seen), g.example_id,
+                      TableText(Label(g, other)));
+  };
+  for (const GroupStats& g : report.groups) add(g, false);
+  if (report.other) add(*report.other, true);
+  size_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
+  for (const auto& [c, f, l, e, g] : rows) {
+    w0 = std::max(w0, c.size());
+    w1 = std::max(w1, f.size());
+    w2 = std::max(w2, l.size());
+    w3 = std::max(w3, e.size());
+  }
+  std::string out;
+  for (const auto& [c, f, l, e, g] : rows) {
+    out += fmt::format("{:>{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", c, w0, f, w1, l, w2, e, w3, g);
+  }
+  size_t groups = report.groups.size() + (report.other ? 1 : 0);
+  out += fmt::format("{} record{} in {} group{} by {} (times: {})\n", report.records, report.records == 1 ? "" : "s",
+                     groups, groups == 1 ? "" : "s", report.group_by, TimeFieldName(report.by));
+  if (report.other) {
+    out +=
+        fmt::format("more than {} groups: the {} records of groups found after the first {} are counted as (other)\n",
+                    report.max_groups, report.other->count, report.max_groups);
+  }
+  return out;
+}
+
+std::string RenderStatsJson(const StatsReport& report) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("group_by");
+  WriteString(w, report.group_by);
+  w.Key("time_field");
+  WriteString(w, TimeFieldName(report.by));
+  w.Key("records");
+  w.Uint64(report.records);
+  w.Key("max_groups");
+  w.Uint64(report.max_groups);
+  w.Key("groups_capped");
+  w.Bool(report.other.has_value());
+  w.Key("groups");
+  w.StartArray();
+  for (const GroupStats& g : report.groups) WriteGroup(w, g, false);
+  if (report.other) WriteGroup(w, *report.other, true);
+  w.EndArray();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+std::string RenderStatsJsonLines(const StatsReport& report) {
+  std::string out;
+  auto line = [&](const GroupStats& g, bool other) {
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    WriteGroup(w, g, other);
+    out.append(buf.GetString(), buf.GetSize());
+    out.push_back('\n');
+  };
+  for (const GroupStats& g : report.groups) line(g, false);
+  if (report.other) line(*report.other, true);
+  return out;
+}
+
+}  // namespace dlq
