@@ -101,7 +101,9 @@ class Child {
   }
 
   ~Child() {
-    if (!reaped_) {
+    // pid_ stays -1 when posix_spawn failed: kill(-1) would signal every
+    // process on the machine.
+    if (!reaped_ && pid_ > 0) {
       ::kill(pid_, SIGKILL);
       Reap(0);
     }
@@ -110,10 +112,10 @@ class Child {
   }
 
   void Signal(int sig) {
-    if (Running()) ::kill(pid_, sig);
+    if (pid_ > 0 && Running()) ::kill(pid_, sig);
   }
 
-  bool Running() { return !reaped_ && !Reap(WNOHANG); }
+  bool Running() { return pid_ > 0 && !reaped_ && !Reap(WNOHANG); }
 
   // Waits for the exit; SIGKILLs the child once `hard_limit` since its spawn has passed.
   Outcome Wait(milliseconds hard_limit) {
