@@ -7,18 +7,13 @@
 #include <deque>
 #include <thread>
 
+#include "common/byte_size.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
 namespace dlq {
 namespace {
-
-std::string HumanBytes(uint64_t b) {
-  if (b < 1024) return fmt::format("{} B", b);
-  if (b < (1u << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{:.1f} MiB", b / 1048576.0);
-}
 
 const char* Outcome(const DrainResult& r) {
   if (!r.status.ok()) return "failed";
@@ -298,7 +293,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
         r.queue.name.c_str(), state, static_cast<unsigned long>(s.archived), static_cast<unsigned long>(s.deleted),
         static_cast<unsigned long>(s.released), static_cast<unsigned long>(s.duplicates),
         static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.objects),
-        HumanBytes(s.bytes_uploaded).c_str(), secs, secs > 0 ? s.archived / secs : 0.0,
+        FormatByteSize(s.bytes_uploaded).c_str(), secs, secs > 0 ? s.archived / secs : 0.0,
         options.drain.keep ? " [--keep: nothing deleted]" : "");
     size_t shown = 0;
     for (const auto& k : r.keys) {

@@ -10,19 +10,24 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "app/archive_command.h"
 #include "app/check_command.h"
 #include "app/ddl_command.h"
 #include "app/doctor.h"
+#include "app/ls_command.h"
 #include "app/run_command.h"
+#include "app/search_command.h"
 #include "app/services.h"
+#include "app/show_command.h"
 #include "app/stats_command.h"
 #include "common/byte_size.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "query/filter.h"
 
 namespace dlq {
 namespace {
@@ -289,6 +294,31 @@ Result<std::unique_ptr<AwsServices>> MakeServices(const GlobalFlags& g, int& exi
   return AwsServices::Create(settings, so, env, DefaultClock());
 }
 
+// Runs a command that reads the archive `from_uri` names (S3 through the AWS
+// services, or a local directory). A malformed URL is a usage error.
+int WithArchive(const GlobalFlags& g, const UsageReporter& usage, const std::string& from_uri,
+                const std::function<int(ObjectStore&, const Destination&)>& run) {
+  if (from_uri.empty()) return usage.Fail("--from is required (s3://BUCKET/PREFIX or file:///DIR)");
+  Result<Destination> from = ParseDestination(from_uri);
+  if (!from.ok()) return usage.Fail("--from: " + from.status().message());
+  std::unique_ptr<AwsServices> services;
+  if (from->scheme == "s3") {
+    int exit_code = 1;
+    auto created = MakeServices(g, exit_code);
+    if (!created.ok()) {
+      std::fprintf(stderr, "error: %s\n", created.status().message().c_str());
+      return exit_code;
+    }
+    services = std::move(*created);
+  }
+  auto store = OpenStore(*from, services.get());
+  if (!store.ok()) {
+    std::fprintf(stderr, "error: %s\n", store.status().message().c_str());
+    return 1;
+  }
+  return run(**store, *from);
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -390,11 +420,45 @@ int RunCli(int argc, char** argv) {
   check->add_option("--output", check_opts.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   check->footer("Exit codes: 0 every queue is safe; 1 some queue is unsafe or the config is invalid; 2 usage error");
 
+  // ls / search / show: reading the archive
+  std::string ls_from, search_from, show_from;
+  LsCommandOptions ls_opts;
+  auto* ls = app.add_subcommand("ls", "list the archive's queues, days and objects with their sizes");
+  ls->add_option("--from", ls_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  ls->add_option("--queue", ls_opts.queues, "only this queue (repeatable)");
+  ls->add_option("--since", ls_opts.since, "only objects archived at or after T (RFC 3339, a date, or 24h / 7d ago)");
+  ls->add_option("--until", ls_opts.until, "only objects archived before T");
+  ls->add_flag("--objects", ls_opts.objects, "one line per object instead of per queue and day");
+  AddArchiveSourceFlags(*ls, ls_opts.source);
+  SearchCommandOptions search_opts;
+  auto* search = app.add_subcommand("search", "print the archived messages that match a filter");
+  search->add_option("--from", search_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  AddFilterFlags(*search, search_opts.filter);
+  search->add_option("--limit", search_opts.limit, "stop after N messages (0: no limit)")
+      ->check(IntegerValidator(0, UINT64_MAX));
+  search
+      ->add_option("--output", search_opts.output,
+                   "table (default on a terminal), jsonl (default when piped), ids "
+                   "or count")
+      ->check(CLI::IsMember({"table", "jsonl", "ids", "count"}));
+  AddArchiveSourceFlags(*search, search_opts.source);
+  search->footer(
+      "Exit codes: 0 done; 1 the archive cannot be listed; 2 usage error; 3 done, but unreadable objects "
+      "or lines were skipped (each named on stderr)");
+  ShowCommandOptions show_opts;
+  auto* show = app.add_subcommand("show", "print one archived message in full, with where it is stored");
+  show->add_option("message_id", show_opts.message_id, "the SQS MessageId (required)");
+  show->add_option("--from", show_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  show->add_option("--queue", show_opts.queues, "look only in this queue (repeatable)");
+  show->add_option("--output", show_opts.output, "text or json (the archive line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  AddArchiveSourceFlags(*show, show_opts.source);
+
   // stats
+  std::string stats_from;
   StatsCommandOptions stats_opts;
   auto* stats = app.add_subcommand("stats", "group archived messages by queue, day, attribute, JSON value or failure");
-  stats->add_option("--from", stats_opts.from,
-                    "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  stats->add_option("--from", stats_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
   AddFilterFlags(*stats, stats_opts.filter);
   stats->add_option("--group-by", stats_opts.group_by, "queue, day, attr:NAME, json:PATH or fingerprint (required)");
   stats->add_option("--output", stats_opts.output, "table, json or jsonl (default: table on a terminal, else jsonl)")
@@ -402,6 +466,7 @@ int RunCli(int argc, char** argv) {
   stats->add_option("--max-groups", stats_opts.max_groups, "groups kept; later groups count as (other)")
       ->capture_default_str()
       ->check(IntegerValidator(1, 10'000'000));
+  AddArchiveSourceFlags(*stats, stats_opts.source);
   stats->footer(
       "Exit codes: 0 done; 1 the archive could not be read; 2 usage error; 3 done, but unreadable objects or lines "
       "were skipped; 130 stopped by a signal");
@@ -496,21 +561,31 @@ int RunCli(int argc, char** argv) {
   }
   if (*doctor) return RunDoctorCommand(g, doctor_opts, doctor_output == "json");
   if (*ddl) return RunDdlCommand(ddl_opts);
-
-  int exit_code = 1;
+  if (*ls) {
+    return WithArchive(g, usage, ls_from, [&](ObjectStore& store, const Destination& from) {
+      return RunLsCommand(ls_opts, store, from, DefaultClock().Now(), stdout, stderr);
+    });
+  }
+  if (*search) {
+    return WithArchive(g, usage, search_from, [&](ObjectStore& store, const Destination& from) {
+      return RunSearchCommand(search_opts, store, from, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, stdout,
+                              stderr);
+    });
+  }
+  if (*show) {
+    if (show_opts.message_id.empty()) return usage.Fail("name a MESSAGE_ID");
+    return WithArchive(g, usage, show_from, [&](ObjectStore& store, const Destination& from) {
+      return RunShowCommand(show_opts, store, from, stdout, stderr);
+    });
+  }
   if (*stats) {
-    std::unique_ptr<AwsServices> stats_services;  // only an s3:// archive needs AWS
-    if (StartsWith(stats_opts.from, "s3://")) {
-      auto created = MakeServices(g, exit_code);
-      if (!created.ok()) {
-        std::fprintf(stderr, "error: %s\n", created.status().message().c_str());
-        return exit_code;
-      }
-      stats_services = std::move(*created);
-    }
-    return RunStatsCommand(stats_opts, stats_services.get(), g_stop);
+    return WithArchive(g, usage, stats_from, [&](ObjectStore& store, const Destination& from) {
+      return RunStatsCommand(stats_opts, store, from, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, g_stop, stdout,
+                             stderr);
+    });
   }
 
+  int exit_code = 1;
   auto services = MakeServices(g, exit_code);
   if (!services.ok()) {
     std::fprintf(stderr, "error: %s\n", services.status().message().c_str());

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 #include <libdeflate.h>
+#include <sys/mman.h>
 #include <zlib.h>
 
 #include <array>
 #include <climits>
+#include <cstring>
 #include <memory>
+#include <utility>
 
 namespace dlq {
 namespace {
@@ -52,7 +55,7 @@ namespace {
 
 // zlib streaming: handles every input, and on damage says where and keeps
 // what decompressed before it.
-GunzipResult ZlibDecompressInto(std::string_view gz, size_t max_output, std::string& out) {
+GunzipResult ZlibDecompressInto(std::string_view gz, size_t max_output, GunzipBuffer& out) {
   if (gz.empty()) return {0, DataLoss("gzip: empty input is not a gzip file")};
   InflateStream s;
   if (inflateInit2(&s.zs, 15 + 16) != Z_OK) return {0, Internal("gzip: inflateInit2 failed")};
@@ -69,7 +72,7 @@ GunzipResult ZlibDecompressInto(std::string_view gz, size_t max_output, std::str
     // DEFLATE expands at most ~1032:1, so a larger ISIZE is a lie; do not trust it.
     guess = std::max(guess, std::min(isize + 1, gz.size() * 1032 + 64));
   }
-  if (out.size() < std::min(guess, max_output + 1)) out.resize(std::min(guess, max_output + 1));
+  if (!out.Reserve(std::min(guess, max_output + 1), 0)) return {0, Internal("gzip: out of memory")};
 
   size_t produced = 0;
   while (in_pos < gz.size()) {
@@ -82,12 +85,14 @@ GunzipResult ZlibDecompressInto(std::string_view gz, size_t max_output, std::str
     if (member > 1 && inflateReset(&s.zs) != Z_OK) return {produced, Internal("gzip: inflateReset failed")};
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
-      if (produced == out.size()) {
+      if (produced == out.capacity()) {
         if (produced > max_output) break;
-        out.resize(std::min(std::max(out.size() * 2, size_t{4096}), max_output + 1));
+        if (!out.Reserve(std::min(std::max(out.capacity() * 2, size_t{4096}), max_output + 1), produced)) {
+          return {produced, Internal("gzip: out of memory")};
+        }
       }
       size_t in_left = gz.size() - in_pos;
-      size_t out_left = out.size() - produced;
+      size_t out_left = out.capacity() - produced;
       s.zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data() + in_pos));
       s.zs.avail_in = static_cast<uInt>(std::min<size_t>(in_left, UINT_MAX));
       s.zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
@@ -132,13 +137,13 @@ uint32_t ReadLe32(const char* p) {
 // libdeflate, whole buffer: the output is sized from the last member's ISIZE
 // trailer (exact for one member). Returns false when it cannot finish (damage,
 // a wrong size guess, several large members); the caller then uses zlib.
-bool LibdeflateDecompressInto(std::string_view gz, size_t max_output, std::string& out, size_t& produced) {
+bool LibdeflateDecompressInto(std::string_view gz, size_t max_output, GunzipBuffer& out, size_t& produced) {
   thread_local DecompressorHolder holder;
   if (holder.d == nullptr || gz.size() < 18) return false;
   // DEFLATE expands at most ~1032:1, so a larger ISIZE is a lie; do not trust it.
   size_t guess = std::min<size_t>(ReadLe32(gz.data() + gz.size() - 4), gz.size() * 1032 + 64);
   size_t capacity = std::min(guess + 64, max_output);
-  if (out.size() < capacity) out.resize(capacity);
+  if (!out.Reserve(capacity, 0)) return false;
   produced = 0;
   size_t in_pos = 0;
   while (in_pos < gz.size()) {
@@ -159,18 +164,54 @@ bool LibdeflateDecompressInto(std::string_view gz, size_t max_output, std::strin
 
 }  // namespace
 
-GunzipResult GzipDecompressInto(std::string_view gz, size_t max_output, std::string& buffer) {
+GunzipBuffer::~GunzipBuffer() {
+  if (data_ != nullptr) munmap(data_, capacity_);
+}
+
+GunzipBuffer::GunzipBuffer(GunzipBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), capacity_(std::exchange(other.capacity_, 0)) {}
+
+GunzipBuffer& GunzipBuffer::operator=(GunzipBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) munmap(data_, capacity_);
+    data_ = std::exchange(other.data_, nullptr);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+bool GunzipBuffer::Reserve(size_t n, size_t keep) {
+  if (n <= capacity_) return true;
+  constexpr size_t kHugePage = size_t{2} << 20;
+  // Round up to whole huge pages, with room for slightly larger objects next time.
+  size_t want = (std::max(n + n / 8, capacity_ * 2) + kHugePage - 1) / kHugePage * kHugePage;
+  void* p;
+  if (data_ == nullptr || keep == 0) {
+    if (data_ != nullptr) munmap(data_, capacity_);
+    data_ = nullptr;
+    capacity_ = 0;
+    p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  } else {
+    p = mremap(data_, capacity_, want, MREMAP_MAYMOVE);
+  }
+  if (p == MAP_FAILED) return false;
+  madvise(p, want, MADV_HUGEPAGE);  // a hint; fine if the kernel declines
+  data_ = static_cast<char*>(p);
+  capacity_ = want;
+  return true;
+}
+
+GunzipResult GzipDecompressInto(std::string_view gz, size_t max_output, GunzipBuffer& buffer) {
   size_t produced = 0;
   if (LibdeflateDecompressInto(gz, max_output, buffer, produced)) return {produced, Status::Ok()};
   return ZlibDecompressInto(gz, max_output, buffer);
 }
 
 Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
-  std::string out;
-  GunzipResult r = GzipDecompressInto(gz, max_output, out);
+  GunzipBuffer buffer;
+  GunzipResult r = GzipDecompressInto(gz, max_output, buffer);
   if (!r.status.ok()) return r.status;
-  out.resize(r.size);
-  return out;
+  return std::string(buffer.data(), r.size);
 }
 
 }  // namespace dlq

@@ -1,5 +1,7 @@
 #include "common/byte_size.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <utility>
 
@@ -22,6 +24,13 @@ std::optional<uint64_t> ParseByteSize(std::string_view text) {
     return v * mult;
   }
   return std::nullopt;
+}
+
+std::string FormatByteSize(uint64_t b) {
+  if (b < 1024) return fmt::format("{} B", b);
+  if (b < (1u << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
+  if (b < (1u << 30)) return fmt::format("{:.1f} MiB", b / 1048576.0);
+  return fmt::format("{:.1f} GiB", b / 1073741824.0);
 }
 
 }  // namespace dlq

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace dlq {
@@ -12,5 +13,8 @@ namespace dlq {
 // The number of bytes, or nullopt when `text` is not a size or overflows
 // uint64_t. Surrounding whitespace and a space before the unit are allowed.
 std::optional<uint64_t> ParseByteSize(std::string_view text);
+
+// "512 B", "12.3 KiB", "4.0 MiB", "1.2 GiB" (binary units, one decimal).
+std::string FormatByteSize(uint64_t bytes);
 
 }  // namespace dlq

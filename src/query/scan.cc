@@ -196,36 +196,38 @@ void FindNonCanonical(std::string_view text, std::vector<size_t>& out) {
   out.clear();
   const char* p = text.data();
   const size_t n = text.size();
-  auto check = [&](size_t i) {
+  auto at = [&](size_t i) -> bool {
     if (p[i] == '\\' && i + 1 < n) {
-      char c = p[i + 1];
-      if (c == '/') {
-        out.push_back(i);
-      } else if (c == 'u') {
-        if (!(i + 5 < n && p[i + 2] == '0' && p[i + 3] == '0' && (p[i + 4] == '0' || p[i + 4] == '1'))) {
-          out.push_back(i);
-        }
-      }
-    } else if (p[i] == '6' && i + 4 < n && p[i + 1] == '4' && p[i + 2] == '"' && p[i + 3] == ':' && p[i + 4] == '"') {
-      out.push_back(i);
+      if (p[i + 1] == '/') return true;
+      if (p[i + 1] == 'u')
+        return !(i + 5 < n && p[i + 2] == '0' && p[i + 3] == '0' && (p[i + 4] == '0' || p[i + 4] == '1'));
+      return false;
     }
+    return p[i] == '6' && i + 4 < n && p[i + 1] == '4' && p[i + 2] == '"' && p[i + 3] == ':' && p[i + 4] == '"';
   };
   size_t i = 0;
 #if defined(__SSE2__)
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i six = _mm_set1_epi8('6');
-  for (; i + 16 <= n; i += 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    unsigned mask =
-        static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, backslash), _mm_cmpeq_epi8(v, six))));
+  // Candidates: '\' followed by 'u' or '/', and '6' followed by '4' and '"'; rare in canonical text.
+  const __m128i backslash = _mm_set1_epi8('\\'), u = _mm_set1_epi8('u'), slash = _mm_set1_epi8('/');
+  const __m128i six = _mm_set1_epi8('6'), four = _mm_set1_epi8('4'), quote = _mm_set1_epi8('"');
+  for (; i + 18 <= n; i += 16) {
+    __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
+    __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 2));
+    __m128i esc =
+        _mm_and_si128(_mm_cmpeq_epi8(v0, backslash), _mm_or_si128(_mm_cmpeq_epi8(v1, u), _mm_cmpeq_epi8(v1, slash)));
+    __m128i b64 =
+        _mm_and_si128(_mm_cmpeq_epi8(v0, six), _mm_and_si128(_mm_cmpeq_epi8(v1, four), _mm_cmpeq_epi8(v2, quote)));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(esc, b64)));
     while (mask != 0) {
-      check(i + static_cast<size_t>(std::countr_zero(mask)));
+      size_t k = i + static_cast<size_t>(std::countr_zero(mask));
+      if (at(k)) out.push_back(k);
       mask &= mask - 1;
     }
   }
 #endif
   for (; i < n; ++i) {
-    if (p[i] == '\\' || p[i] == '6') check(i);
+    if ((p[i] == '\\' || p[i] == '6') && at(i)) out.push_back(i);
   }
 }
 
@@ -253,14 +255,13 @@ class ObjectReader {
 
   ObjectResult Read(const std::string& key) {
     ObjectResult r;
-    Result<std::string> data = store_.Get(key);
-    if (!data.ok()) {
+    if (Status st = store_.GetInto(key, compressed_); !st.ok()) {
       r.skipped_object = true;
-      Report(r, key, 0, data.status().WithContext(fmt::format("get {} key {}", store_.Describe(), key)).ToString());
+      Report(r, key, 0, st.WithContext(fmt::format("get {} key {}", store_.Describe(), key)).ToString());
       return r;
     }
-    r.compressed = data->size();
-    GunzipResult gz = GzipDecompressInto(*data, options_.max_object_bytes, buffer_);
+    r.compressed = compressed_.size();
+    GunzipResult gz = GzipDecompressInto(compressed_, options_.max_object_bytes, buffer_);
     r.bytes = gz.size;
     std::string_view text(buffer_.data(), gz.size);
     std::string_view cut;  // the last, incomplete line of a damaged object
@@ -350,7 +351,8 @@ class ObjectReader {
   ObjectStore& store_;
   const ScanOptions& options_;
   const Prefilter& prefilter_;
-  std::string buffer_;  // reused decompression buffer
+  std::string compressed_;  // reused fetch buffer
+  GunzipBuffer buffer_;     // reused decompression buffer
   std::vector<size_t> marks_;
   const std::string empty_;
 };

@@ -237,7 +237,20 @@ Status LocalObjectStore::Put(const std::string& key, std::string_view data, cons
 }
 
 Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<std::pair<uint64_t, uint64_t>> range) {
-  DLQ_RETURN_IF_ERROR(ValidateKey("get", key));
+  std::string out;
+  DLQ_RETURN_IF_ERROR(ReadInto("get", key, range, out));
+  return out;
+}
+
+Status LocalObjectStore::GetInto(const std::string& key, std::string& out) {
+  return ReadInto("get", key, std::nullopt, out);
+}
+
+// Resizing a reused `out` costs nothing when it shrinks and zero-fills only
+// the growth, so a reader of many similar objects pays for no fresh pages.
+Status LocalObjectStore::ReadInto(const std::string& op, const std::string& key,
+                                  std::optional<std::pair<uint64_t, uint64_t>> range, std::string& out) {
+  DLQ_RETURN_IF_ERROR(ValidateKey(op, key));
   const std::string path = PathOf(key);
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoStatus(errno, "get", path);
@@ -255,8 +268,10 @@ Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<
     first = range->first;
     last = std::min(range->second, size - 1);
   }
-  std::string out;
-  if (size == 0) return out;
+  if (size == 0) {
+    out.clear();
+    return Status::Ok();
+  }
   out.resize(last - first + 1);
   size_t done = 0;
   while (done < out.size()) {
@@ -268,7 +283,7 @@ Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<
     if (n == 0) return DataLoss(fmt::format("get {}: file shrank while reading", path));
     done += static_cast<size_t>(n);
   }
-  return out;
+  return Status::Ok();
 }
 
 Result<ObjectInfo> LocalObjectStore::Head(const std::string& key) {

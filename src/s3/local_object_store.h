@@ -33,6 +33,7 @@ class LocalObjectStore final : public ObjectStore {
   Status Put(const std::string& key, std::string_view data, const PutOptions& options) override;
   Result<std::string> Get(const std::string& key,
                           std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt) override;
+  Status GetInto(const std::string& key, std::string& out) override;
   Result<ObjectInfo> Head(const std::string& key) override;
   // Sorted by key bytes like S3; the token is the last key or prefix returned.
   Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) override;
@@ -45,6 +46,8 @@ class LocalObjectStore final : public ObjectStore {
   const std::string& root() const { return root_; }
 
  private:
+  Status ReadInto(const std::string& op, const std::string& key, std::optional<std::pair<uint64_t, uint64_t>> range,
+                  std::string& out);
   std::string PathOf(const std::string& key) const { return root_ + "/" + key; }
 
   std::string root_;  // absolute, without trailing '/'

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -56,6 +57,14 @@ class ObjectStore {
   // Reads an object (or bytes [first, last] of it when range is set).
   virtual Result<std::string> Get(const std::string& key,
                                   std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt) = 0;
+  // Reads a whole object into `out`, reusing its capacity (for readers that
+  // fetch many objects in a row). The default calls Get.
+  virtual Status GetInto(const std::string& key, std::string& out) {
+    Result<std::string> data = Get(key);
+    if (!data.ok()) return data.status();
+    out = std::move(*data);
+    return Status::Ok();
+  }
   virtual Result<ObjectInfo> Head(const std::string& key) = 0;
   virtual Result<ListPage> List(const std::string& prefix, const std::string& delimiter, const std::string& token) = 0;
   virtual Status Delete(const std::string& key) = 0;

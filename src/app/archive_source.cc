@@ -1,0 +1,57 @@
+#include "app/archive_source.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+namespace dlq {
+
+void AddArchiveSourceFlags(CLI::App& cmd, ArchiveSourceFlags& flags) {
+  cmd.add_option("--key-template", flags.key_templates,
+                 "the key template the archive was written with, to prune by queue and date (repeatable; default: "
+                 "the default and the Hive template)");
+  cmd.add_option("--parallelism", flags.parallelism,
+                 "objects fetched and decoded at once (0: one per core for file://, 16 for s3://)")
+      ->check(CLI::Range(0, 256));
+}
+
+Result<ArchiveLayouts> ParseLayouts(const ArchiveSourceFlags& flags) {
+  ArchiveLayouts layouts;
+  for (const std::string& t : flags.key_templates) {
+    Result<KeyTemplate> parsed = KeyTemplate::Parse(t);
+    if (!parsed.ok()) return parsed.status().WithContext("--key-template");
+    layouts.templates.push_back(std::move(*parsed));
+  }
+  return layouts;
+}
+
+std::string KeyUriPrefix(const Destination& from) {
+  return from.scheme == "s3" ? fmt::format("s3://{}/", from.bucket) : fmt::format("file://{}/", from.root);
+}
+
+int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err) {
+  const std::string uri = KeyUriPrefix(from);
+  for (const ReadError& e : stats.errors) {
+    if (e.line == 0) {
+      fmt::print(err, "warning: {}{}: unreadable object skipped: {}\n", uri, e.key, e.message);
+    } else {
+      fmt::print(err, "warning: {}{} line {}: {}\n", uri, e.key, e.line, e.message);
+    }
+  }
+  const uint64_t problems = stats.skipped_lines + stats.skipped_objects;
+  if (problems > stats.errors.size()) {
+    fmt::print(err, "warning: {} more problems not shown\n", problems - stats.errors.size());
+  }
+  if (!stats.unrecognised_key.empty()) {
+    fmt::print(err,
+               "note: {}{} does not follow the default or Hive key layout, so nothing was pruned; pass "
+               "--key-template to read only the partitions you ask for\n",
+               uri, stats.unrecognised_key);
+  }
+  if (stats.complete()) return 0;
+  fmt::print(err, "warning: incomplete: {} unreadable objects and {} unreadable lines were skipped\n",
+             stats.skipped_objects, stats.skipped_lines);
+  return 3;
+}
+
+}  // namespace dlq

@@ -1,0 +1,39 @@
+// What the archive-reading commands (ls, search, show) share: the flags that
+// name the archive's key layouts and read parallelism, and how damage found
+// while reading is reported. Pure helpers; the caller opens the store.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "archive/destination.h"
+#include "common/status.h"
+#include "query/scan.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace dlq {
+
+struct ArchiveSourceFlags {
+  std::vector<std::string> key_templates;  // --key-template (repeatable); empty: default and Hive
+  int parallelism = 0;                     // --parallelism; 0: automatic
+};
+
+// Registers --key-template and --parallelism on `cmd`.
+void AddArchiveSourceFlags(CLI::App& cmd, ArchiveSourceFlags& flags);
+
+// The layouts the flags name. kInvalidArgument naming --key-template.
+Result<ArchiveLayouts> ParseLayouts(const ArchiveSourceFlags& flags);
+
+// "s3://bucket/" or "file:///dir/": what a key is prefixed with in messages.
+std::string KeyUriPrefix(const Destination& from);
+
+// Prints every reported problem ("warning: URI line N: ..."), how many more
+// were not shown, and a note when the listing could not prune. Returns 3 when
+// anything was skipped, else 0.
+int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err);
+
+}  // namespace dlq

@@ -1,0 +1,27 @@
+// `dlq-archive ls`: what the archive holds, from its keys alone (no object is
+// read): per queue and day the objects and their sizes, or every object.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/archive_source.h"
+#include "archive/destination.h"
+#include "common/clock.h"
+#include "s3/object_store.h"
+
+namespace dlq {
+
+struct LsCommandOptions {
+  std::vector<std::string> queues;
+  std::string since, until;  // on the key's date (when the batch was archived); same forms as search
+  ArchiveSourceFlags source;
+  bool objects = false;  // one line per object instead of per queue and day
+};
+
+// Returns 0, 1 (the archive cannot be listed) or 2 (bad flags).
+int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
+                 std::FILE* out, std::FILE* err);
+
+}  // namespace dlq

@@ -1,0 +1,93 @@
+#include "app/search_command.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "common/time_util.h"
+#include "query/scan.h"
+
+namespace dlq {
+namespace {
+
+// One line of at most `width` characters of `body`: control characters as
+// spaces, cut on a UTF-8 boundary with "…".
+std::string BodyPreview(std::string_view body, size_t width) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    auto c = static_cast<unsigned char>(body[i]);
+    if ((c & 0xC0) != 0x80) {
+      if (chars == width) {
+        while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+        if (!out.empty()) out.pop_back();
+        out += "…";
+        return out;
+      }
+      ++chars;
+    }
+    out.push_back(c < 0x20 || c == 0x7f ? ' ' : body[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
+                     bool out_is_terminal, std::FILE* out, std::FILE* err) {
+  std::string output = options.output.empty() ? (out_is_terminal ? "table" : "jsonl") : options.output;
+  if (output != "table" && output != "jsonl" && output != "ids" && output != "count") {
+    fmt::print(err, "error: search: --output '{}': must be table, jsonl, ids or count\n", output);
+    return 2;
+  }
+  Result<Filter> filter = BuildFilter(options.filter, now);
+  if (!filter.ok()) {
+    fmt::print(err, "error: search: {}\n", filter.status().message());
+    return 2;
+  }
+  Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
+  if (!layouts.ok()) {
+    fmt::print(err, "error: search: {}\n", layouts.status().message());
+    return 2;
+  }
+  ScanOptions scan;
+  scan.filter = std::move(*filter);
+  scan.layouts = std::move(*layouts);
+  scan.parallelism = options.source.parallelism;
+
+  const auto started = std::chrono::steady_clock::now();
+  uint64_t count = 0;
+  std::string buf;
+  if (output == "table") {
+    fmt::print(out, "{:<23}  {:<24}  {:<36}  {:>4}  {}\n", "SENT", "QUEUE", "MESSAGE ID", "RECV", "BODY");
+  }
+  Result<ScanStats> stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& r, const RecordLocation&) {
+    ++count;
+    if (output == "jsonl") {
+      buf.clear();
+      AppendRecordJson(r, buf);
+      std::fwrite(buf.data(), 1, buf.size(), out);
+    } else if (output == "ids") {
+      fmt::print(out, "{}\n", r.message_id);
+    } else if (output == "table") {
+      std::string sent = r.sent_at ? FormatIso8601(*r.sent_at) : "-";
+      fmt::print(out, "{:<23}  {:<24}  {:<36}  {:>4}  {}\n", sent, r.queue, r.message_id, r.receive_count,
+                 BodyPreview(r.body, 60));
+    }
+    return options.limit == 0 || count < options.limit;
+  });
+  if (!stats.ok()) {
+    fmt::print(err, "error: search: {}\n", stats.status().ToString());
+    return 1;
+  }
+  if (output == "count") fmt::print(out, "{}\n", count);
+  std::fflush(out);
+  if (output == "table") {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    fmt::print(err, "{} records ({} duplicate copies dropped) from {} objects in {:.2f} s\n", count, stats->duplicates,
+               stats->objects, secs);
+  }
+  return ReportDamage(*stats, from, err);
+}
+
+}  // namespace dlq

@@ -1,0 +1,31 @@
+// `dlq-archive search`: the archive's records that match a filter, as a
+// table, JSON lines (the archive line format), message ids or a count.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "app/archive_source.h"
+#include "archive/destination.h"
+#include "common/clock.h"
+#include "query/filter.h"
+#include "s3/object_store.h"
+
+namespace dlq {
+
+struct SearchCommandOptions {
+  FilterFlags filter;
+  ArchiveSourceFlags source;
+  std::string output;  // table | jsonl | ids | count; empty: table on a terminal, else jsonl
+  uint64_t limit = 0;  // 0: no limit
+};
+
+// Writes results to `out` and warnings to `err`. Returns 0, 1 (the archive
+// cannot be listed), 2 (a malformed filter or template: nothing is read) or 3
+// (done, but unreadable objects or lines were skipped). `out_is_terminal`
+// picks the default output.
+int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
+                     bool out_is_terminal, std::FILE* out, std::FILE* err);
+
+}  // namespace dlq

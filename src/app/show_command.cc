@@ -1,0 +1,145 @@
+#include "app/show_command.h"
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/reader.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "common/crypto.h"
+#include "common/time_util.h"
+#include "query/scan.h"
+
+namespace dlq {
+namespace {
+
+bool IsUtf8Text(std::string_view s) {
+  // An archive record's body is text unless it was stored as body_base64;
+  // rapidjson's validating reader would reject it either way.
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += n;
+  }
+  return true;
+}
+
+void Field(std::FILE* out, std::string_view name, std::string_view value) {
+  fmt::print(out, "{:<26} {}\n", name, value);
+}
+
+std::string Time(const std::optional<SystemTime>& t) {
+  return t ? FormatIso8601(*t) : "-";
+}
+
+}  // namespace
+
+std::optional<std::string> PrettyJson(std::string_view body) {
+  size_t first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || (body[first] != '{' && body[first] != '[')) return std::nullopt;
+  rapidjson::MemoryStream in(body.data(), body.size());
+  rapidjson::StringBuffer buf;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> writer(buf);
+  writer.SetIndent(' ', 2);
+  rapidjson::Reader reader;
+  constexpr unsigned kFlags =
+      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag;
+  if (reader.Parse<kFlags>(in, writer).IsError()) return std::nullopt;
+  // Anything but whitespace after the value means it was not one JSON document.
+  if (body.find_first_not_of(" \t\r\n", in.Tell()) != std::string_view::npos) return std::nullopt;
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const Destination& from, std::FILE* out,
+                   std::FILE* err) {
+  if (options.message_id.empty()) {
+    fmt::print(err, "error: show: name a MESSAGE_ID\n");
+    return 2;
+  }
+  if (options.output != "text" && options.output != "json") {
+    fmt::print(err, "error: show: --output '{}': must be text or json\n", options.output);
+    return 2;
+  }
+  Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
+  if (!layouts.ok()) {
+    fmt::print(err, "error: show: {}\n", layouts.status().message());
+    return 2;
+  }
+  ScanOptions scan;
+  scan.filter.ids = {options.message_id};
+  scan.filter.queues = options.queues;
+  scan.layouts = std::move(*layouts);
+  scan.parallelism = options.source.parallelism;
+  scan.deduplicate = false;  // every copy, to say where they all are
+  std::optional<ArchiveRecord> first;
+  std::vector<std::string> locations;
+  const std::string uri = KeyUriPrefix(from);
+  Result<ScanStats> stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& r, const RecordLocation& loc) {
+    if (!first) first = r;
+    locations.push_back(fmt::format("{}{} line {}{}", uri, loc.key, loc.line,
+                                    r.queue == first->queue ? "" : fmt::format(" (queue {})", r.queue)));
+    return true;
+  });
+  if (!stats.ok()) {
+    fmt::print(err, "error: show: {}\n", stats.status().ToString());
+    return 1;
+  }
+  int damage = ReportDamage(*stats, from, err);
+  if (!first) {
+    fmt::print(err, "error: show: message {} is not in {}{}\n", options.message_id, from.uri,
+               damage == 0 ? "" : " (some objects could not be read; see the warnings)");
+    return damage != 0 ? damage : 1;
+  }
+  const ArchiveRecord& r = *first;
+  if (options.output == "json") {
+    std::string line;
+    AppendRecordJson(r, line);
+    std::fwrite(line.data(), 1, line.size(), out);
+    return damage;
+  }
+  Field(out, "message_id", r.message_id);
+  Field(out, "queue", r.queue);
+  Field(out, "queue_url", r.queue_url.empty() ? "-" : r.queue_url);
+  Field(out, "region / account",
+        fmt::format("{} / {}", r.region.empty() ? "-" : r.region, r.account_id.empty() ? "-" : r.account_id));
+  Field(out, "stored in", locations.front());
+  for (size_t i = 1; i < locations.size(); ++i) Field(out, "also archived in", locations[i]);
+  Field(out, "sent_at", Time(r.sent_at));
+  Field(out, "archived_at", Time(r.archived_at));
+  Field(out, "expires_at", Time(r.expires_at));
+  Field(out, "receive_count", std::to_string(r.receive_count));
+  Field(out, "source_queue_arn", r.source_queue_arn.empty() ? "-" : r.source_queue_arn);
+  Field(out, "md5_of_body", r.md5_of_body);
+  Field(out, "md5_of_message_attributes", r.md5_of_message_attributes.empty() ? "-" : r.md5_of_message_attributes);
+  if (r.extended_client_pointer) Field(out, "extended_client_pointer", "true (the body points to an S3 payload)");
+  Field(out, "archiver", fmt::format("{} on {}", r.archiver.version, r.archiver.host));
+  fmt::print(out, "\nattributes ({}):\n", r.attributes.size());
+  for (const auto& [name, value] : r.attributes) fmt::print(out, "  {:<34} {}\n", name, value);
+  fmt::print(out, "\nmessage attributes ({}):\n", r.message_attributes.size());
+  for (const auto& [name, value] : r.message_attributes) {
+    if (value.IsBinary()) {
+      fmt::print(out, "  {:<24} {:<14} {} bytes, base64 {}\n", name, value.data_type, value.binary_value.size(),
+                 Base64Encode(value.binary_value));
+    } else if (IsUtf8Text(value.string_value)) {
+      fmt::print(out, "  {:<24} {:<14} {}\n", name, value.data_type, value.string_value);
+    } else {
+      fmt::print(out, "  {:<24} {:<14} {} bytes, not UTF-8, base64 {}\n", name, value.data_type,
+                 value.string_value.size(), Base64Encode(value.string_value));
+    }
+  }
+  if (std::optional<std::string> pretty = PrettyJson(r.body)) {
+    fmt::print(out, "\nbody ({} bytes, JSON):\n{}\n", r.body.size(), *pretty);
+  } else if (IsUtf8Text(r.body)) {
+    fmt::print(out, "\nbody ({} bytes):\n{}\n", r.body.size(), r.body);
+  } else {
+    fmt::print(out, "\nbody ({} bytes, not UTF-8), base64:\n{}\n", r.body.size(), Base64Encode(r.body));
+  }
+  return damage;
+}
+
+}  // namespace dlq

@@ -1,0 +1,33 @@
+// `dlq-archive show MESSAGE_ID`: one archived message in full: every field,
+// system attribute and message attribute (binary values by size and base64),
+// the body (pretty-printed when it is JSON), and where it is stored (object
+// key and line, and any later copies).
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "app/archive_source.h"
+#include "archive/destination.h"
+#include "s3/object_store.h"
+
+namespace dlq {
+
+struct ShowCommandOptions {
+  std::string message_id;
+  std::vector<std::string> queues;  // narrow the search (and prune) to these queues
+  ArchiveSourceFlags source;
+  std::string output = "text";  // text | json (the archive line)
+};
+
+// Returns 0, 1 (not found, or the archive cannot be listed), 2 (bad flags) or
+// 3 (found or not, but unreadable objects or lines were skipped, so a copy may
+// have been missed).
+int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const Destination& from, std::FILE* out,
+                   std::FILE* err);
+
+// The body as shown: pretty-printed JSON (two-space indent, numbers as
+// written) when it is a JSON object or array, else nullopt.
+std::optional<std::string> PrettyJson(std::string_view body);
+
+}  // namespace dlq
