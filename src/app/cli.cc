@@ -484,11 +484,12 @@ int RunCli(int argc, char** argv) {
       "Exit codes: 0 every selected message sent; 1 some failed or an error stopped the run; 2 usage error, an "
       "unresolvable or missing destination, or another run's checkpoint (nothing sent); 3 sent, but unreadable "
       "archive objects or lines were skipped; 130 stopped by a signal");
+
   // stats
+  std::string stats_from;
   StatsCommandOptions stats_opts;
   auto* stats = app.add_subcommand("stats", "group archived messages by queue, day, attribute, JSON value or failure");
-  stats->add_option("--from", stats_opts.from,
-                    "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  stats->add_option("--from", stats_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
   AddFilterFlags(*stats, stats_opts.filter);
   stats->add_option("--group-by", stats_opts.group_by, "queue, day, attr:NAME, json:PATH or fingerprint (required)");
   stats->add_option("--output", stats_opts.output, "table, json or jsonl (default: table on a terminal, else jsonl)")
@@ -496,6 +497,7 @@ int RunCli(int argc, char** argv) {
   stats->add_option("--max-groups", stats_opts.max_groups, "groups kept; later groups count as (other)")
       ->capture_default_str()
       ->check(IntegerValidator(1, 10'000'000));
+  AddArchiveSourceFlags(*stats, stats_opts.source);
   stats->footer(
       "Exit codes: 0 done; 1 the archive could not be read; 2 usage error; 3 done, but unreadable objects or lines "
       "were skipped; 130 stopped by a signal");
@@ -617,20 +619,14 @@ int RunCli(int argc, char** argv) {
   }
   if (*ddl) return RunDdlCommand(ddl_opts);
 
-  int exit_code = 1;
   if (*stats) {
-    std::unique_ptr<AwsServices> stats_services;  // only an s3:// archive needs AWS
-    if (StartsWith(stats_opts.from, "s3://")) {
-      auto created = MakeServices(g, exit_code);
-      if (!created.ok()) {
-        std::fprintf(stderr, "error: %s\n", created.status().message().c_str());
-        return exit_code;
-      }
-      stats_services = std::move(*created);
-    }
-    return RunStatsCommand(stats_opts, stats_services.get(), g_stop);
+    return WithArchive(g, usage, stats_from, [&](ObjectStore& store, const Destination& from) {
+      return RunStatsCommand(stats_opts, store, from, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, g_stop, stdout,
+                             stderr);
+    });
   }
 
+  int exit_code = 1;
   auto services = MakeServices(g, exit_code);
   if (!services.ok()) {
     std::fprintf(stderr, "error: %s\n", services.status().message().c_str());

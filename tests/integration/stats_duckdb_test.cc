@@ -126,6 +126,15 @@ std::map<std::string, int> StatsGroups(const StandIn& s, const std::string& args
   return groups;
 }
 
+// `search --output count` with `args`; -1 when it fails.
+int SearchCount(const StandIn& s, const std::string& args) {
+  auto r = RunShell(Binary(s, "search --output count " + args), false);
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out;
+  auto n = ParseInt64(Trim(r.out));
+  EXPECT_TRUE(n.has_value()) << args << ": " << r.out;
+  return n ? static_cast<int>(*n) : -1;
+}
+
 std::string NodeModules() {
   return RepoRoot() + "/.tools/node/node_modules";
 }
@@ -236,6 +245,15 @@ TEST(StatsDuckDb, HiveArchiveCountsInDuckDbEqualTheInputAndStats) {
   EXPECT_EQ(Groups(rows[10]), d.tenant_of_timeout_text);
   EXPECT_EQ(Groups(rows[11]), d.by_error_type);
 
+  // search --output count (de-duplicated by the scan) equals DuckDB for each filter.
+  EXPECT_EQ(SearchCount(fauxqs, from), Scalar(rows[2]));
+  EXPECT_EQ(SearchCount(fauxqs, from + " --queue " + d.qb), Scalar(rows[3]));
+  EXPECT_EQ(SearchCount(fauxqs, from + " --attr tenant=acme"), Scalar(rows[4]));
+  EXPECT_EQ(SearchCount(fauxqs, from + " --body-contains timeout"), Scalar(rows[5]));
+  EXPECT_EQ(SearchCount(fauxqs, from + " --json '$.error.type=Timeout'"), Scalar(rows[6]));
+  EXPECT_EQ(SearchCount(fauxqs, from + " --since " + cut), Scalar(rows[7]));
+  EXPECT_EQ(SearchCount(fauxqs, from + " --attr tenant=acme --body-contains timeout"), Scalar(rows[8]));
+
   // stats over the same archive (de-duplicated by the scan) agrees with both.
   int records = 0;
   EXPECT_EQ(StatsGroups(fauxqs, from + " --group-by queue", &records), Groups(rows[9]));
@@ -343,7 +361,7 @@ TEST(StatsCli, UnreadableObjectIsReportedByKeyAndTheRestIsCounted) {
   std::ofstream(bad) << "this is not gzip";
   auto r = RunShell(Binary(fauxqs, "stats --from file://" + dir + " --group-by queue --output json"));
   EXPECT_EQ(r.exit_code, 3) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("warning: dlq-archive/" + d.qa + "/20250101/"));
+  EXPECT_THAT(r.out, HasSubstr("warning: file://" + dir + "/dlq-archive/" + d.qa + "/20250101/"));
   EXPECT_THAT(r.out, HasSubstr("\"records\":20"));
   fs::remove_all(dir);
 }

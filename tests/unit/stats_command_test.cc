@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "archive/gzip.h"
@@ -31,18 +33,40 @@ std::string Line(const std::string& queue, const std::string& id, const std::str
   return out;
 }
 
+// A FILE* writing into memory.
+class MemoryFile {
+ public:
+  MemoryFile() : file_(open_memstream(&buf_, &len_)) {}
+  ~MemoryFile() {
+    std::fclose(file_);
+    std::free(buf_);
+  }
+  std::FILE* get() { return file_; }
+  std::string str() {
+    std::fflush(file_);
+    return std::string(buf_, len_);
+  }
+
+ private:
+  char* buf_ = nullptr;
+  size_t len_ = 0;
+  std::FILE* file_;
+};
+
 class StatsCommandTest : public ::testing::Test {
  protected:
   void Put(const std::string& key, const std::string& lines) {
     ASSERT_TRUE(store_.Put(key, GzipCompress(lines, 1).value(), PutOptions{}).ok());
   }
-  int Run(const std::string& group_by, const std::string& output = "json") {
-    options_.from = "file:///archive";
+  int Run(const std::string& group_by, const std::string& output = "json", bool terminal = false) {
     options_.group_by = group_by;
     options_.output = output;
-    out_.clear();
-    err_.clear();
-    return RunStats(options_, store_, kNow, false, stop_, out_, err_);
+    MemoryFile out, err;
+    Destination from = ParseDestination("file:///archive").value();
+    int code = RunStatsCommand(options_, store_, from, kNow, terminal, stop_, out.get(), err.get());
+    out_ = out.str();
+    err_ = err.str();
+    return code;
   }
 
   FakeObjectStore store_;
@@ -83,8 +107,10 @@ TEST_F(StatsCommandTest, CorruptObjectIsNamedAndExitsThree) {
   Put("dlq-archive/q/20250910/q-140000-cccccccccccccccc.json.gz",
       Line("q", "m2", "x", "2025-09-10T12:00:00Z") + "{\"schema\":1,\"queue\":\"q\"\n");
   EXPECT_EQ(Run("queue"), 3);
-  EXPECT_THAT(err_, HasSubstr("warning: dlq-archive/q/20250910/q-130000-bbbbbbbbbbbbbbbb.json.gz: "));
-  EXPECT_THAT(err_, HasSubstr("warning: dlq-archive/q/20250910/q-140000-cccccccccccccccc.json.gz line 2: "));
+  EXPECT_THAT(err_, HasSubstr("warning: file:///archive/dlq-archive/q/20250910/q-130000-bbbbbbbbbbbbbbbb.json.gz: "
+                              "unreadable object skipped"));
+  EXPECT_THAT(err_,
+              HasSubstr("warning: file:///archive/dlq-archive/q/20250910/q-140000-cccccccccccccccc.json.gz line 2: "));
   EXPECT_THAT(err_, HasSubstr("incomplete: 1 unreadable objects and 1 unreadable lines were skipped"));
   EXPECT_THAT(out_, HasSubstr("{\"key\":\"q\",\"count\":2,"));  // the rest is still counted
 }
@@ -118,13 +144,16 @@ TEST_F(StatsCommandTest, BadFlagsExitTwoNamingThem) {
 
 TEST_F(StatsCommandTest, TableIsTheDefaultOnATerminal) {
   Put("dlq-archive/q/20250910/q-120000-aaaaaaaaaaaaaaaa.json.gz", Line("q", "m1", "x", "2025-09-10T12:00:00Z"));
-  options_.from = "file:///archive";
-  options_.group_by = "queue";
-  ASSERT_EQ(RunStats(options_, store_, kNow, true, stop_, out_, err_), 0);
+  ASSERT_EQ(Run("queue", "", true), 0);
   EXPECT_THAT(out_, HasSubstr("COUNT  FIRST SEEN"));
-  out_.clear();
-  ASSERT_EQ(RunStats(options_, store_, kNow, false, stop_, out_, err_), 0);
+  ASSERT_EQ(Run("queue", "", false), 0);
   EXPECT_THAT(out_, HasSubstr("{\"key\":\"q\""));
+}
+
+TEST_F(StatsCommandTest, BadKeyTemplateExitsTwo) {
+  options_.source.key_templates = {"{prefix}/{nope}/{batch_id}"};
+  EXPECT_EQ(Run("queue"), 2);
+  EXPECT_THAT(err_, HasSubstr("--key-template"));
 }
 
 }  // namespace
