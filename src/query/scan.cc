@@ -1,6 +1,8 @@
 #include "query/scan.h"
 
 #include <fmt/format.h>
+
+#include "common/mutex.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -8,11 +10,9 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -462,10 +462,10 @@ class OrderedReader {
   }
   ~OrderedReader() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     for (std::thread& t : threads_) t.join();
   }
   OrderedReader(const OrderedReader&) = delete;
@@ -473,12 +473,12 @@ class OrderedReader {
 
   // The result for object `i`; called with i = 0, 1, 2, ... in order.
   ObjectResult Next(size_t i) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return done_.count(i) > 0; });
+    MutexLock lock(mu_);
+    cv_.Wait(mu_, [&]() DLQ_REQUIRES(mu_) { return done_.count(i) > 0; });
     ObjectResult r = std::move(done_[i]);
     done_.erase(i);
     consumed_ = i + 1;
-    cv_.notify_all();
+    cv_.NotifyAll();
     return r;
   }
 
@@ -487,28 +487,29 @@ class OrderedReader {
     while (true) {
       size_t i;
       {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || next_ >= objects_.size() || next_ < consumed_ + window_; });
+        MutexLock lock(mu_);
+        cv_.Wait(mu_,
+                 [&]() DLQ_REQUIRES(mu_) { return stop_ || next_ >= objects_.size() || next_ < consumed_ + window_; });
         if (stop_ || next_ >= objects_.size()) return;
         i = next_++;
       }
       ObjectResult r = reader.Read(objects_[i].info.key);
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         done_[i] = std::move(r);
       }
-      cv_.notify_all();
+      cv_.NotifyAll();
     }
   }
 
   const std::vector<ArchiveObject>& objects_;
   const size_t window_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  size_t next_ = 0;                      // guarded by mu_
-  size_t consumed_ = 0;                  // guarded by mu_
-  bool stop_ = false;                    // guarded by mu_
-  std::map<size_t, ObjectResult> done_;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  size_t next_ DLQ_GUARDED_BY(mu_) = 0;
+  size_t consumed_ DLQ_GUARDED_BY(mu_) = 0;
+  bool stop_ DLQ_GUARDED_BY(mu_) = false;
+  std::map<size_t, ObjectResult> done_ DLQ_GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
 };
 

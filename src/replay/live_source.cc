@@ -35,13 +35,7 @@ Result<LiveReplayStats> ReplayFromQueue(QueueClient& sqs, const QueueInfo& dlq, 
                                         const std::function<bool(const ArchiveRecord&)>& select, Clock& clock,
                                         const LiveReplayOptions& options) {
   LiveReplayStats stats;
-  ArchiveContext ctx;
-  ctx.queue = dlq.name;
-  ctx.queue_url = dlq.url;
-  ctx.region = dlq.region;
-  ctx.account_id = dlq.account_id;
-  ctx.fifo = dlq.fifo;
-  ctx.retention = dlq.retention;
+  const ArchiveContext ctx = MakeArchiveContext(dlq, /*host=*/"");
 
   std::map<std::string, std::string> held;  // message id -> receipt handle, selected and not yet settled
   auto release = [&](const std::vector<std::string>& ids) {

@@ -287,7 +287,7 @@ Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<c
       }
     }
     if (options_.rate > 0) {
-      std::lock_guard lock(bucket_mu_);
+      MutexLock lock(bucket_mu_);
       // Made on first use, so reading the archive before the first send
       // does not fill it. Burst: one second's worth, so a pause in reading
       // (the next archive object) does not lose the tokens accrued meanwhile.

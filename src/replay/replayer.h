@@ -44,7 +44,6 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -54,6 +53,7 @@
 #include "archive/record.h"
 #include "aws/aws_client.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "replay/checkpoint.h"
 #include "replay/targets.h"
@@ -194,8 +194,8 @@ class Replayer {
   Clock& clock_;
   ReplayOptions options_;
   RecordTransform* transform_;
-  std::mutex bucket_mu_;
-  std::optional<TokenBucket> bucket_;  // guarded by bucket_mu_; made by the first send
+  Mutex bucket_mu_;
+  std::optional<TokenBucket> bucket_ DLQ_GUARDED_BY(bucket_mu_);  // made by the first send
   std::deque<Flight> in_flight_;
   std::optional<std::chrono::steady_clock::time_point> first_dispatch_;
 

@@ -8,10 +8,10 @@
 #include <cerrno>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "common/mutex.h"
 #include "s3/file_system.h"
 
 namespace dlq {
@@ -25,27 +25,27 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   // After `after` more successful calls of `op`, the next `times` calls
   // (-1: every one) fail with errno `err` (as ErrnoStatus reports it).
   void Fail(Op op, int err, int after = 0, int times = -1) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     faults_[op] = Fault{err, after, times};
   }
   void Clear() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     faults_.clear();
     max_write_ = 0;
     free_bytes_.reset();
   }
   // Each write accepts at most `bytes` (0: no cap): short writes.
   void SetMaxWrite(size_t bytes) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     max_write_ = bytes;
   }
   // The disk holds `bytes` more bytes; then writes fail with ENOSPC.
   void SetFreeSpace(uint64_t bytes) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     free_bytes_ = bytes;
   }
   int calls(Op op) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = calls_.find(op);
     return it == calls_.end() ? 0 : it->second;
   }
@@ -122,7 +122,7 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
 
   // Counts the call; the errno to fail it with, if any.
   std::optional<int> Check(Op op) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++calls_[op];
     auto it = faults_.find(op);
     if (it == faults_.end()) return std::nullopt;
@@ -137,7 +137,7 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   }
   // How many of `wanted` bytes a write may take (0: the disk is full).
   size_t Admit(size_t wanted) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     size_t n = max_write_ > 0 ? std::min(wanted, max_write_) : wanted;
     if (free_bytes_) {
       n = static_cast<size_t>(std::min<uint64_t>(n, *free_bytes_));
@@ -146,11 +146,11 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
     return n;
   }
 
-  mutable std::mutex mu_;
-  std::map<Op, Fault> faults_;          // guarded by mu_
-  std::map<Op, int> calls_;             // guarded by mu_
-  size_t max_write_ = 0;                // guarded by mu_
-  std::optional<uint64_t> free_bytes_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<Op, Fault> faults_ DLQ_GUARDED_BY(mu_);
+  std::map<Op, int> calls_ DLQ_GUARDED_BY(mu_);
+  size_t max_write_ DLQ_GUARDED_BY(mu_) = 0;
+  std::optional<uint64_t> free_bytes_ DLQ_GUARDED_BY(mu_);
 };
 
 }  // namespace dlq
