@@ -91,8 +91,8 @@ class CondVar {
   }
   // Returns pred() as last evaluated: false when the timeout expired first.
   template <typename Rep, typename Period, typename Predicate>
-  bool WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout, Predicate pred) DLQ_REQUIRES(mu)
-      DLQ_NO_THREAD_SAFETY_ANALYSIS {
+  bool WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout, Predicate pred)
+      DLQ_REQUIRES(mu) DLQ_NO_THREAD_SAFETY_ANALYSIS {
     Adopted lock(mu);
     return cv_.wait_for(lock.lock, timeout, std::move(pred));
   }
