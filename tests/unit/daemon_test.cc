@@ -416,6 +416,9 @@ TEST_F(DaemonTest, DiscoveryErrorShowsInApiWhileReadersRun) {
     sqs_.FailNext(FakeQueueClient::Operation::kGetQueueUrl, Unavailable("sqs endpoint unreachable"));
     clock_.Advance(config_.discovery_interval);
     d->RunOnce();
+    // The reader keeps rendering between cycles: an error written without
+    // the daemon's lock would race with it here (TSan reports it).
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   const std::string failed = d->QueuesJson();
   clock_.Advance(config_.discovery_interval);
