@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "common/json_writer.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -17,30 +18,20 @@ bool Contains(const std::vector<T>& v, const T& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-void AppendList(std::string& out, std::vector<std::string> items) {
+void WriteList(JsonWriter& w, std::vector<std::string> items) {
   std::sort(items.begin(), items.end());
   items.erase(std::unique(items.begin(), items.end()), items.end());
-  out.push_back('[');
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    AppendJsonString(out, items[i]);
-  }
-  out.push_back(']');
+  w.BeginArray();
+  for (const std::string& item : items) w.String(item);
+  w.EndArray();
 }
 
-void AppendPairs(std::string& out, std::vector<std::pair<std::string, std::string>> items) {
+void WritePairs(JsonWriter& w, std::vector<std::pair<std::string, std::string>> items) {
   std::sort(items.begin(), items.end());
   items.erase(std::unique(items.begin(), items.end()), items.end());
-  out.push_back('[');
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    out.push_back('[');
-    AppendJsonString(out, items[i].first);
-    out.push_back(',');
-    AppendJsonString(out, items[i].second);
-    out.push_back(']');
-  }
-  out.push_back(']');
+  w.BeginArray();
+  for (const auto& [first, second] : items) w.BeginArray().String(first).String(second).EndArray();
+  w.EndArray();
 }
 
 Status FlagError(std::string_view flag, std::string_view value, std::string_view why) {
@@ -112,39 +103,31 @@ bool Filter::Empty() const {
 }
 
 std::string Filter::Canonical() const {
-  std::string out = "{\"queue\":";
-  AppendList(out, queues);
-  out += ",\"since\":";
-  if (since) {
-    AppendJsonString(out, FormatIso8601(*since));
-  } else {
-    out += "null";
-  }
-  out += ",\"until\":";
-  if (until) {
-    AppendJsonString(out, FormatIso8601(*until));
-  } else {
-    out += "null";
-  }
-  out += by == TimeField::kSent ? ",\"by\":\"sent\"" : ",\"by\":\"archived\"";
-  out += ",\"id\":";
-  AppendList(out, ids);
-  out += ",\"attr\":";
-  AppendPairs(out, attr_equals);
-  out += ",\"attr_exists\":";
-  AppendList(out, attr_exists);
-  out += ",\"body_contains\":";
-  AppendJsonString(out, body_contains);
-  out += ",\"body_regex\":";
-  AppendJsonString(out, body_regex);
-  out += ",\"json\":";
+  auto time_or_null = [](JsonWriter& w, const std::optional<SystemTime>& t) -> JsonWriter& {
+    return t ? w.String(FormatIso8601(*t)) : w.Null();
+  };
+  JsonWriter w;
+  w.BeginObject();
+  WriteList(w.Key("queue"), queues);
+  time_or_null(w.Key("since"), since);
+  time_or_null(w.Key("until"), until);
+  w.Key("by").String(by == TimeField::kSent ? "sent" : "archived");
+  WriteList(w.Key("id"), ids);
+  WritePairs(w.Key("attr"), attr_equals);
+  WriteList(w.Key("attr_exists"), attr_exists);
+  w.Key("body_contains").String(body_contains);
+  w.Key("body_regex").String(body_regex);
   std::vector<std::pair<std::string, std::string>> json;
   for (const auto& [path, value] : json_equals) json.emplace_back(path.text(), value);
-  AppendPairs(out, std::move(json));
-  out += ",\"min_receive_count\":";
-  out += min_receive_count ? std::to_string(*min_receive_count) : "null";
-  out += "}";
-  return out;
+  WritePairs(w.Key("json"), std::move(json));
+  w.Key("min_receive_count");
+  if (min_receive_count) {
+    w.Int(*min_receive_count);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+  return w.Take();
 }
 
 std::optional<SystemTime> ParseTimeBound(std::string_view text, SystemTime now) {

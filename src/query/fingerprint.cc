@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/crypto.h"
+#include "common/json_writer.h"
 #include "common/log.h"
 
 namespace dlq {

@@ -3,18 +3,16 @@
 #include <fmt/format.h>
 
 #include "common/crypto.h"
+#include "common/json_writer.h"
 #include "common/log.h"
 #include "common/time_util.h"
 
 namespace dlq {
 namespace {
 
-void AppendStringOrNull(std::string& out, const std::string& s) {
-  if (s.empty()) {
-    out += "null";
-  } else {
-    AppendJsonString(out, s);
-  }
+// An empty string is written as null (unknown caller, no transform, ...).
+JsonWriter& StringOrNull(JsonWriter& w, const std::string& s) {
+  return s.empty() ? w.Null() : w.String(s);
 }
 
 }  // namespace
@@ -25,53 +23,37 @@ std::string AuditKey(const std::string& prefix, SystemTime at, const std::string
 }
 
 std::string AuditJson(const AuditRecord& r) {
-  std::string out = "{\"schema\":1,\"kind\":\"replay\",\"caller_arn\":";
-  AppendStringOrNull(out, r.caller_arn);
-  out += ",\"caller_error\":";
-  AppendStringOrNull(out, r.caller_error);
-  out += ",\"started_at\":";
-  AppendJsonString(out, FormatIso8601(r.started_at));
-  out += ",\"finished_at\":";
-  AppendJsonString(out, FormatIso8601(r.finished_at));
-  out += ",\"source\":";
-  AppendJsonString(out, r.source);
-  out += ",\"filter\":";
-  AppendJsonString(out, r.filter);
-  out += ",\"destination\":";
-  AppendJsonString(out, r.destination);
-  out += ",\"transform\":";
-  AppendStringOrNull(out, r.transform);
-  out += ",\"outcome\":";
-  AppendJsonString(out, r.outcome);
+  JsonWriter w;
+  w.BeginObject().Key("schema").Int(1).Key("kind").String("replay");
+  StringOrNull(w.Key("caller_arn"), r.caller_arn);
+  StringOrNull(w.Key("caller_error"), r.caller_error);
+  w.Key("started_at").String(FormatIso8601(r.started_at));
+  w.Key("finished_at").String(FormatIso8601(r.finished_at));
+  w.Key("source").String(r.source);
+  w.Key("filter").String(r.filter);
+  w.Key("destination").String(r.destination);
+  StringOrNull(w.Key("transform"), r.transform);
+  w.Key("outcome").String(r.outcome);
   const ReplayStats& s = r.stats;
-  out += fmt::format(
-      ",\"counts\":{{\"selected\":{},\"sent\":{},\"failed\":{},\"resumed\":{},\"retries\":{},\"bytes_sent\":{}}}",
-      s.accepted, s.sent, s.failed, s.resumed, s.retries, s.bytes_sent);
-  out += ",\"sent_by_destination\":{";
-  bool first = true;
-  for (const auto& [url, n] : r.sent_by_destination) {
-    if (!first) out += ',';
-    first = false;
-    AppendJsonString(out, url);
-    out += fmt::format(":{}", n);
+  w.Key("counts").BeginObject();
+  w.Key("selected").Uint(s.accepted).Key("sent").Uint(s.sent).Key("failed").Uint(s.failed);
+  w.Key("resumed").Uint(s.resumed).Key("retries").Uint(s.retries).Key("bytes_sent").Uint(s.bytes_sent);
+  w.EndObject();
+  w.Key("sent_by_destination").BeginObject();
+  for (const auto& [url, n] : r.sent_by_destination) w.Key(url).Uint(n);
+  w.EndObject();
+  w.Key("sent_ids").BeginArray();
+  for (const std::string& id : r.sent_ids) w.String(id);
+  w.EndArray();
+  w.Key("failed").BeginArray();
+  for (const auto& f : r.failures) {
+    w.BeginObject().Key("message_id").String(f.message_id);
+    StringOrNull(w.Key("destination"), f.destination);
+    w.Key("reason").String(f.reason).EndObject();
   }
-  out += "},\"sent_ids\":[";
-  for (size_t i = 0; i < r.sent_ids.size(); ++i) {
-    if (i) out += ',';
-    AppendJsonString(out, r.sent_ids[i]);
-  }
-  out += "],\"failed\":[";
-  for (size_t i = 0; i < r.failures.size(); ++i) {
-    if (i) out += ',';
-    out += "{\"message_id\":";
-    AppendJsonString(out, r.failures[i].message_id);
-    out += ",\"destination\":";
-    AppendStringOrNull(out, r.failures[i].destination);
-    out += ",\"reason\":";
-    AppendJsonString(out, r.failures[i].reason);
-    out += '}';
-  }
-  out += "]}\n";
+  w.EndArray().EndObject();
+  std::string out = w.Take();
+  out += '\n';
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/crypto.h"
+#include "common/json_writer.h"
 #include "common/log.h"
 
 namespace dlq {
@@ -61,18 +62,16 @@ std::string ChainNext(std::string_view chain, std::string_view message_id) {
 }
 
 std::string SerializeCheckpoint(const CheckpointState& s) {
-  std::string out = fmt::format("{{\"version\":{},\"identity\":", kCheckpointVersion);
-  AppendJsonString(out, s.identity);
-  out += ",\"identity_text\":";
-  AppendJsonString(out, s.identity_text);
-  out += fmt::format(",\"done\":{},\"sent\":{},\"failed\":{},\"chain\":", s.done, s.sent, s.failed);
-  AppendJsonString(out, s.chain);
-  out += ",\"failed_ids\":[";
-  for (size_t i = 0; i < s.failed_ids.size(); ++i) {
-    if (i) out += ',';
-    AppendJsonString(out, s.failed_ids[i]);
-  }
-  out += "]}\n";
+  JsonWriter w;
+  w.BeginObject().Key("version").Int(kCheckpointVersion);
+  w.Key("identity").String(s.identity).Key("identity_text").String(s.identity_text);
+  w.Key("done").Uint(s.done).Key("sent").Uint(s.sent).Key("failed").Uint(s.failed);
+  w.Key("chain").String(s.chain);
+  w.Key("failed_ids").BeginArray();
+  for (const std::string& id : s.failed_ids) w.String(id);
+  w.EndArray().EndObject();
+  std::string out = w.Take();
+  out += '\n';
   return out;
 }
 

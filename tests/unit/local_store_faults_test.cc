@@ -17,6 +17,7 @@
 #include "archiver/drainer.h"
 #include "common/crypto.h"
 #include "s3/local_object_store.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_queue.h"
 #include "testing/fault_injection_file_system.h"
 

@@ -2,6 +2,7 @@
 // against the fake. SqsClient on fauxqs and moto runs the same specification
 // in the integration suite.
 #include "conformance/queue_client_spec.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_queue.h"
 
 namespace dlq::conformance {

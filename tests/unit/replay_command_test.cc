@@ -9,6 +9,7 @@
 
 #include "archive/gzip.h"
 #include "sqs/md5.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 

@@ -16,6 +16,7 @@
 #include "replay/token_bucket.h"
 #include "replay/transform.h"
 #include "sqs/md5.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 
