@@ -175,9 +175,20 @@ using Ref = std::function<V&(const ConfigTarget&)>;
 
 template <class V>
 ConfigKey Int(ConfigScope scope, std::string key, int64_t lo, int64_t hi, std::string def, std::string example,
-              std::string doc, Ref<V> ref) {
-  ConfigKey k{scope, key, ConfigType::kInt, lo, hi, {}, std::move(def), std::move(example), std::move(doc), {}, {},
-              {},    {}};
+              std::string doc, const Ref<V>& ref) {
+  ConfigKey k{scope,
+              std::move(key),
+              ConfigType::kInt,
+              lo,
+              hi,
+              {},
+              std::move(def),
+              std::move(example),
+              std::move(doc),
+              {},
+              {},
+              {},
+              {}};
   k.set = [ref](const ConfigTarget& t, const ConfigValue& v) {
     ref(t) = static_cast<V>(v.number);
     return std::string();
@@ -188,9 +199,9 @@ ConfigKey Int(ConfigScope scope, std::string key, int64_t lo, int64_t hi, std::s
 
 template <class D>
 ConfigKey Dur(ConfigScope scope, std::string key, seconds lo, seconds hi, std::string def, std::string example,
-              std::string doc, Ref<D> ref) {
+              std::string doc, const Ref<D>& ref) {
   ConfigKey k{scope,
-              key,
+              std::move(key),
               ConfigType::kDuration,
               lo.count(),
               hi.count(),
@@ -211,9 +222,20 @@ ConfigKey Dur(ConfigScope scope, std::string key, seconds lo, seconds hi, std::s
 }
 
 ConfigKey BoolKey(ConfigScope scope, std::string key, std::string def, std::string example, std::string doc,
-                  Ref<bool> ref) {
-  ConfigKey k{scope, key, ConfigType::kBool, 0, 0, {}, std::move(def), std::move(example), std::move(doc), {}, {},
-              {},    {}};
+                  const Ref<bool>& ref) {
+  ConfigKey k{scope,
+              std::move(key),
+              ConfigType::kBool,
+              0,
+              0,
+              {},
+              std::move(def),
+              std::move(example),
+              std::move(doc),
+              {},
+              {},
+              {},
+              {}};
   k.set = [ref](const ConfigTarget& t, const ConfigValue& v) {
     ref(t) = v.flag;
     return std::string();
@@ -225,9 +247,10 @@ ConfigKey BoolKey(ConfigScope scope, std::string key, std::string def, std::stri
 // A string checked by `check` (returns what is wrong, empty when fine) and
 // stored as is.
 ConfigKey Str(ConfigScope scope, std::string key, std::string def, std::string example, std::string doc,
-              Ref<std::string> ref, std::function<std::string(const std::string&)> check = {},
+              const Ref<std::string>& ref, const std::function<std::string(const std::string&)>& check = {},
               ConfigType type = ConfigType::kString) {
-  ConfigKey k{scope, key, type, 0, 0, {}, std::move(def), std::move(example), std::move(doc), {}, {}, {}, {}};
+  ConfigKey k{scope, std::move(key), type, 0, 0, {}, std::move(def), std::move(example), std::move(doc), {}, {}, {},
+              {}};
   k.set = [ref, check](const ConfigTarget& t, const ConfigValue& v) {
     if (check) {
       if (std::string bad = check(v.text); !bad.empty()) return bad;
@@ -240,12 +263,22 @@ ConfigKey Str(ConfigScope scope, std::string key, std::string def, std::string e
 }
 
 // One of `choices`; `set` stores the index of the word chosen, `get` gives it back.
-ConfigKey Choice(ConfigScope scope, std::string key, std::vector<std::string_view> choices, std::string def,
-                 std::string example, std::string doc, std::function<void(const ConfigTarget&, size_t)> set,
-                 std::function<size_t(const ConfigTarget&)> get) {
-  ConfigKey k{
-      scope, key, ConfigType::kChoice, 0, 0, choices, std::move(def), std::move(example), std::move(doc), {}, {},
-      {},    {}};
+ConfigKey Choice(ConfigScope scope, std::string key, const std::vector<std::string_view>& choices, std::string def,
+                 std::string example, std::string doc, const std::function<void(const ConfigTarget&, size_t)>& set,
+                 const std::function<size_t(const ConfigTarget&)>& get) {
+  ConfigKey k{scope,
+              std::move(key),
+              ConfigType::kChoice,
+              0,
+              0,
+              choices,
+              std::move(def),
+              std::move(example),
+              std::move(doc),
+              {},
+              {},
+              {},
+              {}};
   k.set = [set, choices](const ConfigTarget& t, const ConfigValue& v) {
     set(t, static_cast<size_t>(std::find(choices.begin(), choices.end(), v.text) - choices.begin()));
     return std::string();
@@ -256,19 +289,31 @@ ConfigKey Choice(ConfigScope scope, std::string key, std::vector<std::string_vie
 
 // A scalar read as text and parsed by `set`.
 ConfigKey Text(ConfigScope scope, std::string key, std::string def, std::string example, std::string doc,
-               std::function<std::string(const ConfigTarget&, const std::string&)> set,
+               const std::function<std::string(const ConfigTarget&, const std::string&)>& set,
                std::function<std::string(const ConfigTarget&)> get, std::string_view not_scalar = {}) {
-  ConfigKey k{scope, key, ConfigType::kString, 0, 0, {}, std::move(def), std::move(example), std::move(doc), {},
-              {},    {},  not_scalar};
+  ConfigKey k{scope,          std::move(key),     ConfigType::kString, 0,  0,  {},
+              std::move(def), std::move(example), std::move(doc),      {}, {}, {},
+              not_scalar};
   k.set = [set](const ConfigTarget& t, const ConfigValue& v) { return set(t, v.text); };
   k.get = std::move(get);
   return k;
 }
 
-ConfigKey List(std::string key, std::string doc, Ref<std::vector<std::string>> ref,
+ConfigKey List(std::string key, std::string doc, const Ref<std::vector<std::string>>& ref,
                std::function<std::string(const std::string&)> check_item) {
-  ConfigKey k{ConfigScope::kGroup,   key, ConfigType::kList, 0, 0, {}, "[]", "[a-dlq, b-dlq]", std::move(doc), {}, {},
-              std::move(check_item), {}};
+  ConfigKey k{ConfigScope::kGroup,
+              std::move(key),
+              ConfigType::kList,
+              0,
+              0,
+              {},
+              "[]",
+              "[a-dlq, b-dlq]",
+              std::move(doc),
+              {},
+              {},
+              std::move(check_item),
+              {}};
   k.set = [ref](const ConfigTarget& t, const ConfigValue& v) {
     ref(t) = v.list;
     return std::string();
@@ -374,8 +419,7 @@ std::vector<ConfigKey> BuildSchema() {
       [](const ConfigTarget& t, const std::string& v) -> std::string {
         std::string host;
         std::string_view port_text, text = v;
-        const std::string not_host_port =
-            fmt::format("{} is not HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464)", Quote(text));
+        std::string not_host_port = fmt::format("{} is not HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464)", Quote(text));
         if (StartsWith(text, "[")) {
           size_t close = text.find(']');
           if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {

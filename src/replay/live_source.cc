@@ -79,12 +79,14 @@ Result<LiveReplayStats> ReplayFromQueue(QueueClient& sqs, const QueueInfo& dlq, 
     stats.delete_failures += failed_ids.size();
     stats.deleted += deletes.size() - failed_ids.size();
     std::vector<std::string> to_release;
+    to_release.reserve(failed.size());
     for (const ReplayItem* item : failed) to_release.push_back(item->record.message_id);
     release(to_release);
   });
 
   auto release_all_held = [&] {
     std::vector<std::string> ids;
+    ids.reserve(held.size());
     for (const auto& [id, handle] : held) ids.push_back(id);
     release(ids);
   };

@@ -263,6 +263,7 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
   std::vector<size_t> ready = flight.ready;
   flight.outcome = std::async(std::launch::async, [this, shared, ready] {
     std::vector<const Pending*> entries;
+    entries.reserve(ready.size());
     for (size_t i : ready) entries.push_back(&(*shared)[i]);
     return Transmit(shared->front().target.url, entries);
   });

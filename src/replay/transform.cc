@@ -11,7 +11,7 @@
 #include <csignal>
 #include <cstring>
 
-extern char** environ;
+extern char** environ;  // NOLINT(readability-redundant-declaration): <unistd.h> declares it only with _GNU_SOURCE
 
 namespace dlq {
 namespace {

@@ -137,7 +137,10 @@ Result<std::vector<DirEntry>> PosixFileSystem::ListDir(const std::string& dir) {
       if (errno == ENOENT) continue;  // deleted while listing
       int err = errno;
       ::closedir(d);
-      return ErrnoStatus(err, "stat", dir + "/" + name);
+      std::string path = dir;
+      path += '/';
+      path += name;
+      return ErrnoStatus(err, "stat", path);
     }
     out.push_back(DirEntry{std::move(name), InfoOf(st)});
   }
