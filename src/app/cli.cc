@@ -15,6 +15,7 @@
 #include "app/archive_command.h"
 #include "app/check_command.h"
 #include "app/doctor.h"
+#include "app/lambda_command.h"
 #include "app/run_command.h"
 #include "app/services.h"
 #include "common/byte_size.h"
@@ -390,6 +391,11 @@ int RunCli(int argc, char** argv) {
 
   // help [COMMAND]
   std::string help_topic;
+  // lambda
+  auto* lambda = app.add_subcommand("lambda", "AWS Lambda custom runtime (configured by environment variables)");
+  lambda->footer(
+      "Configuration: see doc/lambda.md (AWS_LAMBDA_RUNTIME_API, DLQ_ARCHIVE_DESTINATION, DLQ_ARCHIVE_QUEUES, ...)");
+
   auto* help = app.add_subcommand("help", "show the options of a command");
   help->add_option("command", help_topic, "a command");
 
@@ -458,6 +464,7 @@ int RunCli(int argc, char** argv) {
     if (log_format_opt->count() > 0) run_opts.log_format = g.log_format;
     return *run ? RunRunCommand(run_opts, g_stop) : RunCheckCommand(check_opts);
   }
+  if (*lambda) return RunLambdaCommand(ToServicesOptions(g), g_stop);
   if (*doctor) return RunDoctorCommand(g, doctor_opts, doctor_output == "json");
 
   int exit_code = 1;
