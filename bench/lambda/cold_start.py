@@ -81,7 +81,8 @@ def main():
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     base = {"PATH": "/usr/bin:/bin", "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x",
             "AWS_SECRET_ACCESS_KEY": "y", "DLQ_ARCHIVE_DESTINATION": "s3://bench-bucket/p",
-            "DLQ_ARCHIVE_QUEUES": "a-dlq", "AWS_LAMBDA_FUNCTION_NAME": "dlq-archive"}
+            "DLQ_ARCHIVE_QUEUES": "a-dlq", "AWS_LAMBDA_FUNCTION_NAME": "dlq-archive",
+            "LAMBDA_TASK_ROOT": os.path.abspath(unpacked)}  # Lambda sets it
     result = {
         "dlq-archive": measure(["./bootstrap"], unpacked, base, runs),
         "python-boto3": measure([sys.executable, "-c", PY_RUNTIME], unpacked, base, runs),

@@ -48,6 +48,9 @@ Result<LambdaSettings> LambdaSettingsFromEnv(const Environment& env) {
   }
 
   DrainOptions& d = c.drain;
+  // A stop at the deadline releases everything received, so a follow-up
+  // invocation finds it visible at once.
+  d.finish_receives_on_stop = true;
   if (!s.destination.prefix.empty()) d.prefix = s.destination.prefix;
   bool hive = env.GetNonEmpty("DLQ_ARCHIVE_HIVE").value_or("0") == "1";
   std::string tmpl =

@@ -212,11 +212,11 @@ TEST(LambdaPackage, ShortDeadlineStopsAndReleases) {
   std::string name = UniqueName("lambda-deadline-dlq");
   constexpr int kMessages = 5000;
   std::string url = MakeQueue(*svc, name, kMessages);
-  // 300 ms left with a 1 s margin: the margin becomes half the time left, so
-  // receiving stops ~150 ms in, long before 5000 messages are received. No
+  // 600 ms left with a 1 s margin: the margin becomes half the time left, so
+  // receiving stops ~300 ms in, long before 5000 messages are received. No
   // batch seals on its own (count and age limits are far away), so what was
   // received goes back to the queue.
-  FakeRuntimeApi api({{R"({"queues":[")" + name + R"("]})", std::chrono::milliseconds(300)}});
+  FakeRuntimeApi api({{R"({"queues":[")" + name + R"("]})", std::chrono::milliseconds(600)}});
   auto run = RunBootstrap(fauxqs, api,
                           "DLQ_ARCHIVE_DESTINATION=s3://" + bucket +
                               "/d DLQ_ARCHIVE_DEADLINE_MARGIN=1s DLQ_ARCHIVE_BATCH_MAX_AGE=1h "
@@ -233,6 +233,7 @@ TEST(LambdaPackage, ShortDeadlineStopsAndReleases) {
   ASSERT_TRUE(std::regex_search(body, m, std::regex(R"re("deleted":(\d+),"released":(\d+))re"))) << body;
   int deleted = std::stoi(m[1]);
   EXPECT_LT(deleted, kMessages);
+  EXPECT_GT(std::stoi(m[2]), 0) << "nothing was received before the stop: " << body;
   // Nothing lost and nothing left invisible: every message not deleted is
   // visible in the queue again right away.
   auto attrs =

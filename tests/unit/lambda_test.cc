@@ -377,6 +377,7 @@ TEST(LambdaSettingsTest, ReadsEnvironmentAndRejectsBadValues) {
   EXPECT_EQ(s->config.drain.selection.kind, SelectionKind::kOlderThan);
   EXPECT_EQ(s->config.drain.batch.max_messages, 500u);
   EXPECT_EQ(s->config.deadline_margin, std::chrono::seconds(20));
+  EXPECT_TRUE(s->config.drain.finish_receives_on_stop);
   EXPECT_EQ(s->role_arns.at("210987654321"), "arn:aws:iam::210987654321:role/dlq");
 
   for (auto [var, value] : std::vector<std::pair<std::string, std::string>>{{"DLQ_ARCHIVE_DESTINATION", "bucket"},
