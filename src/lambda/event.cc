@@ -13,7 +13,6 @@ namespace {
 
 using simdjson::dom::array;
 using simdjson::dom::element;
-using simdjson::dom::object;
 
 constexpr std::string_view kLookedFor =
     "looked for: \"source\":\"aws.cloudwatch\" with \"alarmData\" (alarm Lambda action); "

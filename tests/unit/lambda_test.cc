@@ -4,11 +4,13 @@
 #include <deque>
 #include <thread>
 
+#include "aws/credentials.h"
 #include "common/log.h"
 #include "lambda/event.h"
 #include "lambda/handler.h"
 #include "lambda/lambda_config.h"
 #include "lambda/runtime_client.h"
+#include "testing/fake_http.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 
@@ -395,6 +397,61 @@ TEST(LambdaSettingsTest, ReadsEnvironmentAndRejectsBadValues) {
 
 TEST(LambdaRuntimeTest, ErrorDocumentShape) {
   EXPECT_EQ(RuntimeErrorJson("T", "a \"b\""), R"({"errorMessage":"a \"b\"","errorType":"T","stackTrace":[]})");
+}
+
+}  // namespace
+}  // namespace dlq
+
+namespace dlq {
+namespace {
+
+TEST(AwsFunctionInvokerTest, PostsAnAsyncInvokeSignedForLambda) {
+  FakeHttpTransport http([](const HttpRequest&) -> Result<HttpResponse> {
+    HttpResponse r;
+    r.status = 202;
+    return r;
+  });
+  Credentials creds;
+  creds.access_key_id = "AKIDEXAMPLE";
+  creds.secret_access_key = "secret";
+  StaticCredentialsProvider provider(creds);
+  FakeClock clock;
+  AwsClient client({"lambda", "us-east-1", "https://lambda.us-east-1.amazonaws.com", false}, http, provider, clock);
+  AwsFunctionInvoker invoker(client, "dlq-archive");
+  ASSERT_TRUE(invoker.InvokeAsync(R"({"queues":["a"],"hop":1})").ok());
+  auto reqs = http.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].method, "POST");
+  EXPECT_EQ(reqs[0].url, "https://lambda.us-east-1.amazonaws.com/2015-03-31/functions/dlq-archive/invocations");
+  EXPECT_EQ(reqs[0].body, R"({"queues":["a"],"hop":1})");
+  ASSERT_NE(FindHeader(reqs[0].headers, "X-Amz-Invocation-Type"), nullptr);
+  EXPECT_EQ(*FindHeader(reqs[0].headers, "X-Amz-Invocation-Type"), "Event");
+  const std::string* auth = FindHeader(reqs[0].headers, "Authorization");
+  ASSERT_NE(auth, nullptr);
+  EXPECT_NE(auth->find("/us-east-1/lambda/aws4_request"), std::string::npos) << *auth;
+}
+
+TEST(AwsFunctionInvokerTest, AnErrorOrAnUnexpectedStatusIsReported) {
+  FakeHttpTransport http([](const HttpRequest&) -> Result<HttpResponse> {
+    HttpResponse r;
+    r.status = 200;  // a synchronous answer: not what was asked for
+    return r;
+  });
+  StaticCredentialsProvider provider(Credentials{"AKID", "secret", "", std::nullopt, "test"});
+  FakeClock clock;
+  AwsClient client({"lambda", "us-east-1", "https://lambda.us-east-1.amazonaws.com", false}, http, provider, clock);
+  AwsFunctionInvoker invoker(client, "f");
+  EXPECT_FALSE(invoker.InvokeAsync("{}").ok());
+  http.SetHandler([](const HttpRequest&) -> Result<HttpResponse> {
+    HttpResponse r;
+    r.status = 403;
+    r.body = R"({"Type":"User","message":"not authorized"})";
+    r.headers = {{"x-amzn-ErrorType", "AccessDeniedException"}};
+    return r;
+  });
+  Status st = invoker.InvokeAsync("{}");
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.message().find("secret"), std::string::npos);
 }
 
 }  // namespace
