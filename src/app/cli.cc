@@ -17,6 +17,7 @@
 #include "app/check_command.h"
 #include "app/ddl_command.h"
 #include "app/doctor.h"
+#include "app/lambda_command.h"
 #include "app/ls_command.h"
 #include "app/replay_command.h"
 #include "app/run_command.h"
@@ -518,6 +519,11 @@ int RunCli(int argc, char** argv) {
 
   // help [COMMAND]
   std::string help_topic;
+  // lambda
+  auto* lambda = app.add_subcommand("lambda", "AWS Lambda custom runtime (configured by environment variables)");
+  lambda->footer(
+      "Configuration: see doc/lambda.md (AWS_LAMBDA_RUNTIME_API, DLQ_ARCHIVE_DESTINATION, DLQ_ARCHIVE_QUEUES, ...)");
+
   auto* help = app.add_subcommand("help", "show the options of a command");
   help->add_option("command", help_topic, "a command");
 
@@ -590,6 +596,7 @@ int RunCli(int argc, char** argv) {
     if (log_format_opt->count() > 0) run_opts.log_format = g.log_format;
     return *run ? RunRunCommand(run_opts, g_stop) : RunCheckCommand(check_opts);
   }
+  if (*lambda) return RunLambdaCommand(ToServicesOptions(g), g_stop);
   if (*doctor) return RunDoctorCommand(g, doctor_opts, doctor_output == "json");
   if (*ls) {
     return WithArchive(g, usage, ls_from, [&](ObjectStore& store, const Destination& from) {

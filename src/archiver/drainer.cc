@@ -185,7 +185,7 @@ QueueDrainer::Batch* QueueDrainer::FindBatchLocked(uint64_t seq) {
 
 void QueueDrainer::RequestStop() {
   stop_requested_ = true;
-  abort_receives_ = true;
+  if (!options_.finish_receives_on_stop) abort_receives_ = true;
   stop_ = true;
   cv_.NotifyAll();
 }

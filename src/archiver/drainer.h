@@ -85,6 +85,11 @@ struct DrainOptions {
   // may end incomplete.
   size_t max_examined_held = 20000;
   int delete_attempts = 4;  // per failed DeleteMessageBatch entry
+  // On RequestStop, let receives in flight return and release what they
+  // bring, instead of abandoning them (faster, but SQS then keeps those
+  // messages invisible for visibility_timeout). The Lambda runtime sets it:
+  // its deadline margin covers a long poll.
+  bool finish_receives_on_stop = false;
   std::chrono::milliseconds heartbeat_interval{500};
 
   static BatchLimits DefaultBatchLimits();

@@ -1,0 +1,233 @@
+#include "lambda/handler.h"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "common/time_util.h"
+
+namespace dlq {
+namespace {
+
+struct QueueOutcome {
+  std::string queue;   // as named
+  std::string result;  // done, stopped, incomplete, failed, not_started, unresolved
+  DrainResult drain;
+  std::string error;
+  bool work_left = false;
+};
+
+void WriteQueueJson(JsonWriter& w, const QueueOutcome& q) {
+  const DrainStats& s = q.drain.stats;
+  w.BeginObject().Key("queue").String(q.queue).Key("result").String(q.result);
+  w.Key("archived").Uint(s.archived).Key("deleted").Uint(s.deleted).Key("released").Uint(s.released);
+  w.Key("delete_failures").Uint(s.delete_failures).Key("objects").Uint(s.objects);
+  w.Key("remaining").Uint(s.approximate_remaining).Key("drained").Bool(q.drain.drained);
+  w.Key("elapsed_ms").Int(q.drain.elapsed.count()).Key("error");
+  if (q.error.empty()) {
+    w.Null();
+  } else {
+    w.String(q.error);
+  }
+  w.EndObject();
+}
+
+// The summary's first fields, shared by the skipped and the full answer.
+void WriteEventHead(JsonWriter& w, const LambdaEvent& ev) {
+  w.BeginObject().Key("event").String(LambdaEventKindName(ev.kind));
+  if (!ev.alarm_name.empty()) w.Key("alarm").String(ev.alarm_name).Key("state").String(ev.alarm_state);
+  w.Key("hop").Int(ev.hop);
+}
+
+}  // namespace
+
+Status AwsFunctionInvoker::InvokeAsync(const std::string& payload) {
+  AwsRequest req;
+  req.operation = "Invoke";
+  req.resource = "function " + function_name_;
+  req.method = "POST";
+  req.path = fmt::format("/2015-03-31/functions/{}/invocations", UriEncode(function_name_));
+  req.headers.emplace_back("X-Amz-Invocation-Type", "Event");
+  req.headers.emplace_back("Content-Type", "application/json");
+  req.body = payload;
+  auto resp = client_.Call(req);
+  if (!resp.ok()) return resp.status();
+  if (resp->status != 202)
+    return Unavailable(fmt::format("Invoke {}: HTTP {} (expected 202)", function_name_, resp->status));
+  return Status::Ok();
+}
+
+std::string QueueAccount(std::string_view name_or_url) {
+  if (!StartsWith(name_or_url, "http://") && !StartsWith(name_or_url, "https://")) return "";
+  auto url = ParseUrl(name_or_url);
+  if (!url.ok()) return "";
+  auto parts = Split(url->path, '/');  // "", ACCOUNT, NAME
+  if (parts.size() < 3) return "";
+  return std::string(parts[1]);
+}
+
+std::string EmfLine(const std::string& metrics_namespace, const std::string& queue, uint64_t archived, uint64_t failed,
+                    std::chrono::milliseconds duration, SystemTime now) {
+  JsonWriter w;
+  w.BeginObject().Key("_aws").BeginObject().Key("Timestamp").Int(ToUnixMillis(now));
+  w.Key("CloudWatchMetrics").BeginArray().BeginObject().Key("Namespace").String(metrics_namespace);
+  w.Key("Dimensions").BeginArray().BeginArray().String("Queue").EndArray().EndArray();
+  w.Key("Metrics").BeginArray();
+  w.BeginObject().Key("Name").String("Archived").Key("Unit").String("Count").EndObject();
+  w.BeginObject().Key("Name").String("Failed").Key("Unit").String("Count").EndObject();
+  w.BeginObject().Key("Name").String("Duration").Key("Unit").String("Milliseconds").EndObject();
+  w.EndArray().EndObject().EndArray().EndObject();
+  w.Key("Queue").String(queue).Key("Archived").Uint(archived).Key("Failed").Uint(failed);
+  w.Key("Duration").Int(duration.count()).EndObject();
+  return w.Take();
+}
+
+LambdaOutcome HandleLambdaEvent(std::string_view event_json, SystemTime deadline, const LambdaConfig& config,
+                                LambdaDeps& deps) {
+  auto parsed = ParseLambdaEvent(event_json);
+  if (!parsed.ok()) return {false, parsed.status().message(), "DlqArchive.InvalidEvent"};
+  const LambdaEvent& ev = *parsed;
+  Clock& clock = *deps.clock;
+
+  if (!ev.ShouldArchive()) {
+    JsonWriter w;
+    WriteEventHead(w, ev);
+    w.Key("complete").Bool(true).Key("skipped").String("alarm state is not ALARM");
+    w.Key("queues").BeginArray().EndArray().EndObject();
+    return {true, w.Take(), ""};
+  }
+
+  std::vector<std::string> names = ev.queues.empty() ? config.queues : ev.queues;
+  if (names.empty()) {
+    return {false,
+            fmt::format("{} event names no queue and DLQ_ARCHIVE_QUEUES is empty: set DLQ_ARCHIVE_QUEUES or pass "
+                        "\"queues\"",
+                        LambdaEventKindName(ev.kind)),
+            "DlqArchive.NoQueues"};
+  }
+  DrainOptions drain = config.drain;
+  if (ev.policy) {
+    drain.selection = ev.policy->selection;
+    drain.max_messages = ev.policy->max_messages;
+  }
+
+  SystemTime start = clock.Now();
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - start);
+  auto margin = std::min(config.deadline_margin, std::max(left / 2, std::chrono::milliseconds(0)));
+  SystemTime stop_at = deadline - margin;
+
+  std::vector<QueueOutcome> outcomes;
+  bool failed = false;
+  for (const std::string& name : names) {
+    QueueOutcome qo;
+    qo.queue = name;
+    if (failed || clock.Now() >= stop_at) {
+      qo.result = "not_started";
+      qo.work_left = !failed;
+      outcomes.push_back(std::move(qo));
+      continue;
+    }
+    auto sqs = deps.sqs_for(QueueAccount(name));
+    Result<QueueInfo> info = sqs.ok() ? ResolveQueue(**sqs, name, deps.region) : Result<QueueInfo>(sqs.status());
+    if (!info.ok()) {
+      qo.result = "failed";
+      qo.error = info.status().ToString();
+      failed = true;
+      outcomes.push_back(std::move(qo));
+      continue;
+    }
+    ArchiveContext ctx;
+    ctx.queue = info->name;
+    ctx.queue_url = info->url;
+    ctx.region = info->region;
+    ctx.account_id = info->account_id;
+    ctx.archiver_version = DLQ_VERSION;
+    ctx.host = config.host;
+    ctx.fifo = info->fifo;
+    ctx.retention = info->retention;
+    QueueDrainer drainer(**sqs, *deps.store, clock, *info, drain, ctx);
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+      while (!done) {
+        if (clock.Now() >= stop_at) {
+          drainer.RequestStop();
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
+    qo.drain = drainer.Run();
+    done = true;
+    watcher.join();
+    const DrainResult& r = qo.drain;
+    if (!r.status.ok()) {
+      qo.result = "failed";
+      qo.error = r.status.ToString();
+      failed = true;
+    } else if (r.stopped) {
+      qo.result = "stopped";
+      qo.work_left = true;
+    } else if (r.incomplete) {
+      qo.result = "incomplete";
+      qo.error = r.incomplete_reason;
+      qo.work_left = true;
+    } else {
+      qo.result = "done";
+    }
+    const DrainStats& s = r.stats;
+    uint64_t failed_count = s.delete_failures + s.corrupt + (r.status.ok() ? 0 : s.released);
+    if (deps.emit_metric) {
+      deps.emit_metric(EmfLine(config.metrics_namespace, info->name, s.archived, failed_count, r.elapsed, clock.Now()));
+    }
+    outcomes.push_back(std::move(qo));
+  }
+
+  std::vector<std::string> remaining;
+  for (const auto& q : outcomes) {
+    if (q.work_left) remaining.push_back(q.queue);
+  }
+  std::string follow_up = "none";
+  if (!remaining.empty()) {
+    if (deps.invoker == nullptr) {
+      follow_up = "schedule";
+    } else if (ev.hop + 1 > config.max_hops) {
+      follow_up = "hop_limit";
+    } else if (Status st = deps.invoker->InvokeAsync(BuildDirectInvokePayload(remaining, ev.policy, ev.hop + 1));
+               !st.ok()) {
+      Log().Log(LogLevel::kWarn, "lambda.follow_up_failed", {{"error", st.ToString()}});
+      follow_up = "failed";
+    } else {
+      follow_up = "invoked";
+    }
+  }
+
+  JsonWriter w;
+  WriteEventHead(w, ev);
+  w.Key("complete").Bool(remaining.empty() && !failed).Key("follow_up").String(follow_up);
+  w.Key("destination").String(config.destination_uri).Key("queues").BeginArray();
+  for (const QueueOutcome& q : outcomes) WriteQueueJson(w, q);
+  w.EndArray().EndObject();
+  if (failed) return {false, w.Take(), "DlqArchive.QueueFailed"};
+  return {true, w.Take(), ""};
+}
+
+Status RunLambdaLoop(RuntimeClient& runtime, const std::function<LambdaOutcome(const Invocation&)>& handle,
+                     const std::atomic<bool>& stop) {
+  while (!stop) {
+    auto inv = runtime.Next();
+    if (!inv.ok()) return inv.status();
+    LambdaOutcome outcome = handle(*inv);
+    Status st = outcome.ok ? runtime.Respond(inv->request_id, outcome.body)
+                           : runtime.ReportError(inv->request_id, outcome.error_type, outcome.body);
+    if (!st.ok()) {
+      // The invocation times out on Lambda's side; the next one may work.
+      Log().Log(LogLevel::kError, "lambda.answer_failed", {{"request_id", inv->request_id}, {"error", st.ToString()}});
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace dlq

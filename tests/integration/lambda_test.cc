@@ -1,0 +1,247 @@
+// The packaged Lambda function as Lambda runs it: scripts/package-lambda's
+// zip is unpacked into an empty directory and its `bootstrap` runs with a
+// clean environment (env -i plus the Lambda and AWS variables only) against
+// a fake Runtime API served by the test, archiving DLQs on fauxqs.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <mutex>
+#include <regex>
+
+#include "common/time_util.h"
+#include "harness.h"
+#include "unit/loopback_http_server.h"
+
+namespace dlq::it {
+namespace {
+
+// Serves queued events on /next (each with its own deadline) and records the
+// answers; once the events run out, /next answers 410 and the runtime exits.
+class FakeRuntimeApi {
+ public:
+  struct Event {
+    std::string body;
+    std::chrono::milliseconds time_left{60000};
+  };
+  struct Answer {
+    std::string request_id;
+    std::string kind;  // "response" or "error"
+    std::string body;
+    std::string error_type;
+  };
+
+  explicit FakeRuntimeApi(std::vector<Event> events)
+      : events_(events.begin(), events.end()),
+        server_([this](const LoopbackHttpServer::Request& r) { return Handle(r); }) {}
+
+  std::string api() const { return "127.0.0.1:" + std::to_string(server_.port()); }
+  std::vector<Answer> answers() const {
+    std::lock_guard lock(mu_);
+    return answers_;
+  }
+
+ private:
+  LoopbackHttpServer::Reply Handle(const LoopbackHttpServer::Request& r) {
+    std::lock_guard lock(mu_);
+    LoopbackHttpServer::Reply reply;
+    if (r.method == "GET" && r.target == "/2018-06-01/runtime/invocation/next") {
+      if (events_.empty()) {
+        reply.status = 410;
+        return reply;
+      }
+      Event ev = events_.front();
+      events_.pop_front();
+      std::string id = "req-" + std::to_string(++served_);
+      int64_t deadline = ToUnixMillis(std::chrono::system_clock::now()) + ev.time_left.count();
+      reply.headers = {{"Lambda-Runtime-Aws-Request-Id", id},
+                       {"Lambda-Runtime-Deadline-Ms", std::to_string(deadline)},
+                       {"Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:000000000000:function:dlq"},
+                       {"Content-Type", "application/json"}};
+      reply.body = ev.body;
+      return reply;
+    }
+    const std::string prefix = "/2018-06-01/runtime/invocation/";
+    if (r.method == "POST" && r.target.rfind(prefix, 0) == 0) {
+      std::string rest = r.target.substr(prefix.size());
+      auto slash = rest.find('/');
+      Answer a;
+      a.request_id = rest.substr(0, slash);
+      a.kind = rest.substr(slash + 1);
+      a.body = r.body;
+      if (const std::string* t = FindHeader(r.headers, "Lambda-Runtime-Function-Error-Type")) a.error_type = *t;
+      answers_.push_back(a);
+      reply.status = 202;
+      return reply;
+    }
+    reply.status = 404;
+    return reply;
+  }
+
+  mutable std::mutex mu_;
+  std::deque<Event> events_;
+  int served_ = 0;
+  std::vector<Answer> answers_;
+  LoopbackHttpServer server_;
+};
+
+// Packages the binary under test once and unpacks the zip into an empty dir.
+const std::string& UnpackedFunction() {
+  static const std::string dir = [] {
+    std::string tmp = RunShell("mktemp -d").out;
+    tmp.erase(tmp.find_last_not_of('\n') + 1);
+    auto pkg = RunShell("bash " + RepoRoot() + "/scripts/package-lambda " + DLQ_BINARY);
+    EXPECT_EQ(pkg.exit_code, 0) << pkg.out;
+    std::string zip = RepoRoot() + "/dist/dlq-archive-lambda-x86_64.zip";
+    auto unzip = RunShell("cd " + tmp + " && unzip -q " + zip);
+    EXPECT_EQ(unzip.exit_code, 0) << unzip.out;
+    return tmp;
+  }();
+  return dir;
+}
+
+std::string MakeQueue(AwsServices& svc, const std::string& name, int messages) {
+  auto url = svc.sqs().CreateQueue(name, {});
+  EXPECT_TRUE(url.ok()) << url.status().ToString();
+  for (int i = 0; i < messages; i += 10) {
+    std::vector<SendEntry> batch;
+    for (int j = i; j < std::min(messages, i + 10); ++j) {
+      SendEntry e;
+      e.id = std::to_string(j);
+      e.body = name + " poison " + std::to_string(j);
+      batch.push_back(e);
+    }
+    auto r = svc.sqs().SendMessageBatch(*url, batch);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+  }
+  return *url;
+}
+
+int64_t Depth(AwsServices& svc, const std::string& url) {
+  auto a = svc.sqs().GetQueueAttributes(url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+  if (!a.ok()) return -1;
+  return std::stoll((*a)["ApproximateNumberOfMessages"]) + std::stoll((*a)["ApproximateNumberOfMessagesNotVisible"]);
+}
+
+// Runs the unpacked bootstrap with only the Lambda and AWS variables set.
+CommandResult RunBootstrap(const StandIn& s, const FakeRuntimeApi& api, const std::string& extra_env) {
+  std::string env = "env -i PATH=/usr/bin:/bin AWS_LAMBDA_RUNTIME_API=" + api.api() +
+                    " AWS_REGION=us-east-1 AWS_ENDPOINT_URL=" + s.endpoint() +
+                    " AWS_ACCESS_KEY_ID=" + s.env.at("AWS_ACCESS_KEY_ID") +
+                    " AWS_SECRET_ACCESS_KEY=" + s.env.at("AWS_SECRET_ACCESS_KEY") +
+                    " AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512 " + extra_env;
+  return RunShell("cd " + UnpackedFunction() + " && " + env + " ./bootstrap");
+}
+
+std::string AlarmAction(const std::string& queue) {
+  return R"({"source":"aws.cloudwatch","alarmArn":"arn:aws:cloudwatch:us-east-1:000000000000:alarm:a","accountId":"000000000000","region":"us-east-1","alarmData":{"alarmName":"a","state":{"value":"ALARM"},"configuration":{"metrics":[{"id":"m1","metricStat":{"metric":{"namespace":"AWS/SQS","name":"ApproximateNumberOfMessagesVisible","dimensions":{"QueueName":")" +
+         queue + R"("}},"period":60,"stat":"Maximum"},"returnData":true}]}}})";
+}
+
+std::string SnsAlarm(const std::string& queue) {
+  return R"({"Records":[{"EventSource":"aws:sns","Sns":{"Type":"Notification","Message":"{\"AlarmName\":\"b\",\"NewStateValue\":\"ALARM\",\"Trigger\":{\"Namespace\":\"AWS/SQS\",\"Dimensions\":[{\"value\":\")" +
+         queue + R"(\",\"name\":\"QueueName\"}]}}"}}]})";
+}
+
+std::string EventBridgeAlarm(const std::string& queue) {
+  return R"({"version":"0","detail-type":"CloudWatch Alarm State Change","source":"aws.cloudwatch","detail":{"alarmName":"c","state":{"value":"ALARM"},"configuration":{"metrics":[{"id":"m1","metricStat":{"metric":{"namespace":"AWS/SQS","name":"ApproximateAgeOfOldestMessage","dimensions":{"QueueName":")" +
+         queue + R"("}}},"returnData":true}]}}})";
+}
+
+constexpr const char* kSchedule =
+    R"({"version":"0","detail-type":"Scheduled Event","source":"aws.events","resources":["arn:aws:events:us-east-1:000000000000:rule/sweep"],"detail":{}})";
+
+TEST(LambdaPackage, BootstrapServesEveryEventKindFromACleanEnvironment) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string bucket = UniqueName("lambda-archive");
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+  std::vector<std::string> names, urls;
+  for (const char* kind : {"action", "sns", "eb", "sched", "direct"}) {
+    names.push_back(UniqueName(std::string("lambda-") + kind + "-dlq"));
+    urls.push_back(MakeQueue(*svc, names.back(), 25));
+  }
+  FakeRuntimeApi api({{AlarmAction(names[0])},
+                      {SnsAlarm(names[1])},
+                      {EventBridgeAlarm(names[2])},
+                      {kSchedule},
+                      {R"({"queues":[")" + names[4] + R"("]})"},
+                      {R"({"queues":[)"},
+                      {R"({"hello":"world"})"}});
+  auto run =
+      RunBootstrap(fauxqs, api, "DLQ_ARCHIVE_DESTINATION=s3://" + bucket + "/lambda DLQ_ARCHIVE_QUEUES=" + names[3]);
+  // The fake API ends the run with a 410 on /next: the runtime exits 1.
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("next invocation returned HTTP 410"), std::string::npos) << run.out;
+
+  auto answers = api.answers();
+  ASSERT_EQ(answers.size(), 7u) << run.out;
+  const char* kinds[] = {"\"event\":\"alarm\"", "\"event\":\"alarm_sns\"", "\"event\":\"alarm_eventbridge\"",
+                         "\"event\":\"schedule\"", "\"event\":\"direct\""};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(answers[i].kind, "response") << answers[i].body;
+    EXPECT_NE(answers[i].body.find(kinds[i]), std::string::npos) << answers[i].body;
+    EXPECT_NE(answers[i].body.find("\"queue\":\"" + names[i] + "\",\"result\":\"done\",\"archived\":25,\"deleted\":25"),
+              std::string::npos)
+        << answers[i].body;
+    EXPECT_NE(answers[i].body.find("\"complete\":true"), std::string::npos) << answers[i].body;
+    EXPECT_EQ(Depth(*svc, urls[i]), 0) << names[i];
+    // One EMF line per queue on stdout.
+    EXPECT_NE(run.out.find("\"Queue\":\"" + names[i] + "\",\"Archived\":25,\"Failed\":0"), std::string::npos)
+        << run.out;
+  }
+  EXPECT_EQ(answers[5].kind, "error");
+  EXPECT_EQ(answers[5].error_type, "DlqArchive.InvalidEvent");
+  EXPECT_NE(answers[5].body.find("not valid JSON"), std::string::npos) << answers[5].body;
+  EXPECT_EQ(answers[6].kind, "error");
+  EXPECT_NE(answers[6].body.find("looked for"), std::string::npos) << answers[6].body;
+
+  ListObjectsV2Request req;
+  req.prefix = "lambda/";
+  auto listed = svc->s3_for(bucket).ListObjectsV2(bucket, req);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_GE(listed->objects.size(), 5u);
+}
+
+TEST(LambdaPackage, ShortDeadlineStopsAndReleases) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string bucket = UniqueName("lambda-deadline");
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+  std::string name = UniqueName("lambda-deadline-dlq");
+  constexpr int kMessages = 5000;
+  std::string url = MakeQueue(*svc, name, kMessages);
+  // 600 ms left with a 1 s margin: the margin becomes half the time left, so
+  // receiving stops ~300 ms in, long before 5000 messages are received. No
+  // batch seals on its own (count and age limits are far away), so what was
+  // received goes back to the queue.
+  FakeRuntimeApi api({{R"({"queues":[")" + name + R"("]})", std::chrono::milliseconds(600)}});
+  auto run = RunBootstrap(fauxqs, api,
+                          "DLQ_ARCHIVE_DESTINATION=s3://" + bucket +
+                              "/d DLQ_ARCHIVE_DEADLINE_MARGIN=1s DLQ_ARCHIVE_BATCH_MAX_AGE=1h "
+                              "DLQ_ARCHIVE_BATCH_MAX_MESSAGES=100000");
+  auto answers = api.answers();
+  ASSERT_EQ(answers.size(), 1u) << run.out;
+  const std::string& body = answers[0].body;
+  EXPECT_EQ(answers[0].kind, "response") << body;
+  EXPECT_NE(body.find("\"complete\":false"), std::string::npos) << body;
+  // No AWS_LAMBDA_FUNCTION_NAME: no self-invocation, the schedule follows up.
+  EXPECT_NE(body.find("\"follow_up\":\"schedule\""), std::string::npos) << body;
+  EXPECT_NE(body.find("\"result\":\"stopped\""), std::string::npos) << body;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(body, m, std::regex(R"re("deleted":(\d+),"released":(\d+))re"))) << body;
+  int deleted = std::stoi(m[1]);
+  EXPECT_LT(deleted, kMessages);
+  EXPECT_GT(std::stoi(m[2]), 0) << "nothing was received before the stop: " << body;
+  // Nothing lost and nothing left invisible: every message not deleted is
+  // visible in the queue again right away.
+  auto attrs =
+      svc->sqs().GetQueueAttributes(url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+  ASSERT_TRUE(attrs.ok());
+  EXPECT_EQ((*attrs)["ApproximateNumberOfMessages"], std::to_string(kMessages - deleted)) << body;
+  EXPECT_EQ((*attrs)["ApproximateNumberOfMessagesNotVisible"], "0") << body;
+}
+
+}  // namespace
+}  // namespace dlq::it
