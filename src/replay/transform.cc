@@ -85,11 +85,19 @@ CommandTransform::~CommandTransform() {
 }
 
 std::string CommandTransform::ExitDescription() {
-  if (!reaped_) {
+  // The command has closed a pipe, so it is usually exiting: give its status
+  // up to 200 ms to be reported, so the error can say how it ended.
+  for (int i = 0; !reaped_ && i < 20; ++i) {
     pid_t r = ::waitpid(pid_, &wait_status_, WNOHANG);
-    if (r != pid_) return "";
-    reaped_ = true;
+    if (r == pid_) {
+      reaped_ = true;
+    } else if (r < 0) {
+      return "";
+    } else {
+      ::usleep(10000);
+    }
   }
+  if (!reaped_) return "";
   if (WIFEXITED(wait_status_)) return fmt::format(" (it exited with status {})", WEXITSTATUS(wait_status_));
   if (WIFSIGNALED(wait_status_)) return fmt::format(" (it was killed by signal {})", WTERMSIG(wait_status_));
   return "";
@@ -135,7 +143,8 @@ Result<ArchiveRecord> CommandTransform::Apply(const ArchiveRecord& record) {
     if (in_index >= 0 && fds[in_index].revents != 0) {
       ssize_t w = ::write(in_fd_, to_write.data(), std::min<size_t>(to_write.size(), 65536));
       if (w < 0 && errno != EINTR && errno != EAGAIN) {
-        return Fail(fmt::format("it stopped reading its input{}", ExitDescription()));
+        return Fail(fmt::format("it stopped reading its input before answering message {}{}", record.message_id,
+                                ExitDescription()));
       }
       if (w > 0) to_write.remove_prefix(static_cast<size_t>(w));
     }
@@ -144,7 +153,6 @@ Result<ArchiveRecord> CommandTransform::Apply(const ArchiveRecord& record) {
       ssize_t r = ::read(out_fd_, buf, sizeof(buf));
       if (r < 0 && errno != EINTR && errno != EAGAIN) return Fail(fmt::format("read: {}", strerror(errno)));
       if (r == 0) {
-        ::usleep(20000);  // give the exit status a moment to be reported
         return Fail(
             fmt::format("it closed its output before answering message {}{}", record.message_id, ExitDescription()));
       }
