@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 namespace dlq {
 
@@ -29,6 +30,29 @@ std::string KeyUriPrefix(const Destination& from) {
   return from.scheme == "s3" ? fmt::format("s3://{}/", from.bucket) : fmt::format("file://{}/", from.root);
 }
 
+std::string ReadFailure(const Status& st, const Destination& from) {
+  const std::string code = st.aws() ? st.aws()->error_code : "";
+  std::string hint;
+  if (from.scheme == "s3") {
+    const std::string prefix = from.prefix.empty() ? "" : from.prefix + "/";
+    if (code == "NoSuchBucket") {
+      hint = fmt::format("bucket {} does not exist: check the name in --from and the region", from.bucket);
+    } else if (st.code() == ErrorCode::kPermissionDenied) {
+      hint = fmt::format(
+          "reading the archive needs s3:ListBucket on arn:aws:s3:::{0} and s3:GetObject on arn:aws:s3:::{0}/{1}*: "
+          "check the identity's policy and the bucket policy (dlq-archive doctor --bucket {0} shows who you are)",
+          from.bucket, prefix);
+    } else if (st.code() == ErrorCode::kUnauthenticated) {
+      hint = "the credentials were refused: dlq-archive doctor explains which ones are used";
+    }
+  } else if (st.code() == ErrorCode::kPermissionDenied) {
+    hint = fmt::format("check that this user may read {} and every directory under it", from.root);
+  } else if (st.code() == ErrorCode::kNotFound) {
+    hint = fmt::format("{} does not exist: check the path in --from", from.root);
+  }
+  return hint.empty() ? st.ToString() : fmt::format("{}; {}", st.ToString(), hint);
+}
+
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err) {
   const std::string uri = KeyUriPrefix(from);
   for (const ReadError& e : stats.errors) {
@@ -41,6 +65,15 @@ int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err
   const uint64_t problems = stats.skipped_lines + stats.skipped_objects;
   if (problems > stats.errors.size()) {
     fmt::print(err, "warning: {} more problems not shown\n", problems - stats.errors.size());
+  }
+  const bool denied = std::any_of(stats.errors.begin(), stats.errors.end(), [](const ReadError& e) {
+    return e.message.find("AccessDenied") != std::string::npos;
+  });
+  if (denied && from.scheme == "s3") {
+    fmt::print(err,
+               "note: S3 refused objects with AccessDenied: reading needs s3:GetObject on arn:aws:s3:::{}/{}* (and "
+               "kms:Decrypt on the key when the archive is SSE-KMS)\n",
+               from.bucket, from.prefix.empty() ? "" : from.prefix + "/");
   }
   if (!stats.unrecognised_key.empty()) {
     fmt::print(err,

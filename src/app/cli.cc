@@ -600,19 +600,19 @@ int RunCli(int argc, char** argv) {
   if (*doctor) return RunDoctorCommand(g, doctor_opts, doctor_output == "json");
   if (*ls) {
     return WithArchive(g, usage, ls_from, [&](ObjectStore& store, const Destination& from) {
-      return RunLsCommand(ls_opts, store, from, DefaultClock().Now(), stdout, stderr);
+      return RunLsCommand(ls_opts, store, from, DefaultClock().Now(), stdout, stderr, &g_stop);
     });
   }
   if (*search) {
     return WithArchive(g, usage, search_from, [&](ObjectStore& store, const Destination& from) {
       return RunSearchCommand(search_opts, store, from, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, stdout,
-                              stderr);
+                              stderr, &g_stop);
     });
   }
   if (*show) {
     if (show_opts.message_id.empty()) return usage.Fail("name a MESSAGE_ID");
     return WithArchive(g, usage, show_from, [&](ObjectStore& store, const Destination& from) {
-      return RunShowCommand(show_opts, store, from, stdout, stderr);
+      return RunShowCommand(show_opts, store, from, stdout, stderr, &g_stop);
     });
   }
   if (*replay) {

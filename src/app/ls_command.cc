@@ -27,7 +27,7 @@ std::string Queue(const ArchiveObject& o) {
 }  // namespace
 
 int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
-                 std::FILE* out, std::FILE* err) {
+                 std::FILE* out, std::FILE* err, const std::atomic<bool>* stop) {
   // The filter flags' own parsing, so ls accepts exactly what search does.
   FilterFlags flags;
   flags.queues = options.queues;
@@ -48,10 +48,15 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
   list.queues = filter->queues;
   list.since = filter->since;
   list.until = filter->until;
+  list.stop = stop;
   ListStats stats;
   Result<std::vector<ArchiveObject>> objects = ListArchive(store, from, list, &stats);
+  if (!objects.ok() && objects.status().code() == ErrorCode::kCancelled) {
+    fmt::print(err, "ls: stopped by a signal while listing; nothing is printed\n");
+    return 130;
+  }
   if (!objects.ok()) {
-    fmt::print(err, "error: ls: {}\n", objects.status().ToString());
+    fmt::print(err, "error: ls: {}\n", ReadFailure(objects.status(), from));
     return 1;
   }
   // Without a layout a key says nothing of its queue or day, so filters cannot apply to it.

@@ -2,6 +2,7 @@
 // read): per queue and day the objects and their sizes, or every object.
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -20,8 +21,9 @@ struct LsCommandOptions {
   bool objects = false;  // one line per object instead of per queue and day
 };
 
-// Returns 0, 1 (the archive cannot be listed) or 2 (bad flags).
+// Returns 0, 1 (the archive cannot be listed), 2 (bad flags) or 130 (`stop`
+// was set while listing; nothing is printed).
 int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
-                 std::FILE* out, std::FILE* err);
+                 std::FILE* out, std::FILE* err, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace dlq

@@ -34,7 +34,7 @@ std::string BodyPreview(std::string_view body, size_t width) {
 }  // namespace
 
 int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
-                     bool out_is_terminal, std::FILE* out, std::FILE* err) {
+                     bool out_is_terminal, std::FILE* out, std::FILE* err, const std::atomic<bool>* stop) {
   std::string output = options.output.empty() ? (out_is_terminal ? "table" : "jsonl") : options.output;
   if (output != "table" && output != "jsonl" && output != "ids" && output != "count") {
     fmt::print(err, "error: search: --output '{}': must be table, jsonl, ids or count\n", output);
@@ -54,6 +54,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
   scan.filter = std::move(*filter);
   scan.layouts = std::move(*layouts);
   scan.parallelism = options.source.parallelism;
+  scan.stop = stop;
 
   const auto started = std::chrono::steady_clock::now();
   uint64_t count = 0;
@@ -76,9 +77,19 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
     }
     return options.limit == 0 || count < options.limit;
   });
+  if (!stats.ok() && stats.status().code() == ErrorCode::kCancelled) {
+    fmt::print(err, "search: stopped by a signal while listing the archive; nothing was read\n");
+    return 130;
+  }
   if (!stats.ok()) {
-    fmt::print(err, "error: search: {}\n", stats.status().ToString());
+    fmt::print(err, "error: search: {}\n", ReadFailure(stats.status(), from));
     return 1;
+  }
+  if (stats->stopped) {
+    std::fflush(out);
+    fmt::print(err, "search: stopped by a signal after {} objects; the {} results printed are partial\n",
+               stats->objects, count);
+    return 130;
   }
   if (output == "count") fmt::print(out, "{}\n", count);
   std::fflush(out);

@@ -2,6 +2,7 @@
 // table, JSON lines (the archive line format), message ids or a count.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -22,10 +23,11 @@ struct SearchCommandOptions {
 };
 
 // Writes results to `out` and warnings to `err`. Returns 0, 1 (the archive
-// cannot be listed), 2 (a malformed filter or template: nothing is read) or 3
-// (done, but unreadable objects or lines were skipped). `out_is_terminal`
+// cannot be listed), 2 (a malformed filter or template: nothing is read), 3
+// (done, but unreadable objects or lines were skipped) or 130 (`stop` was set:
+// the output so far is partial, and says so on `err`). `out_is_terminal`
 // picks the default output.
 int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
-                     bool out_is_terminal, std::FILE* out, std::FILE* err);
+                     bool out_is_terminal, std::FILE* out, std::FILE* err, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace dlq

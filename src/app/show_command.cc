@@ -65,7 +65,7 @@ std::optional<std::string> PrettyJson(std::string_view body) {
 }
 
 int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const Destination& from, std::FILE* out,
-                   std::FILE* err) {
+                   std::FILE* err, const std::atomic<bool>* stop) {
   if (options.message_id.empty()) {
     fmt::print(err, "error: show: name a MESSAGE_ID\n");
     return 2;
@@ -85,6 +85,7 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   scan.layouts = std::move(*layouts);
   scan.parallelism = options.source.parallelism;
   scan.deduplicate = false;  // every copy, to say where they all are
+  scan.stop = stop;
   std::optional<ArchiveRecord> first;
   std::vector<std::string> locations;
   const std::string uri = KeyUriPrefix(from);
@@ -94,8 +95,12 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
                                     r.queue == first->queue ? "" : fmt::format(" (queue {})", r.queue)));
     return true;
   });
+  if ((!stats.ok() && stats.status().code() == ErrorCode::kCancelled) || (stats.ok() && stats->stopped)) {
+    fmt::print(err, "show: stopped by a signal before the whole archive was read\n");
+    return 130;
+  }
   if (!stats.ok()) {
-    fmt::print(err, "error: show: {}\n", stats.status().ToString());
+    fmt::print(err, "error: show: {}\n", ReadFailure(stats.status(), from));
     return 1;
   }
   int damage = ReportDamage(*stats, from, err);

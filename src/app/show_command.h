@@ -4,6 +4,7 @@
 // key and line, and any later copies).
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 
@@ -22,9 +23,10 @@ struct ShowCommandOptions {
 
 // Returns 0, 1 (not found, or the archive cannot be listed), 2 (bad flags) or
 // 3 (found or not, but unreadable objects or lines were skipped, so a copy may
-// have been missed).
+// have been missed) or 130 (`stop` was set before the archive was read; nothing
+// is printed).
 int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const Destination& from, std::FILE* out,
-                   std::FILE* err);
+                   std::FILE* err, const std::atomic<bool>* stop = nullptr);
 
 // The body as shown: pretty-printed JSON (two-space indent, numbers as
 // written) when it is a JSON object or array, else nullopt.

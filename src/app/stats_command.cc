@@ -30,6 +30,7 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   scan.filter = BuildFilter(options.filter, now).value();
   scan.layouts = ParseLayouts(options.source).value();
   scan.parallelism = options.source.parallelism;
+  scan.stop = &stop;
   StatsAggregator aggregator(GroupBy::Parse(options.group_by).value(), scan.filter.by, options.max_groups);
   bool stopped = false;
   auto stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& record, const RecordLocation&) {
@@ -40,9 +41,15 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
     aggregator.Add(record);
     return true;
   });
-  if (!stats.ok()) {
-    fmt::print(err, "error: stats: {}\n", stats.status().message());
-    return stats.status().code() == ErrorCode::kInvalidArgument ? 2 : 1;
+  if (!stats.ok() && stats.status().code() == ErrorCode::kCancelled) stopped = true;
+  if (stats.ok() && stats->stopped) stopped = true;
+  if (!stats.ok() && !stopped) {
+    if (stats.status().code() == ErrorCode::kInvalidArgument) {
+      fmt::print(err, "error: stats: {}\n", stats.status().message());
+      return 2;
+    }
+    fmt::print(err, "error: stats: {}\n", ReadFailure(stats.status(), from));
+    return 1;
   }
   if (stopped) {
     fmt::print(err, "stats: stopped by a signal; no report\n");

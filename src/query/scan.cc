@@ -65,6 +65,7 @@ class Lister {
   Status Walk(const std::string& dir, const std::vector<Candidate>& cands) {
     std::string token;
     do {
+      if (options_.stop != nullptr && options_.stop->load()) return Cancelled("listing the archive stopped by a signal");
       ++stats_.list_calls;
       Result<ListPage> page = store_.List(dir, cands.empty() ? "" : "/", token);
       if (!page.ok()) return page.status().WithContext(fmt::format("list {} prefix \"{}\"", store_.Describe(), dir));
@@ -584,6 +585,7 @@ Result<ScanStats> ScanArchive(ObjectStore& store, const Destination& from, const
   list.queues = options.filter.queues;
   if (options.filter.since) list.since = *options.filter.since - kKeyTimeSlack;
   if (options.filter.until && options.filter.by == TimeField::kArchived) list.until = options.filter.until;
+  list.stop = options.stop;
   ListStats list_stats;
   DLQ_ASSIGN_OR_RETURN(std::vector<ArchiveObject> objects, ListArchive(store, from, list, &list_stats));
   stats.pruned_prefixes = list_stats.pruned_prefixes;
@@ -604,6 +606,10 @@ Result<ScanStats> ScanArchive(ObjectStore& store, const Destination& from, const
     seen.Clear();
     OrderedReader reader(store, options, prefilter, objects, workers);
     for (size_t i = 0; i < objects.size(); ++i) {
+      if (options.stop != nullptr && options.stop->load()) {
+        stats.stopped = true;
+        return stats;
+      }
       ObjectResult r = reader.Next(i);
       ++stats.objects;
       stats.compressed_bytes += r.compressed;

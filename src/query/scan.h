@@ -25,6 +25,7 @@
 // Only a failing listing ends the scan with an error.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,9 @@ struct ListOptions {
   std::vector<std::string> queues;  // prune other queues; empty: all
   // Prune partitions whose key time span lies entirely outside [since, until).
   std::optional<SystemTime> since, until;
+  // Checked before every List call: once true, ListArchive ends with
+  // kCancelled. Not owned; may be null.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct ListStats {
@@ -90,6 +94,10 @@ struct ScanOptions {
   size_t max_object_bytes = size_t{1} << 30;      // decompressed size limit per object
   size_t dedup_memory_bytes = size_t{128} << 20;  // de-duplication table (see above); at least 4 KiB
   size_t max_reported_errors = 100;               // ScanStats::errors is capped; counts are not
+  // Checked while listing and after every object: once true, the scan ends
+  // with ScanStats::stopped (kCancelled if it was still listing). Not owned;
+  // may be null. A signal handler sets it.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct ScanStats {
@@ -106,6 +114,7 @@ struct ScanStats {
   std::string unrecognised_key;  // see ListStats
   int passes = 0;
   std::vector<ReadError> errors;  // the first max_reported_errors problems, with key and line
+  bool stopped = false;           // ended early by ScanOptions::stop
 
   bool complete() const { return skipped_lines == 0 && skipped_objects == 0; }
 };

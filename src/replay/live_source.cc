@@ -116,11 +116,13 @@ Result<LiveReplayStats> ReplayFromQueue(QueueClient& sqs, const QueueInfo& dlq, 
     }
     bool any_new = false;
     std::vector<std::string> not_selected;
+    // Hold the whole receive first, so an error or a stop part-way through it
+    // releases the messages not yet looked at too.
+    for (const Message& m : *received) held.emplace(m.message_id, m.receipt_handle);
     for (Message& m : *received) {
       ++stats.received;
       if (seen.insert(m.message_id).second) any_new = true;
       ArchiveRecord record = MakeArchiveRecord(m, ctx, clock.Now());
-      held.emplace(m.message_id, m.receipt_handle);
       if (at_max || !select(record)) {
         if (!at_max) ++stats.not_selected;
         not_selected.push_back(m.message_id);

@@ -426,6 +426,7 @@ bool FaultProxy::RollLocked(Rule rule, const std::string& op) {
   std::string_view name;
   switch (rule) {
     case kSlowdown: r = &plan_.s3_slowdown, name = "s3_slowdown"; break;
+    case kS3Deny: r = &plan_.s3_deny, name = "s3_deny"; break;
     case kSqsError: r = &plan_.sqs_error, name = "sqs_error"; break;
     case kDropBefore: r = &plan_.drop_before, name = "drop_before"; break;
     case kDropAfter: r = &plan_.drop_after, name = "drop_after"; break;
@@ -452,6 +453,10 @@ FaultProxy::Decision FaultProxy::Admit(const Request& request, const std::string
   if (RollLocked(kDropBefore, op)) {
     ++stats_.dropped_before;
     d.action = Decision::Action::kDropBefore;
+    return d;
+  }
+  if (!sqs && RollLocked(kS3Deny, op)) {
+    d.action = Decision::Action::kDeny;
     return d;
   }
   if (!sqs && request.method == "PUT") {
@@ -528,6 +533,8 @@ void FaultProxy::Serve(int fd) {
     const std::string* target = FindHeader(req.headers, "X-Amz-Target");
     if (req.method == "POST" && target && target->rfind("AmazonSQS.", 0) == 0) {
       op = target->substr(std::string_view("AmazonSQS.").size());
+    } else if (req.method == "GET" && req.target.find("list-type=2") != std::string::npos) {
+      op = "S3:LIST";
     } else {
       op = "S3:" + req.method;
     }

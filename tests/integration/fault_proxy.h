@@ -10,7 +10,8 @@
 //
 // Requests are named for filters: an SQS call by its operation, from the
 // X-Amz-Target header "AmazonSQS.<Op>" (e.g. "ReceiveMessage"); anything else
-// is S3, named "S3:<METHOD>" ("S3:PUT" covers PutObject and UploadPart).
+// is S3, named "S3:<METHOD>" ("S3:PUT" covers PutObject and UploadPart),
+// except a ListObjectsV2 GET, named "S3:LIST".
 //
 // A dropped connection is closed without a byte of reply, so the client sees a
 // transport error (libcurl 52, "Empty reply from server"), never an HTTP
@@ -67,6 +68,7 @@ struct FaultPlan {
   // 403 AccessDenied (S3 XML error body); -1: never.
   int64_t deny_puts_after = -1;
   FaultRule s3_slowdown;   // S3 PUTs only: 503 SlowDown (S3 XML error body)
+  FaultRule s3_deny;       // S3 requests only: 403 AccessDenied (S3 XML error body), e.g. {"S3:LIST"}
   FaultRule sqs_error;     // SQS calls only: 500 InternalError (AWS JSON 1.0 error body)
   FaultRule drop_before;   // connection closed; the request is not forwarded
   FaultRule drop_after;    // forwarded, then the connection is closed instead of replying
@@ -120,7 +122,7 @@ class FaultProxy {
   void Stop();
 
  private:
-  enum Rule { kSlowdown, kSqsError, kDropBefore, kDropAfter, kCorrupt, kDelay, kRuleCount };
+  enum Rule { kSlowdown, kS3Deny, kSqsError, kDropBefore, kDropAfter, kCorrupt, kDelay, kRuleCount };
   struct Request;
   struct Decision;
   struct Worker {

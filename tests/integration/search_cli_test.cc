@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "archive/record.h"
+#include "fault_proxy.h"
 #include "harness.h"
 #include "s3/s3_object_store.h"
 
@@ -211,6 +212,60 @@ TEST(SearchCli, S3ArchiveOnMotoAndAGlacierObjectReportedByKey) {
   EXPECT_NE(cold_r.out.find("warning: s3://" + bucket + "/" + key + ": unreadable object skipped"), std::string::npos)
       << cold_r.out;
   EXPECT_NE(cold_r.out.find("6\n"), std::string::npos) << cold_r.out;
+}
+
+// S3 refusing the reader, as a missing s3:ListBucket or s3:GetObject does:
+// a fault proxy in front of fauxqs answers 403 AccessDenied (S3's XML error).
+// (moto-auth cannot stand in here: moto 5.2 rejects the signature of every
+// ListObjectsV2 whose prefix holds a '/', boto3's included, before IAM is
+// evaluated.) A refused listing is exit 1 naming the permissions and the exact
+// ARNs; refused objects are reported by key with the GetObject hint and exit 3.
+TEST(SearchCli, AccessDeniedNamesThePermissionAndTheExactArns) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  const std::string bucket = UniqueName("denied-bucket"), q = UniqueName("denied-dlq");
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+  auto url = svc->sqs().CreateQueue(q, {});
+  ASSERT_TRUE(url.ok());
+  SendEntry e;
+  e.body = "order 1 failed";
+  auto sent = svc->sqs().SendMessage(*url, e);
+  ASSERT_TRUE(sent.ok());
+  auto a = RunShell(Dlq(fauxqs, "archive --queue " + q + " --to s3://" + bucket + "/team --progress never"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  const std::string from = " --from s3://" + bucket + "/team";
+  auto via = [&](const FaultProxy& proxy, const std::string& cmd) {
+    return RunShell(fauxqs.ShellEnv() + DLQ_BINARY + " --max-attempts 1 --endpoint-url " + proxy.url() + " " + cmd);
+  };
+
+  FaultPlan no_list;
+  no_list.s3_deny = FaultRule::Always({"S3:LIST"});
+  auto proxy = FaultProxy::Start(fauxqs.endpoint(), no_list);
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
+  for (const std::string& cmd : {"ls" + from, "search --output count" + from, "show " + sent->message_id + from,
+                                 "stats --group-by queue" + from}) {
+    auto r = via(**proxy, cmd);
+    EXPECT_EQ(r.exit_code, 1) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("AccessDenied"), std::string::npos) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("s3:ListBucket on arn:aws:s3:::" + bucket + " and s3:GetObject on arn:aws:s3:::" + bucket +
+                         "/team/*"),
+              std::string::npos)
+        << cmd << ": " << r.out;
+    EXPECT_EQ(r.out.find(fauxqs.env.at("AWS_SECRET_ACCESS_KEY")), std::string::npos) << "secret leaked: " << r.out;
+  }
+
+  FaultPlan no_get;
+  no_get.s3_deny = FaultRule::Always({"S3:GET"});
+  (*proxy)->SetPlan(no_get);
+  auto r = via(**proxy, "search --output count" + from);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("unreadable object skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: S3 refused objects with AccessDenied: reading needs s3:GetObject on arn:aws:s3:::" +
+                       bucket + "/team/*"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("0\n"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -499,6 +499,45 @@ TEST_F(ReplayTest, CheckpointResumeAfterALostReplySendsOnlyTheBatchInFlightTwice
   EXPECT_EQ((*saved)->sent, 45u);  // the lost reply's batch is not known to have been sent
 }
 
+// SIGINT while sending: the run ends with kCancelled after the batch in
+// hand, the checkpoint holds exactly what was confirmed, and a rerun sends the
+// rest once: nothing lost, nothing twice.
+TEST_F(ReplayTest, StopWhileSendingEndsAfterTheBatchInHandAndARerunSendsTheRestOnce) {
+  options_.checkpoint_path = TempPath("stop.ckpt");
+  options_.identity_text = "same";
+  std::atomic<bool> stop{false};
+  options_.stop = &stop;
+  auto records = Numbered(45);
+  auto targets = ToDest();
+  replayer_ = std::make_unique<Replayer>(sqs_, *targets, clock_, options_, nullptr);
+  replayer_->OnBatchDone([&](const auto&, const auto&) { stop = true; });
+  ASSERT_TRUE(replayer_->Start().ok());
+  Status st;
+  for (const auto& r : records) {
+    auto added = replayer_->Add({r, ""});
+    if (!added.ok()) {
+      st = added.status();
+      break;
+    }
+  }
+  EXPECT_EQ(st.code(), ErrorCode::kCancelled) << st.ToString();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
+  EXPECT_EQ(replayer_->stats().sent, 10u);
+  auto saved = LoadCheckpoint(options_.checkpoint_path);
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  EXPECT_EQ((*saved)->done, 10u);
+
+  stop = false;
+  options_.stop = nullptr;
+  ASSERT_TRUE(Run(records, *targets).ok());
+  EXPECT_EQ(replayer_->stats().resumed, 10u);
+  EXPECT_EQ(replayer_->stats().sent, 35u);
+  std::map<std::string, int> copies;
+  for (const Message& m : sqs_.Messages(dest_)) ++copies[m.body];
+  EXPECT_EQ(copies.size(), 45u);
+  for (const auto& [body, n] : copies) EXPECT_EQ(n, 1) << body;
+}
+
 TEST_F(ReplayTest, CheckpointOfAnotherRunIsRefused) {
   options_.checkpoint_path = TempPath("other.ckpt");
   options_.identity_text = CheckpointIdentityText("file:///a", R"({"queue":["x"]})", "orders", "");
@@ -736,6 +775,47 @@ TEST_F(LiveReplayTest, DryRunLeavesEveryMessageInTheDlq) {
   EXPECT_EQ(sqs_.Messages(dlq_url_).size(), 3u);
   EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
   EXPECT_EQ(sqs_.calls(Op::kDeleteMessageBatch), 0);
+}
+
+// SIGINT during a live move: what was confirmed sent is deleted, everything
+// else received is released at once (visibility 0), so nothing stays hidden
+// for the visibility timeout and nothing is lost.
+TEST_F(LiveReplayTest, StopMidMoveDeletesOnlyWhatWasSentAndReleasesTheRest) {
+  for (int i = 0; i < 30; ++i) Put("yes " + std::to_string(i));
+  std::atomic<bool> stop{false};
+  options_.stop = &stop;
+  live_.stop = &stop;
+  targets_ = ToDest();
+  replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, options_, nullptr);
+  ASSERT_TRUE(replayer_->Start().ok());
+  int selected = 0;
+  auto r = ReplayFromQueue(
+      sqs_, dlq_, *replayer_,
+      [&](const ArchiveRecord&) {
+        if (++selected == 12) stop = true;  // during the second receive's messages
+        return true;
+      },
+      clock_, live_);
+  Status finish = replayer_->Finish();
+  EXPECT_TRUE(finish.ok() || finish.code() == ErrorCode::kCancelled) << finish.ToString();
+  const size_t moved = sqs_.Messages(dest_).size();
+  const size_t left = sqs_.Messages(dlq_url_).size();
+  EXPECT_EQ(moved + left, 30u);  // nothing lost, nothing duplicated
+  EXPECT_LT(moved, 30u);
+  if (r.ok()) {
+    EXPECT_EQ(r->deleted, moved);
+  }
+  // Everything left is visible again at once.
+  ReceiveOptions ro;
+  ro.wait_time_seconds = 0;
+  ro.max_messages = 10;
+  size_t visible = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto got = sqs_.ReceiveMessages(dlq_url_, ro);
+    ASSERT_TRUE(got.ok());
+    visible += got->size();
+  }
+  EXPECT_EQ(visible, left);
 }
 
 }  // namespace
