@@ -33,7 +33,6 @@
 #include <string>
 #include <vector>
 
-#include "archive/archive_reader.h"
 #include "archive/destination.h"
 #include "archive/key_layout.h"
 #include "archive/record.h"
@@ -98,6 +97,20 @@ struct ScanOptions {
   // with ScanStats::stopped (kCancelled if it was still listing). Not owned;
   // may be null. A signal handler sets it.
   const std::atomic<bool>* stop = nullptr;
+};
+
+// A problem met while reading: `line` is 1-based, 0 when the whole object is
+// unreadable.
+struct ReadError {
+  std::string key;
+  uint64_t line = 0;
+  std::string message;
+};
+
+// Where a delivered record is stored.
+struct RecordLocation {
+  const std::string& key;
+  uint64_t line;
 };
 
 struct ScanStats {

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <regex>
 
-#include "archive/archive_reader.h"
 #include "harness.h"
+#include "query/scan.h"
 #include "s3/local_object_store.h"
 
 namespace dlq::it {
@@ -207,14 +207,14 @@ TEST(ArchiveCli, OneMebibyteMessagesArchiveByteForByte) {
   auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --progress never"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   LocalObjectStore store(dir);
-  ArchiveReader reader(store, {});
   std::map<std::string, std::string> archived;
-  auto stats = reader.ForEach([&](const ArchiveRecord& rec, const RecordLocation&) {
-    archived[rec.message_id] = rec.body;
-    return true;
-  });
+  auto stats = ScanArchive(store, ParseDestination("file://" + dir).value(), ScanOptions{},
+                           [&](const ArchiveRecord& rec, const RecordLocation&) {
+                             archived[rec.message_id] = rec.body;
+                             return true;
+                           });
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->corrupt_lines, 0u);
+  EXPECT_TRUE(stats->complete());
   EXPECT_EQ(archived, sent);
 }
 

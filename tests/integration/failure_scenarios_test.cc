@@ -4,7 +4,7 @@
 // (every message sent is in the archive or back in the queue once its
 // visibility ran out) and that nothing corrupted is archived.
 //
-// The archive is read back with ArchiveReader straight from fauxqs, and the
+// The archive is read back with ScanArchive straight from fauxqs, and the
 // queue is received from directly, never through the proxy. fauxqs applies
 // visibility lazily, so "back in the queue" is checked by receiving after the
 // visibility timeout, not by its NotVisible count.
@@ -23,9 +23,9 @@
 #include <set>
 #include <thread>
 
-#include "archive/archive_reader.h"
 #include "fault_proxy.h"
 #include "harness.h"
+#include "query/scan.h"
 #include "s3/s3_object_store.h"
 
 extern char** environ;
@@ -353,28 +353,28 @@ class FailureScenario : public ::testing::Test {
       acc.not_visible = std::stoll(attrs->at("ApproximateNumberOfMessagesNotVisible"));
     }
     S3ObjectStore store(direct_->s3_for(lane.bucket), lane.bucket);
-    ArchiveReaderOptions ro;
-    ro.prefix = "p/";
-    ro.deduplicate = false;
-    ArchiveReader reader(store, ro);
-    auto stats = reader.ForEach([&](const ArchiveRecord& r, const RecordLocation& where) {
-      auto it = lane.sent.find(r.message_id);
-      if (it == lane.sent.end()) {
-        acc.problems.push_back(fmt::format("unknown message {} in {}", r.message_id, where.key));
-      } else if (it->second != r.body) {
-        acc.problems.push_back(fmt::format("archived body of {} differs from what was sent (in {} line {}): '{}'",
-                                           r.message_id, where.key, where.line, r.body));
-      }
-      ++acc.archived[r.message_id];
-      return true;
-    });
+    ScanOptions so;
+    so.deduplicate = false;
+    auto stats = ScanArchive(
+        store, ParseDestination("s3://" + lane.bucket + "/p").value(), so,
+        [&](const ArchiveRecord& r, const RecordLocation& where) {
+          auto it = lane.sent.find(r.message_id);
+          if (it == lane.sent.end()) {
+            acc.problems.push_back(fmt::format("unknown message {} in {}", r.message_id, where.key));
+          } else if (it->second != r.body) {
+            acc.problems.push_back(fmt::format("archived body of {} differs from what was sent (in {} line {}): '{}'",
+                                               r.message_id, where.key, where.line, r.body));
+          }
+          ++acc.archived[r.message_id];
+          return true;
+        });
     if (!stats.ok()) {
       acc.problems.push_back("reading the archive: " + stats.status().ToString());
     } else {
       acc.objects = stats->objects;
-      if (stats->corrupt_lines || stats->corrupt_objects) {
+      if (!stats->complete()) {
         acc.problems.push_back(
-            fmt::format("{} corrupt objects, {} corrupt lines", stats->corrupt_objects, stats->corrupt_lines));
+            fmt::format("{} corrupt objects, {} corrupt lines", stats->skipped_objects, stats->skipped_lines));
       }
     }
     ReceiveAllDirect(lane, acc);

@@ -13,8 +13,8 @@
 #include <regex>
 #include <set>
 
-#include "archive/archive_reader.h"
 #include "harness.h"
+#include "query/scan.h"
 #include "s3/local_object_store.h"
 #include "sqs/md5.h"
 
@@ -307,16 +307,14 @@ TEST(ReplayCli, MotoFifoKeepsOrderPerGroupAndIds) {
   // Expected: per group, the archived records by (SequenceNumber, sent_at).
   auto store = LocalObjectStore::Open(dir);
   ASSERT_TRUE(store.ok());
-  ArchiveReaderOptions ro;
-  ro.prefix = "dlq-archive/";
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> archived;
-  ASSERT_TRUE(ArchiveReader(**store, ro)
-                  .ForEach([&](const ArchiveRecord& rec, const RecordLocation&) {
-                    std::string seq = rec.attributes.at("SequenceNumber");
-                    archived[rec.attributes.at("MessageGroupId")].emplace_back(std::string(40 - seq.size(), '0') + seq,
-                                                                               Md5OfBody(rec.body).substr(0, 8));
-                    return true;
-                  })
+  ASSERT_TRUE(ScanArchive(**store, ParseDestination("file://" + dir).value(), ScanOptions{},
+                          [&](const ArchiveRecord& rec, const RecordLocation&) {
+                            std::string seq = rec.attributes.at("SequenceNumber");
+                            archived[rec.attributes.at("MessageGroupId")].emplace_back(
+                                std::string(40 - seq.size(), '0') + seq, Md5OfBody(rec.body).substr(0, 8));
+                            return true;
+                          })
                   .ok());
   std::map<std::string, std::vector<std::string>> want, have;
   for (auto& [group, items] : archived) {

@@ -339,6 +339,40 @@ TEST(ScanTest, BadRegexIsInvalidArgument) {
   EXPECT_EQ(st.status().code(), ErrorCode::kInvalidArgument);
 }
 
+TEST(ScanTest, SameMessageIdInDifferentQueuesIsNotADuplicate) {
+  FakeObjectStore store;
+  const std::string tmpl(kDefaultKeyTemplate);
+  PutObject(store, Key(tmpl, "q1", kDay1, "0000000000000001"),
+            Lines("q1", {Msg("m1", "x", kDay1)}, kDay1) + Lines("q2", {Msg("m1", "x", kDay1)}, kDay1));
+  Collected c = Scan(store, ScanOptions{});
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"m1", "m1"}));
+  EXPECT_EQ(c.stats.duplicates, 0u);
+}
+
+TEST(ScanTest, ObjectOverTheSizeLimitIsReportedAndSkipped) {
+  FakeObjectStore store;
+  const std::string k = Key(std::string(kDefaultKeyTemplate), "q", kDay1, "0000000000000001");
+  PutObject(store, k, Lines("q", {Msg("m1", std::string(10000, 'a'), kDay1)}, kDay1));
+  ScanOptions o;
+  o.max_object_bytes = 1000;
+  Collected c = Scan(store, o);
+  EXPECT_TRUE(c.ids.empty());
+  // The limit cuts the first line: it is reported as the damaged line 1.
+  EXPECT_EQ(c.stats.skipped_lines, 1u);
+  ASSERT_EQ(c.stats.errors.size(), 1u);
+  EXPECT_EQ(c.stats.errors[0].key, k);
+  EXPECT_EQ(c.stats.errors[0].line, 1u);
+  EXPECT_NE(c.stats.errors[0].message.find("exceeds the limit"), std::string::npos) << c.stats.errors[0].message;
+}
+
+TEST(ScanTest, ReadsMultiMemberGzipObjects) {
+  FakeObjectStore store;
+  store.Insert(Key(std::string(kDefaultKeyTemplate), "q", kDay1, "0000000000000001"),
+               GzipCompress(Lines("q", {Msg("m1", "x", kDay1)}, kDay1), 6).value() +
+                   GzipCompress(Lines("q", {Msg("m2", "y", kDay1)}, kDay1), 1).value());
+  EXPECT_EQ(Scan(store, ScanOptions{}).ids, (std::vector<std::string>{"m1", "m2"}));
+}
+
 TEST(ListArchiveTest, ReportsQueueAndDayOfEachObject) {
   FakeObjectStore store;
   PutObject(store, Key(std::string(kHiveKeyTemplate), "orders-dlq", kDay1, "0000000000000001"), "x");

@@ -214,8 +214,8 @@ TEST_F(ReadCommandsTest, SignalMidScanEndsSearchAfterTheObjectInHandSayingTheOut
     m.body = "order failed";
     m.md5_of_body = Md5Hex(m.body);
     AppendRecordJson(m, ctx, kT, lines);
-    store_.Insert(KeyTemplate::Default().Render({"dlq-archive", "orders-dlq", "", "", kT,
-                                                 "00000000000000b" + std::to_string(obj)}),
+    store_.Insert(KeyTemplate::Default().Render(
+                      {"dlq-archive", "orders-dlq", "", "", kT, "00000000000000b" + std::to_string(obj)}),
                   GzipCompress(lines, 1).value());
   }
   std::atomic<bool> stop{false};
