@@ -7,6 +7,10 @@
 
 namespace dlq {
 
+void AddFromFlag(CLI::App& cmd, std::string& from) {
+  cmd.add_option("--from", from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+}
+
 void AddArchiveSourceFlags(CLI::App& cmd, ArchiveSourceFlags& flags) {
   cmd.add_option("--key-template", flags.key_templates,
                  "the key template the archive was written with, to prune by queue and date (repeatable; default: "

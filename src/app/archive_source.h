@@ -22,6 +22,9 @@ struct ArchiveSourceFlags {
   int parallelism = 0;                     // --parallelism; 0: automatic
 };
 
+// Registers the required --from URL of a command that reads the archive.
+void AddFromFlag(CLI::App& cmd, std::string& from);
+
 // Registers --key-template and --parallelism on `cmd`.
 void AddArchiveSourceFlags(CLI::App& cmd, ArchiveSourceFlags& flags);
 

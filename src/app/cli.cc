@@ -426,7 +426,7 @@ int RunCli(int argc, char** argv) {
   std::string ls_from, search_from, show_from;
   LsCommandOptions ls_opts;
   auto* ls = app.add_subcommand("ls", "list the archive's queues, days and objects with their sizes");
-  ls->add_option("--from", ls_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  AddFromFlag(*ls, ls_from);
   ls->add_option("--queue", ls_opts.queues, "only this queue (repeatable)");
   ls->add_option("--since", ls_opts.since, "only objects archived at or after T (RFC 3339, a date, or 24h / 7d ago)");
   ls->add_option("--until", ls_opts.until, "only objects archived before T");
@@ -434,7 +434,7 @@ int RunCli(int argc, char** argv) {
   AddArchiveSourceFlags(*ls, ls_opts.source);
   SearchCommandOptions search_opts;
   auto* search = app.add_subcommand("search", "print the archived messages that match a filter");
-  search->add_option("--from", search_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  AddFromFlag(*search, search_from);
   AddFilterFlags(*search, search_opts.filter);
   search->add_option("--limit", search_opts.limit, "stop after N messages (0: no limit)")
       ->check(IntegerValidator(0, UINT64_MAX));
@@ -450,7 +450,7 @@ int RunCli(int argc, char** argv) {
   ShowCommandOptions show_opts;
   auto* show = app.add_subcommand("show", "print one archived message in full, with where it is stored");
   show->add_option("message_id", show_opts.message_id, "the SQS MessageId (required)");
-  show->add_option("--from", show_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  AddFromFlag(*show, show_from);
   show->add_option("--queue", show_opts.queues, "look only in this queue (repeatable)");
   show->add_option("--output", show_opts.output, "text or json (the archive line)")
       ->check(CLI::IsMember({"text", "json"}));
@@ -490,7 +490,7 @@ int RunCli(int argc, char** argv) {
   std::string stats_from;
   StatsCommandOptions stats_opts;
   auto* stats = app.add_subcommand("stats", "group archived messages by queue, day, attribute, JSON value or failure");
-  stats->add_option("--from", stats_from, "s3://BUCKET/PREFIX or file:///DIR, as given to archive --to (required)");
+  AddFromFlag(*stats, stats_from);
   AddFilterFlags(*stats, stats_opts.filter);
   stats->add_option("--group-by", stats_opts.group_by, "queue, day, attr:NAME, json:PATH or fingerprint (required)");
   stats->add_option("--output", stats_opts.output, "table, json or jsonl (default: table on a terminal, else jsonl)")
