@@ -126,23 +126,43 @@ Result<const GroupConfig*> CommonGroup(const MonitorConfig& config, const std::v
   return first;
 }
 
-// The KMS key ARN for IAM (a key id becomes an ARN in the stack's account
-// and region); an alias cannot scope a policy.
-Result<std::optional<TemplateValue>> KmsKeyArn(const PutOptions& put) {
-  if (put.sse != "aws:kms" || put.sse_kms_key_id.empty()) return std::optional<TemplateValue>();
+// The configured KMS key as IAM and S3 need it. A key id becomes the key's
+// ARN in the stack's account and region. An alias cannot be a policy's
+// Resource: the statement then covers the account's keys in that region on
+// condition that the key carries the alias (kms:ResourceAliases), and the
+// bucket's default encryption names the alias ARN.
+struct KmsKey {
+  TemplateValue arn;              // key or alias ARN (for the bucket)
+  TemplateValue policy_resource;  // for the IAM statement
+  std::string alias;              // "alias/NAME" when given as an alias
+};
+Result<std::optional<KmsKey>> ResolveKmsKey(const PutOptions& put) {
+  if (put.sse != "aws:kms" || put.sse_kms_key_id.empty()) return std::optional<KmsKey>();
   const std::string& k = put.sse_kms_key_id;
-  if (k.find("alias/") != std::string::npos) {
-    return InvalidArgument(fmt::format(
-        "sse_kms_key_id '{}' is an alias: IAM policies and the bucket's default encryption need the key ARN "
-        "(arn:aws:kms:REGION:ACCOUNT:key/ID) or key id; see `aws kms describe-key --key-id {}`",
-        k, k));
+  const std::string here = fmt::format("arn:{}:kms:${{AWS::Region}}:${{AWS::AccountId}}", Partition());
+  KmsKey key;
+  auto alias_at = k.find("alias/");
+  if (alias_at != std::string::npos) {
+    key.alias = k.substr(alias_at);
+    if (StartsWith(k, "arn:")) {
+      // arn:PARTITION:kms:REGION:ACCOUNT:alias/NAME: keys of that account and region.
+      key.arn = TemplateValue(k);
+      key.policy_resource = TemplateValue(k.substr(0, alias_at) + "key/*");
+    } else if (alias_at == 0) {
+      key.arn = Sub(fmt::format("{}:{}", here, SubLiteral(k)));
+      key.policy_resource = Sub(here + ":key/*");
+    } else {
+      return InvalidArgument(
+          fmt::format("sse_kms_key_id '{}': expected a key id, key ARN, alias/NAME or alias ARN", k));
+    }
+    return std::optional<KmsKey>(std::move(key));
   }
-  if (StartsWith(k, "arn:")) return std::optional<TemplateValue>(TemplateValue(k));
-  return std::optional<TemplateValue>(
-      Sub(fmt::format("arn:{}:kms:${{AWS::Region}}:${{AWS::AccountId}}:key/{}", Partition(), SubLiteral(k))));
+  key.arn = StartsWith(k, "arn:") ? TemplateValue(k) : Sub(fmt::format("{}:key/{}", here, SubLiteral(k)));
+  key.policy_resource = key.arn;
+  return std::optional<KmsKey>(std::move(key));
 }
 
-TemplateValue Statement(std::string_view sid, std::vector<std::string> actions, TemplateValue resources) {
+TemplateValue Statement(std::string_view sid, const std::vector<std::string>& actions, TemplateValue resources) {
   return TemplateValue::Map()
       .Set("Sid", sid)
       .Set("Effect", "Allow")
@@ -377,7 +397,7 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
                                        group.name, group.destination));
   }
   const std::string prefix = dest.prefix.empty() ? std::string(kDefaultKeyPrefix) : dest.prefix;
-  DLQ_ASSIGN_OR_RETURN(std::optional<TemplateValue> kms_arn, KmsKeyArn(group.put));
+  DLQ_ASSIGN_OR_RETURN(std::optional<KmsKey> kms, ResolveKmsKey(group.put));
   auto parsed_policy = ParseSelectionSpec(o.policy);
   if (!parsed_policy.ok()) return InvalidArgument("--policy " + parsed_policy.status().message());
   const Selection policy = *parsed_policy;
@@ -527,9 +547,15 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
   statements.Add(Statement(
       "WriteArchiveObjects", {"s3:PutObject"},
       TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket, SubLiteral(prefix)))})));
-  if (kms_arn) {
+  if (kms) {
     // Single-part uploads only (objects are sealed well below 5 GiB), so no kms:Decrypt.
-    statements.Add(Statement("EncryptArchiveObjects", {"kms:GenerateDataKey"}, TemplateValue::List({*kms_arn})));
+    TemplateValue st =
+        Statement("EncryptArchiveObjects", {"kms:GenerateDataKey"}, TemplateValue::List({kms->policy_resource}));
+    if (!kms->alias.empty()) {
+      st.Set("Condition", TemplateValue::Map().Set("ForAnyValue:StringEquals",
+                                                   TemplateValue::Map().Set("kms:ResourceAliases", kms->alias)));
+    }
+    statements.Add(std::move(st));
   }
   if (!role_by_account.empty()) {
     TemplateValue roles = TemplateValue::List();
@@ -613,7 +639,10 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
   }
   if (!role_by_account.empty()) {
     std::string roles;
-    for (const auto& [account, arn] : role_by_account) roles += (roles.empty() ? "" : ",") + account + "=" + arn;
+    for (const auto& [account, arn] : role_by_account) {
+      if (!roles.empty()) roles += ',';
+      roles += fmt::format("{}={}", account, arn);
+    }
     env.Set("DLQ_ARCHIVE_ROLE_ARNS", roles);
   }
 
@@ -691,7 +720,8 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
             "Expiry alarm, standard DLQ {} (retention {}, source retention {}; {}). Age of oldest message >= {:.0f} "
             "s. CloudWatch's ApproximateAgeOfOldestMessage restarts at the move to the DLQ, but a standard message "
             "expires at its SentTimestamp + retention, and the metric skips messages received 3+ times: this alarm "
-            "alone cannot protect them. The real safety net is the schedule: {} ({}). Threshold {}. ALARM invokes {}.",
+            "alone cannot protect them. The real safety net is the schedule: {}; safety analysis of that path: {}. "
+            "Threshold {}. ALARM invokes {}.",
             q.name, FormatSpan(static_cast<double>(q.retention.count())),
             q.source_retention.count() > 0 ? FormatSpan(static_cast<double>(q.source_retention.count())) : "unknown",
             attrs, plan.expiry->threshold, sched_text, p.schedule_path_safe ? "SAFE" : "UNSAFE", plan.threshold_source,
@@ -718,7 +748,7 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
     TemplateValue by_default = TemplateValue::Map();
     if (group.put.sse == "aws:kms") {
       by_default.Set("SSEAlgorithm", "aws:kms");
-      if (kms_arn) by_default.Set("KMSMasterKeyID", *kms_arn);
+      if (kms) by_default.Set("KMSMasterKeyID", kms->arn);
     } else {
       by_default.Set("SSEAlgorithm", "AES256");
     }
@@ -817,7 +847,7 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
       for (const AthenaColumn& c : cols) list.Add(TemplateValue::Map().Set("Name", c.name).Set("Type", c.type));
       return list;
     };
-    TemplateValue table_params = TemplateValue::Map().Set("EXTERNAL", "TRUE").Set("classification", "json");
+    TemplateValue table_params = TemplateValue::Map().Set("EXTERNAL", "TRUE");
     for (const auto& [k, v] : table.properties) table_params.Set(k, InBucket(v, table.bucket));
     TemplateValue serde_params = TemplateValue::Map();
     for (const auto& [k, v] : table.serde_properties) serde_params.Set(k, v);

@@ -705,18 +705,6 @@ groups:
   ASSERT_FALSE(none.ok());
   EXPECT_THAT(none.status().message(), HasSubstr("no queue"));
 
-  MonitorConfig alias = Config(R"(
-groups:
-  - name: main
-    destination: s3://archive-bucket/dlq
-    sse: aws:kms
-    sse_kms_key_id: alias/dlq-archive
-    queues: [orders-dlq]
-)");
-  auto a = GenerateStack(alias, q, Options());
-  ASSERT_FALSE(a.ok());
-  EXPECT_THAT(a.status().message(), HasSubstr("is an alias"));
-
   MonitorConfig local = Config(R"(
 groups:
   - name: main
@@ -733,6 +721,86 @@ groups:
   auto big = GenerateStack(c, many, Options());
   ASSERT_FALSE(big.ok());
   EXPECT_THAT(big.status().message(), HasSubstr("more than CloudFormation's 500"));
+}
+
+TEST(StackTest, ConfiguredQueuesWithoutDiscovery) {
+  MonitorConfig c = Config(R"(
+groups:
+  - name: partner
+    destination: s3://archive-bucket/dlq
+    role_arn: arn:aws:iam::210987654321:role/reader
+    queues: [jobs.fifo, https://sqs.eu-west-1.amazonaws.com/210987654321/orders-dlq, skipped-dlq]
+    exclude: [skipped-dlq]
+)");
+  auto qs = StackQueuesFromConfig(c.groups[0], 14 * kDay, 4 * kDay);
+  ASSERT_TRUE(qs.ok()) << qs.status().ToString();
+  ASSERT_EQ(qs->size(), 2u);  // the excluded one is left out
+  EXPECT_EQ((*qs)[0].name, "jobs.fifo");
+  EXPECT_TRUE((*qs)[0].fifo);
+  EXPECT_EQ((*qs)[0].account_id, "210987654321");  // the role's account
+  EXPECT_EQ((*qs)[0].retention, 14 * kDay);
+  EXPECT_FALSE((*qs)[0].discovered);
+  EXPECT_EQ((*qs)[1].name, "orders-dlq");
+  EXPECT_EQ((*qs)[1].url, "https://sqs.eu-west-1.amazonaws.com/210987654321/orders-dlq");
+  EXPECT_FALSE((*qs)[1].SameAccount());
+
+  GroupConfig bad = c.groups[0];
+  bad.queues = {"https://sqs.eu-west-1.amazonaws.com/orders-dlq"};
+  auto b = StackQueuesFromConfig(bad, 14 * kDay, 4 * kDay);
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.status().message(), HasSubstr("does not end in /ACCOUNT/NAME"));
+}
+
+TEST(StackTest, ExternalIdIsRefusedBecauseTheRuntimeCannotPassIt) {
+  MonitorConfig c = Config(R"(
+groups:
+  - name: partner
+    destination: s3://archive-bucket/dlq
+    role_arn: arn:aws:iam::210987654321:role/reader
+    external_id: secret-ish
+    queues: [orders-dlq]
+)");
+  StackQueue q = Queue("orders-dlq", 14 * kDay, 4 * kDay, "partner");
+  q.role_arn = c.groups[0].role_arn;
+  auto s = GenerateStack(c, {q}, Options());
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("group partner uses external_id"));
+  EXPECT_THAT(s.status().message(), Not(HasSubstr("secret-ish")));
+}
+
+TEST(StackTest, KmsAliasScopesTheStatementByTheAliasCondition) {
+  MonitorConfig c = Config(R"(
+groups:
+  - name: main
+    destination: s3://archive-bucket/dlq
+    sse: aws:kms
+    sse_kms_key_id: alias/dlq-archive
+    queues: [orders-dlq]
+)");
+  StackOptions o = Options();
+  o.create_bucket = true;
+  GeneratedStack s = Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, o);
+  const TemplateValue& st = *Statements(s)["EncryptArchiveObjects"];
+  // No ARN names an alias in IAM: the account's keys, only those carrying the alias.
+  EXPECT_THAT(ResourceTexts(st), ElementsAre("arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:key/*"));
+  EXPECT_EQ(st.FindPath({"Condition", "ForAnyValue:StringEquals", "kms:ResourceAliases"})->AsString(),
+            "alias/dlq-archive");
+  const TemplateValue& enc = Resource(s, "ArchiveBucket")
+                                 .FindPath({"Properties", "BucketEncryption", "ServerSideEncryptionConfiguration"})
+                                 ->items()
+                                 .at(0);
+  EXPECT_EQ(Resolve(*enc.FindPath({"ServerSideEncryptionByDefault", "KMSMasterKeyID"}), kPseudo),
+            "arn:aws:kms:us-east-1:123456789012:alias/dlq-archive");
+
+  // The same for an alias ARN: its own account and region.
+  c.groups[0].put.sse_kms_key_id = "arn:aws:kms:eu-west-1:111122223333:alias/archive";
+  GeneratedStack a = Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, o);
+  EXPECT_THAT(ResourceTexts(*Statements(a)["EncryptArchiveObjects"]),
+              ElementsAre("arn:aws:kms:eu-west-1:111122223333:key/*"));
+  // With a key ARN there is nothing to condition on.
+  c.groups[0].put.sse_kms_key_id = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+  GeneratedStack k = Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, o);
+  EXPECT_EQ(Statements(k)["EncryptArchiveObjects"]->Find("Condition"), nullptr);
 }
 
 // --- The command, with discovery over a fake SQS ---------------------------
