@@ -407,6 +407,12 @@ TEST(StackTest, EveryAlarmInvokesTheFunctionThroughAPermissionScopedToItsArn) {
     permitted.insert(Resolve(*props.Find("SourceArn"), kPseudo));
   }
   EXPECT_EQ(permitted, alarm_arns);  // one permission per alarm, each for that alarm only
+  std::set<std::string> listed;
+  for (std::string_view n : Split(s.tmpl.FindPath({"Outputs", "AlarmNames", "Value"})->AsString(), ',')) {
+    listed.insert("arn:aws:cloudwatch:us-east-1:123456789012:alarm:" + std::string(n));
+  }
+  EXPECT_EQ(listed, alarm_arns);
+  EXPECT_EQ(s.tmpl.FindPath({"Outputs", "AlarmNamePrefix", "Value"})->AsString(), "dlq-archive-");
   EXPECT_EQ(schedule_permissions, 1);
   const TemplateValue& rule = Resource(s, "SweepSchedule");
   EXPECT_EQ(*rule.FindPath({"Properties", "ScheduleExpression"}), Ref("ScheduleExpression"));
