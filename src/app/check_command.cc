@@ -39,17 +39,6 @@ std::string_view SelectName(SelectionKind k) {
   return "all";
 }
 
-std::string SelectionText(const Selection& s) {
-  switch (s.kind) {
-    case SelectionKind::kAll: return "every message";
-    case SelectionKind::kOlderThan:
-      return fmt::format("the messages sent more than {} ago", FormatSpan(static_cast<double>(s.window.count())));
-    case SelectionKind::kExpiringWithin:
-      return fmt::format("the messages expiring within {}", FormatSpan(static_cast<double>(s.window.count())));
-  }
-  return "every message";
-}
-
 // What the daemon does while the alarm is in ALARM.
 std::string ActionText(AlarmSettings::Action a, const Selection& s) {
   switch (a) {

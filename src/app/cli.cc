@@ -24,6 +24,7 @@
 #include "app/search_command.h"
 #include "app/services.h"
 #include "app/show_command.h"
+#include "app/stack_command.h"
 #include "app/stats_command.h"
 #include "common/byte_size.h"
 #include "common/log.h"
@@ -517,6 +518,79 @@ int RunCli(int argc, char** argv) {
       ->capture_default_str();
   ddl->footer("Exit codes: 0 printed; 2 usage error (e.g. a file:// archive: Athena reads only S3)");
 
+  // stack
+  StackCommandOptions st;
+  auto* stack = app.add_subcommand("stack", "print a CloudFormation template that runs the archiver on AWS Lambda");
+  stack->add_option("--config", st.config_path, "YAML config (doc/configuration.md) (required)");
+  stack->add_option("--lambda-code", st.stack.lambda_code, "s3://BUCKET/KEY of the package-lambda zip (required)");
+  stack->add_option("--group", st.groups, "only this config group (repeatable; default: every group)");
+  stack->add_flag("--no-discovery", st.no_discovery,
+                  "no AWS call: only the queues the config names, with assumed retention periods");
+  stack->add_option("--assume-retention", st.assumed_retention, "with --no-discovery: each DLQ's retention")
+      ->capture_default_str()
+      ->check(DurationValidator());
+  stack
+      ->add_option("--assume-source-retention", st.assumed_source_retention,
+                   "with --no-discovery: the source queues' retention (default: unknown)")
+      ->check(DurationValidator());
+  stack->add_option("--function-name", st.stack.function_name, "Lambda function name, prefix of alarm names")
+      ->capture_default_str();
+  stack->add_option("--architecture", st.stack.architecture, "x86_64 or arm64 (the zip's)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"x86_64", "arm64"}));
+  stack->add_option("--timeout", st.stack.timeout_s, "function timeout, seconds")
+      ->capture_default_str()
+      ->check(IntegerValidator(30, 900));
+  stack->add_option("--memory", st.stack.memory_mb, "function memory, MB")
+      ->capture_default_str()
+      ->check(IntegerValidator(128, 10240));
+  stack->add_option("--reserved-concurrency", st.stack.reserved_concurrency, "reserved concurrent executions")
+      ->capture_default_str()
+      ->check(IntegerValidator(1, 1000));
+  stack->add_option("--schedule", st.stack.schedule,
+                    "sweep schedule, e.g. 'rate(15 minutes)' (default: the config's sweep_interval)");
+  stack->add_option("--policy", st.stack.policy, "what every invocation archives: all, older_than:D, expiring_within:D")
+      ->capture_default_str();
+  stack->add_option("--log-retention-days", st.stack.log_retention_days, "function log retention")
+      ->capture_default_str();
+  stack->add_flag("--create-bucket", st.stack.create_bucket,
+                  "create the destination bucket (encrypted, private, TLS only, lifecycle); default: it exists");
+  stack
+      ->add_option("--transition-storage-class", st.stack.transition_storage_class,
+                   "lifecycle target: GLACIER_IR, GLACIER or DEEP_ARCHIVE")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"GLACIER_IR", "GLACIER", "DEEP_ARCHIVE"}));
+  stack->add_option("--transition-days", st.stack.transition_days, "days before the transition (0: none)")
+      ->capture_default_str()
+      ->check(IntegerValidator(0, 36500));
+  stack->add_option("--expiration-days", st.stack.expiration_days, "days before archives are deleted (0: never)")
+      ->capture_default_str()
+      ->check(IntegerValidator(0, 36500));
+  stack->add_option("--abort-multipart-days", st.stack.abort_multipart_days, "abort incomplete uploads after")
+      ->capture_default_str()
+      ->check(IntegerValidator(1, 36500));
+  stack->add_option("--vpc-subnets", st.stack.vpc_subnets, "run the function in these subnets (comma-separated)")
+      ->delimiter(',');
+  stack->add_option("--vpc-security-groups", st.stack.vpc_security_groups, "its security groups (comma-separated)")
+      ->delimiter(',');
+  stack->add_option("--vpc-id", st.stack.vpc_id, "the subnets' VPC (for the endpoints)");
+  stack->add_option("--vpc-route-tables", st.stack.vpc_route_tables, "route tables for the S3 gateway endpoint")
+      ->delimiter(',');
+  bool no_vpc_endpoints = false;
+  stack->add_flag("--no-vpc-endpoints", no_vpc_endpoints, "the VPC already has S3, SQS, Lambda (and STS) endpoints");
+  bool no_athena = false;
+  stack->add_flag("--no-athena", no_athena, "no Glue database and table");
+  stack->add_option("--athena-database", st.stack.athena_database, "Glue database")->capture_default_str();
+  stack->add_option("--athena-table", st.stack.athena_table, "Glue table")->capture_default_str();
+  stack->add_option("--first-day", st.stack.first_day, "YYYY-MM-DD: first day of the date projection")
+      ->capture_default_str();
+  stack->add_option("--output", st.output, "yaml or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"yaml", "json"}));
+  stack->footer(
+      "Exit codes: 0 printed (warnings such as unsafe queues on stderr); 1 discovery failed; 2 bad config or "
+      "options. See doc/deployment.md.");
+
   // help [COMMAND]
   std::string help_topic;
   // lambda
@@ -577,6 +651,10 @@ int RunCli(int argc, char** argv) {
     if (Status st = ValidateStatsOptions(stats_opts, DefaultClock().Now()); !st.ok()) return usage.Fail(st.message());
   }
   if (*ddl && ddl_opts.ddl.from.empty()) return usage.Fail("--from is required (s3://BUCKET/PREFIX)");
+  if (*stack && st.config_path.empty()) return usage.Fail("--config is required");
+  if (*stack && st.stack.lambda_code.empty()) {
+    return usage.Fail("--lambda-code is required (s3://BUCKET/KEY of the zip built by scripts/package-lambda)");
+  }
   if (*archive) {
     if (all && (!older_than.empty() || !expiring_within.empty())) {
       return usage.Fail("--all cannot be combined with --older-than or --expiring-within");
@@ -625,6 +703,12 @@ int RunCli(int argc, char** argv) {
     return RunReplayCommand(rp, **replay_services, g_stop);
   }
   if (*ddl) return RunDdlCommand(ddl_opts);
+  if (*stack) {
+    st.stack.vpc_endpoints = !no_vpc_endpoints;
+    st.stack.athena = !no_athena;
+    st.services = ToServicesOptions(g);
+    return RunStackCommand(st);
+  }
 
   if (*stats) {
     return WithArchive(g, usage, stats_from, [&](ObjectStore& store, const Destination& from) {

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "archiver/selection_spec.h"
 #include "common/byte_size.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -85,19 +86,11 @@ Result<LambdaSettings> LambdaSettingsFromEnv(const Environment& env) {
   }
 
   if (auto p = env.GetNonEmpty("DLQ_ARCHIVE_POLICY")) {
-    std::string_view v = *p;
-    if (v == "all") {
-      d.selection = {SelectionKind::kAll, std::chrono::seconds(0)};
-    } else {
-      auto colon = v.find(':');
-      std::string_view kind = v.substr(0, colon);
-      auto window = colon == std::string_view::npos ? std::nullopt : ParseDuration(v.substr(colon + 1));
-      if ((kind != "older_than" && kind != "expiring_within") || !window || window->count() <= 0) {
-        return Bad("DLQ_ARCHIVE_POLICY", v,
-                   "all, older_than:DURATION or expiring_within:DURATION (e.g. older_than:1h)");
-      }
-      d.selection = {kind == "older_than" ? SelectionKind::kOlderThan : SelectionKind::kExpiringWithin, *window};
+    auto selection = ParseSelectionSpec(*p);
+    if (!selection.ok()) {
+      return Bad("DLQ_ARCHIVE_POLICY", *p, "all, older_than:DURATION or expiring_within:DURATION (e.g. older_than:1h)");
     }
+    d.selection = *selection;
   }
   DLQ_ASSIGN_OR_RETURN(int64_t max_messages,
                        IntVar(env, "DLQ_ARCHIVE_MAX_MESSAGES", 0, std::numeric_limits<int64_t>::max(), 0));

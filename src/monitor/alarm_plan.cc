@@ -23,6 +23,17 @@ MissingData ToMissing(AlarmSettings::MissingData m) {
 
 }  // namespace
 
+std::string SelectionText(const Selection& s) {
+  switch (s.kind) {
+    case SelectionKind::kAll: return "every message";
+    case SelectionKind::kOlderThan:
+      return fmt::format("the messages sent more than {} ago", FormatSpan(static_cast<double>(s.window.count())));
+    case SelectionKind::kExpiringWithin:
+      return fmt::format("the messages expiring within {}", FormatSpan(static_cast<double>(s.window.count())));
+  }
+  return "every message";
+}
+
 QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
                                 const AlarmPlanOptions& options) {
   QueueSafetyInput in = DefaultSafetyInput(q.name, q.fifo, q.retention, q.MaxSourceRetention());

@@ -39,6 +39,10 @@ struct QueueAlarmPlan {
   std::string threshold_source;  // how the expiry threshold was chosen, with numbers
   QueueSafetyInput safety;       // expiry_alarm = the expiry spec
 };
+// What a selection takes, for people: "every message", "the messages sent
+// more than 1h (3600 s) ago", "the messages expiring within 2d (172800 s)".
+std::string SelectionText(const Selection& s);
+
 QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
                                 const AlarmPlanOptions& options);
 QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,

@@ -82,7 +82,7 @@ Result<std::string> DirectoryTemplate(ArchiveLayout layout, const std::string& p
 
 }  // namespace
 
-Result<AthenaDdl> GenerateAthenaDdl(const AthenaDdlOptions& o) {
+Result<AthenaTable> BuildAthenaTable(const AthenaDdlOptions& o) {
   DLQ_ASSIGN_OR_RETURN(Destination from, ParseDestination(o.from));
   if (from.scheme != "s3") {
     return InvalidArgument(fmt::format(
@@ -119,44 +119,75 @@ Result<AthenaDdl> GenerateAthenaDdl(const AthenaDdlOptions& o) {
   std::string first_day = FormatIso8601(*first).substr(0, 10);
   if (!hive) first_day.erase(std::remove(first_day.begin(), first_day.end(), '-'), first_day.end());
 
-  AthenaDdl ddl;
-  ddl.table = fmt::format("`{}`.`{}`", o.database, o.table);
-  ddl.view = fmt::format("\"{}\".\"{}_dedup\"", o.database, o.table);
-
-  std::string& t = ddl.create_table;
-  t += fmt::format("CREATE EXTERNAL TABLE IF NOT EXISTS {} (\n", ddl.table);
-  for (size_t i = 0; i < std::size(kColumns); ++i) {
-    t += fmt::format("  `{}` {}{}\n", kColumns[i].name, kColumns[i].type, i + 1 < std::size(kColumns) ? "," : "");
-  }
-  t += fmt::format(")\nPARTITIONED BY (\n  `{}` string,\n  `{}` string\n)\n", kQueuePartition, kDayPartition);
-  t += "ROW FORMAT SERDE 'org.openx.data.jsonserde.JsonSerDe'\n";
-  t += "WITH SERDEPROPERTIES ('ignore.malformed.json' = 'true')\n";
-  t += "STORED AS INPUTFORMAT 'org.apache.hadoop.mapred.TextInputFormat'\n";
-  t += "OUTPUTFORMAT 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat'\n";
-  t += fmt::format("LOCATION 's3://{}/{}/'\n", from.bucket, prefix);
-  t += "TBLPROPERTIES (\n  'projection.enabled' = 'true',\n";
+  AthenaTable t;
+  t.database = o.database;
+  t.name = o.table;
+  for (const Column& c : kColumns) t.columns.push_back({std::string(c.name), std::string(c.type)});
+  t.partitions = {{std::string(kQueuePartition), "string"}, {std::string(kDayPartition), "string"}};
+  t.serde = "org.openx.data.jsonserde.JsonSerDe";
+  t.serde_properties = {{"ignore.malformed.json", "true"}};
+  t.input_format = "org.apache.hadoop.mapred.TextInputFormat";
+  t.output_format = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat";
+  t.bucket = from.bucket;
+  t.prefix = prefix;
+  t.location = fmt::format("s3://{}/{}/", from.bucket, prefix);
+  auto prop = [&](std::string key, std::string value) { t.properties.emplace_back(std::move(key), std::move(value)); };
+  const std::string q = std::string(kQueuePartition), d = std::string(kDayPartition);
+  prop("projection.enabled", "true");
   if (o.queues.empty()) {
-    t += fmt::format("  'projection.{}.type' = 'injected',\n", kQueuePartition);
+    prop("projection." + q + ".type", "injected");
   } else {
     std::string values;
-    for (const std::string& q : o.queues) values += (values.empty() ? "" : ",") + q;
-    t +=
-        fmt::format("  'projection.{0}.type' = 'enum',\n  'projection.{0}.values' = '{1}',\n", kQueuePartition, values);
+    for (const std::string& name : o.queues) values += (values.empty() ? "" : ",") + name;
+    prop("projection." + q + ".type", "enum");
+    prop("projection." + q + ".values", values);
   }
-  t += fmt::format(
-      "  'projection.{0}.type' = 'date',\n"
-      "  'projection.{0}.format' = '{1}',\n"
-      "  'projection.{0}.range' = '{2},NOW',\n"
-      "  'projection.{0}.interval' = '1',\n"
-      "  'projection.{0}.interval.unit' = 'DAYS',\n",
-      kDayPartition, hive ? "yyyy-MM-dd" : "yyyyMMdd", first_day);
-  t += fmt::format("  'storage.location.template' = 's3://{}/{}'\n);\n", from.bucket, dir);
+  prop("projection." + d + ".type", "date");
+  prop("projection." + d + ".format", hive ? "yyyy-MM-dd" : "yyyyMMdd");
+  prop("projection." + d + ".range", first_day + ",NOW");
+  prop("projection." + d + ".interval", "1");
+  prop("projection." + d + ".interval.unit", "DAYS");
+  prop("storage.location.template", fmt::format("s3://{}/{}", from.bucket, dir));
+  return t;
+}
+
+Result<AthenaDdl> GenerateAthenaDdl(const AthenaDdlOptions& o) {
+  DLQ_ASSIGN_OR_RETURN(AthenaTable table, BuildAthenaTable(o));
+  AthenaDdl ddl;
+  ddl.table = fmt::format("`{}`.`{}`", table.database, table.name);
+  ddl.view = fmt::format("\"{}\".\"{}_dedup\"", table.database, table.name);
+
+  auto quoted_pairs = [](const std::vector<std::pair<std::string, std::string>>& pairs, std::string_view indent,
+                         std::string_view sep) {
+    std::string out;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      out += fmt::format("{}'{}' = '{}'{}", indent, pairs[i].first, pairs[i].second, i + 1 < pairs.size() ? sep : "");
+    }
+    return out;
+  };
+  auto column_list = [](const std::vector<AthenaColumn>& cols) {
+    std::string out;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      out += fmt::format("  `{}` {}{}\n", cols[i].name, cols[i].type, i + 1 < cols.size() ? "," : "");
+    }
+    return out;
+  };
+  std::string& t = ddl.create_table;
+  t += fmt::format("CREATE EXTERNAL TABLE IF NOT EXISTS {} (\n", ddl.table);
+  t += column_list(table.columns);
+  t += ")\nPARTITIONED BY (\n" + column_list(table.partitions) + ")\n";
+  t += fmt::format("ROW FORMAT SERDE '{}'\n", table.serde);
+  t += fmt::format("WITH SERDEPROPERTIES ({})\n", quoted_pairs(table.serde_properties, "", ", "));
+  t += fmt::format("STORED AS INPUTFORMAT '{}'\n", table.input_format);
+  t += fmt::format("OUTPUTFORMAT '{}'\n", table.output_format);
+  t += fmt::format("LOCATION '{}'\n", table.location);
+  t += "TBLPROPERTIES (\n" + quoted_pairs(table.properties, "  ", ",\n") + "\n);\n";
 
   // The view: one row per (queue, message_id), the first archived copy.
   // Partitioning the window by the queue partition (equal to `queue`) lets a
   // `dlq = '...'` predicate reach the table, which injected projection needs.
   std::string columns;
-  for (const Column& c : kColumns) columns += fmt::format("  \"{}\",\n", c.name);
+  for (const AthenaColumn& c : table.columns) columns += fmt::format("  \"{}\",\n", c.name);
   ddl.create_view = fmt::format(
       "CREATE OR REPLACE VIEW {0} AS\n"
       "SELECT\n{1}  \"{2}\",\n  \"{3}\"\n"
@@ -166,7 +197,7 @@ Result<AthenaDdl> GenerateAthenaDdl(const AthenaDdlOptions& o) {
       "  WHERE \"message_id\" IS NOT NULL\n"
       ")\n"
       "WHERE copy_number = 1;\n",
-      ddl.view, columns, kQueuePartition, kDayPartition, o.database, o.table);
+      ddl.view, columns, kQueuePartition, kDayPartition, table.database, table.name);
   return ddl;
 }
 

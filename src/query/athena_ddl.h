@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -27,6 +28,32 @@ struct AthenaDdlOptions {
   std::vector<std::string> queues;
   std::string first_day = "2020-01-01";  // YYYY-MM-DD: start of the day projection (ends at NOW)
 };
+
+// The table as data: the one definition both the DDL text and the stack's
+// AWS::Glue::Table (src/deploy) are written from.
+struct AthenaColumn {
+  std::string name;
+  std::string type;  // Hive type, e.g. "map<string,string>"
+};
+struct AthenaTable {
+  std::string database;
+  std::string name;
+  std::vector<AthenaColumn> columns;     // every record field, archive-format.md order
+  std::vector<AthenaColumn> partitions;  // `dlq`, `dt` (strings)
+  std::string serde;                     // serialization library class
+  std::vector<std::pair<std::string, std::string>> serde_properties;
+  std::string input_format;
+  std::string output_format;
+  std::string bucket;    // the S3 bucket of `location`
+  std::string prefix;    // key prefix under the bucket (the default prefix when `from` has none)
+  std::string location;  // "s3://BUCKET/PREFIX/"
+  // projection.* and storage.location.template, in DDL order. The template
+  // holds ${dlq} and ${dt}, which Athena fills in.
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+// kInvalidArgument as GenerateAthenaDdl.
+Result<AthenaTable> BuildAthenaTable(const AthenaDdlOptions& options);
 
 struct AthenaDdl {
   std::string create_table;  // one statement ending in ";\n"

@@ -1,0 +1,92 @@
+#include "app/stack_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "app/run_command.h"
+#include "common/time_util.h"
+#include "monitor/discovery.h"
+
+namespace dlq {
+
+int RunStack(const StackCommandOptions& options, const MonitorConfig& config, const GroupClientsFactory& factory,
+             std::string& out, std::string& err) {
+  if (options.output != "yaml" && options.output != "json") {
+    err += fmt::format("error: --output '{}': expected yaml or json\n", options.output);
+    return 2;
+  }
+  for (const std::string& name : options.groups) {
+    if (std::none_of(config.groups.begin(), config.groups.end(),
+                     [&](const GroupConfig& g) { return g.name == name; })) {
+      err += fmt::format("error: --group {}: the config has no such group\n", name);
+      return 2;
+    }
+  }
+  auto retention = ParseDuration(options.assumed_retention);
+  auto source_retention = options.assumed_source_retention.empty()
+                              ? std::optional<std::chrono::seconds>(std::chrono::seconds(0))
+                              : ParseDuration(options.assumed_source_retention);
+  if (!retention || retention->count() <= 0 || !source_retention) {
+    err += "error: --assume-retention and --assume-source-retention take durations such as 4d or 14d\n";
+    return 2;
+  }
+  std::vector<StackQueue> queues;
+  for (const GroupConfig& g : config.groups) {
+    if (!options.groups.empty() &&
+        std::find(options.groups.begin(), options.groups.end(), g.name) == options.groups.end()) {
+      continue;
+    }
+    if (options.no_discovery) {
+      if (!g.prefixes.empty() || !g.regex.empty() || g.discover) {
+        err += fmt::format(
+            "warning: group {}: prefixes, regex and discover are not evaluated with --no-discovery; only the queues "
+            "it names are in the stack\n",
+            g.name);
+      }
+      auto configured = StackQueuesFromConfig(g, *retention, *source_retention);
+      if (!configured.ok()) {
+        err += fmt::format("error: {}\n", configured.status().message());
+        return 2;
+      }
+      queues.insert(queues.end(), configured->begin(), configured->end());
+      continue;
+    }
+    auto clients = factory(g);
+    if (!clients.ok()) {
+      err += fmt::format("error: group {}: {}\n", g.name, clients.status().ToString());
+      return 1;
+    }
+    auto found = DiscoverQueues(*clients->sqs, g);
+    if (!found.ok()) {
+      err += fmt::format("error: group {}: discovery failed: {} (--no-discovery uses only the named queues)\n", g.name,
+                         found.status().ToString());
+      return 1;
+    }
+    for (const DiscoveredQueue& q : *found) queues.push_back(StackQueueFromDiscovery(g, q));
+  }
+  auto stack = GenerateStack(config, queues, options.stack);
+  if (!stack.ok()) {
+    err += fmt::format("error: stack: {}\n", stack.status().message());
+    return 2;
+  }
+  for (const std::string& w : stack->warnings) err += fmt::format("warning: {}\n", w);
+  out = options.output == "json" ? ToJson(stack->tmpl) : ToYaml(stack->tmpl);
+  return 0;
+}
+
+int RunStackCommand(const StackCommandOptions& options) {
+  auto config = LoadMonitorConfig(options.config_path, DefaultEnvironment());
+  if (!config.ok()) {
+    std::fprintf(stderr, "error: %s\n", config.status().message().c_str());
+    return 2;
+  }
+  std::string out, err;
+  int code = RunStack(options, *config, MakeAwsGroupClientsFactory(options.services, nullptr), out, err);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fwrite(err.data(), 1, err.size(), stderr);
+  return code;
+}
+
+}  // namespace dlq
