@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "aws/credentials.h"
+#include "common/json_writer.h"
 #include "common/log.h"
 #include "lambda/event.h"
 #include "lambda/handler.h"
