@@ -23,7 +23,7 @@ function h(tag, attrs, ...children) {
     else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -70,6 +70,13 @@ function fmtDuration(seconds) {
   const m = Math.floor(t / 60); const sec = t - m * 60;
   const out = d > 0 ? `${d}d ${hh}h ${m}m` : hh > 0 ? `${hh}h ${m}m` : m > 0 ? `${m}m ${sec}s` : `${sec}s`;
   return neg ? 'expired ' + out + ' ago' : out;
+}
+
+// SQS deletes a message when it expires, so a nearest possible expiry in the
+// past means "not yet known": the daemon assumes the worst until it has seen
+// the messages.
+function fmtExpiry(seconds) {
+  return seconds <= 0 ? 'any moment (not yet observed)' : 'in ' + fmtDuration(seconds);
 }
 
 function fmtTime(iso) {
@@ -167,9 +174,9 @@ function expiryCell(q) {
   const retention = Math.max(1, q.source_retention_s > 0 ? Math.max(q.retention_s, q.source_retention_s) : q.retention_s);
   const left = Math.max(0, Math.min(retention, t));
   return h('td', {},
-    h('span', { class: t < 86400 ? 'state warn' : '' }, fmtDuration(t)), ' ',
+    h('span', { class: t < 86400 ? 'state warn' : '' }, fmtExpiry(t)), ' ',
     h('meter', { min: 0, max: retention, value: left, low: retention * 0.25, optimum: retention,
-      'aria-label': `${fmtDuration(t)} left of ${fmtDuration(retention)} retention` }));
+      'aria-label': `${fmtDuration(left)} left of ${fmtDuration(retention)} retention` }));
 }
 
 function overviewRow(q) {
@@ -286,7 +293,7 @@ function queueHeader(q) {
     h('dl', { class: 'fields' },
       h('dt', {}, 'Group / region'), h('dd', {}, `${q.group} / ${q.region}`),
       h('dt', {}, 'Messages'), h('dd', { id: 'q-messages' }, `${count(q.messages.visible)} visible, ${count(q.messages.not_visible)} in flight, ${count(q.messages.delayed)} delayed`),
-      h('dt', {}, 'Nearest expiry'), h('dd', {}, t === null ? 'nothing queued' : `${fmtDuration(t)} (${fmtTime(q.nearest_expiry)})`),
+      h('dt', {}, 'Nearest expiry'), h('dd', {}, t === null ? 'nothing queued' : `${fmtExpiry(t)} (${fmtTime(q.nearest_expiry)})`),
       h('dt', {}, 'Retention'), h('dd', {}, fmtDuration(q.retention_s) + (q.source_retention_s > 0 ? `; sources keep ${fmtDuration(q.source_retention_s)}` : '')),
       h('dt', {}, 'Alarms'), h('dd', { id: 'q-alarms' }, q.alarms.length ? q.alarms.map((a) =>
         h('span', { 'data-alarm': alarmLabel(a) }, `${alarmLabel(a)} alarm: `, stateBadge(a.state), h('span', { class: 'muted' }, a.reason), h('br'))) : 'none'),
@@ -351,7 +358,7 @@ function failuresTable(name, doc, searchFor) {
         h('td', { class: 'code' }, g.key === null ? '(no body)' : g.key),
         h('td', {}, fmtTime(g.first_seen), h('br'), fmtTime(g.last_seen)),
         h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(name)}/message/${encodeURIComponent(g.example_id)}` }, g.example_id), ' ',
-          h('button', { type: 'button', class: 'ghost', onclick: () => searchFor(g.example_id) }, 'Search'))))))));
+          h('button', { type: 'button', class: 'ghost', onclick: () => searchFor(g.example_id) }, 'Search')))))));
 }
 
 function searchSection(name) {

@@ -1,10 +1,12 @@
-// The dashboard in a real browser: two `dlq-archive run` daemons on fauxqs
+// The dashboard in a real browser: two `dlq-archive run` daemons on moto
 // (one read-only, one with dashboard.write_token) watch three DLQs with a
 // file:// archive; tests/browser/dashboard.mjs drives Debian's headless
 // Chromium through puppeteer-core and axe-core (scripts/deps installs all
 // three) and checks the page; this test then checks the SQS side: the
 // replayed message is back on its source queue with its attributes, the
-// audit record names it, and neither daemon logged the token.
+// audit record names it, and neither daemon logged the token. moto, not
+// fauxqs: replay to source needs ListDeadLetterSourceQueues (or
+// DeadLetterQueueSourceArn on redriven messages), which fauxqs 2.4 lacks.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -65,19 +67,19 @@ bool WaitReady(int port) {
 }
 
 TEST(DashboardBrowserTest, OverviewAlarmsSearchDetailAndActionsInChromium) {
-  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  DLQ_REQUIRE_STAND_IN("moto", standin);
   if (!fs::exists(kChromium) || !fs::exists(NodeModules() + "/puppeteer-core/package.json") ||
       !fs::exists(NodeModules() + "/axe-core/axe.min.js")) {
     if (std::getenv("DLQ_REQUIRE_STAND_INS")) FAIL() << "chromium, puppeteer-core or axe-core missing (scripts/deps)";
     GTEST_SKIP() << "chromium, puppeteer-core or axe-core missing (scripts/deps installs them)";
   }
-  auto svc = Services(fauxqs);
+  auto svc = Services(standin);
   ASSERT_TRUE(svc);
   const std::string base = UniqueName("dash");
   const std::string archived = base + "-a-dlq", alarm = base + "-b-dlq", archive_now = base + "-c-dlq";
   const std::string source = base + "-src";
   const std::string account =
-      fauxqs.env.count("DLQ_STANDIN_ACCOUNT_ID") ? fauxqs.env.at("DLQ_STANDIN_ACCOUNT_ID") : "000000000000";
+      standin.env.count("DLQ_STANDIN_ACCOUNT_ID") ? standin.env.at("DLQ_STANDIN_ACCOUNT_ID") : "000000000000";
   std::map<std::string, std::string> urls;
   for (const std::string& q : {archived, alarm, archive_now}) {
     auto url = svc->sqs().CreateQueue(q, {});
@@ -105,7 +107,7 @@ TEST(DashboardBrowserTest, OverviewAlarmsSearchDetailAndActionsInChromium) {
   fs::create_directories(dir + "/archive");
   fs::create_directories(dir + "/ro");
   fs::create_directories(dir + "/rw");
-  auto archive = RunShell(fauxqs.ShellEnv() + DLQ_BINARY + " archive --endpoint-url " + fauxqs.endpoint() +
+  auto archive = RunShell(standin.ShellEnv() + DLQ_BINARY + " archive --endpoint-url " + standin.endpoint() +
                           " --queue " + archived + " --to file://" + dir + "/archive --progress never");
   ASSERT_EQ(archive.exit_code, 0) << archive.out;
 
@@ -114,10 +116,10 @@ TEST(DashboardBrowserTest, OverviewAlarmsSearchDetailAndActionsInChromium) {
   ASSERT_GT(ro_port, 0);
   ASSERT_GT(rw_port, 0);
   const std::vector<std::string> queues = {archived, alarm, archive_now};
-  WriteFile(dir + "/ro.yaml", DaemonConfig(fauxqs, ro_port, dir, queues, ""));
-  WriteFile(dir + "/rw.yaml", DaemonConfig(fauxqs, rw_port, dir, queues, token));
-  BackgroundDaemon ro(fauxqs, dir + "/ro", dir + "/ro.yaml");
-  BackgroundDaemon rw(fauxqs, dir + "/rw", dir + "/rw.yaml");
+  WriteFile(dir + "/ro.yaml", DaemonConfig(standin, ro_port, dir, queues, ""));
+  WriteFile(dir + "/rw.yaml", DaemonConfig(standin, rw_port, dir, queues, token));
+  BackgroundDaemon ro(standin, dir + "/ro", dir + "/ro.yaml");
+  BackgroundDaemon rw(standin, dir + "/rw", dir + "/rw.yaml");
   ASSERT_TRUE(WaitReady(ro_port)) << ro.Log();
   ASSERT_TRUE(WaitReady(rw_port)) << rw.Log();
 
@@ -135,7 +137,8 @@ TEST(DashboardBrowserTest, OverviewAlarmsSearchDetailAndActionsInChromium) {
   cfg.Key("known_attr_name").String("tenant");
   cfg.Key("known_attr_value").String("acme");
   cfg.Key("purge_command")
-      .String(fauxqs.ShellEnv() + "aws sqs purge-queue --queue-url " + urls[alarm] + " > /dev/null");
+      .String(standin.ShellEnv() + "aws --endpoint-url " + standin.endpoint() + " sqs purge-queue --queue-url " +
+              urls[alarm] + " > /dev/null");
   cfg.Key("screenshots_dir").String(RepoRoot() + "/doc/img");
   cfg.EndObject();
   WriteFile(dir + "/browser.json", cfg.Take());
