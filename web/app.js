@@ -119,19 +119,23 @@ function say(region, text, isError) {
 // ---- Theme.
 
 const themes = ['auto', 'light', 'dark'];
+const darkQuery = window.matchMedia('(prefers-color-scheme: dark)');
 function applyTheme(name) {
-  if (name === 'auto') document.documentElement.removeAttribute('data-theme');
-  else document.documentElement.setAttribute('data-theme', name);
+  const effective = name === 'auto' ? (darkQuery.matches ? 'dark' : 'light') : name;
+  document.documentElement.setAttribute('data-theme', effective);
   const btn = document.getElementById('theme');
   btn.textContent = 'Theme: ' + name;
-  btn.setAttribute('aria-label', 'Theme: ' + name + ' (change)');
+  btn.setAttribute('aria-label', 'Theme: ' + name + (name === 'auto' ? ' (' + effective + ')' : '') + ', change');
+}
+function savedTheme() {
+  const saved = localStorage.getItem('dlq-theme') || 'auto';
+  return themes.includes(saved) ? saved : 'auto';
 }
 function initTheme() {
-  const saved = localStorage.getItem('dlq-theme') || 'auto';
-  applyTheme(themes.includes(saved) ? saved : 'auto');
+  applyTheme(savedTheme());
+  darkQuery.addEventListener('change', () => applyTheme(savedTheme()));
   document.getElementById('theme').addEventListener('click', () => {
-    const cur = localStorage.getItem('dlq-theme') || 'auto';
-    const next = themes[(themes.indexOf(cur) + 1) % themes.length];
+    const next = themes[(themes.indexOf(savedTheme()) + 1) % themes.length];
     localStorage.setItem('dlq-theme', next);
     applyTheme(next);
   });
@@ -311,7 +315,7 @@ function tokenField(result) {
     h('span', { class: 'muted' }, 'sent as an Authorization header, kept for this tab only'), result);
 }
 
-function actionsPanel(name, onDone) {
+function actionsPanel(name) {
   if (!state.info.write) return null;
   const result = h('div', { role: 'status', id: 'action-result' });
   const archive = h('button', { type: 'button', id: 'archive-now', class: 'primary', onclick: async () => {
@@ -320,7 +324,6 @@ function actionsPanel(name, onDone) {
     try {
       const r = await api('/api/queues/' + encodeURIComponent(name) + '/archive', { method: 'POST' });
       say(result, `Archive run requested for ${r.queue}: ${r.note}.`);
-      onDone();
     } catch (e) {
       say(result, 'Archive now failed: ' + e.message, true);
     } finally {
@@ -469,7 +472,7 @@ function renderQueue(view, name) {
     h('nav', { 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'All queues'), ' / ', name),
     h('h1', {}, 'Queue ', name),
     h('div', { id: 'queue-head' }),
-    actionsPanel(name, () => {}),
+    actionsPanel(name) || '',
     h('h2', {}, 'Depth and expiry over time'),
     h('div', { id: 'charts', class: 'charts' }),
     h('h2', {}, 'Alarm history'),

@@ -20,7 +20,7 @@ namespace dlq {
 inline constexpr size_t kMaxQueryBytes = 8192;
 inline constexpr size_t kMaxQueryParams = 32;
 inline constexpr size_t kMaxReplayIds = 100;
-inline constexpr size_t kMaxReplayBodyBytes = 64 * 1024;
+inline constexpr size_t kMaxReplayBodyBytes = size_t{64} * 1024;
 inline constexpr size_t kMaxSearchResults = 500;
 
 // "a=1&b=x%20y+z" -> {a: "1", b: "x y z"}: names and values percent-decoded,
