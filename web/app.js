@@ -217,7 +217,7 @@ function renderOverviewLive() {
   const doc = state.queues;
   const summary = document.getElementById('summary');
   const tbody = document.getElementById('queues-body');
-  if (!doc || !summary || !tbody) return;
+  if (!doc || !summary || !tbody || state.queuesFor !== 'overview') return;
   summary.replaceChildren(overviewSummary(doc));
   const rows = sortedQueues(doc);
   tbody.replaceChildren(...rows.map(overviewRow));
@@ -283,7 +283,7 @@ function chart(title, samples, series, unit) {
 
 function timeline(q) {
   const events = [];
-  for (const a of q.alarms) for (const t of a.history) events.push(Object.assign({ alarm: alarmLabel(a) }, t));
+  for (const a of q.alarms) for (const t of a.history || []) events.push(Object.assign({ alarm: alarmLabel(a) }, t));
   events.sort((a, b) => (a.time < b.time ? 1 : -1));
   if (!events.length) return h('p', { class: 'muted' }, 'No alarm transitions yet.');
   return h('ol', { class: 'timeline', 'aria-label': 'Alarm transitions, newest first' }, events.slice(0, 50).map((e) =>
@@ -435,7 +435,7 @@ function findQueue(name) {
 async function renderQueueLive(name) {
   const q = findQueue(name);
   const head = document.getElementById('queue-head');
-  if (!head) return;
+  if (!head || state.queuesFor !== 'queue:' + name) return;
   if (!q) { head.replaceChildren(h('p', { class: 'error' }, `Queue ${name} is not watched by this daemon.`)); return; }
   head.replaceChildren(queueHeader(q));
   document.getElementById('timeline').replaceChildren(timeline(q));
@@ -538,7 +538,13 @@ function render() {
 
 async function poll() {
   try {
-    state.queues = await api('/api/queues');
+    // The overview needs no alarm history; a queue page needs its queue only.
+    const r = state.route;
+    const key = r.view === 'overview' ? 'overview' : 'queue:' + r.queue;
+    const doc = await api(r.view === 'overview' ? '/api/queues?history=0' : '/api/queues?queue=' + encodeURIComponent(r.queue));
+    if (r !== state.route) return; // navigated meanwhile: the next poll serves the new view
+    state.queues = doc;
+    state.queuesFor = key;
     state.updated = new Date();
     setLive('Updated ' + state.updated.toLocaleTimeString() + ', every ' + fmtDuration(state.info.poll_interval_s));
     if (state.route.view === 'overview') renderOverviewLive();

@@ -101,6 +101,7 @@ void Dashboard::Register(HttpServer& server) {
   auto handler = [this](const HttpServerRequest& r) { return Handle(r); };
   for (const WebAsset& a : WebAssets()) server.Handle(std::string(a.path), handler);
   server.Handle("/api/dashboard", handler);
+  server.Handle("/api/queues", handler);
   server.Handle("/api/search", handler);
   server.Handle("POST", "/api/replay", handler);
   server.HandlePrefix("GET", "/api/queues/", handler);
@@ -113,6 +114,7 @@ HttpServerResponse Dashboard::Handle(const HttpServerRequest& request) const {
   const bool get = request.method == "GET" || request.method == "HEAD";
   if (get && !StartsWith(path, "/api/")) return Asset(request);
   if (get && path == "/api/dashboard") return Info();
+  if (get && path == "/api/queues") return Queues(request);
   if (get && path == "/api/search") return Search(request);
   if (request.method == "POST" && path == "/api/replay") return Replay(request);
   if (StartsWith(path, "/api/messages/")) {
@@ -153,6 +155,22 @@ HttpServerResponse Dashboard::Info() const {
   w.Key("poll_interval_s").Int(options_.poll_interval.count());
   w.EndObject();
   return JsonResponse(200, w.Take());
+}
+
+HttpServerResponse Dashboard::Queues(const HttpServerRequest& request) const {
+  auto params = Params(request);
+  if (!params.ok()) return ErrorFrom(params.status());
+  Daemon::QueuesJsonOptions options;
+  for (const auto& [name, value] : *params) {
+    if (name == "history" && (value == "0" || value == "1")) {
+      options.history = value == "1";
+    } else if (name == "queue" && IsQueueName(value)) {
+      options.queue = value;
+    } else {
+      return Error(400, fmt::format("/api/queues takes history=0|1 and queue=NAME, not {}", OneLinePreview(name, 40)));
+    }
+  }
+  return JsonResponse(200, daemon_.QueuesJson(options));
 }
 
 HttpServerResponse Dashboard::History(const std::string& queue) const {

@@ -49,7 +49,8 @@ class Dashboard {
  public:
   Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options);
 
-  // Registers / (the page and its assets) and /api/... on `server`.
+  // Registers / (the page and its assets) and /api/... on `server`;
+  // replaces /api/queues with one that also takes ?history=0 and ?queue=NAME.
   void Register(HttpServer& server);
   // Answers one request (what the registered routes call).
   HttpServerResponse Handle(const HttpServerRequest& request) const;
@@ -57,6 +58,7 @@ class Dashboard {
  private:
   HttpServerResponse Asset(const HttpServerRequest& request) const;
   HttpServerResponse Info() const;
+  HttpServerResponse Queues(const HttpServerRequest& request) const;
   HttpServerResponse History(const std::string& queue) const;
   HttpServerResponse Failures(const std::string& queue, const HttpServerRequest& request) const;
   HttpServerResponse Objects(const std::string& queue, const HttpServerRequest& request) const;

@@ -786,7 +786,7 @@ std::optional<DestinationStatus> Daemon::Destination(const std::string& group) c
   return std::nullopt;
 }
 
-std::string Daemon::QueuesJson() const {
+std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
   auto opt_time = [](JsonWriter& w, const std::optional<SystemTime>& t) {
     if (t) {
       w.String(FormatIso8601(*t));
@@ -801,6 +801,7 @@ std::string Daemon::QueuesJson() const {
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
+      if (!options.queue.empty() && q->dq.name != options.queue) continue;
       w.BeginObject();
       w.Key("group").String(q->group);
       w.Key("queue").String(q->dq.name);
@@ -869,16 +870,18 @@ std::string Daemon::QueuesJson() const {
         w.Key("comparison").String(ComparisonName(a->spec().comparison));
         w.Key("action").String(AlarmActionName(a == q->expiry.get() ? q->expiry_action : q->depth_action));
         w.Key("reason").String(a->last_reason());
-        w.Key("history").BeginArray();
-        for (const Transition& t : a->history()) {
-          w.BeginObject();
-          w.Key("from").String(AlarmStateName(t.from));
-          w.Key("to").String(AlarmStateName(t.to));
-          w.Key("time").String(FormatIso8601(t.time));
-          w.Key("reason").String(t.reason);
-          w.EndObject();
+        if (options.history) {
+          w.Key("history").BeginArray();
+          for (const Transition& t : a->history()) {
+            w.BeginObject();
+            w.Key("from").String(AlarmStateName(t.from));
+            w.Key("to").String(AlarmStateName(t.to));
+            w.Key("time").String(FormatIso8601(t.time));
+            w.Key("reason").String(t.reason);
+            w.EndObject();
+          }
+          w.EndArray();
         }
-        w.EndArray();
         w.EndObject();
       }
       w.EndArray();

@@ -131,8 +131,15 @@ class Daemon {
   // server cannot start.
   Status Run(std::atomic<bool>& stop, std::atomic<bool>& reload, const std::function<Result<MonitorConfig>()>& load);
 
-  // {"queues":[{...,"alarms":[{...,"history":[...]}]}]} of every watched queue.
-  std::string QueuesJson() const;
+  // {"queues":[{...,"alarms":[{...,"history":[...]}]}]} of every watched queue
+  // (only the queue named `queue` when set; without the alarms' history when
+  // !history: a smaller document for frequent polls).
+  struct QueuesJsonOptions {
+    bool history = true;
+    std::string queue;
+  };
+  std::string QueuesJson(const QueuesJsonOptions& options) const;
+  std::string QueuesJson() const { return QueuesJson(QueuesJsonOptions{}); }
   std::vector<QueueStatus> Queues() const;
   // The destination check of the group named `group` (nullopt: no such group).
   std::optional<DestinationStatus> Destination(const std::string& group) const;

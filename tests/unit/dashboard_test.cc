@@ -259,6 +259,30 @@ TEST_F(DashboardTest, InfoSaysWhetherActionsExistButNeverTheToken) {
   EXPECT_EQ(r.body.find(kToken), std::string::npos);
 }
 
+TEST_F(DashboardTest, QueuesCanLeaveOutAlarmHistoryAndOtherQueues) {
+  ASSERT_TRUE(sqs_.CreateQueue("other-dlq", {}).ok());
+  config_.groups[0].queues.push_back("other-dlq");
+  daemon_->Reload(config_);
+  Inject("a", clock_.Now() - hours(95));
+  daemon_->RunOnce();
+  Cycle();
+  Dashboard d = Make("");
+  HttpServerResponse full = d.Handle(Get("/api/queues"));
+  ASSERT_EQ(full.status, 200);
+  EXPECT_EQ(full.body, daemon_->QueuesJson());
+  EXPECT_NE(full.body.find("\"history\":[{"), std::string::npos);
+  EXPECT_NE(full.body.find("other-dlq"), std::string::npos);
+  HttpServerResponse light = d.Handle(Get("/api/queues", "history=0"));
+  EXPECT_EQ(light.body.find("\"history\""), std::string::npos);
+  EXPECT_NE(light.body.find("\"state\":\"OK\""), std::string::npos);  // the states stay
+  EXPECT_LT(light.body.size(), full.body.size());
+  HttpServerResponse one = d.Handle(Get("/api/queues", "queue=other-dlq"));
+  EXPECT_NE(one.body.find("\"queue\":\"other-dlq\""), std::string::npos);
+  EXPECT_EQ(one.body.find("\"queue\":\"orders-dlq\""), std::string::npos);
+  EXPECT_EQ(d.Handle(Get("/api/queues", "history=no")).status, 400);
+  EXPECT_EQ(d.Handle(Get("/api/queues", "queue=bad/name")).status, 400);
+}
+
 TEST_F(DashboardTest, HistoryHasOneSamplePerCollection) {
   Dashboard d = Make("");
   Inject("a", clock_.Now() - hours(1));
