@@ -6,7 +6,9 @@
 #include <csignal>
 #include <cstdio>
 
+#include "app/dashboard_replay.h"
 #include "common/log.h"
+#include "dashboard/dashboard.h"
 #include "monitor/daemon.h"
 #include "monitor/notifier.h"
 #include "server/metrics.h"
@@ -118,6 +120,16 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
              {"version", DLQ_VERSION}});
   Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics), webhooks, DefaultClock(), registry,
                 metrics, dopts);
+  // The dashboard keeps the token of the configuration it started with; a
+  // reload (SIGHUP) does not change it.
+  DashboardOptions dash;
+  dash.write_token = config->dashboard_write_token;
+  dash.replay = MakeDashboardReplay(DefaultClock());
+  dash.poll_interval = config->collection_interval;
+  Dashboard dashboard(daemon, DefaultClock(), dash);
+  daemon.SetExtraRoutes([&dashboard](HttpServer& server) { dashboard.Register(server); });
+  Log().Log(LogLevel::kInfo, "dashboard",
+            {{"actions", config->dashboard_write_token.empty() ? "disabled (no dashboard.write_token)" : "enabled"}});
   Status st = daemon.Run(stop, g_reload, load);
   if (!st.ok()) {
     Log().Log(LogLevel::kError, "run_failed", {{"error", st.ToString()}});

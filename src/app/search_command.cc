@@ -4,34 +4,11 @@
 
 #include <chrono>
 
+#include "common/text.h"
 #include "common/time_util.h"
 #include "query/scan.h"
 
 namespace dlq {
-namespace {
-
-// One line of at most `width` characters of `body`: control characters as
-// spaces, cut on a UTF-8 boundary with "…".
-std::string BodyPreview(std::string_view body, size_t width) {
-  std::string out;
-  size_t chars = 0;
-  for (size_t i = 0; i < body.size(); ++i) {
-    auto c = static_cast<unsigned char>(body[i]);
-    if ((c & 0xC0) != 0x80) {
-      if (chars == width) {
-        while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-        if (!out.empty()) out.pop_back();
-        out += "…";
-        return out;
-      }
-      ++chars;
-    }
-    out.push_back(c < 0x20 || c == 0x7f ? ' ' : body[i]);
-  }
-  return out;
-}
-
-}  // namespace
 
 int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                      bool out_is_terminal, std::FILE* out, std::FILE* err, const std::atomic<bool>* stop) {
@@ -73,7 +50,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
     } else if (output == "table") {
       std::string sent = r.sent_at ? FormatIso8601(*r.sent_at) : "-";
       fmt::print(out, "{:<24}  {:<24}  {:<36}  {:>4}  {}\n", sent, r.queue, r.message_id, r.receive_count,
-                 BodyPreview(r.body, 60));
+                 OneLinePreview(r.body, 60));
     }
     return options.limit == 0 || count < options.limit;
   });

@@ -450,6 +450,17 @@ std::vector<ConfigKey> BuildSchema() {
         if (h.find(':') != std::string::npos) return fmt::format("[{}]:{}", h, t.config->listen_port);
         return fmt::format("{}:{}", h, t.config->listen_port);
       }));
+  k.push_back(Str(
+      top, "dashboard.write_token", "", "s3cr3t-t0ken-0123456789",
+      "enables the dashboard's actions (archive now, replay) for requests with 'Authorization: Bearer TOKEN' "
+      "(a secret: never echoed); empty: read-only",
+      [](const ConfigTarget& t) -> std::string& { return t.config->dashboard_write_token; },
+      [](const std::string& v) -> std::string {
+        bool ok = v.size() >= 16 && v.size() <= 256 &&
+                  std::all_of(v.begin(), v.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+        return ok ? std::string() : std::string("must be 16-256 printable characters without spaces");
+      },
+      ConfigType::kSecret));
   k.push_back(Dur<seconds>(top, "collection_interval", seconds(1), hours(24), FormatDuration(dc.collection_interval),
                            "30s", "how often queue metrics are read and alarms evaluated",
                            [](const ConfigTarget& t) -> seconds& { return t.config->collection_interval; }));

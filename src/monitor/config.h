@@ -127,6 +127,9 @@ struct MonitorConfig {
   LogLevel log_level = LogLevel::kInfo;
   LogFormat log_format = LogFormat::kJson;
   std::vector<WebhookConfig> webhooks;
+  // Enables the dashboard's actions (archive now, replay); a secret, never
+  // logged or echoed. Empty: the dashboard is read-only.
+  std::string dashboard_write_token;
   GroupSettings defaults;
   std::vector<GroupConfig> groups;
 };

@@ -142,8 +142,13 @@ struct Daemon::QueueState {
   AlarmSettings::Action depth_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kNotify;
   Selection expiry_selection DLQ_GUARDED_BY(mu);
   Selection depth_selection DLQ_GUARDED_BY(mu);
-  bool copy_due DLQ_GUARDED_BY(mu) = false;     // a copy-action alarm entered ALARM, copy not yet submitted
-  Selection copy_selection DLQ_GUARDED_BY(mu);  // what that copy takes
+  bool copy_due DLQ_GUARDED_BY(mu) = false;           // a copy-action alarm entered ALARM, copy not yet submitted
+  Selection copy_selection DLQ_GUARDED_BY(mu);        // what that copy takes
+  bool archive_requested DLQ_GUARDED_BY(mu) = false;  // ArchiveNow, not yet submitted
+  std::optional<SystemTime> last_run_at DLQ_GUARDED_BY(mu);  // when the last run ended
+  uint64_t last_run_archived DLQ_GUARDED_BY(mu) = 0;
+  bool last_run_ok DLQ_GUARDED_BY(mu) = true;
+  QueueHistory history DLQ_GUARDED_BY(mu);
 };
 
 // Written by the control thread; what other threads read (QueuesJson,
@@ -335,6 +340,10 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       q = it->second;
     } else {
       q = std::make_shared<QueueState>();
+      {
+        MutexLock lock(q->mu);
+        q->history = QueueHistory(options_.history_samples);
+      }
       // Both outcomes exist from the start, so increase() sees the first failure.
       metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
       metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
@@ -465,6 +474,12 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
     q.nearest_expiry = nearest;
     age_sample = std::clamp(retention - Secs(nearest - now), 0.0, retention);
   }
+  q.history.Add(
+      {.time = now,
+       .visible = visible,
+       .not_visible = not_visible,
+       .delayed = delayed,
+       .expiry_in_s = q.nearest_expiry ? std::optional<double>(Secs(*q.nearest_expiry - now)) : std::nullopt});
   metrics_.queue_messages.WithLabels({name, region, "visible"}).Set(static_cast<double>(visible));
   metrics_.queue_messages.WithLabels({name, region, "not_visible"}).Set(static_cast<double>(not_visible));
   metrics_.queue_messages.WithLabels({name, region, "delayed"}).Set(static_cast<double>(delayed));
@@ -515,12 +530,13 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   const bool depth_alarm = q->depth && q->depth->state() == AlarmState::kAlarm;
   const bool archive_e = expiry_alarm && q->expiry_action == Action::kArchive;
   const bool archive_d = depth_alarm && q->depth_action == Action::kArchive;
-  const bool archive = archive_e || archive_d;
+  const bool requested = q->archive_requested;  // ArchiveNow: all, deleting what is archived
+  const bool archive = archive_e || archive_d || requested;
   // Archiving also writes the copy; a copy runs once per transition into ALARM.
   const bool copy = !archive && q->copy_due;
   if ((!archive && !copy) || q->queued || q->clients.store == nullptr) return;
   const bool sweep_due = !q->last_submit || now - *q->last_submit >= config_.sweep_interval;
-  if (archive) {
+  if (archive && !requested) {
     if (!transitioned && !sweep_due && !q->more) return;
     // The last collection saw the queue empty: nothing to archive until it
     // fills again (the alarm returns to OK when its period completes).
@@ -543,12 +559,16 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   }
   q->queued = true;
   q->last_submit = now;
+  q->archive_requested = false;
   ArchiveJob job;
   job.queue_key = q->dq.region + "/" + q->dq.url;
   job.deadline = q->nearest_expiry.value_or(now);
   QueueInfo info = q->dq;  // the DiscoveredQueue's QueueInfo part
   DrainOptions opts = q->drain;
-  if (archive) {
+  if (requested) {
+    opts.selection = Selection{};  // all
+    opts.keep = false;
+  } else if (archive) {
     // A depth-alarm run (all, under policy auto) covers the expiry alarm's window.
     opts.selection = archive_d ? q->depth_selection : q->expiry_selection;
     opts.keep = false;
@@ -567,6 +587,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
              {"queue", info.name},
              {"budget", options_.plan.max_messages_per_run},
              {"action", keep ? "copy" : "archive"},
+             {"requested", requested},
              {"select", opts.selection.kind == SelectionKind::kAll         ? "all"
                         : opts.selection.kind == SelectionKind::kOlderThan ? "older-than"
                                                                            : "expiring-within"},
@@ -602,6 +623,9 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
       ++q->runs;
       q->archived += s.archived;
       q->more = out.more;
+      q->last_run_at = clock_.Now();
+      q->last_run_archived = s.archived;
+      q->last_run_ok = r.status.ok();
       if (r.status.ok()) q->consecutive_failures = 0;
       if (r.drained && !r.stopped && r.status.ok()) {
         // The run saw every queued message: what it left is all that is older
@@ -701,6 +725,59 @@ std::vector<QueueStatus> Daemon::Queues() const {
   return out;
 }
 
+std::optional<std::vector<QueueSample>> Daemon::History(const std::string& queue) const {
+  MutexLock lock(mu_);
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      if (q->dq.name == queue) return q->history.Samples();
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<QueueStatus> Daemon::Queue(const std::string& queue) const {
+  for (QueueStatus& s : Queues()) {
+    if (s.queue.name == queue) return std::move(s);
+  }
+  return std::nullopt;
+}
+
+std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue) const {
+  MutexLock lock(mu_);
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      if (q->dq.name != queue) continue;
+      QueueArchiveAccess a{.group = g->config.name,
+                           .queue = q->dq,
+                           .clients = q->clients,
+                           .destination = g->config.destination,
+                           .key_template = g->config.key_template};
+      return a;
+    }
+  }
+  return std::nullopt;
+}
+
+Status Daemon::ArchiveNow(const std::string& queue) {
+  {
+    MutexLock lock(mu_);
+    bool found = false;
+    for (const auto& g : groups_) {
+      for (const auto& [url, q] : g->queues) {
+        MutexLock l(q->mu);
+        if (q->dq.name != queue) continue;
+        q->archive_requested = true;
+        found = true;
+      }
+    }
+    if (!found) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
+  }
+  wake_ = true;
+  return Status::Ok();
+}
+
 std::optional<DestinationStatus> Daemon::Destination(const std::string& group) const {
   MutexLock lock(mu_);
   for (const auto& g : groups_) {
@@ -709,7 +786,7 @@ std::optional<DestinationStatus> Daemon::Destination(const std::string& group) c
   return std::nullopt;
 }
 
-std::string Daemon::QueuesJson() const {
+std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
   auto opt_time = [](JsonWriter& w, const std::optional<SystemTime>& t) {
     if (t) {
       w.String(FormatIso8601(*t));
@@ -724,6 +801,7 @@ std::string Daemon::QueuesJson() const {
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
+      if (!options.queue.empty() && q->dq.name != options.queue) continue;
       w.BeginObject();
       w.Key("group").String(q->group);
       w.Key("queue").String(q->dq.name);
@@ -755,6 +833,16 @@ std::string Daemon::QueuesJson() const {
       w.Key("failing").Bool(q->consecutive_failures > 0);
       w.Key("running").Bool(q->queued);
       w.Key("more").Bool(q->more);
+      w.Key("last_run");
+      if (q->last_run_at) {
+        w.BeginObject();
+        w.Key("time").String(FormatIso8601(*q->last_run_at));
+        w.Key("archived").Uint(q->last_run_archived);
+        w.Key("ok").Bool(q->last_run_ok);
+        w.EndObject();
+      } else {
+        w.Null();
+      }
       w.Key("last_error");
       if (q->last_error) {
         w.BeginObject();
@@ -782,16 +870,18 @@ std::string Daemon::QueuesJson() const {
         w.Key("comparison").String(ComparisonName(a->spec().comparison));
         w.Key("action").String(AlarmActionName(a == q->expiry.get() ? q->expiry_action : q->depth_action));
         w.Key("reason").String(a->last_reason());
-        w.Key("history").BeginArray();
-        for (const Transition& t : a->history()) {
-          w.BeginObject();
-          w.Key("from").String(AlarmStateName(t.from));
-          w.Key("to").String(AlarmStateName(t.to));
-          w.Key("time").String(FormatIso8601(t.time));
-          w.Key("reason").String(t.reason);
-          w.EndObject();
+        if (options.history) {
+          w.Key("history").BeginArray();
+          for (const Transition& t : a->history()) {
+            w.BeginObject();
+            w.Key("from").String(AlarmStateName(t.from));
+            w.Key("to").String(AlarmStateName(t.to));
+            w.Key("time").String(FormatIso8601(t.time));
+            w.Key("reason").String(t.reason);
+            w.EndObject();
+          }
+          w.EndArray();
         }
-        w.EndArray();
         w.EndObject();
       }
       w.EndArray();
@@ -839,6 +929,7 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
     http_->Handle("/healthz", MakeHealthzHandler(health_));
     http_->Handle("/readyz", MakeReadyzHandler(health_));
     http_->Handle("/api/queues", MakeJsonHandler([this] { return QueuesJson(); }));
+    if (extra_routes_) extra_routes_(*http_);
     DLQ_RETURN_IF_ERROR(http_->Start());
     Log().Log(LogLevel::kInfo, "http_listening", {{"url", http_->base_url()}});
   }
@@ -854,10 +945,11 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
                   {{"path", config_.path}, {"error", next.status().ToString()}, {"kept", "previous configuration"}});
       }
     }
+    wake_ = false;
     RunOnce();
     // Sleep in small steps so signals are seen promptly.
     auto until = std::chrono::steady_clock::now() + config_.collection_interval;
-    while (!stop && !reload && std::chrono::steady_clock::now() < until) {
+    while (!stop && !reload && !wake_ && std::chrono::steady_clock::now() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }

@@ -32,6 +32,7 @@
 #include "monitor/discovery.h"
 #include "monitor/group_clients.h"
 #include "monitor/notifier.h"
+#include "monitor/queue_history.h"
 #include "monitor/safety.h"
 #include "monitor/scheduler.h"
 #include "s3/object_store.h"
@@ -49,6 +50,7 @@ struct DaemonOptions {
   // configuration it installs (`run` passes WebhookSet::Apply). An error is
   // logged (webhooks_reload_failed) and the previous webhooks stay.
   std::function<Status(const std::vector<WebhookConfig>&)> apply_webhooks;
+  size_t history_samples = QueueHistory::kDefaultCapacity;  // per queue, for the dashboard's charts
 };
 
 // The last failed archive run of a queue (or a run that could not start
@@ -91,6 +93,16 @@ struct QueueStatus {
   std::string collect_error;               // last GetQueueAttributes failure, "" after a success
 };
 
+// What the dashboard needs to read a queue's archive and act on it: the
+// group's clients (kept alive by clients.keepalive) and where it archives.
+struct QueueArchiveAccess {
+  std::string group;
+  DiscoveredQueue queue;
+  GroupClients clients;
+  std::string destination;  // the group's destination URI
+  KeyTemplate key_template;
+};
+
 class Daemon {
  public:
   Daemon(MonitorConfig config, GroupClientsFactory factory, Notifier& notifier, Clock& clock,
@@ -119,11 +131,31 @@ class Daemon {
   // server cannot start.
   Status Run(std::atomic<bool>& stop, std::atomic<bool>& reload, const std::function<Result<MonitorConfig>()>& load);
 
-  // {"queues":[{...,"alarms":[{...,"history":[...]}]}]} of every watched queue.
-  std::string QueuesJson() const;
+  // {"queues":[{...,"alarms":[{...,"history":[...]}]}]} of every watched queue
+  // (only the queue named `queue` when set; without the alarms' history when
+  // !history: a smaller document for frequent polls).
+  struct QueuesJsonOptions {
+    bool history = true;
+    std::string queue;
+  };
+  std::string QueuesJson(const QueuesJsonOptions& options) const;
+  std::string QueuesJson() const { return QueuesJson(QueuesJsonOptions{}); }
   std::vector<QueueStatus> Queues() const;
   // The destination check of the group named `group` (nullopt: no such group).
   std::optional<DestinationStatus> Destination(const std::string& group) const;
+  // The collected samples of the queue named `queue`, oldest first (nullopt:
+  // not watched). Names are looked up across groups; the first match wins.
+  std::optional<std::vector<QueueSample>> History(const std::string& queue) const;
+  // Status and archive access of the queue named `queue` (nullopt: not watched).
+  std::optional<QueueStatus> Queue(const std::string& queue) const;
+  std::optional<QueueArchiveAccess> ArchiveAccess(const std::string& queue) const;
+  // Asks for an archive run of every message of `queue` (selection all,
+  // deleting what is archived) at the next collection, which Run() starts at
+  // once; a run already queued or running absorbs the request. kNotFound for
+  // a queue not watched. Any thread.
+  Status ArchiveNow(const std::string& queue);
+  // Registers more routes on the HTTP server before Run() starts it.
+  void SetExtraRoutes(std::function<void(HttpServer&)> add) { extra_routes_ = std::move(add); }
   HealthState& health() { return health_; }
   int http_port() const;
 
@@ -153,6 +185,8 @@ class Daemon {
   HealthState health_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<HttpServer> http_;
+  std::function<void(HttpServer&)> extra_routes_;
+  std::atomic<bool> wake_{false};  // ArchiveNow: collect now
 
   mutable Mutex mu_;
   std::vector<std::unique_ptr<GroupState>> groups_ DLQ_GUARDED_BY(mu_);  // the control thread replaces it

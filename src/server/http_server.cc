@@ -44,24 +44,37 @@ void HttpServer::Handle(const std::string& method, const std::string& path, Http
   routes_[path][method] = std::move(handler);
 }
 
+void HttpServer::HandlePrefix(const std::string& method, const std::string& prefix, HttpRouteHandler handler) {
+  MutexLock lock(routes_mu_);
+  prefix_routes_[prefix][method] = std::move(handler);
+}
+
 HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const {
   HttpRouteHandler handler;
   std::string allow;
   {
     MutexLock lock(routes_mu_);
-    auto path_it = routes_.find(request.path);
-    if (path_it == routes_.end()) {
+    const std::map<std::string, HttpRouteHandler>* methods = nullptr;
+    if (auto exact = routes_.find(request.path); exact != routes_.end()) {
+      methods = &exact->second;
+    } else {
+      // The longest prefix: map order puts it last among the matches.
+      for (const auto& [prefix, by_method] : prefix_routes_) {
+        if (request.path.starts_with(prefix)) methods = &by_method;
+      }
+    }
+    if (methods == nullptr) {
       HttpServerResponse not_found;
       not_found.status = 404;
       not_found.body = "not found\n";
       return not_found;
     }
     const std::string& method = request.method == "HEAD" ? std::string("GET") : request.method;
-    auto method_it = path_it->second.find(method);
-    if (method_it != path_it->second.end()) {
+    auto method_it = methods->find(method);
+    if (method_it != methods->end()) {
       handler = method_it->second;
     } else {
-      for (const auto& [m, h] : path_it->second) {
+      for (const auto& [m, h] : *methods) {
         if (!allow.empty()) allow += ", ";
         allow += m;
         if (m == "GET") allow += ", HEAD";

@@ -3,7 +3,8 @@
 //
 // Thread-safety: Handle, Start, Stop and port may be called from any thread;
 // handlers run concurrently on the pool and must be thread-safe. Routes are
-// exact path matches (the query string is ignored for matching); a route
+// exact path matches (the query string is ignored for matching), else the
+// longest prefix route (HandlePrefix) that the path starts with; a route
 // registered with Handle(path, ...) answers GET and HEAD (HEAD gets the
 // headers without the body). Unknown paths get 404, other methods on a known
 // path 405 with an Allow header. Stop() stops accepting, lets requests in
@@ -72,6 +73,9 @@ class HttpServer {
   void Handle(const std::string& path, HttpRouteHandler handler);
   // Route for any other method ("POST", ...); "GET" also enables HEAD.
   void Handle(const std::string& method, const std::string& path, HttpRouteHandler handler);
+  // Route for every path that starts with `prefix` and has no exact route;
+  // the handler reads request.path. "GET" also enables HEAD.
+  void HandlePrefix(const std::string& method, const std::string& prefix, HttpRouteHandler handler);
 
   // Validates the options, binds and starts serving on a background thread.
   // Bind failure returns kUnavailable naming host:port; starting a running
@@ -93,6 +97,7 @@ class HttpServer {
   mutable Mutex routes_mu_;
   // path -> method -> handler
   std::map<std::string, std::map<std::string, HttpRouteHandler>> routes_ DLQ_GUARDED_BY(routes_mu_);
+  std::map<std::string, std::map<std::string, HttpRouteHandler>> prefix_routes_ DLQ_GUARDED_BY(routes_mu_);
   Mutex lifecycle_mu_;  // serialises Start/Stop
   std::unique_ptr<httplib::Server> server_ DLQ_GUARDED_BY(lifecycle_mu_);
   std::thread thread_ DLQ_GUARDED_BY(lifecycle_mu_);

@@ -107,13 +107,6 @@ std::vector<std::string> AuditFiles(const std::string& dir) {
   return out;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void SendPlain(AwsServices& svc, const std::string& url, const std::string& prefix, int n) {
   for (int i = 0; i < n; i += 10) {
     std::vector<SendEntry> batch;

@@ -135,6 +135,27 @@ TEST_F(HttpServerTest, UnknownPathIs404AndOtherMethodsAre405) {
   EXPECT_EQ(Send("DELETE", server.base_url() + "/healthz").status, 405);
 }
 
+TEST_F(HttpServerTest, PrefixRoutesTakeTheLongestMatchAndExactRoutesWin) {
+  HttpServer server(Ephemeral());
+  server.Handle("/api/queues", [](const HttpServerRequest&) { return HttpServerResponse{.body = "exact"}; });
+  server.HandlePrefix("GET", "/api/",
+                      [](const HttpServerRequest& r) { return HttpServerResponse{.body = "api " + r.path}; });
+  server.HandlePrefix("GET", "/api/queues/",
+                      [](const HttpServerRequest& r) { return HttpServerResponse{.body = "queue " + r.path}; });
+  server.HandlePrefix("POST", "/api/queues/",
+                      [](const HttpServerRequest&) { return HttpServerResponse{.status = 202, .body = "posted"}; });
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(Get(server, "/api/queues").body, "exact");
+  EXPECT_EQ(Get(server, "/api/queues/orders-dlq/history?x=1").body, "queue /api/queues/orders-dlq/history");
+  EXPECT_EQ(Get(server, "/api/search").body, "api /api/search");
+  EXPECT_EQ(Send("POST", server.base_url() + "/api/queues/q/archive").status, 202);
+  HttpResponse wrong = Send("DELETE", server.base_url() + "/api/queues/q");
+  EXPECT_EQ(wrong.status, 405);
+  ASSERT_NE(wrong.Header("Allow"), nullptr);
+  EXPECT_EQ(*wrong.Header("Allow"), "GET, HEAD, POST");
+  EXPECT_EQ(Get(server, "/apx").status, 404);
+}
+
 TEST_F(HttpServerTest, HeadReturnsHeadersWithoutBody) {
   HttpServer server(Ephemeral());
   server.Handle("/metrics", [](const HttpServerRequest&) {

@@ -1,0 +1,17 @@
+// The dashboard's replay action over the `replay` command's engine: the
+// selected archived messages of one queue go back to their source queues
+// through RunReplay (--from the group's destination --id ... --to-source),
+// which resolves every destination before sending and writes the same audit
+// record to {prefix}/_audit/ of the archive. Thread-safe: each call runs its
+// own replay on the caller's thread.
+#pragma once
+
+#include "common/clock.h"
+#include "dashboard/dashboard.h"
+
+namespace dlq {
+
+// `clock` must outlive the function.
+DashboardReplayFn MakeDashboardReplay(Clock& clock);
+
+}  // namespace dlq

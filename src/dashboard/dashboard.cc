@@ -1,0 +1,429 @@
+#include "dashboard/dashboard.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "archive/destination.h"
+#include "archive/record.h"
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "common/text.h"
+#include "common/time_util.h"
+#include "dashboard/request.h"
+#include "dashboard/web_assets.h"
+#include "query/fingerprint.h"
+#include "query/scan.h"
+#include "query/stats.h"
+
+namespace dlq {
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+// The page loads nothing from elsewhere: scripts, styles and requests stay on
+// this origin.
+constexpr std::string_view kContentSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+HttpServerResponse JsonResponse(int status, std::string body) {
+  HttpServerResponse r;
+  r.status = status;
+  r.content_type = std::string(kJson);
+  r.body = std::move(body);
+  r.headers.emplace_back("Cache-Control", "no-store");
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  return r;
+}
+
+HttpServerResponse Error(int status, std::string_view message) {
+  return JsonResponse(status, JsonWriter().BeginObject().Key("error").String(message).EndObject().Take());
+}
+
+HttpServerResponse ErrorFrom(const Status& st) {
+  int status = 500;
+  switch (st.code()) {
+    case ErrorCode::kInvalidArgument: status = 400; break;
+    case ErrorCode::kNotFound: status = 404; break;
+    case ErrorCode::kPermissionDenied: status = 403; break;
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kThrottled: status = 503; break;
+    default: break;
+  }
+  return Error(status, st.ToString());
+}
+
+std::string_view Header(const HttpServerRequest& r, std::string_view name) {
+  for (const auto& [k, v] : r.headers) {
+    if (IEquals(k, name)) return v;
+  }
+  return {};
+}
+
+void OptTime(JsonWriter& w, const std::optional<SystemTime>& t) {
+  if (t) {
+    w.String(FormatIso8601(*t));
+  } else {
+    w.Null();
+  }
+}
+
+struct ArchiveHandle {
+  QueueArchiveAccess access;
+  Destination from;
+  ArchiveLayouts layouts;
+};
+
+// The archive of `queue` (the group's destination and key template).
+Result<ArchiveHandle> OpenArchive(const Daemon& daemon, const std::string& queue) {
+  std::optional<QueueArchiveAccess> access = daemon.ArchiveAccess(queue);
+  if (!access) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
+  if (access->clients.store == nullptr) {
+    return FailedPrecondition(fmt::format("the group of queue {} has no usable archive destination", queue));
+  }
+  DLQ_ASSIGN_OR_RETURN(Destination from, ParseDestination(access->destination));
+  ArchiveHandle h{.access = std::move(*access), .from = std::move(from), .layouts = {}};
+  h.layouts.templates = {h.access.key_template};
+  return h;
+}
+
+Result<std::map<std::string, std::string>> Params(const HttpServerRequest& r) {
+  return ParseQueryString(r.query);
+}
+
+}  // namespace
+
+Dashboard::Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options)
+    : daemon_(daemon), clock_(clock), options_(std::move(options)) {}
+
+void Dashboard::Register(HttpServer& server) {
+  auto handler = [this](const HttpServerRequest& r) { return Handle(r); };
+  for (const WebAsset& a : WebAssets()) server.Handle(std::string(a.path), handler);
+  server.Handle("/api/dashboard", handler);
+  server.Handle("/api/queues", handler);
+  server.Handle("/api/search", handler);
+  server.Handle("POST", "/api/replay", handler);
+  server.HandlePrefix("GET", "/api/queues/", handler);
+  server.HandlePrefix("POST", "/api/queues/", handler);
+  server.HandlePrefix("GET", "/api/messages/", handler);
+}
+
+HttpServerResponse Dashboard::Handle(const HttpServerRequest& request) const {
+  const std::string& path = request.path;
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  if (get && !StartsWith(path, "/api/")) return Asset(request);
+  if (get && path == "/api/dashboard") return Info();
+  if (get && path == "/api/queues") return Queues(request);
+  if (get && path == "/api/search") return Search(request);
+  if (request.method == "POST" && path == "/api/replay") return Replay(request);
+  if (StartsWith(path, "/api/messages/")) {
+    std::optional<std::string> id = ParseMessagePath(path);
+    if (!id || !get) return Error(404, "expected GET /api/messages/MESSAGE_ID?queue=NAME");
+    return Message(*id, request);
+  }
+  if (std::optional<QueuePath> qp = ParseQueuePath(path)) {
+    if (get && qp->view == "history") return History(qp->queue);
+    if (get && qp->view == "failures") return Failures(qp->queue, request);
+    if (get && qp->view == "objects") return Objects(qp->queue, request);
+    if (request.method == "POST" && qp->view == "archive") return ArchiveNow(qp->queue, request);
+  }
+  return Error(404, fmt::format("no such API: {} {} (see doc/dashboard.md)", request.method, OneLinePreview(path, 80)));
+}
+
+HttpServerResponse Dashboard::Asset(const HttpServerRequest& request) const {
+  const std::string path = request.path == "/index.html" ? "/" : request.path;
+  for (const WebAsset& a : WebAssets()) {
+    if (a.path != path) continue;
+    HttpServerResponse r;
+    r.content_type = std::string(a.content_type);
+    r.body = std::string(a.body);
+    r.headers.emplace_back("Content-Security-Policy", std::string(kContentSecurityPolicy));
+    r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+    r.headers.emplace_back("Referrer-Policy", "no-referrer");
+    r.headers.emplace_back("Cache-Control", "no-cache");
+    return r;
+  }
+  return Error(404, "not found");
+}
+
+HttpServerResponse Dashboard::Info() const {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("version").String(DLQ_VERSION);
+  w.Key("write").Bool(!options_.write_token.empty());
+  w.Key("poll_interval_s").Int(options_.poll_interval.count());
+  w.EndObject();
+  return JsonResponse(200, w.Take());
+}
+
+HttpServerResponse Dashboard::Queues(const HttpServerRequest& request) const {
+  auto params = Params(request);
+  if (!params.ok()) return ErrorFrom(params.status());
+  Daemon::QueuesJsonOptions options;
+  for (const auto& [name, value] : *params) {
+    if (name == "history" && (value == "0" || value == "1")) {
+      options.history = value == "1";
+    } else if (name == "queue" && IsQueueName(value)) {
+      options.queue = value;
+    } else {
+      return Error(400, fmt::format("/api/queues takes history=0|1 and queue=NAME, not {}", OneLinePreview(name, 40)));
+    }
+  }
+  return JsonResponse(200, daemon_.QueuesJson(options));
+}
+
+HttpServerResponse Dashboard::History(const std::string& queue) const {
+  std::optional<std::vector<QueueSample>> samples = daemon_.History(queue);
+  std::optional<QueueStatus> status = daemon_.Queue(queue);
+  if (!samples || !status) return Error(404, fmt::format("queue {} is not watched by this daemon", queue));
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("queue").String(queue);
+  w.Key("retention_s").Int(status->queue.retention.count());
+  w.Key("samples").BeginArray();
+  for (const QueueSample& s : *samples) {
+    w.BeginObject();
+    w.Key("time").String(FormatIso8601(s.time));
+    w.Key("visible").Int(s.visible);
+    w.Key("not_visible").Int(s.not_visible);
+    w.Key("delayed").Int(s.delayed);
+    w.Key("expiry_in_s");
+    if (s.expiry_in_s) {
+      w.Double(*s.expiry_in_s);
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return JsonResponse(200, w.Take());
+}
+
+HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServerRequest& request) const {
+  auto params = Params(request);
+  if (!params.ok()) return ErrorFrom(params.status());
+  auto limit = ParseLimit(*params, 10, 100);
+  if (!limit.ok()) return ErrorFrom(limit.status());
+  auto archive = OpenArchive(daemon_, queue);
+  if (!archive.ok()) return ErrorFrom(archive.status());
+  ScanOptions scan;
+  scan.filter.queues = {queue};
+  scan.layouts = archive->layouts;
+  StatsAggregator aggregator(GroupBy::Parse("fingerprint").value(), TimeField::kSent, options_.max_failure_groups);
+  auto stats = ScanArchive(*archive->access.clients.store, archive->from, scan,
+                           [&](const ArchiveRecord& r, const RecordLocation&) {
+                             aggregator.Add(r);
+                             return true;
+                           });
+  if (!stats.ok()) return ErrorFrom(stats.status());
+  StatsReport report = std::move(aggregator).Finish();
+  const size_t groups = report.groups.size();
+  if (report.groups.size() > *limit) report.groups.resize(*limit);
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("queue").String(queue);
+  w.Key("groups_total").Uint(groups);
+  w.Key("skipped_objects").Uint(stats->skipped_objects);
+  w.Key("skipped_lines").Uint(stats->skipped_lines);
+  w.Key("report").Raw(Trim(RenderStatsJson(report)));
+  w.EndObject();
+  return JsonResponse(200, w.Take());
+}
+
+HttpServerResponse Dashboard::Objects(const std::string& queue, const HttpServerRequest& request) const {
+  auto params = Params(request);
+  if (!params.ok()) return ErrorFrom(params.status());
+  auto limit = ParseLimit(*params, 20, 200);
+  if (!limit.ok()) return ErrorFrom(limit.status());
+  auto archive = OpenArchive(daemon_, queue);
+  if (!archive.ok()) return ErrorFrom(archive.status());
+  ListOptions lo;
+  lo.layouts = archive->layouts;
+  lo.queues = {queue};
+  auto objects = ListArchive(*archive->access.clients.store, archive->from, lo);
+  if (!objects.ok()) return ErrorFrom(objects.status());
+  // Newest first: the key layouts put the date and time in the key; objects
+  // of other queues that pruning could not exclude are left out.
+  std::vector<const ArchiveObject*> mine;
+  for (const ArchiveObject& o : *objects) {
+    if (!o.matched || o.facts.queue == queue) mine.push_back(&o);
+  }
+  std::sort(mine.begin(), mine.end(), [](const ArchiveObject* a, const ArchiveObject* b) {
+    return a->info.last_modified != b->info.last_modified ? a->info.last_modified > b->info.last_modified
+                                                          : a->info.key > b->info.key;
+  });
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("queue").String(queue);
+  w.Key("destination").String(archive->from.uri);
+  w.Key("total").Uint(mine.size());
+  w.Key("objects").BeginArray();
+  for (size_t i = 0; i < mine.size() && i < *limit; ++i) {
+    const ObjectInfo& o = mine[i]->info;
+    w.BeginObject();
+    w.Key("key").String(o.key);
+    w.Key("size").Uint(o.size);
+    w.Key("last_modified").String(FormatIso8601(o.last_modified));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return JsonResponse(200, w.Take());
+}
+
+HttpServerResponse Dashboard::Search(const HttpServerRequest& request) const {
+  auto params = Params(request);
+  if (!params.ok()) return ErrorFrom(params.status());
+  auto search = ParseSearchRequest(*params);
+  if (!search.ok()) return ErrorFrom(search.status());
+  const std::string queue = search->flags.queues.front();
+  auto filter = BuildFilter(search->flags, clock_.Now());
+  if (!filter.ok()) return ErrorFrom(filter.status());
+  if (Status st = filter->CompileRegex(); !st.ok()) return ErrorFrom(st);
+  auto archive = OpenArchive(daemon_, queue);
+  if (!archive.ok()) return ErrorFrom(archive.status());
+  ScanOptions scan;
+  scan.filter = std::move(*filter);
+  scan.layouts = archive->layouts;
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("queue").String(queue);
+  w.Key("messages").BeginArray();
+  size_t count = 0;
+  bool more = false;
+  auto stats = ScanArchive(*archive->access.clients.store, archive->from, scan,
+                           [&](const ArchiveRecord& r, const RecordLocation&) {
+                             if (count == search->limit) {
+                               more = true;
+                               return false;
+                             }
+                             ++count;
+                             w.BeginObject();
+                             w.Key("message_id").String(r.message_id);
+                             w.Key("queue").String(r.queue);
+                             w.Key("sent_at");
+                             OptTime(w, r.sent_at);
+                             w.Key("archived_at").String(FormatIso8601(r.archived_at));
+                             w.Key("receive_count").Int(r.receive_count);
+                             w.Key("fingerprint").String(FingerprintBody(r.body));
+                             w.Key("preview").String(OneLinePreview(r.body, 120));
+                             w.EndObject();
+                             return true;
+                           });
+  if (!stats.ok()) return ErrorFrom(stats.status());
+  w.EndArray();
+  w.Key("count").Uint(count);
+  w.Key("more").Bool(more);
+  w.Key("skipped_objects").Uint(stats->skipped_objects);
+  w.Key("skipped_lines").Uint(stats->skipped_lines);
+  w.EndObject();
+  return JsonResponse(200, w.Take());
+}
+
+HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerRequest& request) const {
+  auto params = Params(request);
+  if (!params.ok()) return ErrorFrom(params.status());
+  auto it = params->find("queue");
+  if (it == params->end() || !IsQueueName(it->second)) {
+    return Error(400, "queue: name the queue whose archive holds the message (?queue=NAME)");
+  }
+  const std::string queue = it->second;
+  auto archive = OpenArchive(daemon_, queue);
+  if (!archive.ok()) return ErrorFrom(archive.status());
+  ScanOptions scan;
+  scan.filter.ids = {id};
+  scan.filter.queues = {queue};
+  scan.layouts = archive->layouts;
+  scan.deduplicate = false;  // every copy, to say where they all are
+  std::string record;
+  std::vector<std::string> locations;
+  const std::string uri = archive->access.clients.store->Describe() + "/";
+  auto stats = ScanArchive(*archive->access.clients.store, archive->from, scan,
+                           [&](const ArchiveRecord& r, const RecordLocation& loc) {
+                             if (record.empty()) AppendRecordJson(r, record);
+                             locations.push_back(fmt::format("{}{} line {}", uri, loc.key, loc.line));
+                             return locations.size() < 100;
+                           });
+  if (!stats.ok()) return ErrorFrom(stats.status());
+  if (record.empty()) return Error(404, fmt::format("message {} is not in the archive of {}", id, queue));
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("record").Raw(Trim(record));
+  w.Key("locations").BeginArray();
+  for (const std::string& l : locations) w.String(l);
+  w.EndArray();
+  w.EndObject();
+  return JsonResponse(200, w.Take());
+}
+
+std::optional<HttpServerResponse> Dashboard::Refuse(const HttpServerRequest& request) const {
+  if (options_.write_token.empty()) {
+    return Error(403, "actions are disabled: this daemon has no dashboard.write_token configured");
+  }
+  std::string_view auth = Header(request, "Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (auth.size() <= kBearer.size() || !IEquals(auth.substr(0, kBearer.size()), kBearer) ||
+      !ConstantTimeEquals(Trim(auth.substr(kBearer.size())), options_.write_token)) {
+    HttpServerResponse r = Error(401, "this action needs the dashboard's write token as 'Authorization: Bearer TOKEN'");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    Log().Log(LogLevel::kWarn, "dashboard_action_refused",
+              {{"path", OneLinePreview(request.path, 120)},
+               {"client", request.remote_addr},
+               {"reason", auth.empty() ? "no token" : "wrong token"}});
+    return r;
+  }
+  return std::nullopt;
+}
+
+HttpServerResponse Dashboard::ArchiveNow(const std::string& queue, const HttpServerRequest& request) const {
+  if (auto refused = Refuse(request)) return *refused;
+  Status st = daemon_.ArchiveNow(queue);
+  Log().Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
+            {{"action", "archive_now"},
+             {"queue", queue},
+             {"client", request.remote_addr},
+             {"result", st.ok() ? std::string("requested") : st.ToString()}});
+  if (!st.ok()) return ErrorFrom(st);
+  return JsonResponse(202, JsonWriter()
+                               .BeginObject()
+                               .Key("queue")
+                               .String(queue)
+                               .Key("requested")
+                               .Bool(true)
+                               .Key("note")
+                               .String("an archive run of every message starts at the next collection")
+                               .EndObject()
+                               .Take());
+}
+
+HttpServerResponse Dashboard::Replay(const HttpServerRequest& request) const {
+  if (auto refused = Refuse(request)) return *refused;
+  auto parsed = ParseReplayRequest(request.body);
+  if (!parsed.ok()) return ErrorFrom(parsed.status());
+  if (!options_.replay) return Error(501, "replay is not available in this daemon");
+  auto archive = OpenArchive(daemon_, parsed->queue);
+  if (!archive.ok()) return ErrorFrom(archive.status());
+  const std::string actor = "dlq-archive dashboard, client " + request.remote_addr;
+  DashboardReplayResult result = options_.replay(archive->access, parsed->ids, actor);
+  Log().Log(result.exit_code == 0 ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
+            {{"action", "replay"},
+             {"queue", parsed->queue},
+             {"messages", static_cast<int64_t>(parsed->ids.size())},
+             {"client", request.remote_addr},
+             {"exit_code", result.exit_code},
+             {"result", std::string(Trim(result.output))}});
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("queue").String(parsed->queue);
+  w.Key("ok").Bool(result.exit_code == 0);
+  w.Key("exit_code").Int(result.exit_code);
+  w.Key("output").String(Trim(result.output));
+  w.Key("errors").String(Trim(result.errors));
+  w.EndObject();
+  const int status = result.exit_code == 0 ? 200 : result.exit_code == 2 ? 400 : 502;
+  return JsonResponse(status, w.Take());
+}
+
+}  // namespace dlq

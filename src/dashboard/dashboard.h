@@ -1,0 +1,77 @@
+// Dashboard: the web UI and JSON API that `dlq-archive run` serves at / on
+// its listener (doc/dashboard.md). Reads come from the Daemon (status, the
+// per-queue sample history, alarm history) and from each queue's archive
+// through the query engine (search, message detail, failure groups by
+// fingerprint, recent objects). Two actions, archive now and replay to
+// source, exist only when a write token is configured; a request must carry
+// it as "Authorization: Bearer TOKEN" (compared in constant time). Without a
+// token every write is refused with 403, with a wrong or missing one 401,
+// always as {"error": "..."}. Each action is logged (dashboard_action, with
+// the client address, never the token).
+//
+// Thread-safety: Handle may be called from many threads at once (the HTTP
+// pool). The Daemon and the Clock must outlive the Dashboard.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "monitor/daemon.h"
+#include "server/http_server.h"
+
+namespace dlq {
+
+// What a replay from the dashboard did (the `replay` command's exit code and
+// its summary lines; the audit record's key is in `output`).
+struct DashboardReplayResult {
+  int exit_code = 0;
+  std::string output;  // stdout: the summary and "audit: ..." line
+  std::string errors;  // stderr: per-message failures, warnings
+};
+// Replays the archived messages `ids` of `access`'s queue to their source
+// queues, writing the same audit record as `dlq-archive replay`; `actor`
+// names who asked (for the audit record's caller).
+using DashboardReplayFn = std::function<DashboardReplayResult(
+    const QueueArchiveAccess& access, const std::vector<std::string>& ids, const std::string& actor)>;
+
+struct DashboardOptions {
+  std::string write_token;                 // empty: read-only (no actions)
+  DashboardReplayFn replay;                // required for the replay action when write_token is set
+  std::chrono::seconds poll_interval{60};  // how often the page refreshes (the collection interval)
+  size_t max_failure_groups = 1000;        // stats groups kept per request
+};
+
+class Dashboard {
+ public:
+  Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options);
+
+  // Registers / (the page and its assets) and /api/... on `server`;
+  // replaces /api/queues with one that also takes ?history=0 and ?queue=NAME.
+  void Register(HttpServer& server);
+  // Answers one request (what the registered routes call).
+  HttpServerResponse Handle(const HttpServerRequest& request) const;
+
+ private:
+  HttpServerResponse Asset(const HttpServerRequest& request) const;
+  HttpServerResponse Info() const;
+  HttpServerResponse Queues(const HttpServerRequest& request) const;
+  HttpServerResponse History(const std::string& queue) const;
+  HttpServerResponse Failures(const std::string& queue, const HttpServerRequest& request) const;
+  HttpServerResponse Objects(const std::string& queue, const HttpServerRequest& request) const;
+  HttpServerResponse Search(const HttpServerRequest& request) const;
+  HttpServerResponse Message(const std::string& id, const HttpServerRequest& request) const;
+  HttpServerResponse ArchiveNow(const std::string& queue, const HttpServerRequest& request) const;
+  HttpServerResponse Replay(const HttpServerRequest& request) const;
+  // Empty when the request may write; else the 401/403 response.
+  std::optional<HttpServerResponse> Refuse(const HttpServerRequest& request) const;
+
+  Daemon& daemon_;
+  Clock& clock_;
+  const DashboardOptions options_;
+};
+
+}  // namespace dlq

@@ -1,0 +1,259 @@
+// Drives the dashboard of two running `dlq-archive run` daemons (one without
+// a write token, one with) in Debian's headless Chromium through
+// puppeteer-core, and checks what issue 10 asks (doc/dashboard.md, "Tests").
+// Run by tests/integration/dashboard_browser_test.cc, which sets up the
+// queues and daemons on a stand-in and checks the SQS side afterwards.
+//
+// Usage: node dashboard.mjs CONFIG.json
+//   {chromium, modules, ro_url, rw_url, token, archived_queue, alarm_queue,
+//    archive_now_queue, known_body, known_attr_name, known_attr_value,
+//    purge_command, screenshots_dir}
+// Prints one line per check ("ok NAME" / "FAIL NAME: why") and figures
+// ("figure NAME VALUE"); exits 1 when any check failed.
+import { execSync } from 'node:child_process';
+import { readFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const require = createRequire(path.join(cfg.modules, 'noop.js'));
+const puppeteer = require('puppeteer-core');
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+let failed = 0;
+function check(name, ok, why) {
+  if (ok) console.log('ok ' + name);
+  else {
+    failed++;
+    console.log('FAIL ' + name + ': ' + (why || ''));
+  }
+}
+async function step(name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    check(name, false, e && e.stack ? e.stack.split('\n').slice(0, 3).join(' | ') : String(e));
+  }
+}
+
+const browser = await puppeteer.launch({
+  executablePath: cfg.chromium,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+});
+
+// A page that records console errors, page errors and every request that
+// leaves for another origin than the daemon's.
+async function openPage(base) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  page.errors = [];
+  page.foreign = [];
+  const origin = new URL(base).origin;
+  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(m.text()); });
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith(origin) && !u.startsWith('data:')) page.foreign.push(u);
+  });
+  return page;
+}
+
+async function axe(page, name) {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, target: v.nodes[0] && v.nodes[0].target.join(' ') }));
+  });
+  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  check('axe ' + name, serious.length === 0, JSON.stringify(serious));
+  const minor = result.filter((v) => !(v.impact === 'serious' || v.impact === 'critical'));
+  if (minor.length) console.log('note axe ' + name + ' minor: ' + JSON.stringify(minor));
+}
+
+async function textOf(page, selector) {
+  return page.$eval(selector, (e) => e.textContent);
+}
+
+async function waitText(page, selector, needle, timeout = 20000) {
+  await page.waitForFunction((sel, n) => {
+    const e = document.querySelector(sel);
+    return e && e.textContent.includes(n);
+  }, { timeout, polling: 200 }, selector, needle);
+}
+
+const q = (name) => encodeURIComponent(name);
+mkdirSync(cfg.screenshots_dir, { recursive: true });
+
+// ---- Read-only daemon.
+const ro = await openPage(cfg.ro_url);
+
+await step('overview loads', async () => {
+  const t0 = Date.now();
+  await ro.goto(cfg.ro_url + '/', { waitUntil: 'domcontentloaded' });
+  await ro.waitForSelector(`#queues-body tr[data-queue="${cfg.alarm_queue}"]`, { timeout: 15000 });
+  console.log('figure first_render_ms ' + (Date.now() - t0));
+  const rows = await ro.$$eval('#queues-body tr', (trs) => trs.map((t) => t.dataset.queue));
+  for (const name of [cfg.archived_queue, cfg.alarm_queue, cfg.archive_now_queue]) {
+    check('overview lists ' + name, rows.includes(name), JSON.stringify(rows));
+  }
+  await new Promise((r) => setTimeout(r, 1500)); // a poll or two
+  // What the first load transferred: the document, its script and style, and the first API answers.
+  const weight = await ro.evaluate(() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+    .reduce((n, e) => n + (e.transferSize || e.encodedBodySize || 0), 0));
+  console.log('figure page_bytes ' + weight);
+  check('page weight under 200 KB', weight > 0 && weight < 200 * 1024, String(weight));
+  await ro.screenshot({ path: path.join(cfg.screenshots_dir, 'dashboard-overview.png') });
+});
+
+await step('no action controls without a token', async () => {
+  const info = await ro.evaluate(async () => (await fetch('/api/dashboard')).json());
+  check('api says read-only', info.write === false, JSON.stringify(info));
+  await ro.goto(cfg.ro_url + '/#/queue/' + q(cfg.archived_queue), { waitUntil: 'domcontentloaded' });
+  await ro.waitForSelector('#queue-head dl', { timeout: 15000 });
+  await ro.waitForSelector('#search-q');
+  check('no archive button', (await ro.$('#archive-now')) === null);
+  check('no token field', (await ro.$('#token')) === null);
+});
+
+await step('api refuses actions without a token', async () => {
+  const r1 = await fetch(cfg.ro_url + '/api/queues/' + q(cfg.archive_now_queue) + '/archive', { method: 'POST', headers: { Authorization: 'Bearer ' + cfg.token } });
+  const b1 = await r1.json();
+  check('archive refused 403', r1.status === 403 && /write_token/.test(b1.error), r1.status + ' ' + JSON.stringify(b1));
+  const r2 = await fetch(cfg.ro_url + '/api/replay', { method: 'POST', body: JSON.stringify({ queue: cfg.archived_queue, ids: ['x'] }) });
+  check('replay refused 403', r2.status === 403, String(r2.status));
+  const r3 = await fetch(cfg.rw_url + '/api/replay', { method: 'POST', headers: { Authorization: 'Bearer not-the-token-at-all' }, body: JSON.stringify({ queue: cfg.archived_queue, ids: ['x'] }) });
+  check('wrong token refused 401', r3.status === 401, String(r3.status));
+});
+
+await step('search finds a known message and its detail shows its attributes', async () => {
+  await ro.type('#search-q', cfg.known_body);
+  await ro.keyboard.press('Enter');
+  await ro.waitForSelector('#results-table tbody tr', { timeout: 20000 });
+  const rows = await ro.$$eval('#results-table tbody tr', (trs) => trs.map((t) => t.textContent));
+  check('search finds the known message', rows.length === 1 && rows[0].includes(cfg.known_body), JSON.stringify(rows));
+  await waitText(ro, '#failures', 'Messages');
+  await waitText(ro, '#objects', 'dlq-archive/');
+  await axe(ro, 'queue page (light)');
+  await ro.screenshot({ path: path.join(cfg.screenshots_dir, 'dashboard-queue.png'), fullPage: true });
+  await ro.click('#results-table tbody tr a');
+  await ro.waitForSelector('#message-attributes', { timeout: 15000 });
+  const attrs = await textOf(ro, '#message-attributes');
+  check('detail shows the message attribute', attrs.includes(cfg.known_attr_name) && attrs.includes(cfg.known_attr_value), attrs);
+  check('detail shows the body', (await textOf(ro, '#message-body')).includes(cfg.known_body));
+  await axe(ro, 'message page');
+});
+
+await step('keyboard navigation', async () => {
+  await ro.goto(cfg.ro_url + '/', { waitUntil: 'domcontentloaded' });
+  await ro.waitForSelector(`#queues-body tr[data-queue="${cfg.alarm_queue}"]`, { timeout: 15000 });
+  await ro.keyboard.press('Tab');
+  check('first Tab reaches the skip link', (await ro.evaluate(() => document.activeElement.textContent)) === 'Skip to content');
+  // Sort by a column from the keyboard.
+  let reached = false;
+  for (let i = 0; i < 15 && !reached; i++) {
+    await ro.keyboard.press('Tab');
+    reached = await ro.evaluate(() => document.activeElement.textContent === 'Visible');
+  }
+  check('Tab reaches a sort button', reached);
+  await ro.keyboard.press('Enter');
+  const sort = await ro.$eval('th[data-key="visible"]', (e) => e.getAttribute('aria-sort'));
+  check('Enter sorts the column', sort === 'ascending', sort);
+  // Open a queue from the keyboard.
+  let onLink = false;
+  for (let i = 0; i < 60 && !onLink; i++) {
+    await ro.keyboard.press('Tab');
+    onLink = await ro.evaluate((n) => document.activeElement.tagName === 'A' && document.activeElement.textContent === n, cfg.alarm_queue);
+  }
+  check('Tab reaches the queue link', onLink);
+  await ro.keyboard.press('Enter');
+  await ro.waitForFunction((n) => document.querySelector('h1') && document.querySelector('h1').textContent.includes(n), { timeout: 10000 }, cfg.alarm_queue);
+  check('Enter opens the queue page', true);
+});
+
+await step('themes: axe finds no serious violation in light and dark', async () => {
+  await ro.goto(cfg.ro_url + '/', { waitUntil: 'domcontentloaded' });
+  await ro.waitForSelector('#queues-body tr');
+  await ro.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+  await axe(ro, 'overview (light)');
+  await ro.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  await ro.waitForFunction(() => document.documentElement.dataset.theme === 'dark', { timeout: 5000 }).catch(() => {});
+  const bg = await ro.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  check('dark scheme applies', bg === 'rgb(15, 20, 25)', bg);
+  await axe(ro, 'overview (dark)');
+  // The toggle overrides the system setting: auto -> light -> dark.
+  await ro.click('#theme');
+  const light = await ro.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.body).backgroundColor]);
+  check('toggle forces light', light[0] === 'light' && light[1] === 'rgb(255, 255, 255)', JSON.stringify(light));
+  await ro.click('#theme');
+  await ro.goto(cfg.ro_url + '/#/queue/' + q(cfg.archived_queue), { waitUntil: 'domcontentloaded' });
+  await ro.waitForSelector('#failures table', { timeout: 15000 });
+  await axe(ro, 'queue page (dark)');
+  await ro.click('#theme'); // back to auto
+  await ro.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+});
+
+await step('alarm turns to ALARM and back to OK without a reload', async () => {
+  await ro.goto(cfg.ro_url + '/', { waitUntil: 'domcontentloaded' });
+  const row = `#queues-body tr[data-queue="${cfg.alarm_queue}"] td.alarms`;
+  await ro.waitForSelector(row, { timeout: 15000 });
+  await ro.evaluate(() => { window.__sameDocument = true; });
+  await waitText(ro, row, 'ALARM', 30000);
+  check('alarm shows ALARM', (await textOf(ro, row)).includes('depth: ALARM'), await textOf(ro, row));
+  execSync(cfg.purge_command, { stdio: 'inherit' });
+  await ro.waitForFunction((sel) => {
+    const e = document.querySelector(sel);
+    return e && e.textContent.includes('depth: OK');
+  }, { timeout: 60000, polling: 250 }, row);
+  check('alarm back to OK on the open page', await ro.evaluate(() => window.__sameDocument === true));
+  await ro.goto(cfg.ro_url + '/#/queue/' + q(cfg.alarm_queue), { waitUntil: 'domcontentloaded' });
+  await waitText(ro, '#timeline', 'ALARM');
+  const tl = await textOf(ro, '#timeline');
+  check('timeline holds both transitions', tl.includes('ALARM') && tl.includes('OK'), tl);
+  await ro.waitForSelector('#charts figure svg polyline', { timeout: 15000 });
+});
+
+check('no console errors (read-only)', ro.errors.length === 0, JSON.stringify(ro.errors));
+check('no request to another host (read-only)', ro.foreign.length === 0, JSON.stringify(ro.foreign));
+
+// ---- Daemon with the write token.
+const rw = await openPage(cfg.rw_url);
+
+await step('replay puts a message back on its source queue', async () => {
+  await rw.goto(cfg.rw_url + '/#/queue/' + q(cfg.archived_queue), { waitUntil: 'domcontentloaded' });
+  await rw.waitForSelector('#archive-now', { timeout: 15000 });
+  check('action controls shown with a token', (await rw.$('#token')) !== null);
+  await rw.type('#token', cfg.token);
+  await rw.keyboard.press('Tab'); // commits the field (change event)
+  await rw.type('#search-q', cfg.known_body);
+  await rw.keyboard.press('Enter');
+  await rw.waitForSelector('#results-table tbody input[type="checkbox"]', { timeout: 20000 });
+  await rw.click('#results-table tbody input[type="checkbox"]');
+  await axe(rw, 'queue page with actions');
+  await rw.click('#replay-selected');
+  await waitText(rw, '#replay-result', 'sent 1', 30000);
+  check('replay reports one message sent', true);
+  const out = await textOf(rw, '#replay-result');
+  check('replay names the audit record', out.includes('_audit/'), out);
+});
+
+await step('archive now empties the queue', async () => {
+  await rw.goto(cfg.rw_url + '/#/queue/' + q(cfg.archive_now_queue), { waitUntil: 'domcontentloaded' });
+  await rw.waitForSelector('#archive-now', { timeout: 15000 });
+  await waitText(rw, '#q-messages', 'visible');
+  const before = await textOf(rw, '#q-messages');
+  check('queue holds messages before', !before.startsWith('0 visible'), before);
+  await rw.click('#archive-now');
+  await waitText(rw, '#action-result', 'requested', 15000);
+  await waitText(rw, '#q-messages', '0 visible, 0 in flight', 60000);
+  check('the open page shows the queue empty', true);
+  await waitText(rw, '#objects', 'dlq-archive/', 20000);
+});
+
+check('no console errors (with token)', rw.errors.length === 0, JSON.stringify(rw.errors));
+check('no request to another host (with token)', rw.foreign.length === 0, JSON.stringify(rw.foreign));
+
+await browser.close();
+console.log(failed === 0 ? 'all checks passed' : failed + ' check(s) failed');
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,483 @@
+#include "dashboard/dashboard.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "app/dashboard_replay.h"
+#include "dashboard/request.h"
+#include "dashboard/web_assets.h"
+#include "monitor/daemon_metrics.h"
+#include "monitor/queue_history.h"
+#include "server/metrics.h"
+#include "testing/fake_clock.h"
+#include "testing/fake_notifier.h"
+#include "testing/fake_object_store.h"
+#include "testing/fake_queue.h"
+
+namespace dlq {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::seconds;
+
+constexpr char kToken[] = "correct-horse-battery-staple";
+
+// ---- QueueHistory.
+
+QueueSample Sample(int64_t visible) {
+  return QueueSample{.time = SystemTime() + seconds(visible), .visible = visible};
+}
+
+TEST(QueueHistoryTest, KeepsTheNewestSamplesOldestFirst) {
+  QueueHistory h(3);
+  EXPECT_TRUE(h.Samples().empty());
+  h.Add(Sample(1));
+  h.Add(Sample(2));
+  ASSERT_EQ(h.Samples().size(), 2u);
+  EXPECT_EQ(h.Samples()[0].visible, 1);
+  h.Add(Sample(3));
+  h.Add(Sample(4));
+  h.Add(Sample(5));
+  std::vector<QueueSample> s = h.Samples();
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].visible, 3);
+  EXPECT_EQ(s[1].visible, 4);
+  EXPECT_EQ(s[2].visible, 5);
+  EXPECT_EQ(h.capacity(), 3u);
+}
+
+TEST(QueueHistoryTest, ZeroCapacityKeepsNothing) {
+  QueueHistory h(0);
+  h.Add(Sample(1));
+  EXPECT_EQ(h.size(), 0u);
+  EXPECT_TRUE(h.Samples().empty());
+}
+
+// ---- Request parsers.
+
+TEST(DashboardRequestTest, QueryStringIsDecodedAndRepeatsAreRejected) {
+  auto p = ParseQueryString("queue=orders-dlq&q=time%20out+now&flag&&limit=5");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->at("queue"), "orders-dlq");
+  EXPECT_EQ(p->at("q"), "time out now");
+  EXPECT_EQ(p->at("flag"), "");
+  EXPECT_EQ(p->at("limit"), "5");
+  EXPECT_EQ(ParseQueryString("a=1&a=2").status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ParseQueryString("=x").status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ParseQueryString(std::string(kMaxQueryBytes + 1, 'a')).status().code(), ErrorCode::kInvalidArgument);
+  std::string many;
+  for (size_t i = 0; i <= kMaxQueryParams; ++i) many += "p" + std::to_string(i) + "=1&";
+  EXPECT_EQ(ParseQueryString(many).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(DashboardRequestTest, PathsNameOneQueueOrMessage) {
+  auto qp = ParseQueuePath("/api/queues/orders-dlq.fifo/history");
+  ASSERT_TRUE(qp);
+  EXPECT_EQ(qp->queue, "orders-dlq.fifo");
+  EXPECT_EQ(qp->view, "history");
+  EXPECT_FALSE(ParseQueuePath("/api/queues//history"));
+  EXPECT_FALSE(ParseQueuePath("/api/queues/a%2Fb/history"));
+  EXPECT_FALSE(ParseQueuePath("/api/queues/q/history/more"));
+  EXPECT_FALSE(ParseQueuePath("/api/queues/" + std::string(81, 'q')));
+  EXPECT_EQ(ParseMessagePath("/api/messages/abc-123"), "abc-123");
+  EXPECT_FALSE(ParseMessagePath("/api/messages/"));
+  EXPECT_FALSE(ParseMessagePath("/api/messages/a%20b"));
+}
+
+TEST(DashboardRequestTest, ReplayBodyNeedsQueueAndIdsAndNothingElse) {
+  auto r = ParseReplayRequest(R"({"queue":"orders-dlq","ids":["m1","m2","m1"]})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->queue, "orders-dlq");
+  EXPECT_EQ(r->ids, (std::vector<std::string>{"m1", "m2"}));
+  for (const char* bad : {"", "[]", "{", R"({"queue":"q"})", R"({"ids":["m"]})", R"({"queue":"q","ids":[]})",
+                          R"({"queue":"q","ids":[1]})", R"({"queue":"bad name","ids":["m"]})",
+                          R"({"queue":"q","ids":["m"],"to":"elsewhere"})"}) {
+    EXPECT_EQ(ParseReplayRequest(bad).status().code(), ErrorCode::kInvalidArgument) << bad;
+  }
+  std::string many = R"({"queue":"q","ids":[)";
+  for (size_t i = 0; i <= kMaxReplayIds; ++i) many += (i ? ",\"m" : "\"m") + std::to_string(i) + "\"";
+  EXPECT_EQ(ParseReplayRequest(many + "]}").status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(DashboardRequestTest, SearchNeedsAQueueAndKnownParameters) {
+  auto ok = ParseSearchRequest({{"queue", "orders-dlq"}, {"q", "timeout"}, {"limit", "7"}});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->flags.queues, std::vector<std::string>{"orders-dlq"});
+  EXPECT_EQ(ok->flags.body_contains, "timeout");
+  EXPECT_EQ(ok->limit, 7u);
+  EXPECT_EQ(ParseSearchRequest({{"q", "x"}}).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ParseSearchRequest({{"queue", "q"}, {"limit", "0"}}).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ParseSearchRequest({{"queue", "q"}, {"limit", "501"}}).status().code(), ErrorCode::kInvalidArgument);
+  auto unknown = ParseSearchRequest({{"queue", "q"}, {"bodyy", "x"}});
+  EXPECT_NE(unknown.status().message().find("unknown search parameter 'bodyy'"), std::string::npos);
+}
+
+// ---- The API over a daemon on fakes.
+
+class DashboardTest : public ::testing::Test {
+ protected:
+  DashboardTest() : sqs_(clock_), store_("fake://archive", &clock_), metrics_(registry_, "test") {
+    dlq_url_ = *sqs_.CreateQueue("orders-dlq", {{"MessageRetentionPeriod", "345600"}});
+    source_url_ = *sqs_.CreateQueue(
+        "orders",
+        {{"RedrivePolicy",
+          R"({"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:orders-dlq","maxReceiveCount":"3"})"}});
+    config_.collection_interval = seconds(60);
+    GroupConfig g;
+    g.name = "orders";
+    g.destination = "s3://archive-bucket/dlq-archive";
+    g.queues = {"orders-dlq"};
+    g.alarms.expiry.threshold_auto = false;
+    g.alarms.expiry.threshold = 345600 - 3600;
+    g.alarms.expiry.period = seconds(60);
+    g.alarms.depth.enabled = false;
+    config_.groups.push_back(g);
+    DaemonOptions o;
+    o.serve_http = false;
+    auto factory = [this](const GroupConfig&) -> Result<GroupClients> {
+      GroupClients c;
+      c.sqs = &sqs_;
+      c.store = &store_;
+      c.default_region = "us-east-1";
+      return c;
+    };
+    daemon_ = std::make_unique<Daemon>(config_, factory, notifier_, clock_, registry_, metrics_, o);
+  }
+
+  Dashboard Make(std::string token) {
+    DashboardOptions o;
+    o.write_token = std::move(token);
+    o.replay = MakeDashboardReplay(clock_);
+    return Dashboard(*daemon_, clock_, o);
+  }
+
+  void Inject(const std::string& body, SystemTime sent_at, const std::string& tenant = "acme") {
+    SendEntry e;
+    e.id = "x";
+    e.body = body;
+    e.message_attributes["tenant"] = MessageAttributeValue{.data_type = "String", .string_value = tenant};
+    ASSERT_TRUE(sqs_.InjectMessage(dlq_url_, e, sent_at).ok());
+  }
+
+  void Cycle() {
+    clock_.Advance(seconds(60));
+    daemon_->RunOnce();
+    daemon_->WaitIdle();
+  }
+
+  // Messages about to expire: the expiry alarm archives them within two cycles.
+  void ArchiveSome() {
+    const SystemTime old = clock_.Now() - hours(95);
+    for (int i = 0; i < 3; ++i) Inject("timeout after " + std::to_string(100 + i) + " ms", old);
+    Inject("null pointer in handler 7", old, "globex");
+    Inject("null pointer in handler 9", old, "globex");
+    daemon_->RunOnce();
+    for (int i = 0; i < 3; ++i) Cycle();
+    ASSERT_EQ(sqs_.Depth(dlq_url_), 0u);
+  }
+
+  static HttpServerRequest Get(std::string path, std::string query = "") {
+    HttpServerRequest r;
+    r.method = "GET";
+    r.path = std::move(path);
+    r.query = std::move(query);
+    r.remote_addr = "127.0.0.1";
+    return r;
+  }
+  static HttpServerRequest Post(std::string path, std::string body, std::string auth = "") {
+    HttpServerRequest r = Get(std::move(path));
+    r.method = "POST";
+    r.body = std::move(body);
+    if (!auth.empty()) r.headers.emplace_back("authorization", std::move(auth));
+    return r;
+  }
+
+  static simdjson::dom::element Json(simdjson::dom::parser& parser, const HttpServerResponse& r) {
+    EXPECT_EQ(r.content_type, "application/json") << r.body;
+    simdjson::dom::element doc;
+    EXPECT_EQ(parser.parse(r.body).get(doc), simdjson::SUCCESS) << r.body;
+    return doc;
+  }
+  static std::string ErrorOf(const HttpServerResponse& r) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    std::string_view e;
+    if (parser.parse(r.body).get(doc) != simdjson::SUCCESS || doc["error"].get_string().get(e) != simdjson::SUCCESS) {
+      return "(no error field) " + r.body;
+    }
+    return std::string(e);
+  }
+
+  FakeClock clock_;
+  FakeQueueClient sqs_;
+  FakeObjectStore store_;
+  FakeNotifier notifier_;
+  metrics::Registry registry_;
+  DaemonMetrics metrics_;
+  MonitorConfig config_;
+  std::unique_ptr<Daemon> daemon_;
+  std::string dlq_url_, source_url_;
+};
+
+TEST_F(DashboardTest, ServesTheEmbeddedPageWithAStrictContentSecurityPolicy) {
+  Dashboard d = Make("");
+  HttpServerResponse page = d.Handle(Get("/"));
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("<script src=\"/app.js\""), std::string::npos);
+  bool csp = false;
+  for (const auto& [k, v] : page.headers) {
+    if (k == "Content-Security-Policy") {
+      csp = true;
+      EXPECT_NE(v.find("default-src 'none'"), std::string::npos);
+      EXPECT_NE(v.find("connect-src 'self'"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(csp);
+  // Every embedded asset is served, and none refers to another host.
+  ASSERT_GE(WebAssets().size(), 3u);
+  size_t total = 0;
+  for (const WebAsset& a : WebAssets()) {
+    HttpServerResponse r = d.Handle(Get(std::string(a.path)));
+    EXPECT_EQ(r.status, 200) << a.path;
+    EXPECT_EQ(r.body, a.body);
+    EXPECT_EQ(r.body.find("https://"), std::string::npos) << a.path;
+    total += a.body.size();
+  }
+  EXPECT_LT(total, 200u * 1024);  // the page weight target
+  EXPECT_EQ(d.Handle(Get("/nope.js")).status, 404);
+}
+
+TEST_F(DashboardTest, InfoSaysWhetherActionsExistButNeverTheToken) {
+  simdjson::dom::parser parser;
+  Dashboard ro = Make("");
+  HttpServerResponse r = ro.Handle(Get("/api/dashboard"));
+  EXPECT_FALSE(Json(parser, r)["write"].get_bool().value());
+  Dashboard rw = Make(kToken);
+  r = rw.Handle(Get("/api/dashboard"));
+  EXPECT_TRUE(Json(parser, r)["write"].get_bool().value());
+  EXPECT_EQ(r.body.find(kToken), std::string::npos);
+}
+
+TEST_F(DashboardTest, QueuesCanLeaveOutAlarmHistoryAndOtherQueues) {
+  ASSERT_TRUE(sqs_.CreateQueue("other-dlq", {}).ok());
+  config_.groups[0].queues.push_back("other-dlq");
+  daemon_->Reload(config_);
+  Inject("a", clock_.Now() - hours(95));
+  daemon_->RunOnce();
+  Cycle();
+  Dashboard d = Make("");
+  HttpServerResponse full = d.Handle(Get("/api/queues"));
+  ASSERT_EQ(full.status, 200);
+  EXPECT_EQ(full.body, daemon_->QueuesJson());
+  EXPECT_NE(full.body.find("\"history\":[{"), std::string::npos);
+  EXPECT_NE(full.body.find("other-dlq"), std::string::npos);
+  HttpServerResponse light = d.Handle(Get("/api/queues", "history=0"));
+  EXPECT_EQ(light.body.find("\"history\""), std::string::npos);
+  EXPECT_NE(light.body.find("\"state\":\"OK\""), std::string::npos);  // the states stay
+  EXPECT_LT(light.body.size(), full.body.size());
+  HttpServerResponse one = d.Handle(Get("/api/queues", "queue=other-dlq"));
+  EXPECT_NE(one.body.find("\"queue\":\"other-dlq\""), std::string::npos);
+  EXPECT_EQ(one.body.find("\"queue\":\"orders-dlq\""), std::string::npos);
+  EXPECT_EQ(d.Handle(Get("/api/queues", "history=no")).status, 400);
+  EXPECT_EQ(d.Handle(Get("/api/queues", "queue=bad/name")).status, 400);
+}
+
+TEST_F(DashboardTest, HistoryHasOneSamplePerCollection) {
+  Dashboard d = Make("");
+  Inject("a", clock_.Now() - hours(1));
+  Inject("b", clock_.Now() - hours(1));
+  daemon_->RunOnce();
+  Cycle();
+  Cycle();
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/queues/orders-dlq/history"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_EQ(doc["retention_s"].get_int64().value(), 345600);
+  simdjson::dom::array samples = doc["samples"].get_array().value();
+  ASSERT_EQ(samples.size(), 3u);
+  for (simdjson::dom::element s : samples) {
+    EXPECT_EQ(s["visible"].get_int64().value(), 2);
+    EXPECT_TRUE(s["expiry_in_s"].is_double() || s["expiry_in_s"].is_int64());
+  }
+  HttpServerResponse missing = d.Handle(Get("/api/queues/other-dlq/history"));
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(ErrorOf(missing), "queue other-dlq is not watched by this daemon");
+}
+
+TEST_F(DashboardTest, SearchFindsAnArchivedMessageAndItsDetailShowsItsAttributes) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/search", "queue=orders-dlq&q=timeout+after+101"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  ASSERT_EQ(doc["count"].get_uint64().value(), 1u);
+  std::string id(doc["messages"].at(0)["message_id"].get_string().value());
+  EXPECT_EQ(doc["messages"].at(0)["preview"].get_string().value(), "timeout after 101 ms");
+
+  HttpServerResponse all = d.Handle(Get("/api/search", "queue=orders-dlq&limit=2"));
+  auto all_doc = Json(parser, all);
+  EXPECT_EQ(all_doc["count"].get_uint64().value(), 2u);
+  EXPECT_TRUE(all_doc["more"].get_bool().value());
+
+  HttpServerResponse detail = d.Handle(Get("/api/messages/" + id, "queue=orders-dlq"));
+  ASSERT_EQ(detail.status, 200) << detail.body;
+  auto rec = Json(parser, detail)["record"];
+  EXPECT_EQ(rec["message_id"].get_string().value(), id);
+  EXPECT_EQ(rec["body"].get_string().value(), "timeout after 101 ms");
+  EXPECT_EQ(rec["message_attributes"]["tenant"]["StringValue"].get_string().value(), "acme");
+
+  HttpServerResponse nothing = d.Handle(Get("/api/messages/no-such-id", "queue=orders-dlq"));
+  EXPECT_EQ(nothing.status, 404);
+  EXPECT_EQ(ErrorOf(nothing), "message no-such-id is not in the archive of orders-dlq");
+}
+
+TEST_F(DashboardTest, FailureGroupsComeFromTheFingerprintStats) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/queues/orders-dlq/failures"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_EQ(doc["groups_total"].get_uint64().value(), 2u);
+  auto groups = doc["report"]["groups"].get_array().value();
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups.at(0)["count"].get_uint64().value(), 3u);
+  EXPECT_EQ(groups.at(1)["count"].get_uint64().value(), 2u);
+  HttpServerResponse one = d.Handle(Get("/api/queues/orders-dlq/failures", "limit=1"));
+  EXPECT_EQ(Json(parser, one)["report"]["groups"].get_array().value().size(), 1u);
+}
+
+TEST_F(DashboardTest, RecentObjectsAreTheQueuesArchiveObjects) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/queues/orders-dlq/objects"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_EQ(doc["total"].get_uint64().value(), store_.Keys().size());
+  simdjson::dom::array objects = doc["objects"].get_array().value();
+  ASSERT_GT(objects.size(), 0u);
+  for (auto o : objects) {
+    EXPECT_TRUE(std::string_view(o["key"].get_string().value()).starts_with("dlq-archive/orders-dlq/"));
+  }
+}
+
+TEST_F(DashboardTest, ArchiveFailuresAreJsonErrorsNotCrashes) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  store_.FailNextList(Unavailable("S3 is down"));
+  HttpServerResponse r = d.Handle(Get("/api/queues/orders-dlq/objects"));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(ErrorOf(r).find("S3 is down"), std::string::npos);
+}
+
+TEST_F(DashboardTest, BadRequestsAre400WithTheReason) {
+  Dashboard d = Make(kToken);
+  HttpServerResponse r = d.Handle(Get("/api/search", "q=x"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(ErrorOf(r).find("queue"), std::string::npos);
+  r = d.Handle(Get("/api/search", "queue=orders-dlq&since=yesterday-ish"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(ErrorOf(r).find("--since"), std::string::npos);
+  r = d.Handle(Get("/api/search", "queue=orders-dlq&re=(unclosed"));
+  EXPECT_EQ(r.status, 400);
+  r = d.Handle(Get("/api/queues/orders-dlq/objects", "limit=abc"));
+  EXPECT_EQ(r.status, 400);
+  r = d.Handle(Post("/api/replay", "{not json", std::string("Bearer ") + kToken));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(ErrorOf(r).find("not JSON"), std::string::npos);
+  r = d.Handle(Get("/api/unknown"));
+  EXPECT_EQ(r.status, 404);
+}
+
+TEST_F(DashboardTest, WithoutATokenActionsAreRefusedAndNothingHappens) {
+  Inject("a", clock_.Now() - hours(1));
+  daemon_->RunOnce();
+  Dashboard d = Make("");
+  HttpServerResponse r = d.Handle(Post("/api/queues/orders-dlq/archive", "", std::string("Bearer ") + kToken));
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(ErrorOf(r).find("no dashboard.write_token"), std::string::npos);
+  r = d.Handle(Post("/api/replay", R"({"queue":"orders-dlq","ids":["m"]})"));
+  EXPECT_EQ(r.status, 403);
+  Cycle();
+  Cycle();
+  EXPECT_EQ(sqs_.Depth(dlq_url_), 1u);  // not archived: an hour old, far from expiry
+  EXPECT_TRUE(store_.Keys().empty());
+}
+
+TEST_F(DashboardTest, AMissingOrWrongTokenIs401) {
+  Inject("a", clock_.Now() - hours(1));
+  daemon_->RunOnce();
+  Dashboard d = Make(kToken);
+  for (std::string auth :
+       {std::string(), std::string("Bearer wrong-token-but-long-enough"), std::string("Basic ") + kToken,
+        std::string("Bearer ") + kToken + "x", std::string("Bearer ")}) {
+    HttpServerResponse r = d.Handle(Post("/api/queues/orders-dlq/archive", "", auth));
+    EXPECT_EQ(r.status, 401) << auth;
+    EXPECT_EQ(r.body.find(kToken), std::string::npos);
+    bool challenge = false;
+    for (const auto& [k, v] : r.headers) challenge |= k == "WWW-Authenticate" && v == "Bearer";
+    EXPECT_TRUE(challenge);
+  }
+  Cycle();
+  EXPECT_EQ(sqs_.Depth(dlq_url_), 1u);
+}
+
+TEST_F(DashboardTest, ArchiveNowArchivesEveryMessageAtTheNextCollection) {
+  for (int i = 0; i < 4; ++i) Inject("fresh " + std::to_string(i), clock_.Now() - hours(1));
+  daemon_->RunOnce();
+  Cycle();
+  EXPECT_EQ(sqs_.Depth(dlq_url_), 4u);  // no alarm: nothing archived by itself
+  Dashboard d = Make(kToken);
+  HttpServerResponse r = d.Handle(Post("/api/queues/orders-dlq/archive", "", std::string("Bearer ") + kToken));
+  EXPECT_EQ(r.status, 202) << r.body;
+  Cycle();
+  EXPECT_EQ(sqs_.Depth(dlq_url_), 0u);
+  EXPECT_EQ(daemon_->Queue("orders-dlq")->archived, 4u);
+  EXPECT_EQ(d.Handle(Post("/api/queues/nope-dlq/archive", "", std::string("Bearer ") + kToken)).status, 404);
+}
+
+TEST_F(DashboardTest, ReplayWithTheTokenSendsToTheSourceAndWritesTheAuditRecord) {
+  ArchiveSome();
+  Dashboard d = Make(kToken);
+  simdjson::dom::parser parser;
+  auto found = Json(parser, d.Handle(Get("/api/search", "queue=orders-dlq&q=null+pointer")));
+  ASSERT_EQ(found["count"].get_uint64().value(), 2u);
+  std::string id(found["messages"].at(0)["message_id"].get_string().value());
+  std::string body(found["messages"].at(0)["preview"].get_string().value());
+
+  HttpServerResponse r = d.Handle(
+      Post("/api/replay", R"({"queue":"orders-dlq","ids":[")" + id + R"("]})", std::string("Bearer ") + kToken));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_TRUE(doc["ok"].get_bool().value());
+  EXPECT_NE(std::string_view(doc["output"].get_string().value()).find("sent 1"), std::string_view::npos);
+  std::vector<Message> on_source = sqs_.Messages(source_url_);
+  ASSERT_EQ(on_source.size(), 1u);
+  EXPECT_EQ(on_source[0].body, body);
+  EXPECT_EQ(on_source[0].message_attributes.at("tenant").string_value, "globex");
+  size_t audits = 0;
+  for (const std::string& key : store_.Keys()) {
+    if (!key.starts_with("dlq-archive/_audit/")) continue;
+    ++audits;
+    auto text = store_.Get(key);
+    ASSERT_TRUE(text.ok());
+    EXPECT_NE(text->find(id), std::string::npos);
+    EXPECT_NE(text->find("dlq-archive dashboard, client 127.0.0.1"), std::string::npos);
+  }
+  EXPECT_EQ(audits, 1u);
+
+  // An id that is not archived: nothing selected, nothing sent.
+  HttpServerResponse none = d.Handle(
+      Post("/api/replay", R"({"queue":"orders-dlq","ids":["not-archived"]})", std::string("Bearer ") + kToken));
+  auto none_doc = Json(parser, none);
+  EXPECT_NE(std::string_view(none_doc["output"].get_string().value()).find("selected 0"), std::string_view::npos)
+      << none.body;
+  EXPECT_EQ(sqs_.Messages(source_url_).size(), 1u);
+}
+
+}  // namespace
+}  // namespace dlq

@@ -1,0 +1,576 @@
+// dlq-archive dashboard: a single page over the daemon's JSON API
+// (doc/dashboard.md). No dependencies; everything it loads comes from the
+// daemon. Text from the API is only ever set as textContent.
+'use strict';
+
+const state = {
+  info: { write: false, poll_interval_s: 60 },
+  queues: null, // last /api/queues document
+  sort: { key: 'expiry', dir: 1 },
+  filter: '',
+  route: null,
+  timer: null,
+  updated: null,
+};
+
+// ---- Small helpers.
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function s(tag, attrs, text) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+function token() {
+  return sessionStorage.getItem('dlq-token') || '';
+}
+
+async function api(path, options) {
+  const opts = Object.assign({ headers: {} }, options || {});
+  if (opts.method === 'POST' && token()) opts.headers.Authorization = 'Bearer ' + token();
+  const res = await fetch(path, opts);
+  let body = null;
+  try {
+    body = await res.json();
+  } catch (e) {
+    body = { error: 'the daemon answered ' + res.status + ' without JSON' };
+  }
+  if (!res.ok) {
+    const err = new Error((body && body.error) || 'HTTP ' + res.status);
+    err.status = res.status;
+    err.body = body;
+    throw err;
+  }
+  return body;
+}
+
+function fmtDuration(seconds) {
+  if (seconds === null || seconds === undefined || !isFinite(seconds)) return '—';
+  const neg = seconds < 0;
+  let t = Math.abs(Math.round(seconds));
+  const d = Math.floor(t / 86400); t -= d * 86400;
+  const hh = Math.floor(t / 3600); t -= hh * 3600;
+  const m = Math.floor(t / 60); const sec = t - m * 60;
+  const out = d > 0 ? `${d}d ${hh}h ${m}m` : hh > 0 ? `${hh}h ${m}m` : m > 0 ? `${m}m ${sec}s` : `${sec}s`;
+  return neg ? 'expired ' + out + ' ago' : out;
+}
+
+// SQS deletes a message when it expires, so a nearest possible expiry in the
+// past means "not yet known": the daemon assumes the worst until it has seen
+// the messages.
+function fmtExpiry(seconds) {
+  return seconds <= 0 ? 'any moment (not yet observed)' : 'in ' + fmtDuration(seconds);
+}
+
+function fmtTime(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return isNaN(d) ? iso : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+function fmtBytes(n) {
+  if (n < 1024) return n + ' B';
+  if (n < 1048576) return (n / 1024).toFixed(1) + ' KiB';
+  return (n / 1048576).toFixed(1) + ' MiB';
+}
+
+function count(n) {
+  return n === undefined || n === null || n < 0 ? '—' : String(n);
+}
+
+function stateBadge(name) {
+  const cls = name === 'ALARM' ? 'alarm' : name === 'OK' ? 'ok' : 'insufficient';
+  return h('span', { class: 'state ' + cls }, name);
+}
+
+function alarmLabel(a) {
+  return a.metric && a.metric.includes('NumberOfMessages') ? 'depth' : 'expiry';
+}
+
+function secondsToExpiry(q) {
+  return q.nearest_expiry ? (Date.parse(q.nearest_expiry) - Date.now()) / 1000 : null;
+}
+
+function setLive(text) {
+  document.getElementById('live').textContent = text;
+}
+
+function say(region, text, isError) {
+  region.replaceChildren(text ? h('p', { class: isError ? 'error' : '' }, text) : '');
+}
+
+// ---- Theme.
+
+const themes = ['auto', 'light', 'dark'];
+const darkQuery = window.matchMedia('(prefers-color-scheme: dark)');
+function applyTheme(name) {
+  const effective = name === 'auto' ? (darkQuery.matches ? 'dark' : 'light') : name;
+  document.documentElement.setAttribute('data-theme', effective);
+  const btn = document.getElementById('theme');
+  btn.textContent = 'Theme: ' + name;
+  btn.setAttribute('aria-label', 'Theme: ' + name + (name === 'auto' ? ' (' + effective + ')' : '') + ', change');
+}
+function savedTheme() {
+  const saved = localStorage.getItem('dlq-theme') || 'auto';
+  return themes.includes(saved) ? saved : 'auto';
+}
+function initTheme() {
+  applyTheme(savedTheme());
+  darkQuery.addEventListener('change', () => applyTheme(savedTheme()));
+  document.getElementById('theme').addEventListener('click', () => {
+    const next = themes[(themes.indexOf(savedTheme()) + 1) % themes.length];
+    localStorage.setItem('dlq-theme', next);
+    applyTheme(next);
+  });
+}
+
+// ---- Overview.
+
+const columns = [
+  { key: 'queue', label: 'Queue', value: (q) => q.queue },
+  { key: 'group', label: 'Group / region', value: (q) => q.group + ' ' + q.region },
+  { key: 'visible', label: 'Visible', num: true, value: (q) => q.messages.visible },
+  { key: 'inflight', label: 'In flight', num: true, value: (q) => q.messages.not_visible },
+  { key: 'delayed', label: 'Delayed', num: true, value: (q) => q.messages.delayed },
+  { key: 'expiry', label: 'Nearest expiry', value: (q) => { const t = secondsToExpiry(q); return t === null ? Infinity : t; } },
+  { key: 'alarms', label: 'Alarms', value: (q) => -q.alarms.filter((a) => a.state === 'ALARM').length },
+  { key: 'lastrun', label: 'Last archive run', value: (q) => (q.archive.last_run ? q.archive.last_run.time : '') },
+  { key: 'archived', label: 'Archived', num: true, value: (q) => q.archive.archived },
+];
+
+function overviewSummary(doc) {
+  const qs = doc.queues;
+  const alarming = qs.filter((q) => q.alarms.some((a) => a.state === 'ALARM')).length;
+  let atRisk = 0;
+  for (const q of qs) {
+    const t = secondsToExpiry(q);
+    if (t !== null && t < 86400) atRisk += Math.max(0, q.messages.visible) + Math.max(0, q.messages.not_visible);
+  }
+  const errors = qs.filter((q) => q.archive.failing || q.collect_error).length +
+    doc.groups.filter((g) => g.error || !g.destination.ok).length;
+  return h('ul', { class: 'cards', 'aria-label': 'Summary' },
+    h('li', {}, h('span', { class: 'n', id: 'sum-alarm' }, alarming), 'queues in ALARM'),
+    h('li', {}, h('span', { class: 'n', id: 'sum-risk' }, atRisk), 'messages at risk within 24 h'),
+    h('li', {}, h('span', { class: 'n', id: 'sum-errors' }, errors), 'errors'),
+    h('li', {}, h('span', { class: 'n' }, qs.length), 'queues watched'));
+}
+
+function expiryCell(q) {
+  const t = secondsToExpiry(q);
+  if (t === null) return h('td', {}, h('span', { class: 'muted' }, 'nothing queued'));
+  const retention = Math.max(1, q.source_retention_s > 0 ? Math.max(q.retention_s, q.source_retention_s) : q.retention_s);
+  const left = Math.max(0, Math.min(retention, t));
+  return h('td', {},
+    h('span', { class: t < 86400 ? 'state warn' : '' }, fmtExpiry(t)), ' ',
+    h('meter', { min: 0, max: retention, value: left, low: retention * 0.25, optimum: retention,
+      'aria-label': `${fmtDuration(left)} left of ${fmtDuration(retention)} retention` }));
+}
+
+function overviewRow(q) {
+  const run = q.archive.last_run;
+  const err = q.archive.last_error;
+  return h('tr', { 'data-queue': q.queue },
+    h('th', { scope: 'row' }, h('a', { href: '#/queue/' + encodeURIComponent(q.queue) }, q.queue),
+      q.fifo ? h('span', { class: 'muted' }, ' FIFO') : ''),
+    h('td', {}, q.group, h('br'), h('span', { class: 'muted' }, q.region)),
+    h('td', { class: 'num' }, count(q.messages.visible)),
+    h('td', { class: 'num' }, count(q.messages.not_visible)),
+    h('td', { class: 'num' }, count(q.messages.delayed)),
+    expiryCell(q),
+    h('td', { class: 'alarms' }, q.alarms.length === 0 ? h('span', { class: 'muted' }, 'none') :
+      q.alarms.map((a) => h('span', { title: a.reason }, alarmLabel(a) + ': ', stateBadge(a.state), ' '))),
+    h('td', {}, run ? [fmtTime(run.time), h('br'), `${run.archived} archived`, run.ok ? '' : ' (failed)'] : h('span', { class: 'muted' }, 'no run yet'),
+      err && q.archive.failing ? [h('br'), h('span', { class: 'state alarm' }, 'ERROR'), ' ', err.code] : '',
+      q.archive.running ? [h('br'), h('span', { class: 'state warn' }, 'RUNNING')] : '',
+      q.collect_error ? [h('br'), h('span', { class: 'state alarm' }, 'COLLECT ERROR')] : ''),
+    h('td', { class: 'num' }, q.archive.archived));
+}
+
+function sortedQueues(doc) {
+  const col = columns.find((c) => c.key === state.sort.key) || columns[0];
+  const f = state.filter.toLowerCase();
+  const qs = doc.queues.filter((q) => !f || (q.queue + ' ' + q.group + ' ' + q.region).toLowerCase().includes(f));
+  return qs.sort((a, b) => {
+    const x = col.value(a), y = col.value(b);
+    return (x < y ? -1 : x > y ? 1 : a.queue < b.queue ? -1 : 1) * state.sort.dir;
+  });
+}
+
+function renderOverviewLive() {
+  const doc = state.queues;
+  const summary = document.getElementById('summary');
+  const tbody = document.getElementById('queues-body');
+  if (!doc || !summary || !tbody || state.queuesFor !== 'overview') return;
+  summary.replaceChildren(overviewSummary(doc));
+  const rows = sortedQueues(doc);
+  tbody.replaceChildren(...rows.map(overviewRow));
+  document.getElementById('shown').textContent = `${rows.length} of ${doc.queues.length} queues shown`;
+  const groups = document.getElementById('groups');
+  groups.replaceChildren(...doc.groups.filter((g) => g.error || !g.destination.ok || g.warning).map((g) =>
+    h('p', { class: 'error' }, `Group ${g.name}: `, g.error || g.destination.error || g.warning)));
+  for (const th of document.querySelectorAll('#queues thead th')) {
+    th.setAttribute('aria-sort', th.dataset.key === state.sort.key ? (state.sort.dir > 0 ? 'ascending' : 'descending') : 'none');
+  }
+}
+
+function renderOverview(view) {
+  const filter = h('input', { type: 'search', id: 'filter', value: state.filter, 'aria-describedby': 'shown',
+    oninput: (e) => { state.filter = e.target.value; renderOverviewLive(); } });
+  const head = h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.num ? 'num' : '', 'data-key': c.key },
+    h('button', { type: 'button', onclick: () => {
+      state.sort = { key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : 1 };
+      renderOverviewLive();
+    } }, c.label))));
+  view.replaceChildren(
+    h('h1', {}, 'Dead-letter queues'),
+    h('div', { id: 'summary' }),
+    h('div', { id: 'groups' }),
+    h('div', { class: 'toolbar' }, h('label', { for: 'filter' }, 'Filter queues'), filter,
+      h('span', { id: 'shown', class: 'muted' })),
+    h('table', { id: 'queues' }, h('caption', { class: 'muted' }, 'Sort by a column with its header button; the nearest expiry is a conservative estimate.'),
+      h('thead', {}, head), h('tbody', { id: 'queues-body' })));
+  renderOverviewLive();
+}
+
+// ---- Queue page.
+
+function chart(title, samples, series, unit) {
+  const W = 600, H = 140, L = 44, B = 18;
+  const times = samples.map((p) => Date.parse(p.time));
+  const values = series.flatMap((sr) => samples.map(sr.value)).filter((v) => v !== null && v >= 0);
+  const max = Math.max(1, ...values);
+  const t0 = times.length ? times[0] : 0, t1 = times.length ? times[times.length - 1] : 1;
+  const x = (t) => L + ((t - t0) / Math.max(1, t1 - t0)) * (W - L - 4);
+  const y = (v) => H - B - (v / max) * (H - B - 6);
+  const svg = s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', 'aria-hidden': 'true' });
+  svg.append(s('line', { class: 'axis', x1: L, y1: H - B, x2: W, y2: H - B }));
+  svg.append(s('line', { class: 'axis', x1: L, y1: 4, x2: L, y2: H - B }));
+  svg.append(s('text', { x: 2, y: 14 }, unit(max)));
+  svg.append(s('text', { x: 2, y: H - B }, unit(0)));
+  if (times.length) {
+    svg.append(s('text', { x: L, y: H - 3 }, fmtTime(samples[0].time).slice(11)));
+    svg.append(s('text', { x: W - 70, y: H - 3 }, fmtTime(samples[samples.length - 1].time).slice(11)));
+  }
+  series.forEach((sr, i) => {
+    const pts = samples.map((p, k) => [times[k], sr.value(p)]).filter(([, v]) => v !== null && v >= 0)
+      .map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`);
+    if (pts.length) svg.append(s('polyline', { class: 'line' + (i + 1), points: pts.join(' ') }));
+  });
+  const last = samples.length ? samples[samples.length - 1] : null;
+  const summary = series.map((sr) => `${sr.name}: now ${last ? unit(sr.value(last)) : '—'}, peak ${unit(Math.max(0, ...samples.map(sr.value).filter((v) => v !== null)))}`).join('; ');
+  return h('figure', { role: 'group', 'aria-label': title },
+    h('figcaption', {}, title), svg,
+    h('p', { class: 'muted' }, `${samples.length} samples. ${summary}.`,
+      series.length > 1 ? ` Solid line: ${series[0].name}; dashed: ${series[1].name}.` : ''));
+}
+
+function timeline(q) {
+  const events = [];
+  for (const a of q.alarms) for (const t of a.history || []) events.push(Object.assign({ alarm: alarmLabel(a) }, t));
+  events.sort((a, b) => (a.time < b.time ? 1 : -1));
+  if (!events.length) return h('p', { class: 'muted' }, 'No alarm transitions yet.');
+  return h('ol', { class: 'timeline', 'aria-label': 'Alarm transitions, newest first' }, events.slice(0, 50).map((e) =>
+    h('li', {}, h('time', { datetime: e.time }, fmtTime(e.time)), ' — ', e.alarm, ' alarm ',
+      stateBadge(e.from), ' → ', stateBadge(e.to), h('br'), h('span', { class: 'muted' }, e.reason))));
+}
+
+function queueHeader(q) {
+  const t = secondsToExpiry(q);
+  return h('div', {},
+    h('dl', { class: 'fields' },
+      h('dt', {}, 'Group / region'), h('dd', {}, `${q.group} / ${q.region}`),
+      h('dt', {}, 'Messages'), h('dd', { id: 'q-messages' }, `${count(q.messages.visible)} visible, ${count(q.messages.not_visible)} in flight, ${count(q.messages.delayed)} delayed`),
+      h('dt', {}, 'Nearest expiry'), h('dd', {}, t === null ? 'nothing queued' : `${fmtExpiry(t)} (${fmtTime(q.nearest_expiry)})`),
+      h('dt', {}, 'Retention'), h('dd', {}, fmtDuration(q.retention_s) + (q.source_retention_s > 0 ? `; sources keep ${fmtDuration(q.source_retention_s)}` : '')),
+      h('dt', {}, 'Alarms'), h('dd', { id: 'q-alarms' }, q.alarms.length ? q.alarms.map((a) =>
+        h('span', { 'data-alarm': alarmLabel(a) }, `${alarmLabel(a)} alarm: `, stateBadge(a.state), h('span', { class: 'muted' }, a.reason), h('br'))) : 'none'),
+      h('dt', {}, 'Archive'), h('dd', {}, `${q.archive.archived} archived in ${q.archive.runs} runs` +
+        (q.archive.last_run ? `; last run ${fmtTime(q.archive.last_run.time)} archived ${q.archive.last_run.archived}` : '') +
+        (q.archive.running ? '; a run is in progress' : ''),
+        q.archive.last_error ? [h('br'), h('span', { class: q.archive.failing ? 'state alarm' : 'muted' }, q.archive.failing ? 'ERROR' : 'last error'), ' ',
+          `${fmtTime(q.archive.last_error.time)} ${q.archive.last_error.message}`] : '')));
+}
+
+function tokenField(result) {
+  const input = h('input', { type: 'password', id: 'token', autocomplete: 'off', value: token(),
+    onchange: (e) => { sessionStorage.setItem('dlq-token', e.target.value.trim()); } });
+  return h('div', { class: 'toolbar' }, h('label', { for: 'token' }, 'Write token'), input,
+    h('span', { class: 'muted' }, 'sent as an Authorization header, kept for this tab only'), result);
+}
+
+function actionsPanel(name) {
+  if (!state.info.write) return null;
+  const result = h('div', { role: 'status', id: 'action-result' });
+  const archive = h('button', { type: 'button', id: 'archive-now', class: 'primary', onclick: async () => {
+    archive.disabled = true;
+    say(result, 'Asking for an archive run…');
+    try {
+      const r = await api('/api/queues/' + encodeURIComponent(name) + '/archive', { method: 'POST' });
+      say(result, `Archive run requested for ${r.queue}: ${r.note}.`);
+    } catch (e) {
+      say(result, 'Archive now failed: ' + e.message, true);
+    } finally {
+      archive.disabled = false;
+    }
+  } }, 'Archive now');
+  return h('section', { class: 'actions', 'aria-labelledby': 'actions-h' },
+    h('h2', { id: 'actions-h' }, 'Actions'), tokenField(result),
+    h('div', { class: 'toolbar' }, archive, h('span', { class: 'muted' }, 'archives every message of this queue, then deletes it from the queue')));
+}
+
+async function loadInto(region, loader) {
+  region.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  try {
+    region.replaceChildren(await loader());
+  } catch (e) {
+    region.replaceChildren(h('p', { class: 'error' }, e.message));
+  }
+}
+
+function objectsTable(doc) {
+  if (!doc.objects.length) return h('p', { class: 'muted' }, `No archive objects for this queue in ${doc.destination} yet.`);
+  return h('div', {}, h('p', { class: 'muted' }, `${doc.total} objects in ${doc.destination}; newest first.`),
+    h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col', class: 'num' }, 'Size'), h('th', { scope: 'col' }, 'Stored'))),
+      h('tbody', {}, doc.objects.map((o) => h('tr', {}, h('td', { class: 'code' }, o.key), h('td', { class: 'num' }, fmtBytes(o.size)), h('td', {}, fmtTime(o.last_modified)))))));
+}
+
+function failuresTable(name, doc, searchFor) {
+  const groups = doc.report.groups;
+  if (!groups.length) return h('p', { class: 'muted' }, 'No archived messages for this queue yet.');
+  return h('div', {}, h('p', { class: 'muted' }, `${doc.report.records} archived messages in ${doc.groups_total} groups (body fingerprint: numbers, ids and times masked).`),
+    h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'num' }, 'Messages'), h('th', { scope: 'col' }, 'Fingerprint'), h('th', { scope: 'col' }, 'First / last seen'), h('th', { scope: 'col' }, 'Example'))),
+      h('tbody', {}, groups.map((g) => h('tr', {},
+        h('td', { class: 'num' }, g.count),
+        h('td', { class: 'code' }, g.key === null ? '(no body)' : g.key),
+        h('td', {}, fmtTime(g.first_seen), h('br'), fmtTime(g.last_seen)),
+        h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(name)}/message/${encodeURIComponent(g.example_id)}` }, g.example_id), ' ',
+          h('button', { type: 'button', class: 'ghost', onclick: () => searchFor(g.example_id) }, 'Search')))))));
+}
+
+function searchSection(name) {
+  const results = h('div', { id: 'results' });
+  const replayResult = h('div', { role: 'status', id: 'replay-result' });
+  const q = h('input', { type: 'search', id: 'search-q', name: 'q' });
+  const id = h('input', { type: 'text', id: 'search-id', name: 'id', class: 'code' });
+  const since = h('input', { type: 'text', id: 'search-since', name: 'since', placeholder: '24h, 2026-11-20' });
+  const run = async (e) => {
+    if (e) e.preventDefault();
+    const params = new URLSearchParams({ queue: name, limit: '100' });
+    if (q.value) params.set('q', q.value);
+    if (id.value.trim()) params.set('id', id.value.trim());
+    if (since.value.trim()) params.set('since', since.value.trim());
+    await loadInto(results, async () => {
+      const doc = await api('/api/search?' + params.toString());
+      return resultsTable(name, doc, replayResult);
+    });
+  };
+  const form = h('form', { role: 'search', 'aria-label': 'Search the archive', onsubmit: run },
+    h('div', { class: 'toolbar' },
+      h('label', { for: 'search-q' }, 'Body contains'), q,
+      h('label', { for: 'search-id' }, 'Message id'), id,
+      h('label', { for: 'search-since' }, 'Sent since'), since,
+      h('button', { type: 'submit', class: 'primary' }, 'Search')));
+  const searchFor = (messageId) => { q.value = ''; id.value = messageId; run(); id.focus(); };
+  return { node: h('section', { 'aria-labelledby': 'search-h' }, h('h2', { id: 'search-h' }, 'Search the archive'), form, replayResult, results), searchFor };
+}
+
+function resultsTable(name, doc, replayResult) {
+  if (!doc.messages.length) return h('p', { role: 'status' }, 'No archived message matches.');
+  const write = state.info.write;
+  const boxes = [];
+  const replay = write ? h('button', { type: 'button', id: 'replay-selected', class: 'primary', onclick: async () => {
+    const ids = boxes.filter((b) => b.checked).map((b) => b.value);
+    if (!ids.length) { say(replayResult, 'Select at least one message to replay.', true); return; }
+    replay.disabled = true;
+    say(replayResult, `Replaying ${ids.length} message(s) to their source queue…`);
+    try {
+      const r = await api('/api/replay', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queue: name, ids }) });
+      say(replayResult, r.output || 'Replayed.');
+    } catch (e) {
+      const detail = e.body && (e.body.errors || e.body.output) ? ': ' + (e.body.errors || e.body.output) : '';
+      say(replayResult, 'Replay failed: ' + e.message + detail, true);
+    } finally {
+      replay.disabled = false;
+    }
+  } }, 'Replay selected to source') : null;
+  const rows = doc.messages.map((m) => {
+    const box = write ? h('input', { type: 'checkbox', value: m.message_id, 'aria-label': 'Select ' + m.message_id }) : null;
+    if (box) boxes.push(box);
+    return h('tr', {},
+      write ? h('td', {}, box) : null,
+      h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(name)}/message/${encodeURIComponent(m.message_id)}`, class: 'code' }, m.message_id)),
+      h('td', {}, fmtTime(m.sent_at)),
+      h('td', { class: 'num' }, m.receive_count),
+      h('td', { class: 'code' }, m.preview));
+  });
+  return h('div', {},
+    h('p', { role: 'status' }, `${doc.count} message(s)${doc.more ? ' (more match: narrow the search)' : ''}.`),
+    replay ? h('div', { class: 'toolbar' }, replay, h('span', { class: 'muted' }, 'sends the selected archived messages back to the queue they failed from and writes an audit record')) : null,
+    h('table', { id: 'results-table' }, h('thead', {}, h('tr', {}, write ? h('th', { scope: 'col' }, 'Select') : null,
+      h('th', { scope: 'col' }, 'Message id'), h('th', { scope: 'col' }, 'Sent'), h('th', { scope: 'col', class: 'num' }, 'Receives'), h('th', { scope: 'col' }, 'Body'))),
+    h('tbody', {}, rows)));
+}
+
+function findQueue(name) {
+  return state.queues ? state.queues.queues.find((q) => q.queue === name) : null;
+}
+
+async function renderQueueLive(name) {
+  const q = findQueue(name);
+  const head = document.getElementById('queue-head');
+  if (!head || state.queuesFor !== 'queue:' + name) return;
+  if (!q) { head.replaceChildren(h('p', { class: 'error' }, `Queue ${name} is not watched by this daemon.`)); return; }
+  head.replaceChildren(queueHeader(q));
+  document.getElementById('timeline').replaceChildren(timeline(q));
+  // A finished archive run changes what the archive sections show.
+  const archived = q.archive.archived + '/' + q.archive.runs;
+  if (state.archivedSeen !== undefined && state.archivedSeen !== archived && state.reloadArchive) state.reloadArchive();
+  state.archivedSeen = archived;
+  try {
+    const hist = await api('/api/queues/' + encodeURIComponent(name) + '/history');
+    const charts = document.getElementById('charts');
+    if (!charts) return;
+    charts.replaceChildren(
+      chart('Depth', hist.samples, [
+        { name: 'visible', value: (p) => (p.visible < 0 ? null : p.visible) },
+        { name: 'in flight', value: (p) => (p.not_visible < 0 ? null : p.not_visible) }], (v) => String(Math.round(v))),
+      chart('Expiry clock (time to the nearest expiry)', hist.samples, [
+        { name: 'time left', value: (p) => (p.expiry_in_s === null ? null : Math.max(0, p.expiry_in_s)) }], fmtDuration));
+  } catch (e) {
+    document.getElementById('charts').replaceChildren(h('p', { class: 'error' }, e.message));
+  }
+}
+
+function renderQueue(view, name) {
+  const objects = h('div', { id: 'objects' });
+  const failures = h('div', { id: 'failures' });
+  const search = searchSection(name);
+  const reloadArchive = () => {
+    loadInto(objects, async () => objectsTable(await api('/api/queues/' + encodeURIComponent(name) + '/objects')));
+    loadInto(failures, async () => failuresTable(name, await api('/api/queues/' + encodeURIComponent(name) + '/failures'), search.searchFor));
+  };
+  state.reloadArchive = reloadArchive;
+  state.archivedSeen = undefined;
+  view.replaceChildren(
+    h('nav', { 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'All queues'), ' / ', name),
+    h('h1', {}, 'Queue ', name),
+    h('div', { id: 'queue-head' }),
+    actionsPanel(name) || '',
+    h('h2', {}, 'Depth and expiry over time'),
+    h('div', { id: 'charts', class: 'charts' }),
+    h('h2', {}, 'Alarm history'),
+    h('div', { id: 'timeline' }),
+    h('h2', {}, 'Top failure groups'), failures,
+    h('h2', {}, 'Recent archive objects'), objects,
+    search.node);
+  renderQueueLive(name);
+  reloadArchive();
+}
+
+// ---- Message page.
+
+function renderMessage(view, name, id) {
+  const body = h('div', { id: 'message' });
+  view.replaceChildren(
+    h('nav', { 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'All queues'), ' / ',
+      h('a', { href: '#/queue/' + encodeURIComponent(name) }, name), ' / ', id),
+    h('h1', {}, 'Message ', h('span', { class: 'code' }, id)), body);
+  loadInto(body, async () => {
+    const doc = await api(`/api/messages/${encodeURIComponent(id)}?queue=${encodeURIComponent(name)}`);
+    const r = doc.record;
+    const bodyText = r.body !== undefined ? r.body : '(binary body, base64) ' + r.body_base64;
+    let pretty = bodyText;
+    try { pretty = JSON.stringify(JSON.parse(bodyText), null, 2); } catch (e) { /* not JSON: as is */ }
+    const attrs = Object.entries(r.attributes || {});
+    const mattrs = Object.entries(r.message_attributes || {});
+    return h('div', {},
+      h('dl', { class: 'fields', id: 'message-fields' },
+        ['queue', 'message_id', 'sent_at', 'archived_at', 'expires_at', 'md5_of_body', 'md5_of_message_attributes'].map((k) =>
+          [h('dt', {}, k), h('dd', { class: 'code' }, r[k] === undefined || r[k] === '' ? '—' : String(r[k]))])),
+      h('h2', {}, 'Stored in'), h('ul', {}, doc.locations.map((l) => h('li', { class: 'code' }, l))),
+      h('h2', {}, `Message attributes (${mattrs.length})`),
+      mattrs.length ? h('table', { id: 'message-attributes' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, 'Value'))),
+        h('tbody', {}, mattrs.map(([k, v]) => h('tr', {}, h('td', { class: 'code' }, k), h('td', {}, v.DataType),
+          h('td', { class: 'code' }, v.StringValue !== undefined ? v.StringValue : 'base64 ' + v.BinaryValue))))) : h('p', { class: 'muted' }, 'none'),
+      h('h2', {}, `System attributes (${attrs.length})`),
+      h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Value'))),
+        h('tbody', {}, attrs.map(([k, v]) => h('tr', {}, h('td', { class: 'code' }, k), h('td', { class: 'code' }, String(v)))))),
+      h('h2', {}, 'Body'), h('pre', { id: 'message-body', tabindex: 0, 'aria-label': 'Message body' }, pretty));
+  });
+}
+
+// ---- Routing and live updates.
+
+function parseRoute() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  if (parts[0] === 'queue' && parts[1]) {
+    if (parts[2] === 'message' && parts[3]) return { view: 'message', queue: parts[1], id: parts[3] };
+    return { view: 'queue', queue: parts[1] };
+  }
+  return { view: 'overview' };
+}
+
+function render() {
+  state.route = parseRoute();
+  const view = document.getElementById('view');
+  const r = state.route;
+  if (r.view === 'queue') { document.title = r.queue + ' · dlq-archive'; renderQueue(view, r.queue); }
+  else if (r.view === 'message') { document.title = r.id + ' · dlq-archive'; renderMessage(view, r.queue, r.id); }
+  else { document.title = 'Dead-letter queues · dlq-archive'; renderOverview(view); }
+}
+
+async function poll() {
+  try {
+    // The overview needs no alarm history; a queue page needs its queue only.
+    const r = state.route;
+    const key = r.view === 'overview' ? 'overview' : 'queue:' + r.queue;
+    const doc = await api(r.view === 'overview' ? '/api/queues?history=0' : '/api/queues?queue=' + encodeURIComponent(r.queue));
+    if (r !== state.route) return; // navigated meanwhile: the next poll serves the new view
+    state.queues = doc;
+    state.queuesFor = key;
+    state.updated = new Date();
+    setLive('Updated ' + state.updated.toLocaleTimeString() + ', every ' + fmtDuration(state.info.poll_interval_s));
+    if (state.route.view === 'overview') renderOverviewLive();
+    else if (state.route.view === 'queue') await renderQueueLive(state.route.queue);
+  } catch (e) {
+    setLive('Update failed: ' + e.message);
+  }
+}
+
+async function main() {
+  initTheme();
+  try {
+    state.info = await api('/api/dashboard');
+  } catch (e) {
+    setLive('Cannot reach the daemon: ' + e.message);
+  }
+  window.addEventListener('hashchange', () => {
+    render();
+    poll();
+    document.getElementById('main').focus();
+  });
+  state.route = parseRoute();
+  await poll();
+  render();
+  const every = Math.max(1, state.info.poll_interval_s || 60) * 1000;
+  state.timer = setInterval(poll, every);
+}
+
+main();
