@@ -2,11 +2,7 @@
 // messages goes into ALARM, gets archived to S3, and the alarm returns to OK;
 // /metrics passes promtool; SIGTERM stops the daemon with exit 0. And
 // `dlq-archive check` flags a reference-like config as UNSAFE.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -14,35 +10,11 @@
 #include <thread>
 #include <vector>
 
+#include "daemon_process.h"
 #include "harness.h"
 
 namespace dlq::it {
 namespace {
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return 0;
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(DaemonMotoTest, AlarmArchivesShortRetentionDlqAndReturnsToOk) {
   DLQ_REQUIRE_STAND_IN("moto", moto);
@@ -170,54 +142,6 @@ TEST(DaemonMotoTest, CheckFlagsReferenceConfigUnsafe) {
   EXPECT_NE(r.out.find("retention 4d (345600 s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("345000"), std::string::npos) << r.out;
   std::remove(config.c_str());
-}
-
-// A daemon started in the background; Stop() sends SIGTERM and returns the exit code.
-class BackgroundDaemon {
- public:
-  BackgroundDaemon(const StandIn& moto, const std::string& dir, const std::string& config) : dir_(dir) {
-    RunShell(moto.ShellEnv() + "sh -c '" + DLQ_BINARY + " run --config " + config + " 2> " + dir + "/log & echo $! > " +
-             dir + "/pid; wait $!; echo $? > " + dir + "/rc' > /dev/null 2>&1 &");
-  }
-  ~BackgroundDaemon() { Stop(); }
-  std::string Stop() {
-    if (stopped_) return rc_;
-    stopped_ = true;
-    std::string pid;
-    for (int i = 0; i < 50 && pid.empty(); ++i) {
-      pid = ReadFile(dir_ + "/pid");
-      if (pid.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (pid.empty()) return rc_;
-    RunShell("kill -TERM " + pid);
-    for (int i = 0; i < 100 && rc_.empty(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      rc_ = ReadFile(dir_ + "/rc");
-    }
-    return rc_;
-  }
-  std::string Log() const { return ReadFile(dir_ + "/log"); }
-
- private:
-  std::string dir_;
-  bool stopped_ = false;
-  std::string rc_;
-};
-
-// Polls `url` until `done(body)` or the deadline; returns the last body.
-std::string PollUntil(const std::string& url, const std::function<bool(const std::string&)>& done, int seconds) {
-  std::string body;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    body = RunShell("curl -s --max-time 2 " + url, false).out;
-    if (done(body)) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
-  return body;
-}
-
-bool Has(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
 }
 
 // Issue 13, items 1 and 2: with a bucket that does not exist the daemon checks
