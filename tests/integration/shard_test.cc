@@ -172,8 +172,12 @@ TEST(ShardIntegrationTest, ThreeReplicasArchiveAndNotifyEachQueueExactlyOnce) {
       const bool notified_here = alarms["/replica-" + std::to_string(i)].count(q) > 0;
       archivers += archived_here ? 1 : 0;
       notifiers += notified_here ? 1 : 0;
-      if (archived_here) EXPECT_EQ(i, owner) << q << " archived by replica " << i;
-      if (notified_here) EXPECT_EQ(i, owner) << q << " notified by replica " << i;
+      if (archived_here) {
+        EXPECT_EQ(i, owner) << q << " archived by replica " << i;
+      }
+      if (notified_here) {
+        EXPECT_EQ(i, owner) << q << " notified by replica " << i;
+      }
     }
     EXPECT_EQ(archivers, 1) << q;
     EXPECT_EQ(notifiers, 1) << q;

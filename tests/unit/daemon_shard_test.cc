@@ -144,6 +144,22 @@ TEST_F(DaemonShardTest, EachQueueIsWatchedArchivedAndNotifiedByExactlyOneReplica
   EXPECT_EQ(sqs_.deleted_count(), 2 * kQueues);
 }
 
+// The control: replicas without shards each alarm and notify for every queue
+// (what the issue reports), which the test above shows sharding prevents.
+TEST_F(DaemonShardTest, UnshardedReplicasEachNotifyForEveryQueue) {
+  std::vector<std::unique_ptr<Replica>> replicas;
+  for (int i = 0; i < 3; ++i) replicas.push_back(std::make_unique<Replica>(config_, sqs_, clock_));
+  for (int i = 0; i < 3; ++i) Cycle(replicas);
+  std::map<std::string, int> alarmed;
+  for (auto& r : replicas) {
+    EXPECT_EQ(r->Watched(), names_);
+    for (const AlarmNotification& n : r->notifier.notifications()) {
+      if (n.new_state == "ALARM") ++alarmed[n.queue];
+    }
+  }
+  for (const std::string& q : names_) EXPECT_EQ(alarmed[q], 3) << q;
+}
+
 TEST_F(DaemonShardTest, OwnershipFollowsTheRendezvousHashOfTheArn) {
   auto replicas = Replicas(3);
   Cycle(replicas);
