@@ -25,7 +25,6 @@ std::pair<time_t, time_t> SecUsec(std::chrono::milliseconds d) {
 }  // namespace
 
 struct HttplibTransport::Connection {
-  std::string key;
   std::unique_ptr<httplib::Client> client;
 };
 
@@ -96,7 +95,6 @@ Result<HttpResponse> HttplibTransport::Send(const HttpRequest& request) {
   }
   if (!conn) {
     conn = std::make_unique<Connection>();
-    conn->key = key;
     conn->client = std::make_unique<httplib::Client>(key);
     conn->client->set_keep_alive(true);
     conn->client->set_decompress(false);

@@ -8,19 +8,19 @@
 namespace dlq {
 
 Result<ShardSpec> ParseShardSpec(std::string_view text) {
-  const std::string bad = fmt::format("shard \"{}\" is not INDEX/COUNT (e.g. 0/3: the first of three replicas)",
-                                      text.substr(0, std::min<size_t>(text.size(), 64)));
+  const std::string_view shown = text.substr(0, std::min<size_t>(text.size(), 64));
+  const std::string bad = fmt::format("shard \"{}\" is not INDEX/COUNT (e.g. 0/3: the first of three replicas)", shown);
   size_t slash = text.find('/');
   if (slash == std::string_view::npos) return InvalidArgument(bad);
   std::optional<int64_t> index = ParseInt64(Trim(text.substr(0, slash)));
   std::optional<int64_t> count = ParseInt64(Trim(text.substr(slash + 1)));
   if (!index || !count) return InvalidArgument(bad);
   if (*count < 1 || *count > kMaxShards) {
-    return InvalidArgument(fmt::format("shard {}: COUNT must be in 1..{}", text, kMaxShards));
+    return InvalidArgument(fmt::format("shard {}: COUNT must be in 1..{}", shown, kMaxShards));
   }
   if (*index < 0 || *index >= *count) {
     return InvalidArgument(
-        fmt::format("shard {}: INDEX must be in 0..{} (shards are numbered from 0)", text, *count - 1));
+        fmt::format("shard {}: INDEX must be in 0..{} (shards are numbered from 0)", shown, *count - 1));
   }
   return ShardSpec{static_cast<int>(*index), static_cast<int>(*count)};
 }
