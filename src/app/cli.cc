@@ -30,6 +30,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "monitor/shard.h"
 #include "query/filter.h"
 
 namespace dlq {
@@ -417,6 +418,10 @@ int RunCli(int argc, char** argv) {
   run->add_option("--config", run_opts.config_path, "YAML config (doc/configuration.md) (required)");
   run->add_option("--listen-port", run_opts.listen_port, "override the config's listen port (0: any free port)")
       ->check(IntegerValidator(0, 65535));
+  std::string run_shard;
+  run->add_option("--shard", run_shard,
+                  "I/N: this replica is shard I of N and handles only the queues it owns (overrides the config's "
+                  "shard)");
   CheckCommandOptions check_opts;
   auto* check = app.add_subcommand("check", "print the resolved plan and a safety analysis per queue");
   check->add_option("--config", check_opts.config_path, "YAML config (doc/configuration.md) (required)");
@@ -646,6 +651,11 @@ int RunCli(int argc, char** argv) {
   }
   if (*archive && ar.destination.empty()) return usage.Fail("--to is required (s3://BUCKET/PREFIX or file:///DIR)");
   if (*run && run_opts.config_path.empty()) return usage.Fail("--config is required");
+  if (*run && !run_shard.empty()) {
+    auto shard = ParseShardSpec(run_shard);
+    if (!shard.ok()) return usage.Fail("--shard: " + shard.status().message());
+    run_opts.shard = *shard;
+  }
   if (*check && check_opts.config_path.empty()) return usage.Fail("--config is required");
   if (*stats) {
     if (Status st = ValidateStatsOptions(stats_opts, DefaultClock().Now()); !st.ok()) return usage.Fail(st.message());

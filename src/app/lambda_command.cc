@@ -6,7 +6,7 @@
 #include <map>
 #include <memory>
 
-#include "aws/curl_transport.h"
+#include "aws/default_transport.h"
 #include "common/log.h"
 #include "lambda/handler.h"
 #include "lambda/lambda_config.h"
@@ -17,13 +17,17 @@ namespace dlq {
 int RunLambdaCommand(const ServicesOptions& base, std::atomic<bool>& stop) {
   const Environment& env = DefaultEnvironment();
   auto settings = LambdaSettingsFromEnv(env);
-  auto runtime_transport = std::make_unique<CurlTransport>();
   std::string api = env.GetNonEmpty("AWS_LAMBDA_RUNTIME_API").value_or("");
   if (api.empty()) {
     std::fprintf(stderr, "error: %s\n", settings.status().message().c_str());
     return 2;
   }
-  HttpRuntimeClient runtime(*runtime_transport, api);
+  auto runtime_transport = MakeDefaultTransport(TransportSettings{});
+  if (!runtime_transport.ok()) {
+    std::fprintf(stderr, "error: %s\n", runtime_transport.status().ToString().c_str());
+    return 1;
+  }
+  HttpRuntimeClient runtime(**runtime_transport, api);
   auto init_error = [&](const Status& st, int code) {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     runtime.ReportInitError("DlqArchive.InvalidConfig", st.message()).IgnoreError();

@@ -77,6 +77,7 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   auto load = [&]() -> Result<MonitorConfig> {
     DLQ_ASSIGN_OR_RETURN(MonitorConfig c, LoadMonitorConfig(options.config_path, DefaultEnvironment()));
     if (options.listen_port >= 0) c.listen_port = options.listen_port;
+    if (options.shard) c.shard = *options.shard;
     return c;
   };
   auto config = load();
@@ -117,6 +118,7 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   Log().Log(LogLevel::kInfo, "starting",
             {{"config", options.config_path},
              {"groups", static_cast<int64_t>(config->groups.size())},
+             {"shard", FormatShardSpec(config->shard)},
              {"version", DLQ_VERSION}});
   Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics), webhooks, DefaultClock(), registry,
                 metrics, dopts);

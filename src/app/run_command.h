@@ -15,8 +15,9 @@ namespace dlq {
 
 struct RunCommandOptions {
   std::string config_path;
-  ServicesOptions services;  // global flags; a group's region/profile/endpoint_url override them
-  int listen_port = -1;      // >= 0 overrides the config's listen port
+  ServicesOptions services;        // global flags; a group's region/profile/endpoint_url override them
+  int listen_port = -1;            // >= 0 overrides the config's listen port
+  std::optional<ShardSpec> shard;  // --shard I/N: overrides the config's shard (also on reload)
   // --log-level / --log-format when given: they win over the config's log section.
   std::optional<std::string> log_level, log_format;
 };

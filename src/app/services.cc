@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "aws/curl_transport.h"
+#include "aws/default_transport.h"
 #include "common/aws_regions.h"
 #include "common/strings.h"
 #include "credentials/assume_role_provider.h"
@@ -117,12 +117,11 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const AwsSettings& sett
   std::unique_ptr<AwsServices> s(new AwsServices(clock));
   s->settings_ = settings;
   s->retry_ = options.retry;
-  CurlTransportOptions topts;
+  TransportSettings topts;
   topts.connect_timeout = options.connect_timeout;
   topts.request_timeout = options.request_timeout;
   if (auto ca = env.GetNonEmpty("AWS_CA_BUNDLE")) topts.ca_bundle = *ca;
-  DLQ_ASSIGN_OR_RETURN(auto transport, CurlTransport::Create(topts));
-  s->transport_ = std::move(transport);
+  DLQ_ASSIGN_OR_RETURN(s->transport_, MakeDefaultTransport(topts));
   s->credentials_ = MakeDefaultCredentialsChain(s->settings_, env, *s->transport_, clock);
   if (!options.role_arn.empty()) {
     if (!StartsWith(options.role_arn, "arn:")) {

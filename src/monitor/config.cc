@@ -476,6 +476,12 @@ std::vector<ConfigKey> BuildSchema() {
   k.push_back(Int<int>(top, "concurrency.per_queue", 1, 64, std::to_string(dc.concurrency_per_queue), "1",
                        "archive runs at once on one queue",
                        [](const ConfigTarget& t) -> int& { return t.config->concurrency_per_queue; }));
+  k.push_back(Int<int>(top, "shard.index", 0, kMaxShards - 1, std::to_string(dc.shard.index), "2",
+                       "this replica's shard, 0..shard.count-1 (run --shard I/N overrides)",
+                       [](const ConfigTarget& t) -> int& { return t.config->shard.index; }));
+  k.push_back(Int<int>(top, "shard.count", 1, kMaxShards, std::to_string(dc.shard.count), "3",
+                       "replicas sharing the queues by rendezvous hashing of the queue ARN (1: no sharding)",
+                       [](const ConfigTarget& t) -> int& { return t.config->shard.count; }));
   k.push_back(Text(
       top, "log.level", std::string(LogLevelName(dc.log_level)), "debug", "debug, info, warn, error or off",
       [](const ConfigTarget& t, const std::string& v) -> std::string {
@@ -1344,6 +1350,14 @@ void ConfigParser::ParseTop(const YAML::Node& root, MonitorConfig& config) {
     Fail(it != top_origins.end() ? it->second.loc : LocOf(root), "concurrency.per_queue",
          fmt::format("{} is more than concurrency.global ({})", config.concurrency_per_queue,
                      config.concurrency_global));
+  }
+
+  if (config.shard.index >= config.shard.count) {
+    auto it = top_origins.find("shard.index");
+    if (it == top_origins.end()) it = top_origins.find("shard.count");
+    Fail(it != top_origins.end() ? it->second.loc : LocOf(root), "shard.index",
+         fmt::format("{} is not below shard.count ({}); shards are numbered from 0", config.shard.index,
+                     config.shard.count));
   }
 
   Origins default_origins;

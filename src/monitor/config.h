@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/status.h"
 #include "common/strings.h"  // EditDistance
+#include "monitor/shard.h"
 #include "s3/object_store.h"
 
 namespace dlq {
@@ -124,6 +125,8 @@ struct MonitorConfig {
   std::chrono::seconds discovery_interval{600};
   int concurrency_global = 8;
   int concurrency_per_queue = 2;
+  // This replica's share of the queues (monitor/shard.h); index < count.
+  ShardSpec shard;
   LogLevel log_level = LogLevel::kInfo;
   LogFormat log_format = LogFormat::kJson;
   std::vector<WebhookConfig> webhooks;

@@ -161,6 +161,7 @@ struct Daemon::GroupState {
   DestinationStatus destination;  // guarded by mu_ for readers; control thread writes
   Status destination_error;       // the failed check, as a status (control thread)
   bool empty = false;             // the last discovery matched no queue (guarded by mu_)
+  size_t other_shards = 0;        // matched queues another shard owns (guarded by mu_)
   std::optional<SystemTime> last_discovery;
   std::map<std::string, std::shared_ptr<QueueState>> queues;  // by URL
 };
@@ -228,6 +229,9 @@ void Daemon::Reload(MonitorConfig config) {
     for (auto& [url, q] : old->queues) metrics_.RemoveQueue(q->dq.name, q->dq.region);
   }
   groups_ = std::move(fresh);
+  (void)metrics_.shard_info.RemoveLabels({std::to_string(shard_.index), std::to_string(shard_.count)});
+  shard_ = config.shard;
+  metrics_.shard_info.WithLabels({std::to_string(config.shard.index), std::to_string(config.shard.count)}).Set(1);
   config_ = std::move(config);
   if (options_.apply_webhooks) {
     if (Status st = options_.apply_webhooks(config_.webhooks); !st.ok()) {
@@ -331,8 +335,14 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
                {"warning", "the group's selectors (queues, prefixes, regex, discover) match no queue"}});
   }
   std::map<std::string, std::shared_ptr<QueueState>> next;
+  size_t other_shards = 0;
   for (DiscoveredQueue& dq : *found) {
     if (dq.region.empty()) dq.region = g.clients->default_region;
+    // Another replica watches, alarms, archives and notifies for it.
+    if (!OwnsKey(config_.shard, ShardKey(dq))) {
+      ++other_shards;
+      continue;
+    }
     QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan);
     std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
     std::shared_ptr<QueueState> q;
@@ -384,8 +394,16 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       metrics_.RemoveQueue(q->dq.name, q->dq.region);
     }
   }
+  if (config_.shard.count > 1) {
+    Log().Log(LogLevel::kInfo, "shard_assignment",
+              {{"group", g.config.name},
+               {"shard", FormatShardSpec(config_.shard)},
+               {"owned", static_cast<int64_t>(next.size())},
+               {"other_shards", static_cast<int64_t>(other_shards)}});
+  }
   MutexLock lock(mu_);
-  g.empty = next.empty();
+  g.empty = next.empty() && other_shards == 0;
+  g.other_shards = other_shards;
   g.queues = std::move(next);
 }
 
@@ -660,7 +678,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
 void Daemon::RunOnce() {
   const SystemTime now = clock_.Now();
   auto started = std::chrono::steady_clock::now();
-  size_t watched = 0;
+  size_t watched = 0, other_shards = 0;
   std::vector<GroupState*> groups;  // only this thread (the control thread) replaces groups_
   {
     MutexLock lock(mu_);
@@ -669,6 +687,10 @@ void Daemon::RunOnce() {
   for (GroupState* g : groups) {
     if (!g->clients) continue;
     if (!g->last_discovery || now - *g->last_discovery >= config_.discovery_interval) Discover(*g, now);
+    {
+      MutexLock lock(mu_);
+      other_shards += g->other_shards;
+    }
     for (auto& [url, q] : g->queues) {
       AlarmState before_e, before_d;
       {
@@ -687,6 +709,7 @@ void Daemon::RunOnce() {
     }
   }
   metrics_.queues_watched.WithLabels({}).Set(static_cast<double>(watched));
+  metrics_.queues_other_shards.WithLabels({}).Set(static_cast<double>(other_shards));
   metrics_.collection_duration_seconds.WithLabels({}).Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   health_.Heartbeat();
@@ -899,6 +922,7 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
     w.Key("name").String(g->config.name);
     w.Key("error").String(g->error);
     w.Key("queues").Uint(g->queues.size());
+    w.Key("other_shards").Uint(g->other_shards);
     w.Key("warning").String(g->empty ? "the group's selectors match no queue" : "");
     w.Key("destination").BeginObject();
     w.Key("uri").String(g->config.destination);
@@ -914,6 +938,9 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("shard").BeginObject();
+  w.Key("index").Int(shard_.index).Key("count").Int(shard_.count);
+  w.EndObject();
   w.EndObject();
   return w.Take();
 }

@@ -4,7 +4,9 @@
 // queue is in ALARM submits an archive run (a QueueDrainer slice bounded by
 // max_messages_per_run) to the Scheduler on every sweep, earliest expiry
 // first. Nothing depends on a single transition. doc/operations.md explains
-// how the expiry estimate is made.
+// how the expiry estimate is made. With config.shard.count > 1 discovery keeps
+// only the queues this shard owns (monitor/shard.h); the others are counted,
+// never watched.
 //
 // Thread-safety: RunOnce, Reload and Stop are called from one control thread
 // (Run does that); QueuesJson, health() and the HTTP handlers may be called
@@ -190,6 +192,7 @@ class Daemon {
 
   mutable Mutex mu_;
   std::vector<std::unique_ptr<GroupState>> groups_ DLQ_GUARDED_BY(mu_);  // the control thread replaces it
+  ShardSpec shard_ DLQ_GUARDED_BY(mu_);                                  // config_.shard, for readers
 };
 
 }  // namespace dlq

@@ -75,6 +75,10 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r, std::string_view version)
                                                  "Duration of one metric collection pass over all queues.", {},
                                                  CollectionBuckets())),
       queues_watched(r.AddGauge("dlq_archive_queues_watched", "Number of DLQs being watched.")),
+      queues_other_shards(
+          r.AddGauge("dlq_archive_queues_other_shards", "Discovered DLQs left to the replicas of the other shards.")),
+      shard_info(r.AddGauge("dlq_archive_shard_info", "This replica's shard (index of count); the value is always 1.",
+                            {"index", "count"})),
       build_info(r.AddGauge("dlq_archive_build_info", "Build information; the value is always 1.", {"version"})),
       up(r.AddGauge("dlq_archive_up", "1 while the daemon's process loop is running.")),
       webhook_deliveries_total(r.AddCounter("dlq_archive_webhook_deliveries_total",

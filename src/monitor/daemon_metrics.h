@@ -39,8 +39,10 @@ struct DaemonMetrics {
   // Process.
   metrics::HistogramFamily& collection_duration_seconds;  // no labels
   metrics::GaugeFamily& queues_watched;
-  metrics::GaugeFamily& build_info;  // {version}, always 1
-  metrics::GaugeFamily& up;          // 1 while the daemon runs
+  metrics::GaugeFamily& queues_other_shards;  // discovered queues owned by another shard (monitor/shard.h)
+  metrics::GaugeFamily& shard_info;           // {index, count}, always 1
+  metrics::GaugeFamily& build_info;           // {version}, always 1
+  metrics::GaugeFamily& up;                   // 1 while the daemon runs
   // Webhooks: {webhook} (see WebhookLabels in monitor/notifier.h).
   metrics::CounterFamily& webhook_deliveries_total;  // + result="ok|error"
   metrics::CounterFamily& webhook_dropped_total;

@@ -2,11 +2,7 @@
 // messages goes into ALARM, gets archived to S3, and the alarm returns to OK;
 // /metrics passes promtool; SIGTERM stops the daemon with exit 0. And
 // `dlq-archive check` flags a reference-like config as UNSAFE.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -14,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon_process.h"
 #include "harness.h"
 
 namespace dlq::it {
@@ -145,23 +142,6 @@ TEST(DaemonMotoTest, CheckFlagsReferenceConfigUnsafe) {
   EXPECT_NE(r.out.find("retention 4d (345600 s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("345000"), std::string::npos) << r.out;
   std::remove(config.c_str());
-}
-
-// A daemon started in the background; Stop() sends SIGTERM and returns the exit code.
-// Polls `url` until `done(body)` or the deadline; returns the last body.
-std::string PollUntil(const std::string& url, const std::function<bool(const std::string&)>& done, int seconds) {
-  std::string body;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    body = RunShell("curl -s --max-time 2 " + url, false).out;
-    if (done(body)) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
-  return body;
-}
-
-bool Has(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
 }
 
 // Issue 13, items 1 and 2: with a bucket that does not exist the daemon checks

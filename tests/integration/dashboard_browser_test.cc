@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "common/json_writer.h"
+#include "daemon_process.h"
 #include "harness.h"
 
 namespace dlq::it {

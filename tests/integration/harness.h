@@ -118,65 +118,6 @@ inline std::shared_ptr<AwsServices> StandInServices(const std::string& name) {
   return Services(s);
 }
 
-// A loopback port that was free a moment ago.
-inline int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return 0;
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-inline void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// `dlq-archive run --config CONFIG` in the background, its stderr in DIR/log;
-// stopped with SIGTERM by Stop() or the destructor.
-class BackgroundDaemon {
- public:
-  BackgroundDaemon(const StandIn& moto, const std::string& dir, const std::string& config) : dir_(dir) {
-    RunShell(moto.ShellEnv() + "sh -c '" + DLQ_BINARY + " run --config " + config + " 2> " + dir + "/log & echo $! > " +
-             dir + "/pid; wait $!; echo $? > " + dir + "/rc' > /dev/null 2>&1 &");
-  }
-  ~BackgroundDaemon() { Stop(); }
-  std::string Stop() {
-    if (stopped_) return rc_;
-    stopped_ = true;
-    std::string pid;
-    for (int i = 0; i < 50 && pid.empty(); ++i) {
-      pid = ReadFile(dir_ + "/pid");
-      if (pid.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (pid.empty()) return rc_;
-    RunShell("kill -TERM " + pid);
-    for (int i = 0; i < 100 && rc_.empty(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      rc_ = ReadFile(dir_ + "/rc");
-    }
-    return rc_;
-  }
-  std::string Log() const { return ReadFile(dir_ + "/log"); }
-
- private:
-  std::string dir_;
-  bool stopped_ = false;
-  std::string rc_;
-};
-
 inline std::string UniqueName(const std::string& base) {
   return base + "-" + RandomHex(4);
 }

@@ -89,7 +89,7 @@ const std::string& UnpackedFunction() {
   static const std::string dir = [] {
     std::string tmp = RunShell("mktemp -d").out;
     tmp.erase(tmp.find_last_not_of('\n') + 1);
-    auto pkg = RunShell("bash " + RepoRoot() + "/scripts/package-lambda " + DLQ_BINARY);
+    auto pkg = RunShell("bash " + RepoRoot() + "/scripts/package-lambda " + DLQ_LAMBDA_BINARY);
     EXPECT_EQ(pkg.exit_code, 0) << pkg.out;
     std::string zip = RepoRoot() + "/dist/dlq-archive-lambda-x86_64.zip";
     auto unzip = RunShell("cd " + tmp + " && unzip -q " + zip);

@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 
+#include "daemon_process.h"
 #include "harness.h"
 #include "query/scan.h"
 #include "s3/local_object_store.h"

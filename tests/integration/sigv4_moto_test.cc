@@ -3,8 +3,10 @@
 // CloudWatch and STS, through the real curl transport.
 #include <gtest/gtest.h>
 
+#include "aws/httplib_transport.h"
 #include "harness.h"
 #include "s3/s3_client.h"
+#include "sqs/sqs_client.h"
 
 namespace dlq::it {
 namespace {
@@ -186,6 +188,55 @@ TEST(AssumeRoleMoto, WebIdentityAndProfileRoleChainsCallAsTheAssumedRole) {
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   EXPECT_NE(pid->arn.find("assumed-role/ops-dlq"), std::string::npos) << pid->arn;
   EXPECT_TRUE(prof->sqs().ListQueues("").ok());
+}
+
+}  // namespace
+}  // namespace dlq::it
+
+// The Lambda program's transport (aws/httplib_transport.h, no libcurl) on the
+// same signature-checking stand-in: SQS (MD5-checked receive) and S3
+// (create-only put, get of the exact bytes) are accepted as signed.
+namespace dlq::it {
+namespace {
+
+TEST(SigV4Moto, HttplibTransportCallsAreAcceptedAsSigned) {
+  DLQ_REQUIRE_STAND_IN("moto-auth", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  auto transport = HttplibTransport::Create({});
+  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+  AwsClient sqs_aws(svc->settings().Endpoint("sqs"), **transport, svc->credentials(), DefaultClock(), RetryOptions{});
+  SqsClient sqs(sqs_aws);
+  auto url = sqs.CreateQueue(UniqueName("httplib-q"), {});
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  SendEntry e;
+  e.body = "signed over httplib ✓ %41";
+  e.message_attributes["n"] = {"Number", "7", ""};
+  ASSERT_TRUE(sqs.SendMessage(*url, e).ok());
+  auto got = sqs.ReceiveMessages(*url, ReceiveOptions{});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].body, e.body);
+
+  AwsClient s3_aws(svc->settings().Endpoint("s3"), **transport, svc->credentials(), DefaultClock(), RetryOptions{});
+  S3Client s3(s3_aws, S3ClientOptions{.path_style = true});
+  std::string bucket = UniqueName("httplib-bucket");
+  ASSERT_TRUE(s3.CreateBucket(bucket).ok());
+  const std::string key = "dlq-archive/q 1/20260101/q-000000-0011223344556677.json.gz";
+  std::string bytes("\x1f\x8b\x08\x00 binary %20 \xff", 17);
+  auto etag = s3.PutObject(bucket, key, bytes, PutOptions{});
+  ASSERT_TRUE(etag.ok()) << etag.status().ToString();
+  auto body = s3.GetObject(bucket, key, std::nullopt);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(*body, bytes);
+  EXPECT_EQ(s3.PutObject(bucket, key, "other", PutOptions{}).status().code(), ErrorCode::kAlreadyExists);
+
+  // The wrong secret is rejected through this transport too.
+  auto bad = Services(moto, "wrong-secret");
+  ASSERT_TRUE(bad);
+  AwsClient bad_aws(bad->settings().Endpoint("sqs"), **transport, bad->credentials(), DefaultClock(), RetryOptions{});
+  SqsClient bad_sqs(bad_aws);
+  EXPECT_FALSE(bad_sqs.GetQueueAttributes(*url, {"QueueArn"}).ok());
 }
 
 }  // namespace

@@ -65,6 +65,7 @@ std::map<std::string, std::string> Companions(const ConfigKey& k) {
   if (k.key == "policy.select") return {{"policy.window", "1d"}};
   if (k.key == "alarms.expiry.datapoints_to_alarm") return {{"alarms.expiry.evaluation_periods", "7"}};
   if (k.key == "external_id") return {{"role_arn", "arn:aws:iam::123456789012:role/r"}};
+  if (k.key == "shard.index") return {{"shard.count", "3"}};
   return {};
 }
 

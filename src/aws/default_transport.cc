@@ -1,0 +1,16 @@
+#include "aws/default_transport.h"
+
+#include "aws/curl_transport.h"
+
+namespace dlq {
+
+Result<std::unique_ptr<HttpTransport>> MakeDefaultTransport(const TransportSettings& settings) {
+  CurlTransportOptions o;
+  o.connect_timeout = settings.connect_timeout;
+  o.request_timeout = settings.request_timeout;
+  o.ca_bundle = settings.ca_bundle;
+  DLQ_ASSIGN_OR_RETURN(auto transport, CurlTransport::Create(o));
+  return std::unique_ptr<HttpTransport>(std::move(transport));
+}
+
+}  // namespace dlq

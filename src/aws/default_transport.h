@@ -1,0 +1,29 @@
+// The HttpTransport a program's AWS clients (AwsServices) and its Lambda
+// runtime client use. The library's definition (aws/default_transport.cc) is
+// CurlTransport. A program may define MakeDefaultTransport itself, in one of
+// its own object files: the linker then takes that one and never pulls the
+// library's, so the program links without libcurl (src/app/main_lambda.cc,
+// whose cold start is dominated by loading libcurl's dependency tree; see
+// bench/lambda/README.md). Exactly one definition ends up in a program.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "aws/http.h"
+#include "common/status.h"
+
+namespace dlq {
+
+struct TransportSettings {
+  std::chrono::milliseconds connect_timeout{5000};
+  // Whole-request default, used when HttpRequest::timeout is zero.
+  std::chrono::milliseconds request_timeout{70000};
+  std::string ca_bundle;  // PEM file; empty means the system default
+};
+
+// kInvalidArgument for settings the transport cannot use.
+Result<std::unique_ptr<HttpTransport>> MakeDefaultTransport(const TransportSettings& settings);
+
+}  // namespace dlq
