@@ -15,7 +15,8 @@ which is slower).
 Needs boto3 >= 1.34 (AWS JSON protocol for SQS): the image's `python3`.
 
 Usage: reference_lambda.py --endpoint-url URL --queue NAME --bucket B [--prefix P] [--workers 8] [--batch 10000]
-Prints JSON {messages, objects, seconds, messages_per_s}.
+Prints JSON {messages, objects, seconds, messages_per_s, requests}: requests counts HTTP requests by
+"service.Operation" (boto3's before-send event: retries included, setup calls too).
 """
 import argparse
 import base64
@@ -55,6 +56,8 @@ class Archiver:
         self.cfg = Config(retries={"max_attempts": 6, "mode": "standard"},
                           s3={"addressing_style": "path"}, max_pool_connections=4)
         self.local = threading.local()
+        self.lock = threading.Lock()
+        self.requests = {}
         sqs = self.clients()[0]
         self.queue_url = sqs.get_queue_url(QueueName=args.queue)["QueueUrl"]
         qa = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["All"])["Attributes"]
@@ -65,7 +68,6 @@ class Archiver:
         self.retention_ms = int(qa.get("MessageRetentionPeriod", "345600")) * 1000
         self.host = socket.gethostname()
         self.prefix = "/".join(p for p in args.prefix.split("/") if p)
-        self.lock = threading.Lock()
         self.messages = 0
         self.objects = 0
 
@@ -76,7 +78,15 @@ class Archiver:
             c = self.local.c = (
                 s.client("sqs", endpoint_url=self.args.endpoint_url, region_name=self.args.region, config=self.cfg),
                 s.client("s3", endpoint_url=self.args.endpoint_url, region_name=self.args.region, config=self.cfg))
+            for client in c:
+                client.meta.events.register("before-send", self.count_request)
         return c
+
+    def count_request(self, event_name, **kwargs):
+        # event_name: "before-send.sqs.ReceiveMessage"; one event per HTTP request, retries included.
+        name = event_name.split(".", 1)[1]
+        with self.lock:
+            self.requests[name] = self.requests.get(name, 0) + 1
 
     def record(self, m):
         attrs = m.get("Attributes", {})
@@ -191,7 +201,8 @@ def main():
             f.result()
     secs = time.monotonic() - t0
     print(json.dumps({"messages": a.messages, "objects": a.objects, "seconds": round(secs, 3),
-                      "messages_per_s": round(a.messages / secs, 1) if secs else None}))
+                      "messages_per_s": round(a.messages / secs, 1) if secs else None,
+                      "requests": dict(sorted(a.requests.items()))}))
     return 0
 
 

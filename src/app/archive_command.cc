@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <thread>
 
 #include "common/byte_size.h"
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -22,6 +24,24 @@ const char* Outcome(const DrainResult& r) {
   if (r.incomplete) return "incomplete";
   return "done";
 }
+
+// HTTP requests sent per "service.Operation" (retries included), for the
+// JSON summary: what a run cost in API calls.
+class RequestCounter {
+ public:
+  void Add(const CallRecord& record) {
+    MutexLock lock(mu_);
+    counts_[record.service + "." + record.operation] += static_cast<uint64_t>(record.attempts);
+  }
+  std::map<std::string, uint64_t> Counts() const {
+    MutexLock lock(mu_);
+    return counts_;
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::map<std::string, uint64_t> counts_ DLQ_GUARDED_BY(mu_);
+};
 
 void WriteResultJson(JsonWriter& w, const DrainResult& r, const std::string& dest_prefix) {
   const DrainStats& s = r.stats;
@@ -157,6 +177,12 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   }
   std::string uri_prefix =
       dest->scheme == "s3" ? fmt::format("s3://{}/", dest->bucket) : fmt::format("file://{}/", dest->root);
+  RequestCounter requests;
+  services.SetObserver([&requests](const CallRecord& record) { requests.Add(record); });
+  struct ObserverReset {
+    AwsServices& services;
+    ~ObserverReset() { services.SetObserver(nullptr); }
+  } observer_reset{services};
 
   // Resolve the queues.
   std::vector<std::string> names = options.queues;
@@ -277,6 +303,9 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     for (const DrainResult& r : results) WriteResultJson(w, r, uri_prefix);
     w.EndArray();
     w.Key("reason").String(reason);
+    w.Key("requests").BeginObject();
+    for (const auto& [name, n] : requests.Counts()) w.Key(name).Uint(n);
+    w.EndObject();
     w.EndObject();
     std::string out = w.Take() + "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -7,6 +7,11 @@
 #include "archive/gzip.h"
 
 namespace dlq {
+namespace {
+
+constexpr size_t kOvershootRoom = size_t{256} << 10;
+
+}  // namespace
 
 Status BatchLimits::Validate() const {
   if (max_messages == 0) return InvalidArgument("batch limits: max_messages must be at least 1");
@@ -30,7 +35,9 @@ bool BatchBuilder::Add(const Message& msg) {
   SystemTime now = clock_.Now();
   if (message_ids_.empty()) {
     started_at_ = now;
-    buffer_.reserve(std::min<size_t>(limits_.max_bytes, size_t{1} << 20));
+    // Room for a full batch at once, not by doubling (copies and page faults;
+    // a reused builder keeps it). The last record may overshoot max_bytes.
+    buffer_.reserve(std::min<size_t>(limits_.max_bytes, size_t{16} << 20) + kOvershootRoom);
   }
   AppendRecordJson(msg, context_, now, buffer_);
   message_ids_.push_back(msg.message_id);
@@ -46,13 +53,13 @@ bool BatchBuilder::ShouldSeal() const {
   return Full() || clock_.Now() - started_at_ >= limits_.max_age;
 }
 
-Result<SealedBatch> BatchBuilder::Finish() {
+Result<SealedBatch> BatchBuilder::Finish(std::string gz_buffer) {
   if (message_ids_.empty())
     return FailedPrecondition(fmt::format("batch for queue {}: nothing to seal", context_.queue));
-  Result<std::string> gz = GzipCompress(buffer_, limits_.gzip_level);
-  if (!gz.ok()) return gz.status().WithContext(fmt::format("seal batch for queue {}", context_.queue));
+  Status st = GzipCompressInto(buffer_, limits_.gzip_level, gz_buffer);
+  if (!st.ok()) return st.WithContext(fmt::format("seal batch for queue {}", context_.queue));
   SealedBatch b;
-  b.gz = std::move(gz).value();
+  b.gz = std::move(gz_buffer);
   b.started_at = started_at_;
   b.sealed_at = clock_.Now();
   b.uncompressed_bytes = buffer_.size();

@@ -56,10 +56,12 @@ class BatchBuilder {
   size_t size() const { return message_ids_.size(); }
   size_t bytes() const { return buffer_.size(); }
 
-  // Compresses the batch, assigns a fresh key and resets the builder.
-  // kFailedPrecondition when empty; compression errors are returned and the
-  // batch is kept so the call may be retried.
-  Result<SealedBatch> Finish();
+  // Compresses the batch, assigns a fresh key and resets the builder, which
+  // keeps its buffer's capacity for the next batch. The object body is
+  // written into `gz_buffer` (pass the `gz` of a finished batch to reuse its
+  // capacity). kFailedPrecondition when empty; compression errors are
+  // returned and the batch is kept so the call may be retried.
+  Result<SealedBatch> Finish(std::string gz_buffer = {});
 
  private:
   ArchiveContext context_;

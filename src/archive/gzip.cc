@@ -1,14 +1,17 @@
 #include "archive/gzip.h"
 
 #include <fmt/format.h>
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <sys/mman.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <utility>
 
 namespace dlq {
@@ -29,6 +32,40 @@ libdeflate_compressor* CompressorFor(int level) {
   return c;
 }
 
+// ISA-L's igzip at its level 1, streamed into `out` a step at a time, so
+// only the pages the output needs are touched (a reused buffer stays as
+// resident as its largest object, not as the worst-case bound). False when
+// igzip fails (libdeflate then does it).
+bool IgzipLevel1(std::string_view data, std::string& out) {
+  if (data.size() > UINT32_MAX / 2) return false;
+  thread_local std::unique_ptr<uint8_t[]> level_buf(new (std::nothrow) uint8_t[ISAL_DEF_LVL1_DEFAULT]);
+  if (level_buf == nullptr) return false;
+  isal_zstream s;
+  isal_deflate_init(&s);
+  s.level = 1;
+  s.level_buf = level_buf.get();
+  s.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+  s.gzip_flag = IGZIP_GZIP;
+  s.end_of_stream = 1;
+  s.flush = NO_FLUSH;
+  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(data.data()));
+  s.avail_in = static_cast<uint32_t>(data.size());
+  constexpr size_t kStep = size_t{256} << 10;
+  size_t written = 0;
+  out.clear();  // keeps the capacity; resize() below value-fills only the next step
+  do {
+    out.resize(written + kStep);
+    s.next_out = reinterpret_cast<uint8_t*>(out.data() + written);
+    s.avail_out = static_cast<uint32_t>(kStep);
+    const uint32_t in_before = s.avail_in;
+    if (isal_deflate(&s) != COMP_OK) return false;
+    if (s.avail_out == kStep && s.avail_in == in_before && s.internal_state.state != ZSTATE_END) return false;
+    written = out.size() - s.avail_out;
+  } while (s.avail_out == 0 || s.internal_state.state != ZSTATE_END);
+  out.resize(written);
+  return s.avail_in == 0;
+}
+
 struct InflateStream {
   z_stream zs{};
   bool initialised = false;
@@ -39,15 +76,26 @@ struct InflateStream {
 
 }  // namespace
 
-Result<std::string> GzipCompress(std::string_view data, int level) {
+Status GzipCompressInto(std::string_view data, int level, std::string& out) {
   if (level < 0 || level > 12) return InvalidArgument(fmt::format("gzip: compression level {} not in [0, 12]", level));
+  if (level == 1) {
+    // Reserving touches no page; the output is written a step at a time.
+    out.reserve(data.size() + data.size() / 64 + 1024);
+    if (IgzipLevel1(data, out)) return Status::Ok();
+  }
   libdeflate_compressor* c = CompressorFor(level);
   if (c == nullptr) return Internal("gzip: cannot allocate a libdeflate compressor");
-  std::string out;
-  out.resize(libdeflate_gzip_compress_bound(c, data.size()));
+  // resize() value-fills only what lies beyond the current size.
+  out.resize(std::max(out.size(), libdeflate_gzip_compress_bound(c, data.size())));
   size_t n = libdeflate_gzip_compress(c, data.data(), data.size(), out.data(), out.size());
   if (n == 0) return Internal(fmt::format("gzip: compression of {} bytes failed", data.size()));
   out.resize(n);
+  return Status::Ok();
+}
+
+Result<std::string> GzipCompress(std::string_view data, int level) {
+  std::string out;
+  DLQ_RETURN_IF_ERROR(GzipCompressInto(data, level, out));
   return out;
 }
 

@@ -11,9 +11,15 @@
 namespace dlq {
 
 // One gzip member. `level` is libdeflate's scale: 0 (stored) .. 12; 1 fastest,
-// 6 the usual default. Errors: kInvalidArgument for a bad level, kInternal if
-// the compressor cannot be allocated.
+// 6 the usual default. Level 1 is ISA-L's igzip level 1 (2-4x faster than
+// libdeflate's level 1, output a few percent larger on text that compresses
+// well; libdeflate when igzip cannot). Errors: kInvalidArgument for a bad
+// level, kInternal if the compressor cannot be allocated.
 Result<std::string> GzipCompress(std::string_view data, int level);
+// The same into `out`, whose capacity is reused (a buffer kept across
+// batches costs no allocation); on success `out` holds exactly the gzip
+// bytes, on error its contents are unspecified.
+Status GzipCompressInto(std::string_view data, int level, std::string& out);
 
 // Decompresses a gzip file of one or more concatenated members (as produced
 // by appending). Output larger than `max_output` bytes is rejected with

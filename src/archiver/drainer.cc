@@ -183,6 +183,15 @@ QueueDrainer::Batch* QueueDrainer::FindBatchLocked(uint64_t seq) {
   return nullptr;
 }
 
+std::unique_ptr<BatchBuilder> QueueDrainer::NewBuilderLocked() {
+  if (spare_builders_.empty()) {
+    return std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_);
+  }
+  std::unique_ptr<BatchBuilder> b = std::move(spare_builders_.back());
+  spare_builders_.pop_back();
+  return b;
+}
+
 void QueueDrainer::RequestStop() {
   stop_requested_ = true;
   if (!options_.finish_receives_on_stop) abort_receives_ = true;
@@ -431,11 +440,17 @@ void QueueDrainer::ReceiverLoop() {
     if (!take.empty()) AddSelected(take);
     in_hand.Done();
 
+    // An empty long poll: SQS looked at every server and found nothing
+    // visible, so the queue is at its end (or refilling).
+    const bool empty_long_poll = msgs.empty() && corrupt.empty() && ro.wait_time_seconds > 0;
     // Receives come back empty while messages are held: archive them now
     // rather than at the batch's age limit (a FIFO group is blocked until
-    // they are deleted; a standard queue is near its end).
+    // they are deleted; a standard queue is near its end). After an empty
+    // long poll, wait for an upload slot rather than for another long poll.
     // (Not while another receiver still has messages in hand for the batch.)
-    if (msgs.empty() && corrupt.empty() && in_hand_ == 0) SealBuilding(/*wait=*/false, /*only_if_full=*/false);
+    if (msgs.empty() && corrupt.empty() && in_hand_ == 0) {
+      SealBuilding(/*wait=*/empty_long_poll, /*only_if_full=*/false);
+    }
 
     if (!msgs.empty() && progress) {
       no_progress_receives_ = 0;
@@ -444,8 +459,13 @@ void QueueDrainer::ReceiverLoop() {
       unexplained_in_flight_since_.reset();
       continue;
     }
-    if (++no_progress_receives_ < options_.empty_receives_to_drain) continue;
-    no_progress_receives_ = 0;
+    // Receives without progress check the depth every
+    // empty_receives_to_drain; an empty long poll checks it at once (the
+    // run then ends without another round of long polls), but only the
+    // counted checks move a run towards giving up as incomplete.
+    const bool counted = ++no_progress_receives_ >= options_.empty_receives_to_drain;
+    if (!counted && !empty_long_poll) continue;
+    if (counted) no_progress_receives_ = 0;
     {
       // Our own batches may be what is in flight, or what blocks a FIFO
       // group: nothing to conclude until they are stored and deleted. Wait
@@ -490,7 +510,7 @@ void QueueDrainer::ReceiverLoop() {
     // group stays blocked meanwhile) time to run: at least a second of real
     // time passes before the run gives up.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (++depth_checks >= options_.depth_checks_before_incomplete) {
+    if (counted && ++depth_checks >= options_.depth_checks_before_incomplete) {
       MarkIncomplete(fmt::format(
           "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "
           "back, a FIFO group is held elsewhere, or the queue is being refilled); run again",
@@ -546,18 +566,27 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   // Another receiver sealed the full batch while this one waited: keep filling.
   if (only_if_full && !builder_->Full()) return;
   std::unique_ptr<BatchBuilder> full = std::move(builder_);
-  builder_ = std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_);
+  builder_ = NewBuilderLocked();
+  std::string gz;
+  if (!spare_gz_.empty()) {
+    gz = std::move(spare_gz_.back());
+    spare_gz_.pop_back();
+  }
   Batch batch = std::move(building_);
   building_ = Batch{};
   ++sealing_;
   sealing_batches_.push_back(&batch);
   lock.Unlock();
 
-  auto sealed = full->Finish();
+  auto sealed = full->Finish(std::move(gz));
 
   lock.Lock();
   --sealing_;
   std::erase(sealing_batches_, &batch);
+  // One builder builds while up to max_batches_in_flight are being sealed.
+  if (sealed.ok() && spare_builders_.size() < static_cast<size_t>(options_.max_batches_in_flight)) {
+    spare_builders_.push_back(std::move(full));
+  }
   if (!sealed.ok()) {
     lock.Unlock();
     Fail(sealed.status().WithContext(fmt::format("compress batch of {}", queue_.name)));
@@ -721,6 +750,13 @@ void QueueDrainer::UploaderLoop() {
                    {"key", batch.sealed->key},
                    {"messages", static_cast<int64_t>(batch.held.size())},
                    {"bytes", static_cast<int64_t>(batch.sealed->gz.size())}});
+        {
+          // The body is stored: its buffer serves a later batch.
+          MutexLock g(mu_);
+          if (spare_gz_.size() < static_cast<size_t>(options_.max_batches_in_flight)) {
+            spare_gz_.push_back(std::move(batch.sealed->gz));
+          }
+        }
         batch.sealed->gz.clear();
         batch.sealed->gz.shrink_to_fit();
         if (options_.keep) {
@@ -876,8 +912,7 @@ DrainResult QueueDrainer::Run() {
       MutexLock lock(mu_);
       rest = std::move(building_.held);
       building_ = Batch{};
-      builder_ =
-          std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_);
+      builder_ = NewBuilderLocked();
     }
     ReleaseHeld(rest);
   } else {

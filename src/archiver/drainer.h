@@ -71,13 +71,15 @@ struct DrainOptions {
   PutOptions put = DefaultPutOptions();
   // Visibility timeout for received messages; the heartbeat extends it.
   std::chrono::seconds visibility_timeout{120};
-  bool keep = false;                        // archive without deleting
-  bool dry_run = false;                     // receive, select and count; upload and delete nothing
-  int receivers = 4;                        // concurrent ReceiveMessage loops
-  int deleters = 4;                         // concurrent DeleteMessageBatch calls
-  int max_batches_in_flight = 2;            // sealed batches waiting for or in upload
-  int wait_time_seconds = 2;                // long poll per receive
-  int empty_receives_to_drain = 3;          // consecutive receives without progress before checking depth
+  bool keep = false;              // archive without deleting
+  bool dry_run = false;           // receive, select and count; upload and delete nothing
+  int receivers = 4;              // concurrent ReceiveMessage loops
+  int deleters = 4;               // concurrent DeleteMessageBatch calls
+  int max_batches_in_flight = 2;  // sealed batches waiting for or in upload
+  int wait_time_seconds = 2;      // long poll per receive
+  // Consecutive receives without progress before checking depth (an empty
+  // long poll also checks at once, without counting towards giving up).
+  int empty_receives_to_drain = 3;
   int depth_checks_before_incomplete = 20;  // depth checks that still see messages before giving up
   int corrupt_receipts_to_give_up = 3;      // MD5 failures of one message before it is set aside
   // Messages examined but not taken, held invisible (with heartbeat) so the
@@ -216,6 +218,9 @@ class QueueDrainer {
   // without, gives up when the bound is reached.
   void SealBuilding(bool wait, bool only_if_full) DLQ_EXCLUDES(mu_);
   Batch* FindBatchLocked(uint64_t seq) DLQ_REQUIRES(mu_);
+  // A builder for the next batch: a spare one (its buffer already sized)
+  // when there is one.
+  std::unique_ptr<BatchBuilder> NewBuilderLocked() DLQ_REQUIRES(mu_);
   Status UploadBatch(Batch& batch);
   void DeleteBatch(Batch& batch);
   // Makes the messages visible again; count_released: they were meant to be
@@ -246,6 +251,11 @@ class QueueDrainer {
   mutable Mutex mu_;
   CondVar cv_;  // signals upload queue changes and shutdown
   std::unique_ptr<BatchBuilder> builder_ DLQ_GUARDED_BY(mu_);
+  // Buffers kept for the next batches (at most one per batch that can be in
+  // flight at once), so a drain allocates and faults in its MiB-sized
+  // buffers once, not per batch.
+  std::vector<std::unique_ptr<BatchBuilder>> spare_builders_ DLQ_GUARDED_BY(mu_);
+  std::vector<std::string> spare_gz_ DLQ_GUARDED_BY(mu_);
   Batch building_ DLQ_GUARDED_BY(mu_);
   uint64_t next_seq_ DLQ_GUARDED_BY(mu_) = 1;
   std::deque<Batch> upload_queue_ DLQ_GUARDED_BY(mu_);  // sealed, waiting for an uploader

@@ -511,7 +511,11 @@ Result<HttpResponse> AwsClient::Call(const AwsRequest& request) {
     http.method = request.method;
     http.url = *url;
     http.headers = request.headers;
-    http.body = request.body;
+    if (request.body_view) {
+      http.body_view = request.body_view;
+    } else {
+      http.body = request.body;
+    }
     http.timeout = request.timeout;
     http.cancel = request.cancel;
     SigningOptions signing;

@@ -13,8 +13,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 
 #include "aws/credentials.h"
 #include "aws/http.h"
@@ -50,6 +52,9 @@ struct AwsRequest {
   std::string query;       // already percent-encoded, without '?'
   HttpHeaders headers;
   std::string body;
+  // When set, sent instead of `body` and never copied: the caller keeps the
+  // bytes alive until Call returns (object uploads).
+  std::optional<std::string_view> body_view;
   bool unsigned_payload = false;  // S3 only
   std::chrono::milliseconds timeout{0};
   // Override the endpoint's host for this call (S3 virtual-hosted style).

@@ -275,9 +275,10 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
     // PUT, POST and DELETE: the body is sent from memory with an exact
     // Content-Length (no chunked encoding), under the requested method.
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-    if (method != "DELETE" || !request.body.empty()) {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    std::string_view body = request.Body();
+    if (method != "DELETE" || !body.empty()) {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
     }
   }
 

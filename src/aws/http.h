@@ -42,11 +42,16 @@ struct HttpRequest {
   std::string url;  // absolute, already percent-encoded
   HttpHeaders headers;
   std::string body;
+  // When set, sent instead of `body`: bytes the caller keeps alive until
+  // Send returns (large uploads go out without a copy).
+  std::optional<std::string_view> body_view;
   // Zero means the transport's default.
   std::chrono::milliseconds timeout{0};
   // When set and it turns true, the transfer is abandoned at once with
   // kCancelled (whatever the server did with the request). Not owned.
   const std::atomic<bool>* cancel = nullptr;
+
+  std::string_view Body() const { return body_view ? *body_view : std::string_view(body); }
 };
 
 struct HttpResponse {

@@ -133,7 +133,7 @@ Result<std::string> S3Client::PutSingle(const std::string& bucket, const std::st
   r.headers.emplace_back("Content-MD5", Base64Encode(md5));
   AddPutHeaders(r.headers, options);
   if (options.create_only) r.headers.emplace_back("If-None-Match", "*");
-  r.body = std::string(data);
+  r.body_view = data;  // alive until Send returns
 
   auto response = Send(r, bucket);
   if (!response.ok()) {
@@ -237,7 +237,7 @@ Result<std::string> S3Client::UploadPart(const std::string& bucket, const std::s
   Md5Digest md5 = Md5(data);
   r.headers.emplace_back("Content-Length", std::to_string(data.size()));
   r.headers.emplace_back("Content-MD5", Base64Encode(md5));
-  r.body = std::string(data);
+  r.body_view = data;  // alive until Send returns
   DLQ_ASSIGN_OR_RETURN(HttpResponse response, Send(r, bucket));
   const std::string* etag_header = response.Header("ETag");
   std::string etag = etag_header ? UnquoteEtag(*etag_header) : "";

@@ -27,17 +27,24 @@ class FakeHttpTransport final : public HttpTransport {
     overrides_.emplace(n, std::move(result));
   }
 
+  // Records (and hands the handler) the request with a body_view copied
+  // into `body`, so tests read what was sent in one place.
   Result<HttpResponse> Send(const HttpRequest& request) override {
+    HttpRequest sent = request;
+    if (sent.body_view) {
+      sent.body.assign(*sent.body_view);
+      sent.body_view.reset();
+    }
     Handler h;
     {
       MutexLock lock(mu_);
-      requests_.push_back(request);
+      requests_.push_back(sent);
       int n = static_cast<int>(requests_.size());
       if (auto it = overrides_.find(n); it != overrides_.end()) return it->second;
       h = handler_;
     }
     if (!h) return Internal("FakeHttpTransport: no handler");
-    return h(request);
+    return h(sent);
   }
 
   std::vector<HttpRequest> requests() const {

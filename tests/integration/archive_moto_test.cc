@@ -69,6 +69,10 @@ void RunFlow(bool fifo) {
                            false);
   ASSERT_EQ(archived.exit_code, 0) << archived.out;
   EXPECT_NE(archived.out.find("\"archived\":" + std::to_string(in_dlq)), std::string::npos) << archived.out;
+  // HTTP requests by API in the summary.
+  for (const char* api : {"\"sqs.ReceiveMessage\":", "\"sqs.DeleteMessageBatch\":", "\"s3.PutObject\":"}) {
+    EXPECT_NE(archived.out.find(api), std::string::npos) << api << " in " << archived.out;
+  }
   EXPECT_EQ(Depth(*svc, pair.dlq_url), 0) << "the DLQ is not empty after archive";
 
   auto verify =

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "archive/gzip.h"
@@ -112,6 +113,28 @@ TEST(BatchBuilder, FinishProducesGzipOfLinesWithKeyAndIdsInOrder) {
   }
   EXPECT_EQ(pos, text.size());
   EXPECT_EQ(text.find("rh-"), std::string::npos);
+}
+
+// The drainer reuses builders and object buffers across batches: a batch
+// must hold exactly its own lines, whatever the buffers held before.
+TEST(BatchBuilder, ReusedBuilderAndBodyBufferCarryNothingIntoTheNextBatch) {
+  FakeClock clock;
+  BatchBuilder b(Ctx(), KeyTemplate::Default(), "p", BatchLimits{}, clock);
+  for (int i = 0; i < 20; ++i) b.Add(Msg(i, 5000));
+  SealedBatch first = b.Finish(std::string(1 << 20, 'Z')).value();
+  std::string first_text = GzipDecompress(first.gz, 1 << 20).value();
+  EXPECT_EQ(first_text.size(), first.uncompressed_bytes);
+  EXPECT_EQ(std::count(first_text.begin(), first_text.end(), '\n'), 20);
+
+  b.Add(Msg(100, 10));
+  SealedBatch second = b.Finish(std::move(first.gz)).value();
+  std::string text = GzipDecompress(second.gz, 1 << 20).value();
+  EXPECT_EQ(second.message_ids, std::vector<std::string>{"id-100"});
+  ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  Result<ArchiveRecord> r = ParseRecordJson(std::string_view(text).substr(0, text.size() - 1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->message_id, "id-100");
+  EXPECT_EQ(r->body, std::string(10, 'x'));
 }
 
 TEST(BatchBuilder, EachBatchGetsAFreshKey) {

@@ -279,7 +279,10 @@ TEST(SignedCallTest, S3PutCarriesPayloadHashAndVerifies) {
   FakeClock clock(SystemTime(std::chrono::seconds(1700000000)));
   AwsClient client({"s3", "eu-west-1", server.base_url(), /*s3=*/true}, *transport, creds, clock);
 
-  for (bool unsigned_payload : {false, true}) {
+  // The body as a string, and as a view of the caller's bytes (uploads are not copied).
+  const std::string payload = "gzipped bytes";
+  for (auto [unsigned_payload, by_view] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
+    SCOPED_TRACE(fmt::format("unsigned_payload={} by_view={}", unsigned_payload, by_view));
     AwsRequest request;
     request.operation = "PutObject";
     request.method = "PUT";
@@ -287,13 +290,18 @@ TEST(SignedCallTest, S3PutCarriesPayloadHashAndVerifies) {
     request.headers = {{"Content-Type", "application/gzip"},
                        {"Content-MD5", Base64Encode(Md5("gzipped bytes"))},
                        {"If-None-Match", "*"}};
-    request.body = "gzipped bytes";
+    if (by_view) {
+      request.body_view = payload;
+    } else {
+      request.body = payload;
+    }
     request.unsigned_payload = unsigned_payload;
     auto result = client.Call(request);
     ASSERT_TRUE(result.ok()) << result.status().ToString();
 
     const ServerRequest got = server.requests().back();
     EXPECT_EQ(got.target, request.path);
+    EXPECT_EQ(got.body, payload);
     EXPECT_EQ(HeaderOf(got.headers, "x-amz-content-sha256"),
               unsigned_payload ? "UNSIGNED-PAYLOAD" : Sha256Hex("gzipped bytes"));
     EXPECT_EQ(HeaderOf(got.headers, "X-Amz-Date"), "20231114T221320Z");

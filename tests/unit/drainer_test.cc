@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -122,6 +124,64 @@ TEST_F(DrainerTest, SealsOnlyFullBatchesWhileReceiversWaitForUploadSlots) {
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.stats.archived, 200u);
   EXPECT_EQ(r.stats.objects, 8u);  // 8 x 25, never a partial batch sealed by a waiting receiver
+}
+
+// SQS answers an empty long poll only when nothing is visible: the run
+// checks the depth at once instead of polling empty a few more times.
+TEST_F(DrainerTest, AnEmptyLongPollEndsTheRunWithoutFurtherPolls) {
+  auto ids = Send(40);
+  options_.receivers = 1;
+  options_.wait_time_seconds = 2;  // the fake answers at once
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.archived, 40u);
+  EXPECT_EQ(r.stats.deleted, 40u);
+  EXPECT_EQ(r.stats.objects, 2u);                  // 25 and the rest, sealed by the empty poll
+  EXPECT_EQ(sqs_.calls(Op::kReceiveMessages), 5);  // 4 with messages, 1 empty
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+  EXPECT_EQ(Archived().size(), 40u);
+}
+
+// With short polls an empty receive proves little: the run still needs
+// empty_receives_to_drain of them before it checks the depth.
+TEST_F(DrainerTest, EmptyShortPollsStillCountTowardsTheDepthCheck) {
+  Send(40);
+  options_.receivers = 1;
+  options_.wait_time_seconds = 0;
+  options_.empty_receives_to_drain = 3;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.archived, 40u);
+  EXPECT_EQ(sqs_.calls(Op::kReceiveMessages), 7);  // 4 with messages, 3 empty
+}
+
+// Builders and object buffers are reused across batches of very different
+// sizes: every object holds exactly its own records.
+TEST_F(DrainerTest, ReusedBatchBuffersNeverCarryBytesIntoTheNextObject) {
+  std::map<std::string, std::string> sent;
+  for (int i = 0; i < 90; ++i) {
+    SendEntry e;
+    e.body = std::string(i < 30 ? 20000 : (i < 60 ? 7 : 3000), static_cast<char>('a' + i % 26));
+    sent[*sqs_.InjectMessage(url_, e, clock_.Now())] = e.body;
+  }
+  options_.receivers = 1;
+  options_.batch.max_messages = 10;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.objects, 9u);
+  uint64_t duplicates = 0;
+  EXPECT_EQ(Archived(&duplicates), sent);
+  EXPECT_EQ(duplicates, 0u);
+  size_t lines = 0;
+  for (const auto& [key, obj] : store_.Objects()) {
+    std::string text = GzipDecompress(obj.data, 1 << 22).value();
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 10) << key;
+    lines += static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+  EXPECT_EQ(lines, 90u);
 }
 
 TEST_F(DrainerTest, DeletesNothingWhenUploadFails) {

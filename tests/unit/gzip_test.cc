@@ -33,6 +33,21 @@ TEST(Gzip, RoundTripsAtEveryLevel) {
   }
 }
 
+TEST(Gzip, CompressIntoReusesTheBufferAndLeavesExactlyTheNewObject) {
+  const std::string big = SampleText(300000);
+  std::string out(1 << 20, 'Z');  // a larger buffer full of stale bytes
+  const char* storage = out.data();
+  ASSERT_TRUE(GzipCompressInto("hello", 1, out).ok());
+  EXPECT_EQ(out.data(), storage) << "the buffer was reallocated";
+  EXPECT_LT(out.size(), 64u);
+  EXPECT_EQ(GzipDecompress(out, 100).value(), "hello");
+  ASSERT_TRUE(GzipCompressInto(big, 1, out).ok());
+  EXPECT_EQ(GzipDecompress(out, big.size()).value(), big);
+  ASSERT_TRUE(GzipCompressInto("", 6, out).ok());
+  EXPECT_EQ(GzipDecompress(out, 100).value(), "");
+  EXPECT_EQ(GzipCompressInto("x", 13, out).code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(Gzip, RoundTripsEmptyInput) {
   Result<std::string> gz = GzipCompress("", 6);
   ASSERT_TRUE(gz.ok());
@@ -41,12 +56,10 @@ TEST(Gzip, RoundTripsEmptyInput) {
   EXPECT_EQ(*back, "");
 }
 
-TEST(Gzip, OutputIsReadableByZlib) {
-  const std::string text = SampleText(5000);
-  std::string gz = GzipCompress(text, 6).value();
+std::string ZlibGunzip(std::string gz, size_t size) {
   z_stream zs{};
-  ASSERT_EQ(inflateInit2(&zs, 31), Z_OK);
-  std::string out(text.size() + 10, '\0');
+  EXPECT_EQ(inflateInit2(&zs, 31), Z_OK);
+  std::string out(size + 10, '\0');
   zs.next_in = reinterpret_cast<Bytef*>(gz.data());
   zs.avail_in = static_cast<uInt>(gz.size());
   zs.next_out = reinterpret_cast<Bytef*>(out.data());
@@ -54,7 +67,34 @@ TEST(Gzip, OutputIsReadableByZlib) {
   EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
   out.resize(zs.total_out);
   inflateEnd(&zs);
-  EXPECT_EQ(out, text);
+  return out;
+}
+
+// Level 1 is igzip's: standard gzip that zlib and libdeflate read, for text
+// and for bytes that do not compress (stored blocks, several of them).
+TEST(Gzip, LevelOneIsStandardGzipForTextAndIncompressibleBytes) {
+  std::string noise(3 << 20, '\0');
+  uint64_t x = 88172645463325252ull;
+  for (char& c : noise) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  for (const std::string& data : {SampleText(1 << 20), noise, std::string("a")}) {
+    std::string gz = GzipCompress(data, 1).value();
+    EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
+    EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+    EXPECT_LE(gz.size(), data.size() + data.size() / 64 + 64);
+    EXPECT_EQ(ZlibGunzip(gz, data.size()), data);
+    EXPECT_EQ(GzipDecompress(gz, data.size()).value(), data);
+  }
+  EXPECT_LT(GzipCompress(SampleText(1 << 20), 1)->size(), (1u << 20) / 3);
+}
+
+TEST(Gzip, OutputIsReadableByZlib) {
+  const std::string text = SampleText(5000);
+  EXPECT_EQ(ZlibGunzip(GzipCompress(text, 6).value(), text.size()), text);
 }
 
 TEST(Gzip, DecompressesConcatenatedMembers) {

@@ -278,6 +278,41 @@ TEST(SigV4, DerivesTheDocumentedSigningKey) {
             "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d");
 }
 
+// Signing keys are cached per thread: a key derived for one secret, day,
+// region or service must never sign for another, also after eviction.
+TEST(SigV4, CachedSigningKeysMatchAFreshDerivationForEveryScope) {
+  struct Scope {
+    std::string secret, region, service;
+    int64_t unix_ms;
+  };
+  const std::vector<Scope> scopes = {
+      {"secret-one", "eu-west-1", "sqs", 1757507400000}, {"secret-one", "eu-west-1", "s3", 1757507400000},
+      {"secret-one", "us-east-1", "sqs", 1757507400000}, {"secret-two", "eu-west-1", "sqs", 1757507400000},
+      {"secret-one", "eu-west-1", "sqs", 1757593800000}, {"secret-two", "us-east-1", "monitoring", 1757593800000},
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < scopes.size(); ++i) {
+      const Scope& scope = scopes[(i * (round + 1)) % scopes.size()];
+      Credentials creds;
+      creds.access_key_id = "AKIDEXAMPLE";
+      creds.secret_access_key = scope.secret;
+      SigningOptions options;
+      options.region = scope.region;
+      options.service = scope.service;
+      options.time = FromUnixMillis(scope.unix_ms);
+      HttpRequest request;
+      request.method = "POST";
+      request.url = "https://sqs.eu-west-1.amazonaws.com/";
+      request.headers = {{"Host", "sqs.eu-west-1.amazonaws.com"}, {"X-Amz-Date", FormatAmzDate(options.time)}};
+      request.body = "{}";
+      SigningStages stages = ComputeHeaderSignature(request, creds, options);
+      std::string key = DeriveSigningKey(scope.secret, FormatAmzDay(options.time), scope.region, scope.service);
+      EXPECT_EQ(stages.signature, HexEncode(HmacSha256(key, stages.string_to_sign)))
+          << scope.secret << " " << scope.region << " " << scope.service << " round " << round;
+    }
+  }
+}
+
 TEST(SigV4, S3PathIsNeitherNormalizedNorDoubleEncoded) {
   HttpRequest request;
   request.method = "PUT";
