@@ -11,12 +11,14 @@ FROM debian:12-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
-      libcurl4-openssl-dev libssl-dev zlib1g-dev libdeflate-dev libsimdjson-dev rapidjson-dev \
+      libcurl4-openssl-dev libssl-dev zlib1g-dev libdeflate-dev libisal-dev libsimdjson-dev rapidjson-dev \
       libpugixml-dev libyaml-cpp-dev libcli11-dev libfmt-dev libcpp-httplib-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt LICENSE README.md ./
+COPY cmake/ cmake/
 COPY src/ src/
+COPY web/ web/
 COPY packaging/ packaging/
 COPY doc/ doc/
 COPY examples/ examples/
@@ -29,7 +31,7 @@ FROM debian:12-slim
 # Runtime libraries: the .deb's Depends (dpkg-shlibdeps), kept in step by tests/packaging/deb_test.sh.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      ca-certificates libcurl4 libssl3 zlib1g libdeflate0 libsimdjson14 libpugixml1v5 libyaml-cpp0.7 \
+      ca-certificates libcurl4 libssl3 zlib1g libdeflate0 libisal2 libsimdjson14 libpugixml1v5 libyaml-cpp0.7 \
       libfmt9 libcpp-httplib0.11 libstdc++6 libgcc-s1 libc6 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/usr/bin/dlq-archive /usr/bin/dlq-archive

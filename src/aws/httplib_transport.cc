@@ -116,7 +116,7 @@ Result<HttpResponse> HttplibTransport::Send(const HttpRequest& request) {
   req.method = request.method;
   req.path = url.path + (url.query.empty() ? "" : "?" + url.query);
   for (const auto& [name, value] : request.headers) req.headers.emplace(name, value);
-  req.body = request.body;
+  req.body = std::string(request.Body());  // httplib owns its body: one copy of a view
 
   if (request.cancel != nullptr) {
     if (request.cancel->load()) return Cancelled(DescribeTarget(request, url) + ": cancelled");
