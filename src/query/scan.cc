@@ -65,7 +65,9 @@ class Lister {
   Status Walk(const std::string& dir, const std::vector<Candidate>& cands) {
     std::string token;
     do {
-      if (options_.stop != nullptr && options_.stop->load()) return Cancelled("listing the archive stopped by a signal");
+      if (options_.stop != nullptr && options_.stop->load()) {
+        return Cancelled("listing the archive stopped by a signal");
+      }
       ++stats_.list_calls;
       Result<ListPage> page = store_.List(dir, cands.empty() ? "" : "/", token);
       if (!page.ok()) return page.status().WithContext(fmt::format("list {} prefix \"{}\"", store_.Describe(), dir));
