@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "archive/destination.h"
 #include "archive/expiry.h"
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/json_writer.h"
@@ -16,12 +17,45 @@
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "monitor/safety.h"
+#include "replay/audit.h"
 #include "sqs/queue_client_wrapper.h"
 
 namespace dlq {
 namespace {
 
 using std::chrono::seconds;
+
+// The audit record of an archive run someone asked for (ArchiveNow).
+void WriteArchiveAudit(ObjectStore& store, const std::string& destination, const QueueInfo& queue,
+                       const std::string& requested_by, SystemTime started, const DrainResult& r, SystemTime now) {
+  AuditRecord a;
+  a.kind = "archive";
+  a.caller_arn = requested_by;
+  a.started_at = started;
+  a.finished_at = now;
+  a.source = queue.url;
+  a.filter = "all";
+  a.destination = destination;
+  a.outcome = r.status.ok() ? "done" : r.status.code() == ErrorCode::kCancelled ? "stopped" : "failed";
+  const DrainStats& s = r.stats;
+  a.archive = {.received = s.received,
+               .archived = s.archived,
+               .deleted = s.deleted,
+               .skipped = s.skipped,
+               .released = s.released,
+               .delete_failures = s.delete_failures,
+               .objects = s.objects,
+               .bytes_uploaded = s.bytes_uploaded};
+  auto parsed = ParseDestination(destination);
+  auto key = parsed.ok() ? WriteAudit(store, ArchivePrefix(*parsed), a) : Result<std::string>(parsed.status());
+  if (key.ok()) {
+    Log().Log(LogLevel::kInfo, "archive_audit_written",
+              {{"queue", queue.name}, {"key", *key}, {"outcome", a.outcome}, {"requested_by", requested_by}});
+  } else {
+    Log().Log(LogLevel::kError, "archive_audit_failed",
+              {{"queue", queue.name}, {"error", key.status().ToString()}, {"outcome", a.outcome}});
+  }
+}
 
 double Secs(Duration d) {
   return std::chrono::duration<double>(d).count();
@@ -142,9 +176,10 @@ struct Daemon::QueueState {
   AlarmSettings::Action depth_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kNotify;
   Selection expiry_selection DLQ_GUARDED_BY(mu);
   Selection depth_selection DLQ_GUARDED_BY(mu);
-  bool copy_due DLQ_GUARDED_BY(mu) = false;           // a copy-action alarm entered ALARM, copy not yet submitted
-  Selection copy_selection DLQ_GUARDED_BY(mu);        // what that copy takes
-  bool archive_requested DLQ_GUARDED_BY(mu) = false;  // ArchiveNow, not yet submitted
+  bool copy_due DLQ_GUARDED_BY(mu) = false;             // a copy-action alarm entered ALARM, copy not yet submitted
+  Selection copy_selection DLQ_GUARDED_BY(mu);          // what that copy takes
+  bool archive_requested DLQ_GUARDED_BY(mu) = false;    // ArchiveNow, not yet submitted
+  std::string archive_requested_by DLQ_GUARDED_BY(mu);  // who asked (for the audit record)
   std::optional<SystemTime> last_run_at DLQ_GUARDED_BY(mu);  // when the last run ended
   uint64_t last_run_archived DLQ_GUARDED_BY(mu) = 0;
   bool last_run_ok DLQ_GUARDED_BY(mu) = true;
@@ -229,6 +264,7 @@ void Daemon::Reload(MonitorConfig config) {
   }
   groups_ = std::move(fresh);
   config_ = std::move(config);
+  ++generation_;
   if (options_.apply_webhooks) {
     if (Status st = options_.apply_webhooks(config_.webhooks); !st.ok()) {
       Log().Log(LogLevel::kError, "webhooks_reload_failed", {{"error", st.ToString()}, {"kept", "previous webhooks"}});
@@ -294,6 +330,7 @@ void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status
     name = q.dq.name;
     region = q.dq.region;
   }
+  ++generation_;
   metrics_.archive_failures_total.WithLabels({name, region, e.error_class}).Inc();
   Log().Log(LogLevel::kError, std::string(event),
             {{"group", group},
@@ -560,6 +597,8 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   q->queued = true;
   q->last_submit = now;
   q->archive_requested = false;
+  std::string requested_by = std::exchange(q->archive_requested_by, std::string());
+  if (requested && requested_by.empty()) requested_by = "unknown";
   ArchiveJob job;
   job.queue_key = q->dq.region + "/" + q->dq.url;
   job.deadline = q->nearest_expiry.value_or(now);
@@ -582,6 +621,8 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   GroupClients clients = q->clients;
   lock.Unlock();
   const std::string group = g.config.name;
+  const std::string destination = g.config.destination;
+  ++generation_;
   Log().Log(LogLevel::kInfo, "archive_submitted",
             {{"group", group},
              {"queue", info.name},
@@ -593,7 +634,8 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                                                                            : "expiring-within"},
              {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
 
-  job.run = [this, q, info, opts, ctx, clients, group, keep](const std::stop_token& stop) -> JobOutcome {
+  job.run = [this, q, info, opts, ctx, clients, group, keep, requested_by,
+             destination](const std::stop_token& stop) -> JobOutcome {
     ObservingQueueClient observed(*clients.sqs, info.fifo, info.retention, clock_);
     QueueDrainer drainer(observed, *clients.store, clock_, info, opts, ctx);
     // Scheduler::Stop() stops the drain (at once when it came before this line).
@@ -635,7 +677,10 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
         q->oldest_sent = observed.OldestSentRemaining();
       }
     }
+    ++generation_;
     if (failed) RecordFailure(group, *q, r.status, clock_.Now(), "archive_failed");
+    if (!requested_by.empty())
+      WriteArchiveAudit(*clients.store, destination, info, requested_by, start, r, clock_.Now());
     Log().Log(r.status.ok() ? LogLevel::kInfo : LogLevel::kError, "archive_run",
               {{"group", group},
                {"queue", name},
@@ -650,9 +695,12 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                {"error", r.status.ok() ? std::string() : r.status.ToString()}});
     return out;
   };
-  job.done = [q](const JobOutcome&) {
-    MutexLock l(q->mu);
-    q->queued = false;
+  job.done = [this, q](const JobOutcome&) {
+    {
+      MutexLock l(q->mu);
+      q->queued = false;
+    }
+    ++generation_;
   };
   scheduler_->Submit(std::move(job));
 }
@@ -689,6 +737,7 @@ void Daemon::RunOnce() {
   metrics_.queues_watched.WithLabels({}).Set(static_cast<double>(watched));
   metrics_.collection_duration_seconds.WithLabels({}).Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  ++generation_;
   health_.Heartbeat();
   health_.SetReady();
 }
@@ -760,7 +809,7 @@ std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue
   return std::nullopt;
 }
 
-Status Daemon::ArchiveNow(const std::string& queue) {
+Status Daemon::ArchiveNow(const std::string& queue, const std::string& requested_by) {
   {
     MutexLock lock(mu_);
     bool found = false;
@@ -769,11 +818,13 @@ Status Daemon::ArchiveNow(const std::string& queue) {
         MutexLock l(q->mu);
         if (q->dq.name != queue) continue;
         q->archive_requested = true;
+        q->archive_requested_by = requested_by;
         found = true;
       }
     }
     if (!found) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
   }
+  ++generation_;
   wake_ = true;
   return Status::Ok();
 }
@@ -911,6 +962,70 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
     w.Key("error").String(g->destination.error);
     w.Key("note").String(g->destination.note);
     w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
+}
+
+std::string Daemon::OverviewJson() const {
+  JsonWriter w;
+  MutexLock lock(mu_);
+  w.BeginObject().Key("queues").BeginArray();
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      w.BeginObject();
+      w.Key("group").String(q->group);
+      w.Key("queue").String(q->dq.name);
+      w.Key("region").String(q->dq.region);
+      w.Key("fifo").Bool(q->dq.fifo);
+      w.Key("retention_s").Int(q->dq.retention.count());
+      w.Key("source_retention_s").Int(q->dq.MaxSourceRetention().count());
+      w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
+      w.Key("nearest_expiry");
+      if (q->nearest_expiry) {
+        w.String(FormatIso8601(*q->nearest_expiry));
+      } else {
+        w.Null();
+      }
+      w.Key("collect_error").Bool(!q->collect_error.empty());
+      w.Key("archived").Uint(q->archived);
+      w.Key("running").Bool(q->queued);
+      w.Key("failing").Bool(q->consecutive_failures > 0);
+      w.Key("error_code").String(q->consecutive_failures > 0 && q->last_error ? q->last_error->code : "");
+      w.Key("last_run");
+      if (q->last_run_at) {
+        w.BeginObject();
+        w.Key("time").String(FormatIso8601(*q->last_run_at));
+        w.Key("archived").Uint(q->last_run_archived);
+        w.Key("ok").Bool(q->last_run_ok);
+        w.EndObject();
+      } else {
+        w.Null();
+      }
+      w.Key("alarms").BeginArray();
+      if (q->expiry)
+        w.BeginObject()
+            .Key("kind")
+            .String("expiry")
+            .Key("state")
+            .String(AlarmStateName(q->expiry->state()))
+            .EndObject();
+      if (q->depth)
+        w.BeginObject().Key("kind").String("depth").Key("state").String(AlarmStateName(q->depth->state())).EndObject();
+      w.EndArray();
+      w.EndObject();
+    }
+  }
+  w.EndArray();
+  w.Key("groups").BeginArray();
+  for (const auto& g : groups_) {
+    const bool error = !g->error.empty() || !g->destination.ok;
+    std::string problem = !g->error.empty() ? g->error : g->destination.error;
+    if (!error && g->empty) problem = "the group's selectors match no queue";
+    w.BeginObject().Key("name").String(g->config.name).Key("error").Bool(error).Key("problem").String(problem);
     w.EndObject();
   }
   w.EndArray();
