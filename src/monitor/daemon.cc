@@ -25,6 +25,28 @@ namespace {
 
 using std::chrono::seconds;
 
+// An ISO 8601 time or null.
+void WriteOptTime(JsonWriter& w, const std::optional<SystemTime>& t) {
+  if (t) {
+    w.String(FormatIso8601(*t));
+  } else {
+    w.Null();
+  }
+}
+
+// A queue's last archive run: {"time", "archived", "ok"}, or null before the first.
+void WriteLastRun(JsonWriter& w, const std::optional<SystemTime>& at, uint64_t archived, bool ok) {
+  if (!at) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("time").String(FormatIso8601(*at));
+  w.Key("archived").Uint(archived);
+  w.Key("ok").Bool(ok);
+  w.EndObject();
+}
+
 // The audit record of an archive run someone asked for (ArchiveNow).
 void WriteArchiveAudit(ObjectStore& store, const std::string& destination, const QueueInfo& queue,
                        const std::string& requested_by, SystemTime started, const DrainResult& r, SystemTime now) {
@@ -838,13 +860,6 @@ std::optional<DestinationStatus> Daemon::Destination(const std::string& group) c
 }
 
 std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
-  auto opt_time = [](JsonWriter& w, const std::optional<SystemTime>& t) {
-    if (t) {
-      w.String(FormatIso8601(*t));
-    } else {
-      w.Null();
-    }
-  };
   JsonWriter w;
   std::vector<std::pair<std::string, std::string>> failing;  // (group, queue) whose last run failed or could not start
   MutexLock lock(mu_);
@@ -870,11 +885,11 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
       w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
       w.EndObject();
       w.Key("nearest_expiry");
-      opt_time(w, q->nearest_expiry);
+      WriteOptTime(w, q->nearest_expiry);
       w.Key("oldest_sent");
-      opt_time(w, q->oldest_sent);
+      WriteOptTime(w, q->oldest_sent);
       w.Key("last_empty");
-      opt_time(w, q->last_empty);
+      WriteOptTime(w, q->last_empty);
       w.Key("collect_error").String(q->collect_error);
       w.Key("archive").BeginObject();
       w.Key("runs").Uint(q->runs);
@@ -884,16 +899,7 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
       w.Key("failing").Bool(q->consecutive_failures > 0);
       w.Key("running").Bool(q->queued);
       w.Key("more").Bool(q->more);
-      w.Key("last_run");
-      if (q->last_run_at) {
-        w.BeginObject();
-        w.Key("time").String(FormatIso8601(*q->last_run_at));
-        w.Key("archived").Uint(q->last_run_archived);
-        w.Key("ok").Bool(q->last_run_ok);
-        w.EndObject();
-      } else {
-        w.Null();
-      }
+      WriteLastRun(w.Key("last_run"), q->last_run_at, q->last_run_archived, q->last_run_ok);
       w.Key("last_error");
       if (q->last_error) {
         w.BeginObject();
@@ -957,7 +963,7 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
     w.Key("ok").Bool(g->destination.ok);
     w.Key("confirmed").Bool(g->destination.confirmed);
     w.Key("checked_at");
-    opt_time(w, g->destination.checked_at);
+    WriteOptTime(w, g->destination.checked_at);
     w.Key("code").String(g->destination.code);
     w.Key("error").String(g->destination.error);
     w.Key("note").String(g->destination.note);
@@ -984,27 +990,13 @@ std::string Daemon::OverviewJson() const {
       w.Key("retention_s").Int(q->dq.retention.count());
       w.Key("source_retention_s").Int(q->dq.MaxSourceRetention().count());
       w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
-      w.Key("nearest_expiry");
-      if (q->nearest_expiry) {
-        w.String(FormatIso8601(*q->nearest_expiry));
-      } else {
-        w.Null();
-      }
+      WriteOptTime(w.Key("nearest_expiry"), q->nearest_expiry);
       w.Key("collect_error").Bool(!q->collect_error.empty());
       w.Key("archived").Uint(q->archived);
       w.Key("running").Bool(q->queued);
       w.Key("failing").Bool(q->consecutive_failures > 0);
       w.Key("error_code").String(q->consecutive_failures > 0 && q->last_error ? q->last_error->code : "");
-      w.Key("last_run");
-      if (q->last_run_at) {
-        w.BeginObject();
-        w.Key("time").String(FormatIso8601(*q->last_run_at));
-        w.Key("archived").Uint(q->last_run_archived);
-        w.Key("ok").Bool(q->last_run_ok);
-        w.EndObject();
-      } else {
-        w.Null();
-      }
+      WriteLastRun(w.Key("last_run"), q->last_run_at, q->last_run_archived, q->last_run_ok);
       w.Key("alarms").BeginArray();
       if (q->expiry)
         w.BeginObject()
