@@ -5,7 +5,11 @@
 
 const state = {
   info: { write: false, poll_interval_s: 60 },
-  queues: null, // last /api/queues document
+  queues: null, // last /api/queues?queue=NAME document (a queue page)
+  queuesFor: null,
+  overview: null, // last /api/overview document
+  overviewEtag: null,
+  renderedAt: 0,
   sort: { key: 'expiry', dir: 1 },
   filter: '',
   route: null,
@@ -142,17 +146,25 @@ function initTheme() {
 }
 
 // ---- Overview.
+// The overview polls /api/overview (numbers and states only, no reasons or
+// history) with If-None-Match, so an unchanged document costs neither side
+// anything; rows are built as one HTML string (every text escaped) and only
+// when the document, the sort or the filter changed.
+
+function esc(v) {
+  return String(v).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
 
 const columns = [
   { key: 'queue', label: 'Queue', value: (q) => q.queue },
   { key: 'group', label: 'Group / region', value: (q) => q.group + ' ' + q.region },
-  { key: 'visible', label: 'Visible', num: true, value: (q) => q.messages.visible },
-  { key: 'inflight', label: 'In flight', num: true, value: (q) => q.messages.not_visible },
-  { key: 'delayed', label: 'Delayed', num: true, value: (q) => q.messages.delayed },
+  { key: 'visible', label: 'Visible', num: true, value: (q) => q.visible },
+  { key: 'inflight', label: 'In flight', num: true, value: (q) => q.not_visible },
+  { key: 'delayed', label: 'Delayed', num: true, value: (q) => q.delayed },
   { key: 'expiry', label: 'Nearest expiry', value: (q) => { const t = secondsToExpiry(q); return t === null ? Infinity : t; } },
   { key: 'alarms', label: 'Alarms', value: (q) => -q.alarms.filter((a) => a.state === 'ALARM').length },
-  { key: 'lastrun', label: 'Last archive run', value: (q) => (q.archive.last_run ? q.archive.last_run.time : '') },
-  { key: 'archived', label: 'Archived', num: true, value: (q) => q.archive.archived },
+  { key: 'lastrun', label: 'Last archive run', value: (q) => (q.last_run ? q.last_run.time : '') },
+  { key: 'archived', label: 'Archived', num: true, value: (q) => q.archived },
 ];
 
 function overviewSummary(doc) {
@@ -161,10 +173,9 @@ function overviewSummary(doc) {
   let atRisk = 0;
   for (const q of qs) {
     const t = secondsToExpiry(q);
-    if (t !== null && t < 86400) atRisk += Math.max(0, q.messages.visible) + Math.max(0, q.messages.not_visible);
+    if (t !== null && t < 86400) atRisk += Math.max(0, q.visible) + Math.max(0, q.not_visible);
   }
-  const errors = qs.filter((q) => q.archive.failing || q.collect_error).length +
-    doc.groups.filter((g) => g.error || !g.destination.ok).length;
+  const errors = qs.filter((q) => q.failing || q.collect_error).length + doc.groups.filter((g) => g.error).length;
   return h('ul', { class: 'cards', 'aria-label': 'Summary' },
     h('li', {}, h('span', { class: 'n', id: 'sum-alarm' }, alarming), 'queues in ALARM'),
     h('li', {}, h('span', { class: 'n', id: 'sum-risk' }, atRisk), 'messages at risk within 24 h'),
@@ -172,59 +183,58 @@ function overviewSummary(doc) {
     h('li', {}, h('span', { class: 'n' }, qs.length), 'queues watched'));
 }
 
-function expiryCell(q) {
-  const t = secondsToExpiry(q);
-  if (t === null) return h('td', {}, h('span', { class: 'muted' }, 'nothing queued'));
-  const retention = Math.max(1, q.source_retention_s > 0 ? Math.max(q.retention_s, q.source_retention_s) : q.retention_s);
-  const left = Math.max(0, Math.min(retention, t));
-  return h('td', {},
-    h('span', { class: t < 86400 ? 'state warn' : '' }, fmtExpiry(t)), ' ',
-    h('meter', { min: 0, max: retention, value: left, low: retention * 0.25, optimum: retention,
-      'aria-label': `${fmtDuration(left)} left of ${fmtDuration(retention)} retention` }));
+function badgeHtml(name) {
+  const cls = name === 'ALARM' ? 'alarm' : name === 'OK' ? 'ok' : 'insufficient';
+  return `<span class="state ${cls}">${esc(name)}</span>`;
 }
 
-function overviewRow(q) {
-  const run = q.archive.last_run;
-  const err = q.archive.last_error;
-  return h('tr', { 'data-queue': q.queue },
-    h('th', { scope: 'row' }, h('a', { href: '#/queue/' + encodeURIComponent(q.queue) }, q.queue),
-      q.fifo ? h('span', { class: 'muted' }, ' FIFO') : ''),
-    h('td', {}, q.group, h('br'), h('span', { class: 'muted' }, q.region)),
-    h('td', { class: 'num' }, count(q.messages.visible)),
-    h('td', { class: 'num' }, count(q.messages.not_visible)),
-    h('td', { class: 'num' }, count(q.messages.delayed)),
-    expiryCell(q),
-    h('td', { class: 'alarms' }, q.alarms.length === 0 ? h('span', { class: 'muted' }, 'none') :
-      q.alarms.map((a) => h('span', { title: a.reason }, alarmLabel(a) + ': ', stateBadge(a.state), ' '))),
-    h('td', {}, run ? [fmtTime(run.time), h('br'), `${run.archived} archived`, run.ok ? '' : ' (failed)'] : h('span', { class: 'muted' }, 'no run yet'),
-      err && q.archive.failing ? [h('br'), h('span', { class: 'state alarm' }, 'ERROR'), ' ', err.code] : '',
-      q.archive.running ? [h('br'), h('span', { class: 'state warn' }, 'RUNNING')] : '',
-      q.collect_error ? [h('br'), h('span', { class: 'state alarm' }, 'COLLECT ERROR')] : ''),
-    h('td', { class: 'num' }, q.archive.archived));
+function expiryHtml(q) {
+  const t = secondsToExpiry(q);
+  if (t === null) return '<td><span class="muted">nothing queued</span></td>';
+  const retention = Math.max(1, q.source_retention_s > 0 ? Math.max(q.retention_s, q.source_retention_s) : q.retention_s);
+  const left = Math.max(0, Math.min(retention, t));
+  return `<td><span class="${t < 86400 ? 'state warn' : ''}">${esc(fmtExpiry(t))}</span> ` +
+    `<meter min="0" max="${retention}" value="${left}" low="${retention * 0.25}" optimum="${retention}" ` +
+    `aria-label="${esc(`${fmtDuration(left)} left of ${fmtDuration(retention)} retention`)}"></meter></td>`;
+}
+
+function overviewRowHtml(q) {
+  const run = q.last_run;
+  const alarms = q.alarms.length === 0 ? '<span class="muted">none</span>'
+    : q.alarms.map((a) => `<span>${esc(a.kind)}: ${badgeHtml(a.state)} </span>`).join('');
+  const last = (run ? `${esc(fmtTime(run.time))}<br>${run.archived} archived${run.ok ? '' : ' (failed)'}` : '<span class="muted">no run yet</span>') +
+    (q.failing ? `<br><span class="state alarm">ERROR</span> ${esc(q.error_code)}` : '') +
+    (q.running ? '<br><span class="state warn">RUNNING</span>' : '') +
+    (q.collect_error ? '<br><span class="state alarm">COLLECT ERROR</span>' : '');
+  return `<tr data-queue="${esc(q.queue)}"><th scope="row"><a href="#/queue/${esc(encodeURIComponent(q.queue))}">${esc(q.queue)}</a>` +
+    (q.fifo ? '<span class="muted"> FIFO</span>' : '') + '</th>' +
+    `<td>${esc(q.group)}<br><span class="muted">${esc(q.region)}</span></td>` +
+    `<td class="num">${count(q.visible)}</td><td class="num">${count(q.not_visible)}</td><td class="num">${count(q.delayed)}</td>` +
+    expiryHtml(q) + `<td class="alarms">${alarms}</td><td>${last}</td><td class="num">${esc(q.archived)}</td></tr>`;
 }
 
 function sortedQueues(doc) {
   const col = columns.find((c) => c.key === state.sort.key) || columns[0];
   const f = state.filter.toLowerCase();
   const qs = doc.queues.filter((q) => !f || (q.queue + ' ' + q.group + ' ' + q.region).toLowerCase().includes(f));
-  return qs.sort((a, b) => {
-    const x = col.value(a), y = col.value(b);
-    return (x < y ? -1 : x > y ? 1 : a.queue < b.queue ? -1 : 1) * state.sort.dir;
-  });
+  const keyed = qs.map((q) => [col.value(q), q]);
+  keyed.sort(([x, a], [y, b]) => (x < y ? -1 : x > y ? 1 : a.queue < b.queue ? -1 : 1) * state.sort.dir);
+  return keyed.map(([, q]) => q);
 }
 
 function renderOverviewLive() {
-  const doc = state.queues;
+  const doc = state.overview;
   const summary = document.getElementById('summary');
   const tbody = document.getElementById('queues-body');
-  if (!doc || !summary || !tbody || state.queuesFor !== 'overview') return;
+  if (!doc || !summary || !tbody) return;
   summary.replaceChildren(overviewSummary(doc));
   const rows = sortedQueues(doc);
-  tbody.replaceChildren(...rows.map(overviewRow));
+  tbody.innerHTML = rows.map(overviewRowHtml).join('');
+  state.renderedAt = Date.now();
   document.getElementById('shown').textContent = `${rows.length} of ${doc.queues.length} queues shown`;
   const groups = document.getElementById('groups');
-  groups.replaceChildren(...doc.groups.filter((g) => g.error || !g.destination.ok || g.warning).map((g) =>
-    h('p', { class: 'error' }, `Group ${g.name}: `, g.error || g.destination.error || g.warning)));
+  groups.replaceChildren(...doc.groups.filter((g) => g.problem).map((g) =>
+    h('p', { class: 'error' }, `Group ${g.name}: `, g.problem)));
   for (const th of document.querySelectorAll('#queues thead th')) {
     th.setAttribute('aria-sort', th.dataset.key === state.sort.key ? (state.sort.dir > 0 ? 'ascending' : 'descending') : 'none');
   }
@@ -536,19 +546,39 @@ function render() {
   else { document.title = 'Dead-letter queues · dlq-archive'; renderOverview(view); }
 }
 
+// The overview: 304 when nothing changed since the last answer; the rows are
+// then rebuilt only once a minute (their countdowns move).
+async function pollOverview() {
+  const headers = state.overviewEtag ? { 'If-None-Match': state.overviewEtag } : {};
+  const res = await fetch('/api/overview', { cache: 'no-store', headers });
+  if (res.status === 304 && state.overview) {
+    if (state.route.view === 'overview' && Date.now() - state.renderedAt >= 60000) renderOverviewLive();
+    return;
+  }
+  let doc = null;
+  try { doc = await res.json(); } catch (e) { /* reported below */ }
+  if (!res.ok || !doc) throw new Error((doc && doc.error) || 'HTTP ' + res.status);
+  state.overview = doc;
+  state.overviewEtag = res.headers.get('ETag');
+  if (state.route.view === 'overview') renderOverviewLive();
+}
+
 async function poll() {
   try {
-    // The overview needs no alarm history; a queue page needs its queue only.
     const r = state.route;
-    const key = r.view === 'overview' ? 'overview' : 'queue:' + r.queue;
-    const doc = await api(r.view === 'overview' ? '/api/queues?history=0' : '/api/queues?queue=' + encodeURIComponent(r.queue));
-    if (r !== state.route) return; // navigated meanwhile: the next poll serves the new view
-    state.queues = doc;
-    state.queuesFor = key;
+    if (r.view === 'overview') {
+      await pollOverview();
+    } else {
+      // A queue page needs its queue only, with its alarms' history.
+      const key = 'queue:' + r.queue;
+      const doc = await api('/api/queues?queue=' + encodeURIComponent(r.queue));
+      if (r !== state.route) return; // navigated meanwhile: the next poll serves the new view
+      state.queues = doc;
+      state.queuesFor = key;
+      if (state.route.view === 'queue') await renderQueueLive(state.route.queue);
+    }
     state.updated = new Date();
     setLive('Updated ' + state.updated.toLocaleTimeString() + ', every ' + fmtDuration(state.info.poll_interval_s));
-    if (state.route.view === 'overview') renderOverviewLive();
-    else if (state.route.view === 'queue') await renderQueueLive(state.route.queue);
   } catch (e) {
     setLive('Update failed: ' + e.message);
   }
@@ -556,19 +586,19 @@ async function poll() {
 
 async function main() {
   initTheme();
-  try {
-    state.info = await api('/api/dashboard');
-  } catch (e) {
-    setLive('Cannot reach the daemon: ' + e.message);
-  }
   window.addEventListener('hashchange', () => {
     render();
     poll();
     document.getElementById('main').focus();
   });
   state.route = parseRoute();
-  await poll();
+  // The first answers are fetched at once, side by side.
+  const info = api('/api/dashboard').catch((e) => { setLive('Cannot reach the daemon: ' + e.message); return null; });
+  const first = poll();
+  state.info = (await info) || state.info;
+  await first;
   render();
+  // Polls follow the collection interval: the daemon has nothing newer sooner.
   const every = Math.max(1, state.info.poll_interval_s || 60) * 1000;
   state.timer = setInterval(poll, every);
 }

@@ -64,10 +64,6 @@ int ExitCodeFor(const Status& st) {
   }
 }
 
-std::string ArchivePrefix(const Destination& from) {
-  return from.prefix.empty() ? std::string(kDefaultKeyPrefix) : from.prefix;
-}
-
 // Calls fn for each selected record: key order, then line order (within a
 // de-duplication pass), de-duplicated by (queue, message_id), `_audit/` left
 // out. The same archive and filter give the same sequence every time, which

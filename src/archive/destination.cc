@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "archive/key_layout.h"
 #include "common/strings.h"
 
 namespace dlq {
@@ -34,6 +35,10 @@ Result<Destination> ParseDestination(std::string_view uri) {
     return d;
   }
   return InvalidArgument(fmt::format("destination '{}' must be s3://BUCKET/PREFIX or file:///DIR", uri));
+}
+
+std::string ArchivePrefix(const Destination& destination) {
+  return destination.prefix.empty() ? std::string(kDefaultKeyPrefix) : destination.prefix;
 }
 
 }  // namespace dlq

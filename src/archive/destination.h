@@ -22,4 +22,8 @@ struct Destination {
 // kInvalidArgument naming the URL and the expected form.
 Result<Destination> ParseDestination(std::string_view uri);
 
+// The key prefix archives are written under: `prefix`, or kDefaultKeyPrefix
+// ("dlq-archive") when the URL has none. `_audit/` records go below it.
+std::string ArchivePrefix(const Destination& destination);
+
 }  // namespace dlq

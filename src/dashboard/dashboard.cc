@@ -6,6 +6,7 @@
 
 #include "archive/destination.h"
 #include "archive/record.h"
+#include "common/crypto.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -69,6 +70,11 @@ void OptTime(JsonWriter& w, const std::optional<SystemTime>& t) {
   }
 }
 
+// Who asked for an action, as audit records name them.
+std::string Actor(const HttpServerRequest& r) {
+  return "dlq-archive dashboard, client " + r.remote_addr;
+}
+
 struct ArchiveHandle {
   QueueArchiveAccess access;
   Destination from;
@@ -102,6 +108,7 @@ void Dashboard::Register(HttpServer& server) {
   for (const WebAsset& a : WebAssets()) server.Handle(std::string(a.path), handler);
   server.Handle("/api/dashboard", handler);
   server.Handle("/api/queues", handler);
+  server.Handle("/api/overview", handler);
   server.Handle("/api/search", handler);
   server.Handle("POST", "/api/replay", handler);
   server.HandlePrefix("GET", "/api/queues/", handler);
@@ -115,6 +122,7 @@ HttpServerResponse Dashboard::Handle(const HttpServerRequest& request) const {
   if (get && !StartsWith(path, "/api/")) return Asset(request);
   if (get && path == "/api/dashboard") return Info();
   if (get && path == "/api/queues") return Queues(request);
+  if (get && path == "/api/overview") return Overview(request);
   if (get && path == "/api/search") return Search(request);
   if (request.method == "POST" && path == "/api/replay") return Replay(request);
   if (StartsWith(path, "/api/messages/")) {
@@ -171,6 +179,32 @@ HttpServerResponse Dashboard::Queues(const HttpServerRequest& request) const {
     }
   }
   return JsonResponse(200, daemon_.QueuesJson(options));
+}
+
+HttpServerResponse Dashboard::Overview(const HttpServerRequest& request) const {
+  if (!request.query.empty()) return Error(400, "/api/overview takes no parameters");
+  std::shared_ptr<const std::string> body;
+  std::string etag;
+  {
+    MutexLock lock(overview_mu_);
+    const uint64_t generation = daemon_.generation();
+    if (!overview_.built || overview_.generation != generation) {
+      // Built under the lock: concurrent polls of one generation share one build.
+      auto fresh = std::make_shared<const std::string>(daemon_.OverviewJson());
+      overview_.etag = "\"" + Sha256Hex(*fresh).substr(0, 32) + "\"";
+      overview_.body = std::move(fresh);
+      overview_.generation = generation;
+      overview_.built = true;
+    }
+    body = overview_.body;
+    etag = overview_.etag;
+  }
+  const std::string_view wanted = Header(request, "If-None-Match");
+  bool match = false;
+  for (std::string_view tag : Split(wanted, ',')) match |= Trim(tag) == etag || Trim(tag) == "W/" + etag;
+  HttpServerResponse r = JsonResponse(match ? 304 : 200, match ? std::string() : *body);
+  r.headers.emplace_back("ETag", etag);
+  return r;
 }
 
 HttpServerResponse Dashboard::History(const std::string& queue) const {
@@ -379,7 +413,7 @@ std::optional<HttpServerResponse> Dashboard::Refuse(const HttpServerRequest& req
 
 HttpServerResponse Dashboard::ArchiveNow(const std::string& queue, const HttpServerRequest& request) const {
   if (auto refused = Refuse(request)) return *refused;
-  Status st = daemon_.ArchiveNow(queue);
+  Status st = daemon_.ArchiveNow(queue, Actor(request));
   Log().Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
             {{"action", "archive_now"},
              {"queue", queue},
@@ -405,7 +439,7 @@ HttpServerResponse Dashboard::Replay(const HttpServerRequest& request) const {
   if (!options_.replay) return Error(501, "replay is not available in this daemon");
   auto archive = OpenArchive(daemon_, parsed->queue);
   if (!archive.ok()) return ErrorFrom(archive.status());
-  const std::string actor = "dlq-archive dashboard, client " + request.remote_addr;
+  const std::string actor = Actor(request);
   DashboardReplayResult result = options_.replay(archive->access, parsed->ids, actor);
   Log().Log(result.exit_code == 0 ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
             {{"action", "replay"},

@@ -16,9 +16,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "monitor/daemon.h"
 #include "server/http_server.h"
@@ -51,6 +54,9 @@ class Dashboard {
 
   // Registers / (the page and its assets) and /api/... on `server`;
   // replaces /api/queues with one that also takes ?history=0 and ?queue=NAME.
+  // /api/overview answers Daemon::OverviewJson, built at most once per
+  // daemon generation and shared by every request, with an ETag (a digest of
+  // the bytes): a request whose If-None-Match names it gets 304 and no body.
   void Register(HttpServer& server);
   // Answers one request (what the registered routes call).
   HttpServerResponse Handle(const HttpServerRequest& request) const;
@@ -59,6 +65,7 @@ class Dashboard {
   HttpServerResponse Asset(const HttpServerRequest& request) const;
   HttpServerResponse Info() const;
   HttpServerResponse Queues(const HttpServerRequest& request) const;
+  HttpServerResponse Overview(const HttpServerRequest& request) const;
   HttpServerResponse History(const std::string& queue) const;
   HttpServerResponse Failures(const std::string& queue, const HttpServerRequest& request) const;
   HttpServerResponse Objects(const std::string& queue, const HttpServerRequest& request) const;
@@ -72,6 +79,15 @@ class Dashboard {
   Daemon& daemon_;
   Clock& clock_;
   const DashboardOptions options_;
+  // The last /api/overview document and the generation it was built at.
+  struct OverviewCache {
+    bool built = false;
+    uint64_t generation = 0;
+    std::shared_ptr<const std::string> body;
+    std::string etag;
+  };
+  mutable Mutex overview_mu_;
+  mutable OverviewCache overview_ DLQ_GUARDED_BY(overview_mu_);
 };
 
 }  // namespace dlq

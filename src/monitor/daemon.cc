@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "archive/destination.h"
 #include "archive/expiry.h"
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/json_writer.h"
@@ -16,12 +17,67 @@
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "monitor/safety.h"
+#include "replay/audit.h"
 #include "sqs/queue_client_wrapper.h"
 
 namespace dlq {
 namespace {
 
 using std::chrono::seconds;
+
+// An ISO 8601 time or null.
+void WriteOptTime(JsonWriter& w, const std::optional<SystemTime>& t) {
+  if (t) {
+    w.String(FormatIso8601(*t));
+  } else {
+    w.Null();
+  }
+}
+
+// A queue's last archive run: {"time", "archived", "ok"}, or null before the first.
+void WriteLastRun(JsonWriter& w, const std::optional<SystemTime>& at, uint64_t archived, bool ok) {
+  if (!at) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("time").String(FormatIso8601(*at));
+  w.Key("archived").Uint(archived);
+  w.Key("ok").Bool(ok);
+  w.EndObject();
+}
+
+// The audit record of an archive run someone asked for (ArchiveNow).
+void WriteArchiveAudit(ObjectStore& store, const std::string& destination, const QueueInfo& queue,
+                       const std::string& requested_by, SystemTime started, const DrainResult& r, SystemTime now) {
+  AuditRecord a;
+  a.kind = "archive";
+  a.caller_arn = requested_by;
+  a.started_at = started;
+  a.finished_at = now;
+  a.source = queue.url;
+  a.filter = "all";
+  a.destination = destination;
+  a.outcome = r.status.ok() ? "done" : r.status.code() == ErrorCode::kCancelled ? "stopped" : "failed";
+  const DrainStats& s = r.stats;
+  a.archive = {.received = s.received,
+               .archived = s.archived,
+               .deleted = s.deleted,
+               .skipped = s.skipped,
+               .released = s.released,
+               .delete_failures = s.delete_failures,
+               .objects = s.objects,
+               .bytes_uploaded = s.bytes_uploaded};
+  auto parsed = ParseDestination(destination);
+  auto key = parsed.ok() ? WriteAudit(store, ArchivePrefix(*parsed), a) : Result<std::string>(parsed.status());
+  if (key.ok()) {
+    Log().Log(LogLevel::kInfo, "archive_audit_written",
+              {{"queue", queue.name}, {"key", *key}, {"outcome", a.outcome}, {"requested_by", requested_by}});
+  } else {
+    Log().Log(LogLevel::kError, "archive_audit_failed",
+              {{"queue", queue.name}, {"error", key.status().ToString()}, {"outcome", a.outcome}});
+  }
+}
 
 double Secs(Duration d) {
   return std::chrono::duration<double>(d).count();
@@ -142,9 +198,10 @@ struct Daemon::QueueState {
   AlarmSettings::Action depth_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kNotify;
   Selection expiry_selection DLQ_GUARDED_BY(mu);
   Selection depth_selection DLQ_GUARDED_BY(mu);
-  bool copy_due DLQ_GUARDED_BY(mu) = false;           // a copy-action alarm entered ALARM, copy not yet submitted
-  Selection copy_selection DLQ_GUARDED_BY(mu);        // what that copy takes
-  bool archive_requested DLQ_GUARDED_BY(mu) = false;  // ArchiveNow, not yet submitted
+  bool copy_due DLQ_GUARDED_BY(mu) = false;             // a copy-action alarm entered ALARM, copy not yet submitted
+  Selection copy_selection DLQ_GUARDED_BY(mu);          // what that copy takes
+  bool archive_requested DLQ_GUARDED_BY(mu) = false;    // ArchiveNow, not yet submitted
+  std::string archive_requested_by DLQ_GUARDED_BY(mu);  // who asked (for the audit record)
   std::optional<SystemTime> last_run_at DLQ_GUARDED_BY(mu);  // when the last run ended
   uint64_t last_run_archived DLQ_GUARDED_BY(mu) = 0;
   bool last_run_ok DLQ_GUARDED_BY(mu) = true;
@@ -233,6 +290,7 @@ void Daemon::Reload(MonitorConfig config) {
   shard_ = config.shard;
   metrics_.shard_info.WithLabels({std::to_string(config.shard.index), std::to_string(config.shard.count)}).Set(1);
   config_ = std::move(config);
+  ++generation_;
   if (options_.apply_webhooks) {
     if (Status st = options_.apply_webhooks(config_.webhooks); !st.ok()) {
       Log().Log(LogLevel::kError, "webhooks_reload_failed", {{"error", st.ToString()}, {"kept", "previous webhooks"}});
@@ -298,6 +356,7 @@ void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status
     name = q.dq.name;
     region = q.dq.region;
   }
+  ++generation_;
   metrics_.archive_failures_total.WithLabels({name, region, e.error_class}).Inc();
   Log().Log(LogLevel::kError, std::string(event),
             {{"group", group},
@@ -578,6 +637,8 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   q->queued = true;
   q->last_submit = now;
   q->archive_requested = false;
+  std::string requested_by = std::exchange(q->archive_requested_by, std::string());
+  if (requested && requested_by.empty()) requested_by = "unknown";
   ArchiveJob job;
   job.queue_key = q->dq.region + "/" + q->dq.url;
   job.deadline = q->nearest_expiry.value_or(now);
@@ -600,6 +661,8 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   GroupClients clients = q->clients;
   lock.Unlock();
   const std::string group = g.config.name;
+  const std::string destination = g.config.destination;
+  ++generation_;
   Log().Log(LogLevel::kInfo, "archive_submitted",
             {{"group", group},
              {"queue", info.name},
@@ -611,7 +674,8 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                                                                            : "expiring-within"},
              {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
 
-  job.run = [this, q, info, opts, ctx, clients, group, keep](const std::stop_token& stop) -> JobOutcome {
+  job.run = [this, q, info, opts, ctx, clients, group, keep, requested_by,
+             destination](const std::stop_token& stop) -> JobOutcome {
     ObservingQueueClient observed(*clients.sqs, info.fifo, info.retention, clock_);
     QueueDrainer drainer(observed, *clients.store, clock_, info, opts, ctx);
     // Scheduler::Stop() stops the drain (at once when it came before this line).
@@ -653,7 +717,10 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
         q->oldest_sent = observed.OldestSentRemaining();
       }
     }
+    ++generation_;
     if (failed) RecordFailure(group, *q, r.status, clock_.Now(), "archive_failed");
+    if (!requested_by.empty())
+      WriteArchiveAudit(*clients.store, destination, info, requested_by, start, r, clock_.Now());
     Log().Log(r.status.ok() ? LogLevel::kInfo : LogLevel::kError, "archive_run",
               {{"group", group},
                {"queue", name},
@@ -668,9 +735,12 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                {"error", r.status.ok() ? std::string() : r.status.ToString()}});
     return out;
   };
-  job.done = [q](const JobOutcome&) {
-    MutexLock l(q->mu);
-    q->queued = false;
+  job.done = [this, q](const JobOutcome&) {
+    {
+      MutexLock l(q->mu);
+      q->queued = false;
+    }
+    ++generation_;
   };
   scheduler_->Submit(std::move(job));
 }
@@ -712,6 +782,7 @@ void Daemon::RunOnce() {
   metrics_.queues_other_shards.WithLabels({}).Set(static_cast<double>(other_shards));
   metrics_.collection_duration_seconds.WithLabels({}).Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  ++generation_;
   health_.Heartbeat();
   health_.SetReady();
 }
@@ -783,7 +854,7 @@ std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue
   return std::nullopt;
 }
 
-Status Daemon::ArchiveNow(const std::string& queue) {
+Status Daemon::ArchiveNow(const std::string& queue, const std::string& requested_by) {
   {
     MutexLock lock(mu_);
     bool found = false;
@@ -792,11 +863,13 @@ Status Daemon::ArchiveNow(const std::string& queue) {
         MutexLock l(q->mu);
         if (q->dq.name != queue) continue;
         q->archive_requested = true;
+        q->archive_requested_by = requested_by;
         found = true;
       }
     }
     if (!found) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
   }
+  ++generation_;
   wake_ = true;
   return Status::Ok();
 }
@@ -810,13 +883,6 @@ std::optional<DestinationStatus> Daemon::Destination(const std::string& group) c
 }
 
 std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
-  auto opt_time = [](JsonWriter& w, const std::optional<SystemTime>& t) {
-    if (t) {
-      w.String(FormatIso8601(*t));
-    } else {
-      w.Null();
-    }
-  };
   JsonWriter w;
   std::vector<std::pair<std::string, std::string>> failing;  // (group, queue) whose last run failed or could not start
   MutexLock lock(mu_);
@@ -842,11 +908,11 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
       w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
       w.EndObject();
       w.Key("nearest_expiry");
-      opt_time(w, q->nearest_expiry);
+      WriteOptTime(w, q->nearest_expiry);
       w.Key("oldest_sent");
-      opt_time(w, q->oldest_sent);
+      WriteOptTime(w, q->oldest_sent);
       w.Key("last_empty");
-      opt_time(w, q->last_empty);
+      WriteOptTime(w, q->last_empty);
       w.Key("collect_error").String(q->collect_error);
       w.Key("archive").BeginObject();
       w.Key("runs").Uint(q->runs);
@@ -856,16 +922,7 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
       w.Key("failing").Bool(q->consecutive_failures > 0);
       w.Key("running").Bool(q->queued);
       w.Key("more").Bool(q->more);
-      w.Key("last_run");
-      if (q->last_run_at) {
-        w.BeginObject();
-        w.Key("time").String(FormatIso8601(*q->last_run_at));
-        w.Key("archived").Uint(q->last_run_archived);
-        w.Key("ok").Bool(q->last_run_ok);
-        w.EndObject();
-      } else {
-        w.Null();
-      }
+      WriteLastRun(w.Key("last_run"), q->last_run_at, q->last_run_archived, q->last_run_ok);
       w.Key("last_error");
       if (q->last_error) {
         w.BeginObject();
@@ -930,7 +987,7 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
     w.Key("ok").Bool(g->destination.ok);
     w.Key("confirmed").Bool(g->destination.confirmed);
     w.Key("checked_at");
-    opt_time(w, g->destination.checked_at);
+    WriteOptTime(w, g->destination.checked_at);
     w.Key("code").String(g->destination.code);
     w.Key("error").String(g->destination.error);
     w.Key("note").String(g->destination.note);
@@ -941,6 +998,56 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
   w.Key("shard").BeginObject();
   w.Key("index").Int(shard_.index).Key("count").Int(shard_.count);
   w.EndObject();
+  w.EndObject();
+  return w.Take();
+}
+
+std::string Daemon::OverviewJson() const {
+  JsonWriter w;
+  MutexLock lock(mu_);
+  w.BeginObject().Key("queues").BeginArray();
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      w.BeginObject();
+      w.Key("group").String(q->group);
+      w.Key("queue").String(q->dq.name);
+      w.Key("region").String(q->dq.region);
+      w.Key("fifo").Bool(q->dq.fifo);
+      w.Key("retention_s").Int(q->dq.retention.count());
+      w.Key("source_retention_s").Int(q->dq.MaxSourceRetention().count());
+      w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
+      WriteOptTime(w.Key("nearest_expiry"), q->nearest_expiry);
+      w.Key("collect_error").Bool(!q->collect_error.empty());
+      w.Key("archived").Uint(q->archived);
+      w.Key("running").Bool(q->queued);
+      w.Key("failing").Bool(q->consecutive_failures > 0);
+      w.Key("error_code").String(q->consecutive_failures > 0 && q->last_error ? q->last_error->code : "");
+      WriteLastRun(w.Key("last_run"), q->last_run_at, q->last_run_archived, q->last_run_ok);
+      w.Key("alarms").BeginArray();
+      if (q->expiry)
+        w.BeginObject()
+            .Key("kind")
+            .String("expiry")
+            .Key("state")
+            .String(AlarmStateName(q->expiry->state()))
+            .EndObject();
+      if (q->depth)
+        w.BeginObject().Key("kind").String("depth").Key("state").String(AlarmStateName(q->depth->state())).EndObject();
+      w.EndArray();
+      w.EndObject();
+    }
+  }
+  w.EndArray();
+  w.Key("groups").BeginArray();
+  for (const auto& g : groups_) {
+    const bool error = !g->error.empty() || !g->destination.ok;
+    std::string problem = !g->error.empty() ? g->error : g->destination.error;
+    if (!error && g->empty) problem = "the group's selectors match no queue";
+    w.BeginObject().Key("name").String(g->config.name).Key("error").Bool(error).Key("problem").String(problem);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return w.Take();
 }

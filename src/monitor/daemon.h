@@ -155,7 +155,26 @@ class Daemon {
   // deleting what is archived) at the next collection, which Run() starts at
   // once; a run already queued or running absorbs the request. kNotFound for
   // a queue not watched. Any thread.
-  Status ArchiveNow(const std::string& queue);
+  // When that run ends, an audit record of kind "archive" (src/replay/audit.h:
+  // outcome and counts, `requested_by` as the caller) is written to the
+  // group's archive, as replay writes its own; a failure to write it is
+  // logged (archive_audit_failed).
+  Status ArchiveNow(const std::string& queue, const std::string& requested_by = "");
+  // Changes whenever what QueuesJson and OverviewJson show may have changed
+  // (a collection, a reload, an archive run starting or ending, a failure,
+  // ArchiveNow): a reader may cache a document built at one generation until
+  // it changes. Any thread.
+  uint64_t generation() const { return generation_.load(); }
+  // The overview table's document, small enough to poll at 1,000 queues:
+  // {"queues": [{"group", "queue", "region", "fifo",
+  // "retention_s", "source_retention_s", "visible", "not_visible", "delayed",
+  // "nearest_expiry", "collect_error": bool, "archived", "running",
+  // "failing", "error_code", "last_run": {"time", "archived", "ok"} | null,
+  // "alarms": [{"kind": "expiry"|"depth", "state"}]}], "groups": [{"name",
+  // "error": bool, "problem"}]} where "error" is a failed discovery or
+  // destination check and "problem" its text, or the group's warning ("" when
+  // none). No reasons, no history.
+  std::string OverviewJson() const;
   // Registers more routes on the HTTP server before Run() starts it.
   void SetExtraRoutes(std::function<void(HttpServer&)> add) { extra_routes_ = std::move(add); }
   HealthState& health() { return health_; }
@@ -189,6 +208,7 @@ class Daemon {
   std::unique_ptr<HttpServer> http_;
   std::function<void(HttpServer&)> extra_routes_;
   std::atomic<bool> wake_{false};  // ArchiveNow: collect now
+  std::atomic<uint64_t> generation_{0};
 
   mutable Mutex mu_;
   std::vector<std::unique_ptr<GroupState>> groups_ DLQ_GUARDED_BY(mu_);  // the control thread replaces it

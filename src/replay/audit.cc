@@ -24,7 +24,7 @@ std::string AuditKey(const std::string& prefix, SystemTime at, const std::string
 
 std::string AuditJson(const AuditRecord& r) {
   JsonWriter w;
-  w.BeginObject().Key("schema").Int(1).Key("kind").String("replay");
+  w.BeginObject().Key("schema").Int(1).Key("kind").String(r.kind);
   StringOrNull(w.Key("caller_arn"), r.caller_arn);
   StringOrNull(w.Key("caller_error"), r.caller_error);
   w.Key("started_at").String(FormatIso8601(r.started_at));
@@ -34,6 +34,17 @@ std::string AuditJson(const AuditRecord& r) {
   w.Key("destination").String(r.destination);
   StringOrNull(w.Key("transform"), r.transform);
   w.Key("outcome").String(r.outcome);
+  if (r.kind == "archive") {
+    const ArchiveAuditCounts& a = r.archive;
+    w.Key("counts").BeginObject();
+    w.Key("received").Uint(a.received).Key("archived").Uint(a.archived).Key("deleted").Uint(a.deleted);
+    w.Key("skipped").Uint(a.skipped).Key("released").Uint(a.released).Key("delete_failures").Uint(a.delete_failures);
+    w.Key("objects").Uint(a.objects).Key("bytes_uploaded").Uint(a.bytes_uploaded);
+    w.EndObject().EndObject();
+    std::string out = w.Take();
+    out += '\n';
+    return out;
+  }
   const ReplayStats& s = r.stats;
   w.Key("counts").BeginObject();
   w.Key("selected").Uint(s.accepted).Key("sent").Uint(s.sent).Key("failed").Uint(s.failed);

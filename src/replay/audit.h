@@ -17,8 +17,20 @@
 
 namespace dlq {
 
+// What an archive run did (kind "archive": the daemon's archive now).
+struct ArchiveAuditCounts {
+  uint64_t received = 0, archived = 0, deleted = 0, skipped = 0, released = 0, delete_failures = 0, objects = 0,
+           bytes_uploaded = 0;
+};
+
+// kind "replay": a replay run (counts from stats, the ids sent and failed).
+// kind "archive": an archive run someone asked for (the dashboard's archive
+// now): source is the queue URL, destination the archive URI, counts from
+// `archive`; no ids.
 struct AuditRecord {
-  std::string caller_arn;  // empty when unknown; caller_error says why
+  std::string kind = "replay";
+  ArchiveAuditCounts archive;  // kind "archive" only
+  std::string caller_arn;      // empty when unknown; caller_error says why
   std::string caller_error;
   SystemTime started_at;
   SystemTime finished_at;

@@ -192,6 +192,21 @@ class DashboardTest : public ::testing::Test {
     return r;
   }
 
+  std::vector<std::string> AuditKeys() {
+    std::vector<std::string> out;
+    for (const std::string& key : store_.Keys()) {
+      if (key.starts_with("dlq-archive/_audit/")) out.push_back(key);
+    }
+    return out;
+  }
+
+  static std::string HeaderOf(const HttpServerResponse& r, std::string_view name) {
+    for (const auto& [k, v] : r.headers) {
+      if (k == name) return v;
+    }
+    return "";
+  }
+
   static simdjson::dom::element Json(simdjson::dom::parser& parser, const HttpServerResponse& r) {
     EXPECT_EQ(r.content_type, "application/json") << r.body;
     simdjson::dom::element doc;
@@ -438,6 +453,106 @@ TEST_F(DashboardTest, ArchiveNowArchivesEveryMessageAtTheNextCollection) {
   EXPECT_EQ(sqs_.Depth(dlq_url_), 0u);
   EXPECT_EQ(daemon_->Queue("orders-dlq")->archived, 4u);
   EXPECT_EQ(d.Handle(Post("/api/queues/nope-dlq/archive", "", std::string("Bearer ") + kToken)).status, 404);
+
+  // The run wrote one audit record: who asked, what it did.
+  std::vector<std::string> audits = AuditKeys();
+  ASSERT_EQ(audits.size(), 1u);
+  auto text = store_.Get(audits[0]);
+  ASSERT_TRUE(text.ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element audit;
+  ASSERT_EQ(parser.parse(*text).get(audit), simdjson::SUCCESS) << *text;
+  EXPECT_EQ(audit["kind"].get_string().value(), "archive");
+  EXPECT_EQ(audit["outcome"].get_string().value(), "done");
+  EXPECT_EQ(audit["caller_arn"].get_string().value(), "dlq-archive dashboard, client 127.0.0.1");
+  EXPECT_EQ(audit["source"].get_string().value(), dlq_url_);
+  EXPECT_EQ(audit["destination"].get_string().value(), "s3://archive-bucket/dlq-archive");
+  EXPECT_EQ(audit["counts"]["archived"].get_uint64().value(), 4u);
+  EXPECT_EQ(audit["counts"]["deleted"].get_uint64().value(), 4u);
+  EXPECT_GE(audit["counts"]["objects"].get_uint64().value(), 1u);
+  EXPECT_EQ(text->find(kToken), std::string::npos);
+}
+
+TEST_F(DashboardTest, ArchiveNowThatFailsWritesAFailedAuditRecord) {
+  Inject("fresh", clock_.Now() - hours(1));
+  daemon_->RunOnce();
+  Dashboard d = Make(kToken);
+  ASSERT_EQ(d.Handle(Post("/api/queues/orders-dlq/archive", "", std::string("Bearer ") + kToken)).status, 202);
+  store_.FailNextPut(PermissionDenied("AccessDenied: not allowed to write"), 1);
+  Cycle();
+  EXPECT_EQ(sqs_.Depth(dlq_url_), 1u);  // not archived, so not deleted
+  std::vector<std::string> audits = AuditKeys();
+  ASSERT_EQ(audits.size(), 1u);
+  auto text = store_.Get(audits[0]);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find(R"("outcome":"failed")"), std::string::npos) << *text;
+  EXPECT_NE(text->find(R"("archived":0)"), std::string::npos) << *text;
+
+  // Nothing retries it by itself: later collections write no more records.
+  Cycle();
+  EXPECT_EQ(AuditKeys().size(), 1u);
+  EXPECT_EQ(sqs_.Depth(dlq_url_), 1u);
+}
+
+TEST_F(DashboardTest, OverviewIsSmallCachedPerGenerationAndAnswers304WhenUnchanged) {
+  for (int i = 0; i < 2; ++i) Inject("fresh " + std::to_string(i), clock_.Now() - hours(1));
+  daemon_->RunOnce();
+  Dashboard d = Make("");
+  HttpServerResponse first = d.Handle(Get("/api/overview"));
+  ASSERT_EQ(first.status, 200) << first.body;
+  std::string etag = HeaderOf(first, "ETag");
+  ASSERT_EQ(etag.size(), 34u) << etag;  // a quoted digest
+  simdjson::dom::parser parser;
+  auto doc = Json(parser, first);
+  auto q = doc["queues"].at(0);
+  EXPECT_EQ(q["queue"].get_string().value(), "orders-dlq");
+  EXPECT_EQ(q["group"].get_string().value(), "orders");
+  EXPECT_EQ(q["visible"].get_int64().value(), 2);
+  EXPECT_EQ(q["retention_s"].get_int64().value(), 345600);
+  EXPECT_FALSE(q["nearest_expiry"].is_null());
+  EXPECT_EQ(q["alarms"].at(0)["kind"].get_string().value(), "expiry");
+  EXPECT_EQ(q["alarms"].at(0)["state"].get_string().value(), "INSUFFICIENT_DATA");
+  EXPECT_TRUE(q["last_run"].is_null());
+  EXPECT_EQ(doc["groups"].at(0)["name"].get_string().value(), "orders");
+  EXPECT_FALSE(doc["groups"].at(0)["error"].get_bool().value());
+  // No reasons, no history: smaller than the lightest /api/queues.
+  EXPECT_EQ(first.body.find("reason"), std::string::npos);
+  EXPECT_LT(first.body.size() * 2, daemon_->QueuesJson({.history = false, .queue = ""}).size());
+
+  // Same generation: the same bytes; the ETag back gives 304 with no body.
+  HttpServerRequest again = Get("/api/overview");
+  again.headers.emplace_back("if-none-match", etag);
+  HttpServerResponse not_modified = d.Handle(again);
+  EXPECT_EQ(not_modified.status, 304);
+  EXPECT_TRUE(not_modified.body.empty());
+  EXPECT_EQ(HeaderOf(not_modified, "ETag"), etag);
+  HttpServerRequest other = Get("/api/overview");
+  other.headers.emplace_back("If-None-Match", "\"0123\", W/" + etag);
+  EXPECT_EQ(d.Handle(other).status, 304);
+  other.headers.back().second = "\"0123\"";
+  EXPECT_EQ(d.Handle(other).status, 200);
+
+  // A collection with nothing new: a new generation, the same bytes, still 304.
+  const uint64_t generation = daemon_->generation();
+  daemon_->RunOnce();
+  EXPECT_GT(daemon_->generation(), generation);
+  EXPECT_EQ(d.Handle(again).status, 304);
+
+  // A change shows at the next generation, under a new ETag.
+  Inject("third", clock_.Now() - hours(1));
+  clock_.Advance(seconds(60));
+  daemon_->RunOnce();
+  HttpServerResponse changed = d.Handle(again);
+  ASSERT_EQ(changed.status, 200);
+  EXPECT_NE(HeaderOf(changed, "ETag"), etag);
+  EXPECT_EQ(Json(parser, changed)["queues"].at(0)["visible"].get_int64().value(), 3);
+
+  // ArchiveNow moves the generation too (the page shows the request at once).
+  const uint64_t before = daemon_->generation();
+  ASSERT_TRUE(daemon_->ArchiveNow("orders-dlq").ok());
+  EXPECT_GT(daemon_->generation(), before);
+
+  EXPECT_EQ(d.Handle(Get("/api/overview", "history=0")).status, 400);
 }
 
 TEST_F(DashboardTest, ReplayWithTheTokenSendsToTheSourceAndWritesTheAuditRecord) {
