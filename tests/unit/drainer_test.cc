@@ -448,6 +448,15 @@ TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
   };
   store_.SetPutHook([&](const std::string&, std::string_view) -> Status {
     int n = ++puts;
+    // The trigger thread below must fire while the run is still in its state,
+    // however the threads are scheduled (under load it could otherwise see
+    // the state only after the run ended): hold the upload that would let
+    // the run move on, for at most 10 s, until it has fired.
+    const bool wait_for_trigger = c.state == State::kReceiving || c.state == State::kBuilding ||
+                                  (c.state == State::kDeleting && n >= 3);
+    for (int i = 0; wait_for_trigger && !fault_on && i < 10000; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     if (c.state == State::kUploading && n == 1) activate();
     if (c.state == State::kWaitingForSlot) {
       if (n == 2) activate();
