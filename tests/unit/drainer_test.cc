@@ -452,8 +452,8 @@ TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
     // however the threads are scheduled (under load it could otherwise see
     // the state only after the run ended): hold the upload that would let
     // the run move on, for at most 10 s, until it has fired.
-    const bool wait_for_trigger = c.state == State::kReceiving || c.state == State::kBuilding ||
-                                  (c.state == State::kDeleting && n >= 3);
+    const bool wait_for_trigger =
+        c.state == State::kReceiving || c.state == State::kBuilding || (c.state == State::kDeleting && n >= 3);
     for (int i = 0; wait_for_trigger && !fault_on && i < 10000; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
