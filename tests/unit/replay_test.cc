@@ -117,12 +117,19 @@ class ReplayTest : public ::testing::Test {
              RecordTransform* transform = nullptr) {
     replayer_ = std::make_unique<Replayer>(sqs ? *sqs : sqs_, targets, clock_, options_, transform);
     DLQ_RETURN_IF_ERROR(replayer_->Start());
+    DLQ_RETURN_IF_ERROR(AddAll(records));
+    return replayer_->Finish();
+  }
+
+  // Adds `records` to replayer_ until Add fails (its status is returned) or
+  // says to stop taking items.
+  Status AddAll(const std::vector<ArchiveRecord>& records) {
     for (const ArchiveRecord& r : records) {
       auto added = replayer_->Add(ReplayItem{r, ""});
       if (!added.ok()) return added.status();
       if (!*added) break;
     }
-    return replayer_->Finish();
+    return Status::Ok();
   }
 
   std::string TempPath(const std::string& name) {
@@ -471,14 +478,7 @@ TEST_F(ReplayTest, CheckpointResumeAfterALostReplySendsOnlyTheBatchInFlightTwice
     if (++calls == 2) sqs_.FailNext(Op::kSendMessageBatch, Internal("connection reset"), 1, true);
   });
   ASSERT_TRUE(replayer_->Start().ok());
-  Status st;
-  for (const auto& r : records) {
-    auto added = replayer_->Add({r, ""});
-    if (!added.ok()) {
-      st = added.status();
-      break;
-    }
-  }
+  Status st = AddAll(records);
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(sqs_.Messages(dest_).size(), 30u);
   auto saved = LoadCheckpoint(options_.checkpoint_path);
@@ -512,14 +512,7 @@ TEST_F(ReplayTest, StopWhileSendingEndsAfterTheBatchInHandAndARerunSendsTheRestO
   replayer_ = std::make_unique<Replayer>(sqs_, *targets, clock_, options_, nullptr);
   replayer_->OnBatchDone([&](const auto&, const auto&) { stop = true; });
   ASSERT_TRUE(replayer_->Start().ok());
-  Status st;
-  for (const auto& r : records) {
-    auto added = replayer_->Add({r, ""});
-    if (!added.ok()) {
-      st = added.status();
-      break;
-    }
-  }
+  Status st = AddAll(records);
   EXPECT_EQ(st.code(), ErrorCode::kCancelled) << st.ToString();
   EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
   EXPECT_EQ(replayer_->stats().sent, 10u);
