@@ -22,6 +22,7 @@
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "unit/daemon_fixture.h"
 
 namespace dlq {
 namespace {
@@ -38,14 +39,7 @@ struct Replica {
   Replica(const MonitorConfig& config, FakeQueueClient& sqs, Clock& clock) : metrics(registry, "test") {
     DaemonOptions o;
     o.serve_http = false;
-    auto factory = [this, &sqs](const GroupConfig&) -> Result<GroupClients> {
-      GroupClients c;
-      c.sqs = &sqs;
-      c.store = &store;
-      c.default_region = "us-east-1";
-      return c;
-    };
-    daemon = std::make_unique<Daemon>(config, factory, notifier, clock, registry, metrics, o);
+    daemon = std::make_unique<Daemon>(config, FakeGroupClients(sqs, store), notifier, clock, registry, metrics, o);
   }
   std::set<std::string> Watched() const {
     std::set<std::string> out;
@@ -71,14 +65,8 @@ struct Replica {
 class DaemonShardTest : public ::testing::Test {
  protected:
   DaemonShardTest() : sqs_(clock_) {
-    GroupConfig g;
-    g.name = "all";
-    g.destination = "s3://archive-bucket/dlq-archive";
+    GroupConfig g = AlarmingGroup("all", {});
     g.prefixes = {"team-"};
-    g.alarms.expiry.threshold_auto = false;
-    g.alarms.expiry.threshold = 345600 - 3600;
-    g.alarms.expiry.period = seconds(60);
-    g.alarms.depth.enabled = false;
     config_.groups.push_back(g);
     for (int i = 0; i < kQueues; ++i) {
       std::string name = "team-" + std::to_string(i) + "-dlq";

@@ -13,6 +13,7 @@
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "unit/daemon_fixture.h"
 
 namespace dlq {
 namespace {
@@ -21,63 +22,15 @@ using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-class DaemonTest : public ::testing::Test {
+class DaemonTest : public DaemonFixture {
  protected:
-  DaemonTest() : sqs_(clock_), store_("fake://archive", &clock_), metrics_(registry_, "test") {
-    auto url = sqs_.CreateQueue("orders-dlq", {{"MessageRetentionPeriod", "345600"}});
-    EXPECT_TRUE(url.ok());
-    url_ = *url;
-    config_.collection_interval = seconds(60);
-    config_.sweep_interval = seconds(300);
-    GroupConfig g;
-    g.name = "orders";
-    g.destination = "s3://archive-bucket/dlq-archive";
-    g.queues = {"orders-dlq"};
-    g.alarms.expiry.threshold_auto = false;
-    g.alarms.expiry.threshold = 345600 - 3600;  // alarm when a message may expire within an hour
-    g.alarms.expiry.period = seconds(60);
-    g.alarms.depth.enabled = false;
-    config_.groups.push_back(g);
-  }
-
   std::unique_ptr<Daemon> MakeDaemon(uint64_t budget = 10000) {
     DaemonOptions o;
     o.plan.max_messages_per_run = budget;
-    o.serve_http = false;
-    auto factory = [this](const GroupConfig&) -> Result<GroupClients> {
-      GroupClients c;
-      c.sqs = &sqs_;
-      c.store = &store_;
-      c.default_region = "us-east-1";
-      return c;
-    };
-    return std::make_unique<Daemon>(config_, factory, notifier_, clock_, registry_, metrics_, o);
+    return NewDaemon(notifier_, o);
   }
 
-  void Inject(int n, SystemTime sent_at) {
-    for (int i = 0; i < n; ++i) {
-      SendEntry e;
-      e.id = std::to_string(i);
-      e.body = "poison " + std::to_string(i);
-      ASSERT_TRUE(sqs_.InjectMessage(url_, e, sent_at).ok());
-    }
-  }
-
-  // One collection cycle, then wait for the archive runs it started.
-  void Cycle(Daemon& d) {
-    clock_.Advance(seconds(60));
-    d.RunOnce();
-    d.WaitIdle();
-  }
-
-  FakeClock clock_;
-  FakeQueueClient sqs_;
-  FakeObjectStore store_;
   FakeNotifier notifier_;
-  metrics::Registry registry_;
-  DaemonMetrics metrics_;
-  MonitorConfig config_;
-  std::string url_;
 };
 
 TEST_F(DaemonTest, ArchivesMessagesAboutToExpireAndAlarmReturnsToOk) {
@@ -374,14 +327,7 @@ TEST_F(DaemonTest, UnconfirmedDestinationIsAWarningAndArchives) {
   UnconfirmedStore unconfirmed(store_);
   DaemonOptions o;
   o.serve_http = false;
-  auto factory = [&](const GroupConfig&) -> Result<GroupClients> {
-    GroupClients c;
-    c.sqs = &sqs_;
-    c.store = &unconfirmed;
-    c.default_region = "us-east-1";
-    return c;
-  };
-  Daemon d(config_, factory, notifier_, clock_, registry_, metrics_, o);
+  Daemon d(config_, FakeGroupClients(sqs_, unconfirmed), notifier_, clock_, registry_, metrics_, o);
   auto dest = d.Destination("orders");
   ASSERT_TRUE(dest.has_value());
   EXPECT_TRUE(dest->ok);
@@ -444,7 +390,7 @@ class DaemonActionTest : public DaemonTest {
     GroupConfig& g = config_.groups[0];
     g.alarms = AlarmsConfig{};  // the built-in defaults
     g.alarms.expiry.threshold_auto = false;
-    g.alarms.expiry.threshold = 345600 - 3600;
+    g.alarms.expiry.threshold = kFixtureRetentionSeconds - 3600;
   }
 };
 

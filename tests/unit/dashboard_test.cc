@@ -13,6 +13,7 @@
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "unit/daemon_fixture.h"
 
 namespace dlq {
 namespace {
@@ -114,34 +115,15 @@ TEST(DashboardRequestTest, SearchNeedsAQueueAndKnownParameters) {
 
 // ---- The API over a daemon on fakes.
 
-class DashboardTest : public ::testing::Test {
+class DashboardTest : public DaemonFixture {
  protected:
-  DashboardTest() : sqs_(clock_), store_("fake://archive", &clock_), metrics_(registry_, "test") {
-    dlq_url_ = *sqs_.CreateQueue("orders-dlq", {{"MessageRetentionPeriod", "345600"}});
+  DashboardTest() {
+    dlq_url_ = url_;
     source_url_ = *sqs_.CreateQueue(
         "orders",
         {{"RedrivePolicy",
           R"({"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:orders-dlq","maxReceiveCount":"3"})"}});
-    config_.collection_interval = seconds(60);
-    GroupConfig g;
-    g.name = "orders";
-    g.destination = "s3://archive-bucket/dlq-archive";
-    g.queues = {"orders-dlq"};
-    g.alarms.expiry.threshold_auto = false;
-    g.alarms.expiry.threshold = 345600 - 3600;
-    g.alarms.expiry.period = seconds(60);
-    g.alarms.depth.enabled = false;
-    config_.groups.push_back(g);
-    DaemonOptions o;
-    o.serve_http = false;
-    auto factory = [this](const GroupConfig&) -> Result<GroupClients> {
-      GroupClients c;
-      c.sqs = &sqs_;
-      c.store = &store_;
-      c.default_region = "us-east-1";
-      return c;
-    };
-    daemon_ = std::make_unique<Daemon>(config_, factory, notifier_, clock_, registry_, metrics_, o);
+    daemon_ = NewDaemon(notifier_, {});
   }
 
   Dashboard Make(std::string token) {
@@ -159,11 +141,7 @@ class DashboardTest : public ::testing::Test {
     ASSERT_TRUE(sqs_.InjectMessage(dlq_url_, e, sent_at).ok());
   }
 
-  void Cycle() {
-    clock_.Advance(seconds(60));
-    daemon_->RunOnce();
-    daemon_->WaitIdle();
-  }
+  void Cycle() { CollectOnce(clock_, *daemon_); }
 
   // Messages about to expire: the expiry alarm archives them within two cycles.
   void ArchiveSome() {
@@ -223,13 +201,7 @@ class DashboardTest : public ::testing::Test {
     return std::string(e);
   }
 
-  FakeClock clock_;
-  FakeQueueClient sqs_;
-  FakeObjectStore store_;
   FakeNotifier notifier_;
-  metrics::Registry registry_;
-  DaemonMetrics metrics_;
-  MonitorConfig config_;
   std::unique_ptr<Daemon> daemon_;
   std::string dlq_url_, source_url_;
 };

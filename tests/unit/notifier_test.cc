@@ -25,6 +25,7 @@
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "unit/daemon_fixture.h"
 
 namespace dlq {
 namespace {
@@ -665,58 +666,18 @@ TEST(AlarmNotificationTest, TransitionValueIsTheNewestDatapointInTheReason) {
 }
 
 // The daemon with webhooks (a WebhookSet over a fake transport).
-class DaemonWebhookTest : public ::testing::Test {
+class DaemonWebhookTest : public DaemonFixture {
  protected:
   DaemonWebhookTest()
-      : sqs_(clock_),
-        store_("fake://archive", &clock_),
-        metrics_(registry_, "test"),
-        transport_([](const HttpRequest&) { return Result<HttpResponse>(MakeResponse(200, "")); }),
+      : transport_([](const HttpRequest&) { return Result<HttpResponse>(MakeResponse(200, "")); }),
         webhooks_(transport_, clock_, &metrics_) {
-    auto url = sqs_.CreateQueue("orders-dlq", {{"MessageRetentionPeriod", "345600"}});
-    EXPECT_TRUE(url.ok());
-    url_ = *url;
-    config_.collection_interval = seconds(60);
-    config_.sweep_interval = seconds(300);
-    GroupConfig g;
-    g.name = "orders";
-    g.destination = "s3://archive-bucket/dlq-archive";
-    g.queues = {"orders-dlq"};
-    g.alarms.expiry.threshold_auto = false;
-    g.alarms.expiry.threshold = 345600 - 3600;
-    g.alarms.expiry.period = seconds(60);
-    g.alarms.depth.enabled = false;
-    config_.groups.push_back(g);
     config_.webhooks = {Hook("https://hooks.example.com/services/T0/B0/SECRET")};
   }
 
   std::unique_ptr<Daemon> MakeDaemon(Notifier& notifier) {
     DaemonOptions o;
-    o.serve_http = false;
     o.apply_webhooks = [this](const std::vector<WebhookConfig>& w) { return webhooks_.Apply(w); };
-    auto factory = [this](const GroupConfig&) -> Result<GroupClients> {
-      GroupClients c;
-      c.sqs = &sqs_;
-      c.store = &store_;
-      c.default_region = "us-east-1";
-      return c;
-    };
-    return std::make_unique<Daemon>(config_, factory, notifier, clock_, registry_, metrics_, o);
-  }
-
-  void Inject(int n, SystemTime sent_at) {
-    for (int i = 0; i < n; ++i) {
-      SendEntry e;
-      e.id = std::to_string(i);
-      e.body = "poison " + std::to_string(i);
-      ASSERT_TRUE(sqs_.InjectMessage(url_, e, sent_at).ok());
-    }
-  }
-
-  void Cycle(Daemon& d) {
-    clock_.Advance(seconds(60));
-    d.RunOnce();
-    d.WaitIdle();
+    return NewDaemon(notifier, o);
   }
 
   std::vector<rapidjson::Document> Posted() {
@@ -729,15 +690,8 @@ class DaemonWebhookTest : public ::testing::Test {
     return out;
   }
 
-  FakeClock clock_;
-  FakeQueueClient sqs_;
-  FakeObjectStore store_;
-  metrics::Registry registry_;
-  DaemonMetrics metrics_;
   FakeHttpTransport transport_;
   WebhookSet webhooks_;
-  MonitorConfig config_;
-  std::string url_;
 };
 
 TEST_F(DaemonWebhookTest, StartDoesNotPostInsufficientDataToOkByDefault) {
