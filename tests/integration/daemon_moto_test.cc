@@ -2,6 +2,7 @@
 // messages goes into ALARM, gets archived to S3, and the alarm returns to OK;
 // /metrics passes promtool; SIGTERM stops the daemon with exit 0. And
 // `dlq-archive check` flags a reference-like config as UNSAFE.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -16,6 +17,33 @@
 namespace dlq::it {
 namespace {
 
+// A queue with RETENTION_SECONDS holding N messages "poison 0" .. "poison N-1"; its URL.
+std::string QueueWithPoison(AwsServices& svc, const std::string& name, int retention_seconds, int n) {
+  auto url = svc.sqs().CreateQueue(name, {{"MessageRetentionPeriod", std::to_string(retention_seconds)}});
+  EXPECT_TRUE(url.ok()) << url.status().ToString();
+  if (!url.ok()) return "";
+  for (int i = 0; i < n; ++i) {
+    SendEntry e;
+    e.id = std::to_string(i);
+    e.body = "poison " + std::to_string(i);
+    EXPECT_TRUE(svc.sqs().SendMessage(*url, e).ok()) << name;
+  }
+  return *url;
+}
+
+// A working directory /tmp/BASE for one daemon, and a free port for its listener.
+struct DaemonDir {
+  explicit DaemonDir(const std::string& base) : dir("/tmp/" + base), config(dir + "/dlq-archive.yaml") {
+    EXPECT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
+    EXPECT_GT(port, 0);
+  }
+  std::string Api() const { return "http://127.0.0.1:" + std::to_string(port); }
+
+  int port = FreePort();
+  std::string dir;
+  std::string config;
+};
+
 TEST(DaemonMotoTest, AlarmArchivesShortRetentionDlqAndReturnsToOk) {
   DLQ_REQUIRE_STAND_IN("moto", moto);
   auto svc = Services(moto);
@@ -24,62 +52,36 @@ TEST(DaemonMotoTest, AlarmArchivesShortRetentionDlqAndReturnsToOk) {
   std::string bucket = base + "-archive";
   ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
   std::string dlq_name = base + "-dlq";
-  auto dlq = svc->sqs().CreateQueue(dlq_name, {{"MessageRetentionPeriod", "120"}});
-  ASSERT_TRUE(dlq.ok()) << dlq.status().ToString();
-  for (int i = 0; i < 5; ++i) {
-    SendEntry e;
-    e.id = std::to_string(i);
-    e.body = "poison " + std::to_string(i);
-    ASSERT_TRUE(svc->sqs().SendMessage(*dlq, e).ok());
-  }
+  ASSERT_FALSE(QueueWithPoison(*svc, dlq_name, 120, 5).empty());
 
-  int port = FreePort();
-  ASSERT_GT(port, 0);
-  std::string dir = "/tmp/" + base;
-  ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
-  std::string config = dir + "/dlq-archive.yaml";
-  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) +
-                        "\n"
-                        "collection_interval: 1s\n"
-                        "sweep_interval: 2s\n"
-                        "defaults:\n"
-                        "  destination: s3://" +
-                        bucket +
-                        "/dlq-archive\n"
-                        "  visibility_timeout: 30s\n"
-                        "  batch: { max_age: 1s }\n"
-                        "groups:\n"
-                        "  - name: it\n"
-                        "    endpoint_url: " +
-                        moto.endpoint() +
-                        "\n"
-                        "    queues: [" +
-                        dlq_name +
-                        "]\n"
-                        "    alarms:\n"
-                        "      expiry: { threshold: 10s, period: 2s }\n"
-                        "      depth: { enabled: false }\n");
-  auto check_config = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
+  DaemonDir d(base);
+  WriteFile(d.config, fmt::format(R"(listen: 127.0.0.1:{}
+collection_interval: 1s
+sweep_interval: 2s
+defaults:
+  destination: s3://{}/dlq-archive
+  visibility_timeout: 30s
+  batch: {{ max_age: 1s }}
+groups:
+  - name: it
+    endpoint_url: {}
+    queues: [{}]
+    alarms:
+      expiry: {{ threshold: 10s, period: 2s }}
+      depth: {{ enabled: false }}
+)",
+                                  d.port, bucket, moto.endpoint(), dlq_name));
+  auto check_config = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + d.config);
   EXPECT_NE(check_config.out.find(dlq_name), std::string::npos) << check_config.out;
 
-  RunShell(moto.ShellEnv() + "sh -c '" + DLQ_BINARY + " run --config " + config + " 2> " + dir + "/log & echo $! > " +
-           dir + "/pid; wait $!; echo $? > " + dir + "/rc' > /dev/null 2>&1 &");
-  std::string api = "curl -s --max-time 2 http://127.0.0.1:" + std::to_string(port);
-  bool ok = false;
-  std::string body;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(45);
-  while (std::chrono::steady_clock::now() < deadline) {
-    body = RunShell(api + "/api/queues", false).out;
-    if (body.find("\"to\":\"ALARM\"") != std::string::npos &&
-        body.find("\"from\":\"ALARM\",\"to\":\"OK\"") != std::string::npos &&
-        body.find("\"visible\":0,\"not_visible\":0") != std::string::npos) {
-      ok = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  EXPECT_TRUE(ok) << body << "\n--- log:\n" << ReadFile(dir + "/log");
-  EXPECT_EQ(RunShell(api + "/readyz", false).out.rfind("ready", 0), 0u);
+  BackgroundDaemon daemon(moto, d.dir, d.config);
+  auto alarmed_archived_and_ok = [](const std::string& b) {
+    return Has(b, "\"to\":\"ALARM\"") && Has(b, "\"from\":\"ALARM\",\"to\":\"OK\"") &&
+           Has(b, "\"visible\":0,\"not_visible\":0");
+  };
+  std::string body = PollUntil(d.Api() + "/api/queues", alarmed_archived_and_ok, 45);
+  EXPECT_TRUE(alarmed_archived_and_ok(body)) << body << "\n--- log:\n" << daemon.Log();
+  EXPECT_EQ(RunShell("curl -s --max-time 2 " + d.Api() + "/readyz", false).out.rfind("ready", 0), 0u);
 
   ListObjectsV2Request req;
   req.prefix = "dlq-archive/" + dlq_name + "/";
@@ -87,23 +89,14 @@ TEST(DaemonMotoTest, AlarmArchivesShortRetentionDlqAndReturnsToOk) {
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   EXPECT_FALSE(listed->objects.empty());
 
-  auto metrics =
-      RunShell(api + "/metrics > " + dir + "/metrics.txt && promtool check metrics < " + dir + "/metrics.txt");
+  auto metrics = RunShell("curl -s --max-time 2 " + d.Api() + "/metrics > " + d.dir +
+                          "/metrics.txt && promtool check metrics < " + d.dir + "/metrics.txt");
   EXPECT_EQ(metrics.exit_code, 0) << metrics.out;
-  EXPECT_NE(ReadFile(dir + "/metrics.txt")
-                .find("dlq_archive_messages_archived_total{queue=\"" + dlq_name + "\",region=\"us-east-1\"} 5"),
-            std::string::npos);
+  EXPECT_TRUE(Has(ReadFile(d.dir + "/metrics.txt"),
+                  "dlq_archive_messages_archived_total{queue=\"" + dlq_name + "\",region=\"us-east-1\"} 5"));
 
-  std::string pid = ReadFile(dir + "/pid");
-  ASSERT_FALSE(pid.empty());
-  RunShell("kill -TERM " + pid);
-  std::string rc;
-  for (int i = 0; i < 100 && rc.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    rc = ReadFile(dir + "/rc");
-  }
-  EXPECT_EQ(rc, "0\n") << ReadFile(dir + "/log");
-  EXPECT_NE(ReadFile(dir + "/log").find("\"event\":\"alarm_transition\""), std::string::npos);
+  EXPECT_EQ(daemon.Stop(), "0\n") << daemon.Log();
+  EXPECT_TRUE(Has(daemon.Log(), "\"event\":\"alarm_transition\""));
 }
 
 TEST(DaemonMotoTest, CheckFlagsReferenceConfigUnsafe) {
@@ -153,48 +146,33 @@ TEST(DaemonMotoTest, MissingBucketIsCheckedFirstAndShowsAsFailingRuns) {
   ASSERT_TRUE(svc);
   std::string base = UniqueName("nobucket");
   std::string dlq_name = base + "-dlq";
-  auto dlq = svc->sqs().CreateQueue(dlq_name, {{"MessageRetentionPeriod", "120"}});
-  ASSERT_TRUE(dlq.ok()) << dlq.status().ToString();
-  for (int i = 0; i < 3; ++i) {
-    SendEntry e;
-    e.id = std::to_string(i);
-    e.body = "poison " + std::to_string(i);
-    ASSERT_TRUE(svc->sqs().SendMessage(*dlq, e).ok());
-  }
-  int port = FreePort();
-  ASSERT_GT(port, 0);
-  std::string dir = "/tmp/" + base;
-  ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
-  std::string config = dir + "/dlq-archive.yaml";
-  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) +
-                        "\n"
-                        "collection_interval: 1s\n"
-                        "sweep_interval: 2s\n"
-                        "defaults:\n"
-                        "  destination: s3://" +
-                        base +
-                        "-no-such-bucket/archive\n"
-                        "groups:\n"
-                        "  - name: it\n"
-                        "    endpoint_url: " +
-                        moto.endpoint() +
-                        "\n"
-                        "    queues: [" +
-                        dlq_name +
-                        "]\n"
-                        "    alarms:\n"
-                        "      expiry: { threshold: 10s, period: 2s }\n"
-                        "      depth: { enabled: false }\n");
+  std::string dlq = QueueWithPoison(*svc, dlq_name, 120, 3);
+  ASSERT_FALSE(dlq.empty());
+  DaemonDir d(base);
+  WriteFile(d.config, fmt::format(R"(listen: 127.0.0.1:{}
+collection_interval: 1s
+sweep_interval: 2s
+defaults:
+  destination: s3://{}-no-such-bucket/archive
+groups:
+  - name: it
+    endpoint_url: {}
+    queues: [{}]
+    alarms:
+      expiry: {{ threshold: 10s, period: 2s }}
+      depth: {{ enabled: false }}
+)",
+                                  d.port, base, moto.endpoint(), dlq_name));
 
-  auto check = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
+  auto check = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + d.config);
   EXPECT_EQ(check.exit_code, 1) << check.out;
   EXPECT_TRUE(Has(check.out, "ERROR: destination s3://" + base + "-no-such-bucket/archive failed its check"))
       << check.out;
   EXPECT_TRUE(Has(check.out, dlq_name + ": UNSAFE: nothing can be archived")) << check.out;
   EXPECT_FALSE(Has(check.out, dlq_name + ": SAFE")) << check.out;
 
-  BackgroundDaemon daemon(moto, dir, config);
-  std::string api = "http://127.0.0.1:" + std::to_string(port);
+  BackgroundDaemon daemon(moto, d.dir, d.config);
+  std::string api = d.Api();
   std::string body = PollUntil(
       api + "/api/queues", [](const std::string& b) { return Has(b, "\"failing\":[{\"group\":\"it\""); }, 30);
   EXPECT_TRUE(Has(body, "\"failing\":[{\"group\":\"it\",\"queue\":\"" + dlq_name + "\"}]")) << body << daemon.Log();
@@ -215,7 +193,7 @@ TEST(DaemonMotoTest, MissingBucketIsCheckedFirstAndShowsAsFailingRuns) {
 
   // Nothing was received: no message is in flight, all three are still there.
   auto attrs =
-      svc->sqs().GetQueueAttributes(*dlq, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+      svc->sqs().GetQueueAttributes(dlq, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
   ASSERT_TRUE(attrs.ok());
   EXPECT_EQ(attrs->at("ApproximateNumberOfMessages"), "3");
   EXPECT_EQ(attrs->at("ApproximateNumberOfMessagesNotVisible"), "0");
@@ -268,55 +246,35 @@ TEST(DaemonMotoTest, DepthAlarmNotifiesByDefaultAndCopyKeepsMessages) {
   ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
   std::vector<std::string> urls;
   for (const std::string& name : {base + "-notify-dlq", base + "-copy-dlq"}) {
-    auto url = svc->sqs().CreateQueue(name, {{"MessageRetentionPeriod", "3600"}});
-    ASSERT_TRUE(url.ok()) << url.status().ToString();
-    for (int i = 0; i < 4; ++i) {
-      SendEntry e;
-      e.id = std::to_string(i);
-      e.body = "poison " + std::to_string(i);
-      ASSERT_TRUE(svc->sqs().SendMessage(*url, e).ok());
-    }
-    urls.push_back(*url);
+    urls.push_back(QueueWithPoison(*svc, name, 3600, 4));
+    ASSERT_FALSE(urls.back().empty());
   }
-  int port = FreePort();
-  ASSERT_GT(port, 0);
-  std::string dir = "/tmp/" + base;
-  ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
-  std::string config = dir + "/dlq-archive.yaml";
-  WriteFile(config, "listen: 127.0.0.1:" + std::to_string(port) +
-                        "\n"
-                        "collection_interval: 1s\n"
-                        "sweep_interval: 2s\n"
-                        "defaults:\n"
-                        "  destination: s3://" +
-                        bucket +
-                        "/dlq-archive\n"
-                        "  batch: { max_age: 1s }\n"
-                        "  alarms:\n"
-                        "    expiry: { enabled: false }\n"
-                        "    depth: { period: 2s, evaluation_periods: 1, datapoints_to_alarm: 1 }\n"
-                        "groups:\n"
-                        "  - name: notify\n"
-                        "    endpoint_url: " +
-                        moto.endpoint() +
-                        "\n"
-                        "    queues: [" +
-                        base +
-                        "-notify-dlq]\n"
-                        "  - name: copy\n"
-                        "    endpoint_url: " +
-                        moto.endpoint() +
-                        "\n"
-                        "    queues: [" +
-                        base +
-                        "-copy-dlq]\n"
-                        "    alarms: { depth: { action: copy } }\n");
-  auto check = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config);
+  DaemonDir d(base);
+  WriteFile(d.config, fmt::format(R"(listen: 127.0.0.1:{0}
+collection_interval: 1s
+sweep_interval: 2s
+defaults:
+  destination: s3://{1}/dlq-archive
+  batch: {{ max_age: 1s }}
+  alarms:
+    expiry: {{ enabled: false }}
+    depth: {{ period: 2s, evaluation_periods: 1, datapoints_to_alarm: 1 }}
+groups:
+  - name: notify
+    endpoint_url: {2}
+    queues: [{3}-notify-dlq]
+  - name: copy
+    endpoint_url: {2}
+    queues: [{3}-copy-dlq]
+    alarms: {{ depth: {{ action: copy }} }}
+)",
+                                  d.port, bucket, moto.endpoint(), base));
+  auto check = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + d.config);
   EXPECT_TRUE(Has(check.out, "action notify: webhook and log only")) << check.out;
   EXPECT_TRUE(Has(check.out, "action copy: once per transition into ALARM")) << check.out;
 
-  BackgroundDaemon daemon(moto, dir, config);
-  std::string api = "http://127.0.0.1:" + std::to_string(port);
+  BackgroundDaemon daemon(moto, d.dir, d.config);
+  std::string api = d.Api();
   std::string body = PollUntil(
       api + "/api/queues",
       [](const std::string& b) {
