@@ -253,6 +253,87 @@ TEST(ReplayCli, KilledReplayResumesWithoutLossAndAtMostOneBatchTwice) {
   fs::remove_all(dir);
 }
 
+// SIGTERM while sending: the batch in flight finishes, the checkpoint and the
+// audit record are written, exit 130; a second signal ends the process at once;
+// the rerun sends exactly the rest (a graceful stop leaves no duplicate).
+TEST(ReplayCli, SigtermWhileSendingExits130AndTheResumeSendsTheRestExactlyOnce) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  constexpr int kMessages = 600;
+  std::string dlq = UniqueName("rp-term-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "msg", kMessages);
+  std::string dir = ArchiveDir();
+  Archive(fauxqs, dlq, dir);
+  std::string fresh = UniqueName("rp-term");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  const std::string args =
+      "--from file://" + dir + " --to-queue " + fresh + " --checkpoint " + dir + "/replay.ckpt --progress never";
+  auto stopped =
+      RunShell(Bin(fauxqs, "replay", args + " --rate 200/s") + " & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.out;
+  EXPECT_TRUE(Has(stopped.out, "stopped by a signal")) << stopped.out;
+  ASSERT_TRUE(fs::exists(dir + "/replay.ckpt"));
+  EXPECT_EQ(AuditFiles(dir).size(), 1u) << "the stopped run writes its audit record";
+
+  // Two signals in a row: the second one does not wait for the batch in flight.
+  auto twice = RunShell(Bin(fauxqs, "replay", args + " --rate 20/s") +
+                        " & pid=$!; sleep 1; kill -TERM $pid; kill -INT $pid; wait $pid");
+  EXPECT_EQ(twice.exit_code, 130) << twice.out;
+
+  auto resumed = RunShell(Bin(fauxqs, "replay", args));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  std::smatch skipped;
+  ASSERT_TRUE(std::regex_search(resumed.out, skipped, std::regex("skipped ([0-9]+)"))) << resumed.out;
+  EXPECT_GT(std::stoi(skipped[1]), 0) << resumed.out;
+
+  auto got = ReceiveAll(fauxqs, fresh_url);
+  std::map<std::string, int> copies;
+  for (const auto& g : got) ++copies[g.body];
+  EXPECT_EQ(copies.size(), static_cast<size_t>(kMessages));  // none lost
+  // A graceful stop checkpoints what it sent; only the second, immediate exit
+  // may leave its one batch in flight to be sent again.
+  EXPECT_LE(got.size(), static_cast<size_t>(kMessages) + 10);
+  fs::remove_all(dir);
+}
+
+// SIGTERM during a live move: what the run holds is released at once (visible
+// again without waiting out the 5-minute visibility), nothing is lost, and no
+// message is both moved and left behind.
+TEST(ReplayCli, SigtermDuringALiveMoveReleasesWhatItHoldsAndLosesNothing) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  constexpr int kMessages = 300;
+  std::string dlq = UniqueName("rp-liveterm-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "move", kMessages);
+  std::string fresh = UniqueName("rp-liveterm");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  std::string dir = ArchiveDir();
+  auto stopped = RunShell(
+      Bin(fauxqs, "replay",
+          "--from-queue " + dlq + " --to-queue " + fresh + " --rate 50/s --progress never --audit-to file://" + dir) +
+      " & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.out;
+  EXPECT_EQ(AuditFiles(dir).size(), 1u);
+
+  auto moved = ReceiveAll(fauxqs, fresh_url);
+  auto left = ReceiveAll(fauxqs, dlq_url);
+  EXPECT_GT(moved.size(), 0u) << stopped.out;
+  EXPECT_GT(left.size(), 0u) << "the stop came before the end: " << stopped.out;
+  std::set<std::string> moved_bodies, left_bodies;
+  for (const auto& m : moved) moved_bodies.insert(m.body);
+  for (const auto& m : left) left_bodies.insert(m.body);
+  EXPECT_EQ(moved_bodies.size(), moved.size()) << "sent twice";
+  std::set<std::string> all = moved_bodies;
+  all.insert(left_bodies.begin(), left_bodies.end());
+  EXPECT_EQ(all.size(), static_cast<size_t>(kMessages)) << "lost, or still held invisible after the stop";
+  EXPECT_EQ(moved_bodies.size() + left_bodies.size(), static_cast<size_t>(kMessages)) << "moved and also left";
+  fs::remove_all(dir);
+}
+
 TEST(ReplayCli, LiveFormMovesOnlySelectedMessagesSendFirstDeleteAfter) {
   DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
   auto svc = Services(fauxqs);
