@@ -13,6 +13,8 @@
 namespace dlq {
 namespace {
 
+constexpr long kReceiveBufferBytes = 64 * 1024;  // curl's default is 16 KiB
+
 void GlobalInit() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -188,9 +190,36 @@ void* CurlTransport::AcquireHandle() {
     slot_free_.NotifyOne();
     return nullptr;
   }
-  // curl_easy_reset keeps the share, so it is attached once.
-  if (shared_->share != nullptr) curl_easy_setopt(h, CURLOPT_SHARE, shared_->share);
+  ConfigureHandle(h);
   return h;
+}
+
+void CurlTransport::ConfigureHandle(void* handle) const {
+  // Options that are the same for every request are set once per handle:
+  // curl keeps options between transfers, and Send sets every option that
+  // varies (so the handle is never curl_easy_reset).
+  CURL* curl = static_cast<CURL*>(handle);
+  if (shared_->share != nullptr) curl_easy_setopt(curl, CURLOPT_SHARE, shared_->share);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, static_cast<long>(options_.max_connections));
+  // One recv (and one round of curl's poll loop) per kReceiveBufferBytes of
+  // response: a ReceiveMessage reply of 10 messages fits in one.
+  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!options_.ca_bundle.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &WriteHeader);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &AbortWhenCancelled);
+  if (options_.verbose) {
+    curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
+    curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, &DebugCallback);
+  }
 }
 
 void CurlTransport::ReleaseHandle(void* handle) {
@@ -238,40 +267,25 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
 
   CURL* curl = static_cast<CURL*>(AcquireHandle());
   if (curl == nullptr) return Internal("curl transport: curl_easy_init failed");
-  curl_easy_reset(curl);  // keeps live connections and the share
 
   HttpResponse response;
   std::array<char, CURL_ERROR_SIZE> errbuf{};
   auto timeout = request.timeout.count() > 0 ? request.timeout : options_.request_timeout;
 
+  // Every option that differs between requests is set here, each time.
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, static_cast<long>(options_.max_connections));
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!options_.ca_bundle.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_bundle.c_str());
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf.data());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &WriteHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
-  if (options_.verbose) {
-    curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
-    curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, &DebugCallback);
-  }
-
-  if (method == "GET") {
-    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-  } else if (method == "HEAD") {
+  // HTTPGET resets the method, the upload flag and NOBODY left by an
+  // earlier request on this handle.
+  curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, nullptr);
+  if (method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else {
+  } else if (method != "GET") {
     // PUT, POST and DELETE: the body is sent from memory with an exact
     // Content-Length (no chunked encoding), under the requested method.
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
@@ -281,18 +295,18 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
       curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
     }
   }
-
-  if (request.cancel != nullptr) {
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &AbortWhenCancelled);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
-  }
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, request.cancel != nullptr ? 0L : 1L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
   CURLcode rc = curl_easy_perform(curl);
   long status = 0;
   if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   // Drop per-request pointers before the handle goes back to the pool.
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, nullptr);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, nullptr);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, nullptr);
   ReleaseHandle(curl);
 
   if (rc == CURLE_ABORTED_BY_CALLBACK && request.cancel != nullptr && request.cancel->load()) {

@@ -51,6 +51,8 @@ class CurlTransport final : public HttpTransport {
   struct Shared;  // the CURLSH and its locks
   void* AcquireHandle() DLQ_EXCLUDES(mu_);
   void ReleaseHandle(void* handle) DLQ_EXCLUDES(mu_);
+  // Sets the options every request shares on a new easy handle.
+  void ConfigureHandle(void* handle) const;
 
   CurlTransportOptions options_;
   std::unique_ptr<Shared> shared_;

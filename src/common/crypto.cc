@@ -1,38 +1,95 @@
 #include "common/crypto.h"
 
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/md5.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace dlq {
 
+namespace {
+
+// OpenSSL 3 looks an algorithm up in its provider store (under a global
+// lock) on every EVP_sha256()/EVP_md5() digest and every HMAC() call, and
+// HMAC() also builds an EVP_MAC context: several times the cost of hashing a
+// short string. The algorithms are fetched once and each thread keeps one
+// digest context, re-initialised per digest.
+const EVP_MD* FetchedMd(const char* name) {
+  EVP_MD* md = EVP_MD_fetch(nullptr, name, nullptr);
+  if (md == nullptr) throw std::runtime_error(std::string("OpenSSL: no ") + name + " digest");
+  return md;  // kept for the life of the process
+}
+const EVP_MD* Sha256Md() {
+  static const EVP_MD* md = FetchedMd("SHA256");
+  return md;
+}
+const EVP_MD* Md5Md() {
+  static const EVP_MD* md = FetchedMd("MD5");
+  return md;
+}
+
+struct MdCtxDeleter {
+  void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+};
+
+// This thread's context, initialised for `md`.
+EVP_MD_CTX* ThreadCtx(const EVP_MD* md) {
+  thread_local std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
+  if (ctx == nullptr || EVP_DigestInit_ex2(ctx.get(), md, nullptr) != 1) throw std::bad_alloc();
+  return ctx.get();
+}
+
+constexpr size_t kSha256BlockBytes = 64;
+
+}  // namespace
+
 Md5Digest Md5(std::string_view data) {
-  Md5Hasher h;
-  h.Update(data);
-  return h.Finish();
+  Md5Digest out;
+  EVP_MD_CTX* ctx = ThreadCtx(Md5Md());
+  EVP_DigestUpdate(ctx, data.data(), data.size());
+  EVP_DigestFinal_ex(ctx, out.data(), nullptr);
+  return out;
 }
 
 Sha256Digest Sha256(std::string_view data) {
   Sha256Digest out;
-  EVP_Digest(data.data(), data.size(), out.data(), nullptr, EVP_sha256(), nullptr);
+  EVP_MD_CTX* ctx = ThreadCtx(Sha256Md());
+  EVP_DigestUpdate(ctx, data.data(), data.size());
+  EVP_DigestFinal_ex(ctx, out.data(), nullptr);
   return out;
 }
 
+// RFC 2104: H((K ^ opad) || H((K ^ ipad) || data)), K zero-padded to the
+// block size (hashed first when longer).
 Sha256Digest HmacSha256(std::string_view key, std::string_view data) {
+  std::array<uint8_t, kSha256BlockBytes> block{};
+  if (key.size() > kSha256BlockBytes) {
+    Sha256Digest hashed = Sha256(key);
+    std::copy(hashed.begin(), hashed.end(), block.begin());
+  } else {
+    std::copy(key.begin(), key.end(), block.begin());
+  }
+  std::array<uint8_t, kSha256BlockBytes> pad;
+  for (size_t i = 0; i < pad.size(); ++i) pad[i] = block[i] ^ 0x36;
+  Sha256Digest inner;
+  EVP_MD_CTX* ctx = ThreadCtx(Sha256Md());
+  EVP_DigestUpdate(ctx, pad.data(), pad.size());
+  EVP_DigestUpdate(ctx, data.data(), data.size());
+  EVP_DigestFinal_ex(ctx, inner.data(), nullptr);
+  for (size_t i = 0; i < pad.size(); ++i) pad[i] = block[i] ^ 0x5c;
   Sha256Digest out;
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), out.data(), &len);
+  ctx = ThreadCtx(Sha256Md());
+  EVP_DigestUpdate(ctx, pad.data(), pad.size());
+  EVP_DigestUpdate(ctx, inner.data(), inner.size());
+  EVP_DigestFinal_ex(ctx, out.data(), nullptr);
   return out;
 }
 
 Md5Hasher::Md5Hasher() : ctx_(EVP_MD_CTX_new()) {
   if (ctx_ == nullptr) throw std::bad_alloc();
-  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_md5(), nullptr);
+  EVP_DigestInit_ex2(static_cast<EVP_MD_CTX*>(ctx_), Md5Md(), nullptr);
 }
 Md5Hasher::~Md5Hasher() {
   EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -11,6 +15,55 @@ TEST(Crypto, Md5AndSha256MatchKnownVectors) {
   EXPECT_EQ(Md5Hex(""), "d41d8cd98f00b204e9800998ecf8427e");
   EXPECT_EQ(Md5Hex("The quick brown fox jumps over the lazy dog"), "9e107d9d372bb6826bd81d3542a419d6");
   EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+// RFC 4231 test cases 1, 2, 6 and 7 (keys shorter than, and longer than, the
+// 64-byte block), a 64-byte key, and interleaving with the other digests,
+// which share this thread's digest context.
+TEST(Crypto, HmacSha256MatchesRfc4231) {
+  auto hmac = [](std::string_view key, std::string_view data) { return HexEncode(HmacSha256(key, data)); };
+  EXPECT_EQ(hmac(std::string(20, '\x0b'), "Hi There"),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(hmac("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  const std::string long_key(131, '\xaa');
+  EXPECT_EQ(hmac(long_key, "Test Using Larger Than Block-Size Key - Hash Key First"),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  EXPECT_EQ(hmac(long_key,
+                 "This is a test using a larger than block-size key and a larger than block-size data. The key needs "
+                 "to be hashed before being used by the HMAC algorithm."),
+            "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+  // A key of exactly one block is used as is; one byte more is hashed first,
+  // so the two results differ.
+  const std::string block_key(64, 'k');
+  EXPECT_NE(hmac(block_key, "x"), hmac(block_key + "k", "x"));
+  EXPECT_EQ(hmac(block_key, "x"), hmac(block_key, "x"));
+
+  Md5Hasher hasher;
+  hasher.Update("The quick brown fox ");
+  EXPECT_EQ(hmac("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  hasher.Update("jumps over the lazy dog");
+  EXPECT_EQ(HexEncode(hasher.Finish()), "9e107d9d372bb6826bd81d3542a419d6");
+}
+
+TEST(Crypto, DigestsAgreeAcrossThreads) {
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) {
+        if (HexEncode(HmacSha256("Jefe", "what do ya want for nothing?")) !=
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843" ||
+            Md5Hex("The quick brown fox jumps over the lazy dog") != "9e107d9d372bb6826bd81d3542a419d6") {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(Crypto, Base64RoundTripsAndRejectsGarbage) {

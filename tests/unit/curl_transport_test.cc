@@ -91,6 +91,61 @@ TEST(CurlTransportTest, HeadReturnsHeadersWithoutBody) {
   EXPECT_EQ(server.requests().at(0).method, "HEAD");
 }
 
+// Handles are reused without curl_easy_reset: nothing of one request (method,
+// body, NOBODY, cancel flag, timeout) may leak into the next one on the same
+// handle (max_connections 1: one handle for all).
+TEST(CurlTransportTest, OneHandleCarriesNothingOverBetweenRequests) {
+  LoopbackHttpServer server([](const ServerRequest& r) {
+    if (r.target == "/slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Reply reply = Echo(r);
+    reply.headers.emplace_back("X-Length", HeaderOf(r.headers, "Content-Length"));
+    if (r.method != "HEAD" && r.body.empty()) reply.body = "from-" + r.method;
+    return reply;
+  });
+  CurlTransportOptions options;
+  options.max_connections = 1;
+  auto transport = MakeTransport(options);
+  std::atomic<bool> cancel{false};
+  struct Step {
+    std::string method, body, expect_body;
+    bool with_cancel = false;
+  };
+  const std::string big(100 * 1024, 'b');  // more than one receive buffer
+  const std::vector<Step> steps = {
+      {"PUT", big, big, true},       {"HEAD", "", ""}, {"GET", "", "from-GET"},  {"POST", "post-body", "post-body"},
+      {"DELETE", "", "from-DELETE"}, {"HEAD", "", ""}, {"DELETE", "del", "del"}, {"GET", "", "from-GET"},
+  };
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
+    HttpRequest r = MakeRequest(step.method, server.base_url() + "/s" + std::to_string(i), step.body);
+    if (step.with_cancel) r.cancel = &cancel;
+    auto response = transport->Send(r);
+    ASSERT_TRUE(response.ok()) << i << " " << response.status().ToString();
+    EXPECT_EQ(HeaderOf(response->headers, "X-Method"), step.method) << i;
+    EXPECT_EQ(response->body, step.expect_body) << i;
+    const ServerRequest seen = server.requests().at(i);
+    EXPECT_EQ(seen.method, step.method) << i;
+    EXPECT_EQ(seen.body, step.body) << i;
+    if (step.method == "GET" || step.method == "HEAD" || (step.method == "DELETE" && step.body.empty())) {
+      EXPECT_EQ(FindHeader(seen.headers, "Content-Length"), nullptr) << i;
+    }
+  }
+  // The cancel flag of the first request is not watched by later ones.
+  cancel = true;
+  auto after = transport->Send(MakeRequest("GET", server.base_url() + "/after"));
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->body, "from-GET");
+  // A short timeout applies to its request only.
+  HttpRequest slow = MakeRequest("GET", server.base_url() + "/slow");
+  slow.timeout = std::chrono::milliseconds(100);
+  auto timed_out = transport->Send(slow);
+  ASSERT_FALSE(timed_out.ok());
+  EXPECT_EQ(timed_out.status().code(), ErrorCode::kUnavailable);
+  auto slow_ok = transport->Send(MakeRequest("GET", server.base_url() + "/slow"));
+  ASSERT_TRUE(slow_ok.ok()) << slow_ok.status().ToString();
+  EXPECT_EQ(slow_ok->body, "from-GET");
+}
+
 TEST(CurlTransportTest, AddsNoHeadersOfItsOwn) {
   LoopbackHttpServer server(Echo);
   auto transport = MakeTransport();
