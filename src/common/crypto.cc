@@ -1,5 +1,6 @@
 #include "common/crypto.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -84,6 +85,9 @@ Sha256Digest HmacSha256(std::string_view key, std::string_view data) {
   EVP_DigestUpdate(ctx, pad.data(), pad.size());
   EVP_DigestUpdate(ctx, inner.data(), inner.size());
   EVP_DigestFinal_ex(ctx, out.data(), nullptr);
+  // The padded keys are signing keys: do not leave them on the stack.
+  OPENSSL_cleanse(block.data(), block.size());
+  OPENSSL_cleanse(pad.data(), pad.size());
   return out;
 }
 
