@@ -7,9 +7,10 @@
 // the daemon's. Not a substitute for run.sh: the final figures come from the
 // real daemon.
 //
-// As a module: startSynthetic({queues, port, overviewFile, webDir}) -> {url, queues, close()}.
+// As a module: startSynthetic({queues, port, overviewFile, webDir}) -> {url, queues, doc, close()}.
 // webDir: serve the page from another directory (a copy of an older web/, to
-// compare versions).
+// compare versions). assetsFrom: a daemon's URL; serve the page it embeds
+// (with its Content-Security-Policy) instead of web/.
 // overviewFile: serve a saved /api/overview answer (run.sh keeps the real
 // daemon's as overview.json) instead of the synthetic one.
 // Standalone: node synthetic.mjs [QUEUES|OVERVIEW.json] [PORT]  (prints the URL, serves until killed)
@@ -51,7 +52,7 @@ export function overviewDocument(queues, now = Date.now()) {
 
 const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
-export function startSynthetic({ queues = 1000, port = 0, overviewFile = '', webDir = path.join(root, 'web') } = {}) {
+export function startSynthetic({ queues = 1000, port = 0, overviewFile = '', webDir = path.join(root, 'web'), assetsFrom = '' } = {}) {
   const csp = contentSecurityPolicy();
   const doc = overviewFile ? JSON.parse(readFileSync(overviewFile, 'utf8')) : overviewDocument(queues);
   const overview = gzipSync(JSON.stringify(doc));
@@ -71,11 +72,19 @@ export function startSynthetic({ queues = 1000, port = 0, overviewFile = '', web
     }
     const file = url.pathname === '/' || url.pathname === '/index.html' ? 'index.html' : url.pathname.slice(1);
     if (!['index.html', 'app.js', 'app.css'].includes(file)) { res.writeHead(404); res.end('{"error":"not found"}'); return; }
+    if (assetsFrom) {
+      fetch(`${assetsFrom}/${file === 'index.html' ? '' : file}`).then(async (r) => {
+        res.writeHead(r.status, { 'Content-Type': r.headers.get('content-type'), 'Content-Security-Policy': r.headers.get('content-security-policy') || csp,
+          'Cache-Control': 'no-cache' });
+        res.end(Buffer.from(await r.arrayBuffer()));
+      }, (e) => { res.writeHead(502); res.end(String(e)); });
+      return;
+    }
     res.writeHead(200, { 'Content-Type': types[path.extname(file)], 'Content-Security-Policy': csp, 'Cache-Control': 'no-cache' });
     res.end(readFileSync(path.join(webDir, file)));
   });
   return new Promise((resolve) => {
-    server.listen(port, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, queues: doc.queues.length, close: () => server.close() }));
+    server.listen(port, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, queues: doc.queues.length, doc, close: () => server.close() }));
   });
 }
 
