@@ -3,6 +3,7 @@
 // serves the page a daemon embeds (assetsFrom), so this checks the embedded
 // page without 1,000 queues on a stand-in. Used by dashboard.mjs; standalone:
 //   node overview_window.mjs MODULES CHROMIUM [DAEMON_URL]  (without a daemon: web/)
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,7 +129,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   let failed = 0;
   const check = (name, ok, why) => { console.log(ok ? 'ok ' + name : 'FAIL ' + name + ': ' + (why || '')); if (!ok) failed++; };
-  await checkWindowedOverview(browser, daemonUrl, check, async () => {});
+  const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  const axe = async (page, name) => {
+    await page.evaluate(axeSource);
+    const v = await page.evaluate(async () => (await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })) // eslint-disable-line no-undef
+      .violations.map((x) => ({ id: x.id, impact: x.impact })));
+    check('axe ' + name, !v.some((x) => x.impact === 'serious' || x.impact === 'critical'), JSON.stringify(v));
+  };
+  await checkWindowedOverview(browser, daemonUrl, check, axe);
   await browser.close();
   process.exit(failed ? 1 : 0);
 }
