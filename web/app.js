@@ -201,7 +201,7 @@ function expiryHtml(q) {
   const retention = Math.max(1, q.source_retention_s > 0 ? Math.max(q.retention_s, q.source_retention_s) : q.retention_s);
   const left = Math.max(0, Math.min(retention, t));
   const text = fmtExpiry(t);
-  return `<td title="${esc(text)}"><span class="${t < 86400 ? 'state warn' : ''}">${esc(text)}</span><br>` +
+  return `<td title="${esc(text)}"><span class="${t < 86400 ? 'state warn' : ''}">${esc(t <= 0 ? 'any moment' : text)}</span><br>` +
     `<meter min="0" max="${retention}" value="${left}" low="${retention * 0.25}" optimum="${retention}" ` +
     `aria-label="${esc(`${fmtDuration(left)} left of ${fmtDuration(retention)} retention`)}"></meter></td>`;
 }
@@ -263,7 +263,9 @@ function spacerRow() {
 
 // Puts the rows around the view in the page. Unless force, does nothing while
 // the rows in the page still cover the view with half the overscan to spare.
-function renderWindow(force) {
+// overscan: rows beyond each edge (the first render has none: it lays out
+// only what is in view, and the overscan follows right after its frame).
+function renderWindow(force, overscan = OVERSCAN) {
   const body = document.getElementById('queues-body');
   if (!body) return;
   const n = table.rows.length;
@@ -271,10 +273,10 @@ function renderWindow(force) {
   const top = body.getBoundingClientRect().top; // the top spacer's top: does not move with the window
   const inView = Math.ceil(window.innerHeight / px) + 1;
   const first = Math.min(Math.floor(Math.max(0, -top) / px), Math.max(0, n - inView));
-  const last = Math.min(n, first + inView);
-  const half = OVERSCAN >> 1;
+  const last = Math.min(n, first + inView, Math.max(0, Math.ceil((window.innerHeight - top) / px)));
+  const half = overscan >> 1;
   if (!force && table.start <= Math.max(0, first - half) && table.end >= Math.min(n, last + half)) return;
-  const start = Math.max(0, first - OVERSCAN), end = Math.min(n, last + OVERSCAN);
+  const start = Math.max(0, first - overscan), end = Math.min(n, last + overscan);
 
   // Which row had the focus, to give it back if its node is replaced.
   const focusedRow = body.contains(document.activeElement) ? document.activeElement.closest('tr') : null;
@@ -362,18 +364,24 @@ function renderOverviewLive(rebuild) {
   for (const th of document.querySelectorAll('#queues thead th')) {
     th.setAttribute('aria-sort', th.dataset.key === state.sort.key ? (state.sort.dir > 0 ? 'ascending' : 'descending') : 'none');
   }
-  renderWindow(true);
-  if (!state.firstRowsMarked) {
-    // For bench/dashboard/measure.mjs: rows in the page, then the end of the
-    // frame that laid them out and painted them.
-    state.firstRowsMarked = true;
-    performance.mark('dlq-overview-rows');
-    requestAnimationFrame(() => {
-      const ch = new MessageChannel();
-      ch.port1.onmessage = () => performance.mark('dlq-overview-frame');
-      ch.port2.postMessage(0);
-    });
+  if (state.firstRowsMarked) {
+    renderWindow(true);
+    return;
   }
+  // The first render: the rows in view only, then (after the frame that shows
+  // them) the overscan. The marks are for bench/dashboard/measure.mjs: rows in
+  // the page, then the end of the frame that laid them out and painted them.
+  state.firstRowsMarked = true;
+  renderWindow(true, 0);
+  performance.mark('dlq-overview-rows');
+  requestAnimationFrame(() => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => {
+      performance.mark('dlq-overview-frame');
+      renderWindow(true);
+    };
+    ch.port2.postMessage(0);
+  });
 }
 
 function renderOverview(view) {
