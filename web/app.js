@@ -148,8 +148,15 @@ function initTheme() {
 // ---- Overview.
 // The overview polls /api/overview (numbers and states only, no reasons or
 // history) with If-None-Match, so an unchanged document costs neither side
-// anything; rows are built as one HTML string (every text escaped) and only
-// when the document, the sort or the filter changed.
+// anything. The table is windowed: state.rows holds every queue (filtered and
+// sorted), but only the rows near the view (OVERSCAN more on either side) are
+// in the page, between two spacer rows as tall as the rows left out, so a
+// render lays out some 60 rows, not 1,000. Every row has the same height
+// (app.css: two lines, cells do not wrap), so a row's place is its index
+// times that height. The <table> carries aria-rowcount and every row its
+// aria-rowindex; the filter searches every queue. A row is built from an HTML
+// string (every text escaped) once per document and minute, and its node stays
+// in place while it is in the window (a focused link keeps its focus).
 
 function esc(v) {
   return String(v).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
@@ -193,24 +200,32 @@ function expiryHtml(q) {
   if (t === null) return '<td><span class="muted">nothing queued</span></td>';
   const retention = Math.max(1, q.source_retention_s > 0 ? Math.max(q.retention_s, q.source_retention_s) : q.retention_s);
   const left = Math.max(0, Math.min(retention, t));
-  return `<td><span class="${t < 86400 ? 'state warn' : ''}">${esc(fmtExpiry(t))}</span> ` +
+  const text = fmtExpiry(t);
+  return `<td title="${esc(text)}"><span class="${t < 86400 ? 'state warn' : ''}">${esc(t <= 0 ? 'any moment' : text)}</span><br>` +
     `<meter min="0" max="${retention}" value="${left}" low="${retention * 0.25}" optimum="${retention}" ` +
     `aria-label="${esc(`${fmtDuration(left)} left of ${fmtDuration(retention)} retention`)}"></meter></td>`;
 }
 
+// Every cell holds at most two lines (a row's height is fixed): the last run's
+// flags share its second line, and the cell's title repeats its whole text.
 function overviewRowHtml(q) {
   const run = q.last_run;
   const alarms = q.alarms.length === 0 ? '<span class="muted">none</span>'
-    : q.alarms.map((a) => `<span>${esc(a.kind)}: ${badgeHtml(a.state)} </span>`).join('');
-  const last = (run ? `${esc(fmtTime(run.time))}<br>${run.archived} archived${run.ok ? '' : ' (failed)'}` : '<span class="muted">no run yet</span>') +
-    (q.failing ? `<br><span class="state alarm">ERROR</span> ${esc(q.error_code)}` : '') +
-    (q.running ? '<br><span class="state warn">RUNNING</span>' : '') +
-    (q.collect_error ? '<br><span class="state alarm">COLLECT ERROR</span>' : '');
-  return `<tr data-queue="${esc(q.queue)}"><th scope="row"><a href="#/queue/${esc(encodeURIComponent(q.queue))}">${esc(q.queue)}</a>` +
+    : q.alarms.map((a) => `${esc(a.kind)}: ${badgeHtml(a.state)}`).join('<br>');
+  const flags = [];
+  if (q.failing) flags.push([`<span class="state alarm">ERROR</span> ${esc(q.error_code)}`, 'ERROR ' + q.error_code]);
+  if (q.running) flags.push(['<span class="state warn">RUNNING</span>', 'RUNNING']);
+  if (q.collect_error) flags.push(['<span class="state alarm">COLLECT ERROR</span>', 'COLLECT ERROR']);
+  const runText = run ? [fmtTime(run.time), `${run.archived} archived${run.ok ? '' : ' (failed)'}`] : ['no run yet'];
+  const flagHtml = flags.map((f) => f[0]).join(' ');
+  const last = run ? `${esc(runText[0])}<br>${esc(runText[1])}${flagHtml ? ' ' + flagHtml : ''}`
+    : `<span class="muted">no run yet</span>${flagHtml ? '<br>' + flagHtml : ''}`;
+  const lastTitle = runText.concat(flags.map((f) => f[1])).join(', ');
+  return `<tr data-queue="${esc(q.queue)}"><th scope="row" title="${esc(q.queue)}"><a href="#/queue/${esc(encodeURIComponent(q.queue))}">${esc(q.queue)}</a>` +
     (q.fifo ? '<span class="muted"> FIFO</span>' : '') + '</th>' +
-    `<td>${esc(q.group)}<br><span class="muted">${esc(q.region)}</span></td>` +
+    `<td title="${esc(q.group + ' / ' + q.region)}">${esc(q.group)}<br><span class="muted">${esc(q.region)}</span></td>` +
     `<td class="num">${count(q.visible)}</td><td class="num">${count(q.not_visible)}</td><td class="num">${count(q.delayed)}</td>` +
-    expiryHtml(q) + `<td class="alarms">${alarms}</td><td>${last}</td><td class="num">${esc(q.archived)}</td></tr>`;
+    expiryHtml(q) + `<td class="alarms">${alarms}</td><td title="${esc(lastTitle)}">${last}</td><td class="num">${esc(q.archived)}</td></tr>`;
 }
 
 function sortedQueues(doc) {
@@ -222,41 +237,174 @@ function sortedQueues(doc) {
   return keyed.map(([, q]) => q);
 }
 
-function renderOverviewLive() {
+const OVERSCAN = 20; // rows kept in the page beyond each edge of the view
+const ESTIMATED_ROW_PX = 57; // until a rendered row is measured
+const table = {
+  rows: [], // every queue the filter lets through, sorted
+  nodes: new Map(), // queue document entry -> its <tr>, built on first use
+  start: 0, // state.rows[start, end) are in the page
+  end: 0,
+  rowPx: 0, // a data row's height, measured
+  top: null, // spacer rows
+  bottom: null,
+  scheduled: false,
+  doc: null, // the document the nodes were built from
+};
+
+function spacerRow() {
+  const tr = document.createElement('tr');
+  tr.className = 'spacer';
+  tr.setAttribute('aria-hidden', 'true');
+  const td = document.createElement('td');
+  td.colSpan = columns.length;
+  tr.append(td);
+  return tr;
+}
+
+// Puts the rows around the view in the page. Unless force, does nothing while
+// the rows in the page still cover the view with half the overscan to spare.
+// overscan: rows beyond each edge (the first render has none: it lays out
+// only what is in view, and the overscan follows right after its frame).
+function renderWindow(force, overscan = OVERSCAN) {
+  const body = document.getElementById('queues-body');
+  if (!body) return;
+  const n = table.rows.length;
+  const px = table.rowPx || ESTIMATED_ROW_PX;
+  const top = body.getBoundingClientRect().top; // the top spacer's top: does not move with the window
+  const inView = Math.ceil(window.innerHeight / px) + 1;
+  const first = Math.min(Math.floor(Math.max(0, -top) / px), Math.max(0, n - inView));
+  const last = Math.min(n, first + inView, Math.max(0, Math.ceil((window.innerHeight - top) / px)));
+  const half = overscan >> 1;
+  if (!force && table.start <= Math.max(0, first - half) && table.end >= Math.min(n, last + half)) return;
+  const start = Math.max(0, first - overscan), end = Math.min(n, last + overscan);
+
+  // Which row had the focus, to give it back if its node is replaced.
+  const focusedRow = body.contains(document.activeElement) ? document.activeElement.closest('tr') : null;
+  const focusedQueue = focusedRow ? focusedRow.dataset.queue : null;
+
+  const missing = [];
+  let html = '';
+  for (let i = start; i < end; i++) {
+    if (!table.nodes.has(table.rows[i])) {
+      missing.push(table.rows[i]);
+      html += overviewRowHtml(table.rows[i]);
+    }
+  }
+  if (missing.length) {
+    const t = document.createElement('template');
+    t.innerHTML = html;
+    Array.from(t.content.children).forEach((tr, k) => table.nodes.set(missing[k], tr));
+  }
+  if (!table.top) { table.top = spacerRow(); table.bottom = spacerRow(); }
+  const want = [table.top];
+  for (let i = start; i < end; i++) {
+    const tr = table.nodes.get(table.rows[i]);
+    tr.setAttribute('aria-rowindex', String(i + 2)); // the header row is 1
+    want.push(tr);
+  }
+  want.push(table.bottom);
+  // Remove what leaves, then insert what enters: rows that stay are not moved.
+  const keep = new Set(want);
+  for (let c = body.firstChild; c;) {
+    const next = c.nextSibling;
+    if (!keep.has(c)) c.remove();
+    c = next;
+  }
+  let cur = body.firstChild;
+  for (const node of want) {
+    if (cur === node) cur = cur.nextSibling;
+    else body.insertBefore(node, cur);
+  }
+  table.top.style.height = start * px + 'px';
+  table.bottom.style.height = (n - end) * px + 'px';
+  table.start = start;
+  table.end = end;
+  if (focusedQueue && !body.contains(document.activeElement)) {
+    const again = body.querySelector(`tr[data-queue="${CSS.escape(focusedQueue)}"] a`);
+    if (again) again.focus({ preventScroll: true });
+  }
+  if (!table.rowPx && end > start) requestAnimationFrame(measureRows);
+}
+
+// The real row height, once the first rows are laid out (before the frame
+// is painted, so measuring costs no extra layout).
+function measureRows() {
+  const body = document.getElementById('queues-body');
+  if (!body || table.end <= table.start || table.rowPx) return;
+  const first = table.top.nextSibling;
+  const px = (table.bottom.getBoundingClientRect().top - first.getBoundingClientRect().top) / (table.end - table.start);
+  if (!(px > 0)) return;
+  table.rowPx = px;
+  if (Math.abs(px - ESTIMATED_ROW_PX) > 0.5) renderWindow(true);
+}
+
+function onScroll() {
+  if (table.scheduled || !document.getElementById('queues-body')) return;
+  table.scheduled = true;
+  requestAnimationFrame(() => { table.scheduled = false; renderWindow(false); });
+}
+
+// rebuild: the document changed or the countdowns moved, so every row is
+// built anew; otherwise (sort, filter) the rows' nodes are reused.
+function renderOverviewLive(rebuild) {
   const doc = state.overview;
   const summary = document.getElementById('summary');
   const tbody = document.getElementById('queues-body');
   if (!doc || !summary || !tbody) return;
   summary.replaceChildren(overviewSummary(doc));
-  const rows = sortedQueues(doc);
-  tbody.innerHTML = rows.map(overviewRowHtml).join('');
+  if (rebuild || table.doc !== doc) table.nodes = new Map();
+  table.doc = doc;
+  table.rows = sortedQueues(doc);
   state.renderedAt = Date.now();
-  document.getElementById('shown').textContent = `${rows.length} of ${doc.queues.length} queues shown`;
+  document.getElementById('queues').setAttribute('aria-rowcount', String(table.rows.length + 1));
+  document.getElementById('shown').textContent = `${table.rows.length} of ${doc.queues.length} queues shown`;
   const groups = document.getElementById('groups');
   groups.replaceChildren(...doc.groups.filter((g) => g.problem).map((g) =>
     h('p', { class: 'error' }, `Group ${g.name}: `, g.problem)));
   for (const th of document.querySelectorAll('#queues thead th')) {
     th.setAttribute('aria-sort', th.dataset.key === state.sort.key ? (state.sort.dir > 0 ? 'ascending' : 'descending') : 'none');
   }
+  if (state.firstRowsMarked) {
+    renderWindow(true);
+    return;
+  }
+  // The first render: the rows in view only, then (after the frame that shows
+  // them) the overscan. The marks are for bench/dashboard/measure.mjs: rows in
+  // the page, then the end of the frame that laid them out and painted them.
+  state.firstRowsMarked = true;
+  renderWindow(true, 0);
+  performance.mark('dlq-overview-rows');
+  requestAnimationFrame(() => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => {
+      performance.mark('dlq-overview-frame');
+      renderWindow(true);
+    };
+    ch.port2.postMessage(0);
+  });
 }
 
 function renderOverview(view) {
   const filter = h('input', { type: 'search', id: 'filter', value: state.filter, 'aria-describedby': 'shown',
-    oninput: (e) => { state.filter = e.target.value; renderOverviewLive(); } });
-  const head = h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.num ? 'num' : '', 'data-key': c.key },
+    oninput: (e) => { state.filter = e.target.value; renderOverviewLive(false); } });
+  const head = h('tr', { 'aria-rowindex': 1 }, columns.map((c) => h('th', { scope: 'col', class: c.num ? 'num' : '', 'data-key': c.key },
     h('button', { type: 'button', onclick: () => {
       state.sort = { key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : 1 };
-      renderOverviewLive();
+      renderOverviewLive(false);
     } }, c.label))));
+  table.nodes = new Map();
+  table.top = null;
+  table.start = table.end = 0;
   view.replaceChildren(
     h('h1', {}, 'Dead-letter queues'),
     h('div', { id: 'summary' }),
     h('div', { id: 'groups' }),
     h('div', { class: 'toolbar' }, h('label', { for: 'filter' }, 'Filter queues'), filter,
       h('span', { id: 'shown', class: 'muted' })),
-    h('table', { id: 'queues' }, h('caption', { class: 'muted' }, 'Sort by a column with its header button; the nearest expiry is a conservative estimate.'),
+    h('table', { id: 'queues' }, h('caption', { class: 'muted' }, 'Sort by a column with its header button; the filter searches every queue ' +
+      '(only the rows near the view are in the page); the nearest expiry is a conservative estimate.'),
       h('thead', {}, head), h('tbody', { id: 'queues-body' })));
-  renderOverviewLive();
+  renderOverviewLive(true);
 }
 
 // ---- Queue page.
@@ -552,15 +700,16 @@ async function pollOverview() {
   const headers = state.overviewEtag ? { 'If-None-Match': state.overviewEtag } : {};
   const res = await fetch('/api/overview', { cache: 'no-store', headers });
   if (res.status === 304 && state.overview) {
-    if (state.route.view === 'overview' && Date.now() - state.renderedAt >= 60000) renderOverviewLive();
+    if (state.route.view === 'overview' && Date.now() - state.renderedAt >= 60000) renderOverviewLive(true);
     return;
   }
   let doc = null;
   try { doc = await res.json(); } catch (e) { /* reported below */ }
   if (!res.ok || !doc) throw new Error((doc && doc.error) || 'HTTP ' + res.status);
+  if (!state.overview) performance.mark('dlq-overview-data');
   state.overview = doc;
   state.overviewEtag = res.headers.get('ETag');
-  if (state.route.view === 'overview') renderOverviewLive();
+  if (state.route.view === 'overview') renderOverviewLive(true);
 }
 
 async function poll() {
@@ -586,6 +735,8 @@ async function poll() {
 
 async function main() {
   initTheme();
+  window.addEventListener('scroll', onScroll, { passive: true });
+  window.addEventListener('resize', onScroll, { passive: true });
   window.addEventListener('hashchange', () => {
     render();
     poll();

@@ -4,6 +4,8 @@
 // Run by tests/integration/dashboard_browser_test.cc, which sets up the
 // queues and daemons on a stand-in and checks the SQS side afterwards.
 //
+// The overview's windowing at 1,000 queues is checked by overview_window.mjs.
+//
 // Usage: node dashboard.mjs CONFIG.json
 //   {chromium, modules, ro_url, rw_url, token, archived_queue, alarm_queue,
 //    archive_now_queue, known_body, known_attr_name, known_attr_value,
@@ -14,6 +16,7 @@ import { execSync } from 'node:child_process';
 import { readFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { checkWindowedOverview } from './overview_window.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const require = createRequire(path.join(cfg.modules, 'noop.js'));
@@ -212,6 +215,12 @@ await step('alarm turns to ALARM and back to OK without a reload', async () => {
   const tl = await textOf(ro, '#timeline');
   check('timeline holds both transitions', tl.includes('ALARM') && tl.includes('OK'), tl);
   await ro.waitForSelector('#charts figure svg polyline', { timeout: 15000 });
+});
+
+// The windowed table at 1,000 queues: the page this daemon embeds, against a
+// synthetic /api/overview (overview_window.mjs).
+await step('windowed overview at 1,000 queues', async () => {
+  await checkWindowedOverview(browser, cfg.ro_url, check, axe);
 });
 
 check('no console errors (read-only)', ro.errors.length === 0, JSON.stringify(ro.errors));
