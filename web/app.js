@@ -273,14 +273,17 @@ function renderWindow(force, overscan = OVERSCAN) {
   const top = body.getBoundingClientRect().top; // the top spacer's top: does not move with the window
   const inView = Math.ceil(window.innerHeight / px) + 1;
   const first = Math.min(Math.floor(Math.max(0, -top) / px), Math.max(0, n - inView));
-  const last = Math.min(n, first + inView, Math.max(0, Math.ceil((window.innerHeight - top) / px)));
-  const half = overscan >> 1;
-  if (!force && table.start <= Math.max(0, first - half) && table.end >= Math.min(n, last + half)) return;
-  const start = Math.max(0, first - overscan), end = Math.min(n, last + overscan);
-
+  let last = Math.min(n, first + inView, Math.max(0, Math.ceil((window.innerHeight - top) / px)));
   // Which row had the focus, to give it back if its node is replaced.
   const focusedRow = body.contains(document.activeElement) ? document.activeElement.closest('tr') : null;
   const focusedQueue = focusedRow ? focusedRow.dataset.queue : null;
+  // A focused row near the view counts as in view, so that Tab always finds the
+  // next row in the page, even before the scroll it caused has been handled.
+  const focusedAt = focusedRow ? Number(focusedRow.getAttribute('aria-rowindex')) - 2 : -1;
+  if (focusedAt >= first && focusedAt < last + OVERSCAN) last = Math.min(n, Math.max(last, focusedAt + 1));
+  const half = overscan >> 1;
+  if (!force && table.start <= Math.max(0, first - half) && table.end >= Math.min(n, last + half)) return;
+  const start = Math.max(0, first - overscan), end = Math.min(n, last + overscan);
 
   const missing = [];
   let html = '';
@@ -736,6 +739,8 @@ async function poll() {
 async function main() {
   initTheme();
   window.addEventListener('scroll', onScroll, { passive: true });
+  // Focus moving onto a row (Tab) extends the window at once, not a frame later.
+  document.addEventListener('focusin', (e) => { if (e.target.closest && e.target.closest('#queues-body')) renderWindow(false); });
   window.addEventListener('resize', onScroll, { passive: true });
   window.addEventListener('hashchange', () => {
     render();
