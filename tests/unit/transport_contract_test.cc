@@ -1,0 +1,216 @@
+// The HttpTransport contract, held by both transports against a loopback
+// server: CurlTransport (the CLI and the daemon) and HttplibTransport (the
+// Lambda program). HEAD, large bodies passed through undecoded, connection
+// reuse across threads, timeouts and refused connections as retryable
+// kUnavailable errors that never show the query string, malformed requests
+// refused, and cancellation. What is particular to one transport stays in
+// curl_transport_test.cc and httplib_transport_test.cc.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "aws/curl_transport.h"
+#include "aws/httplib_transport.h"
+#include "common/crypto.h"
+#include "unit/loopback_http_server.h"
+
+namespace dlq {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Reply = LoopbackHttpServer::Reply;
+using ServerRequest = LoopbackHttpServer::Request;
+using std::chrono::milliseconds;
+
+std::string HeaderOf(const HttpHeaders& headers, std::string_view name) {
+  const std::string* v = FindHeader(headers, name);
+  return v ? *v : std::string();
+}
+
+Reply Echo(const ServerRequest& r) {
+  Reply reply;
+  reply.headers = {{"X-Method", r.method}};
+  reply.body = r.body;
+  return reply;
+}
+
+HttpRequest MakeRequest(std::string method, std::string url, std::string body = "") {
+  HttpRequest r;
+  r.method = std::move(method);
+  r.url = std::move(url);
+  r.body = std::move(body);
+  return r;
+}
+
+struct Timeouts {
+  milliseconds connect{5000};
+  milliseconds request{70000};
+};
+
+// The parameter names the transport under test.
+class TransportContractTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<HttpTransport> Make(Timeouts t = {}) {
+    std::unique_ptr<HttpTransport> out;
+    if (GetParam() == "curl") {
+      auto c = CurlTransport::Create({.connect_timeout = t.connect, .request_timeout = t.request});
+      EXPECT_TRUE(c.ok()) << c.status().ToString();
+      if (c.ok()) out = std::move(c).value();
+    } else {
+      auto h = HttplibTransport::Create({.connect_timeout = t.connect, .request_timeout = t.request});
+      EXPECT_TRUE(h.ok()) << h.status().ToString();
+      if (h.ok()) out = std::move(h).value();
+    }
+    return out;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportContractTest, ::testing::Values("curl", "httplib"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST_P(TransportContractTest, HeadReturnsHeadersWithoutBody) {
+  LoopbackHttpServer server([](const ServerRequest&) {
+    return Reply{200, {{"ETag", "\"abc\""}, {"Content-Length", "1234"}}, ""};
+  });
+  auto transport = Make();
+  auto response = transport->Send(MakeRequest("HEAD", server.base_url() + "/b/k"));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(HeaderOf(response->headers, "etag"), "\"abc\"");
+  EXPECT_EQ(HeaderOf(response->headers, "content-length"), "1234");
+  EXPECT_TRUE(response->body.empty());
+  EXPECT_EQ(server.requests().at(0).method, "HEAD");
+}
+
+// A stored .json.gz is served with Content-Encoding: gzip; the bytes must come
+// back as stored, not decompressed.
+TEST_P(TransportContractTest, RoundTripsOneMebibyteBodiesAndLeavesGzipEncoded) {
+  std::string body(1 << 20, '\0');
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>((i * 2654435761u) >> 13);
+  LoopbackHttpServer server([](const ServerRequest& r) {
+    Reply reply = Echo(r);
+    reply.headers.emplace_back("Content-Encoding", "gzip");
+    return reply;
+  });
+  auto transport = Make();
+  auto response = transport->Send(MakeRequest("PUT", server.base_url() + "/big", body));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(server.requests().at(0).body.size(), body.size());
+  EXPECT_EQ(Sha256Hex(server.requests().at(0).body), Sha256Hex(body));
+  EXPECT_EQ(Sha256Hex(response->body), Sha256Hex(body));
+}
+
+TEST_P(TransportContractTest, ReusesConnectionsAcrossThreads) {
+  LoopbackHttpServer server(Echo);
+  auto transport = Make();
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 40;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        std::string body = fmt::format("t{}-{}", t, i);
+        auto r = transport->Send(MakeRequest("POST", server.base_url() + "/q", body));
+        if (!r.ok() || r->status != 200 || r->body != body) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto seen = server.requests();
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kThreads * kPerThread));
+  std::set<int> ports;
+  for (const auto& r : seen) ports.insert(r.remote_port);
+  RecordProperty("distinct_connections", static_cast<int>(ports.size()));
+  // One connection per thread at most, each used for many requests.
+  EXPECT_LE(ports.size(), static_cast<size_t>(kThreads));
+  EXPECT_LT(ports.size() * 20, seen.size());
+}
+
+TEST_P(TransportContractTest, ServerSlowerThanTimeoutIsUnavailableWithoutTheQuery) {
+  LoopbackHttpServer server([](const ServerRequest& r) {
+    std::this_thread::sleep_for(milliseconds(1500));
+    return Echo(r);
+  });
+  auto transport = Make({.connect = milliseconds(100), .request = milliseconds(300)});
+  auto start = std::chrono::steady_clock::now();
+  auto response = transport->Send(MakeRequest("GET", server.base_url() + "/slow?X-Amz-Signature=deadbeef"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1200));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.status().code(), ErrorCode::kUnavailable);
+  EXPECT_TRUE(response.status().retryable());
+  EXPECT_THAT(response.status().message(), HasSubstr("GET http://127.0.0.1:"));
+  EXPECT_THAT(response.status().message(), HasSubstr("/slow"));
+  EXPECT_THAT(response.status().message(), Not(HasSubstr("deadbeef")));
+
+  // A per-request timeout overrides the default.
+  HttpRequest patient = MakeRequest("GET", server.base_url() + "/slow");
+  patient.timeout = milliseconds(5000);
+  auto ok = transport->Send(patient);
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+}
+
+TEST_P(TransportContractTest, ClosedPortIsUnavailable) {
+  int port;
+  {
+    LoopbackHttpServer server(Echo);
+    port = server.port();
+  }
+  auto transport = Make();
+  auto response = transport->Send(MakeRequest("GET", fmt::format("http://127.0.0.1:{}/x?token=s3cr3t", port)));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.status().code(), ErrorCode::kUnavailable);
+  EXPECT_THAT(response.status().message(), HasSubstr(fmt::format("127.0.0.1:{}", port)));
+  EXPECT_THAT(response.status().message(), Not(HasSubstr("s3cr3t")));
+}
+
+TEST_P(TransportContractTest, RejectsMalformedRequests) {
+  auto transport = Make();
+  EXPECT_EQ(transport->Send(MakeRequest("PATCH", "http://127.0.0.1:1/")).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(transport->Send(MakeRequest("GET", "ftp://127.0.0.1/")).status().code(), ErrorCode::kInvalidArgument);
+  HttpRequest injected = MakeRequest("GET", "http://127.0.0.1:1/");
+  injected.headers = {{"X-A", "1\r\nX-B: 2"}};
+  EXPECT_EQ(transport->Send(injected).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_P(TransportContractTest, CancelAbandonsARequestInFlightAtOnce) {
+  std::atomic<bool> release{false};
+  LoopbackHttpServer server([&](const ServerRequest& r) {
+    if (r.body == "long poll") {  // would answer only after 10 s
+      for (int i = 0; i < 1000 && !release; ++i) std::this_thread::sleep_for(milliseconds(10));
+    }
+    return Reply{};
+  });
+  auto transport = Make();
+  std::atomic<bool> cancel{false};
+  HttpRequest r = MakeRequest("POST", server.base_url() + "/", "long poll");
+  r.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    cancel = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto got = transport->Send(r);
+  auto took = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  release = true;
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), ErrorCode::kCancelled) << got.status().ToString();
+  EXPECT_FALSE(got.status().retryable());
+  EXPECT_LT(took, std::chrono::seconds(3));
+  // The transport still works afterwards.
+  auto again = transport->Send(MakeRequest("POST", server.base_url() + "/", "{}"));
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
+}  // namespace
+}  // namespace dlq
