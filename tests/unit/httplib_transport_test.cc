@@ -28,30 +28,10 @@ using ::testing::Not;
 using Reply = LoopbackHttpServer::Reply;
 using ServerRequest = LoopbackHttpServer::Request;
 
-std::string HeaderOf(const HttpHeaders& headers, std::string_view name) {
-  const std::string* v = FindHeader(headers, name);
-  return v ? *v : std::string();
-}
-
-Reply Echo(const ServerRequest& r) {
-  Reply reply;
-  reply.headers = {{"X-Method", r.method}, {"X-Target", r.target}, {"X-Echo", HeaderOf(r.headers, "X-Echo")}};
-  reply.body = r.body;
-  return reply;
-}
-
 std::unique_ptr<HttplibTransport> MakeTransport(TransportSettings settings = {}) {
   auto t = HttplibTransport::Create(settings);
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   return std::move(t).value();
-}
-
-HttpRequest MakeRequest(std::string method, std::string url, std::string body = "") {
-  HttpRequest r;
-  r.method = std::move(method);
-  r.url = std::move(url);
-  r.body = std::move(body);
-  return r;
 }
 
 TEST(HttplibTransportTest, SendsEveryMethodWithBodyQueryAndHeaders) {

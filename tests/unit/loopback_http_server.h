@@ -172,4 +172,27 @@ class LoopbackHttpServer {
   std::vector<Request> requests_;     // guarded by mu_
 };
 
+// Helpers for tests that drive an HttpTransport against the server.
+
+inline std::string HeaderOf(const HttpHeaders& headers, std::string_view name) {
+  const std::string* v = FindHeader(headers, name);
+  return v ? *v : std::string();
+}
+
+// Echoes method, target and body back, with the request's X-Echo header.
+inline LoopbackHttpServer::Reply Echo(const LoopbackHttpServer::Request& r) {
+  LoopbackHttpServer::Reply reply;
+  reply.headers = {{"X-Method", r.method}, {"X-Target", r.target}, {"X-Echo", HeaderOf(r.headers, "X-Echo")}};
+  reply.body = r.body;
+  return reply;
+}
+
+inline HttpRequest MakeRequest(std::string method, std::string url, std::string body = "") {
+  HttpRequest r;
+  r.method = std::move(method);
+  r.url = std::move(url);
+  r.body = std::move(body);
+  return r;
+}
+
 }  // namespace dlq

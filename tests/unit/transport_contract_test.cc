@@ -30,26 +30,6 @@ using Reply = LoopbackHttpServer::Reply;
 using ServerRequest = LoopbackHttpServer::Request;
 using std::chrono::milliseconds;
 
-std::string HeaderOf(const HttpHeaders& headers, std::string_view name) {
-  const std::string* v = FindHeader(headers, name);
-  return v ? *v : std::string();
-}
-
-Reply Echo(const ServerRequest& r) {
-  Reply reply;
-  reply.headers = {{"X-Method", r.method}};
-  reply.body = r.body;
-  return reply;
-}
-
-HttpRequest MakeRequest(std::string method, std::string url, std::string body = "") {
-  HttpRequest r;
-  r.method = std::move(method);
-  r.url = std::move(url);
-  r.body = std::move(body);
-  return r;
-}
-
 struct Timeouts {
   milliseconds connect{5000};
   milliseconds request{70000};
