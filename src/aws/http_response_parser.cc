@@ -27,7 +27,7 @@ std::string Quote(std::string_view s) {
   return "'" + out + "'";
 }
 
-Status Malformed(std::string what) {
+Status Malformed(const std::string& what) {
   return Unavailable("malformed HTTP response: " + what);
 }
 

@@ -25,9 +25,9 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr size_t kMaxIdlePerEndpoint = 16;  // kept-alive connections per scheme://host:port
-constexpr size_t kMaxHead = 64 * 1024;      // a response's status line and headers
-constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kMaxIdlePerEndpoint = 16;      // kept-alive connections per scheme://host:port
+constexpr size_t kMaxHead = size_t{64} * 1024;  // a response's status line and headers
+constexpr size_t kReadChunk = size_t{64} * 1024;
 constexpr auto kCancelCheck = std::chrono::milliseconds(50);
 
 std::string DescribeTarget(const HttpRequest& request, const Url& url) {
@@ -68,7 +68,7 @@ Status WaitReady(int fd, short events, SteadyClock::time_point deadline, const s
 // own socket BIO uses write(), which raises SIGPIPE on a reset connection.
 int BioWrite(BIO* bio, const char* data, int size) {
   BIO_clear_retry_flags(bio);
-  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
+  const int fd = *static_cast<const int*>(BIO_get_data(bio));
   const ssize_t n = ::send(fd, data, static_cast<size_t>(size), MSG_NOSIGNAL);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(bio);
   return static_cast<int>(n);
@@ -76,7 +76,7 @@ int BioWrite(BIO* bio, const char* data, int size) {
 
 int BioRead(BIO* bio, char* data, int size) {
   BIO_clear_retry_flags(bio);
-  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
+  const int fd = *static_cast<const int*>(BIO_get_data(bio));
   const ssize_t n = ::recv(fd, data, static_cast<size_t>(size), 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(bio);
   return static_cast<int>(n);
@@ -277,7 +277,7 @@ Status Handshake(Connection& conn, SSL_CTX* ctx, const std::string& host, Steady
   if (conn.ssl == nullptr) return Unavailable("TLS: " + TlsError("SSL_new failed"));
   BIO* bio = BIO_new(SocketBioMethod());
   if (bio == nullptr) return Unavailable("TLS: " + TlsError("BIO_new failed"));
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(conn.fd)));
+  BIO_set_data(bio, &conn.fd);      // the Connection outlives its SSL and so the BIO
   SSL_set_bio(conn.ssl, bio, bio);  // the SSL owns the BIO now
   const auto [bare, ip] = BareHost(host);
   if (ip) {
