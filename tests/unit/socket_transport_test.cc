@@ -360,7 +360,8 @@ TEST(SocketTransportTest, MalformedOrTruncatedResponsesAreUnavailable) {
       {"HTTP/1.1 101 Switching Protocols\r\n\r\n", "protocol switch"},
       {"HTTP/1.1 200 OK\r\nX: " + std::string(70 * 1024, 'x'), "head longer than 64 KiB"},
   };
-  for (const auto& [reply, why] : cases) {
+  for (const auto& [reply_bytes, why] : cases) {
+    const std::string reply = reply_bytes;  // a copy the server's lambda can capture (clang 14)
     RawServer server([&](int, int) -> std::optional<RawServer::Answer> { return RawServer::Answer{reply, true}; });
     auto got = MakeTransport()->Send(MakeRequest("GET", server.url("/m")));
     ASSERT_FALSE(got.ok()) << "accepted: " << reply.substr(0, 80);
