@@ -37,7 +37,8 @@ def main():
                      "cpu_median_ms": round(statistics.median(s["cpu"]), 2), "cpu_rounds_ms": s["cpu"]}
               for name, s in seen.items()}
     result.update({"rounds": rounds, "runs_per_round": runs, "load_average_before": load_before,
-                   "load_average_after": os.getloadavg(), "cpus": os.cpu_count()})
+                   "load_average_after": os.getloadavg(), "cpus": os.cpu_count(),
+                   "scheduler": cold_start.scheduler()})
     print(json.dumps(result, indent=2))
 
 

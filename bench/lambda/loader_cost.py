@@ -74,6 +74,7 @@ def main():
     result["runs"] = runs
     result["load_average"] = os.getloadavg()
     result["cpus"] = os.cpu_count()
+    result["scheduler"] = cold_start.scheduler()
     print(json.dumps(result, indent=2))
 
 
