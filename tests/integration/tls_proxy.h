@@ -6,9 +6,7 @@
 // Test-only; thread-safe; aborts the test program if it cannot start.
 #pragma once
 
-#include <arpa/inet.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
@@ -22,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "unit/loopback_http_server.h"
+
 namespace dlq::it {
 
 class TlsProxy {
@@ -34,16 +34,7 @@ class TlsProxy {
       std::abort();
     }
     SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(listen_fd_, 64) != 0) {
-      std::abort();
-    }
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    listen_fd_ = ListenOnLoopback(&port_);
     acceptor_ = std::thread([this] { AcceptLoop(); });
   }
   ~TlsProxy() {

@@ -227,16 +227,7 @@ class RawServer {
   };
   using Script = std::function<std::optional<Answer>(int conn, int request)>;
   explicit RawServer(Script script) : script_(std::move(script)) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(listen_fd_, 16) != 0) {
-      std::abort();
-    }
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    listen_fd_ = ListenOnLoopback(&port_);
     thread_ = std::thread([this] { Run(); });
   }
   ~RawServer() {
