@@ -7,7 +7,7 @@
 // relocates a handful of libraries (bench/lambda/README.md).
 //
 // Contract (the same as CurlTransport's where they overlap):
-// - http and https. For https the peer certificate chain and the host name
+// - http and https (TLS 1.2 or later). For https the peer certificate chain and the host name
 //   (or IP address) are always verified, against `ca_bundle` when set, else
 //   OpenSSL's defaults (SSL_CERT_FILE / SSL_CERT_DIR apply); SNI is sent for
 //   host names. The TLS context is made on the first https request, so a
@@ -27,7 +27,8 @@
 //   replaced by a new one once (the peer closed it while idle).
 // - Timeouts: connect_timeout bounds the TCP connect; the request's timeout
 //   (or request_timeout) bounds the rest of the call as a whole (TLS
-//   handshake, sending, the response).
+//   handshake, sending, the response). Name resolution (getaddrinfo) is
+//   bounded by neither: the resolver's own timeouts apply.
 // - Cancellation (HttpRequest::cancel) is checked at least every 50 ms while
 //   the call waits on the socket; a cancelled call drops its connection and
 //   returns kCancelled.

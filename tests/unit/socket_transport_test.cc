@@ -378,14 +378,17 @@ TEST(SocketTransportTest, AddsOnlyHostAndContentLength) {
   EXPECT_EQ(seen[1].headers, (HttpHeaders{{"Host", "example.com"}, {"Content-Length", "0"}}));
 }
 
-// A self-signed certificate for 127.0.0.1 (openssl CLI), served by cpp-httplib's SSLServer.
+// A self-signed certificate for 127.0.0.1 (openssl CLI), served by cpp-httplib's SSLServer on 127.0.0.1.
 class HttpsTest : public ::testing::Test {
  protected:
+  // The certificate's subjectAltName.
+  virtual std::string Names() const { return "IP:127.0.0.1"; }
+
   void SetUp() override {
     dir_ = ::testing::TempDir() + "/socket-tls-" + std::to_string(::getpid());
-    std::string cmd =
-        "mkdir -p " + dir_ + " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 " +
-        "-addext subjectAltName=IP:127.0.0.1 -keyout " + dir_ + "/key.pem -out " + dir_ + "/cert.pem >/dev/null 2>&1";
+    std::string cmd = "mkdir -p " + dir_ + " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test " +
+                      "-addext subjectAltName=" + Names() + " -keyout " + dir_ + "/key.pem -out " + dir_ +
+                      "/cert.pem >/dev/null 2>&1";
     if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl could not make a test certificate";
     server_ = std::make_unique<httplib::SSLServer>((dir_ + "/cert.pem").c_str(), (dir_ + "/key.pem").c_str());
     server_->Get("/tls",
@@ -446,6 +449,23 @@ TEST_F(HttpsTest, RefusesACertificateForAnotherName) {
   ASSERT_FALSE(got.ok()) << "a certificate for 127.0.0.1 was accepted for localhost";
   EXPECT_EQ(got.status().code(), ErrorCode::kUnavailable);
   EXPECT_THAT(got.status().message(), HasSubstr("not verified"));
+}
+
+// The same server with a certificate for the host name "localhost" only: the
+// name is verified, and the bare address, not in the certificate, refused.
+class HttpsByNameTest : public HttpsTest {
+ protected:
+  std::string Names() const override { return "DNS:localhost"; }
+};
+
+TEST_F(HttpsByNameTest, VerifiesAHostNameAndRefusesAnAddressNotInTheCertificate) {
+  auto transport = MakeTransport({.ca_bundle = dir_ + "/cert.pem"});
+  auto by_name = transport->Send(MakeRequest("GET", fmt::format("https://localhost:{}/tls", port_)));
+  ASSERT_TRUE(by_name.ok()) << by_name.status().ToString();
+  EXPECT_EQ(by_name->body, "secure");
+  auto by_address = transport->Send(MakeRequest("GET", fmt::format("https://127.0.0.1:{}/tls", port_)));
+  ASSERT_FALSE(by_address.ok()) << "a certificate for localhost was accepted for 127.0.0.1";
+  EXPECT_THAT(by_address.status().message(), HasSubstr("not verified"));
 }
 
 }  // namespace
