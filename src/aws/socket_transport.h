@@ -7,10 +7,10 @@
 // relocates a handful of libraries (bench/lambda/README.md).
 //
 // Contract (the same as CurlTransport's where they overlap):
-// - http and https (TLS 1.2 or later). For https the peer certificate chain and the host name
-//   (or IP address) are always verified, against `ca_bundle` when set, else
-//   OpenSSL's defaults (SSL_CERT_FILE / SSL_CERT_DIR apply); SNI is sent for
-//   host names. The TLS context is made on the first https request, so a
+// - http and https (TLS 1.2 or later). For https the peer certificate chain
+//   and the host name (or IP address) are always verified, against
+//   `ca_bundle` when set, else OpenSSL's defaults (SSL_CERT_FILE /
+//   SSL_CERT_DIR apply); SNI is sent for host names. The TLS context is made on the first https request, so a
 //   program that only speaks http (the Runtime API) never initialises it.
 // - Methods GET, HEAD, PUT, POST, DELETE; anything else, a header name that
 //   is not a token or a value with a line break is kInvalidArgument. The
