@@ -14,8 +14,9 @@
 
 namespace {
 
+// At most 64 bytes of input are quoted, each at most 4 characters escaped.
 bool BadError(const dlq::Status& s) {
-  return s.ok() || s.message().empty() || s.message().size() > 200 || s.code() != dlq::ErrorCode::kUnavailable;
+  return s.ok() || s.message().empty() || s.message().size() > 64 * 4 + 100 || s.code() != dlq::ErrorCode::kUnavailable;
 }
 
 }  // namespace
