@@ -54,6 +54,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def scheduler():
+    """The policy the measurement ran under: "SCHED_FIFO" when started with
+    `chrt -f N` (the other jobs of a shared machine then cannot delay it),
+    else "SCHED_OTHER" (the wall times include waiting for a CPU)."""
+    return {os.SCHED_FIFO: "SCHED_FIFO", os.SCHED_RR: "SCHED_RR"}.get(os.sched_getscheduler(0), "SCHED_OTHER")
+
+
 def measure(cmd, cwd, env, runs):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -92,6 +99,7 @@ def main():
     result["boto3"] = boto3.__version__
     result["load_average"] = os.getloadavg()
     result["cpus"] = os.cpu_count()
+    result["scheduler"] = scheduler()
     print(json.dumps(result, indent=2))
 
 

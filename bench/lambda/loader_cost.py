@@ -10,6 +10,8 @@ from wait4) of each, RUNS times, beside the packaged bootstrap's:
                      cpp-httplib, libdeflate, libstdc++)
   libs-with-curl     the same plus libcurl, which brings its whole tree
                      (GnuTLS, Kerberos, LDAP, RTMP, SSH, PSL, IDN, nghttp2, ...)
+  libs-shared-now    what dlq-archive-lambda still loads as shared libraries
+                     (simdjson, ISA-L, libstdc++; everything else is linked in)
   bootstrap          the unpacked Lambda zip, up to its first /next (answered 410)
 
 A do-nothing program that pays as much as the bootstrap shows the time is the
@@ -56,6 +58,7 @@ def main():
         "static-libstdc++": ["-static-libstdc++", "-static-libgcc"],
         "libs-without-curl": ["-Wl,--no-as-needed"] + LIBS,
         "libs-with-curl": ["-Wl,--no-as-needed", "-lcurl"] + LIBS,
+        "libs-shared-now": ["-Wl,--no-as-needed", "-lsimdjson", "-lisal"],
     }
     result = {}
     for name, flags in variants.items():
@@ -71,6 +74,7 @@ def main():
     result["runs"] = runs
     result["load_average"] = os.getloadavg()
     result["cpus"] = os.cpu_count()
+    result["scheduler"] = cold_start.scheduler()
     print(json.dumps(result, indent=2))
 
 

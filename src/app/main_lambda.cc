@@ -1,7 +1,10 @@
 // dlq-archive-lambda: the Lambda custom runtime as a program of its own, the
 // `dlq-archive lambda` command without the rest of the CLI, linked without
-// libcurl: it defines MakeDefaultTransport (aws/default_transport.h) over
-// cpp-httplib, so the library's libcurl definition is never linked. The
+// libcurl or cpp-httplib: it defines MakeDefaultTransport
+// (aws/default_transport.h) over SocketTransport, so the library's libcurl
+// definition is never linked, and CMakeLists.txt links OpenSSL and the other
+// libraries Debian ships as static archives into it (a cold start is mostly
+// the loader's work per shared library; bench/lambda/README.md). The
 // package's bootstrap runs it (scripts/package-lambda, doc/lambda.md).
 // Configured by environment variables only; any arguments are ignored.
 #include <malloc.h>
@@ -11,13 +14,13 @@
 
 #include "app/lambda_command.h"
 #include "aws/default_transport.h"
-#include "aws/httplib_transport.h"
+#include "aws/socket_transport.h"
 #include "common/log.h"
 
 namespace dlq {
 
 Result<std::unique_ptr<HttpTransport>> MakeDefaultTransport(const TransportSettings& settings) {
-  DLQ_ASSIGN_OR_RETURN(auto transport, HttplibTransport::Create(settings));
+  DLQ_ASSIGN_OR_RETURN(auto transport, SocketTransport::Create(settings));
   return std::unique_ptr<HttpTransport>(std::move(transport));
 }
 

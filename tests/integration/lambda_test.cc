@@ -1,15 +1,19 @@
 // The packaged Lambda function as Lambda runs it: scripts/package-lambda's
 // zip is unpacked into an empty directory and its `bootstrap` runs with a
 // clean environment (env -i plus the Lambda and AWS variables only) against
-// a fake Runtime API served by the test, archiving DLQs on fauxqs.
+// a fake Runtime API served by the test, archiving DLQs on fauxqs (over http,
+// and over https through a TLS proxy: the package's own OpenSSL verifies the
+// endpoint against AWS_CA_BUNDLE, or the host's bundle the bootstrap picks).
 #include <gtest/gtest.h>
 
 #include <deque>
 #include <mutex>
 #include <regex>
 
+#include "aws/http.h"
 #include "common/time_util.h"
 #include "harness.h"
+#include "tls_proxy.h"
 #include "unit/loopback_http_server.h"
 
 namespace dlq::it {
@@ -241,6 +245,66 @@ TEST(LambdaPackage, ShortDeadlineStopsAndReleases) {
   ASSERT_TRUE(attrs.ok());
   EXPECT_EQ((*attrs)["ApproximateNumberOfMessages"], std::to_string(kMessages - deleted)) << body;
   EXPECT_EQ((*attrs)["ApproximateNumberOfMessagesNotVisible"], "0") << body;
+}
+
+// The package's https path end to end: its statically linked OpenSSL
+// handshakes with a TLS proxy in front of fauxqs, verifying the proxy's
+// certificate against AWS_CA_BUNDLE, and archives through it. Without that
+// bundle (the bootstrap then picks the host's, which does not hold the test
+// certificate) every call is refused before anything is received: nothing
+// moves.
+TEST(LambdaPackage, ArchivesOverHttpsAndRefusesAnUntrustedEndpoint) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string dir = RunShell("mktemp -d").out;
+  dir.erase(dir.find_last_not_of('\n') + 1);
+  auto cert = RunShell(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+      dir + "/key.pem -out " + dir + "/cert.pem");
+  ASSERT_EQ(cert.exit_code, 0) << cert.out;
+  auto backend = ParseUrl(fauxqs.endpoint());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  TlsProxy proxy(dir + "/cert.pem", dir + "/key.pem", backend->host, backend->port);
+  const std::string https = "https://127.0.0.1:" + std::to_string(proxy.port());
+
+  std::string bucket = UniqueName("lambda-tls");
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+  std::string name = UniqueName("lambda-tls-dlq");
+  std::string url = MakeQueue(*svc, name, 25);
+
+  FakeRuntimeApi untrusted_api({{R"({"queues":[")" + name + R"("]})"}});
+  auto untrusted = RunBootstrap(fauxqs, untrusted_api,
+                                "AWS_ENDPOINT_URL=" + https + " DLQ_ARCHIVE_DESTINATION=s3://" + bucket + "/tls");
+  ASSERT_EQ(untrusted_api.answers().size(), 1u) << untrusted.out;
+  const auto refused = untrusted_api.answers()[0];
+  EXPECT_EQ(refused.kind, "error") << refused.body;
+  EXPECT_EQ(refused.error_type, "DlqArchive.QueueFailed") << refused.body;
+  EXPECT_NE(refused.body.find("peer certificate not verified"), std::string::npos) << refused.body;
+  EXPECT_GT(proxy.failed_handshakes(), 0);
+  EXPECT_EQ(proxy.handshakes(), 0);
+  EXPECT_EQ(Depth(*svc, url), 25) << "nothing may move over an unverified connection";
+
+  FakeRuntimeApi api({{R"({"queues":[")" + name + R"("]})"}});
+  auto run = RunBootstrap(fauxqs, api,
+                          "AWS_ENDPOINT_URL=" + https + " AWS_CA_BUNDLE=" + dir +
+                              "/cert.pem DLQ_ARCHIVE_DESTINATION=s3://" + bucket + "/tls");
+  auto answers = api.answers();
+  ASSERT_EQ(answers.size(), 1u) << run.out;
+  EXPECT_EQ(answers[0].kind, "response") << answers[0].body;
+  EXPECT_NE(answers[0].body.find("\"queue\":\"" + name + "\",\"result\":\"done\",\"archived\":25,\"deleted\":25"),
+            std::string::npos)
+      << answers[0].body << "\n"
+      << run.out;
+  EXPECT_GT(proxy.handshakes(), 0);
+  EXPECT_EQ(Depth(*svc, url), 0);
+  ListObjectsV2Request req;
+  req.prefix = "tls/";
+  auto listed = svc->s3_for(bucket).ListObjectsV2(bucket, req);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_GE(listed->objects.size(), 1u);
+  RunShell("rm -rf " + dir);
 }
 
 }  // namespace

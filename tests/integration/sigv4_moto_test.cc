@@ -3,7 +3,7 @@
 // CloudWatch and STS, through the real curl transport.
 #include <gtest/gtest.h>
 
-#include "aws/httplib_transport.h"
+#include "aws/socket_transport.h"
 #include "harness.h"
 #include "s3/s3_client.h"
 #include "sqs/sqs_client.h"
@@ -193,24 +193,24 @@ TEST(AssumeRoleMoto, WebIdentityAndProfileRoleChainsCallAsTheAssumedRole) {
 }  // namespace
 }  // namespace dlq::it
 
-// The Lambda program's transport (aws/httplib_transport.h, no libcurl) on the
+// The Lambda program's transport (aws/socket_transport.h, no libcurl or cpp-httplib) on the
 // same signature-checking stand-in: SQS (MD5-checked receive) and S3
 // (create-only put, get of the exact bytes) are accepted as signed.
 namespace dlq::it {
 namespace {
 
-TEST(SigV4Moto, HttplibTransportCallsAreAcceptedAsSigned) {
+TEST(SigV4Moto, SocketTransportCallsAreAcceptedAsSigned) {
   DLQ_REQUIRE_STAND_IN("moto-auth", moto);
   auto svc = Services(moto);
   ASSERT_TRUE(svc);
-  auto transport = HttplibTransport::Create({});
+  auto transport = SocketTransport::Create({});
   ASSERT_TRUE(transport.ok()) << transport.status().ToString();
   AwsClient sqs_aws(svc->settings().Endpoint("sqs"), **transport, svc->credentials(), DefaultClock(), RetryOptions{});
   SqsClient sqs(sqs_aws);
-  auto url = sqs.CreateQueue(UniqueName("httplib-q"), {});
+  auto url = sqs.CreateQueue(UniqueName("socket-q"), {});
   ASSERT_TRUE(url.ok()) << url.status().ToString();
   SendEntry e;
-  e.body = "signed over httplib ✓ %41";
+  e.body = "signed over SocketTransport ✓ %41";
   e.message_attributes["n"] = {"Number", "7", ""};
   ASSERT_TRUE(sqs.SendMessage(*url, e).ok());
   auto got = sqs.ReceiveMessages(*url, ReceiveOptions{});
@@ -220,7 +220,7 @@ TEST(SigV4Moto, HttplibTransportCallsAreAcceptedAsSigned) {
 
   AwsClient s3_aws(svc->settings().Endpoint("s3"), **transport, svc->credentials(), DefaultClock(), RetryOptions{});
   S3Client s3(s3_aws, S3ClientOptions{.path_style = true});
-  std::string bucket = UniqueName("httplib-bucket");
+  std::string bucket = UniqueName("socket-bucket");
   ASSERT_TRUE(s3.CreateBucket(bucket).ok());
   const std::string key = "dlq-archive/q 1/20260101/q-000000-0011223344556677.json.gz";
   std::string bytes("\x1f\x8b\x08\x00 binary %20 \xff", 17);

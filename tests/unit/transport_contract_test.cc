@@ -1,10 +1,10 @@
 // The HttpTransport contract, held by both transports against a loopback
-// server: CurlTransport (the CLI and the daemon) and HttplibTransport (the
+// server: CurlTransport (the CLI and the daemon) and SocketTransport (the
 // Lambda program). HEAD, large bodies passed through undecoded, connection
 // reuse across threads, timeouts and refused connections as retryable
 // kUnavailable errors that never show the query string, malformed requests
 // refused, and cancellation. What is particular to one transport stays in
-// curl_transport_test.cc and httplib_transport_test.cc.
+// curl_transport_test.cc and socket_transport_test.cc.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "aws/curl_transport.h"
-#include "aws/httplib_transport.h"
+#include "aws/socket_transport.h"
 #include "common/crypto.h"
 #include "unit/loopback_http_server.h"
 
@@ -45,7 +45,7 @@ class TransportContractTest : public ::testing::TestWithParam<std::string> {
       EXPECT_TRUE(c.ok()) << c.status().ToString();
       if (c.ok()) out = std::move(c).value();
     } else {
-      auto h = HttplibTransport::Create({.connect_timeout = t.connect, .request_timeout = t.request});
+      auto h = SocketTransport::Create({.connect_timeout = t.connect, .request_timeout = t.request});
       EXPECT_TRUE(h.ok()) << h.status().ToString();
       if (h.ok()) out = std::move(h).value();
     }
@@ -53,7 +53,7 @@ class TransportContractTest : public ::testing::TestWithParam<std::string> {
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Transports, TransportContractTest, ::testing::Values("curl", "httplib"),
+INSTANTIATE_TEST_SUITE_P(Transports, TransportContractTest, ::testing::Values("curl", "socket"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST_P(TransportContractTest, HeadReturnsHeadersWithoutBody) {
