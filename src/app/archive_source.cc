@@ -34,29 +34,6 @@ std::string KeyUriPrefix(const Destination& from) {
   return from.scheme == "s3" ? fmt::format("s3://{}/", from.bucket) : fmt::format("file://{}/", from.root);
 }
 
-std::string ReadFailure(const Status& st, const Destination& from) {
-  const std::string code = st.aws() ? st.aws()->error_code : "";
-  std::string hint;
-  if (from.scheme == "s3") {
-    const std::string prefix = from.prefix.empty() ? "" : from.prefix + "/";
-    if (code == "NoSuchBucket") {
-      hint = fmt::format("bucket {} does not exist: check the name in --from and the region", from.bucket);
-    } else if (st.code() == ErrorCode::kPermissionDenied) {
-      hint = fmt::format(
-          "reading the archive needs s3:ListBucket on arn:aws:s3:::{0} and s3:GetObject on arn:aws:s3:::{0}/{1}*: "
-          "check the identity's policy and the bucket policy (dlq-archive doctor --bucket {0} shows who you are)",
-          from.bucket, prefix);
-    } else if (st.code() == ErrorCode::kUnauthenticated) {
-      hint = "the credentials were refused: dlq-archive doctor explains which ones are used";
-    }
-  } else if (st.code() == ErrorCode::kPermissionDenied) {
-    hint = fmt::format("check that this user may read {} and every directory under it", from.root);
-  } else if (st.code() == ErrorCode::kNotFound) {
-    hint = fmt::format("{} does not exist: check the path in --from", from.root);
-  }
-  return hint.empty() ? st.ToString() : fmt::format("{}; {}", st.ToString(), hint);
-}
-
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err) {
   const std::string uri = KeyUriPrefix(from);
   for (const ReadError& e : stats.errors) {

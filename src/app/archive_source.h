@@ -9,6 +9,7 @@
 
 #include "archive/destination.h"
 #include "common/status.h"
+#include "query/read_failure.h"  // ReadFailure, for the reading commands
 #include "query/scan.h"
 
 namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
@@ -33,12 +34,6 @@ Result<ArchiveLayouts> ParseLayouts(const ArchiveSourceFlags& flags);
 
 // "s3://bucket/" or "file:///dir/": what a key is prefixed with in messages.
 std::string KeyUriPrefix(const Destination& from);
-
-// The line a reading command prints when the archive cannot be read at all:
-// the error (credentials never appear in it) and what to check, by its code:
-// the policy's s3:ListBucket / s3:GetObject on the exact ARNs, the
-// credentials, the bucket's name and region, or the directory's permissions.
-std::string ReadFailure(const Status& st, const Destination& from);
 
 // Prints every reported problem ("warning: URI line N: ..."), how many more
 // were not shown, and a note when the listing could not prune. Returns 3 when

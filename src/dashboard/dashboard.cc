@@ -15,6 +15,7 @@
 #include "dashboard/request.h"
 #include "dashboard/web_assets.h"
 #include "query/fingerprint.h"
+#include "query/read_failure.h"
 #include "query/scan.h"
 #include "query/stats.h"
 
@@ -80,6 +81,14 @@ struct ArchiveHandle {
   Destination from;
   ArchiveLayouts layouts;
 };
+
+// A read of the archive that failed as a whole: the status ErrorFrom gives,
+// with what to check (the exact S3 permissions, the bucket, the directory).
+HttpServerResponse ArchiveReadError(const Status& st, const ArchiveHandle& archive) {
+  HttpServerResponse r = ErrorFrom(st);
+  return Error(r.status, ReadFailure(st, archive.from,
+                                     fmt::format("group {}'s destination in the config", archive.access.group)));
+}
 
 // The archive of `queue` (the group's destination and key template).
 Result<ArchiveHandle> OpenArchive(const Daemon& daemon, const std::string& queue) {
@@ -251,7 +260,7 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
                              aggregator.Add(r);
                              return true;
                            });
-  if (!stats.ok()) return ErrorFrom(stats.status());
+  if (!stats.ok()) return ArchiveReadError(stats.status(), *archive);
   StatsReport report = std::move(aggregator).Finish();
   const size_t groups = report.groups.size();
   if (report.groups.size() > *limit) report.groups.resize(*limit);
@@ -277,7 +286,7 @@ HttpServerResponse Dashboard::Objects(const std::string& queue, const HttpServer
   lo.layouts = archive->layouts;
   lo.queues = {queue};
   auto objects = ListArchive(*archive->access.clients.store, archive->from, lo);
-  if (!objects.ok()) return ErrorFrom(objects.status());
+  if (!objects.ok()) return ArchiveReadError(objects.status(), *archive);
   // Newest first: the key layouts put the date and time in the key; objects
   // of other queues that pruning could not exclude are left out.
   std::vector<const ArchiveObject*> mine;
@@ -346,7 +355,7 @@ HttpServerResponse Dashboard::Search(const HttpServerRequest& request) const {
                              w.EndObject();
                              return true;
                            });
-  if (!stats.ok()) return ErrorFrom(stats.status());
+  if (!stats.ok()) return ArchiveReadError(stats.status(), *archive);
   w.EndArray();
   w.Key("count").Uint(count);
   w.Key("more").Bool(more);
@@ -380,7 +389,7 @@ HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerReq
                              locations.push_back(fmt::format("{}{} line {}", uri, loc.key, loc.line));
                              return locations.size() < 100;
                            });
-  if (!stats.ok()) return ErrorFrom(stats.status());
+  if (!stats.ok()) return ArchiveReadError(stats.status(), *archive);
   if (record.empty()) return Error(404, fmt::format("message {} is not in the archive of {}", id, queue));
   JsonWriter w;
   w.BeginObject();

@@ -361,6 +361,37 @@ TEST_F(DashboardTest, ArchiveFailuresAreJsonErrorsNotCrashes) {
   EXPECT_NE(ErrorOf(r).find("S3 is down"), std::string::npos);
 }
 
+// Reads the archive cannot make say what to check, like the CLI's reading
+// commands: the exact S3 permissions, or the group whose bucket is missing.
+TEST_F(DashboardTest, ArchiveReadsThatAreRefusedNameThePermissionAndTheArns) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  const std::string denied_hint =
+      "s3:ListBucket on arn:aws:s3:::archive-bucket and s3:GetObject on arn:aws:s3:::archive-bucket/dlq-archive/*";
+  for (const std::string path : {"/api/queues/orders-dlq/objects", "/api/queues/orders-dlq/failures",
+                                 "/api/search?queue=orders-dlq&q=timeout"}) {
+    store_.FailNextList(
+        PermissionDenied("AccessDenied: Access Denied").WithAws(AwsErrorInfo{"AccessDenied", 403, "R1"}));
+    const size_t q = path.find('?');
+    HttpServerResponse r =
+        q == std::string::npos ? d.Handle(Get(path)) : d.Handle(Get(path.substr(0, q), path.substr(q + 1)));
+    EXPECT_EQ(r.status, 403) << path;
+    EXPECT_NE(ErrorOf(r).find(denied_hint), std::string::npos) << path << ": " << ErrorOf(r);
+  }
+  store_.FailNextList(
+      NotFound("NoSuchBucket: The specified bucket does not exist").WithAws(AwsErrorInfo{"NoSuchBucket", 404, "R2"}));
+  HttpServerResponse r = d.Handle(Get("/api/queues/orders-dlq/objects"));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(ErrorOf(r).find("bucket archive-bucket does not exist: check the name in group orders's destination"),
+            std::string::npos)
+      << ErrorOf(r);
+  // The message detail reads the same way.
+  store_.FailNextList(PermissionDenied("AccessDenied: Access Denied").WithAws(AwsErrorInfo{"AccessDenied", 403, "R3"}));
+  HttpServerResponse m = d.Handle(Get("/api/messages/no-such-id", "queue=orders-dlq"));
+  EXPECT_EQ(m.status, 403);
+  EXPECT_NE(ErrorOf(m).find(denied_hint), std::string::npos) << ErrorOf(m);
+}
+
 TEST_F(DashboardTest, BadRequestsAre400WithTheReason) {
   Dashboard d = Make(kToken);
   HttpServerResponse r = d.Handle(Get("/api/search", "q=x"));
