@@ -8,8 +8,35 @@
 #include "app/run_command.h"
 #include "common/time_util.h"
 #include "monitor/discovery.h"
+#include "s3/object_store.h"
 
 namespace dlq {
+
+namespace {
+
+// The stack either creates the destination bucket (--create-bucket) or uses
+// one that exists. A mismatch deploys a function whose every archive run
+// fails, or a stack whose creation fails: say so before anyone deploys it.
+void CheckBucket(const GroupConfig& g, ObjectStore& store, bool create_bucket, std::string& err) {
+  auto check = store.CheckWritable();
+  if (check.ok() && !check->confirmed) return;  // HeadBucket denied: nothing to tell
+  if (!check.ok() && check.status().code() != ErrorCode::kNotFound) {
+    err += fmt::format("warning: group {}: the destination {} could not be checked: {}\n", g.name, g.destination,
+                       check.status().ToString());
+  } else if (!check.ok() && !create_bucket) {
+    err += fmt::format(
+        "warning: group {}: {}; the stack uses an existing bucket, so every archive run would fail: deploy with "
+        "--create-bucket, or create the bucket first\n",
+        g.name, check.status().message());
+  } else if (check.ok() && create_bucket) {
+    err += fmt::format(
+        "warning: group {}: the destination {} already exists, and --create-bucket makes the stack create it: "
+        "CloudFormation will fail with 'already exists'; leave --create-bucket out to use it\n",
+        g.name, g.destination);
+  }
+}
+
+}  // namespace
 
 int RunStack(const StackCommandOptions& options, const MonitorConfig& config, const GroupClientsFactory& factory,
              std::string& out, std::string& err) {
@@ -65,6 +92,7 @@ int RunStack(const StackCommandOptions& options, const MonitorConfig& config, co
       return 1;
     }
     for (const DiscoveredQueue& q : *found) queues.push_back(StackQueueFromDiscovery(g, q));
+    if (clients->store != nullptr) CheckBucket(g, *clients->store, options.stack.create_bucket, err);
   }
   auto stack = GenerateStack(config, queues, options.stack);
   if (!stack.ok()) {

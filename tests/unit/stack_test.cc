@@ -25,6 +25,7 @@
 #include "monitor/alarm_plan.h"
 #include "query/athena_ddl.h"
 #include "testing/fake_clock.h"
+#include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 
 namespace dlq {
@@ -865,6 +866,57 @@ groups:
   EXPECT_EQ(RunStack(o, c, factory, out, err), 2);
   EXPECT_THAT(err, HasSubstr("group main: prefixes, regex and discover are not evaluated"));
   EXPECT_THAT(err, HasSubstr("no queue"));
+}
+
+// The bucket is checked (HeadBucket) against --create-bucket: a missing bucket
+// without it, or an existing one with it, would deploy something broken.
+TEST(StackCommandTest, BucketMissingOrAlreadyThereIsNamedBeforeDeploying) {
+  FakeClock clock(FromUnixMillis(1757500000000));
+  FakeQueueClient sqs(clock);
+  ASSERT_TRUE(sqs.CreateQueue("orders-dlq", {{"MessageRetentionPeriod", "1209600"}}).ok());
+  FakeObjectStore store("fake://archive-bucket", &clock);
+  MonitorConfig c = Config(kOneGroup);
+  GroupClientsFactory factory = [&](const GroupConfig&) -> Result<GroupClients> {
+    GroupClients g;
+    g.sqs = &sqs;
+    g.store = &store;
+    return g;
+  };
+  StackOptions so = Options();
+  StackCommandOptions o;
+  o.stack = so;
+  std::string out, err;
+
+  // Exists, and the stack uses it: nothing to say.
+  ASSERT_EQ(RunStack(o, c, factory, out, err), 0) << err;
+  EXPECT_THAT(err, Not(HasSubstr("bucket")));
+
+  // Missing, and the stack does not create it.
+  store.FailNextCheck(NotFound("bucket s3://archive-bucket does not exist (NoSuchBucket): check the name"));
+  out.clear();
+  ASSERT_EQ(RunStack(o, c, factory, out, err), 0) << err;
+  EXPECT_THAT(err, HasSubstr("warning: group main: bucket s3://archive-bucket does not exist"));
+  EXPECT_THAT(err, HasSubstr("deploy with --create-bucket, or create the bucket first"));
+  EXPECT_FALSE(out.empty()) << "the template is still printed";
+
+  // Missing, and the stack creates it: as it should be.
+  o.stack.create_bucket = true;
+  store.FailNextCheck(NotFound("bucket s3://archive-bucket does not exist (NoSuchBucket): check the name"));
+  err.clear();
+  ASSERT_EQ(RunStack(o, c, factory, out, err), 0) << err;
+  EXPECT_THAT(err, Not(HasSubstr("bucket")));
+
+  // Exists, and the stack would create it again.
+  err.clear();
+  ASSERT_EQ(RunStack(o, c, factory, out, err), 0) << err;
+  EXPECT_THAT(err, HasSubstr("already exists, and --create-bucket makes the stack create it"));
+
+  // The check itself failing is said, not taken for either answer.
+  store.FailNextCheck(Unavailable("HeadBucket archive-bucket: connection refused"));
+  err.clear();
+  ASSERT_EQ(RunStack(o, c, factory, out, err), 0) << err;
+  EXPECT_THAT(err, HasSubstr("could not be checked: "));
+  EXPECT_THAT(err, HasSubstr("connection refused"));
 }
 
 TEST(StackCommandTest, FailuresExitWithTheirCodes) {
