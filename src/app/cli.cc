@@ -26,6 +26,7 @@
 #include "app/show_command.h"
 #include "app/stack_command.h"
 #include "app/stats_command.h"
+#include "aws/http_client_choice.h"
 #include "common/byte_size.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -285,10 +286,13 @@ int RunDoctorCommand(const GlobalFlags& g, const DoctorOptions& options, bool js
 }
 
 // Resolves the settings and builds the services for archive. An unknown
-// region given with --region is a usage error (2); other failures are 1.
+// region given with --region or a bad DLQ_HTTP_CLIENT is a usage error (2);
+// other failures are 1.
 Result<std::unique_ptr<AwsServices>> MakeServices(const GlobalFlags& g, int& exit_code) {
   const Environment& env = DefaultEnvironment();
   ServicesOptions so = ToServicesOptions(g);
+  exit_code = kExitUsage;
+  DLQ_RETURN_IF_ERROR(ChooseHttpClient(env).status());  // DLQ_HTTP_CLIENT
   exit_code = 1;
   DLQ_ASSIGN_OR_RETURN(AwsSettings settings, ResolveSettings(so.client, env));
   if (Status st = CheckKnownRegion(settings, env); !st.ok()) {

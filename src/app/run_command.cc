@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "app/dashboard_replay.h"
+#include "aws/http_client_choice.h"
 #include "common/log.h"
 #include "dashboard/dashboard.h"
 #include "monitor/daemon.h"
@@ -80,6 +81,10 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
     if (options.shard) c.shard = *options.shard;
     return c;
   };
+  if (auto client = ChooseHttpClient(DefaultEnvironment()); !client.ok()) {
+    std::fprintf(stderr, "error: %s\n", client.status().message().c_str());
+    return 2;
+  }
   auto config = load();
   if (!config.ok()) {
     std::fprintf(stderr, "error: %s\n", config.status().message().c_str());

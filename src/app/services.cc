@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "aws/default_transport.h"
+#include "aws/http_client_choice.h"
 #include "common/aws_regions.h"
 #include "common/strings.h"
 #include "credentials/assume_role_provider.h"
@@ -121,6 +122,7 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const AwsSettings& sett
   topts.connect_timeout = options.connect_timeout;
   topts.request_timeout = options.request_timeout;
   if (auto ca = env.GetNonEmpty("AWS_CA_BUNDLE")) topts.ca_bundle = *ca;
+  DLQ_ASSIGN_OR_RETURN(topts.client, ChooseHttpClient(env));
   DLQ_ASSIGN_OR_RETURN(s->transport_, MakeDefaultTransport(topts));
   s->credentials_ = MakeDefaultCredentialsChain(s->settings_, env, *s->transport_, clock);
   if (!options.role_arn.empty()) {

@@ -1,10 +1,15 @@
 #include "aws/default_transport.h"
 
 #include "aws/curl_transport.h"
+#include "aws/socket_transport.h"
 
 namespace dlq {
 
 Result<std::unique_ptr<HttpTransport>> MakeDefaultTransport(const TransportSettings& settings) {
+  if (settings.client == HttpClient::kBuiltin) {
+    DLQ_ASSIGN_OR_RETURN(auto transport, SocketTransport::Create(settings));
+    return std::unique_ptr<HttpTransport>(std::move(transport));
+  }
   CurlTransportOptions o;
   o.connect_timeout = settings.connect_timeout;
   o.request_timeout = settings.request_timeout;

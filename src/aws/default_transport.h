@@ -1,6 +1,7 @@
 // The HttpTransport a program's AWS clients (AwsServices) and its Lambda
-// runtime client use. The library's definition (aws/default_transport.cc) is
-// CurlTransport. A program may define MakeDefaultTransport itself, in one of
+// runtime client use. The library's definition (aws/default_transport.cc)
+// builds what TransportSettings::client names: CurlTransport or
+// SocketTransport (aws/http_client_choice.h). A program may define MakeDefaultTransport itself, in one of
 // its own object files: the linker then takes that one and never pulls the
 // library's, so the program links without libcurl (src/app/main_lambda.cc,
 // whose cold start is dominated by loading libcurl's dependency tree; see
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "aws/http.h"
+#include "aws/http_client_choice.h"
 #include "common/status.h"
 
 namespace dlq {
@@ -20,7 +22,8 @@ struct TransportSettings {
   std::chrono::milliseconds connect_timeout{5000};
   // Whole-request default, used when HttpRequest::timeout is zero.
   std::chrono::milliseconds request_timeout{70000};
-  std::string ca_bundle;  // PEM file; empty means the system default
+  std::string ca_bundle;                  // PEM file; empty means the system default
+  HttpClient client = HttpClient::kCurl;  // the library's definition only
 };
 
 // kInvalidArgument for settings the transport cannot use.

@@ -128,6 +128,18 @@ TEST_F(CliTest, UnknownRegionIsRejectedWithTheClosestSuggestion) {
   EXPECT_NE(env.out.find("did you mean 'eu-west-1'?"), std::string::npos) << env.out;
 }
 
+TEST_F(CliTest, UnknownHttpClientIsAUsageErrorForArchiveAndTheDaemon) {
+  const std::string creds = "AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=AKIAEXAMPLE000000001 AWS_SECRET_ACCESS_KEY=x ";
+  auto archive = Run("archive --queue q --to file:///tmp/dlq-cli-test", creds + "DLQ_HTTP_CLIENT=socket");
+  EXPECT_EQ(archive.exit_code, 2) << archive.out;
+  EXPECT_NE(archive.out.find("DLQ_HTTP_CLIENT='socket' is not an HTTP client: use curl or builtin"), std::string::npos)
+      << archive.out;
+  WriteFile("monitor.yaml", "groups:\n  - name: g\n    queues: [q]\n    destination: file:///tmp/dlq-cli-test\n");
+  auto daemon = Run("run --config " + home_ + "/monitor.yaml", creds + "DLQ_HTTP_CLIENT=Curl");
+  EXPECT_EQ(daemon.exit_code, 2) << daemon.out;
+  EXPECT_NE(daemon.out.find("DLQ_HTTP_CLIENT='Curl' is not an HTTP client"), std::string::npos) << daemon.out;
+}
+
 TEST_F(CliTest, DoctorWithoutARegionPrintsEveryCheck) {
   auto r = Run("doctor", "AWS_ACCESS_KEY_ID=AKIAEXAMPLE000000001 AWS_SECRET_ACCESS_KEY=never-printed");
   EXPECT_EQ(r.exit_code, 1) << r.out;

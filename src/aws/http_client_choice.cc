@@ -1,0 +1,20 @@
+#include "aws/http_client_choice.h"
+
+#include <fmt/format.h>
+
+namespace dlq {
+
+Result<HttpClient> ChooseHttpClient(const Environment& env) {
+  auto value = env.GetNonEmpty(kHttpClientEnv);
+  if (!value) return HttpClient::kCurl;
+  if (*value == "curl") return HttpClient::kCurl;
+  if (*value == "builtin") return HttpClient::kBuiltin;
+  return InvalidArgument(fmt::format("{}='{}' is not an HTTP client: use curl or builtin (or unset it for the default)",
+                                     kHttpClientEnv, *value));
+}
+
+std::string_view HttpClientName(HttpClient client) {
+  return client == HttpClient::kBuiltin ? "builtin" : "curl";
+}
+
+}  // namespace dlq

@@ -1,0 +1,111 @@
+// DLQ_HTTP_CLIENT: which HttpTransport the CLI and the daemon build
+// (aws/http_client_choice.h), through MakeDefaultTransport and AwsServices.
+#include "aws/http_client_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "app/services.h"
+#include "aws/curl_transport.h"
+#include "aws/default_transport.h"
+#include "aws/socket_transport.h"
+#include "testing/fake_clock.h"
+
+namespace dlq {
+namespace {
+
+TEST(HttpClientChoiceTest, UnsetOrEmptyIsCurl) {
+  MapEnvironment env;
+  auto unset = ChooseHttpClient(env);
+  ASSERT_TRUE(unset.ok()) << unset.status().ToString();
+  EXPECT_EQ(*unset, HttpClient::kCurl);
+  env.Set("DLQ_HTTP_CLIENT", "");
+  auto empty = ChooseHttpClient(env);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(*empty, HttpClient::kCurl);
+}
+
+TEST(HttpClientChoiceTest, NamedClientsAreTaken) {
+  MapEnvironment curl{{"DLQ_HTTP_CLIENT", "curl"}};
+  MapEnvironment builtin{{"DLQ_HTTP_CLIENT", "builtin"}};
+  ASSERT_TRUE(ChooseHttpClient(curl).ok());
+  ASSERT_TRUE(ChooseHttpClient(builtin).ok());
+  EXPECT_EQ(*ChooseHttpClient(curl), HttpClient::kCurl);
+  EXPECT_EQ(*ChooseHttpClient(builtin), HttpClient::kBuiltin);
+  EXPECT_EQ(HttpClientName(HttpClient::kCurl), "curl");
+  EXPECT_EQ(HttpClientName(HttpClient::kBuiltin), "builtin");
+}
+
+TEST(HttpClientChoiceTest, ProxyVariablesDoNotChangeAnExplicitChoice) {
+  MapEnvironment builtin{{"DLQ_HTTP_CLIENT", "builtin"}, {"HTTPS_PROXY", "http://proxy:3128"}};
+  auto chosen = ChooseHttpClient(builtin);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  EXPECT_EQ(*chosen, HttpClient::kBuiltin);
+  MapEnvironment curl{{"DLQ_HTTP_CLIENT", "curl"}, {"https_proxy", "http://proxy:3128"}};
+  ASSERT_TRUE(ChooseHttpClient(curl).ok());
+  EXPECT_EQ(*ChooseHttpClient(curl), HttpClient::kCurl);
+}
+
+TEST(HttpClientChoiceTest, AnyOtherValueIsInvalidAndNamesTheChoices) {
+  for (const char* bad : {"socket", "Curl", "BUILTIN", " curl", "curl ", "libcurl"}) {
+    MapEnvironment env{{"DLQ_HTTP_CLIENT", bad}};
+    auto chosen = ChooseHttpClient(env);
+    ASSERT_FALSE(chosen.ok()) << bad;
+    EXPECT_EQ(chosen.status().code(), ErrorCode::kInvalidArgument) << bad;
+    EXPECT_EQ(chosen.status().message(),
+              "DLQ_HTTP_CLIENT='" + std::string(bad) +
+                  "' is not an HTTP client: use curl or builtin (or unset it for the default)");
+  }
+}
+
+TEST(HttpClientChoiceTest, MakeDefaultTransportBuildsTheNamedClient) {
+  TransportSettings settings;
+  auto curl = MakeDefaultTransport(settings);
+  ASSERT_TRUE(curl.ok()) << curl.status().ToString();
+  EXPECT_NE(dynamic_cast<CurlTransport*>(curl->get()), nullptr);
+  settings.client = HttpClient::kBuiltin;
+  auto builtin = MakeDefaultTransport(settings);
+  ASSERT_TRUE(builtin.ok()) << builtin.status().ToString();
+  EXPECT_NE(dynamic_cast<SocketTransport*>(builtin->get()), nullptr);
+  // The builtin client's own checks apply.
+  settings.connect_timeout = std::chrono::milliseconds(0);
+  auto bad = MakeDefaultTransport(settings);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+}
+
+class ServicesTransportTest : public ::testing::Test {
+ protected:
+  // AwsServices over a clean environment plus DLQ_HTTP_CLIENT when given.
+  Result<std::unique_ptr<AwsServices>> Create(std::optional<std::string> http_client) {
+    MapEnvironment env{{"AWS_CONFIG_FILE", "/nonexistent/dlq-config"},
+                       {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/dlq-credentials"}};
+    if (http_client) env.Set("DLQ_HTTP_CLIENT", *http_client);
+    ServicesOptions options;
+    options.client.region = "us-east-1";
+    options.client.endpoint_url = "http://127.0.0.1:1";
+    return AwsServices::Create(options, env, clock_);
+  }
+  FakeClock clock_;
+};
+
+TEST_F(ServicesTransportTest, AwsServicesUsesTheChosenClient) {
+  auto curl = Create(std::nullopt);
+  ASSERT_TRUE(curl.ok()) << curl.status().ToString();
+  EXPECT_NE(dynamic_cast<CurlTransport*>(&(*curl)->transport()), nullptr);
+  auto builtin = Create("builtin");
+  ASSERT_TRUE(builtin.ok()) << builtin.status().ToString();
+  EXPECT_NE(dynamic_cast<SocketTransport*>(&(*builtin)->transport()), nullptr);
+}
+
+TEST_F(ServicesTransportTest, AnUnknownClientFailsAwsServices) {
+  auto bad = Create("wget");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("DLQ_HTTP_CLIENT='wget'"), std::string::npos) << bad.status().ToString();
+}
+
+}  // namespace
+}  // namespace dlq
