@@ -10,6 +10,7 @@
 #        PYTHON (python3: must have boto3 >= 1.34)  OUT (bench/drain/out)  RESULTS (bench/drain/results.json)
 #        BIN (build/dlq-archive)  SIDES (both; "ours" skips the reference drain, for before/after runs)
 #        DLQ_RUN_DIR (where scripts/stand-ins keeps fauxqs.pid; /work/main/.run for the shared stand-ins)
+#        DLQ_HTTP_CLIENT (curl|builtin: dlq-archive's HTTP client, passed through; recorded in results.json)
 # Builds (scripts/build), starts fauxqs if it is not running (and stops it at the end only then), creates a
 # bucket and two queues with unique bench- names, fills both with the same N messages, drains A with
 # build/dlq-archive and B with reference_lambda.py, each under /usr/bin/time -v, checks both queues end empty and
@@ -69,7 +70,8 @@ run_id=$(date +%H%M%S)-$$
 qa=bench-drain-a-$run_id
 qb=bench-drain-b-$run_id
 bucket=bench-drain-$run_id
-echo "== drain benchmark: N=$N CONCURRENCY=$CONCURRENCY BATCH=$BATCH BATCH_BYTES=$BATCH_BYTES gzip=$GZIP_LEVEL"
+echo "== drain benchmark: N=$N CONCURRENCY=$CONCURRENCY BATCH=$BATCH BATCH_BYTES=$BATCH_BYTES gzip=$GZIP_LEVEL" \
+  "http client=${DLQ_HTTP_CLIENT:-default}"
 echo "   fauxqs $ep, queues $qa $qb, bucket $bucket"
 
 # Python helper: setup / depth checks.
@@ -245,7 +247,8 @@ if both:
                                                   ref["cpu_us_per_message"] / ours["cpu_us_per_message"] >= 25)
 res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "host": platform.node(),
        "cpus": os.cpu_count(), "load_average": loads,
-       "params": {"N": n, "CONCURRENCY": conc, "BATCH": batch, "BATCH_BYTES": batch_bytes, "GZIP_LEVEL": gz},
+       "params": {"N": n, "CONCURRENCY": conc, "BATCH": batch, "BATCH_BYTES": batch_bytes, "GZIP_LEVEL": gz,
+                  "DLQ_HTTP_CLIENT": os.environ.get("DLQ_HTTP_CLIENT") or "default"},
        "fill": fill, "ours": ours, "reference": ref, "throughput_ratio": ratio, "checks": checks, "targets": targets}
 json.dump(res, open(results, "w"), indent=2)
 print()
