@@ -1,11 +1,12 @@
 // The HttpTransport a program's AWS clients (AwsServices) and its Lambda
 // runtime client use. The library's definition (aws/default_transport.cc)
 // builds what TransportSettings::client names: CurlTransport or
-// SocketTransport (aws/http_client_choice.h). A program may define MakeDefaultTransport itself, in one of
-// its own object files: the linker then takes that one and never pulls the
-// library's, so the program links without libcurl (src/app/main_lambda.cc,
-// whose cold start is dominated by loading libcurl's dependency tree; see
-// bench/lambda/README.md). Exactly one definition ends up in a program.
+// SocketTransport (aws/http_client_choice.h). A program may define
+// MakeDefaultTransport itself, in one of its own object files: the linker
+// then takes that one and never pulls the library's, so the program links
+// without libcurl (src/app/main_lambda.cc, whose cold start is dominated by
+// loading libcurl's dependency tree; see bench/lambda/README.md). Exactly
+// one definition ends up in a program.
 #pragma once
 
 #include <chrono>

@@ -13,8 +13,4 @@ Result<HttpClient> ChooseHttpClient(const Environment& env) {
                                      kHttpClientEnv, *value));
 }
 
-std::string_view HttpClientName(HttpClient client) {
-  return client == HttpClient::kBuiltin ? "builtin" : "curl";
-}
-
 }  // namespace dlq

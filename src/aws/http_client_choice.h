@@ -6,8 +6,9 @@
 // - unset or empty: curl (see bench/drain/README.md for the figures that
 //   decided it).
 // Any other value is kInvalidArgument naming the variable and the values it
-// takes. The value is matched exactly (lower case). The Lambda program always
-// uses SocketTransport (src/app/main_lambda.cc) and ignores the choice.
+// takes. The value is matched exactly (lower case). AwsServices checks the
+// variable in every program, but the Lambda program's own MakeDefaultTransport
+// (src/app/main_lambda.cc) always builds SocketTransport.
 #pragma once
 
 #include <string_view>
@@ -22,8 +23,5 @@ enum class HttpClient { kCurl, kBuiltin };
 inline constexpr std::string_view kHttpClientEnv = "DLQ_HTTP_CLIENT";
 
 Result<HttpClient> ChooseHttpClient(const Environment& env);
-
-// "curl" or "builtin".
-std::string_view HttpClientName(HttpClient client);
 
 }  // namespace dlq

@@ -34,8 +34,6 @@ TEST(HttpClientChoiceTest, NamedClientsAreTaken) {
   ASSERT_TRUE(ChooseHttpClient(builtin).ok());
   EXPECT_EQ(*ChooseHttpClient(curl), HttpClient::kCurl);
   EXPECT_EQ(*ChooseHttpClient(builtin), HttpClient::kBuiltin);
-  EXPECT_EQ(HttpClientName(HttpClient::kCurl), "curl");
-  EXPECT_EQ(HttpClientName(HttpClient::kBuiltin), "builtin");
 }
 
 TEST(HttpClientChoiceTest, ProxyVariablesDoNotChangeAnExplicitChoice) {
