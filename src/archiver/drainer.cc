@@ -281,18 +281,22 @@ size_t QueueDrainer::PipelineHeldLocked() const {
 
 std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn() {
   MutexLock lock(mu_);
-  if (fifo_turns_) {
-    auto my_turn = [&]() DLQ_REQUIRES(mu_) { return stop_ || !fifo_turns_ || (!fifo_probing_ && fifo_probe_due_); };
-    if (!fifo_probing_ && !fifo_probe_due_ && !stop_ && !builder_->empty() && in_hand_ == 0) {
+  const auto deadline = std::chrono::steady_clock::now() + kFifoProbeEvery;
+  while (fifo_turns_) {
+    if (stop_) return std::nullopt;
+    if (!fifo_probing_ && fifo_probe_due_) break;
+    if (!fifo_probing_ && !builder_->empty() && in_hand_ == 0) {
       // No receive running or due: nothing more arrives from the groups
       // held until they are stored and deleted, so seal them now.
       lock.Unlock();
       SealBuilding(/*wait=*/true, /*only_if_full=*/false);
       return std::nullopt;
     }
-    // On a timeout with no probe running, probe anyway.
-    if (!cv_.WaitFor(mu_, kFifoProbeEvery, my_turn) && fifo_probing_) return std::nullopt;
-    if (stop_) return std::nullopt;
+    // No news for a while: probe anyway (or wait again behind a probe).
+    if (!cv_.WaitUntil(mu_, deadline)) {
+      if (fifo_probing_) return std::nullopt;
+      break;
+    }
   }
   FifoTurn turn;
   turn.probe = fifo_turns_;
