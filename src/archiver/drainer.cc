@@ -279,10 +279,10 @@ size_t QueueDrainer::PipelineHeldLocked() const {
   return n;
 }
 
-std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn() {
+std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn(bool keep_turn) {
   MutexLock lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + kFifoProbeEvery;
-  while (fifo_turns_) {
+  while (fifo_turns_ && !keep_turn) {
     if (stop_) return std::nullopt;
     if (!fifo_probing_ && fifo_probe_due_) break;
     if (!fifo_probing_ && !builder_->empty() && in_hand_ == 0) {
@@ -309,7 +309,8 @@ std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn() {
   return turn;
 }
 
-void QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
+bool QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
+  bool keep = false;
   {
     MutexLock lock(mu_);
     if (turn.probe) fifo_probing_ = false;
@@ -322,19 +323,28 @@ void QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
         if (turn.held_before > 0 && !left_meanwhile) {
           fifo_turns_ = false;
         } else {
-          fifo_probe_due_ = true;  // the next probe tells whether this group was the only one
+          keep = true;  // its next probe tells whether this group was the only one
         }
       }
     } else if (PipelineHeldLocked() == 0) {
-      fifo_turns_ = false;  // blocking nothing: long polls and end-of-queue detection
+      // Blocking nothing: the queue looks empty (or blocked elsewhere). This
+      // receiver checks the depth and polls again; the others wait rather
+      // than start long polls that the end of the run would wait for.
+      fifo_turns_ = true;
+      keep = true;
     } else if (!fifo_turns_) {
       fifo_turns_ = true;
       fifo_probe_due_ = left_meanwhile;
     } else if (turn.probe) {
       fifo_probe_due_ = left_meanwhile;
     }
+    if (keep) {
+      fifo_probing_ = true;  // reserved for this receiver's next receive
+      fifo_probe_due_ = false;
+    }
   }
   cv_.NotifyAll();
+  return keep;
 }
 
 void QueueDrainer::NoteFifoLeave() {
@@ -428,11 +438,13 @@ void QueueDrainer::HoldExamined(std::vector<Held> held) {
 void QueueDrainer::ReceiverLoop() {
   int consecutive_errors = 0;
   int depth_checks = 0;
+  bool keep_turn = false;  // FIFO: this receiver holds the turn for its next receive
   std::mt19937_64 rng(std::random_device{}());
   while (!stop_) {
     FifoTurn turn;
     if (queue_.fifo) {
-      auto t = AwaitFifoTurn();
+      auto t = AwaitFifoTurn(keep_turn);
+      keep_turn = false;
       if (!t) continue;
       turn = *t;
     }
@@ -473,7 +485,7 @@ void QueueDrainer::ReceiverLoop() {
       }
       ~InHand() { Done(); }
     } in_hand(in_hand_, static_cast<int64_t>(msgs.size()));
-    if (queue_.fifo) AfterFifoReceive(turn, static_cast<int64_t>(msgs.size() + corrupt.size()));
+    if (queue_.fifo) keep_turn = AfterFifoReceive(turn, static_cast<int64_t>(msgs.size() + corrupt.size()));
     counters_.received += msgs.size() + corrupt.size();
     if (!corrupt.empty()) HandleCorrupt(corrupt);
 

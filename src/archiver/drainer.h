@@ -16,9 +16,11 @@
 // messages are held, the groups in sight may all be ours: receivers then
 // take turns, one short-poll probe at a time, after each batch leaves the
 // pipeline (or every second). A probe that brings messages while others
-// stay held shows more groups than ours and restores full concurrency; an
-// empty one with nothing held returns to long polls and end-of-queue
-// detection. A run starts in turns (a one-group queue never leaves them).
+// stay held shows more groups than ours and restores full concurrency; one
+// that brings the first messages keeps the turn for a second probe, which
+// tells. A receive that comes back empty with nothing held keeps the turn
+// too: that receiver alone long-polls and checks for the end of the queue.
+// A run starts in turns (a one-group queue never leaves them).
 // Within a group the archive keeps SQS's order: a group's later messages
 // can only arrive after its earlier ones were stored and deleted.
 //
@@ -215,11 +217,13 @@ class QueueDrainer {
     uint64_t leaves_before = 0;  // fifo_leaves_ when it started
   };
   // Before a receive: waits for this receiver's turn (sealing what is held
-  // first when nothing else can arrive); nullopt when the loop should start
-  // over (stopping, or another receiver's turn).
-  std::optional<FifoTurn> AwaitFifoTurn() DLQ_EXCLUDES(mu_);
+  // first when nothing else can arrive), at once with `keep_turn`; nullopt
+  // when the loop should start over (stopping, or another receiver's turn).
+  std::optional<FifoTurn> AwaitFifoTurn(bool keep_turn) DLQ_EXCLUDES(mu_);
   // After the receive: `got` messages (corrupt ones included), -1 on error.
-  void AfterFifoReceive(const FifoTurn& turn, int64_t got) DLQ_EXCLUDES(mu_);
+  // True: the turn stays reserved for this receiver's next receive, which
+  // must pass keep_turn.
+  bool AfterFifoReceive(const FifoTurn& turn, int64_t got) DLQ_EXCLUDES(mu_);
   // A batch or released messages left the pipeline: their groups are free.
   void NoteFifoLeave() DLQ_EXCLUDES(mu_);
   // Messages this run holds that block their FIFO group until the pipeline
