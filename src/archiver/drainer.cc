@@ -281,6 +281,8 @@ size_t QueueDrainer::PipelineHeldLocked() const {
 
 std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn(bool keep_turn) {
   MutexLock lock(mu_);
+  // A reservation ends here; it is taken again below while in turns.
+  if (keep_turn) fifo_probing_ = false;
   const auto deadline = std::chrono::steady_clock::now() + kFifoProbeEvery;
   while (fifo_turns_ && !keep_turn) {
     if (stop_) return std::nullopt;
@@ -330,8 +332,10 @@ bool QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
       // Blocking nothing: the queue looks empty (or blocked elsewhere). This
       // receiver checks the depth and polls again; the others wait rather
       // than start long polls that the end of the run would wait for.
-      fifo_turns_ = true;
-      keep = true;
+      if (turn.probe || !fifo_turns_) {
+        fifo_turns_ = true;
+        keep = true;
+      }
     } else if (!fifo_turns_) {
       fifo_turns_ = true;
       fifo_probe_due_ = left_meanwhile;
