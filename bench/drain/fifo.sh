@@ -13,7 +13,7 @@
 # Never builds and never stops fauxqs (starts it if it is not running). Per run, in order standard, FIFO cases:
 # creates a queue, fills it with fill.py, checks the depth is N, drains it with
 #   BIN --endpoint-url EP archive --queue Q --to s3://BUCKET/RUN-CASE --output json --progress never
-# under /usr/bin/time -v, checks exit 0, archived == deleted == N and the queue ends at 0 visible + 0 in flight,
+# under /usr/bin/time -v, checks exit 0, archived and deleted >= N (at least once) and the queue ends at 0 visible + 0 in flight,
 # then deletes the queue. Prints a table of medians over RUNS and writes RESULTS. Exit 1 if a check failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -156,7 +156,9 @@ rec = {"case": case, "groups": groups, "run": run, "n": n, "exit": rc, "result":
        "max_rss_mib": round(num("Maximum resident set size (kbytes)") / 1024, 1),
        "depth_before": depth0, "depth_after": depth1, "load_before": load,
        "fill": json.load(open(f"{out}/fill-{tag}.json")), "archive_check": count}
-checks = {"exit_0": rc == 0, "archived_eq_n": archived == n, "deleted_eq_n": q.get("deleted") == n,
+# At least once: a stand-in may hand one message to two receives at once (moto does, now and then), so a
+# run may archive and delete a copy twice; with VERIFY_ARCHIVE the archive must hold exactly the N ids.
+checks = {"exit_0": rc == 0, "archived_ge_n": archived >= n, "deleted_ge_n": (q.get("deleted") or 0) >= n,
           "filled_n": depth0["visible"] + depth0["in_flight"] == n,
           "queue_empty_after": depth1["visible"] == 0 and depth1["in_flight"] == 0}
 if count is not None:

@@ -5,7 +5,7 @@
 #   env: N (200000; smoke: 2000)  CONCURRENCY (8)  BATCH (10000 messages per object)
 #        BATCH_BYTES (8388608, uncompressed bytes per object, both sides)  GZIP_LEVEL (1)  SEED (1)
 #        KEEP_DATA=1 (keep bucket and queues)  SKIP_BUILD=1 (use build/dlq-archive as is)
-#        PROFILE=perf (also perf-record a second drain of A;
+#        PROFILE=perf (also perf-record a second drain of A; PERF_EVENT (cpu-clock), PERF_FREQ (199 Hz);
 #        inclusive per-function shares in OUT/perf-top.txt)
 #        PYTHON (python3: must have boto3 >= 1.34)  OUT (bench/drain/out)  RESULTS (bench/drain/results.json)
 #        BIN (build/dlq-archive)  SIDES (both; "ours" skips the reference drain, for before/after runs)
@@ -151,8 +151,8 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 if [[ "${PROFILE:-}" == perf ]]; then
   echo "== profile: refill A, drain it again under perf record"
   "$PYTHON" $here/fill.py --endpoint-url "$ep" --queue-url "${urls[0]}" --count "$N" --seed "$((SEED + 1))" >/dev/null
-  # DWARF unwinding: the Release build has no frame pointers. 199 Hz keeps perf.data small enough for N=200k.
-  perf record -F 199 --call-graph dwarf,16384 -o "$OUT/perf.data" -- \
+  # DWARF unwinding: the Release build has no frame pointers. 199 Hz (PERF_FREQ) keeps perf.data small for N=200k.
+  perf record -e "${PERF_EVENT:-cpu-clock}" -F "${PERF_FREQ:-199}" --call-graph dwarf,16384 -o "$OUT/perf.data" -- \
     $bin --endpoint-url "$ep" --region us-east-1 --log-level warn archive --queue "$qa" --to "s3://$bucket/prof" \
     --concurrency "$CONCURRENCY" --batch-max-messages "$BATCH" --batch-max-bytes "$BATCH_BYTES" \
     --gzip-level "$GZIP_LEVEL" --output json --progress never >"$OUT/prof.json" 2>"$OUT/perf.stderr"

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "archive/gzip.h"
+#include "common/allocator.h"
 
 namespace dlq {
 namespace {
@@ -37,7 +38,11 @@ bool BatchBuilder::Add(const Message& msg) {
     started_at_ = now;
     // Room for a full batch at once, not by doubling (copies and page faults;
     // a reused builder keeps it). The last record may overshoot max_bytes.
-    buffer_.reserve(std::min<size_t>(limits_.max_bytes, size_t{16} << 20) + kOvershootRoom);
+    const size_t room = std::min<size_t>(limits_.max_bytes, size_t{16} << 20) + kOvershootRoom;
+    if (buffer_.capacity() < room) {
+      buffer_.reserve(room);
+      AdviseHugePages(buffer_.data(), buffer_.capacity());
+    }
   }
   AppendRecordJson(msg, context_, now, buffer_);
   message_ids_.push_back(msg.message_id);

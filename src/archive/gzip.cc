@@ -14,6 +14,8 @@
 #include <new>
 #include <utility>
 
+#include "common/allocator.h"
+
 namespace dlq {
 namespace {
 
@@ -80,7 +82,11 @@ Status GzipCompressInto(std::string_view data, int level, std::string& out) {
   if (level < 0 || level > 12) return InvalidArgument(fmt::format("gzip: compression level {} not in [0, 12]", level));
   if (level == 1) {
     // Reserving touches no page; the output is written a step at a time.
-    out.reserve(data.size() + data.size() / 64 + 1024);
+    const size_t room = data.size() + data.size() / 64 + 1024;
+    if (out.capacity() < room) {
+      out.reserve(room);
+      AdviseHugePages(out.data(), out.capacity());
+    }
     if (IgzipLevel1(data, out)) return Status::Ok();
   }
   libdeflate_compressor* c = CompressorFor(level);

@@ -23,6 +23,9 @@ const RetryOptions kLocalRetry{
 // Pause between depth checks while waiting for messages in flight that this
 // drainer does not hold, when receives do not wait on their own.
 constexpr std::chrono::milliseconds kInFlightPoll{500};
+// FIFO turns: a probe at least this often even when no batch left the
+// pipeline (a group held by someone else comes back on its own).
+constexpr std::chrono::seconds kFifoProbeEvery{1};
 // A reply to a batch call names entries by the index we gave them.
 std::optional<size_t> EntryIndex(const std::string& id, size_t size) {
   auto v = ParseInt64(id);
@@ -164,7 +167,8 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
       options_(std::move(options)),
       context_(std::move(context)),
       builder_(
-          std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_)) {
+          std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_)),
+      fifo_turns_(queue_.fifo) {
   examined_.seq = UINT64_MAX;
   set_aside_.seq = UINT64_MAX - 1;
 }
@@ -267,6 +271,95 @@ size_t QueueDrainer::HeldLocked() const {
   return n;
 }
 
+size_t QueueDrainer::PipelineHeldLocked() const {
+  size_t n = building_.held.size() + static_cast<size_t>(std::max<int64_t>(0, in_hand_.load()));
+  for (const Batch& b : upload_queue_) n += b.held.size();
+  for (const Batch* b : uploading_) n += b->held.size();
+  for (const Batch* b : sealing_batches_) n += b->held.size();
+  return n;
+}
+
+std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn(bool keep_turn) {
+  MutexLock lock(mu_);
+  // A reservation ends here; it is taken again below while in turns.
+  if (keep_turn) fifo_probing_ = false;
+  const auto deadline = std::chrono::steady_clock::now() + kFifoProbeEvery;
+  while (fifo_turns_ && !keep_turn) {
+    if (stop_) return std::nullopt;
+    if (!fifo_probing_ && fifo_probe_due_) break;
+    if (!fifo_probing_ && !builder_->empty() && in_hand_ == 0) {
+      // No receive running or due: nothing more arrives from the groups
+      // held until they are stored and deleted, so seal them now.
+      lock.Unlock();
+      SealBuilding(/*wait=*/true, /*only_if_full=*/false);
+      return std::nullopt;
+    }
+    // No news for a while: probe anyway (or wait again behind a probe).
+    if (!cv_.WaitUntil(mu_, deadline)) {
+      if (fifo_probing_) return std::nullopt;
+      break;
+    }
+  }
+  FifoTurn turn;
+  turn.probe = fifo_turns_;
+  if (turn.probe) {
+    fifo_probing_ = true;
+    fifo_probe_due_ = false;
+  }
+  turn.held_before = PipelineHeldLocked();
+  turn.leaves_before = fifo_leaves_;
+  return turn;
+}
+
+bool QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
+  bool keep = false;
+  {
+    MutexLock lock(mu_);
+    if (turn.probe) fifo_probing_ = false;
+    const bool left_meanwhile = fifo_leaves_ != turn.leaves_before;
+    if (got < 0) {
+      if (turn.probe) fifo_probe_due_ = true;
+    } else if (got > 0) {
+      if (turn.probe) {
+        // Messages while others stayed held: more groups in sight than ours.
+        if (turn.held_before > 0 && !left_meanwhile) {
+          fifo_turns_ = false;
+        } else {
+          keep = true;  // its next probe tells whether this group was the only one
+        }
+      }
+    } else if (PipelineHeldLocked() == 0) {
+      // Blocking nothing: the queue looks empty (or blocked elsewhere). This
+      // receiver checks the depth and polls again; the others wait rather
+      // than start long polls that the end of the run would wait for.
+      if (turn.probe || !fifo_turns_) {
+        fifo_turns_ = true;
+        keep = true;
+      }
+    } else if (!fifo_turns_) {
+      fifo_turns_ = true;
+      fifo_probe_due_ = left_meanwhile;
+    } else if (turn.probe) {
+      fifo_probe_due_ = left_meanwhile;
+    }
+    if (keep) {
+      fifo_probing_ = true;  // reserved for this receiver's next receive
+      fifo_probe_due_ = false;
+    }
+  }
+  cv_.NotifyAll();
+  return keep;
+}
+
+void QueueDrainer::NoteFifoLeave() {
+  {
+    MutexLock lock(mu_);
+    ++fifo_leaves_;
+    fifo_probe_due_ = true;
+  }
+  cv_.NotifyAll();
+}
+
 std::optional<QueueDrainer::Counts> QueueDrainer::ReadCounts() {
   auto attrs =
       sqs_.GetQueueAttributes(queue_.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
@@ -290,15 +383,18 @@ std::optional<QueueDrainer::Counts> QueueDrainer::ReadCounts() {
 QueueDrainer::Depth QueueDrainer::CheckDepth() {
   auto counts = ReadCounts();
   if (!counts) return Depth::kUnknown;
-  if (counts->visible > 0) return Depth::kNotEmpty;
   size_t held;
   {
     MutexLock lock(mu_);
     held = HeldLocked() + static_cast<size_t>(std::max<int64_t>(0, in_hand_.load()));
   }
   // In flight beyond what we hold: a receive whose reply was lost, or
-  // another consumer. Either comes back within a visibility timeout.
-  return counts->in_flight > static_cast<int64_t>(held) ? Depth::kWaitInFlight : Depth::kEmpty;
+  // another consumer. Either comes back within a visibility timeout. In a
+  // FIFO queue they also block the rest of their group, which shows as
+  // visible but cannot be received meanwhile.
+  const bool unexplained = counts->in_flight > static_cast<int64_t>(held);
+  if (counts->visible > 0 && !(queue_.fifo && unexplained)) return Depth::kNotEmpty;
+  return unexplained ? Depth::kWaitInFlight : Depth::kEmpty;
 }
 
 void QueueDrainer::HandleCorrupt(const std::vector<CorruptMessage>& corrupt) {
@@ -320,6 +416,7 @@ void QueueDrainer::HandleCorrupt(const std::vector<CorruptMessage>& corrupt) {
     }
   }
   ReleaseHeld(release, /*count_released=*/false);
+  if (!release.empty()) NoteFifoLeave();
 }
 
 void QueueDrainer::HoldExamined(std::vector<Held> held) {
@@ -345,18 +442,21 @@ void QueueDrainer::HoldExamined(std::vector<Held> held) {
 void QueueDrainer::ReceiverLoop() {
   int consecutive_errors = 0;
   int depth_checks = 0;
+  bool keep_turn = false;  // FIFO: this receiver holds the turn for its next receive
   std::mt19937_64 rng(std::random_device{}());
   while (!stop_) {
-    bool holding;
-    {
-      MutexLock lock(mu_);
-      holding = !builder_->empty();
+    FifoTurn turn;
+    if (queue_.fifo) {
+      auto t = AwaitFifoTurn(keep_turn);
+      keep_turn = false;
+      if (!t) continue;
+      turn = *t;
     }
     ReceiveOptions ro;
     ro.max_messages = static_cast<int>(kSqsBatch);
     // A FIFO group stays blocked while we hold its messages: do not sit in a
     // long poll then, find out at once and seal what is held.
-    ro.wait_time_seconds = queue_.fifo && holding ? 0 : options_.wait_time_seconds;
+    ro.wait_time_seconds = queue_.fifo && turn.held_before > 0 ? 0 : options_.wait_time_seconds;
     ro.visibility_timeout = static_cast<int>(options_.visibility_timeout.count());
     std::vector<CorruptMessage> corrupt;
     ro.corrupt = &corrupt;
@@ -364,6 +464,7 @@ void QueueDrainer::ReceiverLoop() {
     ++counters_.receive_calls;
     auto got = sqs_.ReceiveMessages(queue_.url, ro);
     if (!got.ok()) {
+      if (queue_.fifo) AfterFifoReceive(turn, -1);
       const Status& st = got.status();
       if (st.code() == ErrorCode::kCancelled && abort_receives_) return;  // stopping or failed already
       if (st.retryable() && ++consecutive_errors < 5) {
@@ -388,6 +489,7 @@ void QueueDrainer::ReceiverLoop() {
       }
       ~InHand() { Done(); }
     } in_hand(in_hand_, static_cast<int64_t>(msgs.size()));
+    if (queue_.fifo) keep_turn = AfterFifoReceive(turn, static_cast<int64_t>(msgs.size() + corrupt.size()));
     counters_.received += msgs.size() + corrupt.size();
     if (!corrupt.empty()) HandleCorrupt(corrupt);
 
@@ -782,6 +884,8 @@ void QueueDrainer::UploaderLoop() {
     lock.Lock();
     if (batch.deleting) --deleting_;
     std::erase(uploading_, &batch);
+    ++fifo_leaves_;  // its FIFO groups are free (NoteFifoLeave, under the lock already held)
+    fifo_probe_due_ = true;
     cv_.NotifyAll();
   }
 }

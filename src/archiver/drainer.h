@@ -10,6 +10,20 @@
 // (a FIFO group blocks while any of its messages is in flight). Memory is
 // bounded by the batches in flight, never by queue depth.
 //
+// FIFO queues: while this run holds messages of a group (building, sealing,
+// uploading or deleting), SQS returns nothing more of that group, so
+// receives there are short polls. Once a receive comes back empty while
+// messages are held, the groups in sight may all be ours: receivers then
+// take turns, one short-poll probe at a time, after each batch leaves the
+// pipeline (or every second). A probe that brings messages while others
+// stay held shows more groups than ours and restores full concurrency; one
+// that brings the first messages keeps the turn for a second probe, which
+// tells. A receive that comes back empty with nothing held keeps the turn
+// too: that receiver alone long-polls and checks for the end of the queue.
+// A run starts in turns (a one-group queue never leaves them).
+// Within a group the archive keeps SQS's order: a group's later messages
+// can only arrive after its earlier ones were stored and deleted.
+//
 // Failure behaviour: an upload error (non-retryable, or retries exhausted)
 // ends the run within seconds in every pipeline state: receiving stops,
 // every message held and not in a confirmed object is released (visibility
@@ -196,6 +210,25 @@ class QueueDrainer {
   enum class Depth { kEmpty, kWaitInFlight, kNotEmpty, kUnknown };
 
   void ReceiverLoop();
+  // FIFO turn taking (see the header comment).
+  struct FifoTurn {
+    bool probe = false;          // this receive is the one probe of a turn
+    size_t held_before = 0;      // PipelineHeldLocked() when it started
+    uint64_t leaves_before = 0;  // fifo_leaves_ when it started
+  };
+  // Before a receive: waits for this receiver's turn (sealing what is held
+  // first when nothing else can arrive), at once with `keep_turn`; nullopt
+  // when the loop should start over (stopping, or another receiver's turn).
+  std::optional<FifoTurn> AwaitFifoTurn(bool keep_turn) DLQ_EXCLUDES(mu_);
+  // After the receive: `got` messages (corrupt ones included), -1 on error.
+  // True: the turn stays reserved for this receiver's next receive, which
+  // must pass keep_turn.
+  bool AfterFifoReceive(const FifoTurn& turn, int64_t got) DLQ_EXCLUDES(mu_);
+  // A batch or released messages left the pipeline: their groups are free.
+  void NoteFifoLeave() DLQ_EXCLUDES(mu_);
+  // Messages this run holds that block their FIFO group until the pipeline
+  // is done with them (not examined or set-aside ones), plus those in hand.
+  size_t PipelineHeldLocked() const DLQ_REQUIRES(mu_);
   void HandleCorrupt(const std::vector<CorruptMessage>& corrupt) DLQ_EXCLUDES(mu_);
   void HoldExamined(std::vector<Held> held) DLQ_EXCLUDES(mu_);
   size_t HeldLocked() const DLQ_REQUIRES(mu_);
@@ -271,6 +304,13 @@ class QueueDrainer {
   Batch set_aside_ DLQ_GUARDED_BY(mu_);  // failed the MD5 check every time; released at the end
   std::map<std::string, int> corrupt_counts_ DLQ_GUARDED_BY(mu_);  // message id -> MD5 failures
   std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_ DLQ_GUARDED_BY(mu_);
+  // FIFO turn taking: receivers take turns (one probe at a time); a probe is
+  // due (after a batch left the pipeline, or after a probe that brought
+  // messages); batches that left the pipeline so far.
+  bool fifo_turns_ DLQ_GUARDED_BY(mu_) = false;
+  bool fifo_probing_ DLQ_GUARDED_BY(mu_) = false;
+  bool fifo_probe_due_ DLQ_GUARDED_BY(mu_) = true;
+  uint64_t fifo_leaves_ DLQ_GUARDED_BY(mu_) = 0;
   std::string incomplete_reason_ DLQ_GUARDED_BY(mu_);
   std::vector<std::string> keys_ DLQ_GUARDED_BY(mu_);
   Status first_error_ DLQ_GUARDED_BY(mu_);

@@ -13,7 +13,7 @@
 namespace dlq {
 namespace {
 
-constexpr long kReceiveBufferBytes = 64 * 1024;  // curl's default is 16 KiB
+constexpr long kReceiveBufferBytes = 64L * 1024;  // curl's default is 16 KiB
 
 void GlobalInit() {
   static std::once_flag once;

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <memory>
 
 #include "aws/http_response_parser.h"
 #include "common/strings.h"
@@ -171,29 +172,25 @@ struct SocketTransport::Connection {
   }
 
   // Appends what arrives next (at most 64 KiB) to `buf`; 0 at the end of the
-  // stream. *reset is set when the peer reset the connection.
+  // stream. *reset is set when the peer reset the connection. Reads land in
+  // `scratch` first: growing `buf` by 64 KiB would zero-fill it on every call.
   Result<size_t> ReadSome(std::string& buf, SteadyClock::time_point deadline, const std::atomic<bool>* cancel,
-                          bool* reset) const {
-    const size_t old = buf.size();
-    buf.resize(old + kReadChunk);
+                          bool* reset) {
+    if (!scratch) scratch = std::make_unique_for_overwrite<char[]>(kReadChunk);
     for (;;) {
       if (ssl != nullptr) {
         ERR_clear_error();
         errno = 0;
-        const int n = SSL_read(ssl, buf.data() + old, static_cast<int>(kReadChunk));
+        const int n = SSL_read(ssl, scratch.get(), static_cast<int>(kReadChunk));
         if (n > 0) {
-          buf.resize(old + static_cast<size_t>(n));
+          buf.append(scratch.get(), static_cast<size_t>(n));
           return static_cast<size_t>(n);
         }
         const int err = SSL_get_error(ssl, n);
         if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-          if (Status s = WaitTls(err, deadline, cancel); !s.ok()) {
-            buf.resize(old);
-            return s;
-          }
+          DLQ_RETURN_IF_ERROR(WaitTls(err, deadline, cancel));
           continue;
         }
-        buf.resize(old);
         if (err == SSL_ERROR_ZERO_RETURN) return size_t{0};  // also an EOF without close_notify
         if (err == SSL_ERROR_SYSCALL && errno == ECONNRESET) {
           *reset = true;
@@ -201,23 +198,21 @@ struct SocketTransport::Connection {
         }
         return Unavailable("TLS receive: " + TlsError("connection lost"));
       }
-      const ssize_t n = ::recv(fd, buf.data() + old, kReadChunk, 0);
+      const ssize_t n = ::recv(fd, scratch.get(), kReadChunk, 0);
       if (n >= 0) {
-        buf.resize(old + static_cast<size_t>(n));
+        buf.append(scratch.get(), static_cast<size_t>(n));
         return static_cast<size_t>(n);
       }
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        if (Status s = WaitReady(fd, POLLIN, deadline, cancel); !s.ok()) {
-          buf.resize(old);
-          return s;
-        }
+        DLQ_RETURN_IF_ERROR(WaitReady(fd, POLLIN, deadline, cancel));
       } else if (errno != EINTR) {
-        buf.resize(old);
         *reset = errno == ECONNRESET;
         return Unavailable("receive: " + Errno(errno));
       }
     }
   }
+
+  std::unique_ptr<char[]> scratch;  // kReadChunk bytes, made on the first read
 };
 
 namespace {

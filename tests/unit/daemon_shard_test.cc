@@ -22,6 +22,7 @@
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/scoped_capturing_logger.h"
 #include "unit/daemon_fixture.h"
 
 namespace dlq {
@@ -192,21 +193,6 @@ TEST_F(DaemonShardTest, ReloadToOneShardTakesOverEveryQueue) {
   EXPECT_THAT(text, Not(HasSubstr("dlq_archive_shard_info{index=\"0\",count=\"3\"}")));
   EXPECT_THAT(text, HasSubstr("dlq_archive_queues_other_shards 0\n"));
 }
-
-// Installs a CapturingLogger for the test's lifetime.
-class ScopedCapturingLogger {
- public:
-  ScopedCapturingLogger() {
-    auto logger = std::make_unique<CapturingLogger>();
-    log_ = logger.get();
-    SetLogger(std::move(logger));
-  }
-  ~ScopedCapturingLogger() { SetLogger(std::make_unique<StreamLogger>(stderr, LogFormat::kText, LogLevel::kInfo)); }
-  CapturingLogger* operator->() const { return log_; }
-
- private:
-  CapturingLogger* log_;
-};
 
 bool WaitFor(const std::function<bool()>& done) {
   for (int i = 0; i < 200; ++i) {

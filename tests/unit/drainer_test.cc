@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "archive/gzip.h"
+#include "common/strings.h"
 #include "query/scan.h"
+#include "sqs/queue_client_wrapper.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
@@ -18,6 +20,43 @@ namespace {
 
 using Op = FakeQueueClient::Operation;
 using std::chrono::seconds;
+
+// Counts ReceiveMessage calls, the empty ones and the most running at once;
+// each call first sleeps `delay` of real time so that concurrent receives
+// overlap.
+class ReceiveObserver final : public QueueClientWrapper {
+ public:
+  ReceiveObserver(QueueClient& target, std::chrono::milliseconds delay) : QueueClientWrapper(target), delay_(delay) {}
+
+  Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
+    int running = ++running_;
+    for (int max = max_running_; running > max && !max_running_.compare_exchange_weak(max, running);) {
+    }
+    std::this_thread::sleep_for(delay_);
+    auto got = QueueClientWrapper::ReceiveMessages(queue_url, options);
+    --running_;
+    ++calls_;
+    if (got.ok() && got->empty()) {
+      ++empty_;
+      auto attrs = target().GetQueueAttributes(queue_url, {"ApproximateNumberOfMessages"});
+      if (options.wait_time_seconds > 0 && attrs.ok() && attrs->at("ApproximateNumberOfMessages") != "0") {
+        ++blocked_long_polls_;
+      }
+    }
+    return got;
+  }
+
+  int calls() const { return calls_; }
+  int empty() const { return empty_; }
+  int max_running() const { return max_running_; }
+  // Long polls that came back empty while the queue showed visible messages
+  // (in a FIFO queue: messages of groups blocked by messages in flight).
+  int blocked_long_polls() const { return blocked_long_polls_; }
+
+ private:
+  const std::chrono::milliseconds delay_;
+  std::atomic<int> calls_{0}, empty_{0}, running_{0}, max_running_{0}, blocked_long_polls_{0};
+};
 
 class DrainerTest : public ::testing::Test {
  protected:
@@ -60,7 +99,8 @@ class DrainerTest : public ::testing::Test {
     ctx.retention = q->retention;
     ctx.archiver_version = "test";
     ctx.host = "test-host";
-    drainer_ = std::make_unique<QueueDrainer>(sqs_, store_, clock_, *q, options_, ctx);
+    QueueClient& client = client_ != nullptr ? *client_ : sqs_;
+    drainer_ = std::make_unique<QueueDrainer>(client, store_, clock_, *q, options_, ctx);
     if (out) *out = drainer_.get();
     return drainer_->Run();
   }
@@ -83,11 +123,49 @@ class DrainerTest : public ::testing::Test {
     return out;
   }
 
+  // A FIFO queue `orders-dlq.fifo` (made the queue drained) holding
+  // `per_group` messages in each of `groups` groups, sent round robin.
+  std::vector<std::string> SendFifo(int groups, int per_group) {
+    auto url = sqs_.CreateQueue("orders-dlq.fifo", {{"FifoQueue", "true"}, {"MessageRetentionPeriod", "345600"}});
+    EXPECT_TRUE(url.ok()) << url.status().ToString();
+    url_ = *url;
+    std::vector<std::string> ids;
+    for (int i = 0; i < groups * per_group; ++i) {
+      SendEntry e;
+      e.body = "fifo " + std::to_string(i);
+      e.message_group_id = "g" + std::to_string(i % groups);
+      e.message_deduplication_id = "d" + std::to_string(i);
+      ids.push_back(*sqs_.InjectMessage(url_, e, clock_.Now()));
+    }
+    return ids;
+  }
+
+  // The archive's records in the order a reader meets them: objects in the
+  // order they were stored (`keys`), lines in object order.
+  std::vector<ArchiveRecord> RecordsInOrder(const std::vector<std::string>& keys) {
+    auto objects = store_.Objects();
+    std::vector<ArchiveRecord> out;
+    for (const std::string& key : keys) {
+      auto it = objects.find(key);
+      EXPECT_NE(it, objects.end()) << key;
+      if (it == objects.end()) continue;
+      std::string text = GzipDecompress(it->second.data, 1 << 24).value();
+      for (std::string_view line : Split(text, '\n')) {
+        if (line.empty()) continue;
+        auto rec = ParseRecordJson(line);
+        EXPECT_TRUE(rec.ok()) << rec.status().ToString();
+        if (rec.ok()) out.push_back(std::move(*rec));
+      }
+    }
+    return out;
+  }
+
   FakeClock clock_;
   FakeQueueClient sqs_;
   FakeObjectStore store_;
   std::string url_;
   DrainOptions options_;
+  QueueClient* client_ = nullptr;  // the drainer's SQS when set (a wrapper over sqs_)
   std::unique_ptr<QueueDrainer> drainer_;
 };
 
@@ -657,6 +735,108 @@ TEST_F(DrainerTest, FifoQueueWithOneGroupSealsWhenReceivesComeBackEmpty) {
   for (const std::string& id : ids) EXPECT_EQ(archived.count(id), 1u) << id;
   EXPECT_GE(r.stats.archived, 45u);
   EXPECT_EQ(sqs_.Depth(url_), 0u);
+}
+
+TEST_F(DrainerTest, FifoWithOneGroupReceivesOneAtATimeWithFewEmptyReceives) {
+  // SQS hands out nothing more of a group while any of its messages is in
+  // flight: concurrent receivers would only poll a locked group.
+  SendFifo(1, 100);
+  options_.receivers = 4;
+  options_.batch.max_messages = 10000;
+  options_.batch.max_age = std::chrono::hours(1);  // only empty receives can seal
+  options_.wait_time_seconds = 2;                  // (the fake answers at once)
+  ReceiveObserver observer(sqs_, std::chrono::milliseconds(1));
+  client_ = &observer;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+  EXPECT_EQ(Archived().size(), 100u);
+  // Ten rounds of: a receive that brings the group's next 10 messages, one
+  // empty receive that seals them, upload, delete; then the end of the queue
+  // (a few empty receives and a depth check).
+  EXPECT_EQ(r.stats.objects, 10u);
+  EXPECT_LE(observer.empty(), 10 + 6) << "receives: " << observer.calls();
+  EXPECT_LE(observer.calls(), 20 + 6);
+  // SQS (and moto, expensively) keeps such a poll waiting for its whole time.
+  EXPECT_EQ(observer.blocked_long_polls(), 0);
+}
+
+TEST_F(DrainerTest, FifoOrderWithinEachGroupIsKeptInTheArchive) {
+  auto ids = SendFifo(5, 40);
+  options_.receivers = 4;
+  options_.batch.max_messages = 25;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+  std::map<std::string, std::vector<std::string>> sequence_by_group;  // in archive order
+  std::set<std::string> archived;
+  for (const ArchiveRecord& rec : RecordsInOrder(r.keys)) {
+    archived.insert(rec.message_id);
+    sequence_by_group[rec.attributes.at("MessageGroupId")].push_back(rec.attributes.at("SequenceNumber"));
+  }
+  EXPECT_EQ(archived, std::set<std::string>(ids.begin(), ids.end()));
+  ASSERT_EQ(sequence_by_group.size(), 5u);
+  for (const auto& [group, seqs] : sequence_by_group) {
+    EXPECT_EQ(seqs.size(), 40u) << group;
+    // Same-width decimal strings: strictly increasing means in send order, once each.
+    EXPECT_EQ(std::adjacent_find(seqs.begin(), seqs.end(), std::greater_equal<>()), seqs.end()) << group;
+  }
+}
+
+TEST_F(DrainerTest, FifoWithManyGroupsKeepsEveryReceiverBusy) {
+  auto ids = SendFifo(100, 5);
+  options_.receivers = 4;
+  options_.batch.max_messages = 10000;
+  options_.batch.max_age = std::chrono::hours(1);
+  ReceiveObserver observer(sqs_, std::chrono::milliseconds(5));
+  client_ = &observer;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+  EXPECT_EQ(Archived().size(), 500u);
+  EXPECT_EQ(observer.max_running(), 4);
+  // 100 groups give 100 messages per round: most receives bring 10.
+  EXPECT_LE(r.stats.objects, 10u);
+  EXPECT_LE(observer.calls(), 50 + 30) << "empty: " << observer.empty();
+}
+
+TEST_F(DrainerTest, FifoLostReceiveReplyIsWaitedForThenArchivedInOrder) {
+  // The lost receive leaves the group's first 10 messages in flight, which
+  // blocks the group for a visibility timeout that this run does not hold.
+  auto ids = SendFifo(1, 30);
+  sqs_.FailNext(Op::kReceiveMessages, Unavailable("connection reset"), 1, /*after_applying=*/true);
+  // One receiver: each waiting receiver advances the fake clock by its own
+  // pause, so several would run it past the wait's limit.
+  options_.receivers = 1;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+  std::vector<std::string> order;
+  for (const ArchiveRecord& rec : RecordsInOrder(r.keys)) order.push_back(rec.message_id);
+  EXPECT_EQ(order, ids);
+}
+
+TEST_F(DrainerTest, FifoStopWhileReceiversWaitForTheGroupLosesNothing) {
+  auto ids = SendFifo(1, 60);
+  options_.receivers = 4;
+  QueueDrainer* drainer = nullptr;
+  std::atomic<int> puts{0};
+  store_.SetPutHook([&](const std::string&, std::string_view) {
+    // The other receivers wait for this batch's group meanwhile.
+    if (++puts == 2) drainer->RequestStop();
+    return Status::Ok();
+  });
+  DrainResult r = Drain(&drainer);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.stopped);
+  EXPECT_FALSE(r.drained);
+  size_t archived = Archived().size();
+  EXPECT_GE(archived, 10u);
+  EXPECT_EQ(archived + sqs_.Depth(url_), 60u);  // each message archived (and deleted) or still in the queue
 }
 
 TEST_F(DrainerTest, OneMebibyteBodiesArchiveEndToEnd) {

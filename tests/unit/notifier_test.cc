@@ -25,6 +25,7 @@
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/scoped_capturing_logger.h"
 #include "unit/daemon_fixture.h"
 
 namespace dlq {
@@ -272,22 +273,6 @@ TEST(WebhookNotifierTest, DeliversToLoopbackHttpServerEndToEnd) {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-// Installs a CapturingLogger for the test's lifetime.
-class ScopedCapturingLogger {
- public:
-  ScopedCapturingLogger() {
-    auto logger = std::make_unique<CapturingLogger>();
-    log_ = logger.get();
-    SetLogger(std::move(logger));
-  }
-  ~ScopedCapturingLogger() { SetLogger(std::make_unique<StreamLogger>(stderr, LogFormat::kText, LogLevel::kInfo)); }
-  CapturingLogger& operator*() const { return *log_; }
-  CapturingLogger* operator->() const { return log_; }
-
- private:
-  CapturingLogger* log_;
-};
 
 // A loopback port nothing listens on.
 int ClosedPort() {
