@@ -23,8 +23,8 @@ struct TransportSettings {
   std::chrono::milliseconds connect_timeout{5000};
   // Whole-request default, used when HttpRequest::timeout is zero.
   std::chrono::milliseconds request_timeout{70000};
-  std::string ca_bundle;                  // PEM file; empty means the system default
-  HttpClient client = HttpClient::kCurl;  // the library's definition only
+  std::string ca_bundle;                     // PEM file; empty means the system default
+  HttpClient client = HttpClient::kBuiltin;  // the library's definition only (ChooseHttpClient)
 };
 
 // kInvalidArgument for settings the transport cannot use.

@@ -1,10 +1,14 @@
 // Which HttpTransport the CLI and the daemon use (AwsServices), chosen from
 // the environment:
-// - DLQ_HTTP_CLIENT=curl: CurlTransport (libcurl).
 // - DLQ_HTTP_CLIENT=builtin: SocketTransport (aws/socket_transport.h), our own
-//   HTTP/1.1 client. It does not speak to proxies: proxy variables are ignored.
-// - unset or empty: curl (see bench/drain/README.md for the figures that
-//   decided it).
+//   HTTP/1.1 client over kept-alive connections. It does not speak to
+//   proxies: proxy variables are ignored.
+// - DLQ_HTTP_CLIENT=curl: CurlTransport (libcurl), which honours
+//   https_proxy / HTTPS_PROXY, http_proxy, all_proxy / ALL_PROXY and
+//   no_proxy / NO_PROXY as curl does.
+// - unset or empty: builtin, unless a proxy variable (kProxyVariables) is
+//   set and not empty: then curl, so that a proxy the user configured is
+//   used. bench/drain/README.md has the figures that decided the default.
 // Any other value is kInvalidArgument naming the variable and the values it
 // takes. The value is matched exactly (lower case). AwsServices checks the
 // variable in every program, but the Lambda program's own MakeDefaultTransport
@@ -21,6 +25,12 @@ namespace dlq {
 enum class HttpClient { kCurl, kBuiltin };
 
 inline constexpr std::string_view kHttpClientEnv = "DLQ_HTTP_CLIENT";
+
+// The variables libcurl reads for a proxy. Upper-case HTTP_PROXY is not one:
+// curl ignores it (a CGI program's environment can set it from a request
+// header), so with only HTTP_PROXY set both clients go direct.
+inline constexpr std::string_view kProxyVariables[] = {"https_proxy", "HTTPS_PROXY", "http_proxy", "all_proxy",
+                                                       "ALL_PROXY"};
 
 Result<HttpClient> ChooseHttpClient(const Environment& env);
 

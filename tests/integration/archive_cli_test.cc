@@ -2,13 +2,14 @@
 // is checked before anything is received, failures print one line (or one
 // JSON document), queue ARNs work, a run that cannot finish says so with
 // exit 4, and the progress line is never broken by a log line (under a
-// pseudo-terminal from `script`).
+// pseudo-terminal from `script`). A proxy in the environment is used.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <fstream>
 #include <regex>
 
+#include "fault_proxy.h"
 #include "harness.h"
 #include "query/scan.h"
 #include "s3/local_object_store.h"
@@ -119,6 +120,39 @@ TEST(ArchiveCli, QueueArnIsAcceptedAndAWrongRegionArnIsExplained) {
   auto wrong = RunShell(Archive(fauxqs, "--queue " + other + " --to file://" + dir));
   EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
   EXPECT_NE(wrong.out.find("--region eu-west-1"), std::string::npos) << wrong.out;
+}
+
+// A proxy variable is honoured: the default client is then libcurl, through
+// the proxy, and NO_PROXY exempts hosts; a forced DLQ_HTTP_CLIENT=builtin
+// goes direct (documented: it ignores proxies). http_proxy is lower case, as
+// curl reads it for http:// endpoints.
+TEST(ArchiveCli, AProxyVariableSendsTheRunThroughTheProxyUnlessExempted) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  auto proxy = FaultProxy::Start(fauxqs.endpoint());
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
+  std::string q = UniqueName("proxied-dlq");
+  std::string url = MakeQueue(*svc, q, 3);
+  std::string dir = "/tmp/dlq-proxied-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::string via = "export http_proxy=" + (*proxy)->url() + "; ";
+
+  auto r = RunShell(via + Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --progress never"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("archived 3, deleted 3"), std::string::npos) << r.out;
+  FaultProxyStats through = (*proxy)->Stats();
+  EXPECT_GE(through.Requests("ReceiveMessage"), 1u);
+  EXPECT_EQ(through.absolute_form, through.requests) << "every call went through the proxy";
+
+  for (const std::string& direct :
+       {std::string("export NO_PROXY=127.0.0.1; "), std::string("export DLQ_HTTP_CLIENT=builtin; ")}) {
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(svc->sqs().SendMessage(url, SendEntry{.body = "again"}).ok());
+    auto d = RunShell(via + direct + Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --progress never"));
+    EXPECT_EQ(d.exit_code, 0) << direct << d.out;
+    EXPECT_NE(d.out.find("archived 2, deleted 2"), std::string::npos) << direct << d.out;
+    EXPECT_EQ((*proxy)->Stats().requests, through.requests) << direct << "went through the proxy";
+  }
 }
 
 TEST(ArchiveCli, MessagesHeldByAnotherConsumerExitFourWithAHint) {

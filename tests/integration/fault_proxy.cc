@@ -529,6 +529,14 @@ void FaultProxy::Serve(int fd) {
     if (conn.ReadRequest(req.method, req.target, req.headers, req.body, close_after) != Connection::ReadResult::kOk) {
       return;
     }
+    // A client that was told to use this as its HTTP proxy (HTTP_PROXY) sends
+    // the absolute URL: forward it in origin form, as a forward proxy does.
+    if (req.target.rfind("http://", 0) == 0) {
+      const size_t path = req.target.find('/', 7);
+      req.target = path == std::string::npos ? "/" : req.target.substr(path);
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.absolute_form;
+    }
     std::string op;
     const std::string* target = FindHeader(req.headers, "X-Amz-Target");
     if (req.method == "POST" && target && target->rfind("AmazonSQS.", 0) == 0) {

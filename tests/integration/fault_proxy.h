@@ -91,6 +91,7 @@ struct FaultProxyStats {
   uint64_t corrupted = 0;
   uint64_t delayed = 0;
   uint64_t upstream_failures = 0;            // upstream unreachable: answered 502
+  uint64_t absolute_form = 0;                // requests sent as to a forward proxy ("POST http://host/...")
   std::map<std::string, uint64_t> by_op;     // requests received, per request name
   std::map<std::string, int64_t> in_flight;  // requests being handled now, per request name
   std::vector<std::string> denied_paths;     // request paths (no query) answered 403

@@ -91,10 +91,13 @@ inline CommandResult RunShell(const std::string& cmd, bool merge_stderr = true) 
 
 // AWS services configured from a stand-in (endpoint, region, keys); the
 // secret can be overridden to test rejection.
-inline std::unique_ptr<AwsServices> Services(const StandIn& s, const std::string& secret_override = "") {
+// `http_client` is DLQ_HTTP_CLIENT (empty: the default, builtin).
+inline std::unique_ptr<AwsServices> Services(const StandIn& s, const std::string& secret_override = "",
+                                             const std::string& http_client = "") {
   auto env = std::make_unique<MapEnvironment>();
   for (const auto& [k, v] : s.env) env->Set(k, v);
   if (!secret_override.empty()) env->Set("AWS_SECRET_ACCESS_KEY", secret_override);
+  if (!http_client.empty()) env->Set("DLQ_HTTP_CLIENT", http_client);
   env->Set("AWS_CONFIG_FILE", "/nonexistent/config");
   env->Set("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
   ServicesOptions o;

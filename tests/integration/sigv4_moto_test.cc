@@ -1,6 +1,7 @@
 // SigV4 against moto with signature enforcement on (the moto-auth stand-in):
 // the right secret is accepted and a wrong one rejected, for SQS, S3,
-// CloudWatch and STS, through the real curl transport.
+// CloudWatch and STS, over both HTTP clients (the default builtin one and
+// libcurl, which is used when a proxy is configured).
 #include <gtest/gtest.h>
 
 #include "aws/socket_transport.h"
@@ -11,9 +12,11 @@
 namespace dlq::it {
 namespace {
 
-TEST(SigV4Moto, RightSecretIsAcceptedByEveryService) {
+class SigV4MotoClients : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SigV4MotoClients, RightSecretIsAcceptedByEveryService) {
   DLQ_REQUIRE_STAND_IN("moto-auth", moto);
-  auto svc = Services(moto);
+  auto svc = Services(moto, "", GetParam());
   ASSERT_TRUE(svc);
 
   auto id = svc->sts().GetCallerIdentity();
@@ -69,10 +72,10 @@ TEST(SigV4Moto, RightSecretIsAcceptedByEveryService) {
   EXPECT_DOUBLE_EQ(series->at("m1").values.back(), 3.0);
 }
 
-TEST(SigV4Moto, WrongSecretIsRejectedByEveryService) {
+TEST_P(SigV4MotoClients, WrongSecretIsRejectedByEveryService) {
   DLQ_REQUIRE_STAND_IN("moto-auth", moto);
   const std::string wrong = "wrongSecretwrongSecretwrongSecretwrong123";
-  auto svc = Services(moto, wrong);
+  auto svc = Services(moto, wrong, GetParam());
   ASSERT_TRUE(svc);
   auto expect_rejected = [&](const Status& st, const char* what) {
     EXPECT_EQ(st.code(), ErrorCode::kUnauthenticated) << what << ": " << st.ToString();
@@ -87,6 +90,8 @@ TEST(SigV4Moto, WrongSecretIsRejectedByEveryService) {
   d.value = 1;
   expect_rejected(svc->cloudwatch().PutMetricData("DlqArchive/Test", {d}), "cloudwatch");
 }
+
+INSTANTIATE_TEST_SUITE_P(HttpClients, SigV4MotoClients, ::testing::Values("builtin", "curl"));
 
 TEST(SigV4Moto, DoctorPassesWithRightKeysAndExplainsAWrongSecret) {
   DLQ_REQUIRE_STAND_IN("moto-auth", moto);

@@ -16,15 +16,35 @@
 namespace dlq {
 namespace {
 
-TEST(HttpClientChoiceTest, UnsetOrEmptyIsCurl) {
+TEST(HttpClientChoiceTest, UnsetOrEmptyIsBuiltin) {
   MapEnvironment env;
   auto unset = ChooseHttpClient(env);
   ASSERT_TRUE(unset.ok()) << unset.status().ToString();
-  EXPECT_EQ(*unset, HttpClient::kCurl);
+  EXPECT_EQ(*unset, HttpClient::kBuiltin);
   env.Set("DLQ_HTTP_CLIENT", "");
   auto empty = ChooseHttpClient(env);
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
-  EXPECT_EQ(*empty, HttpClient::kCurl);
+  EXPECT_EQ(*empty, HttpClient::kBuiltin);
+}
+
+TEST(HttpClientChoiceTest, AProxyVariableMakesTheDefaultCurl) {
+  for (const char* proxy : {"HTTPS_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"}) {
+    MapEnvironment env{{proxy, "http://proxy.internal:3128"}};
+    auto chosen = ChooseHttpClient(env);
+    ASSERT_TRUE(chosen.ok()) << proxy << ": " << chosen.status().ToString();
+    EXPECT_EQ(*chosen, HttpClient::kCurl) << proxy;
+    env.Set("DLQ_HTTP_CLIENT", "");  // empty is the default too
+    ASSERT_TRUE(ChooseHttpClient(env).ok());
+    EXPECT_EQ(*ChooseHttpClient(env), HttpClient::kCurl) << proxy;
+  }
+  // An empty proxy variable is no proxy; NO_PROXY alone names none; curl
+  // ignores upper-case HTTP_PROXY, so it would go direct too.
+  MapEnvironment empty{{"HTTPS_PROXY", ""}, {"NO_PROXY", "*"}};
+  MapEnvironment upper_http{{"HTTP_PROXY", "http://proxy.internal:3128"}};
+  for (const MapEnvironment* none : {&empty, &upper_http}) {
+    ASSERT_TRUE(ChooseHttpClient(*none).ok());
+    EXPECT_EQ(*ChooseHttpClient(*none), HttpClient::kBuiltin);
+  }
 }
 
 TEST(HttpClientChoiceTest, NamedClientsAreTaken) {
@@ -60,6 +80,10 @@ TEST(HttpClientChoiceTest, AnyOtherValueIsInvalidAndNamesTheChoices) {
 
 TEST(HttpClientChoiceTest, MakeDefaultTransportBuildsTheNamedClient) {
   TransportSettings settings;
+  auto by_default = MakeDefaultTransport(settings);
+  ASSERT_TRUE(by_default.ok()) << by_default.status().ToString();
+  EXPECT_NE(dynamic_cast<SocketTransport*>(by_default->get()), nullptr);
+  settings.client = HttpClient::kCurl;
   auto curl = MakeDefaultTransport(settings);
   ASSERT_TRUE(curl.ok()) << curl.status().ToString();
   EXPECT_NE(dynamic_cast<CurlTransport*>(curl->get()), nullptr);
@@ -81,21 +105,33 @@ class ServicesTransportTest : public ::testing::Test {
     MapEnvironment env{{"AWS_CONFIG_FILE", "/nonexistent/dlq-config"},
                        {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/dlq-credentials"}};
     if (http_client) env.Set("DLQ_HTTP_CLIENT", *http_client);
+    if (proxy_) env.Set("HTTPS_PROXY", *proxy_);
     ServicesOptions options;
     options.client.region = "us-east-1";
     options.client.endpoint_url = "http://127.0.0.1:1";
     return AwsServices::Create(options, env, clock_);
   }
   FakeClock clock_;
+  std::optional<std::string> proxy_;
 };
 
 TEST_F(ServicesTransportTest, AwsServicesUsesTheChosenClient) {
-  auto curl = Create(std::nullopt);
+  auto by_default = Create(std::nullopt);
+  ASSERT_TRUE(by_default.ok()) << by_default.status().ToString();
+  EXPECT_NE(dynamic_cast<SocketTransport*>(&(*by_default)->transport()), nullptr);
+  auto curl = Create("curl");
   ASSERT_TRUE(curl.ok()) << curl.status().ToString();
   EXPECT_NE(dynamic_cast<CurlTransport*>(&(*curl)->transport()), nullptr);
   auto builtin = Create("builtin");
   ASSERT_TRUE(builtin.ok()) << builtin.status().ToString();
   EXPECT_NE(dynamic_cast<SocketTransport*>(&(*builtin)->transport()), nullptr);
+}
+
+TEST_F(ServicesTransportTest, AProxyInTheEnvironmentGetsCurl) {
+  proxy_ = "http://127.0.0.1:3128";
+  auto with_proxy = Create(std::nullopt);
+  ASSERT_TRUE(with_proxy.ok()) << with_proxy.status().ToString();
+  EXPECT_NE(dynamic_cast<CurlTransport*>(&(*with_proxy)->transport()), nullptr);
 }
 
 TEST_F(ServicesTransportTest, AnUnknownClientFailsAwsServices) {
