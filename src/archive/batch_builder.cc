@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "archive/gzip.h"
@@ -36,6 +37,7 @@ bool BatchBuilder::Add(const Message& msg) {
   SystemTime now = clock_.Now();
   if (message_ids_.empty()) {
     started_at_ = now;
+    message_ids_.reserve(std::min<size_t>(limits_.max_messages, 16384));
     // Room for a full batch at once, not by doubling (copies and page faults;
     // a reused builder keeps it). The last record may overshoot max_bytes.
     const size_t room = std::min<size_t>(limits_.max_bytes, size_t{16} << 20) + kOvershootRoom;

@@ -39,6 +39,8 @@ bool IsReceiptHandleError(const BatchEntryError& e) {
          (e.code == "InvalidParameterValue" && e.message.find("eceipt") != std::string::npos);
 }
 
+constexpr size_t kReserveHeld = 16384;
+
 }  // namespace
 
 BatchLimits DrainOptions::DefaultBatchLimits() {
@@ -631,7 +633,12 @@ void QueueDrainer::AddSelected(std::vector<Message>& msgs) {
       // Stopping or failed: nothing more goes into a batch.
       if (stop_requested_ || !first_error_.ok()) break;
       while (i < msgs.size() && !builder_->Full()) {
-        if (builder_->empty()) building_.seq = next_seq_++;
+        if (builder_->empty()) {
+          building_.seq = next_seq_++;
+          // One allocation for the batch's receipt handles, not a doubling
+          // chain whose last step (> 1 MiB) is mapped and faulted in anew.
+          building_.held.reserve(std::min<size_t>(options_.batch.max_messages, kReserveHeld));
+        }
         builder_->Add(msgs[i]);
         building_.held.push_back({msgs[i].message_id, msgs[i].receipt_handle, now, now + options_.visibility_timeout});
         ++counters_.selected;

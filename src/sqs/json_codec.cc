@@ -139,12 +139,13 @@ Status ReadRequiredString(const object& obj, std::string_view key, std::string& 
 }
 
 // A scalar as text: strings as they are, numbers and booleans as JSON text
-// (some stand-ins send attribute values unquoted).
-Status ScalarText(const element& e, std::string_view what, std::string& out) {
+// (some stand-ins send attribute values unquoted). `map`.`name` names it in
+// an error (formatted only then: this runs for every attribute received).
+Status ScalarText(const element& e, std::string_view map, std::string_view name, std::string& out) {
   switch (e.type()) {
     case element_type::STRING: {
       std::string_view sv;
-      if (e.get_string().get(sv)) return Malformed(fmt::format("{} is not a string", what));
+      if (e.get_string().get(sv)) return Malformed(fmt::format("{}.{} is not a string", map, name));
       out.assign(sv.data(), sv.size());
       return Status::Ok();
     }
@@ -152,7 +153,7 @@ Status ScalarText(const element& e, std::string_view what, std::string& out) {
     case element_type::UINT64:
     case element_type::DOUBLE:
     case element_type::BOOL: out = simdjson::minify(e); return Status::Ok();
-    default: return Malformed(fmt::format("{} is not a string", what));
+    default: return Malformed(fmt::format("{}.{} is not a string", map, name));
   }
 }
 
@@ -165,7 +166,7 @@ Status ReadStringMap(const object& obj, std::string_view key, std::map<std::stri
   if (e.get_object().get(map)) return Malformed(fmt::format("{} is not an object", key));
   for (auto field : map) {
     std::string value;
-    DLQ_RETURN_IF_ERROR(ScalarText(field.value, fmt::format("{}.{}", key, field.key), value));
+    DLQ_RETURN_IF_ERROR(ScalarText(field.value, key, field.key, value));
     out.emplace(std::string(field.key), std::move(value));
   }
   return Status::Ok();
