@@ -256,6 +256,7 @@ int RunDoctorCommand(const GlobalFlags& g, const DoctorOptions& options, bool js
   ServicesOptions so = ToServicesOptions(g);
   DoctorDeps deps;
   deps.setup = DiagnoseSettings(so.client, env);
+  if (auto http = DescribeHttpClient(env); http.ok()) deps.http_client = *http;
   std::unique_ptr<AwsServices> svc;
   if (deps.setup.settings) {
     auto created = AwsServices::Create(*deps.setup.settings, so, env, DefaultClock());

@@ -153,6 +153,7 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
   } else {
     checks.push_back(Skip("endpoints", "needs a region"));
   }
+  if (!deps.http_client.empty()) checks.push_back(Ok("http", deps.http_client));
 
   // Credentials need the profile (a misspelt one would silently fall back to
   // other credentials), not the region.

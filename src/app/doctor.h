@@ -32,12 +32,14 @@ struct DoctorDeps {
   std::function<Result<CallerIdentity>()> caller_identity;
   QueueClient* sqs = nullptr;
   std::function<Status(const std::string& bucket)> head_bucket;
+  std::string http_client;  // DescribeHttpClient's answer; no "http" check when empty
 };
 
 enum class CheckState { kOk, kFail, kSkip };
 
 struct DoctorCheck {
-  std::string name;  // "config", "profile", "region", "endpoints", "credentials", "identity", "sqs", "queue", "bucket"
+  // "config", "profile", "region", "endpoints", "http", "credentials", "identity", "sqs", "queue", "bucket"
+  std::string name;
   CheckState state = CheckState::kFail;
   std::string detail;               // what was found, or what failed and what to do
   ErrorCode code = ErrorCode::kOk;  // for a failure: why

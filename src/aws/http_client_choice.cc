@@ -18,4 +18,24 @@ Result<HttpClient> ChooseHttpClient(const Environment& env) {
                                      kHttpClientEnv, *value));
 }
 
+Result<std::string> DescribeHttpClient(const Environment& env) {
+  DLQ_ASSIGN_OR_RETURN(HttpClient client, ChooseHttpClient(env));
+  const char* name = client == HttpClient::kCurl ? "libcurl" : "built-in HTTP/1.1 client";
+  std::string_view proxy;
+  for (std::string_view p : kProxyVariables) {
+    if (env.GetNonEmpty(p)) {
+      proxy = p;
+      break;
+    }
+  }
+  if (auto forced = env.GetNonEmpty(kHttpClientEnv)) {
+    if (client == HttpClient::kBuiltin && !proxy.empty()) {
+      return fmt::format("{} ({}={}: {} is ignored)", name, kHttpClientEnv, *forced, proxy);
+    }
+    return fmt::format("{} ({}={})", name, kHttpClientEnv, *forced);
+  }
+  if (!proxy.empty()) return fmt::format("{}, for the proxy in {} (NO_PROXY applies)", name, proxy);
+  return fmt::format("{} (no proxy variable set)", name);
+}
+
 }  // namespace dlq

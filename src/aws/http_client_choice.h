@@ -34,4 +34,8 @@ inline constexpr std::string_view kProxyVariables[] = {"https_proxy", "HTTPS_PRO
 
 Result<HttpClient> ChooseHttpClient(const Environment& env);
 
+// What ChooseHttpClient picks and why, for `doctor`: e.g. "libcurl, for the
+// proxy in https_proxy (NO_PROXY applies)". The error when the choice fails.
+Result<std::string> DescribeHttpClient(const Environment& env);
+
 }  // namespace dlq

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "aws/http_client_choice.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_queue.h"
 
@@ -37,6 +38,7 @@ class DoctorTest : public ::testing::Test {
     };
     deps.sqs = &sqs_;
     deps.head_bucket = [](const std::string&) { return Status::Ok(); };
+    deps.http_client = DescribeHttpClient(env_).value();  // as the CLI does
     return RunDoctor(deps, {});
   }
 
@@ -62,8 +64,8 @@ class DoctorTest : public ::testing::Test {
       Credentials{"AKIAEXAMPLEEXAMPLE12", "secret-never-printed", "", std::nullopt, "environment"}};
 };
 
-const std::vector<std::string> kAllChecks = {"config",   "profile", "region", "endpoints", "credentials",
-                                             "identity", "sqs",     "queue",  "bucket"};
+const std::vector<std::string> kAllChecks = {"config",      "profile",  "region", "endpoints", "http",
+                                             "credentials", "identity", "sqs",    "queue",     "bucket"};
 
 TEST_F(DoctorTest, HealthySetupPassesEveryCheck) {
   env_.Set("AWS_REGION", "eu-west-1");
@@ -71,6 +73,16 @@ TEST_F(DoctorTest, HealthySetupPassesEveryCheck) {
   EXPECT_TRUE(r.ok()) << r.ToText();
   EXPECT_EQ(Names(r), kAllChecks);
   EXPECT_EQ(r.ToText().find("secret-never-printed"), std::string::npos);
+}
+
+TEST_F(DoctorTest, SaysWhichHttpClientAndWhetherAProxyIsUsed) {
+  env_.Set("AWS_REGION", "eu-west-1");
+  EXPECT_EQ(Find(Run({}), "http").detail, "built-in HTTP/1.1 client (no proxy variable set)");
+  env_.Set("HTTPS_PROXY", "http://proxy.internal:3128");
+  DoctorReport proxied = Run({});
+  EXPECT_EQ(Find(proxied, "http").state, CheckState::kOk);
+  EXPECT_EQ(Find(proxied, "http").detail, "libcurl, for the proxy in HTTPS_PROXY (NO_PROXY applies)");
+  EXPECT_NE(proxied.ToText().find("libcurl, for the proxy in HTTPS_PROXY"), std::string::npos) << proxied.ToText();
 }
 
 TEST_F(DoctorTest, NoRegionStillReportsEveryCheck) {

@@ -78,6 +78,19 @@ TEST(HttpClientChoiceTest, AnyOtherValueIsInvalidAndNamesTheChoices) {
   }
 }
 
+TEST(HttpClientChoiceTest, DescribeSaysWhichClientAndWhy) {
+  MapEnvironment none;
+  EXPECT_EQ(*DescribeHttpClient(none), "built-in HTTP/1.1 client (no proxy variable set)");
+  MapEnvironment proxied{{"https_proxy", "http://proxy:3128"}};
+  EXPECT_EQ(*DescribeHttpClient(proxied), "libcurl, for the proxy in https_proxy (NO_PROXY applies)");
+  MapEnvironment forced{{"DLQ_HTTP_CLIENT", "builtin"}, {"ALL_PROXY", "http://proxy:3128"}};
+  EXPECT_EQ(*DescribeHttpClient(forced), "built-in HTTP/1.1 client (DLQ_HTTP_CLIENT=builtin: ALL_PROXY is ignored)");
+  MapEnvironment curl{{"DLQ_HTTP_CLIENT", "curl"}};
+  EXPECT_EQ(*DescribeHttpClient(curl), "libcurl (DLQ_HTTP_CLIENT=curl)");
+  MapEnvironment bad{{"DLQ_HTTP_CLIENT", "wget"}};
+  EXPECT_EQ(DescribeHttpClient(bad).status().code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(HttpClientChoiceTest, MakeDefaultTransportBuildsTheNamedClient) {
   TransportSettings settings;
   auto by_default = MakeDefaultTransport(settings);
