@@ -30,6 +30,7 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr size_t kMaxIdlePerEndpoint = 16;      // kept-alive connections per scheme://host:port
 constexpr size_t kMaxHead = size_t{64} * 1024;  // a response's status line and headers
 constexpr size_t kReadChunk = size_t{64} * 1024;
+constexpr std::chrono::milliseconds kCheckIdleAfter{1000};
 constexpr size_t kCoalesceBody = size_t{64} * 1024;  // bodies up to this size are copied behind the head
 constexpr auto kCancelCheck = std::chrono::milliseconds(50);
 
@@ -214,7 +215,8 @@ struct SocketTransport::Connection {
     }
   }
 
-  std::unique_ptr<char[]> scratch;  // kReadChunk bytes, made on the first read
+  std::unique_ptr<char[]> scratch;     // kReadChunk bytes, made on the first read
+  SteadyClock::time_point idle_since;  // when it last went back to the pool
 };
 
 namespace {
@@ -469,17 +471,25 @@ Result<SSL_CTX*> SocketTransport::TlsContext() {
 }
 
 std::unique_ptr<SocketTransport::Connection> SocketTransport::TakeIdle(const std::string& key) {
-  MutexLock lock(mu_);
-  auto it = idle_.find(key);
-  while (it != idle_.end() && !it->second.empty()) {
-    std::unique_ptr<Connection> conn = std::move(it->second.back());
-    it->second.pop_back();
-    if (StillIdle(*conn)) return conn;
+  for (;;) {
+    std::unique_ptr<Connection> conn;
+    {
+      MutexLock lock(mu_);
+      auto it = idle_.find(key);
+      if (it == idle_.end() || it->second.empty()) return nullptr;
+      conn = std::move(it->second.back());
+      it->second.pop_back();
+    }
+    // Checked outside the lock (it is a syscall), and only for a connection
+    // idle for kCheckIdleAfter or more: servers close idle connections after
+    // seconds. A connection closed sooner fails before any byte of the
+    // response, and Send retries that once on a new connection.
+    if (SteadyClock::now() - conn->idle_since < kCheckIdleAfter || StillIdle(*conn)) return conn;
   }
-  return nullptr;
 }
 
 void SocketTransport::PutIdle(const std::string& key, std::unique_ptr<Connection> conn) {
+  conn->idle_since = SteadyClock::now();
   MutexLock lock(mu_);
   auto& idle = idle_[key];
   if (idle.size() < kMaxIdlePerEndpoint) idle.push_back(std::move(conn));
