@@ -599,8 +599,9 @@ TEST_F(FailureScenario, BodiesCorruptedInTransitNeverReachTheArchive) {
 struct SignalRun {
   Child::Outcome outcome;
   bool reached_state = false;
-  double after_signal_s = -1;  // first signal to exit
-  double after_second_s = -1;  // second signal to exit (-1: not sent, it had exited)
+  bool state_at_signal = false;  // the state still held right before the first signal
+  double after_signal_s = -1;    // first signal to exit
+  double after_second_s = -1;    // second signal to exit (-1: not sent, it had exited)
 };
 
 // Sends `sig` once `state` holds of the proxy's stats (then `second_sig`, if
@@ -610,6 +611,7 @@ SignalRun SignalWhen(Lane& lane, const std::function<bool(const FaultProxyStats&
   SignalRun run;
   run.reached_state = lane.proxy->WaitFor(state, seconds(30));
   std::this_thread::sleep_for(milliseconds(200));
+  run.state_at_signal = state(lane.proxy->Stats());
   auto signalled = steady_clock::now();
   lane.child->Signal(sig);
   steady_clock::time_point second;
@@ -744,7 +746,10 @@ class FifoSignalScenario : public FailureScenario {
              fmt::format("after_signal={:.1f}s after_second={:.1f}s waited_for_visibility={} {} {}", run.after_signal_s,
                          run.after_second_s, acc.waited_for_visibility, acc.Summary(), FaultCounts(ps)));
       SCOPED_TRACE(lane.name);
-      EXPECT_TRUE(run.reached_state) << "the state to signal in never came; " << FaultCounts(ps) << "\n" << Describe(o);
+      EXPECT_TRUE(run.reached_state && run.state_at_signal)
+          << "not signalled in the state meant: reached=" << run.reached_state << " at_signal=" << run.state_at_signal
+          << "; " << FaultCounts(ps) << "\n"
+          << Describe(o);
       ASSERT_FALSE(o.killed) << "hung after the signal: " << Describe(o);
       EXPECT_EQ(o.exit_code, 130) << Describe(o);
       if (spec.second_sig != 0 && run.after_second_s >= 0) {
@@ -765,28 +770,29 @@ class FifoSignalScenario : public FailureScenario {
     }
   }
 
-  static bool PutsDone(const FaultProxyStats& s, uint64_t n) {
-    return s.Requests("S3:PUT") >= n + static_cast<uint64_t>(std::max<int64_t>(s.InFlight("S3:PUT"), 0));
+  // At least `n` uploads answered.
+  static bool PutsDone(const FaultProxyStats& s, int64_t n) {
+    return static_cast<int64_t>(s.Requests("S3:PUT")) - s.InFlight("S3:PUT") >= n;
   }
 };
 
 TEST_F(FifoSignalScenario, SignalDuringAOneGroupDrainExits130KeepsGroupOrderAndLosesNothing) {
   // Lanes side by side (the visibility waits overlap):
-  // - turns: every receive answered 300 ms late; signalled while one is in
-  //   flight, after three messages were stored.
+  // - turns: every receive answered 800 ms late; signalled while one is in
+  //   flight, after two messages were stored.
   // - put: uploads answered 2 s late; signalled while the second is in
   //   flight, which finishes (its message is deleted).
   // - put-second-signal: uploads held 20 s; the second signal ends the
   //   process while the first is still held.
   FaultPlan turns;
   turns.delay = FaultRule::Always({"ReceiveMessage"});
-  turns.latency = milliseconds(300);
+  turns.latency = milliseconds(800);
   FaultPlan slow_put;
   slow_put.delay = FaultRule::Always({"S3:PUT"});
   slow_put.latency = milliseconds(2000);
   FaultPlan stuck_put = slow_put;
   stuck_put.latency = milliseconds(20000);
-  auto receiving = [](const FaultProxyStats& s) { return PutsDone(s, 3) && s.InFlight("ReceiveMessage") > 0; };
+  auto receiving = [](const FaultProxyStats& s) { return PutsDone(s, 2) && s.InFlight("ReceiveMessage") > 0; };
   auto uploading = [](const FaultProxyStats& s) { return PutsDone(s, 1) && s.InFlight("S3:PUT") > 0; };
   auto first_upload = [](const FaultProxyStats& s) { return s.InFlight("S3:PUT") > 0; };
   StopFifoDrains({{"turns-term", SIGTERM, 0, turns, receiving},
