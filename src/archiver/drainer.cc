@@ -310,6 +310,8 @@ std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn(bool keep_turn
   }
   turn.held_before = PipelineHeldLocked();
   turn.leaves_before = fifo_leaves_;
+  turn.deletes_before = fifo_deletes_;
+  turn.deleting_before = deleting_ > 0;
   return turn;
 }
 
@@ -319,12 +321,15 @@ bool QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
     MutexLock lock(mu_);
     if (turn.probe) fifo_probing_ = false;
     const bool left_meanwhile = fifo_leaves_ != turn.leaves_before;
+    // SQS frees a group on a delete before the reply tells us (and the batch
+    // leaves): what such a probe brought may be the next of a group we held.
+    const bool may_have_left = left_meanwhile || fifo_deletes_ != turn.deletes_before || turn.deleting_before;
     if (got < 0) {
       if (turn.probe) fifo_probe_due_ = true;
     } else if (got > 0) {
       if (turn.probe) {
         // Messages while others stayed held: more groups in sight than ours.
-        if (turn.held_before > 0 && !left_meanwhile) {
+        if (turn.held_before > 0 && !may_have_left) {
           fifo_turns_ = false;
         } else {
           keep = true;  // its next probe tells whether this group was the only one
@@ -882,6 +887,7 @@ void QueueDrainer::UploaderLoop() {
             MutexLock g(mu_);
             batch.deleting = true;
             ++deleting_;
+            ++fifo_deletes_;
           }
           cv_.NotifyAll();  // a slot for the next batch is free
           DeleteBatch(batch);

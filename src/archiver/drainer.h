@@ -16,8 +16,9 @@
 // messages are held, the groups in sight may all be ours: receivers then
 // take turns, one short-poll probe at a time, after each batch leaves the
 // pipeline (or every second). A probe that brings messages while others
-// stay held shows more groups than ours and restores full concurrency; one
-// that brings the first messages keeps the turn for a second probe, which
+// stay held, and overlapped no delete (which can free a group of ours),
+// shows more groups than ours and restores full concurrency; any other
+// probe that brings messages keeps the turn for a second probe, which
 // tells. A receive that comes back empty with nothing held keeps the turn
 // too: that receiver alone long-polls and checks for the end of the queue.
 // A run starts in turns (a one-group queue never leaves them).
@@ -212,9 +213,11 @@ class QueueDrainer {
   void ReceiverLoop();
   // FIFO turn taking (see the header comment).
   struct FifoTurn {
-    bool probe = false;          // this receive is the one probe of a turn
-    size_t held_before = 0;      // PipelineHeldLocked() when it started
-    uint64_t leaves_before = 0;  // fifo_leaves_ when it started
+    bool probe = false;            // this receive is the one probe of a turn
+    size_t held_before = 0;        // PipelineHeldLocked() when it started
+    uint64_t leaves_before = 0;    // fifo_leaves_ when it started
+    uint64_t deletes_before = 0;   // fifo_deletes_ when it started
+    bool deleting_before = false;  // a delete was on the wire when it started
   };
   // Before a receive: waits for this receiver's turn (sealing what is held
   // first when nothing else can arrive), at once with `keep_turn`; nullopt
@@ -311,6 +314,8 @@ class QueueDrainer {
   bool fifo_probing_ DLQ_GUARDED_BY(mu_) = false;
   bool fifo_probe_due_ DLQ_GUARDED_BY(mu_) = true;
   uint64_t fifo_leaves_ DLQ_GUARDED_BY(mu_) = 0;
+  // Batches whose delete began: SQS may free their groups before they leave.
+  uint64_t fifo_deletes_ DLQ_GUARDED_BY(mu_) = 0;
   std::string incomplete_reason_ DLQ_GUARDED_BY(mu_);
   std::vector<std::string> keys_ DLQ_GUARDED_BY(mu_);
   Status first_error_ DLQ_GUARDED_BY(mu_);

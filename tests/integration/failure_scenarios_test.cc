@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <functional>
 #include <future>
 #include <set>
 #include <thread>
@@ -196,10 +198,14 @@ std::string FaultCounts(const FaultProxyStats& s) {
 struct Lane {
   std::string name;
   std::string queue, url, bucket;
+  bool fifo = false;  // a FIFO queue, every message in group kFifoGroup
   std::unique_ptr<FaultProxy> proxy;
-  std::map<std::string, std::string> sent;  // message_id -> body
+  std::map<std::string, std::string> sent;   // message_id -> body
+  std::map<std::string, size_t> sent_index;  // message_id -> position in the send order
   std::unique_ptr<Child> child;
 };
+
+constexpr const char* kFifoGroup = "g0";
 
 // What became of the messages a lane sent.
 struct Accounting {
@@ -207,6 +213,10 @@ struct Accounting {
   std::set<std::string> back_in_queue;
   std::vector<std::string> lost;      // neither archived nor back in the queue
   std::vector<std::string> problems;  // wrong bodies, unknown ids, unreadable objects
+  // Send positions of the archived records, one list per object in key order
+  // (line order within), and of the messages received back, in receive order.
+  std::vector<std::vector<size_t>> archived_order;
+  std::vector<size_t> back_order;
   uint64_t objects = 0;
   int64_t visible = -1, not_visible = -1;  // queue attributes right after the run
   bool waited_for_visibility = false;
@@ -244,30 +254,44 @@ class FailureScenario : public ::testing::Test {
     }
   }
 
-  // A fresh queue holding `messages` messages, a bucket, and a proxy with `plan`.
-  Lane& MakeLane(const std::string& name, int messages, FaultPlan plan) {
+  // A fresh queue holding `messages` messages, a bucket, and a proxy with
+  // `plan`. With `fifo`, a FIFO queue whose messages are all in one group.
+  Lane& MakeLane(const std::string& name, int messages, FaultPlan plan, bool fifo = false) {
     auto lane = std::make_unique<Lane>();
     lane->name = name;
-    lane->queue = UniqueName("fs-" + name);
-    auto url = direct_->sqs().CreateQueue(lane->queue, {});
+    lane->fifo = fifo;
+    const std::string base = UniqueName("fs-" + name);
+    lane->queue = fifo ? base + ".fifo" : base;
+    std::map<std::string, std::string> attrs;
+    if (fifo) attrs = {{"FifoQueue", "true"}, {"ContentBasedDeduplication", "false"}};
+    auto url = direct_->sqs().CreateQueue(lane->queue, attrs);
     EXPECT_TRUE(url.ok()) << url.status().ToString();
     lane->url = url.ok() ? *url : "";
-    lane->bucket = lane->queue + "-archive";
+    lane->bucket = base + "-archive";
     EXPECT_TRUE(direct_->s3_for(lane->bucket).CreateBucket(lane->bucket).ok());
     for (int i = 0; i < messages; i += 10) {
       std::vector<SendEntry> batch;
       std::map<std::string, std::string> bodies;
+      std::map<std::string, size_t> positions;
       for (int j = i; j < std::min(messages, i + 10); ++j) {
         SendEntry e;
         e.id = "m" + std::to_string(j);
         e.body = fmt::format("{} message {:04} {}", name, j, RandomHex(8));
+        if (fifo) {
+          e.message_group_id = kFifoGroup;
+          e.message_deduplication_id = e.id + "-" + RandomHex(8);
+        }
         bodies[e.id] = e.body;
+        positions[e.id] = static_cast<size_t>(j);
         batch.push_back(std::move(e));
       }
       auto r = direct_->sqs().SendMessageBatch(lane->url, batch);
       EXPECT_TRUE(r.ok() && r->failed.empty()) << (r.ok() ? "failed entries" : r.status().ToString());
       if (!r.ok()) break;
-      for (const auto& s : r->sent) lane->sent[s.message_id] = bodies[s.id];
+      for (const auto& s : r->sent) {
+        lane->sent[s.message_id] = bodies[s.id];
+        lane->sent_index[s.message_id] = positions[s.id];
+      }
     }
     EXPECT_EQ(lane->sent.size(), static_cast<size_t>(messages));
     auto proxy = FaultProxy::Start(fauxqs_.endpoint(), std::move(plan));
@@ -308,7 +332,9 @@ class FailureScenario : public ::testing::Test {
     return lane.child != nullptr;
   }
 
-  // Everything receivable now, straight from fauxqs (then hidden for two minutes).
+  // Everything receivable now, straight from fauxqs (then hidden for two
+  // minutes). A FIFO lane's messages are deleted once counted: a group stays
+  // blocked while any of its messages is in flight.
   void ReceiveAllDirect(const Lane& lane, Accounting& acc) {
     ReceiveOptions ro;
     ro.visibility_timeout = 120;
@@ -331,6 +357,19 @@ class FailureScenario : public ::testing::Test {
           acc.problems.push_back("body changed in the queue: " + m.message_id);
         }
         acc.back_in_queue.insert(m.message_id);
+        if (auto pos = lane.sent_index.find(m.message_id); pos != lane.sent_index.end()) {
+          acc.back_order.push_back(pos->second);
+        }
+      }
+      if (lane.fifo) {
+        std::vector<DeleteEntry> entries;
+        for (const Message& m : *got) entries.push_back({std::to_string(entries.size()), m.receipt_handle});
+        auto deleted = direct_->sqs().DeleteMessageBatch(lane.url, entries);
+        if (!deleted.ok() || !deleted->failed.empty()) {
+          acc.problems.push_back("direct delete: " +
+                                 (deleted.ok() ? std::string("failed entries") : deleted.status().ToString()));
+          return;
+        }
       }
     }
   }
@@ -355,9 +394,22 @@ class FailureScenario : public ::testing::Test {
     S3ObjectStore store(direct_->s3_for(lane.bucket), lane.bucket);
     ScanOptions so;
     so.deduplicate = false;
+    std::string last_key;
     auto stats = ScanArchive(
         store, ParseDestination("s3://" + lane.bucket + "/p").value(), so,
         [&](const ArchiveRecord& r, const RecordLocation& where) {
+          if (acc.archived_order.empty() || where.key != last_key) acc.archived_order.emplace_back();
+          last_key = where.key;
+          if (auto pos = lane.sent_index.find(r.message_id); pos != lane.sent_index.end()) {
+            acc.archived_order.back().push_back(pos->second);
+          }
+          if (lane.fifo) {
+            auto group = r.attributes.find("MessageGroupId");
+            if (group == r.attributes.end() || group->second != kFifoGroup) {
+              acc.problems.push_back(
+                  fmt::format("{} in {} lacks MessageGroupId {}", r.message_id, where.key, kFifoGroup));
+            }
+          }
           auto it = lane.sent.find(r.message_id);
           if (it == lane.sent.end()) {
             acc.problems.push_back(fmt::format("unknown message {} in {}", r.message_id, where.key));
@@ -394,6 +446,33 @@ class FailureScenario : public ::testing::Test {
     EXPECT_TRUE(acc.lost.empty()) << acc.lost.size() << " messages lost, e.g. " << acc.lost.front() << "; "
                                   << acc.Summary();
     for (const auto& p : acc.problems) ADD_FAILURE() << p;
+  }
+
+  // One FIFO group, stopped part way: the archive holds the first k messages
+  // sent (SQS hands out a group's next message only once the one before is
+  // deleted), each object in send order and the objects one after another;
+  // what is back in the queue comes back in send order.
+  static void ExpectFifoOrderKept(const Lane& lane, const Accounting& acc) {
+    std::vector<std::pair<size_t, size_t>> ranges;  // per object: first, last send position
+    for (const auto& object : acc.archived_order) {
+      if (object.empty()) continue;
+      EXPECT_TRUE(std::is_sorted(object.begin(), object.end()))
+          << "an object's lines are out of send order: " << ::testing::PrintToString(object);
+      ranges.emplace_back(object.front(), object.back());
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i) {
+      EXPECT_LT(ranges[i - 1].second, ranges[i].first)
+          << "objects interleave in send order: " << ::testing::PrintToString(ranges);
+    }
+    const size_t k = acc.archived.size();
+    for (const auto& [id, pos] : lane.sent_index) {
+      EXPECT_EQ(acc.archived.count(id) > 0, pos < k)
+          << "the archive is not the first " << k << " messages sent: message " << pos << " is "
+          << (pos < k ? "missing" : "archived ahead of its turn") << "; " << acc.Summary();
+    }
+    EXPECT_TRUE(std::is_sorted(acc.back_order.begin(), acc.back_order.end()))
+        << "messages came back out of send order: " << ::testing::PrintToString(acc.back_order);
   }
 
   // Exit 0 means everything archived and deleted, and the queue empty.
@@ -520,14 +599,19 @@ TEST_F(FailureScenario, BodiesCorruptedInTransitNeverReachTheArchive) {
 struct SignalRun {
   Child::Outcome outcome;
   bool reached_state = false;
-  double after_signal_s = -1;  // first signal to exit
-  double after_second_s = -1;  // second signal to exit (-1: not sent, it had exited)
+  bool state_at_signal = false;  // the state still held right before the first signal
+  double after_signal_s = -1;    // first signal to exit
+  double after_second_s = -1;    // second signal to exit (-1: not sent, it had exited)
 };
 
-SignalRun SignalWhileIn(Lane& lane, const std::string& op, int sig, int second_sig, milliseconds hard_limit) {
+// Sends `sig` once `state` holds of the proxy's stats (then `second_sig`, if
+// not 0, a second later).
+SignalRun SignalWhen(Lane& lane, const std::function<bool(const FaultProxyStats&)>& state, int sig, int second_sig,
+                     milliseconds hard_limit) {
   SignalRun run;
-  run.reached_state = lane.proxy->WaitFor([&](const FaultProxyStats& s) { return s.InFlight(op) > 0; }, seconds(30));
+  run.reached_state = lane.proxy->WaitFor(state, seconds(30));
   std::this_thread::sleep_for(milliseconds(200));
+  run.state_at_signal = state(lane.proxy->Stats());
   auto signalled = steady_clock::now();
   lane.child->Signal(sig);
   steady_clock::time_point second;
@@ -542,6 +626,11 @@ SignalRun SignalWhileIn(Lane& lane, const std::string& op, int sig, int second_s
   run.after_signal_s = Seconds(run.outcome.exited_at - signalled);
   if (second != steady_clock::time_point{}) run.after_second_s = Seconds(run.outcome.exited_at - second);
   return run;
+}
+
+SignalRun SignalWhileIn(Lane& lane, const std::string& op, int sig, int second_sig, milliseconds hard_limit) {
+  return SignalWhen(
+      lane, [&](const FaultProxyStats& s) { return s.InFlight(op) > 0; }, sig, second_sig, hard_limit);
 }
 
 class SignalScenario : public FailureScenario {
@@ -615,6 +704,103 @@ TEST_F(SignalScenario, SecondSignalExitsAtOnceAndLosesNothing) {
     EXPECT_LT(run.after_signal_s, 1.5) << Describe(o);  // gone before the second signal was due
   }
   ExpectNothingLost(acc);
+}
+
+// FIFO: one message group, so receivers take turns (one probe at a time) for
+// the whole run; on fauxqs each receive brings at most one message of a
+// group, so every object holds one message and the run is a chain of
+// receive, seal, upload, delete. A stop must keep the group's order: the
+// archive is a prefix of what was sent, the rest is back in the queue.
+class FifoSignalScenario : public FailureScenario {
+ protected:
+  struct FifoLane {
+    std::string label;
+    int sig = 0, second_sig = 0;
+    FaultPlan plan;
+    std::function<bool(const FaultProxyStats&)> state;
+  };
+
+  // Runs the lanes side by side (each on its own 1-group FIFO queue of
+  // `messages`) and checks each one.
+  void StopFifoDrains(std::vector<FifoLane> specs, int messages) {
+    std::vector<Lane*> lanes;
+    for (const FifoLane& spec : specs) {
+      Lane& lane = MakeLane("fifo-" + spec.label, messages, spec.plan, /*fifo=*/true);
+      ASSERT_TRUE(lane.proxy);
+      ASSERT_TRUE(StartArchiver(lane, {}));
+      lanes.push_back(&lane);
+    }
+    std::vector<std::future<SignalRun>> runs;
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      runs.push_back(std::async(std::launch::async, SignalWhen, std::ref(*lanes[i]), specs[i].state, specs[i].sig,
+                                specs[i].second_sig, seconds(30)));
+    }
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      const FifoLane& spec = specs[i];
+      Lane& lane = *lanes[i];
+      SignalRun run = runs[i].get();
+      const Child::Outcome& o = run.outcome;
+      FaultProxyStats ps = lane.proxy->Stats();
+      Accounting acc = Account(lane, o.exited_at);
+      Report("fifo-" + spec.label, o,
+             fmt::format("after_signal={:.1f}s after_second={:.1f}s waited_for_visibility={} {} {}", run.after_signal_s,
+                         run.after_second_s, acc.waited_for_visibility, acc.Summary(), FaultCounts(ps)));
+      SCOPED_TRACE(lane.name);
+      EXPECT_TRUE(run.reached_state && run.state_at_signal)
+          << "not signalled in the state meant: reached=" << run.reached_state << " at_signal=" << run.state_at_signal
+          << "; " << FaultCounts(ps) << "\n"
+          << Describe(o);
+      ASSERT_FALSE(o.killed) << "hung after the signal: " << Describe(o);
+      EXPECT_EQ(o.exit_code, 130) << Describe(o);
+      if (spec.second_sig != 0 && run.after_second_s >= 0) {
+        EXPECT_LT(run.after_second_s, 3.0) << "the second signal did not stop it at once; " << Describe(o);
+      } else {
+        EXPECT_LT(run.after_signal_s, 10.0) << Describe(o);
+      }
+      ExpectNothingLost(acc);
+      EXPECT_GT(acc.archived.size(), 0u) << "signalled before anything was archived: " << acc.Summary();
+      EXPECT_LT(acc.archived.size(), lane.sent.size()) << "the stop came too late to leave anything: " << acc.Summary();
+      if (spec.second_sig == 0) {
+        // A graceful stop finishes the deletes of what it stored.
+        EXPECT_EQ(acc.ArchivedAndBack(), 0u) << acc.Summary();
+      }
+      ExpectFifoOrderKept(lane, acc);
+      // One group: the receivers took turns, one receive at a time.
+      EXPECT_EQ(ps.MaxInFlight("ReceiveMessage"), 1) << FaultCounts(ps);
+    }
+  }
+
+  // At least `n` uploads answered.
+  static bool PutsDone(const FaultProxyStats& s, int64_t n) {
+    return static_cast<int64_t>(s.Requests("S3:PUT")) - s.InFlight("S3:PUT") >= n;
+  }
+};
+
+TEST_F(FifoSignalScenario, SignalDuringAOneGroupDrainExits130KeepsGroupOrderAndLosesNothing) {
+  // Lanes side by side (the visibility waits overlap):
+  // - turns: every receive answered 800 ms late; signalled while one is in
+  //   flight, after two messages were stored.
+  // - put: uploads answered 2 s late; signalled while the second is in
+  //   flight, which finishes (its message is deleted).
+  // - put-second-signal: uploads held 20 s; the second signal ends the
+  //   process while the first is still held.
+  FaultPlan turns;
+  turns.delay = FaultRule::Always({"ReceiveMessage"});
+  turns.latency = milliseconds(800);
+  FaultPlan slow_put;
+  slow_put.delay = FaultRule::Always({"S3:PUT"});
+  slow_put.latency = milliseconds(2000);
+  FaultPlan stuck_put = slow_put;
+  stuck_put.latency = milliseconds(20000);
+  auto receiving = [](const FaultProxyStats& s) { return PutsDone(s, 2) && s.InFlight("ReceiveMessage") > 0; };
+  auto uploading = [](const FaultProxyStats& s) { return PutsDone(s, 1) && s.InFlight("S3:PUT") > 0; };
+  auto first_upload = [](const FaultProxyStats& s) { return s.InFlight("S3:PUT") > 0; };
+  StopFifoDrains({{"turns-term", SIGTERM, 0, turns, receiving},
+                  {"turns-int", SIGINT, 0, turns, receiving},
+                  {"put-term", SIGTERM, 0, slow_put, uploading},
+                  {"put-int", SIGINT, 0, slow_put, uploading},
+                  {"put-second-signal", SIGTERM, SIGINT, stuck_put, first_upload}},
+                 24);
 }
 
 }  // namespace

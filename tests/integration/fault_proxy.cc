@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -310,6 +311,11 @@ int64_t FaultProxyStats::InFlight(const std::string& op) const {
   return it == in_flight.end() ? 0 : it->second;
 }
 
+int64_t FaultProxyStats::MaxInFlight(const std::string& op) const {
+  auto it = max_in_flight.find(op);
+  return it == max_in_flight.end() ? 0 : it->second;
+}
+
 Result<std::unique_ptr<FaultProxy>> FaultProxy::Start(std::string upstream, FaultPlan plan) {
   if (upstream.rfind("http://", 0) != 0) return InvalidArgument("fault proxy: upstream must be http://host:port");
   std::unique_ptr<FaultProxy> proxy(new FaultProxy(std::move(upstream), std::move(plan)));
@@ -448,7 +454,8 @@ FaultProxy::Decision FaultProxy::Admit(const Request& request, const std::string
   Decision d;
   d.serial = ++stats_.requests;
   ++stats_.by_op[op];
-  ++stats_.in_flight[op];
+  int64_t& max = stats_.max_in_flight[op];
+  max = std::max(max, ++stats_.in_flight[op]);
   bool sqs = op.rfind("S3:", 0) != 0;
   if (RollLocked(kDropBefore, op)) {
     ++stats_.dropped_before;

@@ -90,16 +90,18 @@ struct FaultProxyStats {
   uint64_t dropped_after = 0;
   uint64_t corrupted = 0;
   uint64_t delayed = 0;
-  uint64_t upstream_failures = 0;            // upstream unreachable: answered 502
-  uint64_t absolute_form = 0;                // requests sent as to a forward proxy ("POST http://host/...")
-  std::map<std::string, uint64_t> by_op;     // requests received, per request name
-  std::map<std::string, int64_t> in_flight;  // requests being handled now, per request name
-  std::vector<std::string> denied_paths;     // request paths (no query) answered 403
+  uint64_t upstream_failures = 0;                // upstream unreachable: answered 502
+  uint64_t absolute_form = 0;                    // requests sent as to a forward proxy ("POST http://host/...")
+  std::map<std::string, uint64_t> by_op;         // requests received, per request name
+  std::map<std::string, int64_t> in_flight;      // requests being handled now, per request name
+  std::map<std::string, int64_t> max_in_flight;  // the most handled at once so far, per request name
+  std::vector<std::string> denied_paths;         // request paths (no query) answered 403
   // Rule hits per rule and request name, e.g. {"drop_after ReceiveMessage", 3}.
   std::map<std::string, uint64_t> faults;
 
   uint64_t Requests(const std::string& op) const;
   int64_t InFlight(const std::string& op) const;
+  int64_t MaxInFlight(const std::string& op) const;
 };
 
 class FaultProxy {

@@ -4,13 +4,18 @@
 // a fake Runtime API served by the test, archiving DLQs on fauxqs (over http,
 // and over https through a TLS proxy: the package's own OpenSSL verifies the
 // endpoint against AWS_CA_BUNDLE, or the host's bundle the bootstrap picks).
+// Denied S3 and SQS calls run on moto-auth, as an assumed role (LambdaDenied).
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <deque>
 #include <mutex>
 #include <regex>
 
+#include "archive/gzip.h"
+#include "archive/record.h"
 #include "aws/http.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 #include "harness.h"
 #include "tls_proxy.h"
@@ -305,6 +310,192 @@ TEST(LambdaPackage, ArchivesOverHttpsAndRefusesAnUntrustedEndpoint) {
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   EXPECT_GE(listed->objects.size(), 1u);
   RunShell("rm -rf " + dir);
+}
+
+// Denials inside the packaged function, on moto-auth (SigV4 checked, IAM
+// policies enforced): the function runs with temporary credentials of a role
+// that may do everything but the denied actions, as Lambda injects them
+// (key, secret and session token).
+class LambdaDenied : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!LoadStandIn("moto-auth", moto_)) {
+      if (std::getenv("DLQ_REQUIRE_STAND_INS")) FAIL() << "stand-in moto-auth is not running";
+      GTEST_SKIP() << "stand-in moto-auth not running (scripts/stand-ins start moto-auth)";
+    }
+    admin_ = Services(moto_);
+    ASSERT_TRUE(admin_);
+    name_ = UniqueName("lambda-denied-dlq");
+    url_ = MakeQueue(*admin_, name_, kMessages);
+    bucket_ = UniqueName("lambda-denied");
+    ASSERT_TRUE(admin_->s3_for(bucket_).CreateBucket(bucket_).ok());
+  }
+
+  void TearDown() override {
+    if (admin_ && !url_.empty()) (void)admin_->sqs().DeleteQueue(url_);
+  }
+
+  // Runs the bootstrap for one direct invoke of the queue as a role denied
+  // `deny` (IAM actions, space-separated); returns the one answer.
+  FakeRuntimeApi::Answer InvokeDenied(const std::string& deny) {
+    std::string args;
+    for (std::string_view action : Split(deny, ' ')) args += " --deny " + std::string(action);
+    auto creds = RunShell(moto_.ShellEnv() + "/usr/bin/python3 " + RepoRoot() +
+                              "/tests/integration/denied_role.py --endpoint-url " + moto_.endpoint() + " --role " +
+                              UniqueName("dlq-lambda-denied") + args,
+                          /*merge_stderr=*/false);
+    auto parts = Split(Trim(creds.out), ' ');
+    EXPECT_EQ(creds.exit_code, 0) << creds.out;
+    EXPECT_EQ(parts.size(), 3u) << creds.out;
+    if (parts.size() != 3) return {};
+    StandIn role = moto_;
+    role.env["AWS_ACCESS_KEY_ID"] = std::string(parts[0]);
+    role.env["AWS_SECRET_ACCESS_KEY"] = secret_ = std::string(parts[1]);
+    token_ = std::string(parts[2]);
+    FakeRuntimeApi api({{R"({"queues":[")" + name_ + R"("]})"}});
+    run_ =
+        RunBootstrap(role, api, "AWS_SESSION_TOKEN=" + token_ + " DLQ_ARCHIVE_DESTINATION=s3://" + bucket_ + "/lambda");
+    auto answers = api.answers();
+    EXPECT_EQ(answers.size(), 1u) << run_.out;
+    return answers.empty() ? FakeRuntimeApi::Answer{} : answers[0];
+  }
+
+  // The answer and the process output hold neither the secret key nor the session token.
+  void ExpectNoSecrets(const FakeRuntimeApi::Answer& a) {
+    ASSERT_FALSE(secret_.empty());
+    ASSERT_FALSE(token_.empty());
+    for (const std::string& text : {a.body, run_.out}) {
+      EXPECT_EQ(text.find(secret_), std::string::npos) << "secret key leaked: " << text;
+      EXPECT_EQ(text.find(token_), std::string::npos) << "session token leaked: " << text;
+      // A prefix is enough to give a token away in a truncated log.
+      EXPECT_EQ(text.find(token_.substr(0, 24)), std::string::npos) << "session token leaked: " << text;
+    }
+  }
+
+  // Message ids in the bucket's objects (listed without a prefix: moto-auth
+  // rejects the signature of a ListObjectsV2 whose prefix holds a '/').
+  std::vector<std::string> ArchivedIds() {
+    std::vector<std::string> ids;
+    S3Client& s3 = admin_->s3_for(bucket_);
+    auto listed = s3.ListObjectsV2(bucket_, {});
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    if (!listed.ok()) return ids;
+    for (const auto& object : listed->objects) {
+      auto gz = s3.GetObject(bucket_, object.key, std::nullopt);
+      EXPECT_TRUE(gz.ok()) << object.key << ": " << gz.status().ToString();
+      if (!gz.ok()) continue;
+      auto text = GzipDecompress(*gz, 64 << 20);
+      EXPECT_TRUE(text.ok()) << object.key << ": " << text.status().ToString();
+      if (!text.ok()) continue;
+      for (std::string_view line : Split(*text, '\n')) {
+        if (line.empty()) continue;
+        auto record = ParseRecordJson(line);
+        EXPECT_TRUE(record.ok()) << object.key << ": " << record.status().ToString();
+        if (record.ok()) ids.push_back(record->message_id);
+      }
+    }
+    return ids;
+  }
+
+  // The queue summary of a DlqArchive.QueueFailed answer to the first
+  // invocation, posted to /runtime/invocation/req-1/error: its body is the
+  // Runtime API's {"errorMessage","errorType"}, the message the summary JSON.
+  struct QueueSummary {
+    std::string result, error;
+    int64_t archived = -1, deleted = -1, released = -1;
+  };
+  static QueueSummary QueueFailedSummary(const FakeRuntimeApi::Answer& a) {
+    EXPECT_EQ(a.request_id, "req-1");
+    EXPECT_EQ(a.kind, "error") << a.body;
+    EXPECT_EQ(a.error_type, "DlqArchive.QueueFailed") << a.body;
+    QueueSummary q;
+    simdjson::dom::parser outer, inner;
+    simdjson::dom::element doc, summary;
+    simdjson::dom::array queues;
+    std::string_view type, message;
+    if (outer.parse(simdjson::padded_string(a.body)).get(doc) != simdjson::SUCCESS ||
+        doc["errorType"].get(type) != simdjson::SUCCESS || doc["errorMessage"].get(message) != simdjson::SUCCESS) {
+      ADD_FAILURE() << "not a Runtime API error body: " << a.body;
+      return q;
+    }
+    EXPECT_EQ(type, a.error_type) << "errorType differs from Lambda-Runtime-Function-Error-Type";
+    if (inner.parse(simdjson::padded_string(message)).get(summary) != simdjson::SUCCESS ||
+        summary["queues"].get(queues) != simdjson::SUCCESS || queues.size() != 1) {
+      ADD_FAILURE() << "errorMessage is not a one-queue summary: " << message;
+      return q;
+    }
+    simdjson::dom::element queue = queues.at(0);
+    std::string_view result, error;
+    if (queue["result"].get(result) == simdjson::SUCCESS) q.result = result;
+    if (queue["error"].get(error) == simdjson::SUCCESS) q.error = error;
+    auto count = [&](const char* field) {
+      int64_t n = -1;
+      return queue[field].get(n) == simdjson::SUCCESS ? n : -1;
+    };
+    q.archived = count("archived");
+    q.deleted = count("deleted");
+    q.released = count("released");
+    return q;
+  }
+
+  std::map<std::string, std::string> Counts() {
+    auto a = admin_->sqs().GetQueueAttributes(url_,
+                                              {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    return a.ok() ? *a : std::map<std::string, std::string>{};
+  }
+
+  static constexpr int kMessages = 25;
+  StandIn moto_;
+  std::unique_ptr<AwsServices> admin_;
+  std::string name_, url_, bucket_;
+  std::string secret_, token_;
+  CommandResult run_;
+};
+
+TEST_F(LambdaDenied, PutObjectDeniedIsAnInvocationErrorNamingActionAndBucketAndReleasesEverything) {
+  FakeRuntimeApi::Answer a = InvokeDenied("s3:PutObject");
+  QueueSummary q = QueueFailedSummary(a);
+  EXPECT_EQ(q.result, "failed") << a.body;
+  EXPECT_NE(q.error.find("s3:PutObject failed with AccessDenied on s3://" + bucket_ + "/"), std::string::npos)
+      << q.error;
+  EXPECT_EQ(q.archived, 0) << a.body;
+  EXPECT_EQ(q.deleted, 0) << a.body;
+  // Every delivery released: moto now and then hands one message to two
+  // concurrent receives, so that can be more than the messages.
+  EXPECT_GE(q.released, kMessages) << a.body;
+  ExpectNoSecrets(a);
+  // Nothing stored, nothing deleted, and every message visible again at once.
+  EXPECT_TRUE(ArchivedIds().empty());
+  auto counts = Counts();
+  EXPECT_EQ(counts["ApproximateNumberOfMessages"], std::to_string(kMessages)) << a.body;
+  EXPECT_EQ(counts["ApproximateNumberOfMessagesNotVisible"], "0") << a.body;
+}
+
+TEST_F(LambdaDenied, DeleteDeniedIsAnInvocationErrorAndLeavesTheArchivedMessagesInTheQueue) {
+  // moto authorizes DeleteMessageBatch as its own action; AWS as sqs:DeleteMessage.
+  FakeRuntimeApi::Answer a = InvokeDenied("sqs:DeleteMessage sqs:DeleteMessageBatch");
+  QueueSummary q = QueueFailedSummary(a);
+  EXPECT_EQ(q.result, "failed") << a.body;
+  EXPECT_NE(q.error.find("sqs:DeleteMessage failed on " + name_), std::string::npos) << q.error;
+  EXPECT_NE(q.error.find("AccessDenied"), std::string::npos) << q.error;
+  // At-least-once (README "Exit codes", exit 3): what was archived stays in
+  // the DLQ and is archived again by the next run.
+  EXPECT_NE(q.error.find("will be archived again"), std::string::npos) << q.error;
+  EXPECT_EQ(q.deleted, 0) << a.body;
+  ExpectNoSecrets(a);
+  // The summary counts what is in the bucket (a message moto delivered
+  // twice is archived twice: at-least-once).
+  std::vector<std::string> ids = ArchivedIds();
+  EXPECT_GT(q.archived, 0) << a.body;
+  EXPECT_EQ(static_cast<int64_t>(ids.size()), q.archived) << a.body;
+  // Nothing left the queue: the archived messages stay (in flight until
+  // their visibility timeout), the rest is visible.
+  auto counts = Counts();
+  EXPECT_EQ(
+      std::stoll(counts["ApproximateNumberOfMessages"]) + std::stoll(counts["ApproximateNumberOfMessagesNotVisible"]),
+      kMessages)
+      << a.body;
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -24,7 +27,7 @@ using std::chrono::seconds;
 // Counts ReceiveMessage calls, the empty ones and the most running at once;
 // each call first sleeps `delay` of real time so that concurrent receives
 // overlap.
-class ReceiveObserver final : public QueueClientWrapper {
+class ReceiveObserver : public QueueClientWrapper {
  public:
   ReceiveObserver(QueueClient& target, std::chrono::milliseconds delay) : QueueClientWrapper(target), delay_(delay) {}
 
@@ -760,6 +763,68 @@ TEST_F(DrainerTest, FifoWithOneGroupReceivesOneAtATimeWithFewEmptyReceives) {
   EXPECT_LE(observer.calls(), 20 + 6);
   // SQS (and moto, expensively) keeps such a poll waiting for its whole time.
   EXPECT_EQ(observer.blocked_long_polls(), 0);
+}
+
+// SQS applies the first DeleteMessageBatch at once, but its reply comes only
+// after a receive has brought messages (plus 200 ms): the window in which the
+// group is free at SQS while the run still counts its batch as held.
+class FirstDeleteReplyOvertaken final : public ReceiveObserver {
+ public:
+  using ReceiveObserver::ReceiveObserver;
+
+  Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
+    auto got = ReceiveObserver::ReceiveMessages(queue_url, options);
+    if (got.ok() && !got->empty()) {
+      std::lock_guard lock(mu_);
+      ++brought_;
+      cv_.notify_all();
+    }
+    return got;
+  }
+
+  Result<BatchResult> DeleteMessageBatch(const std::string& queue_url,
+                                         const std::vector<DeleteEntry>& entries) override {
+    auto r = ReceiveObserver::DeleteMessageBatch(queue_url, entries);
+    if (!held_one_.exchange(true)) {
+      std::unique_lock lock(mu_);
+      const int before = brought_;
+      overtaken_ = cv_.wait_for(lock, seconds(5), [&] { return brought_ > before; });
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the receiver handles its reply first
+    }
+    return r;
+  }
+
+  bool overtaken() const {
+    std::lock_guard lock(mu_);
+    return overtaken_;
+  }
+
+ private:
+  std::atomic<bool> held_one_{false};
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  int brought_ = 0;
+  bool overtaken_ = false;
+};
+
+TEST_F(DrainerTest, FifoOneGroupKeepsTakingTurnsWhenAReceiveOvertakesADeleteReply) {
+  // While the first batch's delete reply is held, a waiting receiver probes
+  // (after a second without news) and gets the group's next messages, freed
+  // by that delete. That is our group again, not a second one: the receivers
+  // keep taking turns, one receive at a time.
+  auto ids = SendFifo(1, 30);
+  options_.receivers = 4;
+  FirstDeleteReplyOvertaken observer(sqs_, std::chrono::milliseconds(20));
+  client_ = &observer;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_TRUE(observer.overtaken()) << "no receive brought messages while the delete reply was held";
+  EXPECT_EQ(observer.max_running(), 1) << "receives: " << observer.calls();
+  std::vector<std::string> order;
+  for (const ArchiveRecord& rec : RecordsInOrder(r.keys)) order.push_back(rec.message_id);
+  EXPECT_EQ(order, ids);
 }
 
 TEST_F(DrainerTest, FifoOrderWithinEachGroupIsKeptInTheArchive) {
