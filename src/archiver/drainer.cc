@@ -469,6 +469,7 @@ void QueueDrainer::ReceiverLoop() {
     ro.corrupt = &corrupt;
     ro.cancel = &abort_receives_;
     ++counters_.receive_calls;
+    const auto receive_started = clock_.SteadyNow();
     auto got = sqs_.ReceiveMessages(queue_.url, ro);
     if (!got.ok()) {
       if (queue_.fifo) AfterFifoReceive(turn, -1);
@@ -557,6 +558,10 @@ void QueueDrainer::ReceiverLoop() {
     // they are deleted; a standard queue is near its end). After an empty
     // long poll, wait for an upload slot rather than for another long poll.
     // (Not while another receiver still has messages in hand for the batch.)
+    if (msgs.empty() && corrupt.empty()) {
+      MutexLock lock(mu_);
+      last_empty_receive_started_ = std::max(last_empty_receive_started_, receive_started);
+    }
     if (msgs.empty() && corrupt.empty() && in_hand_ == 0) {
       SealBuilding(/*wait=*/empty_long_poll, /*only_if_full=*/false);
     }
@@ -596,15 +601,20 @@ void QueueDrainer::ReceiverLoop() {
     if (depth == Depth::kWaitInFlight) {
       auto t = clock_.SteadyNow();
       std::chrono::steady_clock::duration waited{0};
+      bool looked_since = false;
       {
         MutexLock lock(mu_);
         if (!unexplained_in_flight_since_) unexplained_in_flight_since_ = t;
         waited = t - *unexplained_in_flight_since_;
+        // An empty receive that began after their visibility ran out: they
+        // are not ours to catch. (Time alone is not proof: it also passes
+        // while no receiver ran.)
+        looked_since = last_empty_receive_started_ > *unexplained_in_flight_since_ + options_.visibility_timeout;
       }
       // Their visibility runs out within one timeout (ours, for a lost
       // reply); a few seconds more for the long poll to catch them.
       auto limit = options_.visibility_timeout + std::chrono::seconds(options_.wait_time_seconds + 5);
-      if (waited > limit) {
+      if (waited > limit && looked_since) {
         MarkIncomplete(fmt::format(
             "{} message(s) stayed in flight for {}s without this run holding them (another consumer may hold "
             "them); run again after {}s",
