@@ -777,8 +777,11 @@ async function main() {
     // would only delay the rows (measured).
     await poll();
     render();
-    state.info = (await info) || state.info;
-    showUpdated();
+    const got = await info;
+    if (got) {
+      state.info = got;
+      showUpdated(); // with the real poll interval
+    }
   } else {
     // Other views take the preloaded overview too (kept for the way back):
     // a preload left unused is a console warning.
