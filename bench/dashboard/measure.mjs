@@ -13,13 +13,23 @@
 // process come after it and are not counted. The page's own marks
 // (dlq-overview-*) are reported alongside when present.
 //
+// The critical path of each load, in ms from navigation start, is printed on
+// stderr (one line a load) and kept in the JSON: the document's fetch start,
+// response start and end, domInteractive and DOMContentLoaded, and for each
+// resource its first request's start, end and initiator (link: the
+// stylesheet or the preload; script; fetch: app.js). --trace DIR records a
+// Chromium trace per load and prints what the renderer's main thread did
+// until the first frame: its tasks by kind, the long ones in order, and their
+// total wall and CPU time (the CPU time varies less than the wall time on a
+// loaded machine: compare versions with it). Tracing slows the loads down.
+//
 // Loads: COLD ones each in a fresh browser context (empty cache and storage,
 // a new renderer), then WARM ones reloading one page.
 //
 // Usage:
 //   node measure.mjs --url URL --queues N [--pid PID --window S]   (run.sh: a daemon)
 //   node measure.mjs --synthetic [--queues N | --overview FILE] [--web DIR]  (synthetic.mjs, seconds)
-//   options: --cold 5 --warm 5 --modules DIR (node_modules with puppeteer-core)
+//   options: --cold 5 --warm 5 --trace DIR --modules DIR (node_modules with puppeteer-core)
 //            --chromium /usr/bin/chromium
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -97,17 +107,20 @@ async function load(page, i) {
   }
   return page.evaluate(() => {
     const r = (x) => Math.round(x * 10) / 10;
+    // The page's marks, and x-* ones: a copy of web/app.js given marks for a
+    // finer breakdown (--web DIR) reports them too. The first of each name.
     const marks = {};
     for (const m of performance.getEntriesByType('mark')) if ((m.name.startsWith('dlq-overview-') || m.name.startsWith('x-')) && !(m.name in marks)) marks[m.name] = r(m.startTime);
     const nav = performance.getEntriesByType('navigation')[0];
     // The critical path: the document, then each resource's first request
     // (start = fetchStart, the request leaving; end = responseEnd) and who
-    // asked for it (initiator: link = the preload, fetch = app.js).
+    // asked for it (initiator: link = the stylesheet or the preload, fetch = app.js).
     const resources = {};
     for (const e of performance.getEntriesByType('resource')) {
       const name = new URL(e.name).pathname;
       if (resources[name]) continue;
-      resources[name] = { start: r(e.fetchStart), response_start: r(e.responseStart), end: r(e.responseEnd), initiator: e.initiatorType,
+      resources[name] = { start: r(e.fetchStart), connect_start: r(e.connectStart), connect_end: r(e.connectEnd), request_start: r(e.requestStart),
+        response_start: r(e.responseStart), end: r(e.responseEnd), initiator: e.initiatorType,
         bytes: e.encodedBodySize };
     }
     return { first_frame_ms: Math.round(window.__firstFrame.ms), row_height_px: window.__firstFrame.rowHeight,
@@ -154,10 +167,11 @@ function summarizeTrace(file) {
     `by task kind (ms): ${sum}\n${lines.join('\n')}`;
 }
 
-// One line per load on stderr: the critical path in ms from navigation start.
+// One line per load on stderr: the critical path in ms from navigation start
+// (a resource: fetch start - request sent - response start - response end).
 function describe(kind, l) {
   const d = l.document;
-  const res = Object.entries(l.resources).map(([n, e]) => `${n} ${e.start}-${e.end}${e.initiator === 'fetch' ? '' : ' (' + e.initiator + ')'}`).join(', ');
+  const res = Object.entries(l.resources).map(([n, e]) => `${n} ${e.start}-${e.request_start}-${e.response_start}-${e.end}${e.initiator === 'fetch' ? '' : ' (' + e.initiator + ')'}`).join(', ');
   const marks = Object.entries(l.marks).map(([n, t]) => `${n.replace('dlq-overview-', '')} ${t}`).join(', ');
   console.error(`${kind}: frame ${l.first_frame_ms} | doc ${d.fetch_start}-${d.response_start}-${d.response_end}, interactive ${d.dom_interactive}, ` +
     `DCL ${d.dcl_start}-${d.dcl_end} | ${res} | ${marks}`);
@@ -189,7 +203,7 @@ const figure = (loads) => ({ first_frame_ms: loads.map((l) => l.first_frame_ms),
 console.log(JSON.stringify({
   source: synthetic ? (o.overview ? 'synthetic server, saved overview ' + o.overview : 'synthetic server') : base,
   queues, cold: figure(cold), warm: figure(warm), loads: { cold, warm },
-  ...(o.trace ? { main_thread_until_first_frame: traceTotals } : {}),
+  ...(o.trace ? { main_thread_until_first_frame: traceTotals } : {}), // ms; cold loads, the prime load, warm loads
   daemon_cpu_ms_per_s_without_page: idle, daemon_cpu_ms_per_s_with_page: open, window_s: o.pid ? Number(o.window) : null,
   load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
 }, null, 1));
