@@ -4,7 +4,7 @@
 'use strict';
 
 const state = {
-  info: { write: false, poll_interval_s: 60 },
+  info: { write: false, poll_interval_s: null }, // /api/dashboard's answer; null: not known yet
   queues: null, // last /api/queues?queue=NAME document (a queue page)
   queuesFor: null,
   overview: null, // last /api/overview document
@@ -711,9 +711,10 @@ function render() {
 // The overview: 304 when nothing changed since the last answer; the rows are
 // then rebuilt only once a minute (their countdowns move). The first request
 // takes the answer index.html preloads (<link rel="preload" as="fetch"
-// crossorigin>), so it must be the same request: a plain GET, no headers, no
-// cache mode; anything else fetches again and Chrome warns that the preload
-// went unused. Later polls ask with If-None-Match.
+// crossorigin>), so it is the same request: a plain GET in cors mode with
+// same-origin credentials and no headers (with If-None-Match, for one, Chrome
+// fetches again and warns that the preload went unused). Later polls ask with
+// If-None-Match.
 async function pollOverview() {
   const res = state.overviewEtag
     ? await fetch('/api/overview', { cache: 'no-store', headers: { 'If-None-Match': state.overviewEtag } })
@@ -732,7 +733,9 @@ async function pollOverview() {
 }
 
 function showUpdated() {
-  if (state.updated) setLive('Updated ' + fmtClock(state.updated) + ', every ' + fmtDuration(state.info.poll_interval_s));
+  if (!state.updated) return;
+  const every = state.info.poll_interval_s ? ', every ' + fmtDuration(state.info.poll_interval_s) : '';
+  setLive('Updated ' + fmtClock(state.updated) + every);
 }
 
 async function poll() {

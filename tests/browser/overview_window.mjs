@@ -33,6 +33,17 @@ export async function checkWindowedOverview(browser, daemonUrl, check, axe) {
       .filter((e) => new URL(e.name).pathname === '/api/overview').map((e) => e.initiatorType));
     check('window: the rows come from the preloaded /api/overview', overviewRequests === 1 && initiators.join() === 'link',
       JSON.stringify({ overviewRequests, initiators }));
+    // A poll of the unchanged document: If-None-Match with the preloaded
+    // answer's ETag, 304, and the rows in the page stay as they are.
+    const answers = [];
+    page.on('response', (r) => {
+      if (new URL(r.url()).pathname === '/api/overview') answers.push({ status: r.status(), asked: r.request().headers()['if-none-match'] || null });
+    });
+    await page.evaluate(() => { document.querySelector('#queues-body tr[data-queue]').__beforePoll = true; });
+    await page.evaluate(() => poll()); // eslint-disable-line no-undef
+    const kept = await page.evaluate(() => document.querySelector('#queues-body tr[data-queue]').__beforePoll === true);
+    check('window: a poll of the unchanged overview gets 304 and keeps the rows', answers.length === 1 && answers[0].status === 304 &&
+      answers[0].asked !== null && kept, JSON.stringify({ answers, kept }));
     const frame = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     // What the page shows: rendered rows with their aria-rowindex, and where they are.
     const rendered = () => page.evaluate(() => {
