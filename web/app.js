@@ -4,7 +4,7 @@
 'use strict';
 
 const state = {
-  info: { write: false, poll_interval_s: 60 },
+  info: { write: false, poll_interval_s: null }, // /api/dashboard's answer; null: not known yet
   queues: null, // last /api/queues?queue=NAME document (a queue page)
   queuesFor: null,
   overview: null, // last /api/overview document
@@ -87,6 +87,14 @@ function fmtTime(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
   return isNaN(d) ? iso : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+// Local wall-clock time, HH:MM:SS. Not toLocaleTimeString: its first call in
+// a new renderer loads ICU's locale data, 60-110 ms before the first rows
+// (bench/dashboard/README.md).
+function fmtClock(d) {
+  const p = (n) => String(n).padStart(2, '0');
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
 function fmtBytes(n) {
@@ -232,9 +240,12 @@ function sortedQueues(doc) {
   const col = columns.find((c) => c.key === state.sort.key) || columns[0];
   const f = state.filter.toLowerCase();
   const qs = doc.queues.filter((q) => !f || (q.queue + ' ' + q.group + ' ' + q.region).toLowerCase().includes(f));
-  const keyed = qs.map((q) => [col.value(q), q]);
-  keyed.sort(([x, a], [y, b]) => (x < y ? -1 : x > y ? 1 : a.queue < b.queue ? -1 : 1) * state.sort.dir);
-  return keyed.map(([, q]) => q);
+  // Keys computed once per queue; no destructuring in the comparator (slow
+  // while the code is still interpreted, as on a first load).
+  const keyed = qs.map((q) => ({ k: col.value(q), q }));
+  const dir = state.sort.dir;
+  keyed.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : x.q.queue < y.q.queue ? -1 : 1) * dir);
+  return keyed.map((e) => e.q);
 }
 
 const OVERSCAN = 20; // rows kept in the page beyond each edge of the view
@@ -698,10 +709,16 @@ function render() {
 }
 
 // The overview: 304 when nothing changed since the last answer; the rows are
-// then rebuilt only once a minute (their countdowns move).
+// then rebuilt only once a minute (their countdowns move). The first request
+// takes the answer index.html preloads (<link rel="preload" as="fetch"
+// crossorigin>), so it is the same request: a plain GET in cors mode with
+// same-origin credentials and no headers (with If-None-Match, for one, Chrome
+// fetches again and warns that the preload went unused). Later polls ask with
+// If-None-Match.
 async function pollOverview() {
-  const headers = state.overviewEtag ? { 'If-None-Match': state.overviewEtag } : {};
-  const res = await fetch('/api/overview', { cache: 'no-store', headers });
+  const res = state.overviewEtag
+    ? await fetch('/api/overview', { cache: 'no-store', headers: { 'If-None-Match': state.overviewEtag } })
+    : await fetch('/api/overview');
   if (res.status === 304 && state.overview) {
     if (state.route.view === 'overview' && Date.now() - state.renderedAt >= 60000) renderOverviewLive(true);
     return;
@@ -713,6 +730,12 @@ async function pollOverview() {
   state.overview = doc;
   state.overviewEtag = res.headers.get('ETag');
   if (state.route.view === 'overview') renderOverviewLive(true);
+}
+
+function showUpdated() {
+  if (!state.updated) return;
+  const every = state.info.poll_interval_s ? ', every ' + fmtDuration(state.info.poll_interval_s) : '';
+  setLive('Updated ' + fmtClock(state.updated) + every);
 }
 
 async function poll() {
@@ -730,7 +753,7 @@ async function poll() {
       if (state.route.view === 'queue') await renderQueueLive(state.route.queue);
     }
     state.updated = new Date();
-    setLive('Updated ' + state.updated.toLocaleTimeString() + ', every ' + fmtDuration(state.info.poll_interval_s));
+    showUpdated();
   } catch (e) {
     setLive('Update failed: ' + e.message);
   }
@@ -748,12 +771,30 @@ async function main() {
     document.getElementById('main').focus();
   });
   state.route = parseRoute();
-  // The first answers are fetched at once, side by side.
+  // The first answers are fetched at once, side by side; /api/overview is
+  // already on its way (index.html preloads it).
   const info = api('/api/dashboard').catch((e) => { setLive('Cannot reach the daemon: ' + e.message); return null; });
-  const first = poll();
-  state.info = (await info) || state.info;
-  await first;
-  render();
+  if (state.route.view === 'overview') {
+    // The overview needs nothing from /api/dashboard. The page is built with
+    // the first answer, not before: a frame of the page without its rows
+    // would only delay the rows (measured).
+    await poll();
+    render();
+    const got = await info;
+    if (got) {
+      state.info = got;
+      showUpdated(); // with the real poll interval
+    }
+  } else {
+    // Other views take the preloaded overview too (kept for the way back):
+    // a preload left unused is a console warning.
+    const overview = pollOverview().catch(() => {});
+    const first = poll();
+    state.info = (await info) || state.info;
+    await first;
+    render();
+    await overview;
+  }
   // Polls follow the collection interval: the daemon has nothing newer sooner.
   const every = Math.max(1, state.info.poll_interval_s || 60) * 1000;
   state.timer = setInterval(poll, every);

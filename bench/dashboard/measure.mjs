@@ -13,13 +13,23 @@
 // process come after it and are not counted. The page's own marks
 // (dlq-overview-*) are reported alongside when present.
 //
+// The critical path of each load, in ms from navigation start, is printed on
+// stderr (one line a load) and kept in the JSON: the document's fetch start,
+// response start and end, domInteractive and DOMContentLoaded, and for each
+// resource its first request's start, end and initiator (link: the
+// stylesheet or the preload; script; fetch: app.js). --trace DIR records a
+// Chromium trace per load and prints what the renderer's main thread did
+// until the first frame: its tasks by kind, the long ones in order, and their
+// total wall and CPU time (the CPU time varies less than the wall time on a
+// loaded machine: compare versions with it). Tracing slows the loads down.
+//
 // Loads: COLD ones each in a fresh browser context (empty cache and storage,
 // a new renderer), then WARM ones reloading one page.
 //
 // Usage:
 //   node measure.mjs --url URL --queues N [--pid PID --window S]   (run.sh: a daemon)
 //   node measure.mjs --synthetic [--queues N | --overview FILE] [--web DIR]  (synthetic.mjs, seconds)
-//   options: --cold 5 --warm 5 --modules DIR (node_modules with puppeteer-core)
+//   options: --cold 5 --warm 5 --trace DIR --modules DIR (node_modules with puppeteer-core)
 //            --chromium /usr/bin/chromium
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -33,7 +43,7 @@ const { values: o } = parseArgs({
   options: {
     url: { type: 'string' }, queues: { type: 'string', default: '1000' }, pid: { type: 'string' },
     window: { type: 'string', default: '60' }, synthetic: { type: 'boolean', default: false },
-    overview: { type: 'string', default: '' }, web: { type: 'string' }, cold: { type: 'string', default: '5' }, warm: { type: 'string', default: '5' },
+    overview: { type: 'string', default: '' }, trace: { type: 'string', default: '' }, web: { type: 'string' }, cold: { type: 'string', default: '5' }, warm: { type: 'string', default: '5' },
     modules: { type: 'string', default: path.join(root, '.tools/node/node_modules') },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
   },
@@ -87,15 +97,84 @@ function firstFrameProbe(want) {
 
 async function load(page, i) {
   await page.evaluateOnNewDocument(firstFrameProbe, queues);
+  const trace = o.trace ? path.join(o.trace, i + '.json') : '';
+  if (trace) await page.tracing.start({ path: trace, categories: ['devtools.timeline', 'v8.execute', 'blink.user_timing', 'loading', 'disabled-by-default-devtools.timeline'] });
   await page.goto(base + '/?load=' + i, { waitUntil: 'domcontentloaded' });
   await page.waitForFunction(() => window.__firstFrame, { timeout: 60000, polling: 50 });
+  if (trace) {
+    await page.tracing.stop();
+    console.error(summarizeTrace(trace));
+  }
   return page.evaluate(() => {
+    const r = (x) => Math.round(x * 10) / 10;
+    // The page's marks, and x-* ones: a copy of web/app.js given marks for a
+    // finer breakdown (--web DIR) reports them too. The first of each name.
     const marks = {};
-    for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith('dlq-overview-')) marks[m.name] = Math.round(m.startTime);
+    for (const m of performance.getEntriesByType('mark')) if ((m.name.startsWith('dlq-overview-') || m.name.startsWith('x-')) && !(m.name in marks)) marks[m.name] = r(m.startTime);
     const nav = performance.getEntriesByType('navigation')[0];
+    // The critical path: the document, then each resource's first request
+    // (start = fetchStart, the request leaving; end = responseEnd) and who
+    // asked for it (initiator: link = the stylesheet or the preload, fetch = app.js).
+    const resources = {};
+    for (const e of performance.getEntriesByType('resource')) {
+      const name = new URL(e.name).pathname;
+      if (resources[name]) continue;
+      resources[name] = { start: r(e.fetchStart), connect_start: r(e.connectStart), connect_end: r(e.connectEnd), request_start: r(e.requestStart),
+        response_start: r(e.responseStart), end: r(e.responseEnd), initiator: e.initiatorType,
+        bytes: e.encodedBodySize };
+    }
     return { first_frame_ms: Math.round(window.__firstFrame.ms), row_height_px: window.__firstFrame.rowHeight,
-      rows_in_dom: window.__firstFrame.rowsInDom, dom_content_loaded_ms: Math.round(nav.domContentLoadedEventEnd), marks };
+      rows_in_dom: window.__firstFrame.rowsInDom, dom_content_loaded_ms: Math.round(nav.domContentLoadedEventEnd),
+      document: { fetch_start: r(nav.fetchStart), response_start: r(nav.responseStart), response_end: r(nav.responseEnd),
+        dom_interactive: r(nav.domInteractive), dcl_start: r(nav.domContentLoadedEventStart), dcl_end: r(nav.domContentLoadedEventEnd),
+        bytes: nav.encodedBodySize },
+      resources, marks };
   });
+}
+
+// --trace DIR: what the renderer's main thread did from navigation start to
+// the first frame, by top-level task kind (ms) and in order (tasks over 4 ms).
+const traceTotals = [];
+function summarizeTrace(file) {
+  const events = JSON.parse(readFileSync(file, 'utf8')).traceEvents;
+  const mainTids = new Set(events.filter((e) => e.name === 'thread_name' && e.args.name === 'CrRendererMain').map((e) => e.pid + ':' + e.tid));
+  const nav = events.find((e) => e.name === 'navigationStart' && mainTids.has(e.pid + ':' + e.tid) && e.args.data && e.args.data.isLoadingMainFrame);
+  if (!nav) return 'trace: no navigationStart';
+  const pidTid = nav.pid + ':' + nav.tid;
+  const on = events.filter((e) => e.pid + ':' + e.tid === pidTid && e.ph === 'X' && e.ts >= nav.ts).sort((a, b) => a.ts - b.ts);
+  const marks = events.filter((e) => e.name === 'dlq-overview-frame');
+  const stop = marks.length ? marks[0].ts : Infinity;
+  const top = on.filter((e) => e.name === 'RunTask' || e.name === 'ThreadControllerImpl::RunTask');
+  const lines = [];
+  const kinds = {};
+  let wall = 0, cpu = 0;
+  for (const t of top) {
+    if (t.ts > stop) break;
+    wall += t.dur / 1000;
+    cpu += (t.tdur || 0) / 1000;
+    // The biggest child names the task.
+    const kids = on.filter((e) => e !== t && e.ts >= t.ts && e.ts + (e.dur || 0) <= t.ts + t.dur && e.name !== 'RunTask');
+    const names = {};
+    for (const k of kids) names[k.name] = (names[k.name] || 0) + k.dur;
+    const main = Object.entries(names).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([n, d]) => `${n} ${(d / 1000).toFixed(1)}`).join(', ');
+    const key = Object.keys(names).length ? Object.entries(names).sort((a, b) => b[1] - a[1])[0][0] : '(other)';
+    kinds[key] = (kinds[key] || 0) + t.dur / 1000;
+    if (t.dur > 4000) lines.push(`  ${((t.ts - nav.ts) / 1000).toFixed(1)} +${(t.dur / 1000).toFixed(1)} ms: ${main}`);
+  }
+  const sum = Object.entries(kinds).sort((a, b) => b[1] - a[1]).map(([n, d]) => `${n} ${d.toFixed(1)}`).join(', ');
+  traceTotals.push({ wall, cpu });
+  return `trace ${path.basename(file)}: main thread until the first frame: ${wall.toFixed(1)} ms in tasks, ${cpu.toFixed(1)} ms CPU; ` +
+    `by task kind (ms): ${sum}\n${lines.join('\n')}`;
+}
+
+// One line per load on stderr: the critical path in ms from navigation start
+// (a resource: fetch start - request sent - response start - response end).
+function describe(kind, l) {
+  const d = l.document;
+  const res = Object.entries(l.resources).map(([n, e]) => `${n} ${e.start}-${e.request_start}-${e.response_start}-${e.end}${e.initiator === 'fetch' ? '' : ' (' + e.initiator + ')'}`).join(', ');
+  const marks = Object.entries(l.marks).map(([n, t]) => `${n.replace('dlq-overview-', '')} ${t}`).join(', ');
+  console.error(`${kind}: frame ${l.first_frame_ms} | doc ${d.fetch_start}-${d.response_start}-${d.response_end}, interactive ${d.dom_interactive}, ` +
+    `DCL ${d.dcl_start}-${d.dcl_end} | ${res} | ${marks}`);
 }
 
 const idle = o.pid ? await cpuOver(Number(o.window)) : null;
@@ -106,13 +185,17 @@ for (let i = 0; i < Number(o.cold); i++) {
   const page = await ctx.newPage();
   await page.setViewport({ width: 1280, height: 900 });
   cold.push(await load(page, 'cold' + i));
+  describe('cold' + i, cold[cold.length - 1]);
   await ctx.close();
 }
 const page = await browser.newPage();
 await page.setViewport({ width: 1280, height: 900 });
 await load(page, 'prime');
 const warm = [];
-for (let i = 0; i < Number(o.warm); i++) warm.push(await load(page, 'warm' + i));
+for (let i = 0; i < Number(o.warm); i++) {
+  warm.push(await load(page, 'warm' + i));
+  describe('warm' + i, warm[warm.length - 1]);
+}
 const open = o.pid ? await cpuOver(Number(o.window)) : null;
 await browser.close();
 if (synthetic) synthetic.close();
@@ -120,6 +203,7 @@ const figure = (loads) => ({ first_frame_ms: loads.map((l) => l.first_frame_ms),
 console.log(JSON.stringify({
   source: synthetic ? (o.overview ? 'synthetic server, saved overview ' + o.overview : 'synthetic server') : base,
   queues, cold: figure(cold), warm: figure(warm), loads: { cold, warm },
+  ...(o.trace ? { main_thread_until_first_frame: traceTotals } : {}), // ms; cold loads, the prime load, warm loads
   daemon_cpu_ms_per_s_without_page: idle, daemon_cpu_ms_per_s_with_page: open, window_s: o.pid ? Number(o.window) : null,
   load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
 }, null, 1));

@@ -45,15 +45,20 @@ const browser = await puppeteer.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
 });
 
-// A page that records console errors, page errors and every request that
-// leaves for another origin than the daemon's.
+// A page that records console errors and warnings (Chrome's own too, such as
+// "preloaded but not used"), page errors and every request that leaves for
+// another origin than the daemon's.
 async function openPage(base) {
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 900 });
   page.errors = [];
+  page.warnings = [];
   page.foreign = [];
   const origin = new URL(base).origin;
-  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(m.text());
+    if (m.type() === 'warn') page.warnings.push(m.text());
+  });
   page.on('pageerror', (e) => page.errors.push(String(e)));
   page.on('request', (r) => {
     const u = r.url();
@@ -93,10 +98,47 @@ mkdirSync(cfg.screenshots_dir, { recursive: true });
 const ro = await openPage(cfg.ro_url);
 
 await step('overview loads', async () => {
+  // Every /api/overview request and answer: index.html preloads the first
+  // one, app.js must take that answer (not ask again), and its polls then
+  // revalidate it with If-None-Match.
+  const asked = [];
+  const answered = [];
+  const isOverview = (u) => new URL(u).pathname === '/api/overview';
+  const onRequest = (r) => { if (isOverview(r.url())) asked.push(r.headers()['if-none-match'] || null); };
+  const onResponse = (r) => {
+    if (isOverview(r.url())) answered.push({ status: r.status(), etag: r.headers().etag, asked: r.request().headers()['if-none-match'] || null });
+  };
+  ro.on('request', onRequest);
+  ro.on('response', onResponse);
   const t0 = Date.now();
   await ro.goto(cfg.ro_url + '/', { waitUntil: 'domcontentloaded' });
   await ro.waitForSelector(`#queues-body tr[data-queue="${cfg.alarm_queue}"]`, { timeout: 15000 });
   console.log('figure first_render_ms ' + (Date.now() - t0));
+  // Polls start after the first render: until then, one request, the preload's.
+  const requestsAtRows = asked.length;
+  const entries = await ro.evaluate(() => performance.getEntriesByType('resource')
+    .filter((e) => new URL(e.name).pathname === '/api/overview').map((e) => e.initiatorType));
+  check('overview rows come from the preloaded answer', requestsAtRows === 1 && asked[0] === null && entries[0] === 'link',
+    JSON.stringify({ requestsAtRows, asked, entries }));
+  // The status line says when the rows were updated, and the poll interval
+  // once /api/dashboard has answered (the rows do not wait for it).
+  const live = await ro.waitForFunction(() => /^Updated \d\d:\d\d:\d\d, every 1s$/.test(document.getElementById('live').textContent),
+    { timeout: 10000 }).then(() => true, () => false);
+  check('live status: the time and the poll interval from /api/dashboard', live, await textOf(ro, '#live'));
+  // The daemon collects every second and its overview may change with each
+  // collection, so the check is the chain: every poll sends the ETag of the
+  // last 200 answer (the preloaded one first). The 304 itself is checked
+  // against a document that does not change (overview_window.mjs).
+  for (let i = 0; i < 50 && answered.length < 3; i++) await new Promise((r) => setTimeout(r, 200));
+  let last = null;
+  const chained = answered.length >= 3 && answered[0].status === 200 && answered.every((a, i) => {
+    const ok = i === 0 || (a.asked !== null && a.asked === last);
+    if (a.status === 200) last = a.etag;
+    return ok;
+  });
+  check('polls send the last answer\'s ETag, starting with the preloaded one (If-None-Match)', chained, JSON.stringify(answered.slice(0, 6)));
+  ro.off('request', onRequest);
+  ro.off('response', onResponse);
   const rows = await ro.$$eval('#queues-body tr', (trs) => trs.map((t) => t.dataset.queue));
   for (const name of [cfg.archived_queue, cfg.alarm_queue, cfg.archive_now_queue]) {
     check('overview lists ' + name, rows.includes(name), JSON.stringify(rows));
@@ -224,6 +266,7 @@ await step('windowed overview at 1,000 queues', async () => {
 });
 
 check('no console errors (read-only)', ro.errors.length === 0, JSON.stringify(ro.errors));
+check('no console warnings (read-only)', ro.warnings.length === 0, JSON.stringify(ro.warnings));
 check('no request to another host (read-only)', ro.foreign.length === 0, JSON.stringify(ro.foreign));
 
 // ---- Daemon with the write token.
@@ -261,6 +304,7 @@ await step('archive now empties the queue', async () => {
 });
 
 check('no console errors (with token)', rw.errors.length === 0, JSON.stringify(rw.errors));
+check('no console warnings (with token)', rw.warnings.length === 0, JSON.stringify(rw.warnings));
 check('no request to another host (with token)', rw.foreign.length === 0, JSON.stringify(rw.foreign));
 
 await browser.close();

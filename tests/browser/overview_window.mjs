@@ -16,12 +16,34 @@ export async function checkWindowedOverview(browser, daemonUrl, check, axe) {
   const server = await startSynthetic({ queues: QUEUES, ...(daemonUrl ? { assetsFrom: daemonUrl } : {}) });
   const page = await browser.newPage();
   const errors = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  const warnings = []; // Chrome's "preloaded but not used" among them
+  let overviewRequests = 0;
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+    if (m.type() === 'warn') warnings.push(m.text());
+  });
   page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => { if (new URL(r.url()).pathname === '/api/overview') overviewRequests++; });
   try {
     await page.setViewport({ width: 1280, height: 900 });
     await page.goto(server.url + '/', { waitUntil: 'domcontentloaded' });
     await page.waitForFunction((n) => (document.getElementById('shown') || {}).textContent === `${n} of ${n} queues shown`, { timeout: 20000 }, QUEUES);
+    // synthetic.mjs polls every 10 s: one request so far, the preload's, and the page rendered its answer.
+    const initiators = await page.evaluate(() => performance.getEntriesByType('resource')
+      .filter((e) => new URL(e.name).pathname === '/api/overview').map((e) => e.initiatorType));
+    check('window: the rows come from the preloaded /api/overview', overviewRequests === 1 && initiators.join() === 'link',
+      JSON.stringify({ overviewRequests, initiators }));
+    // A poll of the unchanged document: If-None-Match with the preloaded
+    // answer's ETag, 304, and the rows in the page stay as they are.
+    const answers = [];
+    page.on('response', (r) => {
+      if (new URL(r.url()).pathname === '/api/overview') answers.push({ status: r.status(), asked: r.request().headers()['if-none-match'] || null });
+    });
+    await page.evaluate(() => { document.querySelector('#queues-body tr[data-queue]').__beforePoll = true; });
+    await page.evaluate(() => poll()); // eslint-disable-line no-undef
+    const kept = await page.evaluate(() => document.querySelector('#queues-body tr[data-queue]').__beforePoll === true);
+    check('window: a poll of the unchanged overview gets 304 and keeps the rows', answers.length === 1 && answers[0].status === 304 &&
+      answers[0].asked !== null && kept, JSON.stringify({ answers, kept }));
     const frame = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     // What the page shows: rendered rows with their aria-rowindex, and where they are.
     const rendered = () => page.evaluate(() => {
@@ -116,6 +138,7 @@ export async function checkWindowedOverview(browser, daemonUrl, check, axe) {
     });
     check('window: a live update keeps the focus on its row', after === focused.queue, after);
     check('window: no console errors', errors.length === 0, JSON.stringify(errors));
+    check('window: no console warnings', warnings.length === 0, JSON.stringify(warnings));
   } finally {
     await page.close();
     server.close();
