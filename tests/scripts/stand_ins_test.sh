@@ -51,6 +51,16 @@ stand_ins() {
   [[ -z ${STAND_INS_TEST_TRACE:-} ]] || echo "  ($* -> $rc in ${took}s)"
 }
 show() { sed 's/^/    | /' "$work/out" >&2; }
+# The last stand_ins call exited `want` and printed `pattern` (grep): pass `what`, or fail and show its output.
+expect_out() {
+  local want=$1 pattern=$2 what=$3
+  if ((rc == want)) && grep -q "$pattern" "$work/out"; then
+    pass "$what"
+  else
+    fail "$what: exit $rc"
+    show
+  fi
+}
 
 # --- 1. slow fork, then status and stop by PID ---
 port=$(free_port)
@@ -74,12 +84,7 @@ else
   fail "fauxqs does not answer on 127.0.0.1:$port"
 fi
 stand_ins bash "$SCRIPT" status fauxqs
-if ((rc == 0)) && grep -q "fauxqs: running on 127.0.0.1:$port (pid $pid)" "$work/out"; then
-  pass "status names the PID"
-else
-  fail "status: exit $rc"
-  show
-fi
+expect_out 0 "fauxqs: running on 127.0.0.1:$port (pid $pid)" "status names the PID"
 stand_ins bash "$SCRIPT" stop fauxqs
 if ((rc == 0)) && grep -q "fauxqs: stopped (pid $pid)" "$work/out" && ! kill -0 "$pid" 2>/dev/null; then
   pass "stop ends PID $pid"
@@ -93,12 +98,7 @@ else
   fail "PID or env file left after stop"
 fi
 stand_ins bash "$SCRIPT" status fauxqs
-if ((rc == 1)) && grep -q "fauxqs: not running" "$work/out"; then
-  pass "status after stop: not running, exit 1"
-else
-  fail "status after stop: exit $rc"
-  show
-fi
+expect_out 1 "fauxqs: not running" "status after stop: not running, exit 1"
 
 # --- 2. a server that exits during startup, with and without a slow fork ---
 fake=$work/bin/moto_server
