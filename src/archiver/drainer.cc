@@ -404,9 +404,10 @@ QueueDrainer::Depth QueueDrainer::CheckDepth() {
   return unexplained ? Depth::kWaitInFlight : Depth::kEmpty;
 }
 
-void QueueDrainer::HandleCorrupt(const std::vector<CorruptMessage>& corrupt) {
+void QueueDrainer::HandleCorrupt(const std::vector<CorruptMessage>& corrupt,
+                                 std::chrono::steady_clock::time_point received) {
   std::vector<Held> release;
-  auto now = clock_.SteadyNow();
+  const auto now = received;
   {
     MutexLock lock(mu_);
     for (const CorruptMessage& c : corrupt) {
@@ -499,12 +500,15 @@ void QueueDrainer::ReceiverLoop() {
     } in_hand(in_hand_, static_cast<int64_t>(msgs.size()));
     if (queue_.fifo) keep_turn = AfterFifoReceive(turn, static_cast<int64_t>(msgs.size() + corrupt.size()));
     counters_.received += msgs.size() + corrupt.size();
-    if (!corrupt.empty()) HandleCorrupt(corrupt);
+    if (!corrupt.empty()) HandleCorrupt(corrupt, receive_started);
 
     std::vector<Message> take;
     std::vector<Held> examined;
     bool progress = false;
-    auto now = clock_.SteadyNow();
+    // SQS started their visibility timeout when it answered, at some moment
+    // after the request went out: counting from the request's start keeps
+    // our deadline at or before SQS's, never after it.
+    const auto now = receive_started;
     {
       MutexLock lock(mu_);
       for (Message& m : msgs) {
@@ -547,7 +551,7 @@ void QueueDrainer::ReceiverLoop() {
       }
     }
     if (options_.dry_run && options_.max_messages > 0 && counters_.selected >= options_.max_messages) stop_ = true;
-    if (!take.empty()) AddSelected(take);
+    if (!take.empty()) AddSelected(take, receive_started);
     in_hand.Done();
 
     // An empty long poll: SQS looked at every server and found nothing
@@ -638,8 +642,8 @@ void QueueDrainer::ReceiverLoop() {
   }
 }
 
-void QueueDrainer::AddSelected(std::vector<Message>& msgs) {
-  auto now = clock_.SteadyNow();
+void QueueDrainer::AddSelected(std::vector<Message>& msgs, std::chrono::steady_clock::time_point received) {
+  const auto now = received;
   size_t i = 0;
   while (i < msgs.size()) {
     bool need_seal = false;
@@ -957,8 +961,10 @@ void QueueDrainer::HeartbeatLoop() {
         for (size_t i = begin; i < end; ++i) {
           entries.push_back({std::to_string(i - begin), due[i].receipt_handle, due[i].seconds});
         }
+        // SQS counts the new timeout from when it handles the call: from
+        // the call's start, our deadline is never later than SQS's.
+        const auto sent = clock_.SteadyNow();
         auto r = sqs_.ChangeMessageVisibilityBatch(queue_.url, entries);
-        auto after = clock_.SteadyNow();
         if (!r.ok()) {
           Log().Log(LogLevel::kWarn, "archive.heartbeat_failed",
                     {{"queue", queue_.name}, {"error", r.status().ToString()}});
@@ -967,7 +973,7 @@ void QueueDrainer::HeartbeatLoop() {
         counters_.visibility_extensions += r->successful_ids.size();
         for (const std::string& id : r->successful_ids) {
           if (auto i = EntryIndex(id, end - begin)) {
-            extended.emplace_back(begin + *i, after + std::chrono::seconds(due[begin + *i].seconds));
+            extended.emplace_back(begin + *i, sent + std::chrono::seconds(due[begin + *i].seconds));
           }
         }
       }

@@ -232,7 +232,10 @@ class QueueDrainer {
   // Messages this run holds that block their FIFO group until the pipeline
   // is done with them (not examined or set-aside ones), plus those in hand.
   size_t PipelineHeldLocked() const DLQ_REQUIRES(mu_);
-  void HandleCorrupt(const std::vector<CorruptMessage>& corrupt) DLQ_EXCLUDES(mu_);
+  // `received` is when the receive that brought them was sent: their
+  // visibility deadlines count from it (never later than SQS's own).
+  void HandleCorrupt(const std::vector<CorruptMessage>& corrupt, std::chrono::steady_clock::time_point received)
+      DLQ_EXCLUDES(mu_);
   void HoldExamined(std::vector<Held> held) DLQ_EXCLUDES(mu_);
   size_t HeldLocked() const DLQ_REQUIRES(mu_);
   void MarkIncomplete(std::string reason) DLQ_EXCLUDES(mu_);
@@ -248,7 +251,7 @@ class QueueDrainer {
   void UploaderLoop();
   void HeartbeatLoop();
   bool Selected(const Message& m) const;
-  void AddSelected(std::vector<Message>& msgs) DLQ_EXCLUDES(mu_);
+  void AddSelected(std::vector<Message>& msgs, std::chrono::steady_clock::time_point received) DLQ_EXCLUDES(mu_);
   // Seals the building batch if non-empty and queues it for upload. With
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;
   // without, gives up when the bound is reached.

@@ -340,6 +340,11 @@ TEST_F(DrainerTest, CrashBetweenUploadAndDeleteYieldsDuplicatesNotLoss) {
 TEST_F(DrainerTest, SlowUploadGetsVisibilityExtended) {
   Send(10);
   options_.visibility_timeout = seconds(20);
+  // One receiver: a second one, finding the queue empty while the first
+  // holds a reply it has not placed yet, waits for it on the fake clock
+  // (SleepFor advances it) and could run the messages' visibility out
+  // before this test's steps begin.
+  options_.receivers = 1;
   // Each Put takes 3 visibility timeouts of (fake) time, in steps the
   // heartbeat can follow: after every 10 s the hook waits (up to 5 s of real
   // time, for slow sanitizer builds) for the heartbeat's extension call.
@@ -357,6 +362,51 @@ TEST_F(DrainerTest, SlowUploadGetsVisibilityExtended) {
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_GT(r.stats.visibility_extensions, 0u);
+  EXPECT_EQ(r.stats.deleted, 10u);
+  EXPECT_EQ(r.stats.duplicates, 0u);
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+}
+
+// A reply that arrives late: SQS started the messages' visibility timeout
+// when it answered, so the drainer counts their deadline from the request's
+// start, not from the reply (else it would extend them too late).
+class SlowReceiveReply : public QueueClientWrapper {
+ public:
+  SlowReceiveReply(QueueClient& target, FakeClock& clock, std::chrono::seconds delay)
+      : QueueClientWrapper(target), clock_(clock), delay_(delay) {}
+  Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
+    auto got = QueueClientWrapper::ReceiveMessages(queue_url, options);
+    if (got.ok() && !got->empty()) clock_.Advance(delay_);
+    return got;
+  }
+
+ private:
+  FakeClock& clock_;
+  const std::chrono::seconds delay_;
+};
+
+TEST_F(DrainerTest, VisibilityDeadlineCountsFromTheReceiveRequestNotItsReply) {
+  Send(10);
+  options_.visibility_timeout = seconds(20);
+  options_.receivers = 1;
+  // The reply comes 12 s after SQS answered: 8 s of visibility are left,
+  // under the half of the timeout at which the heartbeat extends.
+  SlowReceiveReply slow(sqs_, clock_, seconds(12));
+  client_ = &slow;
+  bool extended_in_time = false;
+  store_.SetPutHook([&](const std::string&, std::string_view) {
+    for (int w = 0; w < 500 && sqs_.calls(Op::kChangeMessageVisibilityBatch) == 0; ++w) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    extended_in_time = sqs_.calls(Op::kChangeMessageVisibilityBatch) > 0;
+    clock_.Advance(seconds(13));  // past SQS's first deadline (t=20)
+    return Status::Ok();
+  });
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(extended_in_time);
+  EXPECT_GE(r.stats.visibility_extensions, 10u);  // at t=12; maybe again after t=25
+  EXPECT_EQ(r.stats.archived, 10u);
   EXPECT_EQ(r.stats.deleted, 10u);
   EXPECT_EQ(r.stats.duplicates, 0u);
   EXPECT_EQ(sqs_.Depth(url_), 0u);
