@@ -110,8 +110,9 @@ Status ValidateBatchReply(const BatchResult& reply, const std::vector<std::strin
 
 Status VerifyReceived(std::vector<Message>& messages, std::vector<CorruptMessage>* corrupt) {
   size_t kept = 0;
+  std::vector<Status> checks = VerifyMessages(messages);
   for (size_t i = 0; i < messages.size(); ++i) {
-    Status s = VerifyMessage(messages[i]);
+    Status& s = checks[i];
     if (!s.ok()) {
       if (corrupt == nullptr) return s;
       corrupt->push_back({messages[i].message_id, messages[i].receipt_handle, s.message()});

@@ -121,5 +121,39 @@ TEST(SqsMd5Test, VerifyRejectsMissingDigests) {
   EXPECT_EQ(VerifyMessage(attrs_dropped).code(), ErrorCode::kDataLoss);
 }
 
+TEST(SqsMd5Test, VerifyMessagesGivesVerifyMessagesVerdictForEachOfAMixedReply) {
+  // A reply as a receive brings it: good and bad messages, with and without
+  // attributes, more than one SIMD pass of them.
+  std::vector<Message> reply;
+  for (int i = 0; i < 23; ++i) {
+    Message m = GoodMessage();
+    m.message_id = "m-" + std::to_string(i);
+    switch (i % 6) {
+      case 1: m.body += "!"; break;                                          // body changed in transit
+      case 2: m.message_attributes["PostalCode"].string_value = "X"; break;  // attribute changed
+      case 3: m.md5_of_body = "51B0A3256D59467F973009B739163AA0"; break;     // upper case: fine
+      case 4:
+        m.message_attributes.clear();
+        m.md5_of_message_attributes.clear();
+        break;                                                     // none: fine
+      case 5: m.md5_of_body = m.md5_of_body.substr(0, 31); break;  // truncated digest
+      default: break;
+    }
+    reply.push_back(std::move(m));
+  }
+  reply[0].message_attributes.clear();  // attributes dropped, digest still sent
+  std::vector<Status> got = VerifyMessages(reply);
+  ASSERT_EQ(got.size(), reply.size());
+  int bad = 0;
+  for (size_t i = 0; i < reply.size(); ++i) {
+    Status want = VerifyMessage(reply[i]);
+    EXPECT_EQ(got[i].code(), want.code()) << reply[i].message_id;
+    EXPECT_EQ(got[i].message(), want.message()) << reply[i].message_id;
+    if (!got[i].ok()) ++bad;
+  }
+  EXPECT_EQ(bad, 1 + 4 + 4 + 3);  // message 0, and cases 1, 2 and 5
+  EXPECT_TRUE(VerifyMessages({}).empty());
+}
+
 }  // namespace
 }  // namespace dlq

@@ -1,0 +1,219 @@
+#include "common/md5_lanes.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 headers build their "undefined" vectors from themselves,
+// which -Wmaybe-uninitialized reports in every intrinsic that uses one.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
+
+namespace dlq {
+namespace {
+
+constexpr uint32_t kInit[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
+
+// RFC 1321's table: K[i] = floor(2^32 * |sin(i + 1)|). (The known-answer
+// tests of the RFC and the comparison with OpenSSL check it.)
+const std::array<uint32_t, 64>& SineTable() {
+  static const std::array<uint32_t, 64> kTable = [] {
+    std::array<uint32_t, 64> t{};
+    for (int i = 0; i < 64; ++i) t[i] = static_cast<uint32_t>(std::floor(std::fabs(std::sin(i + 1.0)) * 4294967296.0));
+    return t;
+  }();
+  return kTable;
+}
+
+}  // namespace
+
+#if defined(__x86_64__)
+namespace {
+
+#define DLQ_AVX512 __attribute__((target("avx512f")))
+
+// One input in a lane: its whole 64-byte blocks are read where they are; the
+// rest of it and the padding (0x80, zeros, the length in bits) are in `tail`.
+struct Lane {
+  int input = -1;  // -1: idle
+  const unsigned char* data = nullptr;
+  size_t full = 0;    // whole blocks in `data`
+  size_t blocks = 0;  // full + 1 or 2 tail blocks
+  size_t next = 0;    // the block to hash next
+  alignas(64) unsigned char tail[128];
+
+  void Assign(int index, std::string_view in) {
+    input = index;
+    data = reinterpret_cast<const unsigned char*>(in.data());
+    full = in.size() / 64;
+    const size_t rest = in.size() % 64;
+    const size_t tail_blocks = rest < 56 ? 1 : 2;
+    std::memset(tail, 0, sizeof(tail));
+    if (rest > 0) std::memcpy(tail, data + full * 64, rest);
+    tail[rest] = 0x80;
+    const uint64_t bits = static_cast<uint64_t>(in.size()) * 8;
+    std::memcpy(tail + tail_blocks * 64 - 8, &bits, 8);  // little-endian, as MD5 wants
+    blocks = full + tail_blocks;
+    next = 0;
+  }
+  const unsigned char* Block() const { return next < full ? data + next * 64 : tail + (next - full) * 64; }
+};
+
+// Rows r[0..15] (lane l's 16 words) become columns m[0..15] (word k of
+// every lane).
+DLQ_AVX512 inline void Transpose(const __m512i r[16], __m512i m[16]) {
+  __m512i t[16], u[16];
+  for (size_t i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4g + w]: rows 4g..4g+3, words w, w+4, w+8, w+12 (one per 128-bit chunk).
+  for (size_t g = 0; g < 4; ++g) {
+    u[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+  for (int w = 0; w < 4; ++w) {
+    const __m512i lo01 = _mm512_shuffle_i32x4(u[w], u[4 + w], 0x44);
+    const __m512i lo23 = _mm512_shuffle_i32x4(u[8 + w], u[12 + w], 0x44);
+    const __m512i hi01 = _mm512_shuffle_i32x4(u[w], u[4 + w], 0xEE);
+    const __m512i hi23 = _mm512_shuffle_i32x4(u[8 + w], u[12 + w], 0xEE);
+    m[w] = _mm512_shuffle_i32x4(lo01, lo23, 0x88);
+    m[4 + w] = _mm512_shuffle_i32x4(lo01, lo23, 0xDD);
+    m[8 + w] = _mm512_shuffle_i32x4(hi01, hi23, 0x88);
+    m[12 + w] = _mm512_shuffle_i32x4(hi01, hi23, 0xDD);
+  }
+}
+
+// The four round functions as ternary-logic tables: imm = f(0xF0, 0xCC, 0xAA)
+// with (b, c, d) in that order.
+constexpr int kF = (0xF0 & 0xCC) | (~0xF0 & 0xAA);           // (b & c) | (~b & d)
+constexpr int kG = ((0xF0 & 0xAA) | (0xCC & ~0xAA)) & 0xFF;  // (b & d) | (c & ~d)
+constexpr int kH = 0xF0 ^ 0xCC ^ 0xAA;                       // b ^ c ^ d
+constexpr int kI = (0xCC ^ (0xF0 | ~0xAA)) & 0xFF;           // c ^ (b | ~d)
+
+template <int kFunction>
+DLQ_AVX512 inline void Round(__m512i& a, __m512i& b, __m512i& c, __m512i& d, const __m512i m[16], const uint32_t* k,
+                             const int* g, const int* s) {
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) {
+    const __m512i f = _mm512_ternarylogic_epi32(b, c, d, kFunction);
+    const __m512i km = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(k[i])), m[g[i]]);
+    __m512i x = _mm512_add_epi32(_mm512_add_epi32(a, f), km);
+    x = _mm512_add_epi32(_mm512_rolv_epi32(x, _mm512_set1_epi32(s[i % 4])), b);
+    a = d;
+    d = c;
+    c = b;
+    b = x;
+  }
+}
+
+constexpr int kG0[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+constexpr int kG1[16] = {1, 6, 11, 0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12};
+constexpr int kG2[16] = {5, 8, 11, 14, 1, 4, 7, 10, 13, 0, 3, 6, 9, 12, 15, 2};
+constexpr int kG3[16] = {0, 7, 14, 5, 12, 3, 10, 1, 8, 15, 6, 13, 4, 11, 2, 9};
+constexpr int kS0[4] = {7, 12, 17, 22};
+constexpr int kS1[4] = {5, 9, 14, 20};
+constexpr int kS2[4] = {4, 11, 16, 23};
+constexpr int kS3[4] = {6, 10, 15, 21};
+
+DLQ_AVX512 void HashLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
+  static const unsigned char kIdle[64] = {};
+  const uint32_t* k = SineTable().data();
+  Lane lanes[16];
+  int next_input = 0;
+  const int n = static_cast<int>(inputs.size());
+  for (Lane& lane : lanes) {
+    if (next_input < n) lane.Assign(next_input, inputs[next_input]), ++next_input;
+  }
+  const __m512i init_a = _mm512_set1_epi32(static_cast<int>(kInit[0]));
+  const __m512i init_b = _mm512_set1_epi32(static_cast<int>(kInit[1]));
+  const __m512i init_c = _mm512_set1_epi32(static_cast<int>(kInit[2]));
+  const __m512i init_d = _mm512_set1_epi32(static_cast<int>(kInit[3]));
+  __m512i sa = init_a, sb = init_b, sc = init_c, sd = init_d;
+  for (;;) {
+    __mmask16 active = 0;
+    __m512i rows[16];
+    for (int l = 0; l < 16; ++l) {
+      const bool busy = lanes[l].input >= 0;
+      if (busy) active = static_cast<__mmask16>(active | (1u << l));
+      rows[l] = _mm512_loadu_si512(busy ? lanes[l].Block() : kIdle);
+    }
+    if (active == 0) break;
+    __m512i m[16];
+    Transpose(rows, m);
+    __m512i a = sa, b = sb, c = sc, d = sd;
+    Round<kF>(a, b, c, d, m, k, kG0, kS0);
+    Round<kG>(a, b, c, d, m, k + 16, kG1, kS1);
+    Round<kH>(a, b, c, d, m, k + 32, kG2, kS2);
+    Round<kI>(a, b, c, d, m, k + 48, kG3, kS3);
+    sa = _mm512_mask_add_epi32(sa, active, sa, a);
+    sb = _mm512_mask_add_epi32(sb, active, sb, b);
+    sc = _mm512_mask_add_epi32(sc, active, sc, c);
+    sd = _mm512_mask_add_epi32(sd, active, sd, d);
+
+    __mmask16 done = 0;
+    for (int l = 0; l < 16; ++l) {
+      if (lanes[l].input >= 0 && ++lanes[l].next == lanes[l].blocks) done = static_cast<__mmask16>(done | (1u << l));
+    }
+    if (done == 0) continue;
+    alignas(64) uint32_t words[4][16];
+    _mm512_store_si512(words[0], sa);
+    _mm512_store_si512(words[1], sb);
+    _mm512_store_si512(words[2], sc);
+    _mm512_store_si512(words[3], sd);
+    for (int l = 0; l < 16; ++l) {
+      if (!(done & (1u << l))) continue;
+      Md5Digest& digest = out[static_cast<size_t>(lanes[l].input)];
+      for (int w = 0; w < 4; ++w)
+        std::memcpy(digest.data() + (4 * static_cast<size_t>(w)), &words[w][l], 4);  // little-endian
+      lanes[l].input = -1;
+      if (next_input < n) lanes[l].Assign(next_input, inputs[next_input]), ++next_input;
+    }
+    sa = _mm512_mask_mov_epi32(sa, done, init_a);
+    sb = _mm512_mask_mov_epi32(sb, done, init_b);
+    sc = _mm512_mask_mov_epi32(sc, done, init_c);
+    sd = _mm512_mask_mov_epi32(sd, done, init_d);
+  }
+}
+
+#undef DLQ_AVX512
+
+}  // namespace
+#pragma GCC diagnostic pop
+
+bool Md5ManyUsesLanes() {
+  static const bool kLanes = __builtin_cpu_supports("avx512f");
+  return kLanes;
+}
+
+void Md5ManyLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
+  HashLanes(inputs, out);
+}
+
+#else
+
+bool Md5ManyUsesLanes() {
+  return false;
+}
+
+void Md5ManyLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
+  for (size_t i = 0; i < inputs.size(); ++i) out[i] = Md5(inputs[i]);
+}
+
+#endif
+
+void Md5Many(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
+  if (inputs.size() >= 2 && Md5ManyUsesLanes()) {
+    Md5ManyLanes(inputs, out);
+    return;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) out[i] = Md5(inputs[i]);
+}
+
+}  // namespace dlq
