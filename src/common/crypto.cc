@@ -154,36 +154,42 @@ std::string Base64Encode(std::string_view bytes) {
 }
 
 std::optional<std::string> Base64Decode(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  if (text.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (size_t i = 0; i < text.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int j = 0; j < 4; ++j) {
-      char c = text[i + j];
-      if (c == '=') {
-        if (i + 4 != text.size() || j < 2) return std::nullopt;
-        v[j] = 0;
-        ++pad;
-      } else {
-        if (pad > 0) return std::nullopt;
-        v[j] = value(c);
-        if (v[j] < 0) return std::nullopt;
-      }
+  // 0-63 for the alphabet, 64 for '=', 255 for anything else.
+  static constexpr std::array<uint8_t, 256> kValue = [] {
+    std::array<uint8_t, 256> t{};
+    t.fill(255);
+    for (int i = 0; i < 26; ++i) {
+      t['A' + i] = static_cast<uint8_t>(i);
+      t['a' + i] = static_cast<uint8_t>(26 + i);
     }
-    uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out += static_cast<char>((n >> 16) & 0xff);
-    if (pad < 2) out += static_cast<char>((n >> 8) & 0xff);
-    if (pad < 1) out += static_cast<char>(n & 0xff);
+    for (int i = 0; i < 10; ++i) t['0' + i] = static_cast<uint8_t>(52 + i);
+    t['+'] = 62;
+    t['/'] = 63;
+    t['='] = 64;
+    return t;
+  }();
+  if (text.size() % 4 != 0) return std::nullopt;
+  const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+  size_t pad = 0;
+  if (!text.empty() && text.back() == '=') pad = text[text.size() - 2] == '=' ? 2 : 1;
+  std::string out(text.size() / 4 * 3 - pad, '\0');
+  char* o = out.data();
+  for (size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    uint32_t v[4];
+    for (int j = 0; j < 4; ++j) {
+      v[j] = kValue[in[i + j]];
+      if (v[j] == 255) return std::nullopt;
+      // '=' only as the last one or two characters of the text.
+      if (v[j] == 64 && (!last || static_cast<size_t>(j) < 4 - pad)) return std::nullopt;
+    }
+    if (last && pad > 0) {
+      for (size_t j = 4 - pad; j < 4; ++j) v[j] = 0;
+    }
+    const uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    *o++ = static_cast<char>((n >> 16) & 0xff);
+    if (!last || pad < 2) *o++ = static_cast<char>((n >> 8) & 0xff);
+    if (!last || pad < 1) *o++ = static_cast<char>(n & 0xff);
   }
   return out;
 }

@@ -105,8 +105,14 @@ Status Malformed(std::string_view what) {
 // element stays valid until the next parse on this thread.
 Status ParseRootObject(std::string_view json, object& root) {
   thread_local simdjson::dom::parser parser;
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end: given an
+  // unpadded buffer it allocates and fills a padded copy on every parse, so
+  // copy into this thread's grow-only buffer instead.
+  thread_local std::string padded;
+  padded.assign(json);
+  padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);
   element doc;
-  if (auto error = parser.parse(json.data(), json.size()).get(doc); error) {
+  if (auto error = parser.parse(padded.data(), json.size(), /*realloc_if_needed=*/false).get(doc); error) {
     return Malformed(fmt::format("not JSON ({})", simdjson::error_message(error)));
   }
   if (doc.get_object().get(root)) return Malformed("top level is not an object");
@@ -119,10 +125,9 @@ bool Find(const object& obj, std::string_view key, element& out) {
   return !out.is_null();
 }
 
-// Reads an optional string field into out ("" when absent or null).
-Status ReadString(const object& obj, std::string_view key, std::string& out) {
-  element e;
-  if (!Find(obj, key, e)) {
+// A string field's value ("" for null); `key` names it in an error.
+Status StringValue(const element& e, std::string_view key, std::string& out) {
+  if (e.is_null()) {
     out.clear();
     return Status::Ok();
   }
@@ -130,6 +135,16 @@ Status ReadString(const object& obj, std::string_view key, std::string& out) {
   if (e.get_string().get(sv)) return Malformed(fmt::format("{} is not a string", key));
   out.assign(sv.data(), sv.size());
   return Status::Ok();
+}
+
+// Reads an optional string field into out ("" when absent or null).
+Status ReadString(const object& obj, std::string_view key, std::string& out) {
+  element e;
+  if (!Find(obj, key, e)) {
+    out.clear();
+    return Status::Ok();
+  }
+  return StringValue(e, key, out);
 }
 
 Status ReadRequiredString(const object& obj, std::string_view key, std::string& out) {
@@ -157,11 +172,10 @@ Status ScalarText(const element& e, std::string_view map, std::string_view name,
   }
 }
 
-// An optional object of name -> scalar.
-Status ReadStringMap(const object& obj, std::string_view key, std::map<std::string, std::string>& out) {
+// An object of name -> scalar (empty for null).
+Status StringMapValue(const element& e, std::string_view key, std::map<std::string, std::string>& out) {
   out.clear();
-  element e;
-  if (!Find(obj, key, e)) return Status::Ok();
+  if (e.is_null()) return Status::Ok();
   object map;
   if (e.get_object().get(map)) return Malformed(fmt::format("{} is not an object", key));
   for (auto field : map) {
@@ -170,6 +184,16 @@ Status ReadStringMap(const object& obj, std::string_view key, std::map<std::stri
     out.emplace(std::string(field.key), std::move(value));
   }
   return Status::Ok();
+}
+
+// An optional object of name -> scalar.
+Status ReadStringMap(const object& obj, std::string_view key, std::map<std::string, std::string>& out) {
+  element e;
+  if (!Find(obj, key, e)) {
+    out.clear();
+    return Status::Ok();
+  }
+  return StringMapValue(e, key, out);
 }
 
 // An optional array of objects; calls fn(object) for each.
@@ -187,10 +211,10 @@ Status ForEachObject(const object& obj, std::string_view key, Fn&& fn) {
   return Status::Ok();
 }
 
-Status ReadMessageAttributes(const object& obj, MessageAttributes& out) {
+// A MessageAttributes object (empty for null).
+Status MessageAttributesValue(const element& e, MessageAttributes& out) {
   out.clear();
-  element e;
-  if (!Find(obj, "MessageAttributes", e)) return Status::Ok();
+  if (e.is_null()) return Status::Ok();
   object map;
   if (e.get_object().get(map)) return Malformed("MessageAttributes is not an object");
   for (auto field : map) {
@@ -201,8 +225,11 @@ Status ReadMessageAttributes(const object& obj, MessageAttributes& out) {
     MessageAttributeValue value;
     DLQ_RETURN_IF_ERROR(ReadRequiredString(value_obj, "DataType", value.data_type));
     if (value.IsBinary()) {
-      std::string encoded;
-      DLQ_RETURN_IF_ERROR(ReadString(value_obj, "BinaryValue", encoded));
+      std::string_view encoded;
+      element binary;
+      if (Find(value_obj, "BinaryValue", binary) && binary.get_string().get(encoded)) {
+        return Malformed("BinaryValue is not a string");
+      }
       auto decoded = Base64Decode(encoded);
       if (!decoded) return Malformed(fmt::format("message attribute {} has invalid base64", field.key));
       value.binary_value = std::move(*decoded);
@@ -379,16 +406,41 @@ Result<std::vector<Message>> ParseReceiveMessageResponse(std::string_view json) 
   object root;
   DLQ_RETURN_IF_ERROR(ParseRootObject(json, root));
   std::vector<Message> messages;
+  messages.reserve(10);  // SQS's most per receive
   DLQ_RETURN_IF_ERROR(ForEachObject(root, "Messages", [&](const object& m) -> Status {
+    // One pass over the fields (a lookup per field would scan them each
+    // time). The first of a repeated key counts, as a lookup would find it.
+    enum Field { kId, kHandle, kBody, kBodyMd5, kAttrsMd5, kAttrs, kMessageAttrs, kFields };
+    static constexpr std::string_view kNames[kFields] = {
+        "MessageId", "ReceiptHandle", "Body", "MD5OfBody", "MD5OfMessageAttributes", "Attributes", "MessageAttributes"};
     Message message;
-    DLQ_RETURN_IF_ERROR(ReadRequiredString(m, "MessageId", message.message_id));
-    DLQ_RETURN_IF_ERROR(ReadRequiredString(m, "ReceiptHandle", message.receipt_handle));
-    DLQ_RETURN_IF_ERROR(ReadString(m, "Body", message.body));
-    DLQ_RETURN_IF_ERROR(ReadString(m, "MD5OfBody", message.md5_of_body));
-    DLQ_RETURN_IF_ERROR(ReadString(m, "MD5OfMessageAttributes", message.md5_of_message_attributes));
-    DLQ_RETURN_IF_ERROR(ReadStringMap(m, "Attributes", message.attributes));
-    Status s = ReadMessageAttributes(m, message.message_attributes);
-    if (!s.ok()) return s.WithContext(fmt::format("message {}", message.message_id));
+    element values[kFields];
+    bool seen[kFields] = {};
+    for (auto field : m) {
+      for (int f = 0; f < kFields; ++f) {
+        if (!seen[f] && field.key == kNames[f]) {
+          seen[f] = true;
+          values[f] = field.value;
+          break;
+        }
+      }
+    }
+    auto text = [&](Field f, std::string& out) -> Status {
+      if (!seen[f]) return Status::Ok();
+      return StringValue(values[f], kNames[f], out);
+    };
+    DLQ_RETURN_IF_ERROR(text(kId, message.message_id));
+    if (message.message_id.empty()) return Malformed("MessageId is missing");
+    DLQ_RETURN_IF_ERROR(text(kHandle, message.receipt_handle));
+    if (message.receipt_handle.empty()) return Malformed("ReceiptHandle is missing");
+    DLQ_RETURN_IF_ERROR(text(kBody, message.body));
+    DLQ_RETURN_IF_ERROR(text(kBodyMd5, message.md5_of_body));
+    DLQ_RETURN_IF_ERROR(text(kAttrsMd5, message.md5_of_message_attributes));
+    if (seen[kAttrs]) DLQ_RETURN_IF_ERROR(StringMapValue(values[kAttrs], kNames[kAttrs], message.attributes));
+    if (seen[kMessageAttrs]) {
+      Status s = MessageAttributesValue(values[kMessageAttrs], message.message_attributes);
+      if (!s.ok()) return s.WithContext(fmt::format("message {}", message.message_id));
+    }
     messages.push_back(std::move(message));
     return Status::Ok();
   }));

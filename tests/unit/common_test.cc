@@ -78,6 +78,17 @@ TEST(Crypto, Base64RoundTripsAndRejectsGarbage) {
   EXPECT_FALSE(Base64Decode("Zm9").has_value());
   EXPECT_FALSE(Base64Decode("Zm=v").has_value());
   EXPECT_FALSE(Base64Decode("Zm9v!A==").has_value());
+  // '=' only as the last one or two characters of the whole text.
+  for (const char* bad : {"A===", "====", "Zg==Zm9v", "Zm=vZm9v", "Zg=A", "=Zm9", "Zm9v\n", "Zm9v Zg=="}) {
+    EXPECT_FALSE(Base64Decode(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(Base64Decode("Zg=="), "f");
+  EXPECT_EQ(Base64Decode("Zm8="), "fo");
+  // Every byte value, at every length modulo 3.
+  std::string all;
+  for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
+  for (size_t n = 0; n <= all.size(); n += 37)
+    EXPECT_EQ(Base64Decode(Base64Encode(all.substr(0, n))), all.substr(0, n));
 }
 
 TEST(TimeUtil, FormatsAndParsesIso8601) {
