@@ -196,26 +196,35 @@ HttpServerResponse Dashboard::Asset(const HttpServerRequest& request) const {
 std::string Dashboard::IndexPage(std::string_view page) const {
   const size_t at = page.find(kViewElement);
   if (at == std::string_view::npos) return std::string(page);
-  const std::shared_ptr<const Overview> overview = CachedOverview().model;
+  const std::shared_ptr<const Overview> overview = CachedOverview(/*json=*/false).model;
   const size_t open = at + kViewElement.size() - std::string_view("</div>").size();
   std::string out(page.substr(0, open));
-  out += RenderOverviewHtml(*overview, clock_.Now());
+  out += RenderOverviewHtml(
+      *overview, clock_.Now(),
+      getenv("DLQ_SSR_ROWS") ? std::stoul(getenv("DLQ_SSR_ROWS")) : kOverviewFirstRows);  // EXPERIMENT
   out += page.substr(open);
   return out;
 }
 
-Dashboard::OverviewSnapshot Dashboard::CachedOverview() const {
+Dashboard::OverviewSnapshot Dashboard::CachedOverview(bool json) const {
   MutexLock lock(overview_mu_);
   const uint64_t generation = daemon_.generation();
   if (!overview_.built || overview_.generation != generation) {
-    // Built under the lock: concurrent requests of one generation share one build.
-    auto model = std::make_shared<const Overview>(daemon_.BuildOverview());
-    auto body = std::make_shared<const std::string>(OverviewJson(*model));
-    overview_.etag = EtagOf(*body);
-    overview_.model = std::move(model);
-    overview_.body = std::move(body);
+    // Built under the lock: concurrent requests of one generation share one
+    // build. Most generations change nothing the overview shows (a collection
+    // of queues that stay as they were): then the JSON and its ETag are kept.
+    Overview fresh = daemon_.BuildOverview();
+    if (!overview_.built || fresh != *overview_.model) {
+      overview_.model = std::make_shared<const Overview>(std::move(fresh));
+      overview_.body = nullptr;
+      overview_.etag.clear();
+    }
     overview_.generation = generation;
     overview_.built = true;
+  }
+  if (json && overview_.body == nullptr) {
+    overview_.body = std::make_shared<const std::string>(OverviewJson(*overview_.model));
+    overview_.etag = EtagOf(*overview_.body);
   }
   return {.model = overview_.model, .body = overview_.body, .etag = overview_.etag};
 }
@@ -248,7 +257,7 @@ HttpServerResponse Dashboard::Queues(const HttpServerRequest& request) const {
 
 HttpServerResponse Dashboard::OverviewApi(const HttpServerRequest& request) const {
   if (!request.query.empty()) return Error(400, "/api/overview takes no parameters");
-  const OverviewSnapshot snapshot = CachedOverview();
+  const OverviewSnapshot snapshot = CachedOverview(/*json=*/true);
   const bool match = EtagMatches(request, snapshot.etag);
   HttpServerResponse r = JsonResponse(match ? 304 : 200, match ? std::string() : *snapshot.body);
   r.headers.emplace_back("ETag", snapshot.etag);

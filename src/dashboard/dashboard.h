@@ -58,22 +58,25 @@ class Dashboard {
   // request from the cached overview at the clock's time, with an ETag of its
   // bytes (If-None-Match with it: 304) and Cache-Control: no-cache;
   // replaces /api/queues with one that also takes ?history=0 and ?queue=NAME.
-  // /api/overview answers OverviewJson, built at most once per
-  // daemon generation and shared by every request, with an ETag (a digest of
-  // the bytes): a request whose If-None-Match names it gets 304 and no body.
+  // /api/overview answers OverviewJson, built at most once per daemon
+  // generation whose overview differs from the last one, and shared by every
+  // request, with an ETag (a digest of the bytes): a request whose
+  // If-None-Match names it gets 304 and no body.
   void Register(HttpServer& server);
   // Answers one request (what the registered routes call).
   HttpServerResponse Handle(const HttpServerRequest& request) const;
 
  private:
-  // The overview as of the daemon's current generation, built at most once
-  // per generation (with its JSON and the JSON's ETag) and shared.
+  // The overview as of the daemon's current generation: taken at most once
+  // per generation and shared; its JSON and the JSON's ETag are built when
+  // first asked for (`json`; else body is null), and kept while the overview
+  // stays the same across generations.
   struct OverviewSnapshot {
     std::shared_ptr<const Overview> model;
     std::shared_ptr<const std::string> body;
     std::string etag;
   };
-  OverviewSnapshot CachedOverview() const;
+  OverviewSnapshot CachedOverview(bool json) const;
   // index.html (`page`) with the overview's first window in <div id="view">.
   std::string IndexPage(std::string_view page) const;
   HttpServerResponse Asset(const HttpServerRequest& request) const;
@@ -98,7 +101,7 @@ class Dashboard {
     bool built = false;
     uint64_t generation = 0;
     std::shared_ptr<const Overview> model;
-    std::shared_ptr<const std::string> body;
+    std::shared_ptr<const std::string> body;  // null until asked for
     std::string etag;
   };
   mutable Mutex overview_mu_;

@@ -17,12 +17,14 @@ namespace dlq {
 struct OverviewAlarm {
   std::string kind;   // "expiry" or "depth"
   std::string state;  // AlarmStateName: "OK", "ALARM", "INSUFFICIENT_DATA"
+  bool operator==(const OverviewAlarm&) const = default;
 };
 
 struct OverviewLastRun {
   SystemTime time;  // whole milliseconds, as the JSON shows it
   uint64_t archived = 0;
   bool ok = true;
+  bool operator==(const OverviewLastRun&) const = default;
 };
 
 struct OverviewQueue {
@@ -38,17 +40,20 @@ struct OverviewQueue {
   std::string error_code;  // the last failure's code while runs fail, else ""
   std::optional<OverviewLastRun> last_run;
   std::vector<OverviewAlarm> alarms;  // expiry first, then depth; either may be absent
+  bool operator==(const OverviewQueue&) const = default;
 };
 
 struct OverviewGroup {
   std::string name;
   bool error = false;   // discovery or the destination check fails
   std::string problem;  // the error's text, or the group's warning; "" when none
+  bool operator==(const OverviewGroup&) const = default;
 };
 
 struct Overview {
   std::vector<OverviewQueue> queues;  // in group order, then each group's queue order
   std::vector<OverviewGroup> groups;
+  bool operator==(const Overview&) const = default;
 };
 
 // {"queues": [{"group", "queue", "region", "fifo", "retention_s",
