@@ -199,9 +199,7 @@ std::string Dashboard::IndexPage(std::string_view page) const {
   const std::shared_ptr<const Overview> overview = CachedOverview(/*json=*/false).model;
   const size_t open = at + kViewElement.size() - std::string_view("</div>").size();
   std::string out(page.substr(0, open));
-  out += RenderOverviewHtml(
-      *overview, clock_.Now(),
-      getenv("DLQ_SSR_ROWS") ? std::stoul(getenv("DLQ_SSR_ROWS")) : kOverviewFirstRows);  // EXPERIMENT
+  out += RenderOverviewHtml(*overview, clock_.Now());
   out += page.substr(open);
   return out;
 }

@@ -243,9 +243,15 @@ std::string RenderOverviewHtml(const Overview& overview, SystemTime now, size_t 
                    R"(<th scope="col" class="{}" data-key="{}" aria-sort="{}"><button type="button">{}</button></th>)",
                    c.num ? "num" : "", c.key, c.key == "expiry" ? "ascending" : "none", c.label);
   }
+  // Between the spacer rows app.js keeps around its window (empty here: the
+  // first rows, the rest below), so that the rows sit where app.js's will.
+  const std::string spacer =
+      fmt::format(R"(<tr class="spacer" aria-hidden="true"><td colspan="{}"></td></tr>)", std::size(kColumns));
   out += R"(</tr></thead><tbody id="queues-body">)";
+  out += spacer;
   const std::vector<size_t> order = OverviewDefaultOrder(overview);
   for (size_t i = 0; i < order.size() && i < rows; ++i) AppendRow(qs[order[i]], i, now_ms, out);
+  out += spacer;
   out += "</tbody></table>";
   return out;
 }

@@ -170,6 +170,11 @@ TEST(OverviewHtmlTest, RendersTheFirstWindowAndCountsEveryQueue) {
   EXPECT_NE(html.find(fmt::format(R"(aria-rowindex="{}">)", kOverviewFirstRows + 1)), std::string::npos);
   EXPECT_EQ(html.find(fmt::format(R"(aria-rowindex="{}">)", kOverviewFirstRows + 2)), std::string::npos);
   EXPECT_EQ(RowNames(RenderOverviewHtml(o, kNow, 3)).size(), 3u);
+  // Between the two (empty) spacer rows app.js keeps around its window.
+  constexpr std::string_view kSpacer = R"(<tr class="spacer" aria-hidden="true"><td colspan="9"></td></tr>)";
+  EXPECT_NE(html.find(std::string(R"(<tbody id="queues-body">)") + std::string(kSpacer) + "<tr data-queue=\"q49\""),
+            std::string::npos);
+  EXPECT_TRUE(html.ends_with(std::string(kSpacer) + "</tbody></table>"));
   // No action controls: the overview has none, and no form posts anything.
   EXPECT_EQ(html.find("<form"), std::string::npos);
   EXPECT_EQ(html.find("Archive now"), std::string::npos);
@@ -208,7 +213,8 @@ TEST(OverviewHtmlTest, SummaryCountsAlarmsMessagesAtRiskAndErrors) {
   EXPECT_NE(html.find(R"(<span class="n" id="sum-risk">11</span>messages at risk within 24 h)"), std::string::npos);
   EXPECT_NE(html.find(R"(<span class="n" id="sum-errors">3</span>errors)"), std::string::npos);
   EXPECT_NE(html.find(R"(<span class="n">4</span>queues watched)"), std::string::npos);
-  EXPECT_NE(html.find(R"(<p class="error">Group warned: the group&#39;s selectors match no queue</p>)"), std::string::npos);
+  EXPECT_NE(html.find(R"(<p class="error">Group warned: the group&#39;s selectors match no queue</p>)"),
+            std::string::npos);
   EXPECT_NE(html.find(R"(<p class="error">Group broken: ListQueues: AccessDenied</p>)"), std::string::npos);
   EXPECT_EQ(html.find("Group ok"), std::string::npos);
   // Figures not collected yet are a dash; the flags follow the last run.
