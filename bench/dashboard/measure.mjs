@@ -39,7 +39,7 @@
 // Usage:
 //   node measure.mjs --url URL --queues N [--pid PID --window S]   (run.sh: a daemon)
 //   node measure.mjs --synthetic [--queues N | --overview FILE] [--web DIR]  (synthetic.mjs, seconds)
-//   options: --cold 5 --warm 5 --trace DIR --modules DIR (node_modules with puppeteer-core)
+//   options: --cold 5 --warm 5 --window 60 --cpu-rounds 3 --trace DIR --modules DIR (node_modules with puppeteer-core)
 //            --chromium /usr/bin/chromium
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
