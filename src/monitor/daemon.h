@@ -34,6 +34,7 @@
 #include "monitor/discovery.h"
 #include "monitor/group_clients.h"
 #include "monitor/notifier.h"
+#include "monitor/overview.h"
 #include "monitor/queue_history.h"
 #include "monitor/safety.h"
 #include "monitor/scheduler.h"
@@ -165,15 +166,10 @@ class Daemon {
   // ArchiveNow): a reader may cache a document built at one generation until
   // it changes. Any thread.
   uint64_t generation() const { return generation_.load(); }
-  // The overview table's document, small enough to poll at 1,000 queues:
-  // {"queues": [{"group", "queue", "region", "fifo",
-  // "retention_s", "source_retention_s", "visible", "not_visible", "delayed",
-  // "nearest_expiry", "collect_error": bool, "archived", "running",
-  // "failing", "error_code", "last_run": {"time", "archived", "ok"} | null,
-  // "alarms": [{"kind": "expiry"|"depth", "state"}]}], "groups": [{"name",
-  // "error": bool, "problem"}]} where "error" is a failed discovery or
-  // destination check and "problem" its text, or the group's warning ("" when
-  // none). No reasons, no history.
+  // The overview table's rows and the groups' problems, as one snapshot
+  // (monitor/overview.h); OverviewJson is its JSON, small enough to poll at
+  // 1,000 queues. Any thread.
+  Overview BuildOverview() const;
   std::string OverviewJson() const;
   // Registers more routes on the HTTP server before Run() starts it.
   void SetExtraRoutes(std::function<void(HttpServer&)> add) { extra_routes_ = std::move(add); }

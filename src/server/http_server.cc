@@ -27,6 +27,8 @@ Status HttpServerOptions::Validate() const {
   if (read_timeout.count() <= 0 || write_timeout.count() <= 0 || keep_alive_timeout.count() <= 0) {
     return InvalidArgument("http server: timeouts must be positive");
   }
+  if (max_requests_per_connection < 1)
+    return InvalidArgument("http server: max_requests_per_connection must be at least 1");
   return Status::Ok();
 }
 
@@ -126,6 +128,7 @@ Status HttpServer::Start() {
   server->set_read_timeout(options_.read_timeout);
   server->set_write_timeout(options_.write_timeout);
   server->set_keep_alive_timeout(options_.keep_alive_timeout.count());
+  server->set_keep_alive_max_count(options_.max_requests_per_connection);
   server->set_payload_max_length(1 << 20);
 
   auto serve = [this](const httplib::Request& req, httplib::Response& res) {

@@ -59,6 +59,14 @@ struct HttpServerOptions {
   std::chrono::seconds read_timeout{5};
   std::chrono::seconds write_timeout{5};
   std::chrono::seconds keep_alive_timeout{2};  // bounds how long Stop() waits on idle connections
+  // Requests served on one connection; 1: every answer says Connection: close
+  // and the connection ends with it. cpp-httplib 0.11 waits for a kept-alive
+  // connection's next request by polling it every 11 ms until
+  // keep_alive_timeout: 2-10 ms of the daemon's CPU per idle second, which
+  // a dashboard polling every collection interval (or a metrics scraper)
+  // paid on every poll without ever reusing the connection
+  // (bench/dashboard/README.md). Must be at least 1.
+  size_t max_requests_per_connection = 1;
   Status Validate() const;
 };
 

@@ -94,6 +94,143 @@ async function waitText(page, selector, needle, timeout = 20000) {
 const q = (name) => encodeURIComponent(name);
 mkdirSync(cfg.screenshots_dir, { recursive: true });
 
+// The overview as the page shows it: each row's queue, its cells' text and
+// title and where the row and its cells are; the summary; where the parts
+// above the table are.
+function snapshotOverview(page) {
+  return page.evaluate(() => {
+    const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height].map((x) => Math.round(x * 10) / 10); };
+    const rows = [...document.querySelectorAll('#queues-body tr[data-queue]')].map((tr) => ({
+      queue: tr.dataset.queue, index: tr.getAttribute('aria-rowindex'), box: box(tr),
+      cells: [...tr.children].map((c) => ({ text: c.textContent, title: c.getAttribute('title'), box: box(c) })),
+    }));
+    return {
+      rows, summary: document.getElementById('summary').textContent, shown: document.getElementById('shown').textContent,
+      rowcount: document.getElementById('queues').getAttribute('aria-rowcount'),
+      sort: [...document.querySelectorAll('#queues thead th')].map((th) => th.dataset.key + ':' + th.getAttribute('aria-sort')).join(),
+      above: ['h1', '#summary', '#groups', '.toolbar', '#queues thead'].map((sel) => box(document.querySelector(sel))),
+    };
+  });
+}
+
+// Loads the overview with app.js held back until `before(page)` has run on
+// the page the daemon rendered; returns the page once app.js has rendered
+// the rows itself (its dlq-overview-frame mark).
+async function loadWithScriptHeld(base, before) {
+  const page = await openPage(base);
+  await page.setRequestInterception(true);
+  let release;
+  const held = new Promise((r) => { release = r; });
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/app.js') held.then(() => r.continue());
+    else r.continue();
+  });
+  const loaded = page.goto(base + '/', { waitUntil: 'load' });
+  await page.waitForFunction(() => document.readyState !== 'loading', { polling: 20, timeout: 15000 });
+  const ran = await page.evaluate(() => typeof renderOverviewLive !== 'undefined'); // eslint-disable-line no-undef
+  const out = await before(page, ran);
+  release();
+  await loaded;
+  await page.waitForFunction(() => performance.getEntriesByName('dlq-overview-frame').length > 0, { timeout: 15000 });
+  return { page, out };
+}
+
+await step('the first rows come with the page, before any script', async () => {
+  // The document itself: the rows, the summary, nothing inline to run.
+  const res = await fetch(cfg.ro_url + '/');
+  const html = await res.text();
+  const served = [...html.matchAll(/<tr data-queue="([^"]*)"/g)].map((m) => m[1]);
+  check('page: the watched queues\' rows are in the HTML', [cfg.archived_queue, cfg.alarm_queue, cfg.archive_now_queue].every((n) => served.includes(n)),
+    JSON.stringify(served));
+  const shown = html.match(/<span id="shown" class="muted">(\d+) of (\d+) queues shown<\/span>/);
+  check('page: the summary and the count are in the HTML', /<span class="n" id="sum-alarm">\d+<\/span>queues in ALARM/.test(html) &&
+    shown !== null && shown[1] === String(served.length) && html.includes(`aria-rowcount="${served.length + 1}"`), shown && shown[0]);
+  check('page: one script (app.js), no inline script, style or handler', (html.match(/<script/g) || []).length === 1 &&
+    !/ style=/.test(html) && !/ on[a-z]+=/.test(html));
+  check('page: no action controls in the served page', !html.includes('archive-now') && !html.includes('replay-selected') && !html.includes('id="token"'));
+  const etag = res.headers.get('etag');
+  check('page: revalidated on every load, against an ETag of its bytes', res.headers.get('cache-control') === 'no-cache' &&
+    /^"[0-9a-f]{32}"$/.test(etag || ''), JSON.stringify([res.headers.get('cache-control'), etag]));
+  check('page: the same CSP', (res.headers.get('content-security-policy') || '').startsWith("default-src 'none'; script-src 'self'; style-src 'self';"));
+  // Revalidation: 304 while the bytes are the same; a new page (new ETag) once a collection or the clock changed them.
+  const again = await fetch(cfg.ro_url + '/', { headers: { 'If-None-Match': etag } });
+  check('page: If-None-Match gives 304 or a changed page', again.status === 304 || (again.status === 200 && again.headers.get('etag') !== etag),
+    again.status + ' ' + again.headers.get('etag'));
+
+  // JavaScript off, the system in dark mode: the rows and the summary show, in the dark theme.
+  const nojs = await browser.newPage();
+  await nojs.setViewport({ width: 1280, height: 900 });
+  await nojs.setJavaScriptEnabled(false);
+  await nojs.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  await nojs.goto(cfg.ro_url + '/', { waitUntil: 'load' });
+  const still = await snapshotOverview(nojs);
+  check('no script: the rows are shown, laid out', still.rows.length === served.length && still.rows.every((r) => r.box[3] > 30),
+    JSON.stringify(still.rows.map((r) => [r.queue, r.box])));
+  check('no script: the summary is shown', /queues in ALARM/.test(still.summary) && still.shown === `${served.length} of ${served.length} queues shown`, still.summary);
+  const dark = await nojs.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  check('no script: the system\'s dark theme applies', dark === 'rgb(15, 20, 25)', dark);
+  await nojs.close();
+
+  // app.js takes the table over: the same rows, text, order and layout. A
+  // countdown may tick over a minute between the two: then once more.
+  for (let attempt = 0; ; attempt++) {
+    let focused = null;
+    const { page, out: first } = await loadWithScriptHeld(cfg.ro_url, async (p, ran) => {
+      const snap = await snapshotOverview(p);
+      // The keyboard works on the served page: focus a queue's link.
+      await p.focus(`#queues-body tr[data-queue="${cfg.alarm_queue}"] a`);
+      focused = await p.evaluate(() => document.activeElement.closest('tr').dataset.queue);
+      return { snap, ran };
+    });
+    const later = await snapshotOverview(page);
+    const snap = first.snap;
+    const diffs = [];
+    if (first.ran) diffs.push('app.js ran before the snapshot');
+    for (const k of ['summary', 'shown', 'rowcount', 'sort']) if (snap[k] !== later[k]) diffs.push(`${k}: ${snap[k]} -> ${later[k]}`);
+    if (JSON.stringify(snap.above) !== JSON.stringify(later.above)) diffs.push('above the table: ' + JSON.stringify([snap.above, later.above]));
+    const n = Math.min(snap.rows.length, later.rows.length);
+    if (n !== served.length) diffs.push(`rows: ${snap.rows.length} served, ${later.rows.length} after`);
+    let countdownOnly = true;
+    for (let i = 0; i < n; i++) {
+      const a = snap.rows[i], b = later.rows[i];
+      if (a.queue !== b.queue || a.index !== b.index) { diffs.push(`row ${i}: ${a.queue} -> ${b.queue}`); countdownOnly = false; continue; }
+      if (JSON.stringify(a.box) !== JSON.stringify(b.box)) { diffs.push(`row ${a.queue} moved: ${a.box} -> ${b.box}`); countdownOnly = false; }
+      a.cells.forEach((c, j) => {
+        const d = b.cells[j];
+        if (!d || c.text !== d.text || c.title !== d.title || JSON.stringify(c.box) !== JSON.stringify(d.box)) {
+          diffs.push(`row ${a.queue} cell ${j}: ${JSON.stringify(c)} -> ${JSON.stringify(d)}`);
+          if (j !== 5) countdownOnly = false;
+        }
+      });
+    }
+    const keptFocus = await page.evaluate(() => { const tr = document.activeElement.closest('tr'); return tr ? tr.dataset.queue : null; });
+    if (diffs.length && countdownOnly && attempt < 2) { await page.close(); continue; }
+    check('takeover: app.js shows the same rows, text, order and layout as the served page', diffs.length === 0, diffs.slice(0, 5).join(' | '));
+    check('takeover: a link focused before app.js ran keeps the focus', focused === cfg.alarm_queue && keptFocus === cfg.alarm_queue,
+      JSON.stringify([focused, keptFocus]));
+    // And then it is app.js's table: sorting and filtering work.
+    await page.click('th[data-key="queue"] button');
+    const names = await page.$$eval('#queues-body tr[data-queue]', (trs) => trs.map((t) => t.dataset.queue));
+    check('takeover: sorting works', names.join() === [...names].sort().join() &&
+      (await page.$eval('th[data-key="queue"]', (e) => e.getAttribute('aria-sort'))) === 'ascending', names.join());
+    check('takeover: no console errors or warnings', page.errors.length === 0 && page.warnings.length === 0, JSON.stringify([page.errors, page.warnings]));
+    await page.close();
+    break;
+  }
+
+  // Typed into the served page's filter before app.js ran: app.js applies it.
+  const { page: typed } = await loadWithScriptHeld(cfg.ro_url, async (p) => {
+    await p.focus('#filter');
+    await p.keyboard.type(cfg.alarm_queue);
+  });
+  await typed.waitForFunction(() => /^1 of \d+ queues shown$/.test(document.getElementById('shown').textContent), { timeout: 5000 }).catch(() => {});
+  const filtered = await typed.$$eval('#queues-body tr[data-queue]', (trs) => trs.map((t) => t.dataset.queue));
+  check('takeover: a filter typed before app.js ran is applied', filtered.join() === cfg.alarm_queue &&
+    (await textOf(typed, '#shown')).startsWith('1 of ') && (await typed.evaluate(() => document.activeElement.id)) === 'filter',
+    JSON.stringify([filtered, await textOf(typed, '#shown')]));
+  await typed.close();
+});
+
 // ---- Read-only daemon.
 const ro = await openPage(cfg.ro_url);
 
@@ -114,7 +251,9 @@ await step('overview loads', async () => {
   await ro.goto(cfg.ro_url + '/', { waitUntil: 'domcontentloaded' });
   await ro.waitForSelector(`#queues-body tr[data-queue="${cfg.alarm_queue}"]`, { timeout: 15000 });
   console.log('figure first_render_ms ' + (Date.now() - t0));
-  // Polls start after the first render: until then, one request, the preload's.
+  // The rows come with the page; app.js then renders them from the
+  // preloaded answer. Polls start after that: until then, one request, the preload's.
+  await ro.waitForFunction(() => performance.getEntriesByName('dlq-overview-rows').length > 0, { timeout: 15000 });
   const requestsAtRows = asked.length;
   const entries = await ro.evaluate(() => performance.getEntriesByType('resource')
     .filter((e) => new URL(e.name).pathname === '/api/overview').map((e) => e.initiatorType));

@@ -244,6 +244,65 @@ TEST_F(HttpServerTest, BindFailureNamesTheAddress) {
   EXPECT_FALSE(server.running());
 }
 
+// Sends `requests` keep-alive GETs of `path` on one connection to `port`, one
+// after the other; returns everything the server sent until it closed the
+// connection or 3 s passed.
+std::string RawKeepAliveGets(int port, const std::string& path, int requests) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return "(connect failed)";
+  }
+  timeval tv{.tv_sec = 3, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n";
+  std::string got;
+  for (int i = 0; i < requests; ++i) {
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) break;
+    char buf[4096];
+    const size_t before = got.size();
+    // One answer: until its (small) body is in.
+    while (got.find("\r\n\r\nok", before) == std::string::npos) {
+      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+  }
+  char buf[256];
+  const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);  // 0: the server closed
+  got += n == 0 ? "(closed)" : n < 0 ? "(still open)" : std::string(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return got;
+}
+
+// An idle kept-alive connection costs the daemon CPU (httplib polls it), so by
+// default every answer closes its connection; keeping it alive is an option.
+TEST_F(HttpServerTest, ClosesEachConnectionAfterItsAnswerUnlessToldToKeepIt) {
+  HttpServer closing(Ephemeral());
+  closing.Handle("/x", [](const HttpServerRequest&) { return HttpServerResponse{.body = "ok"}; });
+  ASSERT_TRUE(closing.Start().ok());
+  std::string got = RawKeepAliveGets(closing.port(), "/x", 2);
+  EXPECT_EQ(got.find("HTTP/1.1 200"), 0u) << got;
+  EXPECT_NE(got.find("Connection: close"), std::string::npos) << got;
+  EXPECT_TRUE(got.ends_with("ok(closed)")) << got;  // one answer, then the end: the second request went unanswered
+
+  HttpServerOptions options = Ephemeral();
+  options.max_requests_per_connection = 5;
+  HttpServer keeping(options);
+  keeping.Handle("/x", [](const HttpServerRequest&) { return HttpServerResponse{.body = "ok"}; });
+  ASSERT_TRUE(keeping.Start().ok());
+  got = RawKeepAliveGets(keeping.port(), "/x", 2);
+  EXPECT_NE(got.find("HTTP/1.1 200", got.find("HTTP/1.1 200") + 1), std::string::npos) << got;  // both answered
+  EXPECT_EQ(got.find("Connection: close"), std::string::npos) << got;
+
+  options.max_requests_per_connection = 0;
+  EXPECT_EQ(options.Validate().code(), ErrorCode::kInvalidArgument);
+}
+
 // A browser offers "br"; httplib would answer with brotli at quality 11
 // (about 150 ms of CPU for a 375 KB document). The server answers gzip, or
 // nothing compressed when gzip is not offered.
