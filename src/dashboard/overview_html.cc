@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/markup.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -135,19 +136,7 @@ void AppendRow(const OverviewQueue& q, size_t index, int64_t now_ms, std::string
 }  // namespace
 
 std::string EscapeHtml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
+  return EscapeMarkup(text, "&#39;");
 }
 
 std::string EncodeUriComponent(std::string_view text) {

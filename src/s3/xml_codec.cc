@@ -6,6 +6,7 @@
 #include <cstring>
 #include <pugixml.hpp>
 
+#include "common/markup.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "common/xml.h"
@@ -183,19 +184,7 @@ std::string BuildCreateBucketConfigurationXml(std::string_view region) {
 }
 
 std::string XmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
+  return EscapeMarkup(text, "&apos;");
 }
 
 std::string UnquoteEtag(std::string_view etag) {

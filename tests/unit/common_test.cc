@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "common/crypto.h"
+#include "common/markup.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "s3/xml_codec.h"
 
 namespace dlq {
 namespace {
@@ -130,6 +132,14 @@ TEST(Strings, UriEncodeKeepsUnreservedOnly) {
   EXPECT_EQ(UriEncode("a b/c~_-.é"), "a%20b%2Fc~_-.%C3%A9");
   EXPECT_EQ(UriEncode("a b/c", false), "a%20b/c");
   EXPECT_EQ(UriDecode("a%20b%2Fc%zz%"), "a b/c%zz%");
+}
+
+TEST(Markup, EscapesTheFiveCharactersWithTheCallersApostrophe) {
+  EXPECT_EQ(EscapeMarkup(R"(<a href="x">Tom & 'Jerry'</a>)", "&apos;"),
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; &apos;Jerry&apos;&lt;/a&gt;");
+  EXPECT_EQ(EscapeMarkup("it's", "&#39;"), "it&#39;s");
+  EXPECT_EQ(EscapeMarkup("plain \xC3\xA9", "&apos;"), "plain \xC3\xA9");
+  EXPECT_EQ(XmlEscape("a'b"), "a&apos;b");
 }
 
 }  // namespace
