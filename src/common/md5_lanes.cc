@@ -8,8 +8,11 @@
 #if defined(__x86_64__)
 // GCC 12's AVX-512 headers build their "undefined" vectors from themselves,
 // which -Wmaybe-uninitialized reports in every intrinsic that uses one.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define DLQ_POP_DIAGNOSTIC 1
+#endif
 #include <immintrin.h>
 #endif
 
@@ -185,7 +188,10 @@ DLQ_AVX512 void HashLanes(std::span<const std::string_view> inputs, std::span<Md
 #undef DLQ_AVX512
 
 }  // namespace
+#if defined(DLQ_POP_DIAGNOSTIC)
 #pragma GCC diagnostic pop
+#undef DLQ_POP_DIAGNOSTIC
+#endif
 
 bool Md5ManyUsesLanes() {
   static const bool kLanes = __builtin_cpu_supports("avx512f");
