@@ -472,6 +472,12 @@ void QueueDrainer::ReceiverLoop() {
     ++counters_.receive_calls;
     const auto receive_started = clock_.SteadyNow();
     auto got = sqs_.ReceiveMessages(queue_.url, ro);
+    if (!got.ok() || !got->empty()) {
+      // It may have put messages in flight (a failed receive whose reply
+      // was lost, too): in flight at most until a timeout after it began.
+      MutexLock lock(mu_);
+      last_taking_receive_started_ = std::max(last_taking_receive_started_, receive_started);
+    }
     if (!got.ok()) {
       if (queue_.fifo) AfterFifoReceive(turn, -1);
       const Status& st = got.status();
@@ -613,7 +619,9 @@ void QueueDrainer::ReceiverLoop() {
         // An empty receive that began after their visibility ran out: they
         // are not ours to catch. (Time alone is not proof: it also passes
         // while no receiver ran.)
-        looked_since = last_empty_receive_started_ > *unexplained_in_flight_since_ + options_.visibility_timeout;
+        looked_since =
+            last_empty_receive_started_ >
+            std::max(*unexplained_in_flight_since_, last_taking_receive_started_) + options_.visibility_timeout;
       }
       // Their visibility runs out within one timeout (ours, for a lost
       // reply); a few seconds more for the long poll to catch them.

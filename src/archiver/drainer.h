@@ -312,6 +312,8 @@ class QueueDrainer {
   std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_ DLQ_GUARDED_BY(mu_);
   // When the latest receive that came back empty began.
   std::chrono::steady_clock::time_point last_empty_receive_started_ DLQ_GUARDED_BY(mu_);
+  // When the latest receive that brought messages, or failed, began.
+  std::chrono::steady_clock::time_point last_taking_receive_started_ DLQ_GUARDED_BY(mu_);
   // FIFO turn taking: receivers take turns (one probe at a time); a probe is
   // due (after a batch left the pipeline, or after a probe that brought
   // messages); batches that left the pipeline so far.
