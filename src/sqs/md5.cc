@@ -9,7 +9,6 @@
 
 #include "common/crypto.h"
 #include "common/md5_lanes.h"
-#include "common/strings.h"
 
 namespace dlq {
 namespace {
