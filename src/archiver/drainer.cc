@@ -471,13 +471,37 @@ void QueueDrainer::ReceiverLoop() {
     ro.cancel = &abort_receives_;
     ++counters_.receive_calls;
     const auto receive_started = clock_.SteadyNow();
-    auto got = sqs_.ReceiveMessages(queue_.url, ro);
-    if (!got.ok() || !got->empty()) {
-      // It may have put messages in flight (a failed receive whose reply
-      // was lost, too): in flight at most until a timeout after it began.
+    {
       MutexLock lock(mu_);
-      last_taking_receive_started_ = std::max(last_taking_receive_started_, receive_started);
+      visibility_ledger_.ReceiveStarted(receive_started);
     }
+    auto got = sqs_.ReceiveMessages(queue_.url, ro);
+    // In hand until placed: not "in flight elsewhere" for a depth check. (A
+    // check between SQS's reply and here sees the receive still running.)
+    struct InHand {
+      std::atomic<int64_t>& n;
+      int64_t k = 0;
+      explicit InHand(std::atomic<int64_t>& c) : n(c) {}
+      void Add(int64_t count) {
+        n += count;
+        k += count;
+      }
+      void Done() {
+        n -= k;
+        k = 0;
+      }
+      ~InHand() { Done(); }
+    } in_hand(in_hand_);
+    {
+      // A receive that brought messages, or failed (its reply may be lost
+      // after SQS took messages), put them in flight until at most a
+      // timeout after its end.
+      MutexLock lock(mu_);
+      if (got.ok()) in_hand.Add(static_cast<int64_t>(got->size() + corrupt.size()));
+      visibility_ledger_.ReceiveEnded(receive_started, clock_.SteadyNow(),
+                                      !got.ok() || !got->empty() || !corrupt.empty(), options_.visibility_timeout);
+    }
+    cv_.NotifyAll();  // a depth check may wait for this receive
     if (!got.ok()) {
       if (queue_.fifo) AfterFifoReceive(turn, -1);
       const Status& st = got.status();
@@ -492,18 +516,6 @@ void QueueDrainer::ReceiverLoop() {
     }
     consecutive_errors = 0;
     std::vector<Message>& msgs = *got;
-    // In hand until placed: not "in flight elsewhere" for a depth check. (A
-    // check between SQS's reply and this line errs towards waiting.)
-    struct InHand {
-      std::atomic<int64_t>& n;
-      int64_t k;
-      InHand(std::atomic<int64_t>& c, int64_t count) : n(c), k(count) { n += k; }
-      void Done() {
-        n -= k;
-        k = 0;
-      }
-      ~InHand() { Done(); }
-    } in_hand(in_hand_, static_cast<int64_t>(msgs.size()));
     if (queue_.fifo) keep_turn = AfterFifoReceive(turn, static_cast<int64_t>(msgs.size() + corrupt.size()));
     counters_.received += msgs.size() + corrupt.size();
     if (!corrupt.empty()) HandleCorrupt(corrupt, receive_started);
@@ -568,10 +580,6 @@ void QueueDrainer::ReceiverLoop() {
     // they are deleted; a standard queue is near its end). After an empty
     // long poll, wait for an upload slot rather than for another long poll.
     // (Not while another receiver still has messages in hand for the batch.)
-    if (msgs.empty() && corrupt.empty()) {
-      MutexLock lock(mu_);
-      last_empty_receive_started_ = std::max(last_empty_receive_started_, receive_started);
-    }
     if (msgs.empty() && corrupt.empty() && in_hand_ == 0) {
       SealBuilding(/*wait=*/empty_long_poll, /*only_if_full=*/false);
     }
@@ -619,9 +627,7 @@ void QueueDrainer::ReceiverLoop() {
         // An empty receive that began after their visibility ran out: they
         // are not ours to catch. (Time alone is not proof: it also passes
         // while no receiver ran.)
-        looked_since =
-            last_empty_receive_started_ >
-            std::max(*unexplained_in_flight_since_, last_taking_receive_started_) + options_.visibility_timeout;
+        looked_since = visibility_ledger_.LookedAfter(*unexplained_in_flight_since_ + options_.visibility_timeout);
       }
       // Their visibility runs out within one timeout (ours, for a lost
       // reply); a few seconds more for the long poll to catch them.
@@ -633,6 +639,14 @@ void QueueDrainer::ReceiverLoop() {
             counters_.approximate_in_flight.load(), std::chrono::duration_cast<std::chrono::seconds>(waited).count(),
             options_.visibility_timeout.count()));
       } else if (options_.wait_time_seconds == 0) {
+        // A receive on the wire may be what holds them: let it come back
+        // before time moves on (a reply is not lost for waiting).
+        {
+          MutexLock lock(mu_);
+          cv_.WaitFor(mu_, kInFlightPoll, [&]() DLQ_REQUIRES(mu_) {
+            return !visibility_ledger_.ReceiveRunningSince(t) || stop_ || stop_requested_;
+          });
+        }
         clock_.SleepFor(kInFlightPoll);
       }
       continue;
@@ -973,6 +987,11 @@ void QueueDrainer::HeartbeatLoop() {
         // the call's start, our deadline is never later than SQS's.
         const auto sent = clock_.SteadyNow();
         auto r = sqs_.ChangeMessageVisibilityBatch(queue_.url, entries);
+        {
+          // Applied or not (a lost reply), at most until a timeout after its end.
+          MutexLock ledger_lock(mu_);
+          visibility_ledger_.VisibilityChanged(clock_.SteadyNow(), timeout);
+        }
         if (!r.ok()) {
           Log().Log(LogLevel::kWarn, "archive.heartbeat_failed",
                     {{"queue", queue_.name}, {"error", r.status().ToString()}});

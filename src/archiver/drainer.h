@@ -61,6 +61,7 @@
 #include "archive/batch_builder.h"
 #include "archive/key_layout.h"
 #include "archive/record.h"
+#include "archiver/visibility_ledger.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
@@ -310,10 +311,9 @@ class QueueDrainer {
   Batch set_aside_ DLQ_GUARDED_BY(mu_);  // failed the MD5 check every time; released at the end
   std::map<std::string, int> corrupt_counts_ DLQ_GUARDED_BY(mu_);  // message id -> MD5 failures
   std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_ DLQ_GUARDED_BY(mu_);
-  // When the latest receive that came back empty began.
-  std::chrono::steady_clock::time_point last_empty_receive_started_ DLQ_GUARDED_BY(mu_);
-  // When the latest receive that brought messages, or failed, began.
-  std::chrono::steady_clock::time_point last_taking_receive_started_ DLQ_GUARDED_BY(mu_);
+  // Receives and visibility changes: when what this run put in flight is
+  // visible again, and which empty receives looked after that.
+  VisibilityLedger visibility_ledger_ DLQ_GUARDED_BY(mu_);
   // FIFO turn taking: receivers take turns (one probe at a time); a probe is
   // due (after a batch left the pipeline, or after a probe that brought
   // messages); batches that left the pipeline so far.
