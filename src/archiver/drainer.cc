@@ -170,6 +170,7 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
       context_(std::move(context)),
       builder_(
           std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_)),
+      visibility_ledger_(options_.receivers),
       fifo_turns_(queue_.fifo) {
   examined_.seq = UINT64_MAX;
   set_aside_.seq = UINT64_MAX - 1;
@@ -447,7 +448,7 @@ void QueueDrainer::HoldExamined(std::vector<Held> held) {
   }
 }
 
-void QueueDrainer::ReceiverLoop() {
+void QueueDrainer::ReceiverLoop(int slot) {
   int consecutive_errors = 0;
   int depth_checks = 0;
   bool keep_turn = false;  // FIFO: this receiver holds the turn for its next receive
@@ -471,10 +472,7 @@ void QueueDrainer::ReceiverLoop() {
     ro.cancel = &abort_receives_;
     ++counters_.receive_calls;
     const auto receive_started = clock_.SteadyNow();
-    {
-      MutexLock lock(mu_);
-      visibility_ledger_.ReceiveStarted(receive_started);
-    }
+    visibility_ledger_.ReceiveStarted(slot, receive_started);
     auto got = sqs_.ReceiveMessages(queue_.url, ro);
     // In hand until placed: not "in flight elsewhere" for a depth check. (A
     // check between SQS's reply and here sees the receive still running.)
@@ -492,16 +490,16 @@ void QueueDrainer::ReceiverLoop() {
       }
       ~InHand() { Done(); }
     } in_hand(in_hand_);
-    {
-      // A receive that brought messages, or failed (its reply may be lost
-      // after SQS took messages), put them in flight until at most a
-      // timeout after its end.
-      MutexLock lock(mu_);
-      if (got.ok()) in_hand.Add(static_cast<int64_t>(got->size() + corrupt.size()));
-      visibility_ledger_.ReceiveEnded(receive_started, clock_.SteadyNow(),
-                                      !got.ok() || !got->empty() || !corrupt.empty(), options_.visibility_timeout);
+    // In hand before the receive stops counting as running. A receive that
+    // brought messages, or failed (its reply may be lost after SQS took
+    // messages), put them in flight until at most a timeout after its end.
+    if (got.ok()) in_hand.Add(static_cast<int64_t>(got->size() + corrupt.size()));
+    visibility_ledger_.ReceiveEnded(slot, receive_started, clock_.SteadyNow(),
+                                    !got.ok() || !got->empty() || !corrupt.empty(), options_.visibility_timeout);
+    if (receive_waiters_ > 0) {
+      MutexLock lock(mu_);  // the waiter checks and sleeps under it
+      cv_.NotifyAll();      // a depth check waits for receives on the wire
     }
-    cv_.NotifyAll();  // a depth check may wait for this receive
     if (!got.ok()) {
       if (queue_.fifo) AfterFifoReceive(turn, -1);
       const Status& st = got.status();
@@ -643,9 +641,11 @@ void QueueDrainer::ReceiverLoop() {
         // before time moves on (a reply is not lost for waiting).
         {
           MutexLock lock(mu_);
+          ++receive_waiters_;
           cv_.WaitFor(mu_, kInFlightPoll, [&]() DLQ_REQUIRES(mu_) {
             return !visibility_ledger_.ReceiveRunningSince(t) || stop_ || stop_requested_;
           });
+          --receive_waiters_;
         }
         clock_.SleepFor(kInFlightPoll);
       }
@@ -943,7 +943,8 @@ void QueueDrainer::HeartbeatLoop() {
   const auto timeout = options_.visibility_timeout;
   MutexLock lock(mu_);
   while (!heartbeat_stop_) {
-    cv_.WaitFor(mu_, options_.heartbeat_interval);
+    // Every interval, not at each notification (the pipeline notifies often).
+    cv_.WaitFor(mu_, options_.heartbeat_interval, [&]() DLQ_REQUIRES(mu_) { return heartbeat_stop_; });
     if (heartbeat_stop_) break;
     auto now = clock_.SteadyNow();
     bool seal = !builder_->empty() && builder_->ShouldSeal();
@@ -987,11 +988,8 @@ void QueueDrainer::HeartbeatLoop() {
         // the call's start, our deadline is never later than SQS's.
         const auto sent = clock_.SteadyNow();
         auto r = sqs_.ChangeMessageVisibilityBatch(queue_.url, entries);
-        {
-          // Applied or not (a lost reply), at most until a timeout after its end.
-          MutexLock ledger_lock(mu_);
-          visibility_ledger_.VisibilityChanged(clock_.SteadyNow(), timeout);
-        }
+        // Applied or not (a lost reply), at most until a timeout after its end.
+        visibility_ledger_.VisibilityChanged(clock_.SteadyNow(), timeout);
         if (!r.ok()) {
           Log().Log(LogLevel::kWarn, "archive.heartbeat_failed",
                     {{"queue", queue_.name}, {"error", r.status().ToString()}});
@@ -1062,7 +1060,7 @@ DrainResult QueueDrainer::Run() {
   for (int i = 0; i < 2 * options_.max_batches_in_flight; ++i) uploaders.emplace_back([this] { UploaderLoop(); });
   std::vector<std::thread> receivers;
   receivers.reserve(static_cast<size_t>(options_.receivers));
-  for (int i = 0; i < options_.receivers; ++i) receivers.emplace_back([this] { ReceiverLoop(); });
+  for (int i = 0; i < options_.receivers; ++i) receivers.emplace_back([this, i] { ReceiverLoop(i); });
   for (auto& t : receivers) t.join();
 
   if (Aborting()) {

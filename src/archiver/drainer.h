@@ -211,7 +211,7 @@ class QueueDrainer {
 
   enum class Depth { kEmpty, kWaitInFlight, kNotEmpty, kUnknown };
 
-  void ReceiverLoop();
+  void ReceiverLoop(int slot);  // slot: this receiver's in visibility_ledger_
   // FIFO turn taking (see the header comment).
   struct FifoTurn {
     bool probe = false;            // this receive is the one probe of a turn
@@ -313,7 +313,8 @@ class QueueDrainer {
   std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_ DLQ_GUARDED_BY(mu_);
   // Receives and visibility changes: when what this run put in flight is
   // visible again, and which empty receives looked after that.
-  VisibilityLedger visibility_ledger_ DLQ_GUARDED_BY(mu_);
+  VisibilityLedger visibility_ledger_;
+  std::atomic<int> receive_waiters_{0};  // depth checks waiting for receives on the wire
   // FIFO turn taking: receivers take turns (one probe at a time); a probe is
   // due (after a batch left the pipeline, or after a probe that brought
   // messages); batches that left the pipeline so far.
