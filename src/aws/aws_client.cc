@@ -435,6 +435,13 @@ std::chrono::milliseconds BackoffDelay(const RetryOptions& options, int attempt,
 }
 
 Status ErrorFromResponse(const HttpResponse& response, std::string_view operation, std::string_view resource) {
+  if (response.status == 407) {
+    // Only a proxy answers 407 (a plain-http endpoint through http_proxy).
+    AwsErrorInfo info;
+    info.error_code = "ProxyAuthenticationRequired";
+    info.http_status = response.status;
+    return ProxyRefused(Target(operation, resource), response.status).WithAws(std::move(info));
+  }
   ParsedError parsed = ParseErrorResponse(response);
   std::string code = Clean(parsed.code, kMaxCodeBytes);
   if (code.empty()) code = std::string(CodeForStatus(response.status));
@@ -447,7 +454,9 @@ Status ErrorFromResponse(const HttpResponse& response, std::string_view operatio
                   : "unexpected response body: " + Clean(response.body, kMaxSnippetBytes);
   }
 
-  std::string text = Target(operation, resource) + ": " + (code.empty() ? "error" : code);
+  // No AWS error code and none known for the status: say the status.
+  std::string text =
+      Target(operation, resource) + ": " + (code.empty() ? fmt::format("HTTP {}", response.status) : code);
   if (!message.empty()) text += ": " + message;
   if (!parsed.endpoint.empty()) text += fmt::format(" (use endpoint {})", Clean(parsed.endpoint, 253));
   if (const std::string* region = response.Header("x-amz-bucket-region")) {

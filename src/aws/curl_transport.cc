@@ -299,7 +299,9 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
   CURLcode rc = curl_easy_perform(curl);
   long status = 0;
+  long connect_status = 0;  // a proxy's answer to CONNECT (https through a proxy)
   if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  if (rc != CURLE_OK) curl_easy_getinfo(curl, CURLINFO_HTTP_CONNECTCODE, &connect_status);
   // Drop per-request pointers before the handle goes back to the pool.
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
@@ -311,6 +313,10 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
 
   if (rc == CURLE_ABORTED_BY_CALLBACK && request.cancel != nullptr && request.cancel->load()) {
     return Cancelled(fmt::format("{}: abandoned on request", DescribeTarget(request)));
+  }
+  if (rc != CURLE_OK && connect_status >= 400) {
+    // The proxy refused the tunnel: the same answer comes on every attempt.
+    return ProxyRefused(DescribeTarget(request), static_cast<int>(connect_status));
   }
   if (rc != CURLE_OK) {
     std::string detail = errbuf[0] != '\0' ? std::string(Trim(errbuf.data())) : curl_easy_strerror(rc);

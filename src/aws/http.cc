@@ -1,5 +1,7 @@
 #include "aws/http.h"
 
+#include <fmt/format.h>
+
 #include "common/strings.h"
 
 namespace dlq {
@@ -64,6 +66,21 @@ Result<Url> ParseUrl(std::string_view text) {
   if (url.path.empty()) url.path = "/";
   if (q != std::string_view::npos) url.query = std::string(rest.substr(q + 1));
   return url;
+}
+
+Status ProxyRefused(std::string_view target, int http_status) {
+  if (http_status == 407) {
+    return Status(
+        ErrorCode::kUnauthenticated,
+        fmt::format("{}: the proxy answered HTTP 407 (Proxy Authentication Required): put valid "
+                    "proxy credentials in the proxy variable's URL (http://USER:PASSWORD@HOST:PORT), or exempt "
+                    "the endpoint's host in NO_PROXY",
+                    target));
+  }
+  return Status(ErrorCode::kFailedPrecondition,
+                fmt::format("{}: the proxy refused the connection with HTTP {}: check that the proxy allows this "
+                            "host and port, or exempt the endpoint's host in NO_PROXY",
+                            target, http_status));
 }
 
 }  // namespace dlq

@@ -37,6 +37,12 @@ struct Url {
 };
 Result<Url> ParseUrl(std::string_view text);
 
+// A proxy (from https_proxy, http_proxy or all_proxy) answered `http_status`
+// (>= 400) instead of forwarding the request to `target`: the same answer
+// comes on every attempt, so the error is not retryable, and it says what to
+// fix. Names no proxy URL (it may carry credentials).
+Status ProxyRefused(std::string_view target, int http_status);
+
 struct HttpRequest {
   std::string method = "GET";
   std::string url;  // absolute, already percent-encoded

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <fstream>
 #include <regex>
 
@@ -13,6 +14,7 @@
 #include "harness.h"
 #include "query/scan.h"
 #include "s3/local_object_store.h"
+#include "unit/loopback_http_server.h"
 
 namespace dlq::it {
 namespace {
@@ -152,6 +154,44 @@ TEST(ArchiveCli, AProxyVariableSendsTheRunThroughTheProxyUnlessExempted) {
     EXPECT_EQ(d.exit_code, 0) << direct << d.out;
     EXPECT_NE(d.out.find("archived 2, deleted 2"), std::string::npos) << direct << d.out;
     EXPECT_EQ((*proxy)->Stats().requests, through.requests) << direct << "went through the proxy";
+  }
+}
+
+// A proxy that refuses (407 asking for credentials, or 403) gets one clear
+// line naming what to fix, at once: the same answer would come on every
+// retry. Both ways a proxy answers: to a plain-http request (http_proxy) and
+// to the CONNECT of an https endpoint (https_proxy). Credentials in the proxy
+// variable never appear in the output.
+TEST(ArchiveCli, AProxyThatRefusesSaysWhatToFixAndDoesNotRetry) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  std::atomic<int> asked{0};
+  std::atomic<int> status{407};
+  LoopbackHttpServer proxy([&](const LoopbackHttpServer::Request&) {
+    ++asked;
+    LoopbackHttpServer::Reply reply;
+    reply.status = status;
+    reply.headers = {{"Proxy-Authenticate", "Basic realm=\"corp\""}};
+    return reply;
+  });
+  const std::string proxy_url = "http://alice:pr0xy-s3cret@127.0.0.1:" + std::to_string(proxy.port());
+  const std::string https_endpoint = "https://" + fauxqs.endpoint().substr(fauxqs.endpoint().find("://") + 3);
+  struct Case {
+    std::string variable, endpoint;
+    int status;
+    std::string expect;
+  };
+  for (const Case& c : {Case{"http_proxy", fauxqs.endpoint(), 407, "the proxy answered HTTP 407"},
+                        Case{"https_proxy", https_endpoint, 407, "the proxy answered HTTP 407"},
+                        Case{"https_proxy", https_endpoint, 403, "the proxy refused the connection with HTTP 403"}}) {
+    asked = 0;
+    status = c.status;
+    auto r = RunShell(fauxqs.ShellEnv() + "export " + c.variable + "=" + proxy_url + "; " + DLQ_BINARY +
+                      " archive --endpoint-url " + c.endpoint + " --queue any-dlq --to file:///tmp --progress never");
+    EXPECT_EQ(r.exit_code, 1) << c.variable << " " << c.status << ": " << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("NO_PROXY"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("pr0xy-s3cret"), std::string::npos) << r.out;
+    EXPECT_EQ(asked, 1) << c.variable << " " << c.status << ": not retried";
   }
 }
 

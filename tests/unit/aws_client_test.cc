@@ -407,6 +407,36 @@ TEST(ErrorFromResponseTest, EmptyBodiesMapByStatus) {
   }
 }
 
+TEST(ErrorFromResponseTest, AProxyAsking407ForCredentialsSaysWhatToSetAndIsNotRetried) {
+  Status s = ErrorFromResponse(MakeResponse(407, "", {{"Proxy-Authenticate", "Basic realm=\"corp\""}}), "GetQueueUrl",
+                               "orders-dlq");
+  EXPECT_EQ(s.code(), ErrorCode::kUnauthenticated);
+  EXPECT_FALSE(s.retryable());
+  EXPECT_EQ(s.aws()->http_status, 407);
+  EXPECT_EQ(s.aws()->error_code, "ProxyAuthenticationRequired");
+  EXPECT_EQ(s.message().rfind("GetQueueUrl orders-dlq: the proxy answered HTTP 407 (Proxy Authentication Required)", 0),
+            0u)
+      << s.message();
+  EXPECT_NE(s.message().find("http://USER:PASSWORD@HOST:PORT"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("NO_PROXY"), std::string::npos) << s.message();
+}
+
+TEST(ErrorFromResponseTest, AStatusWithNoKnownCodeIsNamedNotCalledError) {
+  Status s = ErrorFromResponse(MakeResponse(418, ""), "GetQueueUrl", "orders-dlq");
+  EXPECT_EQ(s.message(), "GetQueueUrl orders-dlq: HTTP 418");
+  EXPECT_EQ(s.code(), ErrorCode::kFailedPrecondition);
+}
+
+TEST(ProxyRefusedTest, ATunnelRefusedForAnotherReasonNamesTheStatusAndTheWayOut) {
+  Status s = ProxyRefused("POST https://sqs.us-east-1.amazonaws.com/", 403);
+  EXPECT_EQ(s.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_FALSE(s.retryable());
+  EXPECT_EQ(s.message(),
+            "POST https://sqs.us-east-1.amazonaws.com/: the proxy refused the connection with HTTP 403: check that the "
+            "proxy allows this host and port, or exempt the endpoint's host in NO_PROXY");
+  EXPECT_EQ(ProxyRefused("t", 407).code(), ErrorCode::kUnauthenticated);
+}
+
 TEST(ErrorFromResponseTest, MapsCodesToRetryableAndFatalClasses) {
   struct Case {
     const char* aws_code;
