@@ -300,8 +300,8 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   CURLcode rc = curl_easy_perform(curl);
   long status = 0;
   long connect_status = 0;  // a proxy's answer to CONNECT (https through a proxy)
-  if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  if (rc != CURLE_OK) curl_easy_getinfo(curl, CURLINFO_HTTP_CONNECTCODE, &connect_status);
+  curl_easy_getinfo(curl, rc == CURLE_OK ? CURLINFO_RESPONSE_CODE : CURLINFO_HTTP_CONNECTCODE,
+                    rc == CURLE_OK ? &status : &connect_status);
   // Drop per-request pointers before the handle goes back to the pool.
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
