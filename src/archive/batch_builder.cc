@@ -40,11 +40,8 @@ bool BatchBuilder::Add(const Message& msg) {
     message_ids_.reserve(std::min<size_t>(limits_.max_messages, 16384));
     // Room for a full batch at once, not by doubling (copies and page faults;
     // a reused builder keeps it). The last record may overshoot max_bytes.
-    const size_t room = std::min<size_t>(limits_.max_bytes, size_t{16} << 20) + kOvershootRoom;
-    if (buffer_.capacity() < room) {
-      buffer_.reserve(room);
-      AdviseHugePages(buffer_.data(), buffer_.capacity());
-    }
+    const size_t full = std::min<size_t>(limits_.max_bytes, size_t{16} << 20);
+    ReserveHugeBuffer(buffer_, full + kOvershootRoom, /*huge_bytes=*/full);
   }
   AppendRecordJson(msg, context_, now, buffer_);
   message_ids_.push_back(msg.message_id);

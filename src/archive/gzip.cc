@@ -83,10 +83,7 @@ Status GzipCompressInto(std::string_view data, int level, std::string& out) {
   if (level == 1) {
     // Reserving touches no page; the output is written a step at a time.
     const size_t room = data.size() + data.size() / 64 + 1024;
-    if (out.capacity() < room) {
-      out.reserve(room);
-      AdviseHugePages(out.data(), out.capacity());
-    }
+    ReserveHugeBuffer(out, room);
     if (IgzipLevel1(data, out)) return Status::Ok();
   }
   libdeflate_compressor* c = CompressorFor(level);

@@ -190,8 +190,14 @@ QueueDrainer::Batch* QueueDrainer::FindBatchLocked(uint64_t seq) {
   return nullptr;
 }
 
+int QueueDrainer::batch_buffers_made() const {
+  MutexLock lock(mu_);
+  return builders_made_;
+}
+
 std::unique_ptr<BatchBuilder> QueueDrainer::NewBuilderLocked() {
   if (spare_builders_.empty()) {
+    ++builders_made_;
     return std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_);
   }
   std::unique_ptr<BatchBuilder> b = std::move(spare_builders_.back());
@@ -704,11 +710,16 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
     return upload_queue_.size() + uploading_.size() - static_cast<size_t>(deleting_) + static_cast<size_t>(sealing_);
   };
   auto aborting = [&]() DLQ_REQUIRES(mu_) { return stop_requested_ || !first_error_.ok(); };
+  // One batch is compressed at a time, so two batch buffers exist at most
+  // (the one filling and the one compressing; each 8 MiB by default, the
+  // largest part of the RSS). A compress takes tens of milliseconds, a batch
+  // far longer to fill from SQS.
+  auto may_seal = [&]() DLQ_REQUIRES(mu_) {
+    return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) && sealing_ == 0;
+  };
   if (wait) {
-    cv_.Wait(mu_, [&]() DLQ_REQUIRES(mu_) {
-      return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) || aborting();
-    });
-  } else if (in_flight() >= static_cast<size_t>(options_.max_batches_in_flight)) {
+    cv_.Wait(mu_, [&]() DLQ_REQUIRES(mu_) { return may_seal() || aborting(); });
+  } else if (!may_seal()) {
     return;
   }
   if (aborting()) return;  // Run() releases the building batch
@@ -733,8 +744,8 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   lock.Lock();
   --sealing_;
   std::erase(sealing_batches_, &batch);
-  // One builder builds while up to max_batches_in_flight are being sealed.
-  if (sealed.ok() && spare_builders_.size() < static_cast<size_t>(options_.max_batches_in_flight)) {
+  // It builds the batch after next (one builder builds while this one seals).
+  if (sealed.ok() && spare_builders_.empty()) {
     spare_builders_.push_back(std::move(full));
   }
   if (!sealed.ok()) {

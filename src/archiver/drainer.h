@@ -189,6 +189,10 @@ class QueueDrainer {
   void RequestStop();
   DrainStats Snapshot() const;
 
+  // How many batch buffers (builders) this run has made: at most two, the
+  // one filling and the one compressing. For tests and benchmarks.
+  int batch_buffers_made() const;
+
  private:
   struct Held {
     std::string message_id;
@@ -295,6 +299,7 @@ class QueueDrainer {
   // flight at once), so a drain allocates and faults in its MiB-sized
   // buffers once, not per batch.
   std::vector<std::unique_ptr<BatchBuilder>> spare_builders_ DLQ_GUARDED_BY(mu_);
+  int builders_made_ DLQ_GUARDED_BY(mu_) = 1;  // builder_
   std::vector<std::string> spare_gz_ DLQ_GUARDED_BY(mu_);
   Batch building_ DLQ_GUARDED_BY(mu_);
   uint64_t next_seq_ DLQ_GUARDED_BY(mu_) = 1;

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace dlq {
 
@@ -17,5 +19,20 @@ void TuneAllocatorForBatches();
 // unsupported nothing changes and nothing fails. At most 2 MiB more of a
 // partly written buffer becomes resident.
 void AdviseHugePages(void* data, size_t size);
+
+// The capacity to reserve for a buffer of at least `room` bytes so that,
+// with glibc and the mmap threshold of TuneAllocatorForBatches, its mapping
+// is a whole number of 2 MiB pages (which the kernel aligns): `room` itself
+// under 4 MiB.
+size_t HugeBufferCapacity(size_t room);
+
+// Reserves at least `room` bytes in `buffer` (nothing when it already has
+// them) at HugeBufferCapacity and advises huge pages for its first
+// `huge_bytes` (whole 2 MiB pages only: a huge page is resident as soon as
+// one byte of it is written, so pass what a full buffer certainly uses). An
+// 8 MiB batch buffer is then written with 4 page faults instead of 2,048
+// (about 30 ms of CPU on a paravirtualised guest, measured). Where malloc,
+// the kernel or THP do otherwise, it is an ordinary reserve.
+void ReserveHugeBuffer(std::string& buffer, size_t room, size_t huge_bytes = SIZE_MAX);
 
 }  // namespace dlq

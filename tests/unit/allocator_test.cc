@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <fstream>
@@ -75,6 +76,54 @@ TEST(AdviseHugePages, LeavesSmallBuffersAlone) {
   AdviseHugePages(m.data, 3 * kMiB);  // under 4 MiB: not worth a huge page's worth of extra RSS
   EXPECT_EQ(ThpEligible(m.data), 0);
   AdviseHugePages(nullptr, 0);  // nothing to do, nothing fails
+}
+
+TEST(HugeBufferCapacity, SmallBuffersGetWhatTheyAskFor) {
+  EXPECT_EQ(HugeBufferCapacity(0), 0u);
+  EXPECT_EQ(HugeBufferCapacity(3 * kMiB), 3 * kMiB);
+}
+
+TEST(HugeBufferCapacity, LargeBuffersFillWholeHugePagesWithMallocsOverhead) {
+  for (size_t room : {4 * kMiB, 8 * kMiB + 256 * 1024, 16 * kMiB + 1, 16 * kMiB + 256 * 1024}) {
+    const size_t capacity = HugeBufferCapacity(room);
+    EXPECT_GE(capacity, room);
+    EXPECT_LT(capacity, room + 2 * kMiB);
+    // std::string's NUL + glibc's 16 bytes of chunk header + the 16-byte rounding.
+    EXPECT_EQ((capacity + 33) % (2 * kMiB), 0u) << room;
+  }
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerMalloc = true;
+#else
+constexpr bool kSanitizerMalloc = false;
+#endif
+
+TEST(ReserveHugeBuffer, AnAlignedMappingIsEligibleFromItsFirstPage) {
+  if (kSanitizerMalloc) GTEST_SKIP() << "a sanitizer's malloc lays memory out its own way";
+  const std::string mode = ThpMode();
+  if (mode.find("[madvise]") == std::string::npos) GTEST_SKIP() << "THP is not in madvise mode here: " << mode;
+  TuneAllocatorForBatches();
+  std::string buffer;
+  ReserveHugeBuffer(buffer, 8 * kMiB);
+  ASSERT_GE(buffer.capacity(), 8 * kMiB);
+  const uintptr_t page = reinterpret_cast<uintptr_t>(buffer.data()) / 4096 * 4096;
+  if (page % (2 * kMiB) != 0) GTEST_SKIP() << "this kernel did not put the mapping on a 2 MiB boundary";
+  // Before: the first 2 MiB (from malloc's header to the next boundary) was left to 4 KiB pages.
+  EXPECT_EQ(ThpEligible(buffer.data()), 1);
+  EXPECT_EQ(ThpEligible(buffer.data() + buffer.capacity() - 1), 1);
+
+  // And it is huge pages from the start: writing all of it faults a handful of times, not 2,048.
+  rusage before{};
+  getrusage(RUSAGE_THREAD, &before);
+  buffer.append(8 * kMiB, 'x');
+  rusage after{};
+  getrusage(RUSAGE_THREAD, &after);
+  EXPECT_LT(after.ru_minflt - before.ru_minflt, 64);
+
+  const size_t kept = buffer.capacity();
+  ReserveHugeBuffer(buffer, 4 * kMiB);  // already has the room: nothing changes
+  EXPECT_EQ(buffer.capacity(), kept);
 }
 
 }  // namespace

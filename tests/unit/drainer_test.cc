@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -205,6 +206,31 @@ TEST_F(DrainerTest, SealsOnlyFullBatchesWhileReceiversWaitForUploadSlots) {
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.stats.archived, 200u);
   EXPECT_EQ(r.stats.objects, 8u);  // 8 x 25, never a partial batch sealed by a waiting receiver
+}
+
+// Batch buffers are the largest part of the RSS (8 MiB each by default):
+// however fast receivers fill batches, one is compressed at a time, so two
+// buffers serve the whole run.
+TEST_F(DrainerTest, TwoBatchBuffersServeTheRunWhateverTheReceivers) {
+  std::mt19937 rng(7);
+  std::string body(200000, ' ');
+  for (char& c : body) c = static_cast<char>('!' + rng() % 90);  // slow to compress
+  for (int i = 0; i < 48; ++i) {
+    SendEntry e;
+    e.body = body;
+    ASSERT_TRUE(sqs_.InjectMessage(url_, e, clock_.Now()).ok());
+  }
+  options_.receivers = 8;
+  options_.max_batches_in_flight = 4;
+  options_.batch.max_messages = 2;
+  options_.batch.gzip_level = 9;
+  QueueDrainer* drainer = nullptr;
+  DrainResult r = Drain(&drainer);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.stats.archived, 48u);
+  EXPECT_EQ(r.stats.objects, 24u);
+  EXPECT_LE(drainer->batch_buffers_made(), 2);
+  EXPECT_EQ(Archived().size(), 48u);
 }
 
 // SQS answers an empty long poll only when nothing is visible: the run
