@@ -115,7 +115,23 @@ TEST_F(S3ClientTest, PutObjectSendsPathStyleRequestWithIntegrityAndCreateOnlyHea
   EXPECT_EQ(HeaderOr(r, "x-amz-meta-queue"), "orders-dlq");
   EXPECT_EQ(HeaderOr(r, "If-None-Match"), "*");
   EXPECT_THAT(HeaderOr(r, "Authorization"), HasSubstr("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"));
-  EXPECT_EQ(HeaderOr(r, "x-amz-content-sha256"), Sha256Hex("hello world"));
+  // Over HTTPS, as the AWS SDKs do: the signed Content-MD5 stands for the body, which is not hashed again.
+  EXPECT_EQ(HeaderOr(r, "x-amz-content-sha256"), "UNSIGNED-PAYLOAD");
+  EXPECT_THAT(HeaderOr(r, "Authorization"), HasSubstr("content-md5;"));
+}
+
+TEST(S3ClientOverHttp, SignsTheBodysSha256WhenNothingProtectsItInTransit) {
+  FakeHttpTransport http;
+  StaticCredentialsProvider creds(TestCredentials());
+  FakeClock clock;
+  AwsClient aws(ServiceEndpoint{"s3", "us-east-1", "http://127.0.0.1:9000", true}, http, creds, clock,
+                RetryOptions{.max_attempts = 1});
+  http.SetHandler(EchoMd5);
+  S3Client s3(aws, S3ClientOptions{.path_style = true});
+  ASSERT_TRUE(s3.PutObject("b", "k", "hello world", PutOptions{}).ok());
+  ASSERT_EQ(http.calls(), 1);
+  EXPECT_EQ(HeaderOr(http.requests()[0], "x-amz-content-sha256"), Sha256Hex("hello world"));
+  EXPECT_THAT(HeaderOr(http.requests()[0], "Authorization"), HasSubstr("x-amz-content-sha256"));
 }
 
 TEST_F(S3ClientTest, PutObjectWithoutCreateOnlyOmitsIfNoneMatch) {
