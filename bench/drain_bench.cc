@@ -245,8 +245,12 @@ void DrainPath(benchmark::State& state, std::string_view scheme) {
   state.counters["peak_rss_mib"] = static_cast<double>(u.ru_maxrss) / 1024.0;
   state.counters["msgs_per_s"] = benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate);
 }
-void BM_DrainPath(benchmark::State& state) { DrainPath(state, "http"); }
-void BM_DrainPathHttps(benchmark::State& state) { DrainPath(state, "https"); }
+void BM_DrainPath(benchmark::State& state) {
+  DrainPath(state, "http");
+}
+void BM_DrainPathHttps(benchmark::State& state) {
+  DrainPath(state, "https");
+}
 BENCHMARK(BM_DrainPath)->Arg(100000)->Arg(1000000)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DrainPathHttps)->Arg(100000)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
