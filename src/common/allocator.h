@@ -2,6 +2,9 @@
 // are MiB-sized, so they are served from mmap (returned to the OS when
 // freed) and glibc's per-thread arenas are capped (they otherwise keep freed
 // memory resident). Call once at the start of main, before threads start.
+// They are glibc's: where tcmalloc is linked in (dlq-archive by default,
+// DLQ_TCMALLOC) mallopt does nothing, and the huge-page sizing below only
+// advises the 2 MiB pages that lie inside a buffer.
 #pragma once
 
 #include <cstddef>
