@@ -93,7 +93,16 @@ TEST(HugeBufferCapacity, LargeBuffersFillWholeHugePagesWithMallocsOverhead) {
   }
 }
 
+// GCC names the sanitizers with macros, clang with __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DLQ_TEST_SANITIZER_MALLOC 1
+#endif
+#endif
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DLQ_TEST_SANITIZER_MALLOC 1
+#endif
+#ifdef DLQ_TEST_SANITIZER_MALLOC
 constexpr bool kSanitizerMalloc = true;
 #else
 constexpr bool kSanitizerMalloc = false;
