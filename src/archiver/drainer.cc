@@ -196,13 +196,11 @@ int QueueDrainer::batch_buffers_made() const {
 }
 
 std::unique_ptr<BatchBuilder> QueueDrainer::NewBuilderLocked() {
-  if (spare_builders_.empty()) {
+  if (spare_builder_ == nullptr) {
     ++builders_made_;
     return std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_);
   }
-  std::unique_ptr<BatchBuilder> b = std::move(spare_builders_.back());
-  spare_builders_.pop_back();
-  return b;
+  return std::move(spare_builder_);
 }
 
 void QueueDrainer::RequestStop() {
@@ -745,8 +743,8 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   --sealing_;
   std::erase(sealing_batches_, &batch);
   // It builds the batch after next (one builder builds while this one seals).
-  if (sealed.ok() && spare_builders_.empty()) {
-    spare_builders_.push_back(std::move(full));
+  if (sealed.ok() && spare_builder_ == nullptr) {
+    spare_builder_ = std::move(full);
   }
   if (!sealed.ok()) {
     lock.Unlock();

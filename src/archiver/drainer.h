@@ -295,10 +295,11 @@ class QueueDrainer {
   mutable Mutex mu_;
   CondVar cv_;  // signals upload queue changes and shutdown
   std::unique_ptr<BatchBuilder> builder_ DLQ_GUARDED_BY(mu_);
-  // Buffers kept for the next batches (at most one per batch that can be in
-  // flight at once), so a drain allocates and faults in its MiB-sized
-  // buffers once, not per batch.
-  std::vector<std::unique_ptr<BatchBuilder>> spare_builders_ DLQ_GUARDED_BY(mu_);
+  // Buffers kept for the next batches, so a drain allocates and faults in
+  // its MiB-sized buffers once, not per batch: the builder that compressed
+  // the last batch (one compresses at a time) and the object bodies of
+  // stored batches (at most one per batch in flight).
+  std::unique_ptr<BatchBuilder> spare_builder_ DLQ_GUARDED_BY(mu_);
   int builders_made_ DLQ_GUARDED_BY(mu_) = 1;  // builder_
   std::vector<std::string> spare_gz_ DLQ_GUARDED_BY(mu_);
   Batch building_ DLQ_GUARDED_BY(mu_);
