@@ -126,7 +126,11 @@ async function loadWithScriptHeld(base, before) {
     else r.continue();
   });
   const loaded = page.goto(base + '/', { waitUntil: 'load' });
-  await page.waitForFunction(() => document.readyState !== 'loading', { polling: 20, timeout: 15000 });
+  // Parsed, and styled: a browser paints nothing before its stylesheets have
+  // loaded (they block rendering), so neither may the snapshot. On a slow
+  // server (a sanitizer build, a busy machine) the DOM is ready first.
+  await page.waitForFunction(() => document.readyState !== 'loading' &&
+    [...document.querySelectorAll('link[rel="stylesheet"]')].every((l) => l.sheet !== null), { polling: 20, timeout: 15000 });
   const ran = await page.evaluate(() => typeof renderOverviewLive !== 'undefined'); // eslint-disable-line no-undef
   const out = await before(page, ran);
   release();
