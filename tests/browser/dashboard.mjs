@@ -113,16 +113,41 @@ function snapshotOverview(page) {
   });
 }
 
+// The page and the /api/overview answer of one generation of the overview:
+// the answer's ETag is the same before and after the page was fetched. The
+// daemon collects every second here and its overview moves with each
+// collection (a queue whose messages' ages are unknown "may expire now"), so
+// a page and the answer its preload fetches a moment later often differ.
+async function oneGeneration(base) {
+  const headers = (res) => Object.fromEntries([...res.headers.entries()].filter(([k]) =>
+    !['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive'].includes(k)));
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const answer = await fetch(base + '/api/overview');
+    const json = await answer.text();
+    const served = await fetch(base + '/');
+    const html = await served.text();
+    const again = await fetch(base + '/api/overview', { headers: { 'If-None-Match': answer.headers.get('etag') } });
+    if (again.status === 304) {
+      return { page: { status: 200, headers: headers(served), body: html }, answer: { status: 200, headers: headers(answer), body: json } };
+    }
+  }
+  throw new Error('the overview changed while each of 20 page loads was fetched');
+}
+
 // Loads the overview with app.js held back until `before(page)` has run on
 // the page the daemon rendered; returns the page once app.js has rendered
-// the rows itself (its dlq-overview-frame mark).
-async function loadWithScriptHeld(base, before) {
+// the rows itself (its dlq-overview-frame mark). With `pinned` (from
+// oneGeneration), the page and every /api/overview answer are those.
+async function loadWithScriptHeld(base, before, pinned = null) {
   const page = await openPage(base);
   await page.setRequestInterception(true);
   let release;
   const held = new Promise((r) => { release = r; });
   page.on('request', (r) => {
-    if (new URL(r.url()).pathname === '/app.js') held.then(() => r.continue());
+    const path = new URL(r.url()).pathname;
+    if (path === '/app.js') held.then(() => r.continue());
+    else if (pinned && path === '/') r.respond(pinned.page);
+    else if (pinned && path === '/api/overview') r.respond(pinned.answer);
     else r.continue();
   });
   const loaded = page.goto(base + '/', { waitUntil: 'load' });
@@ -175,17 +200,19 @@ await step('the first rows come with the page, before any script', async () => {
   check('no script: the system\'s dark theme applies', dark === 'rgb(15, 20, 25)', dark);
   await nojs.close();
 
-  // app.js takes the table over: the same rows, text, order and layout. A
-  // countdown may tick over a minute between the two: then once more.
+  // app.js takes the table over: the same rows, text, order and layout, from
+  // the same data (oneGeneration). A countdown may tick over a minute between
+  // the two: then once more.
   for (let attempt = 0; ; attempt++) {
     let focused = null;
+    const pinned = await oneGeneration(cfg.ro_url);
     const { page, out: first } = await loadWithScriptHeld(cfg.ro_url, async (p, ran) => {
       const snap = await snapshotOverview(p);
       // The keyboard works on the served page: focus a queue's link.
       await p.focus(`#queues-body tr[data-queue="${cfg.alarm_queue}"] a`);
       focused = await p.evaluate(() => document.activeElement.closest('tr').dataset.queue);
       return { snap, ran };
-    });
+    }, pinned);
     const later = await snapshotOverview(page);
     const snap = first.snap;
     const diffs = [];
