@@ -1003,9 +1003,21 @@ TEST_F(DrainerTest, SelectionPassKeepsExaminedMessagesInvisibleWithAHeartbeat) {
   options_.selection = {SelectionKind::kOlderThan, std::chrono::hours(24)};
   options_.batch.max_messages = 10;
   options_.visibility_timeout = seconds(20);
+  std::atomic<int> puts{0};
   store_.SetPutHook([&](const std::string&, std::string_view) {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    const int before = sqs_.calls(Op::kChangeMessageVisibilityBatch);
     clock_.Advance(seconds(8));
+    if (++puts == 2) {
+      // 16 s in: the messages received first are due for extension. The
+      // heartbeat looks every 20 ms of real time: wait (up to 10 s) for its
+      // call, however busy the machine (the sleep alone lost that race under
+      // ASan with 4 test processes on 2 cores).
+      const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+      while (sqs_.calls(Op::kChangeMessageVisibilityBatch) == before && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
     return Status::Ok();
   });
   DrainResult r = Drain();
