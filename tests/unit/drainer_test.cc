@@ -76,6 +76,16 @@ class DrainerTest : public ::testing::Test {
     options_.batch.max_messages = 25;
   }
 
+  // Waits, in real time and at most `limit`, until the drainer has made more
+  // than `calls` ChangeMessageVisibilityBatch calls (the heartbeat looks every
+  // 20 ms of real time; under sanitizers and load, a fixed sleep loses).
+  void WaitForVisibilityCallsAbove(int calls, std::chrono::milliseconds limit) {
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (sqs_.calls(Op::kChangeMessageVisibilityBatch) <= calls && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
   std::vector<std::string> Send(int n, SystemTime sent_at = SystemTime{}) {
     std::vector<std::string> ids;
     for (int i = 0; i < n; ++i) {
@@ -379,9 +389,7 @@ TEST_F(DrainerTest, SlowUploadGetsVisibilityExtended) {
       int before = sqs_.calls(Op::kChangeMessageVisibilityBatch);
       clock_.Advance(seconds(5));
       if (i % 2 == 0) continue;
-      for (int w = 0; w < 500 && sqs_.calls(Op::kChangeMessageVisibilityBatch) == before; ++w) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
+      WaitForVisibilityCallsAbove(before, seconds(5));
     }
     return Status::Ok();
   });
@@ -421,9 +429,7 @@ TEST_F(DrainerTest, VisibilityDeadlineCountsFromTheReceiveRequestNotItsReply) {
   client_ = &slow;
   bool extended_in_time = false;
   store_.SetPutHook([&](const std::string&, std::string_view) {
-    for (int w = 0; w < 500 && sqs_.calls(Op::kChangeMessageVisibilityBatch) == 0; ++w) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    WaitForVisibilityCallsAbove(0, seconds(5));
     extended_in_time = sqs_.calls(Op::kChangeMessageVisibilityBatch) > 0;
     clock_.Advance(seconds(13));  // past SQS's first deadline (t=20)
     return Status::Ok();
@@ -1009,14 +1015,9 @@ TEST_F(DrainerTest, SelectionPassKeepsExaminedMessagesInvisibleWithAHeartbeat) {
     const int before = sqs_.calls(Op::kChangeMessageVisibilityBatch);
     clock_.Advance(seconds(8));
     if (++puts == 2) {
-      // 16 s in: the messages received first are due for extension. The
-      // heartbeat looks every 20 ms of real time: wait (up to 10 s) for its
-      // call, however busy the machine (the sleep alone lost that race under
-      // ASan with 4 test processes on 2 cores).
-      const auto give_up = std::chrono::steady_clock::now() + seconds(10);
-      while (sqs_.calls(Op::kChangeMessageVisibilityBatch) == before && std::chrono::steady_clock::now() < give_up) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
+      // 16 s in: the messages received first are due for extension (the
+      // sleep alone lost that race under ASan with 4 test processes on 2 cores).
+      WaitForVisibilityCallsAbove(before, seconds(10));
     }
     return Status::Ok();
   });
