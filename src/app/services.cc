@@ -123,6 +123,8 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const AwsSettings& sett
   topts.request_timeout = options.request_timeout;
   if (auto ca = env.GetNonEmpty("AWS_CA_BUNDLE")) topts.ca_bundle = *ca;
   DLQ_ASSIGN_OR_RETURN(topts.client, ChooseHttpClient(env));
+  topts.proxy_variable_http = ProxyVariableFor(env, "http");
+  topts.proxy_variable_https = ProxyVariableFor(env, "https");
   DLQ_ASSIGN_OR_RETURN(s->transport_, MakeDefaultTransport(topts));
   s->credentials_ = MakeDefaultCredentialsChain(s->settings_, env, *s->transport_, clock);
   if (!options.role_arn.empty()) {

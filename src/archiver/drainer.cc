@@ -571,7 +571,7 @@ void QueueDrainer::ReceiverLoop(int slot) {
       }
     }
     if (options_.dry_run && options_.max_messages > 0 && counters_.selected >= options_.max_messages) stop_ = true;
-    if (!take.empty()) AddSelected(take, receive_started);
+    if (!take.empty()) AddSelected(std::move(take), receive_started);
     in_hand.Done();
 
     // An empty long poll: SQS looked at every server and found nothing
@@ -668,7 +668,7 @@ void QueueDrainer::ReceiverLoop(int slot) {
   }
 }
 
-void QueueDrainer::AddSelected(std::vector<Message>& msgs, std::chrono::steady_clock::time_point received) {
+void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_clock::time_point received) {
   const auto now = received;
   size_t i = 0;
   while (i < msgs.size()) {
@@ -685,7 +685,9 @@ void QueueDrainer::AddSelected(std::vector<Message>& msgs, std::chrono::steady_c
           building_.held.reserve(std::min<size_t>(options_.batch.max_messages, kReserveHeld));
         }
         builder_->Add(msgs[i]);
-        building_.held.push_back({msgs[i].message_id, msgs[i].receipt_handle, now, now + options_.visibility_timeout});
+        // The builder has copied what it keeps: the ids move, not copied again.
+        building_.held.push_back({std::move(msgs[i].message_id), std::move(msgs[i].receipt_handle), now,
+                                  now + options_.visibility_timeout});
         ++counters_.selected;
         ++i;
       }

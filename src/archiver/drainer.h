@@ -256,7 +256,7 @@ class QueueDrainer {
   void UploaderLoop();
   void HeartbeatLoop();
   bool Selected(const Message& m) const;
-  void AddSelected(std::vector<Message>& msgs, std::chrono::steady_clock::time_point received) DLQ_EXCLUDES(mu_);
+  void AddSelected(std::vector<Message>&& msgs, std::chrono::steady_clock::time_point received) DLQ_EXCLUDES(mu_);
   // Seals the building batch if non-empty and queues it for upload. With
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;
   // without, gives up when the bound is reached.

@@ -96,6 +96,22 @@ ErrorCode MapCurlError(CURLcode code) {
   }
 }
 
+// Failures a proxy on the way can cause: it cannot be resolved, reached or
+// kept talking. (A proxy that answers with a refusal is ProxyRefused.)
+bool ConnectionLevel(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PROXY: return true;
+    default: return false;
+  }
+}
+
 struct SlistDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
@@ -320,8 +336,18 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   }
   if (rc != CURLE_OK) {
     std::string detail = errbuf[0] != '\0' ? std::string(Trim(errbuf.data())) : curl_easy_strerror(rc);
-    return Status(MapCurlError(rc),
-                  fmt::format("{}: {} (curl error {})", DescribeTarget(request), detail, static_cast<int>(rc)));
+    std::string message = fmt::format("{}: {} (curl error {})", DescribeTarget(request), detail, static_cast<int>(rc));
+    const std::string& proxy_variable =
+        StartsWith(request.url, "https://") ? options_.proxy_variable_https : options_.proxy_variable_http;
+    if (!proxy_variable.empty() && ConnectionLevel(rc)) {
+      // curl's text names the proxy's host when the proxy was the one it
+      // could not reach, which reads like the endpoint: say a proxy was set.
+      message += fmt::format(
+          "; libcurl sends this through the proxy in {} unless NO_PROXY exempts the host: check that proxy, or set "
+          "DLQ_HTTP_CLIENT=builtin to connect directly",
+          proxy_variable);
+    }
+    return Status(MapCurlError(rc), std::move(message));
   }
   response.status = static_cast<int>(status);
   return response;

@@ -30,6 +30,11 @@ struct CurlTransportOptions {
   // redacted.
   bool verbose = false;
   std::string ca_bundle;  // PEM file; empty means the system default
+  // The environment variables whose proxy libcurl uses for http and https
+  // URLs (ProxyVariableFor); a connection error then names the variable,
+  // never its value (which may hold credentials). "" for none.
+  std::string proxy_variable_http;
+  std::string proxy_variable_https;
   Status Validate() const;
 };
 

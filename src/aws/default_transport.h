@@ -25,6 +25,10 @@ struct TransportSettings {
   std::chrono::milliseconds request_timeout{70000};
   std::string ca_bundle;                     // PEM file; empty means the system default
   HttpClient client = HttpClient::kBuiltin;  // the library's definition only (ChooseHttpClient)
+  // The proxy variables libcurl takes for http and https URLs
+  // (ProxyVariableFor), named in its connection errors; "" for none.
+  std::string proxy_variable_http;
+  std::string proxy_variable_https;
 };
 
 // kInvalidArgument for settings the transport cannot use.

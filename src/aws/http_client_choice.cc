@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <span>
+
 namespace dlq {
 
 Result<HttpClient> ChooseHttpClient(const Environment& env) {
@@ -16,6 +18,19 @@ Result<HttpClient> ChooseHttpClient(const Environment& env) {
   if (*value == "builtin") return HttpClient::kBuiltin;
   return InvalidArgument(fmt::format("{}='{}' is not an HTTP client: use curl or builtin (or unset it for the default)",
                                      kHttpClientEnv, *value));
+}
+
+std::string_view ProxyVariableFor(const Environment& env, std::string_view scheme) {
+  static constexpr std::string_view kHttp[] = {"http_proxy", "all_proxy", "ALL_PROXY"};
+  static constexpr std::string_view kHttps[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+  static constexpr std::string_view kOther[] = {"all_proxy", "ALL_PROXY"};
+  std::span<const std::string_view> order = kOther;
+  if (scheme == "http") order = kHttp;
+  if (scheme == "https") order = kHttps;
+  for (std::string_view name : order) {
+    if (env.GetNonEmpty(name)) return name;
+  }
+  return {};
 }
 
 Result<std::string> DescribeHttpClient(const Environment& env) {

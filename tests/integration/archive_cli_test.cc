@@ -4,7 +4,10 @@
 // exit 4, and the progress line is never broken by a log line (under a
 // pseudo-terminal from `script`). A proxy in the environment is used.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -193,6 +196,42 @@ TEST(ArchiveCli, AProxyThatRefusesSaysWhatToFixAndDoesNotRetry) {
     EXPECT_EQ(r.out.find("pr0xy-s3cret"), std::string::npos) << r.out;
     EXPECT_EQ(asked, 1) << c.variable << " " << c.status << ": not retried";
   }
+}
+
+// A proxy that cannot be reached: curl's text names only its host and port,
+// which reads like the endpoint's. The error says a proxy variable sent the
+// call there (never its value: it may hold credentials), exit 1, and the
+// messages are untouched: a direct run then archives them all.
+TEST(ArchiveCli, AnUnreachableProxyIsNamedByItsVariableAndLosesNothing) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("noproxy-dlq");
+  MakeQueue(*svc, q, 2);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  socklen_t len = sizeof(a);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  ::close(fd);  // nothing listens there now
+  const std::string proxy = "http://alice:pr0xy-s3cret@127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  std::string dir = "/tmp/dlq-noproxy-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::string run = Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --progress never");
+
+  auto r = RunShell("export http_proxy=" + proxy + "; " + run);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("through the proxy in http_proxy unless NO_PROXY exempts the host"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("DLQ_HTTP_CLIENT=builtin"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("pr0xy-s3cret"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("alice"), std::string::npos) << r.out;
+
+  auto direct = RunShell(run);
+  EXPECT_EQ(direct.exit_code, 0) << direct.out;
+  EXPECT_NE(direct.out.find("archived 2, deleted 2"), std::string::npos) << direct.out;
 }
 
 TEST(ArchiveCli, MessagesHeldByAnotherConsumerExitFourWithAHint) {

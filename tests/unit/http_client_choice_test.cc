@@ -56,6 +56,25 @@ TEST(HttpClientChoiceTest, NamedClientsAreTaken) {
   EXPECT_EQ(*ChooseHttpClient(builtin), HttpClient::kBuiltin);
 }
 
+// curl's order: http takes only lower-case http_proxy, https either case,
+// then all_proxy, ALL_PROXY; empty values are unset.
+TEST(HttpClientChoiceTest, ProxyVariableForFollowsCurlsOrderPerScheme) {
+  MapEnvironment none;
+  EXPECT_EQ(ProxyVariableFor(none, "http"), "");
+  EXPECT_EQ(ProxyVariableFor(none, "https"), "");
+  MapEnvironment https_only{{"HTTPS_PROXY", "http://p:1"}};
+  EXPECT_EQ(ProxyVariableFor(https_only, "https"), "HTTPS_PROXY");
+  EXPECT_EQ(ProxyVariableFor(https_only, "http"), "") << "an http endpoint goes direct";
+  MapEnvironment upper_http{{"HTTP_PROXY", "http://p:1"}};
+  EXPECT_EQ(ProxyVariableFor(upper_http, "http"), "") << "curl ignores HTTP_PROXY";
+  MapEnvironment both{{"https_proxy", "http://a:1"}, {"HTTPS_PROXY", "http://b:1"}, {"all_proxy", "http://c:1"}};
+  EXPECT_EQ(ProxyVariableFor(both, "https"), "https_proxy");
+  EXPECT_EQ(ProxyVariableFor(both, "http"), "all_proxy");
+  MapEnvironment all_upper{{"ALL_PROXY", "http://c:1"}, {"http_proxy", ""}};
+  EXPECT_EQ(ProxyVariableFor(all_upper, "http"), "ALL_PROXY") << "an empty http_proxy is unset";
+  EXPECT_EQ(ProxyVariableFor(all_upper, "https"), "ALL_PROXY");
+}
+
 TEST(HttpClientChoiceTest, ProxyVariablesDoNotChangeAnExplicitChoice) {
   MapEnvironment builtin{{"DLQ_HTTP_CLIENT", "builtin"}, {"HTTPS_PROXY", "http://proxy:3128"}};
   auto chosen = ChooseHttpClient(builtin);
