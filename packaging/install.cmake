@@ -39,7 +39,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # dlq-archive_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends from dpkg-shlibdeps
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "ca-certificates")
+# libcurl4: loaded at run time for proxies (dlopen), so dpkg-shlibdeps cannot see it.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "ca-certificates, libcurl4")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${CMAKE_SOURCE_DIR}/packaging/debian/conffiles ${CMAKE_SOURCE_DIR}/packaging/debian/postinst
     ${CMAKE_SOURCE_DIR}/packaging/debian/prerm ${CMAKE_SOURCE_DIR}/packaging/debian/postrm)

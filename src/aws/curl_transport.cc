@@ -1,12 +1,14 @@
 #include "aws/curl_transport.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
+#include <type_traits>
 
 #include "common/strings.h"
 
@@ -15,9 +17,88 @@ namespace {
 
 constexpr long kReceiveBufferBytes = 64L * 1024;  // curl's default is 16 KiB
 
+// The libcurl functions the transport calls, looked up in the library
+// ProbeLibcurl loaded.
+struct CurlApi {
+  CURLcode (*global_init)(long);  // NOLINT(google-runtime-int): libcurl's type
+  CURL* (*easy_init)();
+  CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
+  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
+  CURLcode (*easy_perform)(CURL*);
+  void (*easy_reset)(CURL*);
+  void (*easy_cleanup)(CURL*);
+  const char* (*easy_strerror)(CURLcode);
+  CURLSH* (*share_init)();
+  CURLSHcode (*share_setopt)(CURLSH*, CURLSHoption, ...);
+  CURLSHcode (*share_cleanup)(CURLSH*);
+  curl_slist* (*slist_append)(curl_slist*, const char*);
+  void (*slist_free_all)(curl_slist*);
+};
+
+// Fills `api` from `soname`; the error says what to do about it.
+Status LoadCurlApi(const char* soname, CurlApi& api) {
+  void* lib = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* why = ::dlerror();
+    return FailedPrecondition(fmt::format(
+        "libcurl ({}) could not be loaded: {}. It is needed only to go through a proxy (a proxy variable such as "
+        "https_proxy is set, or DLQ_HTTP_CLIENT=curl): install libcurl (Debian: libcurl4), or unset the proxy "
+        "variables to use the built-in HTTP client",
+        soname, why != nullptr ? why : "unknown error"));
+  }
+  bool complete = true;
+  std::string missing;
+  auto find = [&](auto& fn, const char* name) {
+    void* sym = ::dlsym(lib, name);
+    if (sym == nullptr) {
+      complete = false;
+      if (missing.empty()) missing = name;
+    }
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
+  };
+  find(api.global_init, "curl_global_init");
+  find(api.easy_init, "curl_easy_init");
+  find(api.easy_setopt, "curl_easy_setopt");
+  find(api.easy_getinfo, "curl_easy_getinfo");
+  find(api.easy_perform, "curl_easy_perform");
+  find(api.easy_reset, "curl_easy_reset");
+  find(api.easy_cleanup, "curl_easy_cleanup");
+  find(api.easy_strerror, "curl_easy_strerror");
+  find(api.share_init, "curl_share_init");
+  find(api.share_setopt, "curl_share_setopt");
+  find(api.share_cleanup, "curl_share_cleanup");
+  find(api.slist_append, "curl_slist_append");
+  find(api.slist_free_all, "curl_slist_free_all");
+  if (!complete) {
+    ::dlclose(lib);
+    return FailedPrecondition(
+        fmt::format("libcurl ({}) lacks {}: install libcurl 7.85 or later (Debian: libcurl4)", soname, missing));
+  }
+  return Status::Ok();
+}
+
+struct LoadedCurl {
+  Status status;
+  CurlApi api{};
+};
+
+// libcurl.so.4, loaded once on first use.
+const LoadedCurl& DefaultCurl() {
+  static const LoadedCurl loaded = [] {
+    LoadedCurl l;
+    l.status = LoadCurlApi(kLibcurlSoname, l.api);
+    return l;
+  }();
+  return loaded;
+}
+
+// Only called once Create has seen DefaultCurl() load.
+const CurlApi& Curl() { return DefaultCurl().api; }
+
+
 void GlobalInit() {
   static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::call_once(once, [] { Curl().global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 // Names the target of a request without its query string (which can carry
@@ -113,12 +194,12 @@ bool ConnectionLevel(CURLcode code) {
 }
 
 struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+  void operator()(curl_slist* list) const { Curl().slist_free_all(list); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 
 bool Append(Slist& list, const std::string& line) {
-  curl_slist* next = curl_slist_append(list.get(), line.c_str());
+  curl_slist* next = Curl().slist_append(list.get(), line.c_str());
   if (next == nullptr) return false;
   static_cast<void>(list.release());  // `next` now owns the whole list
   list.reset(next);
@@ -160,33 +241,40 @@ Status CurlTransportOptions::Validate() const {
   return Status::Ok();
 }
 
+Status ProbeLibcurl(const char* soname) {
+  if (std::string_view(soname) == kLibcurlSoname) return DefaultCurl().status;
+  CurlApi api;
+  return LoadCurlApi(soname, api);
+}
+
 Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(CurlTransportOptions options) {
   DLQ_RETURN_IF_ERROR(options.Validate());
-  return std::make_unique<CurlTransport>(std::move(options));
+  DLQ_RETURN_IF_ERROR(ProbeLibcurl());
+  return std::unique_ptr<CurlTransport>(new CurlTransport(std::move(options)));
 }
 
 CurlTransport::CurlTransport(CurlTransportOptions options)
     : options_(std::move(options)), shared_(std::make_unique<Shared>()) {
   GlobalInit();
-  shared_->share = curl_share_init();
+  shared_->share = Curl().share_init();
   if (shared_->share != nullptr) {
-    curl_share_setopt(shared_->share, CURLSHOPT_LOCKFUNC, &Shared::Lock);
-    curl_share_setopt(shared_->share, CURLSHOPT_UNLOCKFUNC, &Shared::Unlock);
-    curl_share_setopt(shared_->share, CURLSHOPT_USERDATA, shared_.get());
+    Curl().share_setopt(shared_->share, CURLSHOPT_LOCKFUNC, &Shared::Lock);
+    Curl().share_setopt(shared_->share, CURLSHOPT_UNLOCKFUNC, &Shared::Unlock);
+    Curl().share_setopt(shared_->share, CURLSHOPT_USERDATA, shared_.get());
     // DNS and TLS sessions are shared. The connection cache is deliberately
     // not (CURL_LOCK_DATA_CONNECT): curl documents sharing it between
     // concurrent threads as unsupported (known bug 11.11, curl#4915). Each
     // pooled easy handle keeps its own live connections instead.
-    curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    Curl().share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    Curl().share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
   }
 }
 
 CurlTransport::~CurlTransport() {
   // Easy handles first: they reference the share.
-  for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
+  for (void* h : idle_) Curl().easy_cleanup(static_cast<CURL*>(h));
   idle_.clear();
-  if (shared_->share != nullptr) curl_share_cleanup(shared_->share);
+  if (shared_->share != nullptr) Curl().share_cleanup(shared_->share);
 }
 
 void* CurlTransport::AcquireHandle() {
@@ -199,7 +287,7 @@ void* CurlTransport::AcquireHandle() {
     return h;
   }
   lock.Unlock();
-  CURL* h = curl_easy_init();
+  CURL* h = Curl().easy_init();
   if (h == nullptr) {
     lock.Lock();
     --in_flight_;
@@ -215,26 +303,26 @@ void CurlTransport::ConfigureHandle(void* handle) const {
   // curl keeps options between transfers, and Send sets every option that
   // varies (so the handle is never curl_easy_reset).
   CURL* curl = static_cast<CURL*>(handle);
-  if (shared_->share != nullptr) curl_easy_setopt(curl, CURLOPT_SHARE, shared_->share);
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, static_cast<long>(options_.max_connections));
+  if (shared_->share != nullptr) Curl().easy_setopt(curl, CURLOPT_SHARE, shared_->share);
+  Curl().easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  Curl().easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  Curl().easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  Curl().easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  Curl().easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  Curl().easy_setopt(curl, CURLOPT_MAXCONNECTS, static_cast<long>(options_.max_connections));
   // One recv (and one round of curl's poll loop) per kReceiveBufferBytes of
   // response: a ReceiveMessage reply of 10 messages fits in one.
-  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!options_.ca_bundle.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_bundle.c_str());
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &WriteHeader);
-  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &AbortWhenCancelled);
+  Curl().easy_setopt(curl, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
+  Curl().easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+  Curl().easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!options_.ca_bundle.empty()) Curl().easy_setopt(curl, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+  Curl().easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  Curl().easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);
+  Curl().easy_setopt(curl, CURLOPT_HEADERFUNCTION, &WriteHeader);
+  Curl().easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &AbortWhenCancelled);
   if (options_.verbose) {
-    curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
-    curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, &DebugCallback);
+    Curl().easy_setopt(curl, CURLOPT_VERBOSE, 1L);
+    Curl().easy_setopt(curl, CURLOPT_DEBUGFUNCTION, &DebugCallback);
   }
 }
 
@@ -244,7 +332,7 @@ void CurlTransport::ReleaseHandle(void* handle) {
   if (static_cast<int>(idle_.size()) < options_.max_connections) {
     idle_.push_back(handle);
   } else {
-    curl_easy_cleanup(static_cast<CURL*>(handle));
+    Curl().easy_cleanup(static_cast<CURL*>(handle));
   }
   slot_free_.NotifyOne();
 }
@@ -289,42 +377,42 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   auto timeout = request.timeout.count() > 0 ? request.timeout : options_.request_timeout;
 
   // Every option that differs between requests is set here, each time.
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf.data());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+  Curl().easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  Curl().easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  Curl().easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf.data());
+  Curl().easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  Curl().easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  Curl().easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
   // HTTPGET resets the method, the upload flag and NOBODY left by an
   // earlier request on this handle.
-  curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  Curl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, nullptr);
   if (method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    Curl().easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (method != "GET") {
     // PUT, POST and DELETE: the body is sent from memory with an exact
     // Content-Length (no chunked encoding), under the requested method.
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    Curl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
     std::string_view body = request.Body();
     if (method != "DELETE" || !body.empty()) {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+      Curl().easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      Curl().easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
     }
   }
-  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, request.cancel != nullptr ? 0L : 1L);
-  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
-  CURLcode rc = curl_easy_perform(curl);
+  Curl().easy_setopt(curl, CURLOPT_NOPROGRESS, request.cancel != nullptr ? 0L : 1L);
+  Curl().easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
+  CURLcode rc = Curl().easy_perform(curl);
   long status = 0;
   long connect_status = 0;  // a proxy's answer to CONNECT (https through a proxy)
-  curl_easy_getinfo(curl, rc == CURLE_OK ? CURLINFO_RESPONSE_CODE : CURLINFO_HTTP_CONNECTCODE,
+  Curl().easy_getinfo(curl, rc == CURLE_OK ? CURLINFO_RESPONSE_CODE : CURLINFO_HTTP_CONNECTCODE,
                     rc == CURLE_OK ? &status : &connect_status);
   // Drop per-request pointers before the handle goes back to the pool.
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, nullptr);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, nullptr);
-  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_WRITEDATA, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_HEADERDATA, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_XFERINFODATA, nullptr);
   ReleaseHandle(curl);
 
   if (rc == CURLE_ABORTED_BY_CALLBACK && request.cancel != nullptr && request.cancel->load()) {
@@ -335,7 +423,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
     return ProxyRefused(DescribeTarget(request), static_cast<int>(connect_status));
   }
   if (rc != CURLE_OK) {
-    std::string detail = errbuf[0] != '\0' ? std::string(Trim(errbuf.data())) : curl_easy_strerror(rc);
+    std::string detail = errbuf[0] != '\0' ? std::string(Trim(errbuf.data())) : Curl().easy_strerror(rc);
     std::string message = fmt::format("{}: {} (curl error {})", DescribeTarget(request), detail, static_cast<int>(rc));
     const std::string& proxy_variable =
         StartsWith(request.url, "https://") ? options_.proxy_variable_https : options_.proxy_variable_http;

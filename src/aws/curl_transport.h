@@ -38,12 +38,23 @@ struct CurlTransportOptions {
   Status Validate() const;
 };
 
+// libcurl is loaded (dlopen) when the first CurlTransport is made, not when
+// the program starts: only runs through a proxy use it, and loading it with
+// its ~30 dependencies cost ~18 ms of CPU in every process
+// (bench/drain/README.md, session 11).
+inline constexpr const char* kLibcurlSoname = "libcurl.so.4";
+
+// Loads `soname` and looks up every libcurl function the transport calls:
+// OK, or the error CurlTransport::Create returns for kLibcurlSoname (naming
+// the library, why it did not load, and what to install or unset). The
+// library stays loaded.
+Status ProbeLibcurl(const char* soname = kLibcurlSoname);
+
 class CurlTransport final : public HttpTransport {
  public:
-  // Validates the options first.
+  // Validates the options and loads libcurl (kFailedPrecondition when it
+  // cannot be loaded) first.
   static Result<std::unique_ptr<CurlTransport>> Create(CurlTransportOptions options = {});
-  // Precondition: options.Validate() is OK.
-  explicit CurlTransport(CurlTransportOptions options = {});
   ~CurlTransport() override;
   CurlTransport(const CurlTransport&) = delete;
   CurlTransport& operator=(const CurlTransport&) = delete;
@@ -53,6 +64,9 @@ class CurlTransport final : public HttpTransport {
   Result<HttpResponse> Send(const HttpRequest& request) override;
 
  private:
+  // Precondition: options.Validate() and ProbeLibcurl() are OK.
+  explicit CurlTransport(CurlTransportOptions options);
+
   struct Shared;  // the CURLSH and its locks
   void* AcquireHandle() DLQ_EXCLUDES(mu_);
   void ReleaseHandle(void* handle) DLQ_EXCLUDES(mu_);

@@ -4,9 +4,9 @@
 // SocketTransport (aws/http_client_choice.h). A program may define
 // MakeDefaultTransport itself, in one of its own object files: the linker
 // then takes that one and never pulls the library's, so the program links
-// without libcurl (src/app/main_lambda.cc, whose cold start is dominated by
-// loading libcurl's dependency tree; see bench/lambda/README.md). Exactly
-// one definition ends up in a program.
+// without CurlTransport (src/app/main_lambda.cc; see bench/lambda/README.md).
+// Exactly one definition ends up in a program. libcurl itself is never
+// linked: CurlTransport loads it when a run first needs it.
 #pragma once
 
 #include <chrono>

@@ -174,6 +174,20 @@ TEST(CurlTransportTest, AConnectionFailureNamesTheProxyVariableInEffect) {
   EXPECT_THAT(plain.status().message(), Not(HasSubstr("proxy")));
 }
 
+// libcurl is loaded on first use; a library that is not there (or not
+// libcurl) is one error naming it and what to install or unset.
+TEST(CurlTransportTest, LibcurlLoadsOnDemandAndAMissingOneSaysWhatToDo) {
+  EXPECT_TRUE(ProbeLibcurl().ok()) << ProbeLibcurl().ToString();
+  Status missing = ProbeLibcurl("libcurl-not-installed.so.4");
+  EXPECT_EQ(missing.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(missing.message(), HasSubstr("libcurl (libcurl-not-installed.so.4) could not be loaded"));
+  EXPECT_THAT(missing.message(), HasSubstr("Debian: libcurl4"));
+  EXPECT_THAT(missing.message(), HasSubstr("unset the proxy variables"));
+  Status not_curl = ProbeLibcurl("libz.so.1");
+  EXPECT_EQ(not_curl.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(not_curl.message(), HasSubstr("libcurl (libz.so.1) lacks curl_global_init"));
+}
+
 TEST(CurlTransportTest, RejectsBadOptions) {
   EXPECT_TRUE(CurlTransportOptions{}.Validate().ok());
   EXPECT_FALSE(CurlTransportOptions{.max_connections = 0}.Validate().ok());

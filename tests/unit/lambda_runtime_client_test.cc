@@ -10,6 +10,12 @@
 namespace dlq {
 namespace {
 
+std::unique_ptr<CurlTransport> MakeCurl() {
+  auto t = CurlTransport::Create();
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return std::move(t).value();
+}
+
 TEST(HttpRuntimeClientTest, NextReadsTheInvocationHeaders) {
   LoopbackHttpServer server([](const LoopbackHttpServer::Request& r) {
     LoopbackHttpServer::Reply reply;
@@ -22,8 +28,8 @@ TEST(HttpRuntimeClientTest, NextReadsTheInvocationHeaders) {
     reply.body = R"({"queues":["a"]})";
     return reply;
   });
-  CurlTransport transport;
-  HttpRuntimeClient client(transport, "127.0.0.1:" + std::to_string(server.port()));
+  auto transport = MakeCurl();
+  HttpRuntimeClient client(*transport, "127.0.0.1:" + std::to_string(server.port()));
   auto inv = client.Next();
   ASSERT_TRUE(inv.ok()) << inv.status().ToString();
   EXPECT_EQ(inv->request_id, "8476a536-e9f4-11e8-9739-2dfe598c3fcd");
@@ -42,8 +48,8 @@ TEST(HttpRuntimeClientTest, NextWithoutDeadlineOrIdIsAnError) {
       reply.headers = headers;
       return reply;
     });
-    CurlTransport transport;
-    HttpRuntimeClient client(transport, "127.0.0.1:" + std::to_string(server.port()));
+    auto transport = MakeCurl();
+    HttpRuntimeClient client(*transport, "127.0.0.1:" + std::to_string(server.port()));
     auto inv = client.Next();
     ASSERT_FALSE(inv.ok());
     EXPECT_EQ(inv.status().code(), ErrorCode::kInvalidArgument) << inv.status().ToString();
@@ -56,8 +62,8 @@ TEST(HttpRuntimeClientTest, PostsResponsesAndErrorsWhereTheApiSays) {
     reply.status = r.target == "/2018-06-01/runtime/invocation/bad/response" ? 413 : 202;
     return reply;
   });
-  CurlTransport transport;
-  HttpRuntimeClient client(transport, "127.0.0.1:" + std::to_string(server.port()));
+  auto transport = MakeCurl();
+  HttpRuntimeClient client(*transport, "127.0.0.1:" + std::to_string(server.port()));
   EXPECT_TRUE(client.Respond("r1", R"({"ok":true})").ok());
   EXPECT_TRUE(client.ReportError("r2", "DlqArchive.InvalidEvent", "event is not valid JSON").ok());
   EXPECT_TRUE(client.ReportInitError("DlqArchive.InvalidConfig", "DLQ_ARCHIVE_DESTINATION is not set").ok());
@@ -84,8 +90,8 @@ TEST(HttpRuntimeClientTest, UnreachableApiIsUnavailable) {
     LoopbackHttpServer server([](const LoopbackHttpServer::Request&) { return LoopbackHttpServer::Reply{}; });
     port = server.port();
   }
-  CurlTransport transport;
-  HttpRuntimeClient client(transport, "127.0.0.1:" + std::to_string(port));
+  auto transport = MakeCurl();
+  HttpRuntimeClient client(*transport, "127.0.0.1:" + std::to_string(port));
   auto inv = client.Next();
   ASSERT_FALSE(inv.ok());
   EXPECT_EQ(inv.status().code(), ErrorCode::kUnavailable) << inv.status().ToString();
