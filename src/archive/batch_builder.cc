@@ -35,30 +35,29 @@ BatchBuilder::BatchBuilder(ArchiveContext context, KeyTemplate key_template, std
 
 bool BatchBuilder::Add(const Message& msg) {
   SystemTime now = clock_.Now();
-  if (message_ids_.empty()) {
+  if (count_ == 0) {
     started_at_ = now;
-    message_ids_.reserve(std::min<size_t>(limits_.max_messages, 16384));
     // Room for a full batch at once, not by doubling (copies and page faults;
     // a reused builder keeps it). The last record may overshoot max_bytes.
     const size_t full = std::min<size_t>(limits_.max_bytes, size_t{16} << 20);
     ReserveHugeBuffer(buffer_, full + kOvershootRoom, /*huge_bytes=*/full);
   }
   AppendRecordJson(msg, context_, now, buffer_);
-  message_ids_.push_back(msg.message_id);
+  ++count_;
   return Full();
 }
 
 bool BatchBuilder::Full() const {
-  return message_ids_.size() >= limits_.max_messages || buffer_.size() >= limits_.max_bytes;
+  return count_ >= limits_.max_messages || buffer_.size() >= limits_.max_bytes;
 }
 
 bool BatchBuilder::ShouldSeal() const {
-  if (message_ids_.empty()) return false;
+  if (count_ == 0) return false;
   return Full() || clock_.Now() - started_at_ >= limits_.max_age;
 }
 
 Result<SealedBatch> BatchBuilder::Finish(std::string gz_buffer) {
-  if (message_ids_.empty())
+  if (count_ == 0)
     return FailedPrecondition(fmt::format("batch for queue {}: nothing to seal", context_.queue));
   Status st = GzipCompressInto(buffer_, limits_.gzip_level, gz_buffer);
   if (!st.ok()) return st.WithContext(fmt::format("seal batch for queue {}", context_.queue));
@@ -69,8 +68,8 @@ Result<SealedBatch> BatchBuilder::Finish(std::string gz_buffer) {
   b.uncompressed_bytes = buffer_.size();
   b.key =
       key_template_.Render({prefix_, context_.queue, context_.region, context_.account_id, started_at_, NewBatchId()});
-  b.message_ids = std::move(message_ids_);
-  message_ids_.clear();
+  b.messages = count_;
+  count_ = 0;
   buffer_.clear();
   return b;
 }

@@ -1,13 +1,12 @@
 // BatchBuilder: accumulates the JSON lines of one queue's messages and seals
 // them into one gzip object with its key. Not thread-safe (one per pipeline
-// stage). The caller keeps each Message (and its receipt handle) alongside,
-// in Add order; SealedBatch::message_ids has the same order.
+// stage). The caller keeps each Message's id and receipt handle alongside:
+// the builder keeps only the records (the ids are in them, in Add order).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <string>
-#include <vector>
 
 #include "archive/key_layout.h"
 #include "archive/record.h"
@@ -32,7 +31,7 @@ struct BatchLimits {
 struct SealedBatch {
   std::string key;
   std::string gz;                        // the object body
-  std::vector<std::string> message_ids;  // Add order
+  size_t messages = 0;  // records in the object
   size_t uncompressed_bytes = 0;
   SystemTime started_at;  // first Add; the time in the key
   SystemTime sealed_at;
@@ -52,8 +51,8 @@ class BatchBuilder {
   bool Full() const;
   // Full, or non-empty and older than max_age.
   bool ShouldSeal() const;
-  bool empty() const { return message_ids_.empty(); }
-  size_t size() const { return message_ids_.size(); }
+  bool empty() const { return count_ == 0; }
+  size_t size() const { return count_; }
   size_t bytes() const { return buffer_.size(); }
 
   // Compresses the batch, assigns a fresh key and resets the builder, which
@@ -70,7 +69,7 @@ class BatchBuilder {
   BatchLimits limits_;
   const Clock& clock_;
   std::string buffer_;
-  std::vector<std::string> message_ids_;
+  size_t count_ = 0;  // records in buffer_
   SystemTime started_at_;
 };
 

@@ -523,6 +523,7 @@ void QueueDrainer::ReceiverLoop(int slot) {
     if (!corrupt.empty()) HandleCorrupt(corrupt, receive_started);
 
     std::vector<Message> take;
+    take.reserve(msgs.size());
     std::vector<Held> examined;
     bool progress = false;
     // SQS started their visibility timeout when it answered, at some moment
@@ -685,7 +686,7 @@ void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_
           building_.held.reserve(std::min<size_t>(options_.batch.max_messages, kReserveHeld));
         }
         builder_->Add(msgs[i]);
-        // The builder has copied what it keeps: the ids move, not copied again.
+        // The builder keeps only the record: the ids move, not copied.
         building_.held.push_back({std::move(msgs[i].message_id), std::move(msgs[i].receipt_handle), now,
                                   now + options_.visibility_timeout});
         ++counters_.selected;

@@ -94,7 +94,7 @@ TEST(BatchBuilder, FinishProducesGzipOfLinesWithKeyAndIdsInOrder) {
   Result<SealedBatch> sealed = b.Finish();
   ASSERT_TRUE(sealed.ok()) << sealed.status().ToString();
   EXPECT_TRUE(b.empty());
-  EXPECT_EQ(sealed->message_ids, (std::vector<std::string>{"id-0", "id-1", "id-2", "id-3", "id-4"}));
+  EXPECT_EQ(sealed->messages, 5u);
   EXPECT_EQ(sealed->key.rfind("dlq-archive/orders-dlq/20250910/orders-dlq-123000-", 0), 0u) << sealed->key;
   EXPECT_EQ(sealed->key.size(), std::string("dlq-archive/orders-dlq/20250910/orders-dlq-123000-").size() + 16 + 8);
   EXPECT_EQ(sealed->started_at, *ParseIso8601("2025-09-10T12:30:00Z"));
@@ -129,7 +129,7 @@ TEST(BatchBuilder, ReusedBuilderAndBodyBufferCarryNothingIntoTheNextBatch) {
   b.Add(Msg(100, 10));
   SealedBatch second = b.Finish(std::move(first.gz)).value();
   std::string text = GzipDecompress(second.gz, 1 << 20).value();
-  EXPECT_EQ(second.message_ids, std::vector<std::string>{"id-100"});
+  EXPECT_EQ(second.messages, 1u);
   ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
   Result<ArchiveRecord> r = ParseRecordJson(std::string_view(text).substr(0, text.size() - 1));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
