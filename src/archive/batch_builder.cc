@@ -57,8 +57,7 @@ bool BatchBuilder::ShouldSeal() const {
 }
 
 Result<SealedBatch> BatchBuilder::Finish(std::string gz_buffer) {
-  if (count_ == 0)
-    return FailedPrecondition(fmt::format("batch for queue {}: nothing to seal", context_.queue));
+  if (count_ == 0) return FailedPrecondition(fmt::format("batch for queue {}: nothing to seal", context_.queue));
   Status st = GzipCompressInto(buffer_, limits_.gzip_level, gz_buffer);
   if (!st.ok()) return st.WithContext(fmt::format("seal batch for queue {}", context_.queue));
   SealedBatch b;

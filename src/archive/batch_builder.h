@@ -30,7 +30,7 @@ struct BatchLimits {
 
 struct SealedBatch {
   std::string key;
-  std::string gz;                        // the object body
+  std::string gz;       // the object body
   size_t messages = 0;  // records in the object
   size_t uncompressed_bytes = 0;
   SystemTime started_at;  // first Add; the time in the key

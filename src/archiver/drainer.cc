@@ -687,8 +687,8 @@ void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_
         }
         builder_->Add(msgs[i]);
         // The builder keeps only the record: the ids move, not copied.
-        building_.held.push_back({std::move(msgs[i].message_id), std::move(msgs[i].receipt_handle), now,
-                                  now + options_.visibility_timeout});
+        building_.held.push_back(
+            {std::move(msgs[i].message_id), std::move(msgs[i].receipt_handle), now, now + options_.visibility_timeout});
         ++counters_.selected;
         ++i;
       }

@@ -93,8 +93,9 @@ const LoadedCurl& DefaultCurl() {
 }
 
 // Only called once Create has seen DefaultCurl() load.
-const CurlApi& Curl() { return DefaultCurl().api; }
-
+const CurlApi& Curl() {
+  return DefaultCurl().api;
+}
 
 void GlobalInit() {
   static std::once_flag once;
@@ -405,7 +406,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   long status = 0;
   long connect_status = 0;  // a proxy's answer to CONNECT (https through a proxy)
   Curl().easy_getinfo(curl, rc == CURLE_OK ? CURLINFO_RESPONSE_CODE : CURLINFO_HTTP_CONNECTCODE,
-                    rc == CURLE_OK ? &status : &connect_status);
+                      rc == CURLE_OK ? &status : &connect_status);
   // Drop per-request pointers before the handle goes back to the pool.
   Curl().easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   Curl().easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);

@@ -223,8 +223,7 @@ TEST(ArchiveCli, AnUnreachableProxyIsNamedByItsVariableAndLosesNothing) {
 
   auto r = RunShell("export http_proxy=" + proxy + "; " + run);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("through the proxy in http_proxy unless NO_PROXY exempts the host"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("through the proxy in http_proxy unless NO_PROXY exempts the host"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("DLQ_HTTP_CLIENT=builtin"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("pr0xy-s3cret"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("alice"), std::string::npos) << r.out;
