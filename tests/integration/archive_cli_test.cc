@@ -4,10 +4,7 @@
 // exit 4, and the progress line is never broken by a log line (under a
 // pseudo-terminal from `script`). A proxy in the environment is used.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -208,15 +205,7 @@ TEST(ArchiveCli, AnUnreachableProxyIsNamedByItsVariableAndLosesNothing) {
   ASSERT_TRUE(svc);
   std::string q = UniqueName("noproxy-dlq");
   MakeQueue(*svc, q, 2);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  socklen_t len = sizeof(a);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  ::close(fd);  // nothing listens there now
-  const std::string proxy = "http://alice:pr0xy-s3cret@127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  const std::string proxy = "http://alice:pr0xy-s3cret@127.0.0.1:" + std::to_string(RefusingLoopbackPort());
   std::string dir = "/tmp/dlq-noproxy-" + RandomHex(4);
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   const std::string run = Archive(fauxqs, "--queue " + q + " --to file://" + dir + " --progress never");

@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <set>
@@ -136,19 +133,6 @@ TEST(CurlTransportTest, AddsNoHeadersOfItsOwn) {
 }
 
 // (Malformed requests: transport_contract_test.cc.)
-// A port on 127.0.0.1 that refuses connections (bound, then closed).
-int RefusingPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  socklen_t len = sizeof(a);
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // With a proxy variable in effect for the URL's scheme, a connection failure
 // names the variable (curl's own text names only a host and port, which reads
 // like the endpoint's); for the other scheme, or without one, it does not.
@@ -156,7 +140,7 @@ TEST(CurlTransportTest, AConnectionFailureNamesTheProxyVariableInEffect) {
   CurlTransportOptions options;
   options.proxy_variable_http = "http_proxy";
   auto transport = MakeTransport(options);
-  const std::string url = fmt::format("http://127.0.0.1:{}/", RefusingPort());
+  const std::string url = fmt::format("http://127.0.0.1:{}/", RefusingLoopbackPort());
   auto failed = transport->Send(MakeRequest("POST", url, "{}"));
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), ErrorCode::kUnavailable);

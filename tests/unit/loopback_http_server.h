@@ -39,6 +39,14 @@ inline int ListenOnLoopback(int* port) {
   return fd;
 }
 
+// A port on 127.0.0.1 where nothing listens (it did a moment ago): a connect
+// there is refused at once.
+inline int RefusingLoopbackPort() {
+  int port = 0;
+  ::close(ListenOnLoopback(&port));
+  return port;
+}
+
 class LoopbackHttpServer {
  public:
   struct Request {
