@@ -84,12 +84,12 @@ struct LoadedCurl {
 
 // libcurl.so.4, loaded once on first use.
 const LoadedCurl& DefaultCurl() {
-  static const LoadedCurl loaded = [] {
+  static const LoadedCurl kLoaded = [] {
     LoadedCurl l;
     l.status = LoadCurlApi(kLibcurlSoname, l.api);
     return l;
   }();
-  return loaded;
+  return kLoaded;
 }
 
 // Only called once Create has seen DefaultCurl() load.
