@@ -681,19 +681,49 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     // Scheduler::Stop() stops the drain (at once when it came before this line).
     std::stop_callback on_stop(stop, [&drainer] { drainer.RequestStop(); });
     SystemTime start = clock_.Now();
-    DrainResult r = drainer.Run();
-    const DrainStats& s = r.stats;
     const std::string& name = info.name;
     const std::string& region = info.region;
+    // The counts that only grow reach the metrics while the run goes (every
+    // progress_interval), so a long drain shows as it happens; each call
+    // adds what grew since the last one.
+    DrainStats published;
+    auto publish = [&](const DrainStats& now) {
+      auto add = [&](metrics::CounterFamily& family, uint64_t DrainStats::*field) {
+        if (now.*field > published.*field) {
+          family.WithLabels({name, region}).Add(static_cast<double>(now.*field - published.*field));
+          published.*field = now.*field;
+        }
+      };
+      add(metrics_.messages_archived_total, &DrainStats::archived);
+      add(metrics_.messages_deleted_total, &DrainStats::deleted);
+      add(metrics_.messages_duplicates_total, &DrainStats::duplicates);
+      add(metrics_.objects_total, &DrainStats::objects);
+      add(metrics_.bytes_uploaded_total, &DrainStats::bytes_uploaded);
+    };
+    Mutex progress_mu;
+    CondVar progress_cv;
+    bool run_done = false;  // under progress_mu
+    std::thread progress([&] {
+      MutexLock lock(progress_mu);
+      while (!progress_cv.WaitFor(progress_mu, options_.progress_interval, [&] { return run_done; })) {
+        lock.Unlock();
+        publish(drainer.Snapshot());
+        lock.Lock();
+      }
+    });
+    DrainResult r = drainer.Run();
+    {
+      MutexLock lock(progress_mu);
+      run_done = true;
+      progress_cv.NotifyAll();
+    }
+    progress.join();  // before the last publish: one thread publishes at a time
+    const DrainStats& s = r.stats;
+    publish(s);
     const bool failed = !r.status.ok() && r.status.code() != ErrorCode::kCancelled;
-    metrics_.messages_archived_total.WithLabels({name, region}).Add(static_cast<double>(s.archived));
-    metrics_.messages_deleted_total.WithLabels({name, region}).Add(static_cast<double>(s.deleted));
-    metrics_.messages_duplicates_total.WithLabels({name, region}).Add(static_cast<double>(s.duplicates));
     // Still in the DLQ because the run failed (released unarchived), or archived but not deleted.
     metrics_.messages_failed_total.WithLabels({name, region})
         .Add(static_cast<double>(s.delete_failures + (failed ? s.released : 0)));
-    metrics_.objects_total.WithLabels({name, region}).Add(static_cast<double>(s.objects));
-    metrics_.bytes_uploaded_total.WithLabels({name, region}).Add(static_cast<double>(s.bytes_uploaded));
     metrics_.archive_runs_total.WithLabels({name, region, r.status.ok() ? "ok" : "error"}).Inc();
     JobOutcome out;
     out.status = r.status;

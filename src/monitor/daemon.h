@@ -54,6 +54,10 @@ struct DaemonOptions {
   // logged (webhooks_reload_failed) and the previous webhooks stay.
   std::function<Status(const std::vector<WebhookConfig>&)> apply_webhooks;
   size_t history_samples = QueueHistory::kDefaultCapacity;  // per queue, for the dashboard's charts
+  // How often a running archive run's counts reach the metrics (archived,
+  // deleted, duplicates, objects, bytes), so a long drain shows as it goes;
+  // the rest of a run's figures come when it returns. Real time.
+  std::chrono::milliseconds progress_interval{5000};
 };
 
 // The last failed archive run of a queue (or a run that could not start

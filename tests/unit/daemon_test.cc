@@ -135,6 +135,51 @@ TEST_F(DaemonTest, MetricsContainTheQueueSeries) {
             std::string::npos);
 }
 
+// A run's archived, deleted and object counts reach the metrics while it
+// goes (every progress_interval), not only when it returns: here the last
+// object's upload waits until a scrape shows the earlier objects, then the
+// totals are exact at the end (nothing counted twice).
+TEST_F(DaemonTest, MetricsShowARunsProgressWhileItGoes) {
+  config_.groups[0].batch.max_messages = 2;
+  config_.groups[0].receivers = 1;
+  Inject(6, clock_.Now() - hours(95));
+  DaemonOptions o;
+  o.progress_interval = std::chrono::milliseconds(10);
+  auto d = NewDaemon(notifier_, o);
+  const std::string archived = "dlq_archive_messages_archived_total{queue=\"orders-dlq\",region=\"us-east-1\"} ";
+  auto shown = [&]() -> std::string {
+    std::string text = registry_.Render();
+    size_t at = text.find(archived);
+    return at == std::string::npos ? "" : text.substr(at + archived.size(), text.find('\n', at) - at - archived.size());
+  };
+  std::atomic<int> puts{0};
+  std::string during;  // what a scrape showed while the third object was uploading
+  store_.SetPutHook([&](const std::string&, std::string_view) {
+    if (++puts == 3) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while ((during = shown()).empty() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      while (during != "4" && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        during = shown();
+      }
+    }
+    return Status::Ok();
+  });
+  d->RunOnce();
+  Cycle(*d);
+  EXPECT_EQ(puts.load(), 3);
+  EXPECT_EQ(during, "4") << "the first two objects' messages, shown before the run returned";
+  EXPECT_EQ(shown(), "6");
+  std::string text = registry_.Render();
+  EXPECT_NE(text.find("dlq_archive_objects_total{queue=\"orders-dlq\",region=\"us-east-1\"} 3"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("dlq_archive_messages_deleted_total{queue=\"orders-dlq\",region=\"us-east-1\"} 6"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(DaemonTest, ApiQueuesJsonShowsQueueAlarmAndHistory) {
   Inject(1, clock_.Now() - hours(95));
   auto d = MakeDaemon();
