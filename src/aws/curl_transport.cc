@@ -25,7 +25,6 @@ struct CurlApi {
   CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
   CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
   CURLcode (*easy_perform)(CURL*);
-  void (*easy_reset)(CURL*);
   void (*easy_cleanup)(CURL*);
   const char* (*easy_strerror)(CURLcode);
   CURLSH* (*share_init)();
@@ -46,14 +45,10 @@ Status LoadCurlApi(const char* soname, CurlApi& api) {
         "variables to use the built-in HTTP client",
         soname, why != nullptr ? why : "unknown error"));
   }
-  bool complete = true;
-  std::string missing;
+  std::string missing;  // the first function not found
   auto find = [&](auto& fn, const char* name) {
     void* sym = ::dlsym(lib, name);
-    if (sym == nullptr) {
-      complete = false;
-      if (missing.empty()) missing = name;
-    }
+    if (sym == nullptr && missing.empty()) missing = name;
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
   };
   find(api.global_init, "curl_global_init");
@@ -61,7 +56,6 @@ Status LoadCurlApi(const char* soname, CurlApi& api) {
   find(api.easy_setopt, "curl_easy_setopt");
   find(api.easy_getinfo, "curl_easy_getinfo");
   find(api.easy_perform, "curl_easy_perform");
-  find(api.easy_reset, "curl_easy_reset");
   find(api.easy_cleanup, "curl_easy_cleanup");
   find(api.easy_strerror, "curl_easy_strerror");
   find(api.share_init, "curl_share_init");
@@ -69,7 +63,7 @@ Status LoadCurlApi(const char* soname, CurlApi& api) {
   find(api.share_cleanup, "curl_share_cleanup");
   find(api.slist_append, "curl_slist_append");
   find(api.slist_free_all, "curl_slist_free_all");
-  if (!complete) {
+  if (!missing.empty()) {
     ::dlclose(lib);
     return FailedPrecondition(
         fmt::format("libcurl ({}) lacks {}: install libcurl 7.85 or later (Debian: libcurl4)", soname, missing));

@@ -23,11 +23,8 @@ Result<HttpClient> ChooseHttpClient(const Environment& env) {
 std::string_view ProxyVariableFor(const Environment& env, std::string_view scheme) {
   static constexpr std::string_view kHttp[] = {"http_proxy", "all_proxy", "ALL_PROXY"};
   static constexpr std::string_view kHttps[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
-  static constexpr std::string_view kOther[] = {"all_proxy", "ALL_PROXY"};
-  std::span<const std::string_view> order = kOther;
-  if (scheme == "http") order = kHttp;
-  if (scheme == "https") order = kHttps;
-  for (std::string_view name : order) {
+  for (std::string_view name :
+       scheme == "https" ? std::span<const std::string_view>(kHttps) : std::span<const std::string_view>(kHttp)) {
     if (env.GetNonEmpty(name)) return name;
   }
   return {};

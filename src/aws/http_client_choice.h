@@ -34,11 +34,11 @@ inline constexpr std::string_view kProxyVariables[] = {"https_proxy", "HTTPS_PRO
 
 Result<HttpClient> ChooseHttpClient(const Environment& env);
 
-// The proxy variable libcurl takes for a URL of `scheme` ("http" or
-// "https"), in curl's order, or "" when none is set (curl then connects
-// directly): for http only http_proxy (lower case), for others
-// <scheme>_proxy then <SCHEME>_PROXY; then all_proxy, ALL_PROXY. NO_PROXY
-// may still exempt a host; this does not look at it.
+// The proxy variable libcurl takes for a URL of `scheme` ("https", or
+// anything else for "http"), in curl's order, or "" when none is set (curl
+// then connects directly): https_proxy, HTTPS_PROXY for https, only
+// lower-case http_proxy for http; then all_proxy, ALL_PROXY. NO_PROXY may
+// still exempt a host; this does not look at it.
 std::string_view ProxyVariableFor(const Environment& env, std::string_view scheme);
 
 // What ChooseHttpClient picks and why, for `doctor`: e.g. "libcurl, for the
