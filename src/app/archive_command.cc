@@ -61,6 +61,7 @@ void WriteResultJson(JsonWriter& w, const DrainResult& r, const std::string& des
                                                           {"objects", s.objects},
                                                           {"bytes", s.bytes_uploaded}};
   for (const auto& [key, value] : counts) w.Key(key).Uint(value);
+  w.Key("receivers").Int(s.receivers);
   w.Key("drained").Bool(r.drained);
   w.Key("stopped").Bool(r.stopped);
   w.Key("incomplete").Bool(r.incomplete);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "archive/expiry.h"
@@ -224,6 +225,7 @@ DrainStats QueueDrainer::Snapshot() const {
   s.bytes_uploaded = counters_.bytes_uploaded;
   s.visibility_extensions = counters_.visibility_extensions;
   s.receive_calls = counters_.receive_calls;
+  s.receivers = receiver_limit_.load();
   s.corrupt = counters_.corrupt;
   s.approximate_remaining = counters_.approximate_remaining;
   s.approximate_in_flight = counters_.approximate_in_flight;
@@ -458,6 +460,14 @@ void QueueDrainer::ReceiverLoop(int slot) {
   bool keep_turn = false;  // FIFO: this receiver holds the turn for its next receive
   std::mt19937_64 rng(std::random_device{}());
   while (!stop_) {
+    if (governed_ && slot >= receiver_limit_.load()) {
+      // Not needed at this level: wait until it rises or the run stops.
+      // (Every stop notifies cv_; the timeout covers a stop_ set without.)
+      MutexLock lock(mu_);
+      cv_.WaitFor(mu_, std::chrono::milliseconds(200),
+                  [&]() DLQ_REQUIRES(mu_) { return stop_ || slot < receiver_limit_.load(); });
+      continue;
+    }
     FifoTurn turn;
     if (queue_.fifo) {
       auto t = AwaitFifoTurn(keep_turn);
@@ -498,8 +508,10 @@ void QueueDrainer::ReceiverLoop(int slot) {
     // brought messages, or failed (its reply may be lost after SQS took
     // messages), put them in flight until at most a timeout after its end.
     if (got.ok()) in_hand.Add(static_cast<int64_t>(got->size() + corrupt.size()));
-    visibility_ledger_.ReceiveEnded(slot, receive_started, clock_.SteadyNow(),
+    const auto receive_ended = clock_.SteadyNow();
+    visibility_ledger_.ReceiveEnded(slot, receive_started, receive_ended,
                                     !got.ok() || !got->empty() || !corrupt.empty(), options_.visibility_timeout);
+    if (governed_) ObserveReceive(receive_ended, got.ok() ? got->size() + corrupt.size() : 0);
     if (receive_waiters_ > 0) {
       MutexLock lock(mu_);  // the waiter checks and sleeps under it
       cv_.NotifyAll();      // a depth check waits for receives on the wire
@@ -666,6 +678,34 @@ void QueueDrainer::ReceiverLoop(int slot) {
           "back, a FIFO group is held elsewhere, or the queue is being refilled); run again",
           counters_.approximate_remaining.load()));
     }
+  }
+}
+
+void QueueDrainer::ObserveReceive(std::chrono::steady_clock::time_point end, uint64_t messages) {
+  int limit = 0;
+  bool settled = false;
+  double rate = 0;
+  {
+    MutexLock lock(governor_mu_);
+    if (!governor_->Observe(end, messages)) return;
+    limit = governor_->limit();
+    settled = governor_->settled();
+    rate = governor_->settled_rate();
+  }
+  const int before = receiver_limit_.exchange(limit);
+  if (limit > before) {
+    MutexLock lock(mu_);
+    cv_.NotifyAll();  // receivers waiting for the level
+  }
+  if (settled) {
+    Log().Log(LogLevel::kInfo, "archive.receivers",
+              {{"queue", queue_.name},
+               {"receivers", limit},
+               {"max", options_.receivers},
+               {"messages_per_s", std::round(rate)},
+               {"note", "receivers beyond this level did not raise the rate enough; it is measured again later"}});
+  } else {
+    Log().Log(LogLevel::kDebug, "archive.receivers_probe", {{"queue", queue_.name}, {"receivers", limit}});
   }
 }
 
@@ -1070,6 +1110,16 @@ DrainResult QueueDrainer::Run() {
   // Twice the in-flight bound: some threads delete stored batches while the
   // others upload the next ones.
   for (int i = 0; i < 2 * options_.max_batches_in_flight; ++i) uploaders.emplace_back([this] { UploaderLoop(); });
+  governed_ = options_.adaptive_receivers && !queue_.fifo && options_.receivers > 1;
+  if (governed_) {
+    ReceiverGovernor::Options g;
+    g.max_receivers = options_.receivers;
+    MutexLock lock(governor_mu_);
+    governor_.emplace(g, clock_.SteadyNow());
+    receiver_limit_ = governor_->limit();
+  } else {
+    receiver_limit_ = options_.receivers;
+  }
   std::vector<std::thread> receivers;
   receivers.reserve(static_cast<size_t>(options_.receivers));
   for (int i = 0; i < options_.receivers; ++i) receivers.emplace_back([this, i] { ReceiverLoop(i); });
@@ -1177,6 +1227,7 @@ DrainResult QueueDrainer::Run() {
              {"released", static_cast<int64_t>(result.stats.released)},
              {"duplicates", static_cast<int64_t>(result.stats.duplicates)},
              {"objects", static_cast<int64_t>(result.stats.objects)},
+             {"receivers", result.stats.receivers},
              {"drained", result.drained}});
   return result;
 }

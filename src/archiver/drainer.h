@@ -61,6 +61,7 @@
 #include "archive/batch_builder.h"
 #include "archive/key_layout.h"
 #include "archive/record.h"
+#include "archiver/receiver_governor.h"
 #include "archiver/visibility_ledger.h"
 #include "common/clock.h"
 #include "common/mutex.h"
@@ -89,10 +90,14 @@ struct DrainOptions {
   std::chrono::seconds visibility_timeout{120};
   bool keep = false;              // archive without deleting
   bool dry_run = false;           // receive, select and count; upload and delete nothing
-  int receivers = 4;              // concurrent ReceiveMessage loops
+  int receivers = 4;              // concurrent ReceiveMessage loops, at most
   int deleters = 4;               // concurrent DeleteMessageBatch calls
   int max_batches_in_flight = 2;  // sealed batches waiting for or in upload
   int wait_time_seconds = 2;      // long poll per receive
+  // Standard queues: receive with only as many of `receivers` as raise the
+  // rate (ReceiverGovernor: 2, then doubling while it pays). Off: all of
+  // them, always. FIFO queues take turns instead (see above).
+  bool adaptive_receivers = true;
   // Consecutive receives without progress before checking depth (an empty
   // long poll also checks at once, without counting towards giving up).
   int empty_receives_to_drain = 3;
@@ -150,6 +155,7 @@ struct DrainStats {
   int64_t approximate_remaining = -1;  // last ApproximateNumberOfMessages seen, -1 unknown
   int64_t approximate_in_flight = -1;  // last ApproximateNumberOfMessagesNotVisible seen, -1 unknown
   int64_t initial_depth = -1;          // visible + in flight when the run started, -1 unknown
+  int receivers = 0;                   // receivers receiving at the end (the governor's level)
 };
 
 struct DrainResult {
@@ -321,6 +327,14 @@ class QueueDrainer {
   // visible again, and which empty receives looked after that.
   VisibilityLedger visibility_ledger_;
   std::atomic<int> receive_waiters_{0};  // depth checks waiting for receives on the wire
+  // Standard queues with adaptive_receivers: receivers whose slot is at or
+  // above receiver_limit_ wait (on cv_) instead of receiving; each receive
+  // that comes back tells the governor, which moves the limit.
+  bool governed_ = false;  // set before the receivers start
+  std::atomic<int> receiver_limit_{0};
+  Mutex governor_mu_;  // taken alone, never with mu_
+  std::optional<ReceiverGovernor> governor_ DLQ_GUARDED_BY(governor_mu_);
+  void ObserveReceive(std::chrono::steady_clock::time_point end, uint64_t messages) DLQ_EXCLUDES(mu_, governor_mu_);
   // FIFO turn taking: receivers take turns (one probe at a time); a probe is
   // due (after a batch left the pipeline, or after a probe that brought
   // messages); batches that left the pipeline so far.

@@ -27,17 +27,22 @@ using std::chrono::seconds;
 
 // Counts ReceiveMessage calls, the empty ones and the most running at once;
 // each call first sleeps `delay` of real time so that concurrent receives
-// overlap.
+// overlap, or, `one_at_a_time`, queue behind each other (a server that
+// serves one receive at a time).
 class ReceiveObserver : public QueueClientWrapper {
  public:
-  ReceiveObserver(QueueClient& target, std::chrono::milliseconds delay) : QueueClientWrapper(target), delay_(delay) {}
+  ReceiveObserver(QueueClient& target, std::chrono::milliseconds delay, bool one_at_a_time = false)
+      : QueueClientWrapper(target), delay_(delay), one_at_a_time_(one_at_a_time) {}
 
   Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
     int running = ++running_;
     for (int max = max_running_; running > max && !max_running_.compare_exchange_weak(max, running);) {
     }
+    std::unique_lock<std::mutex> serve(server_, std::defer_lock);
+    if (one_at_a_time_) serve.lock();
     std::this_thread::sleep_for(delay_);
     auto got = QueueClientWrapper::ReceiveMessages(queue_url, options);
+    if (serve.owns_lock()) serve.unlock();
     --running_;
     ++calls_;
     if (got.ok() && got->empty()) {
@@ -59,6 +64,8 @@ class ReceiveObserver : public QueueClientWrapper {
 
  private:
   const std::chrono::milliseconds delay_;
+  const bool one_at_a_time_;
+  std::mutex server_;
   std::atomic<int> calls_{0}, empty_{0}, running_{0}, max_running_{0}, blocked_long_polls_{0};
 };
 
@@ -69,6 +76,9 @@ class DrainerTest : public ::testing::Test {
     EXPECT_TRUE(url.ok());
     url_ = *url;
     options_.wait_time_seconds = 0;
+    // Every receiver receives (the tests of the governor turn it on: it
+    // measures in real time, this clock stands still).
+    options_.adaptive_receivers = false;
     options_.receivers = 2;
     options_.deleters = 2;
     options_.heartbeat_interval = std::chrono::milliseconds(20);
@@ -114,7 +124,7 @@ class DrainerTest : public ::testing::Test {
     ctx.archiver_version = "test";
     ctx.host = "test-host";
     QueueClient& client = client_ != nullptr ? *client_ : sqs_;
-    drainer_ = std::make_unique<QueueDrainer>(client, store_, clock_, *q, options_, ctx);
+    drainer_ = std::make_unique<QueueDrainer>(client, store_, *drain_clock_, *q, options_, ctx);
     if (out) *out = drainer_.get();
     return drainer_->Run();
   }
@@ -180,6 +190,7 @@ class DrainerTest : public ::testing::Test {
   std::string url_;
   DrainOptions options_;
   QueueClient* client_ = nullptr;  // the drainer's SQS when set (a wrapper over sqs_)
+  Clock* drain_clock_ = &clock_;   // the drainer's clock
   std::unique_ptr<QueueDrainer> drainer_;
 };
 
@@ -241,6 +252,88 @@ TEST_F(DrainerTest, TwoBatchBuffersServeTheRunWhateverTheReceivers) {
   EXPECT_EQ(r.stats.objects, 24u);
   EXPECT_LE(drainer->batch_buffers_made(), 2);
   EXPECT_EQ(Archived().size(), 48u);
+}
+
+// A server that serves one receive at a time (a stand-in, a throttled
+// endpoint): receivers beyond two only wait in its queue. The run tries
+// four, sees no more messages per second, and keeps two of its eight.
+TEST_F(DrainerTest, ReceiversBeyondWhatTheServerServesAtOnceWait) {
+  Send(1000);
+  options_.receivers = 8;
+  options_.adaptive_receivers = true;
+  options_.batch.max_messages = 200;
+  ReceiveObserver observer(sqs_, std::chrono::milliseconds(10), /*one_at_a_time=*/true);
+  client_ = &observer;
+  drain_clock_ = &DefaultClock();
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.archived, 1000u);
+  EXPECT_EQ(r.stats.receivers, 2);
+  EXPECT_EQ(observer.max_running(), 4);  // the probe; eight never ran
+  EXPECT_EQ(Archived().size(), 1000u);
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+}
+
+// SQS serves receives side by side: each doubling raises the rate, and all
+// eight receivers receive.
+TEST_F(DrainerTest, ReceiversServedSideBySideAllReceive) {
+  Send(2400);
+  options_.receivers = 8;
+  options_.adaptive_receivers = true;
+  options_.batch.max_messages = 400;
+  ReceiveObserver observer(sqs_, std::chrono::milliseconds(20));
+  client_ = &observer;
+  drain_clock_ = &DefaultClock();
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.archived, 2400u);
+  EXPECT_EQ(observer.max_running(), 8);
+  EXPECT_EQ(Archived().size(), 2400u);
+}
+
+// Receivers waiting for the level do not hold a stopping run up, and what
+// the run held goes back.
+TEST_F(DrainerTest, AStopEndsARunWhoseReceiversWaitForTheLevel) {
+  Send(3000);
+  options_.receivers = 8;
+  options_.adaptive_receivers = true;
+  options_.batch.max_messages = 300;
+  options_.max_batches_in_flight = 1;
+  ReceiveObserver observer(sqs_, std::chrono::milliseconds(10), /*one_at_a_time=*/true);
+  client_ = &observer;
+  drain_clock_ = &DefaultClock();
+  QueueDrainer* drainer = nullptr;
+  std::atomic<int> puts{0};
+  std::chrono::steady_clock::time_point stopped_at;
+  int receivers_at_stop = 0;
+  store_.SetPutHook([&](const std::string&, std::string_view) {
+    // The third object is 900 messages in: past the governor's probe (about
+    // 500 at this server's 1000 a second).
+    if (++puts == 3) {
+      receivers_at_stop = drainer->Snapshot().receivers;
+      stopped_at = std::chrono::steady_clock::now();
+      drainer->RequestStop();
+    }
+    return Status::Ok();
+  });
+  DrainResult r = Drain(&drainer);
+  const auto stopping = std::chrono::steady_clock::now() - stopped_at;
+  EXPECT_EQ(receivers_at_stop, 2);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_LT(stopping, std::chrono::seconds(2));
+  EXPECT_EQ(r.stats.archived, 900u);
+  EXPECT_EQ(r.stats.deleted, 900u);
+  EXPECT_EQ(sqs_.Depth(url_), 2100u);
+  // Nothing is left invisible: the rest can all be received at once.
+  ReceiveOptions ro;
+  ro.max_messages = 10;
+  size_t back = 0;
+  for (auto got = sqs_.ReceiveMessages(url_, ro); got.ok() && !got->empty(); got = sqs_.ReceiveMessages(url_, ro)) {
+    back += got->size();
+  }
+  EXPECT_EQ(back, 2100u);
 }
 
 // SQS answers an empty long poll only when nothing is visible: the run
