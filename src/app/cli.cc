@@ -409,9 +409,13 @@ int RunCli(int argc, char** argv) {
   archive->add_flag("--keep", ar.drain.keep, "archive a copy; delete nothing");
   archive->add_flag("--dry-run", ar.drain.dry_run,
                     "count what would be archived; uploads and deletes nothing (receiving raises receive counts)");
-  archive->add_option("--concurrency", ar.drain.receivers, "concurrent receivers per queue (1..64)")
+  archive->add_option("--concurrency", ar.drain.receivers,
+                      "receivers per queue, at most (1..64): a standard queue's run receives with as many as raise "
+                      "its rate (2, doubled while a doubling pays)")
       ->capture_default_str()
       ->check(IntegerValidator(1, 64));
+  bool fixed_concurrency = false;
+  archive->add_flag("--fixed-concurrency", fixed_concurrency, "receive with all --concurrency receivers, always");
   archive->add_option("--output", ar.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   archive->add_option("--progress", ar.progress, "auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -745,6 +749,7 @@ int RunCli(int argc, char** argv) {
   if (!batch_max_age.empty()) ar.drain.batch.max_age = *ParseDuration(batch_max_age);
   if (gzip_level > 0) ar.drain.batch.gzip_level = gzip_level;
   ar.drain.visibility_timeout = *ParseDuration(visibility);
+  ar.drain.adaptive_receivers = !fixed_concurrency;
   return RunArchiveCommand(ar, **services, g_stop);
 }
 

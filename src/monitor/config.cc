@@ -60,6 +60,7 @@ DrainOptions GroupConfig::ToDrainOptions() const {
   o.put = put;
   o.visibility_timeout = visibility_timeout;
   o.receivers = receivers;
+  o.adaptive_receivers = !fixed_receivers;
   return o;
 }
 
@@ -607,8 +608,13 @@ std::vector<ConfigKey> BuildSchema() {
   k.push_back(Dur<seconds>(set, "visibility_timeout", seconds(10), hours(12), FormatDuration(ds.visibility_timeout),
                            "5m", "visibility timeout of received messages (the heartbeat extends it)",
                            [](const ConfigTarget& t) -> seconds& { return t.settings->visibility_timeout; }));
-  k.push_back(Int<int>(set, "receivers", 1, 64, std::to_string(ds.receivers), "8", "concurrent ReceiveMessage loops",
+  k.push_back(Int<int>(set, "receivers", 1, 64, std::to_string(ds.receivers), "8",
+                       "ReceiveMessage loops per archive run, at most: a standard queue's run uses as many as raise "
+                       "its rate (2, doubled while a doubling pays)",
                        [](const ConfigTarget& t) -> int& { return t.settings->receivers; }));
+  k.push_back(BoolKey(set, "fixed_receivers", ds.fixed_receivers ? "true" : "false", "true",
+                      "receive with all `receivers`, always",
+                      [](const ConfigTarget& t) -> bool& { return t.settings->fixed_receivers; }));
   k.push_back(Choice(
       set, "policy.select", {"auto", "all", "older-than", "expiring-within"}, "auto", "older-than",
       "which messages a run archives",

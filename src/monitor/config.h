@@ -77,6 +77,7 @@ struct GroupSettings {
   BatchLimits batch = DrainOptions::DefaultBatchLimits();
   std::chrono::seconds visibility_timeout{120};
   int receivers = 4;
+  bool fixed_receivers = false;  // all `receivers` always, not only as many as raise the rate
   // policy.select: auto (policy_by_alarm, the default): a run started by the
   // expiry alarm takes the messages expiring within the alarm's lead window
   // (retention - threshold + sweep_interval), one started by the depth alarm

@@ -319,6 +319,29 @@ TEST(ArchiveCli, OneMebibyteMessagesArchiveByteForByte) {
   EXPECT_EQ(archived, sent);
 }
 
+// --concurrency is an upper bound: a standard queue's run starts with two
+// receivers (a small drain never measures more), --fixed-concurrency uses
+// them all; the JSON summary and the archive.done line say which.
+TEST(ArchiveCli, ConcurrencyIsAnUpperBoundUnlessFixed) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  for (const bool fixed : {false, true}) {
+    std::string q = UniqueName(fixed ? "fixed-dlq" : "governed-dlq");
+    std::string url = MakeQueue(*svc, q, 25);
+    std::string dir = "/tmp/dlq-conc-" + RandomHex(4);
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    auto r = RunShell(Archive(fauxqs, "--queue " + q + " --to file://" + dir +
+                                          " --concurrency 8 --output json --progress never --log-level info" +
+                                          (fixed ? " --fixed-concurrency" : "") + " 2>&1"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string receivers = fixed ? "8" : "2";
+    EXPECT_NE(r.out.find("\"receivers\":" + receivers + ","), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("receivers=" + receivers + " drained=true"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"archived\":25,"), std::string::npos) << r.out;
+  }
+}
+
 TEST(RunCli, LogFlagsWinOverTheConfigFile) {
   DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
   std::string dir = "/tmp/dlq-runlog-" + RandomHex(4);

@@ -149,7 +149,18 @@ TEST(MonitorConfigTest, GroupOverridesOneNestedFieldAndInheritsTheRest) {
   EXPECT_EQ(o.prefix, "pfx");
   EXPECT_EQ(o.batch.max_bytes, 2u << 20);
   EXPECT_EQ(o.receivers, 8);
+  EXPECT_TRUE(o.adaptive_receivers);  // as many of the 8 as raise the rate
   EXPECT_TRUE(o.Validate().ok()) << o.Validate().message();
+}
+
+TEST(MonitorConfigTest, FixedReceiversReceiveWithAllOfThem) {
+  auto r = ParseMonitorConfig(Config("  fixed_receivers: true\n", "    receivers: 6\n"), "c.yaml", MapEnvironment());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  DrainOptions o = r->groups[0].ToDrainOptions();
+  EXPECT_EQ(o.receivers, 6);
+  EXPECT_FALSE(o.adaptive_receivers);
+  EXPECT_EQ(ErrorsOf(Config("", "    fixed_receivers: sometimes\n")),
+            "dlq-archive.yaml:6:22: groups[0].fixed_receivers: \"sometimes\" is not a boolean (true or false)");
 }
 
 TEST(MonitorConfigTest, BadDurationNamesFileLineColumnAndField) {
