@@ -409,9 +409,10 @@ int RunCli(int argc, char** argv) {
   archive->add_flag("--keep", ar.drain.keep, "archive a copy; delete nothing");
   archive->add_flag("--dry-run", ar.drain.dry_run,
                     "count what would be archived; uploads and deletes nothing (receiving raises receive counts)");
-  archive->add_option("--concurrency", ar.drain.receivers,
-                      "receivers per queue, at most (1..64): a standard queue's run receives with as many as raise "
-                      "its rate (2, doubled while a doubling pays)")
+  archive
+      ->add_option("--concurrency", ar.drain.receivers,
+                   "receivers per queue, at most (1..64): a standard queue's run receives with as many as raise "
+                   "its rate (2, doubled while a doubling pays)")
       ->capture_default_str()
       ->check(IntegerValidator(1, 64));
   bool fixed_concurrency = false;
