@@ -27,7 +27,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 o = r["ours"]
 print(f"{sys.argv[2]}: {o['cpu_us_per_message']:6.1f} us/msg  user {o['cpu_user_s']} s  sys {o['cpu_sys_s']} s"
-      f"  faults {sys.argv[3]}  {o['messages_per_s']} msg/s  load {r['load_average']['before_ours'].split()[0]}")
+      f"  faults {sys.argv[3]}  {o['messages_per_s']} msg/s  receivers {o.get('receivers')}"
+      f"  load {r['load_average']['before_ours'].split()[0]}")
 PY
   done
 done

@@ -221,7 +221,9 @@ fx_ours = fx[1] - fx[0] if min(fx[0], fx[1]) >= 0 else -1
 fx_ref = fx[2] - fx[1] if min(fx[1], fx[2]) >= 0 else -1
 ours = side(ours_t, ours_j["archived"], ours_j["elapsed_ms"] / 1000, count_a, ours_doc.get("requests", {}), fx_ours)
 ours.update({"objects": ours_j["objects"], "deleted": ours_j["deleted"], "duplicates": ours_j["duplicates"],
-             "binary": binary})
+             "binary": binary,
+             # Receivers receiving at the end: the governor's level (older builds: not reported).
+             "receivers": ours_j.get("receivers")})
 ref, ratio = None, None
 if both:
     ref_t = gnu_time(f"{out}/ref.time")
