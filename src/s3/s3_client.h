@@ -99,9 +99,6 @@ class S3Client {
   // True when the object exists with this ETag and size (our own earlier attempt).
   bool AlreadyHolds(const std::string& bucket, const std::string& key, const std::string& etag, uint64_t size);
 
-  // Uploads sign UNSIGNED-PAYLOAD instead of the body's SHA-256.
-  bool BodyNeedsNoHash() const;
-
   AwsClient& client_;
   S3ClientOptions options_;
   std::string endpoint_host_;  // host[:port] of the endpoint, for virtual-hosted style

@@ -115,12 +115,14 @@ TEST_F(S3ClientTest, PutObjectSendsPathStyleRequestWithIntegrityAndCreateOnlyHea
   EXPECT_EQ(HeaderOr(r, "x-amz-meta-queue"), "orders-dlq");
   EXPECT_EQ(HeaderOr(r, "If-None-Match"), "*");
   EXPECT_THAT(HeaderOr(r, "Authorization"), HasSubstr("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"));
-  // Over HTTPS, as the AWS SDKs do: the signed Content-MD5 stands for the body, which is not hashed again.
+  // As the AWS SDKs do over HTTPS: the signed Content-MD5 stands for the body, which is not hashed again.
   EXPECT_EQ(HeaderOr(r, "x-amz-content-sha256"), "UNSIGNED-PAYLOAD");
   EXPECT_THAT(HeaderOr(r, "Authorization"), HasSubstr("content-md5;"));
 }
 
-TEST(S3ClientOverHttp, SignsTheBodysSha256WhenNothingProtectsItInTransit) {
+// Over plain HTTP too the signature covers Content-MD5, which S3 checks the
+// body against, not a second hash of the body.
+TEST(S3ClientOverHttp, UploadsSignTheContentMd5RatherThanHashTheBodyAgain) {
   FakeHttpTransport http;
   StaticCredentialsProvider creds(TestCredentials());
   FakeClock clock;
@@ -130,8 +132,9 @@ TEST(S3ClientOverHttp, SignsTheBodysSha256WhenNothingProtectsItInTransit) {
   S3Client s3(aws, S3ClientOptions{.path_style = true});
   ASSERT_TRUE(s3.PutObject("b", "k", "hello world", PutOptions{}).ok());
   ASSERT_EQ(http.calls(), 1);
-  EXPECT_EQ(HeaderOr(http.requests()[0], "x-amz-content-sha256"), Sha256Hex("hello world"));
-  EXPECT_THAT(HeaderOr(http.requests()[0], "Authorization"), HasSubstr("x-amz-content-sha256"));
+  EXPECT_EQ(HeaderOr(http.requests()[0], "x-amz-content-sha256"), "UNSIGNED-PAYLOAD");
+  EXPECT_EQ(HeaderOr(http.requests()[0], "Content-MD5"), "XrY7u+Ae7tCTyyK7j1rNww==");
+  EXPECT_THAT(HeaderOr(http.requests()[0], "Authorization"), HasSubstr("content-md5;"));
 }
 
 TEST_F(S3ClientTest, PutObjectWithoutCreateOnlyOmitsIfNoneMatch) {
