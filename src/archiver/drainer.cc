@@ -683,27 +683,32 @@ void QueueDrainer::ReceiverLoop(int slot) {
 
 void QueueDrainer::ObserveReceive(std::chrono::steady_clock::time_point end, uint64_t messages) {
   int limit = 0;
-  bool settled = false;
   double rate = 0;
+  bool announce = false;  // a probe ended on a level other than the last one announced
   {
     MutexLock lock(governor_mu_);
     if (!governor_->Observe(end, messages)) return;
     limit = governor_->limit();
-    settled = governor_->settled();
     rate = governor_->settled_rate();
+    if (governor_->settled() && limit != announced_receivers_) {
+      announced_receivers_ = limit;
+      announce = true;
+    }
   }
   const int before = receiver_limit_.exchange(limit);
   if (limit > before) {
     MutexLock lock(mu_);
     cv_.NotifyAll();  // receivers waiting for the level
   }
-  if (settled) {
+  if (announce) {
     Log().Log(LogLevel::kInfo, "archive.receivers",
               {{"queue", queue_.name},
                {"receivers", limit},
                {"max", options_.receivers},
                {"messages_per_s", std::round(rate)},
-               {"note", "receivers beyond this level did not raise the rate enough; it is measured again later"}});
+               {"note", limit < options_.receivers
+                            ? "more receivers did not raise the rate enough; measured again every 30s"
+                            : "every receiver raises the rate"}});
   } else {
     Log().Log(LogLevel::kDebug, "archive.receivers_probe", {{"queue", queue_.name}, {"receivers", limit}});
   }

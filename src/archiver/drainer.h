@@ -334,6 +334,7 @@ class QueueDrainer {
   std::atomic<int> receiver_limit_{0};
   Mutex governor_mu_;  // taken alone, never with mu_
   std::optional<ReceiverGovernor> governor_ DLQ_GUARDED_BY(governor_mu_);
+  int announced_receivers_ DLQ_GUARDED_BY(governor_mu_) = 0;  // the level archive.receivers last logged
   void ObserveReceive(std::chrono::steady_clock::time_point end, uint64_t messages) DLQ_EXCLUDES(mu_, governor_mu_);
   // FIFO turn taking: receivers take turns (one probe at a time); a probe is
   // due (after a batch left the pipeline, or after a probe that brought

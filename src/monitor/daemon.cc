@@ -683,11 +683,18 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     SystemTime start = clock_.Now();
     const std::string& name = info.name;
     const std::string& region = info.region;
-    // The counts that only grow reach the metrics while the run goes (every
-    // progress_interval), so a long drain shows as it happens; each call
-    // adds what grew since the last one.
+    // The counts that only grow reach the metrics, and the queue's archived
+    // total, while the run goes (every progress_interval), so a long drain
+    // shows as it happens; each call adds what grew since the last one.
     DrainStats published;
     auto publish = [&](const DrainStats& now) {
+      if (now.archived > published.archived) {
+        {
+          MutexLock l(q->mu);
+          q->archived += now.archived - published.archived;  // /api/queues and the dashboard, as the run goes
+        }
+        ++generation_;  // the overview shows it too
+      }
       auto add = [&](metrics::CounterFamily& family, uint64_t DrainStats::*field) {
         if (now.*field > published.*field) {
           family.WithLabels({name, region}).Add(static_cast<double>(now.*field - published.*field));
@@ -732,8 +739,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     out.more = r.status.ok() && !r.drained && !r.stopped && !keep;
     {
       MutexLock l(q->mu);
-      ++q->runs;
-      q->archived += s.archived;
+      ++q->runs;  // q->archived: publish() added the run's messages
       q->more = out.more;
       q->last_run_at = clock_.Now();
       q->last_run_archived = s.archived;

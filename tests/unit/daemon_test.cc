@@ -154,12 +154,14 @@ TEST_F(DaemonTest, MetricsShowARunsProgressWhileItGoes) {
   };
   std::atomic<int> puts{0};
   std::string during;  // what a scrape showed while the third object was uploading
+  std::string api_during;  // and /api/queues
   store_.SetPutHook([&](const std::string&, std::string_view) {
     if (++puts == 3) {
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
       while ((during = shown()) != "4" && std::chrono::steady_clock::now() < give_up) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
+      api_during = d->QueuesJson();
     }
     return Status::Ok();
   });
@@ -167,7 +169,10 @@ TEST_F(DaemonTest, MetricsShowARunsProgressWhileItGoes) {
   Cycle(*d);
   EXPECT_EQ(puts.load(), 3);
   EXPECT_EQ(during, "4") << "the first two objects' messages, shown before the run returned";
+  EXPECT_NE(api_during.find("\"runs\":0,\"archived\":4,"), std::string::npos) << api_during;
   EXPECT_EQ(shown(), "6");
+  const std::string api = d->QueuesJson();
+  EXPECT_NE(api.find("\"runs\":1,\"archived\":6,"), std::string::npos) << api;  // counted once, not 4 + 6
   std::string text = registry_.Render();
   EXPECT_NE(text.find("dlq_archive_objects_total{queue=\"orders-dlq\",region=\"us-east-1\"} 3"), std::string::npos)
       << text;

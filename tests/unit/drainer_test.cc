@@ -111,6 +111,15 @@ class DrainerTest : public ::testing::Test {
     return ids;
   }
 
+  // Up to eight receivers under the governor, receiving through `observer`;
+  // the drainer keeps real time (the governor measures rates).
+  void GovernEight(ReceiveObserver& observer) {
+    options_.receivers = 8;
+    options_.adaptive_receivers = true;
+    client_ = &observer;
+    drain_clock_ = &DefaultClock();
+  }
+
   DrainResult Drain(QueueDrainer** out = nullptr) {
     auto q = ResolveQueue(sqs_, url_, "us-east-1");
     EXPECT_TRUE(q.ok()) << q.status().ToString();
@@ -259,12 +268,9 @@ TEST_F(DrainerTest, TwoBatchBuffersServeTheRunWhateverTheReceivers) {
 // four, sees no more messages per second, and keeps two of its eight.
 TEST_F(DrainerTest, ReceiversBeyondWhatTheServerServesAtOnceWait) {
   Send(1000);
-  options_.receivers = 8;
-  options_.adaptive_receivers = true;
   options_.batch.max_messages = 200;
   ReceiveObserver observer(sqs_, std::chrono::milliseconds(10), /*one_at_a_time=*/true);
-  client_ = &observer;
-  drain_clock_ = &DefaultClock();
+  GovernEight(observer);
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_TRUE(r.drained) << r.incomplete_reason;
@@ -279,12 +285,9 @@ TEST_F(DrainerTest, ReceiversBeyondWhatTheServerServesAtOnceWait) {
 // eight receivers receive.
 TEST_F(DrainerTest, ReceiversServedSideBySideAllReceive) {
   Send(2400);
-  options_.receivers = 8;
-  options_.adaptive_receivers = true;
   options_.batch.max_messages = 400;
   ReceiveObserver observer(sqs_, std::chrono::milliseconds(20));
-  client_ = &observer;
-  drain_clock_ = &DefaultClock();
+  GovernEight(observer);
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_TRUE(r.drained) << r.incomplete_reason;
@@ -297,13 +300,10 @@ TEST_F(DrainerTest, ReceiversServedSideBySideAllReceive) {
 // the run held goes back.
 TEST_F(DrainerTest, AStopEndsARunWhoseReceiversWaitForTheLevel) {
   Send(3000);
-  options_.receivers = 8;
-  options_.adaptive_receivers = true;
   options_.batch.max_messages = 300;
   options_.max_batches_in_flight = 1;
   ReceiveObserver observer(sqs_, std::chrono::milliseconds(10), /*one_at_a_time=*/true);
-  client_ = &observer;
-  drain_clock_ = &DefaultClock();
+  GovernEight(observer);
   QueueDrainer* drainer = nullptr;
   std::atomic<int> puts{0};
   std::chrono::steady_clock::time_point stopped_at;
