@@ -701,14 +701,14 @@ void QueueDrainer::ObserveReceive(std::chrono::steady_clock::time_point end, uin
     cv_.NotifyAll();  // receivers waiting for the level
   }
   if (announce) {
-    Log().Log(LogLevel::kInfo, "archive.receivers",
-              {{"queue", queue_.name},
-               {"receivers", limit},
-               {"max", options_.receivers},
-               {"messages_per_s", std::round(rate)},
-               {"note", limit < options_.receivers
-                            ? "more receivers did not raise the rate enough; measured again every 30s"
-                            : "every receiver raises the rate"}});
+    Log().Log(
+        LogLevel::kInfo, "archive.receivers",
+        {{"queue", queue_.name},
+         {"receivers", limit},
+         {"max", options_.receivers},
+         {"messages_per_s", std::round(rate)},
+         {"note", limit < options_.receivers ? "more receivers did not raise the rate enough; measured again every 30s"
+                                             : "every receiver raises the rate"}});
   } else {
     Log().Log(LogLevel::kDebug, "archive.receivers_probe", {{"queue", queue_.name}, {"receivers", limit}});
   }

@@ -153,7 +153,7 @@ TEST_F(DaemonTest, MetricsShowARunsProgressWhileItGoes) {
     return at == std::string::npos ? "" : text.substr(at + archived.size(), text.find('\n', at) - at - archived.size());
   };
   std::atomic<int> puts{0};
-  std::string during;  // what a scrape showed while the third object was uploading
+  std::string during;      // what a scrape showed while the third object was uploading
   std::string api_during;  // and /api/queues
   store_.SetPutHook([&](const std::string&, std::string_view) {
     if (++puts == 3) {
