@@ -683,19 +683,22 @@ void QueueDrainer::ReceiverLoop(int slot) {
 
 void QueueDrainer::ObserveReceive(std::chrono::steady_clock::time_point end, uint64_t messages) {
   int limit = 0;
+  int before = 0;
   double rate = 0;
   bool announce = false;  // a probe ended on a level other than the last one announced
   {
     MutexLock lock(governor_mu_);
     if (!governor_->Observe(end, messages)) return;
     limit = governor_->limit();
+    // Under the lock: two receivers' changes reach the limit in the
+    // governor's order.
+    before = receiver_limit_.exchange(limit);
     rate = governor_->settled_rate();
     if (governor_->settled() && limit != announced_receivers_) {
       announced_receivers_ = limit;
       announce = true;
     }
   }
-  const int before = receiver_limit_.exchange(limit);
   if (limit > before) {
     MutexLock lock(mu_);
     cv_.NotifyAll();  // receivers waiting for the level
