@@ -688,16 +688,18 @@ void QueueDrainer::ObserveReceive(std::chrono::steady_clock::time_point end, uin
   bool announce = false;  // a probe ended on a level other than the last one announced
   {
     MutexLock lock(governor_mu_);
-    if (!governor_->Observe(end, messages)) return;
+    const bool changed = governor_->Observe(end, messages);
     limit = governor_->limit();
-    // Under the lock: two receivers' changes reach the limit in the
-    // governor's order.
-    before = receiver_limit_.exchange(limit);
-    rate = governor_->settled_rate();
+    // A probe can also end on the level it measured last (the maximum).
     if (governor_->settled() && limit != announced_receivers_) {
       announced_receivers_ = limit;
       announce = true;
     }
+    if (!changed && !announce) return;
+    // Under the lock: two receivers' changes reach the limit in the
+    // governor's order.
+    before = receiver_limit_.exchange(limit);
+    rate = governor_->settled_rate();
   }
   if (limit > before) {
     MutexLock lock(mu_);
@@ -1125,6 +1127,7 @@ DrainResult QueueDrainer::Run() {
     MutexLock lock(governor_mu_);
     governor_.emplace(g, clock_.SteadyNow());
     receiver_limit_ = governor_->limit();
+    if (governor_->settled()) announced_receivers_ = governor_->limit();  // nothing to choose, nothing to say
   } else {
     receiver_limit_ = options_.receivers;
   }

@@ -342,6 +342,42 @@ TEST(ArchiveCli, ConcurrencyIsAnUpperBoundUnlessFixed) {
   }
 }
 
+// Receives that take long at a server that answers them side by side (real
+// SQS: tens of milliseconds each; here 40 ms of proxy latency before fauxqs's
+// replies): each doubling raises the rate, so the run climbs to every
+// receiver and says so.
+TEST(ArchiveCli, ReceiversClimbToTheMaximumWhenTheServerAnswersSideBySide) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("parallel-dlq");
+  std::string url = MakeQueue(*svc, q, 0);
+  for (int b = 0; b < 150; ++b) {
+    std::vector<SendEntry> entries(10);
+    for (int i = 0; i < 10; ++i) {
+      entries[i].id = std::to_string(i);
+      entries[i].body = "poison " + std::to_string(b * 10 + i);
+    }
+    auto sent = svc->sqs().SendMessageBatch(url, entries);
+    ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+    ASSERT_TRUE(sent->failed.empty());
+  }
+  FaultPlan plan;
+  plan.delay = FaultRule::Always({"ReceiveMessage"});
+  plan.latency = std::chrono::milliseconds(40);
+  auto proxy = FaultProxy::Start(fauxqs.endpoint(), plan);
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
+  std::string dir = "/tmp/dlq-climb-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto r = RunShell(fauxqs.ShellEnv() + DLQ_BINARY + " archive --endpoint-url " + (*proxy)->url() + " --queue " + q +
+                    " --to file://" + dir + " --concurrency 8 --output json --progress never --log-level info 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"archived\":1500,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"receivers\":8,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("archive.receivers"), std::string::npos) << "the level it settled on is logged:\n" << r.out;
+  EXPECT_NE(r.out.find("receivers=8 max=8"), std::string::npos) << r.out;
+}
+
 TEST(RunCli, LogFlagsWinOverTheConfigFile) {
   DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
   std::string dir = "/tmp/dlq-runlog-" + RandomHex(4);
