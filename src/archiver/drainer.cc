@@ -206,8 +206,12 @@ std::unique_ptr<BatchBuilder> QueueDrainer::NewBuilderLocked() {
 
 void QueueDrainer::RequestStop() {
   stop_requested_ = true;
-  if (!options_.finish_receives_on_stop) abort_receives_ = true;
+  // stop_ before abort_receives_: a receiver whose receive comes back
+  // cancelled must find the run stopping, or it could hand a FIFO turn to a
+  // receiver that starts a new receive (the stopping thread may be
+  // descheduled between the two stores).
   stop_ = true;
+  if (!options_.finish_receives_on_stop) abort_receives_ = true;
   cv_.NotifyAll();
 }
 
@@ -238,8 +242,8 @@ void QueueDrainer::Fail(const Status& status) {
     MutexLock lock(mu_);
     if (first_error_.ok()) first_error_ = status;
   }
+  stop_ = true;  // before abort_receives_, as in RequestStop
   abort_receives_ = true;
-  stop_ = true;
   cv_.NotifyAll();
 }
 
