@@ -39,9 +39,10 @@ std::vector<int> Feed(ReceiverGovernor& g, const Server& server, TimePoint& now,
   return levels;
 }
 
-ReceiverGovernor::Options Max(int max) {
+ReceiverGovernor::Options Max(int max, std::chrono::milliseconds reprobe_after = 30s) {
   ReceiverGovernor::Options o;
   o.max_receivers = max;
+  o.reprobe_after = reprobe_after;
   return o;
 }
 
@@ -89,9 +90,7 @@ TEST(ReceiverGovernor, AStepShortOfADoublingNeedsAProportionalGain) {
 
 TEST(ReceiverGovernor, ProbesAgainAndFollowsAServerThatGotFaster) {
   TimePoint now{};
-  ReceiverGovernor::Options o = Max(8);
-  o.reprobe_after = 10s;
-  ReceiverGovernor g(o, now);
+  ReceiverGovernor g(Max(8, 10s), now);
   Feed(g, Server{.parallel = 1, .service = 1ms}, now, 2000ms);
   ASSERT_EQ(g.limit(), 2);
   // Before the probe is due, nothing moves.
@@ -105,9 +104,7 @@ TEST(ReceiverGovernor, ProbesAgainAndFollowsAServerThatGotFaster) {
 
 TEST(ReceiverGovernor, ProbesAgainAndFollowsAServerThatGotSlower) {
   TimePoint now{};
-  ReceiverGovernor::Options o = Max(8);
-  o.reprobe_after = 10s;
-  ReceiverGovernor g(o, now);
+  ReceiverGovernor g(Max(8, 10s), now);
   Feed(g, Server{.parallel = 100, .service = 20ms}, now, 2000ms);
   ASSERT_EQ(g.limit(), 8);
   // The server now serves one receive at a time: each probe starts from
