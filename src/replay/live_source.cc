@@ -102,12 +102,19 @@ Result<LiveReplayStats> ReplayFromQueue(QueueClient& sqs, const QueueInfo& dlq, 
     ro.visibility_timeout = options.visibility_timeout_seconds;
     std::vector<CorruptMessage> corrupt;
     ro.corrupt = &corrupt;
-    ro.cancel = options.stop;
+    // No ro.cancel: a receive abandoned on a stop may have taken messages
+    // whose reply is then never read, and they would stay invisible for the
+    // visibility timeout. The poll is short (wait_time_seconds), so a stop
+    // waits for it and releases what it brought.
     auto received = sqs.ReceiveMessages(dlq.url, ro);
     if (!received.ok()) {
-      if (received.status().code() == ErrorCode::kCancelled) break;
       release_all_held();
       return received.status().WithContext(fmt::format("receive from {}", dlq.name));
+    }
+    if (options.stop != nullptr && options.stop->load()) {
+      for (const CorruptMessage& c : corrupt) held.emplace(c.message_id, c.receipt_handle);
+      for (const Message& m : *received) held.emplace(m.message_id, m.receipt_handle);
+      break;  // released below, with everything else held
     }
     for (const CorruptMessage& c : corrupt) {
       ++stats.corrupt;

@@ -610,8 +610,12 @@ void FaultProxy::Serve(int fd) {
         break;
       }
     }
-    bool written = WriteReply(conn, reply, head, close_after);
+    // Out of flight before the reply goes out: a client that gets it may send
+    // its next request at once, on another connection, and another thread
+    // must not count it in flight beside this one (under load this thread
+    // can be descheduled between the write and the count).
     Finish(op);
+    bool written = WriteReply(conn, reply, head, close_after);
     if (!written || close_after) return;
   }
 }

@@ -93,7 +93,7 @@ struct FaultProxyStats {
   uint64_t upstream_failures = 0;                // upstream unreachable: answered 502
   uint64_t absolute_form = 0;                    // requests sent as to a forward proxy ("POST http://host/...")
   std::map<std::string, uint64_t> by_op;         // requests received, per request name
-  std::map<std::string, int64_t> in_flight;      // requests being handled now, per request name
+  std::map<std::string, int64_t> in_flight;      // admitted and not yet answered, per request name
   std::map<std::string, int64_t> max_in_flight;  // the most handled at once so far, per request name
   std::vector<std::string> denied_paths;         // request paths (no query) answered 403
   // Rule hits per rule and request name, e.g. {"drop_after ReceiveMessage", 3}.

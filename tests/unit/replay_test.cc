@@ -16,6 +16,7 @@
 #include "replay/token_bucket.h"
 #include "replay/transform.h"
 #include "sqs/md5.h"
+#include "sqs/queue_client_wrapper.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
@@ -809,6 +810,65 @@ TEST_F(LiveReplayTest, StopMidMoveDeletesOnlyWhatWasSentAndReleasesTheRest) {
     visible += got->size();
   }
   EXPECT_EQ(visible, left);
+}
+
+// A stop that lands while a receive is on the wire, after SQS took its
+// messages: SqsClient abandons a reply when its cancel flag is set, so this
+// wrapper does too (it takes the messages, sets the stop, and reports the
+// receive cancelled if it was given the stop as its cancel flag).
+class StopDuringReceive final : public QueueClientWrapper {
+ public:
+  StopDuringReceive(QueueClient& target, std::atomic<bool>& stop, int at_receive)
+      : QueueClientWrapper(target), stop_(stop), at_receive_(at_receive) {}
+  Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
+    auto got = QueueClientWrapper::ReceiveMessages(queue_url, options);
+    if (++receives_ != at_receive_) return got;
+    taken_ = got.ok() ? got->size() : 0;
+    stop_ = true;
+    if (options.cancel != nullptr && options.cancel->load()) return Cancelled("receive abandoned");
+    return got;
+  }
+  size_t taken() const { return taken_; }
+
+ private:
+  std::atomic<bool>& stop_;
+  const int at_receive_;
+  int receives_ = 0;
+  size_t taken_ = 0;
+};
+
+TEST_F(LiveReplayTest, StopDuringAReceiveReleasesWhatThatReceiveTookAtOnce) {
+  for (int i = 0; i < 30; ++i) Put("yes " + std::to_string(i));
+  std::atomic<bool> stop{false};
+  options_.stop = &stop;
+  live_.stop = &stop;
+  StopDuringReceive stopping(sqs_, stop, /*at_receive=*/2);
+  targets_ = ToDest();
+  replayer_ = std::make_unique<Replayer>(stopping, *targets_, clock_, options_, nullptr);
+  ASSERT_TRUE(replayer_->Start().ok());
+  auto r = ReplayFromQueue(
+      stopping, dlq_, *replayer_, [](const ArchiveRecord&) { return true; }, clock_, live_);
+  Status finish = replayer_->Finish();
+  EXPECT_TRUE(finish.ok() || finish.code() == ErrorCode::kCancelled) << finish.ToString();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(stopping.taken(), 10u);
+  const size_t moved = sqs_.Messages(dest_).size();
+  const size_t left = sqs_.Messages(dlq_url_).size();
+  EXPECT_EQ(moved + left, 30u);
+  EXPECT_EQ(moved, 10u) << "only the first receive's messages are sent";
+  EXPECT_EQ(r->deleted, moved);
+  // Everything left, the stopped receive's 10 included, is receivable at once.
+  ReceiveOptions ro;
+  ro.wait_time_seconds = 0;
+  ro.max_messages = 10;
+  size_t visible = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto got = sqs_.ReceiveMessages(dlq_url_, ro);
+    ASSERT_TRUE(got.ok());
+    visible += got->size();
+  }
+  EXPECT_EQ(visible, left);
+  EXPECT_EQ(visible, 20u);
 }
 
 }  // namespace
