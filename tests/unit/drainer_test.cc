@@ -278,18 +278,23 @@ TEST_F(DrainerTest, TwoBatchBuffersServeTheRunWhateverTheReceivers) {
 
 // A server that serves one receive at a time (a stand-in, a throttled
 // endpoint): receivers beyond two only wait in its queue. The run tries
-// four, sees no more messages per second, and keeps two of its eight.
+// four, sees no more messages per second, and keeps two of its eight; on a
+// loaded machine (a CI run compiling beside it) one phase can measure slow
+// by chance and a probe seem to pay once, so this asserts only that the run
+// never settles on all eight. The exact levels are ReceiverGovernor's tests,
+// on simulated time (AServerThatServesOneReceiveAtATimeKeepsTwoReceivers).
 TEST_F(DrainerTest, ReceiversBeyondWhatTheServerServesAtOnceWait) {
   Send(1000);
   options_.batch.max_messages = 200;
-  ReceiveObserver observer(sqs_, std::chrono::milliseconds(10), /*one_at_a_time=*/true);
+  ReceiveObserver observer(sqs_, std::chrono::milliseconds(20), /*one_at_a_time=*/true);
   GovernEight(observer);
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_TRUE(r.drained) << r.incomplete_reason;
   EXPECT_EQ(r.stats.archived, 1000u);
-  EXPECT_EQ(r.stats.receivers, 2);
-  EXPECT_EQ(observer.max_running(), 4);  // the probe; eight never ran
+  EXPECT_LE(r.stats.receivers, 4);
+  EXPECT_GE(r.stats.receivers, 2);
+  EXPECT_GE(observer.max_running(), 4);  // the probe ran
   EXPECT_EQ(Archived().size(), 1000u);
   EXPECT_EQ(sqs_.Depth(url_), 0u);
 }
