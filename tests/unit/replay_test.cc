@@ -726,6 +726,19 @@ class LiveReplayTest : public ReplayTest {
     DLQ_RETURN_IF_ERROR(replayer_->Finish());
     return r;
   }
+  // Receives everything receivable in the DLQ now (up to 50), once.
+  size_t ReceiveAllVisible() {
+    ReceiveOptions ro;
+    ro.wait_time_seconds = 0;
+    ro.max_messages = 10;
+    size_t visible = 0;
+    for (int i = 0; i < 5; ++i) {
+      auto got = sqs_.ReceiveMessages(dlq_url_, ro);
+      EXPECT_TRUE(got.ok());
+      if (got.ok()) visible += got->size();
+    }
+    return visible;
+  }
   std::string dlq_url_;
   QueueInfo dlq_;
   LiveReplayOptions live_;
@@ -800,15 +813,7 @@ TEST_F(LiveReplayTest, StopMidMoveDeletesOnlyWhatWasSentAndReleasesTheRest) {
     EXPECT_EQ(r->deleted, moved);
   }
   // Everything left is visible again at once.
-  ReceiveOptions ro;
-  ro.wait_time_seconds = 0;
-  ro.max_messages = 10;
-  size_t visible = 0;
-  for (int i = 0; i < 5; ++i) {
-    auto got = sqs_.ReceiveMessages(dlq_url_, ro);
-    ASSERT_TRUE(got.ok());
-    visible += got->size();
-  }
+  const size_t visible = ReceiveAllVisible();
   EXPECT_EQ(visible, left);
 }
 
@@ -858,15 +863,7 @@ TEST_F(LiveReplayTest, StopDuringAReceiveReleasesWhatThatReceiveTookAtOnce) {
   EXPECT_EQ(moved, 10u) << "only the first receive's messages are sent";
   EXPECT_EQ(r->deleted, moved);
   // Everything left, the stopped receive's 10 included, is receivable at once.
-  ReceiveOptions ro;
-  ro.wait_time_seconds = 0;
-  ro.max_messages = 10;
-  size_t visible = 0;
-  for (int i = 0; i < 5; ++i) {
-    auto got = sqs_.ReceiveMessages(dlq_url_, ro);
-    ASSERT_TRUE(got.ok());
-    visible += got->size();
-  }
+  const size_t visible = ReceiveAllVisible();
   EXPECT_EQ(visible, left);
   EXPECT_EQ(visible, 20u);
 }
