@@ -177,11 +177,11 @@ Status GzipStream::Append(std::string_view data) {
 
 Status GzipStream::Finish(std::string& out, Md5Digest& md5) {
   DLQ_RETURN_IF_ERROR(Deflate({}, /*last=*/true));
-  std::array<char, 8> trailer;
+  std::array<char, 8> trailer{};
   const uint32_t isize = static_cast<uint32_t>(state_->isize);  // modulo 2^32 (RFC 1952)
-  for (int i = 0; i < 4; ++i) {
-    trailer[static_cast<size_t>(i)] = static_cast<char>((state_->crc >> (8 * i)) & 0xff);
-    trailer[static_cast<size_t>(4 + i)] = static_cast<char>((isize >> (8 * i)) & 0xff);
+  for (size_t i = 0; i < 4; ++i) {                              // both little-endian
+    trailer[i] = static_cast<char>((state_->crc >> (8 * i)) & 0xffU);
+    trailer[4 + i] = static_cast<char>((isize >> (8 * i)) & 0xffU);
   }
   out_.resize(written_);
   out_.append(trailer.data(), trailer.size());
