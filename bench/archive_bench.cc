@@ -112,29 +112,7 @@ void BM_GzipCompress(benchmark::State& state) {
 }
 BENCHMARK(BM_GzipCompress)->Arg(1)->Arg(6)->Unit(benchmark::kMillisecond);
 
-// What a level-1 batch does while it fills: the same records compressed as
-// pieces of `range(0)` bytes (GzipStream: stateless igzip, full flushes) with
-// the MD5 of the body taken as it is written. Compare with BM_GzipCompress/1
-// plus BM_Md5OfBody (one call, then a second pass over the body).
-void BM_GzipStream(benchmark::State& state) {
-  const std::string& text = Encoded();
-  const size_t piece = static_cast<size_t>(state.range(0));
-  GzipStream stream;
-  std::string gz;
-  Md5Digest md5{};
-  for (auto _ : state) {
-    stream.Start(std::move(gz), text.size());
-    for (size_t at = 0; at < text.size(); at += piece) {
-      if (!stream.Append(std::string_view(text).substr(at, piece)).ok()) state.SkipWithError("append failed");
-    }
-    if (!stream.Finish(gz, md5).ok()) state.SkipWithError("finish failed");
-    benchmark::DoNotOptimize(md5.data());
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
-  state.counters["ratio"] = static_cast<double>(text.size()) / static_cast<double>(gz.size());
-}
-BENCHMARK(BM_GzipStream)->Arg(128 << 10)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
-
+// The second pass over a sealed body that its Content-MD5 costs.
 void BM_Md5OfBody(benchmark::State& state) {
   const std::string gz = GzipCompress(Encoded(), 1).value();
   for (auto _ : state) {

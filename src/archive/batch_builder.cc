@@ -33,71 +33,22 @@ BatchBuilder::BatchBuilder(ArchiveContext context, KeyTemplate key_template, std
       limits_(limits),
       clock_(clock) {}
 
-void BatchBuilder::StartStream() {
-  // Room for a full batch's body at once, reserved untouched: pages are
-  // touched only as the body grows.
-  const size_t full = std::min<size_t>(limits_.max_bytes, size_t{16} << 20);
-  stream_.Start(std::move(next_gz_), full + full / 64 + kOvershootRoom);
-  next_gz_ = std::string();
-  if (buffer_.capacity() < kStreamPiece + kOvershootRoom) buffer_.reserve(kStreamPiece + kOvershootRoom);
-}
-
 bool BatchBuilder::Add(const Message& msg) {
   SystemTime now = clock_.Now();
   if (count_ == 0) {
     started_at_ = now;
-    bytes_ = 0;
-    if (Streaming()) {
-      StartStream();
-    } else {
-      // Room for a full batch at once, not by doubling (copies and page
-      // faults; a reused builder keeps it). The last record may overshoot
-      // max_bytes.
-      const size_t full = std::min<size_t>(limits_.max_bytes, size_t{16} << 20);
-      ReserveHugeBuffer(buffer_, full + kOvershootRoom, /*huge_bytes=*/full);
-    }
+    // Room for a full batch at once, not by doubling (copies and page faults;
+    // a reused builder keeps it). The last record may overshoot max_bytes.
+    const size_t full = std::min<size_t>(limits_.max_bytes, size_t{16} << 20);
+    ReserveHugeBuffer(buffer_, full + kOvershootRoom, /*huge_bytes=*/full);
   }
-  const size_t before = buffer_.size();
   AppendRecordJson(msg, context_, now, buffer_);
-  bytes_ += buffer_.size() - before;
   ++count_;
-  if (Streaming() && buffer_.size() >= kStreamPiece) {
-    pieces_.push_back(std::move(buffer_));
-    if (spare_pieces_.empty()) {
-      buffer_ = std::string();
-      buffer_.reserve(kStreamPiece + kOvershootRoom);
-    } else {
-      buffer_ = std::move(spare_pieces_.back());
-      spare_pieces_.pop_back();
-    }
-  }
   return Full();
 }
 
-std::vector<std::string> BatchBuilder::TakePieces() {
-  std::vector<std::string> out;
-  out.swap(pieces_);
-  return out;
-}
-
-Status BatchBuilder::CompressPieces(const std::vector<std::string>& pieces) {
-  for (const std::string& piece : pieces) {
-    if (!stream_error_.ok()) return stream_error_;
-    stream_error_ = stream_.Append(piece);
-  }
-  return stream_error_;
-}
-
-void BatchBuilder::ReturnPieces(std::vector<std::string> pieces) {
-  for (std::string& piece : pieces) {
-    if (spare_pieces_.size() >= 4) break;
-    piece.clear();
-    spare_pieces_.push_back(std::move(piece));
-  }
-}
-
 bool BatchBuilder::Full() const {
-  return count_ >= limits_.max_messages || bytes_ >= limits_.max_bytes;
+  return count_ >= limits_.max_messages || buffer_.size() >= limits_.max_bytes;
 }
 
 bool BatchBuilder::ShouldSeal() const {
@@ -107,37 +58,17 @@ bool BatchBuilder::ShouldSeal() const {
 
 Result<SealedBatch> BatchBuilder::Finish(std::string gz_buffer) {
   if (count_ == 0) return FailedPrecondition(fmt::format("batch for queue {}: nothing to seal", context_.queue));
+  Status st = GzipCompressInto(buffer_, limits_.gzip_level, gz_buffer);
+  if (!st.ok()) return st.WithContext(fmt::format("seal batch for queue {}", context_.queue));
   SealedBatch b;
-  if (Streaming()) {
-    std::vector<std::string> pieces = TakePieces();
-    Status st = CompressPieces(pieces);
-    ReturnPieces(std::move(pieces));
-    if (st.ok()) st = stream_.Append(buffer_);
-    Md5Digest md5{};
-    if (st.ok()) st = stream_.Finish(b.gz, md5);
-    if (!st.ok()) {
-      count_ = 0;
-      bytes_ = 0;
-      buffer_.clear();
-      stream_error_ = Status::Ok();
-      next_gz_ = std::move(gz_buffer);
-      return st.WithContext(fmt::format("seal batch for queue {}", context_.queue));
-    }
-    b.md5 = md5;
-    next_gz_ = std::move(gz_buffer);
-  } else {
-    Status st = GzipCompressInto(buffer_, limits_.gzip_level, gz_buffer);
-    if (!st.ok()) return st.WithContext(fmt::format("seal batch for queue {}", context_.queue));
-    b.gz = std::move(gz_buffer);
-  }
+  b.gz = std::move(gz_buffer);
   b.started_at = started_at_;
   b.sealed_at = clock_.Now();
-  b.uncompressed_bytes = bytes_;
+  b.uncompressed_bytes = buffer_.size();
   b.key =
       key_template_.Render({prefix_, context_.queue, context_.region, context_.account_id, started_at_, NewBatchId()});
   b.messages = count_;
   count_ = 0;
-  bytes_ = 0;
   buffer_.clear();
   return b;
 }

@@ -1,7 +1,6 @@
 #include "archive/gzip.h"
 
 #include <fmt/format.h>
-#include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <sys/mman.h>
@@ -13,7 +12,6 @@
 #include <cstring>
 #include <memory>
 #include <new>
-#include <optional>
 #include <utility>
 
 #include "common/allocator.h"
@@ -95,102 +93,6 @@ Status GzipCompressInto(std::string_view data, int level, std::string& out) {
   size_t n = libdeflate_gzip_compress(c, data.data(), data.size(), out.data(), out.size());
   if (n == 0) return Internal(fmt::format("gzip: compression of {} bytes failed", data.size()));
   out.resize(n);
-  return Status::Ok();
-}
-
-// Each piece is compressed on its own (igzip's stateless level 1, ending in
-// a full flush, so the pieces join into one DEFLATE stream) and the gzip
-// header and trailer are written here: igzip's stateful mode, which would
-// carry the 32 KiB window across pieces, runs ~25% slower on archive JSON,
-// and a window restarting every kStreamPiece bytes costs ~0.5% of size.
-struct GzipStream::State {
-  std::unique_ptr<uint8_t[]> level_buf = std::make_unique_for_overwrite<uint8_t[]>(ISAL_DEF_LVL1_DEFAULT);
-  std::optional<Md5Hasher> md5;
-  uint32_t crc = 0;    // CRC-32 of the uncompressed bytes so far
-  uint64_t isize = 0;  // uncompressed bytes so far
-};
-
-namespace {
-constexpr std::array<uint8_t, 10> kGzipHeader = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
-}  // namespace
-
-GzipStream::GzipStream() : state_(std::make_unique<State>()) {}
-GzipStream::~GzipStream() = default;
-
-void GzipStream::Start(std::string out, size_t reserve) {
-  out_ = std::move(out);
-  out_.clear();
-  ReserveHugeBuffer(out_, std::max(reserve, kGzipHeader.size()));
-  out_.append(reinterpret_cast<const char*>(kGzipHeader.data()), kGzipHeader.size());
-  written_ = out_.size();
-  state_->md5.emplace();
-  state_->md5->Update(out_);
-  state_->crc = 0;
-  state_->isize = 0;
-  started_ = true;
-}
-
-Status GzipStream::Deflate(std::string_view data, bool last) {
-  if (!started_) return Internal("gzip stream: not started");
-  if (data.size() > UINT32_MAX / 4) return Internal("gzip stream: piece too large");
-  // Room for the piece at its worst (stored blocks); resize() value-fills
-  // only the new room, so the bytes igzip then writes are in the cache.
-  size_t room = data.size() + data.size() / 32 + 4096;
-  for (int attempt = 0;; ++attempt) {
-    if (out_.size() < written_ + room) out_.resize(written_ + room);
-    isal_zstream s;
-    isal_deflate_stateless_init(&s);
-    s.level = 1;
-    s.level_buf = state_->level_buf.get();
-    s.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-    s.gzip_flag = IGZIP_DEFLATE;
-    s.end_of_stream = last ? 1 : 0;
-    s.flush = last ? NO_FLUSH : FULL_FLUSH;
-    s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(data.data()));
-    s.avail_in = static_cast<uint32_t>(data.size());
-    s.next_out = reinterpret_cast<uint8_t*>(out_.data() + written_);
-    s.avail_out = static_cast<uint32_t>(std::min<size_t>(out_.size() - written_, UINT32_MAX / 2));
-    const uint32_t out_before = s.avail_out;
-    const int rc = isal_deflate_stateless(&s);
-    if (rc == STATELESS_OVERFLOW && attempt == 0) {
-      room = 2 * data.size() + 65536;
-      continue;
-    }
-    if (rc != COMP_OK || s.avail_in != 0) {
-      started_ = false;
-      return Internal(fmt::format("gzip: igzip failed on a piece of {} bytes (code {})", data.size(), rc));
-    }
-    const size_t produced = out_before - s.avail_out;
-    state_->md5->Update(std::string_view(out_.data() + written_, produced));
-    written_ += produced;
-    break;
-  }
-  state_->crc = crc32_gzip_refl(state_->crc, reinterpret_cast<const uint8_t*>(data.data()), data.size());
-  state_->isize += data.size();
-  return Status::Ok();
-}
-
-Status GzipStream::Append(std::string_view data) {
-  if (data.empty()) return started_ ? Status::Ok() : Internal("gzip stream: not started");
-  return Deflate(data, /*last=*/false);
-}
-
-Status GzipStream::Finish(std::string& out, Md5Digest& md5) {
-  DLQ_RETURN_IF_ERROR(Deflate({}, /*last=*/true));
-  std::array<char, 8> trailer{};
-  const uint32_t isize = static_cast<uint32_t>(state_->isize);  // modulo 2^32 (RFC 1952)
-  for (size_t i = 0; i < 4; ++i) {                              // both little-endian
-    trailer[i] = static_cast<char>((state_->crc >> (8 * i)) & 0xffU);
-    trailer[4 + i] = static_cast<char>((isize >> (8 * i)) & 0xffU);
-  }
-  out_.resize(written_);
-  out_.append(trailer.data(), trailer.size());
-  state_->md5->Update(std::string_view(trailer.data(), trailer.size()));
-  md5 = state_->md5->Finish();
-  out = std::move(out_);
-  out_ = std::string();
-  written_ = 0;
-  started_ = false;
   return Status::Ok();
 }
 

@@ -3,11 +3,9 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <string_view>
 
-#include "common/crypto.h"
 #include "common/status.h"
 
 namespace dlq {
@@ -22,38 +20,6 @@ Result<std::string> GzipCompress(std::string_view data, int level);
 // batches costs no allocation); on success `out` holds exactly the gzip
 // bytes, on error its contents are unspecified.
 Status GzipCompressInto(std::string_view data, int level, std::string& out);
-
-// One gzip member at igzip's level 1 (GzipCompress's level 1 format), fed a
-// piece at a time: a batch compresses while it fills, so what it compresses
-// is still in the cache and no whole uncompressed copy of it is ever held.
-// Keeps the MD5 of the output as it grows (an upload's Content-MD5, without
-// reading the object again). Not thread-safe; one member per Start.
-class GzipStream {
- public:
-  GzipStream();
-  ~GzipStream();
-  GzipStream(const GzipStream&) = delete;
-  GzipStream& operator=(const GzipStream&) = delete;
-
-  // Starts a member written into `out` (cleared; its capacity is kept, and
-  // `reserve` bytes are reserved without being touched).
-  void Start(std::string out, size_t reserve);
-  bool started() const { return started_; }
-  // Compresses all of `data`. kInternal if igzip fails (the member is then
-  // unusable: Start again).
-  Status Append(std::string_view data);
-  // Ends the member: `out` gets the gzip bytes and `md5` their MD5.
-  Status Finish(std::string& out, Md5Digest& md5);
-
- private:
-  struct State;
-  Status Deflate(std::string_view data, bool last);
-
-  std::unique_ptr<State> state_;
-  std::string out_;
-  size_t written_ = 0;
-  bool started_ = false;
-};
 
 // Decompresses a gzip file of one or more concatenated members (as produced
 // by appending). Output larger than `max_output` bytes is rejected with

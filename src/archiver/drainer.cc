@@ -728,8 +728,6 @@ void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_
   size_t i = 0;
   while (i < msgs.size()) {
     bool need_seal = false;
-    BatchBuilder* compress = nullptr;  // this receiver compresses its pieces
-    std::vector<std::string> pieces;
     {
       MutexLock lock(mu_);
       // Stopping or failed: nothing more goes into a batch.
@@ -749,34 +747,13 @@ void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_
         ++i;
       }
       need_seal = builder_->Full();
-      if (!compressing_ && builder_->HasPieces()) {
-        compressing_ = true;  // builder_ is not sealed (nor replaced) until it is false again
-        compress = builder_.get();
-        pieces = compress->TakePieces();
-      }
     }
-    if (compress != nullptr) CompressPieces(compress, std::move(pieces));
     if (need_seal) SealBuilding(/*wait=*/true, /*only_if_full=*/true);
   }
   if (i < msgs.size()) {
     std::vector<Held> rest;
     for (; i < msgs.size(); ++i) rest.push_back({msgs[i].message_id, msgs[i].receipt_handle, now, now});
     ReleaseHeld(rest);
-  }
-}
-
-void QueueDrainer::CompressPieces(BatchBuilder* builder, std::vector<std::string> pieces) {
-  for (;;) {
-    // An error is kept by the builder and fails its seal.
-    (void)builder->CompressPieces(pieces);
-    MutexLock lock(mu_);
-    builder->ReturnPieces(std::move(pieces));
-    pieces = builder->TakePieces();
-    if (pieces.empty()) {
-      compressing_ = false;
-      if (seal_waiters_ > 0) cv_.NotifyAll();
-      return;
-    }
   }
 }
 
@@ -793,12 +770,10 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   // largest part of the RSS). A compress takes tens of milliseconds, a batch
   // far longer to fill from SQS.
   auto may_seal = [&]() DLQ_REQUIRES(mu_) {
-    return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) && sealing_ == 0 && !compressing_;
+    return in_flight() < static_cast<size_t>(options_.max_batches_in_flight) && sealing_ == 0;
   };
   if (wait) {
-    ++seal_waiters_;
     cv_.Wait(mu_, [&]() DLQ_REQUIRES(mu_) { return may_seal() || aborting(); });
-    --seal_waiters_;
   } else if (!may_seal()) {
     return;
   }
@@ -861,14 +836,7 @@ std::string UploadHint(const Status& st) {
 
 Status QueueDrainer::UploadBatch(Batch& batch) {
   const SealedBatch& sb = *batch.sealed;
-  Status st;
-  if (sb.md5) {
-    PutOptions put = options_.put;
-    put.content_md5 = sb.md5;  // taken while compressing: the body is not read again
-    st = store_.Put(sb.key, sb.gz, put);
-  } else {
-    st = store_.Put(sb.key, sb.gz, options_.put);
-  }
+  Status st = store_.Put(sb.key, sb.gz, options_.put);
   if (st.ok()) return st;
   std::string where = fmt::format("{}/{}", store_.Describe(), sb.key);
   if (st.code() == ErrorCode::kAlreadyExists) {

@@ -267,9 +267,6 @@ class QueueDrainer {
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;
   // without, gives up when the bound is reached.
   void SealBuilding(bool wait, bool only_if_full) DLQ_EXCLUDES(mu_);
-  // Compresses `pieces` of `builder` (builder_, taken with compressing_ set)
-  // outside the lock, then any cut meanwhile; clears compressing_.
-  void CompressPieces(BatchBuilder* builder, std::vector<std::string> pieces) DLQ_EXCLUDES(mu_);
   Batch* FindBatchLocked(uint64_t seq) DLQ_REQUIRES(mu_);
   // A builder for the next batch: a spare one (its buffer already sized)
   // when there is one.
@@ -316,11 +313,7 @@ class QueueDrainer {
   std::deque<Batch> upload_queue_ DLQ_GUARDED_BY(mu_);  // sealed, waiting for an uploader
   std::vector<Batch*> uploading_ DLQ_GUARDED_BY(mu_);   // batches in upload or delete (owned by uploaders)
   int sealing_ DLQ_GUARDED_BY(mu_) = 0;                 // batches being compressed outside the lock
-  // A receiver is compressing builder_'s pieces outside the lock (one at a
-  // time, so they stay in order); builder_ is not sealed meanwhile.
-  bool compressing_ DLQ_GUARDED_BY(mu_) = false;
-  int seal_waiters_ DLQ_GUARDED_BY(mu_) = 0;  // threads in SealBuilding waiting to seal
-  int deleting_ DLQ_GUARDED_BY(mu_) = 0;      // batches in uploading_ that only delete
+  int deleting_ DLQ_GUARDED_BY(mu_) = 0;                // batches in uploading_ that only delete
   std::vector<Batch*> sealing_batches_ DLQ_GUARDED_BY(mu_);
   bool heartbeat_stop_ DLQ_GUARDED_BY(mu_) = false;
   bool receivers_done_ DLQ_GUARDED_BY(mu_) = false;

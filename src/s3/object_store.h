@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/crypto.h"
 #include "common/status.h"
 
 namespace dlq {
@@ -24,10 +23,6 @@ struct PutOptions {
   std::string storage_class;                    // "", "STANDARD", "STANDARD_IA", "GLACIER_IR", ...
   std::map<std::string, std::string> metadata;  // x-amz-meta-*
   bool create_only = true;                      // If-None-Match: * (never overwrite)
-  // The body's MD5 when the caller already has it (a batch takes it while
-  // compressing): sent as Content-MD5 without hashing the body again. S3
-  // refuses a body that does not match it (BadDigest).
-  std::optional<Md5Digest> content_md5;
 };
 
 struct ObjectInfo {

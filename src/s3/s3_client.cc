@@ -128,7 +128,7 @@ Result<std::string> S3Client::PutObject(const std::string& bucket, const std::st
 Result<std::string> S3Client::PutSingle(const std::string& bucket, const std::string& key, std::string_view data,
                                         const PutOptions& options) {
   AwsRequest r = NewRequest("PutObject", "PUT", bucket, key);
-  const Md5Digest md5 = options.content_md5 ? *options.content_md5 : Md5(data);
+  Md5Digest md5 = Md5(data);
   r.headers.emplace_back("Content-Length", std::to_string(data.size()));
   r.headers.emplace_back("Content-MD5", Base64Encode(md5));
   // The signature covers Content-MD5, not a SHA-256 of the body: S3 checks

@@ -122,29 +122,5 @@ TEST(ArchiveMoto, MissingQueueIsAClearError) {
   EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
 }
 
-// A batch's body MD5 is taken while compressing and sent as Content-MD5
-// without hashing the body again. If it were ever wrong the upload fails:
-// S3 refuses the body (BadDigest); moto stores it without checking, and the
-// ETag check then fails the upload. Either way an error, never a delete.
-TEST(ArchiveMoto, PutWithAWrongCallerMd5FailsTheUpload) {
-  DLQ_REQUIRE_STAND_IN("moto", moto);
-  auto svc = Services(moto);
-  ASSERT_TRUE(svc);
-  std::string bucket = UniqueName("md5");
-  S3Client& s3 = svc->s3_for(bucket);
-  ASSERT_TRUE(s3.CreateBucket(bucket).ok());
-  PutOptions o;
-  o.content_md5 = Md5("another body");
-  auto put = s3.PutObject(bucket, "k", "the body", o);
-  ASSERT_FALSE(put.ok());
-  const std::string error = put.status().ToString();
-  EXPECT_TRUE(error.find("BadDigest") != std::string::npos || error.find("does not match the MD5") != std::string::npos)
-      << error;
-  o.content_md5 = Md5("the body");
-  auto right = s3.PutObject(bucket, "k2", "the body", o);
-  ASSERT_TRUE(right.ok()) << right.status().ToString();
-  EXPECT_EQ(*right, Md5Hex("the body"));
-}
-
 }  // namespace
 }  // namespace dlq::it

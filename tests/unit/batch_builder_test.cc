@@ -8,7 +8,6 @@
 #include "archive/gzip.h"
 #include "archive/record.h"
 #include "common/clock.h"
-#include "common/crypto.h"
 #include "common/time_util.h"
 #include "testing/fake_clock.h"
 
@@ -152,54 +151,6 @@ TEST(BatchBuilder, FinishOnEmptyBatchFails) {
   FakeClock clock;
   BatchBuilder b(Ctx(), KeyTemplate::Default(), "p", BatchLimits{}, clock);
   EXPECT_EQ(b.Finish().status().code(), ErrorCode::kFailedPrecondition);
-}
-
-// Level 1 compresses while the batch fills (every kStreamPiece bytes): a
-// batch of many pieces, then a reused builder's next one, are each exactly
-// their own lines, in order, with the MD5 of the body; other levels take no
-// MD5 (the store computes it).
-TEST(BatchBuilder, LevelOneCompressesWhileFillingAndKnowsTheBodysMd5) {
-  FakeClock clock;
-  BatchLimits limits;
-  limits.gzip_level = 1;
-  BatchBuilder b(Ctx(), KeyTemplate::Default(), "p", limits, clock);
-  constexpr int kFirst = 300;  // ~2.4 MB of JSON: many pieces
-  for (int i = 0; i < kFirst; ++i) EXPECT_FALSE(b.Add(Msg(i, 8000)));
-  EXPECT_GT(b.bytes(), 10 * BatchBuilder::kStreamPiece);
-  const size_t bytes = b.bytes();
-  SealedBatch first = b.Finish(std::string(1 << 20, 'Z')).value();
-  EXPECT_TRUE(b.empty());
-  EXPECT_EQ(b.bytes(), 0u);
-  ASSERT_TRUE(first.md5.has_value());
-  EXPECT_EQ(*first.md5, Md5(first.gz));
-  EXPECT_EQ(first.uncompressed_bytes, bytes);
-  std::string text = GzipDecompress(first.gz, 8 << 20).value();
-  ASSERT_EQ(text.size(), bytes);
-  size_t pos = 0;
-  for (int i = 0; i < kFirst; ++i) {
-    size_t nl = text.find('\n', pos);
-    ASSERT_NE(nl, std::string::npos);
-    Result<ArchiveRecord> r = ParseRecordJson(std::string_view(text).substr(pos, nl - pos));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    ASSERT_EQ(r->message_id, "id-" + std::to_string(i));
-    pos = nl + 1;
-  }
-  EXPECT_EQ(pos, text.size());
-
-  b.Add(Msg(1000, 10));
-  SealedBatch second = b.Finish(std::move(first.gz)).value();
-  ASSERT_TRUE(second.md5.has_value());
-  EXPECT_EQ(*second.md5, Md5(second.gz));
-  text = GzipDecompress(second.gz, 1 << 20).value();
-  ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text.substr(0, 200);
-  EXPECT_EQ(ParseRecordJson(std::string_view(text).substr(0, text.size() - 1)).value().message_id, "id-1000");
-
-  limits.gzip_level = 6;
-  BatchBuilder six(Ctx(), KeyTemplate::Default(), "p", limits, clock);
-  six.Add(Msg(1));
-  SealedBatch at_six = six.Finish().value();
-  EXPECT_FALSE(at_six.md5.has_value());
-  EXPECT_EQ(GzipDecompress(at_six.gz, 1 << 20).value().size(), at_six.uncompressed_bytes);
 }
 
 }  // namespace

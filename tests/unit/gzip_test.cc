@@ -149,55 +149,5 @@ TEST(Gzip, RejectsBadLevel) {
   EXPECT_EQ(GzipCompress("x", -1).status().code(), ErrorCode::kInvalidArgument);
 }
 
-// A member fed in pieces of every size (empty ones, one byte, several
-// pieces per call's worth of output, incompressible bytes) is one standard
-// gzip member of their concatenation, and the digest is the MD5 of exactly
-// the bytes returned.
-TEST(GzipStream, PiecesMakeOneMemberOfTheirConcatenationWithItsMd5) {
-  std::string random(200000, '\0');
-  uint32_t x = 12345;
-  for (char& c : random) {
-    x = x * 1103515245 + 12345;
-    c = static_cast<char>(x >> 24);
-  }
-  const std::string text = SampleText(700000) + random + SampleText(3000);
-  GzipStream stream;
-  std::string reused(1 << 20, 'Z');  // stale bytes must not leak into the member
-  stream.Start(std::move(reused), 64 << 10);
-  std::string fed;
-  size_t at = 0;
-  const size_t sizes[] = {0, 1, 17, 4096, 131072, 0, 300000, 65536, 250000};
-  for (size_t i = 0; at < text.size(); ++i) {
-    const size_t n = std::min(sizes[i % std::size(sizes)], text.size() - at);
-    ASSERT_TRUE(stream.Append(std::string_view(text).substr(at, n)).ok());
-    fed.append(text, at, n);
-    at += n;
-  }
-  std::string gz;
-  Md5Digest md5{};
-  ASSERT_TRUE(stream.Finish(gz, md5).ok());
-  EXPECT_FALSE(stream.started());
-  EXPECT_EQ(md5, Md5(gz));
-  EXPECT_LT(gz.size(), text.size());
-  EXPECT_EQ(ZlibGunzip(gz, text.size()), text);
-  EXPECT_EQ(GzipDecompress(gz, text.size()).value(), text);
-}
-
-TEST(GzipStream, EmptyMemberAndRestartAfterFinish) {
-  GzipStream stream;
-  EXPECT_EQ(stream.Append("x").code(), ErrorCode::kInternal) << "not started";
-  stream.Start({}, 0);
-  std::string gz;
-  Md5Digest md5{};
-  ASSERT_TRUE(stream.Finish(gz, md5).ok());
-  EXPECT_EQ(GzipDecompress(gz, 10).value(), "");
-  EXPECT_EQ(md5, Md5(gz));
-  stream.Start(std::move(gz), 0);  // the last body's buffer serves the next one
-  ASSERT_TRUE(stream.Append("hello").ok());
-  ASSERT_TRUE(stream.Finish(gz, md5).ok());
-  EXPECT_EQ(GzipDecompress(gz, 10).value(), "hello");
-  EXPECT_EQ(md5, Md5(gz));
-}
-
 }  // namespace
 }  // namespace dlq

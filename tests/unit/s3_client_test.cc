@@ -137,28 +137,6 @@ TEST(S3ClientOverHttp, UploadsSignTheContentMd5RatherThanHashTheBodyAgain) {
   EXPECT_THAT(HeaderOr(http.requests()[0], "Authorization"), HasSubstr("content-md5;"));
 }
 
-// A caller that already has the body's MD5 (a batch takes it while
-// compressing) passes it: it is sent as Content-MD5 and the ETag is checked
-// against it, without hashing the body again. A wrong one fails the upload
-// (S3 refuses the body with BadDigest; a store that does not check, like
-// this fake or moto, answers an ETag that does not match).
-TEST_F(S3ClientTest, PutObjectSendsTheCallersMd5AndAWrongOneFailsTheUpload) {
-  http_.SetHandler(EchoMd5);  // answers the MD5 of the body it got as the ETag
-  S3Client s3 = PathStyle();
-  PutOptions o;
-  o.content_md5 = Md5("hello world");
-  auto etag = s3.PutObject("b", "k", "hello world", o);
-  ASSERT_TRUE(etag.ok()) << etag.status().ToString();
-  EXPECT_EQ(*etag, Md5Hex("hello world"));
-  EXPECT_EQ(HeaderOr(http_.requests()[0], "Content-MD5"), Base64Encode(Md5("hello world")));
-
-  o.content_md5 = Md5("not the body");
-  auto wrong = s3.PutObject("b", "k2", "hello world", o);
-  ASSERT_FALSE(wrong.ok());
-  EXPECT_EQ(wrong.status().code(), ErrorCode::kDataLoss) << wrong.status().ToString();
-  EXPECT_EQ(HeaderOr(http_.requests()[1], "Content-MD5"), Base64Encode(Md5("not the body")));
-}
-
 TEST_F(S3ClientTest, PutObjectWithoutCreateOnlyOmitsIfNoneMatch) {
   http_.SetHandler(EchoMd5);
   S3Client s3 = PathStyle();
