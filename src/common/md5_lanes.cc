@@ -187,19 +187,183 @@ DLQ_AVX512 void HashLanes(std::span<const std::string_view> inputs, std::span<Md
 
 #undef DLQ_AVX512
 
+#define DLQ_AVX2 __attribute__((target("avx2")))
+
+// Rows r[0..7] (8 words of 8 lanes) become columns: m[k] holds word k of
+// every lane.
+DLQ_AVX2 inline void Transpose8(const __m256i r[8], __m256i m[8]) {
+  __m256i t[8], u[8];
+  for (size_t i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4g + w]: rows 4g..4g+3, words w and w+4 (one per 128-bit half).
+  for (size_t g = 0; g < 2; ++g) {
+    u[4 * g + 0] = _mm256_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 1] = _mm256_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 2] = _mm256_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm256_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+  for (int w = 0; w < 4; ++w) {
+    m[w] = _mm256_permute2x128_si256(u[w], u[4 + w], 0x20);
+    m[4 + w] = _mm256_permute2x128_si256(u[w], u[4 + w], 0x31);
+  }
+}
+
+// The round functions without ternary logic, each in two or three operations.
+template <int kFunction>
+DLQ_AVX2 inline __m256i RoundFunction8(__m256i b, __m256i c, __m256i d) {
+  if constexpr (kFunction == 0) return _mm256_xor_si256(d, _mm256_and_si256(b, _mm256_xor_si256(c, d)));  // F
+  if constexpr (kFunction == 1) return _mm256_xor_si256(c, _mm256_and_si256(d, _mm256_xor_si256(b, c)));  // G
+  if constexpr (kFunction == 2) return _mm256_xor_si256(_mm256_xor_si256(b, c), d);                       // H
+  // I: c ^ (b | ~d)
+  return _mm256_xor_si256(c, _mm256_or_si256(b, _mm256_xor_si256(d, _mm256_set1_epi32(-1))));
+}
+
+// Two groups of eight lanes step by step side by side: one group's chain of
+// dependent operations alone leaves the vector units mostly idle.
+constexpr int kGroups = 2;
+struct State8 {
+  __m256i a[kGroups], b[kGroups], c[kGroups], d[kGroups];
+};
+
+template <int kFunction>
+DLQ_AVX2 inline void Round8(State8& st, const __m256i m[kGroups][16], const uint32_t* k, const int* g, const int* s) {
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) {
+    const int shift = s[i % 4];
+    const __m128i left = _mm_cvtsi32_si128(shift);
+    const __m128i right = _mm_cvtsi32_si128(32 - shift);
+    const __m256i ki = _mm256_set1_epi32(static_cast<int>(k[i]));
+#pragma GCC unroll 2
+    for (int q = 0; q < kGroups; ++q) {
+      const __m256i f = RoundFunction8<kFunction>(st.b[q], st.c[q], st.d[q]);
+      __m256i x = _mm256_add_epi32(_mm256_add_epi32(st.a[q], _mm256_add_epi32(ki, m[q][g[i]])), f);
+      x = _mm256_or_si256(_mm256_sll_epi32(x, left), _mm256_srl_epi32(x, right));
+      x = _mm256_add_epi32(x, st.b[q]);
+      st.a[q] = st.d[q];
+      st.d[q] = st.c[q];
+      st.c[q] = st.b[q];
+      st.b[q] = x;
+    }
+  }
+}
+
+// HashLanes with sixteen lanes in two groups of eight AVX2 lanes (CPUs without
+// AVX-512, such as AMD's before Zen 4). Idle lanes hash a zero block whose
+// result is never read.
+DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
+  constexpr int kLanes = 8 * kGroups;
+  static const unsigned char kIdle[64] = {};
+  const uint32_t* k = SineTable().data();
+  Lane lanes[kLanes];
+  int next_input = 0;
+  const int n = static_cast<int>(inputs.size());
+  for (Lane& lane : lanes) {
+    if (next_input < n) lane.Assign(next_input, inputs[next_input]), ++next_input;
+  }
+  const __m256i init[4] = {_mm256_set1_epi32(static_cast<int>(kInit[0])), _mm256_set1_epi32(static_cast<int>(kInit[1])),
+                           _mm256_set1_epi32(static_cast<int>(kInit[2])),
+                           _mm256_set1_epi32(static_cast<int>(kInit[3]))};
+  State8 saved;
+  for (int q = 0; q < kGroups; ++q)
+    saved.a[q] = init[0], saved.b[q] = init[1], saved.c[q] = init[2], saved.d[q] = init[3];
+  for (;;) {
+    bool any = false;
+    __m256i m[kGroups][16];
+    for (int q = 0; q < kGroups; ++q) {
+      __m256i lo[8], hi[8];
+      for (int l = 0; l < 8; ++l) {
+        const Lane& lane = lanes[8 * q + l];
+        const bool busy = lane.input >= 0;
+        any = any || busy;
+        const unsigned char* block = busy ? lane.Block() : kIdle;
+        lo[l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block));
+        hi[l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32));
+      }
+      Transpose8(lo, m[q]);
+      Transpose8(hi, m[q] + 8);
+    }
+    if (!any) break;
+    State8 st = saved;
+    Round8<0>(st, m, k, kG0, kS0);
+    Round8<1>(st, m, k + 16, kG1, kS1);
+    Round8<2>(st, m, k + 32, kG2, kS2);
+    Round8<3>(st, m, k + 48, kG3, kS3);
+    for (int q = 0; q < kGroups; ++q) {
+      saved.a[q] = _mm256_add_epi32(saved.a[q], st.a[q]);
+      saved.b[q] = _mm256_add_epi32(saved.b[q], st.b[q]);
+      saved.c[q] = _mm256_add_epi32(saved.c[q], st.c[q]);
+      saved.d[q] = _mm256_add_epi32(saved.d[q], st.d[q]);
+    }
+
+    alignas(32) int32_t done[kLanes] = {};
+    bool any_done = false;
+    for (int l = 0; l < kLanes; ++l) {
+      if (lanes[l].input >= 0 && ++lanes[l].next == lanes[l].blocks) done[l] = -1, any_done = true;
+    }
+    if (!any_done) continue;
+    for (int q = 0; q < kGroups; ++q) {
+      alignas(32) uint32_t words[4][8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(words[0]), saved.a[q]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(words[1]), saved.b[q]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(words[2]), saved.c[q]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(words[3]), saved.d[q]);
+      for (int l = 0; l < 8; ++l) {
+        Lane& lane = lanes[8 * q + l];
+        if (done[8 * q + l] == 0) continue;
+        Md5Digest& digest = out[static_cast<size_t>(lane.input)];
+        for (int w = 0; w < 4; ++w)
+          std::memcpy(digest.data() + (4 * static_cast<size_t>(w)), &words[w][l], 4);  // little-endian
+        lane.input = -1;
+        if (next_input < n) lane.Assign(next_input, inputs[next_input]), ++next_input;
+      }
+      const __m256i reset = _mm256_load_si256(reinterpret_cast<const __m256i*>(done + 8 * q));
+      saved.a[q] = _mm256_blendv_epi8(saved.a[q], init[0], reset);
+      saved.b[q] = _mm256_blendv_epi8(saved.b[q], init[1], reset);
+      saved.c[q] = _mm256_blendv_epi8(saved.c[q], init[2], reset);
+      saved.d[q] = _mm256_blendv_epi8(saved.d[q], init[3], reset);
+    }
+  }
+}
+
+#undef DLQ_AVX2
+
 }  // namespace
 #if defined(DLQ_POP_DIAGNOSTIC)
 #pragma GCC diagnostic pop
 #undef DLQ_POP_DIAGNOSTIC
 #endif
 
+namespace {
+bool HasAvx512() {
+  static const bool kHas = __builtin_cpu_supports("avx512f");
+  return kHas;
+}
+bool HasAvx2() {
+  static const bool kHas = __builtin_cpu_supports("avx2");
+  return kHas;
+}
+}  // namespace
+
 bool Md5ManyUsesLanes() {
-  static const bool kLanes = __builtin_cpu_supports("avx512f");
-  return kLanes;
+  return HasAvx512() || HasAvx2();
+}
+
+bool Md5ManyHasEightLanes() {
+  return HasAvx2();
 }
 
 void Md5ManyLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
-  HashLanes(inputs, out);
+  if (HasAvx512()) {
+    HashLanes(inputs, out);
+  } else {
+    HashLanes8(inputs, out);
+  }
+}
+
+void Md5ManyEightLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
+  HashLanes8(inputs, out);
 }
 
 #else
@@ -208,8 +372,16 @@ bool Md5ManyUsesLanes() {
   return false;
 }
 
+bool Md5ManyHasEightLanes() {
+  return false;
+}
+
 void Md5ManyLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
   for (size_t i = 0; i < inputs.size(); ++i) out[i] = Md5(inputs[i]);
+}
+
+void Md5ManyEightLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
+  Md5ManyLanes(inputs, out);
 }
 
 #endif

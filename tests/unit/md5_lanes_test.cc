@@ -79,7 +79,7 @@ TEST(Md5Many, HandlesZeroOneAndMixedSizedBatches) {
 }
 
 TEST(Md5Many, LaneImplementationMatchesOpenSsl) {
-  if (!Md5ManyUsesLanes()) GTEST_SKIP() << "this CPU has no AVX-512: Md5Many uses OpenSSL only";
+  if (!Md5ManyUsesLanes()) GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2: Md5Many uses OpenSSL only";
   auto inputs = RandomInputs(100, 3000, 99);
   inputs.push_back(std::string(1 << 20, 'x'));  // one long lane while the others turn over
   auto got = Digests(Md5ManyLanes, inputs);
@@ -87,6 +87,34 @@ TEST(Md5Many, LaneImplementationMatchesOpenSsl) {
   // A single input through the lanes too (Md5Many itself uses OpenSSL then).
   auto single = Digests(Md5ManyLanes, {"message digest"});
   EXPECT_EQ(HexEncode(single[0]), "f96b697d7cb7938d525a2f31aaf161d0");
+}
+
+// The AVX2 lanes, which CPUs without AVX-512 use, checked whatever this CPU
+// has: every length around the block and padding edges, more inputs than
+// lanes (refills), one long input while the others turn over, and fewer
+// inputs than lanes (idle lanes).
+TEST(Md5Many, EightLaneImplementationMatchesOpenSsl) {
+  if (!Md5ManyHasEightLanes()) GTEST_SKIP() << "this CPU has no AVX2";
+  std::vector<std::string> inputs;
+  std::mt19937_64 rng(8);
+  for (size_t len = 0; len <= 200; ++len) {
+    std::string s(len, '\0');
+    for (char& c : s) c = static_cast<char>(rng());
+    inputs.push_back(std::move(s));
+  }
+  for (auto& s : RandomInputs(60, 3000, 98)) inputs.push_back(std::move(s));
+  inputs.push_back(std::string(1 << 20, 'y'));
+  auto got = Digests(Md5ManyEightLanes, inputs);
+  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(got[i], Md5(inputs[i])) << "input " << i;
+  std::vector<std::string> rfc;
+  for (const auto& [in, want] : Rfc1321()) rfc.push_back(in);
+  auto rfc_got = Digests(Md5ManyEightLanes, rfc);
+  for (size_t i = 0; i < rfc.size(); ++i) EXPECT_EQ(HexEncode(rfc_got[i]), Rfc1321()[i].second) << rfc[i];
+  for (size_t count = 1; count <= 9; ++count) {
+    auto few = RandomInputs(count, 1100, count);
+    auto few_got = Digests(Md5ManyEightLanes, few);
+    for (size_t i = 0; i < count; ++i) EXPECT_EQ(few_got[i], Md5(few[i])) << count << " inputs, input " << i;
+  }
 }
 
 }  // namespace
