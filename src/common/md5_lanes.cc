@@ -318,7 +318,7 @@ DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5
         lane.input = -1;
         if (next_input < n) lane.Assign(next_input, inputs[next_input]), ++next_input;
       }
-      const __m256i reset = _mm256_load_si256(reinterpret_cast<const __m256i*>(done + 8 * q));
+      const __m256i reset = _mm256_load_si256(reinterpret_cast<const __m256i*>(&done[8 * static_cast<size_t>(q)]));
       saved.a[q] = _mm256_blendv_epi8(saved.a[q], init[0], reset);
       saved.b[q] = _mm256_blendv_epi8(saved.b[q], init[1], reset);
       saved.c[q] = _mm256_blendv_epi8(saved.c[q], init[2], reset);
