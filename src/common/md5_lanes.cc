@@ -220,15 +220,17 @@ DLQ_AVX2 inline __m256i RoundFunction8(__m256i b, __m256i c, __m256i d) {
   return _mm256_xor_si256(c, _mm256_or_si256(b, _mm256_xor_si256(d, _mm256_set1_epi32(-1))));
 }
 
-// Two groups of eight lanes step by step side by side: one group's chain of
-// dependent operations alone leaves the vector units mostly idle.
-constexpr int kGroups = 2;
+// kGroups groups of eight lanes step by step side by side: one group's chain
+// of dependent operations alone leaves the vector units partly idle, but
+// with few inputs a second group only hashes idle lanes.
+template <int kGroups>
 struct State8 {
   __m256i a[kGroups], b[kGroups], c[kGroups], d[kGroups];
 };
 
-template <int kFunction>
-DLQ_AVX2 inline void Round8(State8& st, const __m256i m[kGroups][16], const uint32_t* k, const int* g, const int* s) {
+template <int kFunction, int kGroups>
+DLQ_AVX2 inline void Round8(State8<kGroups>& st, const __m256i m[kGroups][16], const uint32_t* k, const int* g,
+                            const int* s) {
 #pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) {
     const int shift = s[i % 4];
@@ -249,9 +251,10 @@ DLQ_AVX2 inline void Round8(State8& st, const __m256i m[kGroups][16], const uint
   }
 }
 
-// HashLanes with sixteen lanes in two groups of eight AVX2 lanes (CPUs without
-// AVX-512, such as AMD's before Zen 4). Idle lanes hash a zero block whose
-// result is never read.
+// HashLanes with kGroups groups of eight AVX2 lanes (CPUs without AVX-512,
+// such as AMD's before Zen 4). Idle lanes hash a zero block whose result is
+// never read.
+template <int kGroups>
 DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
   constexpr int kLanes = 8 * kGroups;
   static const unsigned char kIdle[64] = {};
@@ -265,7 +268,7 @@ DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5
   const __m256i init[4] = {_mm256_set1_epi32(static_cast<int>(kInit[0])), _mm256_set1_epi32(static_cast<int>(kInit[1])),
                            _mm256_set1_epi32(static_cast<int>(kInit[2])),
                            _mm256_set1_epi32(static_cast<int>(kInit[3]))};
-  State8 saved;
+  State8<kGroups> saved;
   for (int q = 0; q < kGroups; ++q)
     saved.a[q] = init[0], saved.b[q] = init[1], saved.c[q] = init[2], saved.d[q] = init[3];
   for (;;) {
@@ -285,11 +288,11 @@ DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5
       Transpose8(hi, m[q] + 8);
     }
     if (!any) break;
-    State8 st = saved;
-    Round8<0>(st, m, k, kG0, kS0);
-    Round8<1>(st, m, k + 16, kG1, kS1);
-    Round8<2>(st, m, k + 32, kG2, kS2);
-    Round8<3>(st, m, k + 48, kG3, kS3);
+    State8<kGroups> st = saved;
+    Round8<0, kGroups>(st, m, k, kG0, kS0);
+    Round8<1, kGroups>(st, m, k + 16, kG1, kS1);
+    Round8<2, kGroups>(st, m, k + 32, kG2, kS2);
+    Round8<3, kGroups>(st, m, k + 48, kG3, kS3);
     for (int q = 0; q < kGroups; ++q) {
       saved.a[q] = _mm256_add_epi32(saved.a[q], st.a[q]);
       saved.b[q] = _mm256_add_epi32(saved.b[q], st.b[q]);
@@ -327,6 +330,17 @@ DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5
   }
 }
 
+// One group up to kOneGroupMax inputs, two beyond (BM_Md5ManyReplyInputs).
+constexpr size_t kOneGroupMax = 12;
+
+void HashLanesAvx2(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
+  if (inputs.size() <= kOneGroupMax) {
+    HashLanes8<1>(inputs, out);
+  } else {
+    HashLanes8<2>(inputs, out);
+  }
+}
+
 #undef DLQ_AVX2
 
 }  // namespace
@@ -350,6 +364,14 @@ bool Md5ManyUsesLanes() {
   return HasAvx512() || HasAvx2();
 }
 
+namespace {
+// With AVX2 only, two inputs hash faster through OpenSSL one after the other
+// (BM_Md5ManyReplyInputs: a reply of one message).
+bool LanesPayFor(size_t inputs) {
+  return HasAvx512() ? inputs >= 2 : HasAvx2() && inputs >= 3;
+}
+}  // namespace
+
 bool Md5ManyHasEightLanes() {
   return HasAvx2();
 }
@@ -358,12 +380,12 @@ void Md5ManyLanes(std::span<const std::string_view> inputs, std::span<Md5Digest>
   if (HasAvx512()) {
     HashLanes(inputs, out);
   } else {
-    HashLanes8(inputs, out);
+    HashLanesAvx2(inputs, out);
   }
 }
 
 void Md5ManyEightLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
-  HashLanes8(inputs, out);
+  HashLanesAvx2(inputs, out);
 }
 
 #else
@@ -371,6 +393,12 @@ void Md5ManyEightLanes(std::span<const std::string_view> inputs, std::span<Md5Di
 bool Md5ManyUsesLanes() {
   return false;
 }
+
+namespace {
+bool LanesPayFor(size_t /*inputs*/) {
+  return false;
+}
+}  // namespace
 
 bool Md5ManyHasEightLanes() {
   return false;
@@ -387,7 +415,7 @@ void Md5ManyEightLanes(std::span<const std::string_view> inputs, std::span<Md5Di
 #endif
 
 void Md5Many(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
-  if (inputs.size() >= 2 && Md5ManyUsesLanes()) {
+  if (LanesPayFor(inputs.size())) {
     Md5ManyLanes(inputs, out);
     return;
   }
