@@ -37,6 +37,19 @@ std::vector<std::string> RandomInputs(size_t count, size_t max_len, uint64_t see
   return out;
 }
 
+// Random bytes of every length 0..200: 55/56/63/64 (one or two padding
+// blocks) and several blocks.
+std::vector<std::string> EveryLengthUpTo200(uint64_t seed) {
+  std::vector<std::string> inputs;
+  std::mt19937_64 rng(seed);
+  for (size_t len = 0; len <= 200; ++len) {
+    std::string s(len, '\0');
+    for (char& c : s) c = static_cast<char>(rng());
+    inputs.push_back(std::move(s));
+  }
+  return inputs;
+}
+
 std::vector<Md5Digest> Digests(void (*fn)(std::span<const std::string_view>, std::span<Md5Digest>),
                                const std::vector<std::string>& inputs) {
   std::vector<std::string_view> views(inputs.begin(), inputs.end());
@@ -55,13 +68,7 @@ TEST(Md5Many, MatchesTheRfc1321TestSuite) {
 TEST(Md5Many, MatchesOpenSslForEveryLengthAroundTheBlockAndPaddingEdges) {
   // Lengths 0..200 cover 55/56/63/64 (one or two padding blocks) and several
   // blocks; more inputs than lanes, so lanes are refilled as they finish.
-  std::vector<std::string> inputs;
-  std::mt19937_64 rng(7);
-  for (size_t len = 0; len <= 200; ++len) {
-    std::string s(len, '\0');
-    for (char& c : s) c = static_cast<char>(rng());
-    inputs.push_back(std::move(s));
-  }
+  std::vector<std::string> inputs = EveryLengthUpTo200(7);
   auto got = Digests(Md5Many, inputs);
   for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(got[i], Md5(inputs[i])) << "length " << inputs[i].size();
 }
@@ -95,13 +102,7 @@ TEST(Md5Many, LaneImplementationMatchesOpenSsl) {
 // inputs than lanes (idle lanes).
 TEST(Md5Many, EightLaneImplementationMatchesOpenSsl) {
   if (!Md5ManyHasEightLanes()) GTEST_SKIP() << "this CPU has no AVX2";
-  std::vector<std::string> inputs;
-  std::mt19937_64 rng(8);
-  for (size_t len = 0; len <= 200; ++len) {
-    std::string s(len, '\0');
-    for (char& c : s) c = static_cast<char>(rng());
-    inputs.push_back(std::move(s));
-  }
+  std::vector<std::string> inputs = EveryLengthUpTo200(8);
   for (auto& s : RandomInputs(60, 3000, 98)) inputs.push_back(std::move(s));
   inputs.push_back(std::string(1 << 20, 'y'));
   auto got = Digests(Md5ManyEightLanes, inputs);
