@@ -66,6 +66,28 @@ struct Lane {
   const unsigned char* Block() const { return next < full ? data + next * 64 : tail + (next - full) * 64; }
 };
 
+// What an idle lane hashes; its result is never read.
+alignas(64) constexpr unsigned char kIdleBlock[64] = {};
+
+// Hands the inputs to lanes in order and writes each finished lane's digest.
+struct Feeder {
+  std::span<const std::string_view> inputs;
+  std::span<Md5Digest> out;
+  size_t next_input = 0;
+
+  // The next input into `lane`, or idle when none is left.
+  void Fill(Lane& lane) {
+    lane.input = -1;
+    if (next_input < inputs.size()) lane.Assign(static_cast<int>(next_input), inputs[next_input]), ++next_input;
+  }
+  // `state` is the lane's (a, b, c, d) after its last block.
+  void Finish(Lane& lane, const std::array<uint32_t, 4>& state) {
+    Md5Digest& digest = out[static_cast<size_t>(lane.input)];
+    std::memcpy(digest.data(), state.data(), digest.size());  // little-endian, as MD5 wants
+    Fill(lane);
+  }
+};
+
 // Rows r[0..15] (lane l's 16 words) become columns m[0..15] (word k of
 // every lane).
 DLQ_AVX512 inline void Transpose(const __m512i r[16], __m512i m[16]) {
@@ -126,14 +148,10 @@ constexpr int kS2[4] = {4, 11, 16, 23};
 constexpr int kS3[4] = {6, 10, 15, 21};
 
 DLQ_AVX512 void HashLanes(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
-  static const unsigned char kIdle[64] = {};
   const uint32_t* k = SineTable().data();
   Lane lanes[16];
-  int next_input = 0;
-  const int n = static_cast<int>(inputs.size());
-  for (Lane& lane : lanes) {
-    if (next_input < n) lane.Assign(next_input, inputs[next_input]), ++next_input;
-  }
+  Feeder feeder{inputs, out};
+  for (Lane& lane : lanes) feeder.Fill(lane);
   const __m512i init_a = _mm512_set1_epi32(static_cast<int>(kInit[0]));
   const __m512i init_b = _mm512_set1_epi32(static_cast<int>(kInit[1]));
   const __m512i init_c = _mm512_set1_epi32(static_cast<int>(kInit[2]));
@@ -145,7 +163,7 @@ DLQ_AVX512 void HashLanes(std::span<const std::string_view> inputs, std::span<Md
     for (int l = 0; l < 16; ++l) {
       const bool busy = lanes[l].input >= 0;
       if (busy) active = static_cast<__mmask16>(active | (1u << l));
-      rows[l] = _mm512_loadu_si512(busy ? lanes[l].Block() : kIdle);
+      rows[l] = _mm512_loadu_si512(busy ? lanes[l].Block() : kIdleBlock);
     }
     if (active == 0) break;
     __m512i m[16];
@@ -171,12 +189,7 @@ DLQ_AVX512 void HashLanes(std::span<const std::string_view> inputs, std::span<Md
     _mm512_store_si512(words[2], sc);
     _mm512_store_si512(words[3], sd);
     for (int l = 0; l < 16; ++l) {
-      if (!(done & (1u << l))) continue;
-      Md5Digest& digest = out[static_cast<size_t>(lanes[l].input)];
-      for (int w = 0; w < 4; ++w)
-        std::memcpy(digest.data() + (4 * static_cast<size_t>(w)), &words[w][l], 4);  // little-endian
-      lanes[l].input = -1;
-      if (next_input < n) lanes[l].Assign(next_input, inputs[next_input]), ++next_input;
+      if (done & (1u << l)) feeder.Finish(lanes[l], {words[0][l], words[1][l], words[2][l], words[3][l]});
     }
     sa = _mm512_mask_mov_epi32(sa, done, init_a);
     sb = _mm512_mask_mov_epi32(sb, done, init_b);
@@ -252,19 +265,14 @@ DLQ_AVX2 inline void Round8(State8<kGroups>& st, const __m256i m[kGroups][16], c
 }
 
 // HashLanes with kGroups groups of eight AVX2 lanes (CPUs without AVX-512,
-// such as AMD's before Zen 4). Idle lanes hash a zero block whose result is
-// never read.
+// such as AMD's before Zen 4).
 template <int kGroups>
 DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5Digest> out) {
   constexpr int kLanes = 8 * kGroups;
-  static const unsigned char kIdle[64] = {};
   const uint32_t* k = SineTable().data();
   Lane lanes[kLanes];
-  int next_input = 0;
-  const int n = static_cast<int>(inputs.size());
-  for (Lane& lane : lanes) {
-    if (next_input < n) lane.Assign(next_input, inputs[next_input]), ++next_input;
-  }
+  Feeder feeder{inputs, out};
+  for (Lane& lane : lanes) feeder.Fill(lane);
   const __m256i init[4] = {_mm256_set1_epi32(static_cast<int>(kInit[0])), _mm256_set1_epi32(static_cast<int>(kInit[1])),
                            _mm256_set1_epi32(static_cast<int>(kInit[2])),
                            _mm256_set1_epi32(static_cast<int>(kInit[3]))};
@@ -280,7 +288,7 @@ DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5
         const Lane& lane = lanes[8 * q + l];
         const bool busy = lane.input >= 0;
         any = any || busy;
-        const unsigned char* block = busy ? lane.Block() : kIdle;
+        const unsigned char* block = busy ? lane.Block() : kIdleBlock;
         lo[l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block));
         hi[l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32));
       }
@@ -313,13 +321,7 @@ DLQ_AVX2 void HashLanes8(std::span<const std::string_view> inputs, std::span<Md5
       _mm256_store_si256(reinterpret_cast<__m256i*>(words[2]), saved.c[q]);
       _mm256_store_si256(reinterpret_cast<__m256i*>(words[3]), saved.d[q]);
       for (int l = 0; l < 8; ++l) {
-        Lane& lane = lanes[8 * q + l];
-        if (done[8 * q + l] == 0) continue;
-        Md5Digest& digest = out[static_cast<size_t>(lane.input)];
-        for (int w = 0; w < 4; ++w)
-          std::memcpy(digest.data() + (4 * static_cast<size_t>(w)), &words[w][l], 4);  // little-endian
-        lane.input = -1;
-        if (next_input < n) lane.Assign(next_input, inputs[next_input]), ++next_input;
+        if (done[8 * q + l] != 0) feeder.Finish(lanes[8 * q + l], {words[0][l], words[1][l], words[2][l], words[3][l]});
       }
       const __m256i reset = _mm256_load_si256(reinterpret_cast<const __m256i*>(&done[8 * static_cast<size_t>(q)]));
       saved.a[q] = _mm256_blendv_epi8(saved.a[q], init[0], reset);
