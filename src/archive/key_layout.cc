@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
 #include <utility>
 
 #include "common/crypto.h"
@@ -16,12 +15,8 @@ struct UtcParts {
 };
 
 UtcParts ToUtc(SystemTime t) {
-  int64_t ms = ToUnixMillis(t);
-  int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
-  time_t tt = static_cast<time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  return {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec};
+  const CivilTime c = ToCivilTime(t);
+  return {static_cast<int>(c.year), c.month, c.day, c.hour, c.minute, c.second};
 }
 
 std::string_view TrimSlashes(std::string_view s) {

@@ -49,46 +49,28 @@ inline void Put2(char* p, int v) {
 
 // "2025-09-10T12:30:00.123Z", same output as FormatIso8601 but without fmt.
 void AppendTime(std::string& out, SystemTime t) {
-  int64_t ms = ToUnixMillis(t);
-  constexpr int64_t kMsPerDay = 86400000;
-  int64_t days = ms >= 0 ? ms / kMsPerDay : -((-ms + kMsPerDay - 1) / kMsPerDay);
-  int64_t rem = ms - days * kMsPerDay;
-  // Howard Hinnant's civil_from_days.
-  int64_t z = days + 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t y = yoe + era * 400;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  if (m <= 2) ++y;
-  if (y < 0 || y > 9999) {
+  const CivilTime c = ToCivilTime(t);
+  if (c.year < 0 || c.year > 9999) {
     AppendJsonString(out, FormatIso8601(t));
     return;
   }
-  int hour = static_cast<int>(rem / 3600000);
-  int minute = static_cast<int>(rem / 60000 % 60);
-  int second = static_cast<int>(rem / 1000 % 60);
-  int milli = static_cast<int>(rem % 1000);
   char buf[26];
   buf[0] = '"';
-  Put2(buf + 1, static_cast<int>(y / 100));
-  Put2(buf + 3, static_cast<int>(y % 100));
+  Put2(buf + 1, static_cast<int>(c.year / 100));
+  Put2(buf + 3, static_cast<int>(c.year % 100));
   buf[5] = '-';
-  Put2(buf + 6, static_cast<int>(m));
+  Put2(buf + 6, c.month);
   buf[8] = '-';
-  Put2(buf + 9, static_cast<int>(d));
+  Put2(buf + 9, c.day);
   buf[11] = 'T';
-  Put2(buf + 12, hour);
+  Put2(buf + 12, c.hour);
   buf[14] = ':';
-  Put2(buf + 15, minute);
+  Put2(buf + 15, c.minute);
   buf[17] = ':';
-  Put2(buf + 18, second);
+  Put2(buf + 18, c.second);
   buf[20] = '.';
-  buf[21] = static_cast<char>('0' + milli / 100);
-  Put2(buf + 22, milli % 100);
+  buf[21] = static_cast<char>('0' + c.millis / 100);
+  Put2(buf + 22, c.millis % 100);
   buf[24] = 'Z';
   buf[25] = '"';
   out.append(buf, sizeof(buf));

@@ -121,15 +121,16 @@ std::string CanonicalQuery(std::string_view query, Skip skip) {
 // breaks of a multi-line value) into one space.
 void AppendCanonicalValue(std::string& out, std::string_view value) {
   value = Trim(value);
-  bool in_space = false;
-  for (char c : value) {
-    if (IsWhitespace(c)) {
-      in_space = true;
-      continue;
-    }
-    if (in_space) out += ' ';
-    in_space = false;
-    out += c;
+  // Appends whole runs between whitespace: values rarely hold any.
+  while (!value.empty()) {
+    size_t run = 0;
+    while (run < value.size() && !IsWhitespace(value[run])) ++run;
+    out.append(value.data(), run);
+    value.remove_prefix(run);
+    size_t space = 0;
+    while (space < value.size() && IsWhitespace(value[space])) ++space;
+    value.remove_prefix(space);
+    if (space > 0 && !value.empty()) out += ' ';
   }
 }
 
@@ -158,6 +159,9 @@ CanonicalHeaders BuildCanonicalHeaders(const HttpHeaders& request_headers, std::
   // Stable: values of a repeated header keep their order.
   std::stable_sort(headers.begin(), headers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   CanonicalHeaders out;
+  size_t size = 0;
+  for (const auto& [name, value] : headers) size += name.size() + value->size() + 2;
+  out.canonical.reserve(size);
   for (size_t i = 0; i < headers.size(); ++i) {
     const std::string& name = headers[i].first;
     bool repeat = i > 0 && headers[i - 1].first == name;
@@ -179,8 +183,8 @@ std::string PayloadHash(const HttpRequest& request, const SigV4Config& config) {
   return config.unsigned_payload ? std::string(kUnsignedPayload) : Sha256Hex(request.Body());
 }
 
-std::string CredentialScope(const SigningOptions& options) {
-  std::string scope = FormatAmzDay(options.time);
+std::string CredentialScope(std::string_view day, const SigningOptions& options) {
+  std::string scope(day);
   scope += '/';
   scope += options.region;
   scope += '/';
@@ -217,11 +221,11 @@ const std::string& CachedSigningKey(std::string_view secret, std::string_view da
 SigningStages Finish(std::string canonical_request, std::string signed_headers, const Credentials& creds,
                      const SigningOptions& options) {
   SigningStages stages;
-  stages.credential_scope = CredentialScope(options);
+  const std::string day = FormatAmzDay(options.time);
+  stages.credential_scope = CredentialScope(day, options);
   stages.string_to_sign = std::string(kAlgorithm) + '\n' + FormatAmzDate(options.time) + '\n' +
                           stages.credential_scope + '\n' + Sha256Hex(canonical_request);
-  const std::string& key =
-      CachedSigningKey(creds.secret_access_key, FormatAmzDay(options.time), options.region, options.service);
+  const std::string& key = CachedSigningKey(creds.secret_access_key, day, options.region, options.service);
   stages.signature = HexEncode(HmacSha256(key, stages.string_to_sign));
   stages.canonical_request = std::move(canonical_request);
   stages.signed_headers = std::move(signed_headers);
@@ -345,7 +349,7 @@ std::string PresignUrl(const HttpRequest& request, const Credentials& creds, con
   url += "X-Amz-Algorithm=";
   url += kAlgorithm;
   url += "&X-Amz-Credential=";
-  url += UriEncode(creds.access_key_id + "/" + CredentialScope(options));
+  url += UriEncode(creds.access_key_id + "/" + CredentialScope(FormatAmzDay(options.time), options));
   url += "&X-Amz-Date=";
   url += FormatAmzDate(options.time);
   url += "&X-Amz-SignedHeaders=";

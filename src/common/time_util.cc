@@ -4,23 +4,14 @@
 
 #include <cctype>
 #include <charconv>
-#include <ctime>
 
 namespace dlq {
 namespace {
 
-struct Civil {
-  int year, month, day, hour, minute, second, millis;
-};
-
-Civil ToCivil(SystemTime t) {
-  int64_t ms = ToUnixMillis(t);
-  int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
-  int millis = static_cast<int>(ms - secs * 1000);
-  time_t tt = static_cast<time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  return {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis};
+// Writes v as two digits (0-99).
+void Put2(char* p, int v) {
+  p[0] = static_cast<char>('0' + v / 10);
+  p[1] = static_cast<char>('0' + v % 10);
 }
 
 // Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -43,18 +34,57 @@ bool ReadInt(std::string_view s, size_t pos, size_t len, int& out) {
 
 }  // namespace
 
+CivilTime ToCivilTime(SystemTime t) {
+  constexpr int64_t kMsPerDay = 86400000;
+  const int64_t ms = ToUnixMillis(t);
+  const int64_t days = ms >= 0 ? ms / kMsPerDay : -((-ms + kMsPerDay - 1) / kMsPerDay);
+  const int64_t rem = ms - days * kMsPerDay;
+  // Howard Hinnant's civil_from_days.
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  CivilTime c;
+  c.year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  c.month = static_cast<int>(month);
+  c.day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  c.hour = static_cast<int>(rem / 3600000);
+  c.minute = static_cast<int>(rem / 60000 % 60);
+  c.second = static_cast<int>(rem / 1000 % 60);
+  c.millis = static_cast<int>(rem % 1000);
+  return c;
+}
+
+// Signing formats both on every request: written digit by digit, not by fmt.
 std::string FormatAmzDate(SystemTime t) {
-  Civil c = ToCivil(t);
-  return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second);
+  const CivilTime c = ToCivilTime(t);
+  if (c.year < 0 || c.year > 9999) {
+    return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second);
+  }
+  char buf[16];
+  Put2(buf, static_cast<int>(c.year / 100));
+  Put2(buf + 2, static_cast<int>(c.year % 100));
+  Put2(buf + 4, c.month);
+  Put2(buf + 6, c.day);
+  buf[8] = 'T';
+  Put2(buf + 9, c.hour);
+  Put2(buf + 11, c.minute);
+  Put2(buf + 13, c.second);
+  buf[15] = 'Z';
+  return std::string(buf, sizeof(buf));
 }
 
 std::string FormatAmzDay(SystemTime t) {
-  Civil c = ToCivil(t);
-  return fmt::format("{:04}{:02}{:02}", c.year, c.month, c.day);
+  const CivilTime c = ToCivilTime(t);
+  if (c.year < 0 || c.year > 9999) return fmt::format("{:04}{:02}{:02}", c.year, c.month, c.day);
+  return FormatAmzDate(t).substr(0, 8);
 }
 
 std::string FormatIso8601(SystemTime t) {
-  Civil c = ToCivil(t);
+  const CivilTime c = ToCivilTime(t);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", c.year, c.month, c.day, c.hour, c.minute, c.second,
                      c.millis);
 }

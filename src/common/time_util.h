@@ -10,6 +10,15 @@
 
 namespace dlq {
 
+// A UTC instant broken into calendar fields (proleptic Gregorian).
+struct CivilTime {
+  int64_t year;
+  int month, day, hour, minute, second, millis;
+};
+// Pure arithmetic (no gmtime, no time zone lock): cheap enough for every
+// request and record.
+CivilTime ToCivilTime(SystemTime t);
+
 // "20150830T123600Z" (SigV4 X-Amz-Date).
 std::string FormatAmzDate(SystemTime t);
 // "20150830" (SigV4 credential scope date).

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -106,6 +107,47 @@ TEST(TimeUtil, FormatsAndParsesIso8601) {
   EXPECT_EQ(ToUnixSeconds(*off), 1757507400);
   EXPECT_FALSE(ParseIso8601("2025-13-10T12:30:00Z").has_value());
   EXPECT_FALSE(ParseIso8601("yesterday").has_value());
+}
+
+// ToCivilTime is arithmetic; gmtime_r is the reference it must agree with,
+// across leap days, century years and instants before 1970.
+TEST(TimeUtil, CivilTimeAgreesWithGmtime) {
+  const int64_t starts[] = {-2208988800LL,  // 1900-01-01
+                            -86400LL * 3,   // 1969-12-29
+                            951782400LL,    // 2000-02-29
+                            4107456000LL,   // 2100-02-28
+                            1757507400LL};
+  for (int64_t start : starts) {
+    for (int64_t step = 0; step < 800; ++step) {
+      const int64_t secs = start + step * 86399 + step % 7;  // walks the days and the hours
+      for (int64_t millis : {int64_t{0}, int64_t{999}}) {
+        const SystemTime t = FromUnixMillis(secs * 1000 + millis);
+        const CivilTime c = ToCivilTime(t);
+        const time_t tt = static_cast<time_t>(secs);
+        std::tm tm{};
+        gmtime_r(&tt, &tm);
+        ASSERT_EQ(c.year, tm.tm_year + 1900) << secs;
+        ASSERT_EQ(c.month, tm.tm_mon + 1) << secs;
+        ASSERT_EQ(c.day, tm.tm_mday) << secs;
+        ASSERT_EQ(c.hour, tm.tm_hour) << secs;
+        ASSERT_EQ(c.minute, tm.tm_min) << secs;
+        ASSERT_EQ(c.second, tm.tm_sec) << secs;
+        ASSERT_EQ(c.millis, millis) << secs;
+      }
+    }
+  }
+  EXPECT_EQ(FormatAmzDate(FromUnixMillis(951782400000)), "20000229T000000Z");
+  EXPECT_EQ(FormatAmzDay(FromUnixMillis(-1)), "19691231");
+  EXPECT_EQ(FormatIso8601(FromUnixMillis(-1)), "1969-12-31T23:59:59.999Z");
+}
+
+TEST(Strings, CaseFoldingIsAsciiOnly) {
+  EXPECT_EQ(ToLower("X-Amz-Date"), "x-amz-date");
+  EXPECT_EQ(ToLower("\xC3\x89t\xC3\xA9"), "\xC3\x89t\xC3\xA9");  // UTF-8 bytes pass through unchanged
+  EXPECT_TRUE(IEquals("Content-MD5", "content-md5"));
+  EXPECT_FALSE(IEquals("Content-MD5", "content-md4"));
+  EXPECT_FALSE(IEquals("[", "{"));  // differ by 0x20 but are not letters
+  EXPECT_FALSE(IEquals("ab", "abc"));
 }
 
 TEST(TimeUtil, ParsesDurations) {
