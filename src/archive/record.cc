@@ -248,7 +248,11 @@ Status ParseMessageAttribute(simdjson::dom::element v, const std::string& name, 
 }  // namespace
 
 bool IsExtendedClientPointer(std::string_view body, const MessageAttributes& attrs) {
-  if (attrs.count("ExtendedPayloadSize") || attrs.count("SQSLargePayloadSize")) return true;
+  // Named once: a literal would build a std::string (beyond the small-string
+  // size) for every lookup of every record.
+  static const std::string kPayloadSize = "ExtendedPayloadSize";
+  static const std::string kLegacyPayloadSize = "SQSLargePayloadSize";
+  if (attrs.count(kPayloadSize) || attrs.count(kLegacyPayloadSize)) return true;
   size_t i = 0;
   while (i < body.size() && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r')) ++i;
   if (i >= body.size() || body[i] != '[') return false;

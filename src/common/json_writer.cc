@@ -40,6 +40,34 @@ constexpr std::array<bool, 256> MakeSpecialTable() {
 }
 constexpr std::array<bool, 256> kSpecial = MakeSpecialTable();
 
+// Length of the longest prefix of `s` with no byte that needs attention
+// (SpecialMask's bytes). Reads only.
+size_t CleanPrefix(std::string_view s) {
+  const char* const begin = s.data();
+  const char* p = begin;
+  const char* const end = p + s.size();
+#if defined(__SSE2__)
+  for (; end - p >= 16; p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i special =
+        _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+    if (const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special)); mask != 0) {
+      return static_cast<size_t>(p - begin) + static_cast<size_t>(std::countr_zero(mask));
+    }
+  }
+#endif
+  for (; end - p >= 8; p += 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    if (const uint64_t mask = SpecialMask(v); mask != 0) {
+      return static_cast<size_t>(p - begin) + static_cast<size_t>(std::countr_zero(mask)) / 8;
+    }
+  }
+  while (p < end && !kSpecial[static_cast<unsigned char>(*p)]) ++p;
+  return static_cast<size_t>(p - begin);
+}
+
 // JSON escapes for bytes < 0x20, '"' and '\\', padded to 8 bytes so they are
 // copied with one fixed-size memcpy; len is the escape's real length.
 struct Escape {
@@ -88,15 +116,20 @@ size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
 bool AppendJsonEscaped(std::string& out, std::string_view s) {
   static_assert(std::endian::native == std::endian::little, "SpecialMask byte order assumes little-endian");
   const size_t start = out.size();
+  // Most strings (ids, digests, timestamps, plain text) need no escape: one
+  // copy, and the buffer is not zero-filled first as resize() below does.
+  const size_t clean = CleanPrefix(s);
+  out.append(s.data(), clean);
+  if (clean == s.size()) return true;
   // One step writes at most 23 bytes past dst: a 16-byte block store, or an
   // advance of up to 15 bytes followed by an 8-byte escape copy (or a 4-byte
   // UTF-8 sequence). kRoom keeps every write inside out.size().
   constexpr ptrdiff_t kRoom = 32;
   out.resize(start + s.size() + kRoom);
-  char* dst = out.data() + start;
+  char* dst = out.data() + start + clean;
   char* dst_end = out.data() + out.size();
-  const char* p = s.data();
-  const char* const end = p + s.size();
+  const char* p = s.data() + clean;
+  const char* const end = s.data() + s.size();
   auto reserve_room = [&]() {
     if (dst_end - dst >= kRoom) return;
     size_t used = static_cast<size_t>(dst - out.data());

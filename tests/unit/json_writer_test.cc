@@ -34,7 +34,8 @@ TEST(JsonEscape, KeepsValidUtf8AsIs) {
 
 TEST(JsonEscape, InvalidUtf8FailsTheLosslessEscaperAndLeavesOutputUnchanged) {
   for (std::string bad : {std::string("\xC3"), std::string("\xC0\xAF"), std::string("\xED\xA0\x80"),
-                          std::string("\xF4\x90\x80\x80"), std::string("\xFF"), std::string("abc\x80")}) {
+                          std::string("\xF4\x90\x80\x80"), std::string("\xFF"), std::string("abc\x80"),
+                          std::string(40, 'a') + "\xFF"}) {  // a clean prefix is taken back too
     std::string out = "keep";
     EXPECT_FALSE(AppendJsonEscaped(out, bad)) << bad;
     EXPECT_EQ(out, "keep");
@@ -62,6 +63,9 @@ TEST(JsonEscape, FindsSpecialBytesAtEveryOffsetOfLongRuns) {
       EXPECT_EQ(Quoted(s), "\"" + expect + "\"") << len << " " << at;
       s[at] = '\xFF';
       expect = s.substr(0, at) + "\xEF\xBF\xBD" + s.substr(at + 1);
+      EXPECT_EQ(Quoted(s), "\"" + expect + "\"") << len << " " << at;
+      s[at] = '\x1f';
+      expect = s.substr(0, at) + "\\u001f" + s.substr(at + 1);
       EXPECT_EQ(Quoted(s), "\"" + expect + "\"") << len << " " << at;
     }
   }
