@@ -22,11 +22,13 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "archiver/drainer.h"
@@ -124,12 +126,15 @@ std::string AllSucceeded(std::string_view request) {
 }
 
 // SQS (JSON 1.0, by X-Amz-Target) and S3 PutObject, in memory, answering at
-// once. Holds `total` messages; every receive takes the next 10.
+// once, or after `pause` (the calling thread sleeps, as it would waiting for
+// a server). Holds `total` messages; every receive takes the next 10.
 class InstantAws final : public HttpTransport {
  public:
-  explicit InstantAws(int64_t total) : total_(total), replies_(CannedReplies()) {}
+  explicit InstantAws(int64_t total, std::chrono::microseconds pause = {})
+      : total_(total), pause_(pause), replies_(CannedReplies()) {}
 
   Result<HttpResponse> Send(const HttpRequest& request) override {
+    if (pause_.count() > 0) std::this_thread::sleep_for(pause_);
     ++requests_;
     if (request.method == "PUT") {
       // S3 answers with the MD5 it checked (Content-MD5) as the ETag.
@@ -183,6 +188,7 @@ class InstantAws final : public HttpTransport {
   }
 
   const int64_t total_;
+  const std::chrono::microseconds pause_;
   const std::vector<Reply> replies_;
   std::atomic<int64_t> served_{0}, deleted_{0}, requests_{0};
 };
@@ -197,7 +203,7 @@ double CpuSeconds() {
 // `scheme`: "http" (the stand-ins' and bench/drain's) or "https" (AWS's:
 // uploads then sign UNSIGNED-PAYLOAD instead of hashing the body; the cost
 // of TLS itself is not in this figure).
-void DrainPath(benchmark::State& state, std::string_view scheme) {
+void DrainPath(benchmark::State& state, std::string_view scheme, std::chrono::microseconds pause = {}) {
   const int64_t total = state.range(0);
   TuneAllocatorForBatches();  // as dlq-archive's main does
   SetLogger(std::make_unique<StreamLogger>(stderr, LogFormat::kText, LogLevel::kWarn));
@@ -205,7 +211,7 @@ void DrainPath(benchmark::State& state, std::string_view scheme) {
   double cpu = 0;
   int64_t messages = 0, requests = 0, objects = 0;
   for (auto _ : state) {
-    InstantAws transport(total);
+    InstantAws transport(total, pause);
     StaticCredentialsProvider credentials(Credentials{"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", ""});
     AwsClient sqs_aws({"sqs", "us-east-1", fmt::format("{}://sqs.local", scheme), false}, transport, credentials,
                       clock);
@@ -251,7 +257,19 @@ void BM_DrainPath(benchmark::State& state) {
 void BM_DrainPathHttps(benchmark::State& state) {
   DrainPath(state, "https");
 }
+// The fake server takes state.range(1) µs per request, so every request costs
+// the waiting thread a sleep and a wake-up, as against a real server; the
+// difference from BM_DrainPath is what that wait costs on this machine.
+void BM_DrainPathServerPause(benchmark::State& state) {
+  DrainPath(state, "http", std::chrono::microseconds(state.range(1)));
+}
 BENCHMARK(BM_DrainPath)->Arg(100000)->Arg(1000000)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DrainPathServerPause)
+    ->ArgNames({"messages", "server_pause_us"})
+    ->Args({100000, 300})
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DrainPathHttps)->Arg(100000)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
