@@ -10,15 +10,6 @@
 namespace dlq {
 namespace {
 
-struct UtcParts {
-  int year, month, day, hour, minute, second;
-};
-
-UtcParts ToUtc(SystemTime t) {
-  const CivilTime c = ToCivilTime(t);
-  return {static_cast<int>(c.year), c.month, c.day, c.hour, c.minute, c.second};
-}
-
 std::string_view TrimSlashes(std::string_view s) {
   while (!s.empty() && s.front() == '/') s.remove_prefix(1);
   while (!s.empty() && s.back() == '/') s.remove_suffix(1);
@@ -101,8 +92,8 @@ KeyTemplate KeyTemplate::Default() {
 std::string KeyTemplate::RenderUpTo(const KeyFields& f, bool stop_at_variable) const {
   std::string out;
   const bool need_time = !stop_at_variable;
-  UtcParts u{};
-  if (need_time) u = ToUtc(f.time);
+  CivilTime u{};
+  if (need_time) u = ToCivilTime(f.time);
   for (const Segment& s : segments_) {
     switch (s.part) {
       case Part::kLiteral: out += s.literal; break;

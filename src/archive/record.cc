@@ -42,38 +42,11 @@ void AppendInt(std::string& out, int64_t v) {
   out.append(buf, r.ptr);
 }
 
-inline void Put2(char* p, int v) {
-  p[0] = static_cast<char>('0' + v / 10);
-  p[1] = static_cast<char>('0' + v % 10);
-}
-
-// "2025-09-10T12:30:00.123Z", same output as FormatIso8601 but without fmt.
+// A JSON string "2025-09-10T12:30:00.123Z".
 void AppendTime(std::string& out, SystemTime t) {
-  const CivilTime c = ToCivilTime(t);
-  if (c.year < 0 || c.year > 9999) {
-    AppendJsonString(out, FormatIso8601(t));
-    return;
-  }
-  char buf[26];
-  buf[0] = '"';
-  Put2(buf + 1, static_cast<int>(c.year / 100));
-  Put2(buf + 3, static_cast<int>(c.year % 100));
-  buf[5] = '-';
-  Put2(buf + 6, c.month);
-  buf[8] = '-';
-  Put2(buf + 9, c.day);
-  buf[11] = 'T';
-  Put2(buf + 12, c.hour);
-  buf[14] = ':';
-  Put2(buf + 15, c.minute);
-  buf[17] = ':';
-  Put2(buf + 18, c.second);
-  buf[20] = '.';
-  buf[21] = static_cast<char>('0' + c.millis / 100);
-  Put2(buf + 22, c.millis % 100);
-  buf[24] = 'Z';
-  buf[25] = '"';
-  out.append(buf, sizeof(buf));
+  out.push_back('"');
+  AppendIso8601(out, t);
+  out.push_back('"');
 }
 
 // The fields of one line, as views, so both public writers share one encoder.

@@ -221,10 +221,11 @@ const std::string& CachedSigningKey(std::string_view secret, std::string_view da
 SigningStages Finish(std::string canonical_request, std::string signed_headers, const Credentials& creds,
                      const SigningOptions& options) {
   SigningStages stages;
-  const std::string day = FormatAmzDay(options.time);
+  const std::string date = FormatAmzDate(options.time);
+  const std::string_view day = std::string_view(date).substr(0, date.find('T'));
   stages.credential_scope = CredentialScope(day, options);
-  stages.string_to_sign = std::string(kAlgorithm) + '\n' + FormatAmzDate(options.time) + '\n' +
-                          stages.credential_scope + '\n' + Sha256Hex(canonical_request);
+  stages.string_to_sign =
+      std::string(kAlgorithm) + '\n' + date + '\n' + stages.credential_scope + '\n' + Sha256Hex(canonical_request);
   const std::string& key = CachedSigningKey(creds.secret_access_key, day, options.region, options.service);
   stages.signature = HexEncode(HmacSha256(key, stages.string_to_sign));
   stages.canonical_request = std::move(canonical_request);

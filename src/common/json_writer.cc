@@ -40,6 +40,17 @@ constexpr std::array<bool, 256> MakeSpecialTable() {
 }
 constexpr std::array<bool, 256> kSpecial = MakeSpecialTable();
 
+#if defined(__SSE2__)
+// SpecialMask for 16 bytes: bit i set when byte i needs attention. The signed
+// compare catches bytes < 0x20 and bytes >= 0x80 (negative) at once.
+inline unsigned SpecialMask16(__m128i v) {
+  const __m128i special =
+      _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+  return static_cast<unsigned>(_mm_movemask_epi8(special));
+}
+#endif
+
 // Length of the longest prefix of `s` with no byte that needs attention
 // (SpecialMask's bytes). Reads only.
 size_t CleanPrefix(std::string_view s) {
@@ -48,11 +59,7 @@ size_t CleanPrefix(std::string_view s) {
   const char* const end = p + s.size();
 #if defined(__SSE2__)
   for (; end - p >= 16; p += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i special =
-        _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-    if (const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special)); mask != 0) {
+    if (const unsigned mask = SpecialMask16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); mask != 0) {
       return static_cast<size_t>(p - begin) + static_cast<size_t>(std::countr_zero(mask));
     }
   }
@@ -144,11 +151,7 @@ bool AppendJsonEscaped(std::string& out, std::string_view s) {
     if (end - p >= 16) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
-      // Signed compare: bytes < 0x20 and bytes >= 0x80 (negative) both match.
-      __m128i special =
-          _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-      unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+      const unsigned mask = SpecialMask16(v);
       if (mask == 0) {
         p += 16;
         dst += 16;

@@ -2,7 +2,8 @@
 // sixteen inputs are hashed side by side, one per 32-bit SIMD lane, and a lane
 // that finishes takes the next input; with AVX2 only, eight per register (two
 // registers side by side for more than 12 inputs); otherwise, and for fewer
-// than 3 inputs on AVX2, each input goes through OpenSSL in turn. The digests are the same either way (RFC 1321).
+// than 3 inputs on AVX2, each input goes through OpenSSL in turn. The digests
+// are the same either way (RFC 1321).
 //
 // For the receive path: each reply brings up to 10 bodies and 10 attribute
 // encodings to check, and MD5 is a serial chain per input, so one input at a

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <iterator>
 
 namespace dlq {
 namespace {
@@ -78,15 +79,42 @@ std::string FormatAmzDate(SystemTime t) {
 }
 
 std::string FormatAmzDay(SystemTime t) {
+  std::string date = FormatAmzDate(t);
+  date.resize(date.find('T'));
+  return date;
+}
+
+void AppendIso8601(std::string& out, SystemTime t) {
   const CivilTime c = ToCivilTime(t);
-  if (c.year < 0 || c.year > 9999) return fmt::format("{:04}{:02}{:02}", c.year, c.month, c.day);
-  return FormatAmzDate(t).substr(0, 8);
+  if (c.year < 0 || c.year > 9999) {
+    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", c.year, c.month, c.day,
+                   c.hour, c.minute, c.second, c.millis);
+    return;
+  }
+  char buf[24];
+  Put2(buf, static_cast<int>(c.year / 100));
+  Put2(buf + 2, static_cast<int>(c.year % 100));
+  buf[4] = '-';
+  Put2(buf + 5, c.month);
+  buf[7] = '-';
+  Put2(buf + 8, c.day);
+  buf[10] = 'T';
+  Put2(buf + 11, c.hour);
+  buf[13] = ':';
+  Put2(buf + 14, c.minute);
+  buf[16] = ':';
+  Put2(buf + 17, c.second);
+  buf[19] = '.';
+  buf[20] = static_cast<char>('0' + c.millis / 100);
+  Put2(buf + 21, c.millis % 100);
+  buf[23] = 'Z';
+  out.append(buf, sizeof(buf));
 }
 
 std::string FormatIso8601(SystemTime t) {
-  const CivilTime c = ToCivilTime(t);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", c.year, c.month, c.day, c.hour, c.minute, c.second,
-                     c.millis);
+  std::string out;
+  AppendIso8601(out, t);
+  return out;
 }
 
 std::optional<SystemTime> ParseIso8601(std::string_view s) {

@@ -25,6 +25,8 @@ std::string FormatAmzDate(SystemTime t);
 std::string FormatAmzDay(SystemTime t);
 // "2025-09-10T12:30:00.123Z" (millisecond precision).
 std::string FormatIso8601(SystemTime t);
+// FormatIso8601 appended to `out`, digit by digit (archive records write three per message).
+void AppendIso8601(std::string& out, SystemTime t);
 // Accepts "2025-09-10T12:30:00Z", fractional seconds, and "+00:00" offsets.
 std::optional<SystemTime> ParseIso8601(std::string_view text);
 // "Wed, 12 Oct 2009 17:50:00 GMT" (HTTP Date).
