@@ -5,6 +5,7 @@
 // so cpu_us_per_request is the client's alone: the head, send, the wait for
 // the reply, recv and the response parse.
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -104,6 +105,52 @@ void BM_SocketTransportRoundTrip(benchmark::State& state) {
   state.counters["voluntary_switches_per_request"] = static_cast<double>(after.ru_nvcsw - before.ru_nvcsw) / n;
 }
 BENCHMARK(BM_SocketTransportRoundTrip)->ArgName("server_pause_us")->Arg(0)->Arg(200)->UseRealTime();
+
+void BM_PipeWakeRoundTrip(benchmark::State& state) {
+  int to_child[2];
+  int to_parent[2];
+  if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(to_parent, O_CLOEXEC) != 0) {
+    state.SkipWithError("pipe2 failed");
+    return;
+  }
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(to_child[1]);  // else the parent's close would never end this loop
+    ::close(to_parent[0]);
+    const auto pause = std::chrono::microseconds(state.range(0));
+    char c = 0;
+    while (::read(to_child[0], &c, 1) == 1) {
+      // Busy, not asleep: a server working on the request keeps its core.
+      const auto until = std::chrono::steady_clock::now() + pause;
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      if (::write(to_parent[1], &c, 1) != 1) break;
+    }
+    ::_exit(0);
+  }
+  ::close(to_child[0]);
+  ::close(to_parent[1]);
+
+  rusage before{};
+  rusage after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  char c = 'x';
+  for (auto _ : state) {
+    if (::write(to_child[1], &c, 1) != 1 || ::read(to_parent[0], &c, 1) != 1) {
+      state.SkipWithError("pipe round trip failed");
+      break;
+    }
+  }
+  ::getrusage(RUSAGE_SELF, &after);
+  ::close(to_child[1]);  // the child's read() returns 0 and it exits
+  ::waitpid(child, nullptr, 0);
+  ::close(to_parent[0]);
+
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["cpu_us_per_round_trip"] = (CpuSeconds(after) - CpuSeconds(before)) * 1e6 / n;
+  state.counters["voluntary_switches_per_round_trip"] = static_cast<double>(after.ru_nvcsw - before.ru_nvcsw) / n;
+}
+BENCHMARK(BM_PipeWakeRoundTrip)->ArgName("server_pause_us")->Arg(0)->Arg(200)->UseRealTime();
 
 }  // namespace
 }  // namespace dlq
