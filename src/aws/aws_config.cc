@@ -11,16 +11,20 @@ namespace dlq {
 namespace {
 
 struct ServiceIds {
-  std::string_view signing_name;  // "monitoring"
+  std::string_view signing_name;  // "monitoring"; for SSO the endpoint prefix, "portal.sso"
   std::string_view config_key;    // services section key: "cloudwatch"
   std::string_view env_suffix;    // AWS_ENDPOINT_URL_CLOUDWATCH
+  // --endpoint-url applies (the AWS CLI's option never redirects the SSO
+  // portal, which the credential provider calls, not the command).
+  bool follows_endpoint_option = true;
 };
 
-constexpr std::array<ServiceIds, 4> kServices{{
+constexpr std::array<ServiceIds, 5> kServices{{
     {"sqs", "sqs", "SQS"},
     {"s3", "s3", "S3"},
     {"monitoring", "cloudwatch", "CLOUDWATCH"},
     {"sts", "sts", "STS"},
+    {"portal.sso", "sso", "SSO", false},
 }};
 
 bool IsValidRegion(std::string_view region) {
@@ -48,7 +52,7 @@ Result<std::string> CheckedEndpoint(std::string_view url, std::string_view origi
 Result<std::optional<std::string>> ResolveEndpointFor(const ServiceIds& ids, const ClientOptions& options,
                                                       const Environment& env, const AwsSettings& s,
                                                       bool ignore_configured) {
-  if (options.endpoint_url) {
+  if (options.endpoint_url && ids.follows_endpoint_option) {
     DLQ_ASSIGN_OR_RETURN(std::string e, CheckedEndpoint(*options.endpoint_url, "--endpoint-url"));
     return std::optional<std::string>(e);
   }

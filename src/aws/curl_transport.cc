@@ -106,7 +106,7 @@ std::string DescribeTarget(const HttpRequest& request) {
 
 bool IsSensitiveHeader(std::string_view name) {
   return IEquals(name, "authorization") || IEquals(name, "x-amz-security-token") ||
-         IEquals(name, "proxy-authorization") || IEquals(name, "cookie");
+         IEquals(name, "x-amz-sso_bearer_token") || IEquals(name, "proxy-authorization") || IEquals(name, "cookie");
 }
 
 // CURLOPT_DEBUGFUNCTION for verbose mode: prints info text and headers, with

@@ -125,6 +125,15 @@ std::string Sha256Hex(std::string_view data) {
   return HexEncode(Sha256(data));
 }
 
+std::string Sha1Hex(std::string_view data) {
+  static const EVP_MD* md = FetchedMd("SHA1");
+  std::array<uint8_t, 20> out;
+  EVP_MD_CTX* ctx = ThreadCtx(md);
+  EVP_DigestUpdate(ctx, data.data(), data.size());
+  EVP_DigestFinal_ex(ctx, out.data(), nullptr);
+  return HexEncode(out);
+}
+
 std::string Base64Encode(std::string_view bytes) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;

@@ -39,6 +39,9 @@ std::string HexEncode(const std::array<uint8_t, N>& d) {
 }
 std::string Md5Hex(std::string_view data);
 std::string Sha256Hex(std::string_view data);
+// SHA-1 in lower-case hex: only for names that other tools derive this way
+// (the AWS CLI's SSO token cache file), never for integrity or signing.
+std::string Sha1Hex(std::string_view data);
 
 std::string Base64Encode(std::string_view bytes);
 template <size_t N>

@@ -12,6 +12,7 @@
 #include "credentials/environment_provider.h"
 #include "credentials/imds_provider.h"
 #include "credentials/provider_util.h"
+#include "credentials/sso_provider.h"
 #include "credentials/web_identity_provider.h"
 
 namespace dlq {
@@ -41,6 +42,10 @@ Result<Credentials> ProfileProvider::Resolve(const std::string& profile, std::ve
   bool self_source =
       section->Get("source_profile") == profile && chain.size() > 1 && chain[chain.size() - 2] == profile;
   if (role_arn && !role_arn->empty() && !self_source) return AssumeRoleFor(profile, *section, chain);
+  if (IsSsoProfile(*section)) {  // before static keys, in the AWS CLI's order
+    DLQ_ASSIGN_OR_RETURN(SsoProfile sso, ResolveSsoProfile(profile, *section, settings_, env_));
+    return SsoProvider(std::move(sso), transport_, clock_).GetCredentials();
+  }
 
   auto id = section->Get("aws_access_key_id");
   auto secret = section->Get("aws_secret_access_key");
@@ -67,10 +72,8 @@ Result<Credentials> ProfileProvider::Resolve(const std::string& profile, std::ve
     return RunCredentialProcess(*process, profile);
   }
   if (section->Get("sso_session") || section->Get("sso_start_url")) {
-    return InvalidArgument(fmt::format(
-        "profile {} uses IAM Identity Center (SSO), which dlq-archive does not support; run "
-        "`aws configure export-credentials --profile {} --format env` and pass the result in the environment",
-        profile, profile));
+    // SSO settings without sso_account_id and sso_role_name: say what is missing.
+    return ResolveSsoProfile(profile, *section, settings_, env_).status();
   }
   if (chain.size() > 1) {
     return InvalidArgument(

@@ -18,7 +18,8 @@ namespace dlq {
 
 // Shared config/credentials files for settings.profile: static keys, role_arn with
 // source_profile (recursive, cycle-checked) or credential_source (both through
-// AssumeRoleProvider), credential_process, and web_identity_token_file.
+// AssumeRoleProvider), credential_process, web_identity_token_file, and IAM
+// Identity Center (sso_session or legacy sso_start_url, through SsoProvider).
 // Source e.g. "shared-credentials-file (profile dev)".
 class ProfileProvider final : public CredentialsProvider {
  public:

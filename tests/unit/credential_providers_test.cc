@@ -26,10 +26,11 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 
 // Secrets used across the tests: none may ever appear in an error message.
-const std::vector<std::string> kSecrets = {"envSecretValue",        "profileSecretValue", "baseSecretValue",
-                                           "assumedSecretValue",    "procSecretValue",    "leakedProcessSecret",
-                                           "webSecretValue",        "oidc-token-secret",  "containerSecretValue",
-                                           "container-auth-secret", "imdsSecretValue",    "assumedSessionToken"};
+const std::vector<std::string> kSecrets = {"envSecretValue",          "profileSecretValue", "baseSecretValue",
+                                           "assumedSecretValue",      "procSecretValue",    "leakedProcessSecret",
+                                           "webSecretValue",          "oidc-token-secret",  "containerSecretValue",
+                                           "container-auth-secret",   "imdsSecretValue",    "assumedSessionToken",
+                                           "sso-access-token-secret", "ssoSecretValue"};
 
 void ExpectNoSecret(const Status& s) {
   std::string text = s.ToString();
@@ -711,6 +712,186 @@ TEST_F(ProvidersTest, ChainCachesAssumedRoleCredentialsUntilNearExpiry) {
   clock_.Advance(minutes(6));  // 4 minutes left
   ASSERT_TRUE(chain->GetCredentials().ok());
   EXPECT_EQ(http_.calls(), 2);
+}
+
+// ------------------------------------------------------------------ IAM Identity Center (SSO)
+
+// SHA-1 of the names below, from Python's hashlib: the AWS CLI's cache file names.
+constexpr char kSsoSessionCacheKey[] = "0ad374308c5a4e22f723adf10145eafad7c4031c";   // "my-sso"
+constexpr char kSsoStartUrlCacheKey[] = "9e104e67bc03709422c341f8e7b917448969b3a1";  // the start URL
+constexpr char kSsoStartUrl[] = "https://d-9067642ac7.awsapps.com/start";
+// expiration: 2023-11-15T00:00:00Z in milliseconds.
+constexpr char kRoleCredentialsJson[] =
+    R"({"roleCredentials":{"accessKeyId":"ASIASSO","secretAccessKey":"ssoSecretValue",)"
+    R"("sessionToken":"ssoSessionToken","expiration":1700006400000}})";
+
+class SsoTest : public ProvidersTest {
+ protected:
+  SsoTest() {
+    env_.Set("HOME", dir_);
+    std::filesystem::create_directories(dir_ + "/.aws/sso/cache");
+  }
+  // A token cache file as `aws sso login` writes it; the FakeClock starts at 2023-11-14T22:13:20Z.
+  void WriteToken(const std::string& key, const std::string& expires_at = "2023-11-15T06:00:00Z") {
+    Write(".aws/sso/cache/" + key + ".json",
+          R"({"startUrl":")" + std::string(kSsoStartUrl) +
+              R"(","region":"eu-west-1","accessToken":"sso-access-token-secret","expiresAt":")" + expires_at + "\"}");
+  }
+  void WriteSessionProfile(const std::string& extra = "") {
+    Write("config",
+          "[profile dev]\nsso_session = my-sso\nsso_account_id = 111122223333\nsso_role_name = ReadOnly\n"
+          "region = us-west-2\n" +
+              extra + "\n[sso-session my-sso]\nsso_start_url = " + std::string(kSsoStartUrl) +
+              "\nsso_region = eu-west-1\nsso_registration_scopes = sso:account:access\n");
+  }
+};
+
+TEST_F(SsoTest, SessionProfileExchangesTheCachedTokenForRoleCredentials) {
+  WriteSessionProfile();
+  WriteToken(kSsoSessionCacheKey);
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> { return MakeResponse(200, kRoleCredentialsJson); });
+  auto c = FromProfile("dev");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key_id, "ASIASSO");
+  EXPECT_EQ(c->secret_access_key, "ssoSecretValue");
+  EXPECT_EQ(c->session_token, "ssoSessionToken");
+  EXPECT_EQ(c->source, "sso (profile dev)");
+  ASSERT_TRUE(c->expiration.has_value());
+  EXPECT_EQ(FormatIso8601(*c->expiration), "2023-11-15T00:00:00.000Z");
+  ASSERT_EQ(http_.calls(), 1);
+  HttpRequest req = http_.requests()[0];
+  EXPECT_EQ(req.method, "GET");
+  // The portal is in sso_region, not the profile's region.
+  EXPECT_EQ(
+      req.url,
+      "https://portal.sso.eu-west-1.amazonaws.com/federation/credentials?account_id=111122223333&role_name=ReadOnly");
+  ASSERT_NE(FindHeader(req.headers, "x-amz-sso_bearer_token"), nullptr);
+  EXPECT_EQ(*FindHeader(req.headers, "x-amz-sso_bearer_token"), "sso-access-token-secret");
+  EXPECT_EQ(FindHeader(req.headers, "Authorization"), nullptr);  // unsigned
+}
+
+TEST_F(SsoTest, LegacyProfileKeysTheCacheByStartUrlAndReadsTheOldUtcSuffix) {
+  Write("config", "[profile old]\nsso_start_url = " + std::string(kSsoStartUrl) +
+                      "\nsso_region = us-east-1\nsso_account_id = 444455556666\nsso_role_name = Admin Role\n");
+  WriteToken(kSsoStartUrlCacheKey, "2023-11-15T06:00:00UTC");  // AWS CLI releases before 2.0.29
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> { return MakeResponse(200, kRoleCredentialsJson); });
+  auto c = FromProfile("old");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->source, "sso (profile old)");
+  EXPECT_EQ(http_.requests()[0].url,
+            "https://portal.sso.us-east-1.amazonaws.com/federation/"
+            "credentials?account_id=444455556666&role_name=Admin%20Role");
+}
+
+TEST_F(SsoTest, NoLoginOrAnExpiredOneSaysToLogInWithoutCallingThePortal) {
+  WriteSessionProfile();
+  auto none = FromProfile("dev");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Contains(none.status().message(), "run `aws sso login --profile dev`")) << none.status().message();
+  EXPECT_TRUE(Contains(none.status().message(), kSsoSessionCacheKey)) << none.status().message();
+
+  WriteToken(kSsoSessionCacheKey, "2023-11-14T21:00:00Z");
+  auto expired = FromProfile("dev");
+  ASSERT_FALSE(expired.ok());
+  EXPECT_EQ(expired.status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Contains(expired.status().message(), "expired at 2023-11-14T21:00:00")) << expired.status().message();
+  EXPECT_TRUE(Contains(expired.status().message(), "aws sso login --profile dev"));
+  ExpectNoSecret(expired.status());
+
+  Write(".aws/sso/cache/" + std::string(kSsoSessionCacheKey) + ".json", "{\"accessToken\": 12");
+  auto garbled = FromProfile("dev");
+  EXPECT_EQ(garbled.status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Contains(garbled.status().message(), "not a JSON object with accessToken and expiresAt"));
+  EXPECT_EQ(http_.calls(), 0);
+}
+
+TEST_F(SsoTest, PortalRefusalsAreExplainedAndServerErrorsRetried) {
+  WriteSessionProfile();
+  WriteToken(kSsoSessionCacheKey);
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> {
+    return MakeResponse(401, R"({"message":"Session token not found or invalid"})");
+  });
+  auto unauthorized = FromProfile("dev");
+  ASSERT_FALSE(unauthorized.ok());
+  EXPECT_EQ(unauthorized.status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Contains(unauthorized.status().message(), "HTTP 401")) << unauthorized.status().message();
+  EXPECT_TRUE(Contains(unauthorized.status().message(), "aws sso login --profile dev"));
+  ExpectNoSecret(unauthorized.status());
+  EXPECT_EQ(http_.calls(), 1);  // not retried
+
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> { return MakeResponse(403, "{}"); });
+  auto forbidden = FromProfile("dev");
+  EXPECT_TRUE(Contains(forbidden.status().message(), "role ReadOnly in account 111122223333"))
+      << forbidden.status().message();
+
+  int calls = 0;
+  http_.SetHandler([&](const HttpRequest&) -> Result<HttpResponse> {
+    return ++calls == 1 ? MakeResponse(503, "busy") : MakeResponse(200, kRoleCredentialsJson);
+  });
+  auto retried = FromProfile("dev");
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  EXPECT_EQ(calls, 2);
+
+  http_.SetHandler(
+      [](const HttpRequest&) -> Result<HttpResponse> { return MakeResponse(200, R"({"roleCredentials":{}})"); });
+  EXPECT_EQ(FromProfile("dev").status().code(), ErrorCode::kUnauthenticated);
+}
+
+TEST_F(SsoTest, IncompleteOrInconsistentSettingsNameTheKeys) {
+  Write("config",
+        "[profile half]\nsso_session = my-sso\nsso_account_id = 111122223333\n"
+        "[profile nosession]\nsso_session = missing\nsso_account_id = 1\nsso_role_name = R\n"
+        "[profile clash]\nsso_session = my-sso\nsso_region = us-east-1\nsso_account_id = 1\nsso_role_name = R\n"
+        "[profile loginonly]\nsso_session = my-sso\n"
+        "[sso-session my-sso]\nsso_start_url = " +
+            std::string(kSsoStartUrl) + "\nsso_region = eu-west-1\n");
+  auto half = FromProfile("half");
+  EXPECT_EQ(half.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(half.status().message(), "lacks sso_role_name")) << half.status().message();
+  auto nosession = FromProfile("nosession");
+  EXPECT_EQ(nosession.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(nosession.status().message(), "[sso-session missing]")) << nosession.status().message();
+  auto clash = FromProfile("clash");
+  EXPECT_EQ(clash.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(clash.status().message(), "sso_region differs")) << clash.status().message();
+  auto loginonly = FromProfile("loginonly");
+  EXPECT_EQ(loginonly.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(loginonly.status().message(), "lacks sso_account_id, sso_role_name"))
+      << loginonly.status().message();
+  EXPECT_EQ(http_.calls(), 0);
+}
+
+TEST_F(SsoTest, PortalEndpointFollowsItsOwnOverridesButNotEndpointUrl) {
+  WriteSessionProfile();
+  WriteToken(kSsoSessionCacheKey);
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> { return MakeResponse(200, kRoleCredentialsJson); });
+  ClientOptions o;
+  o.profile = "dev";
+  o.endpoint_url = "http://127.0.0.1:4566";  // the command's services, not the SSO portal
+  ASSERT_TRUE(ProfileProvider(Settings(o), env_, http_, clock_).GetCredentials().ok());
+  EXPECT_TRUE(StartsWith(http_.requests().back().url, "https://portal.sso.eu-west-1.amazonaws.com/"));
+
+  env_.Set("AWS_ENDPOINT_URL_SSO", "http://127.0.0.1:9911/");
+  ASSERT_TRUE(ProfileProvider(Settings(o), env_, http_, clock_).GetCredentials().ok());
+  EXPECT_EQ(http_.requests().back().url,
+            "http://127.0.0.1:9911/federation/credentials?account_id=111122223333&role_name=ReadOnly");
+}
+
+TEST_F(SsoTest, AnSsoProfileCanBeTheSourceOfAnAssumedRole) {
+  WriteSessionProfile("\n[profile deploy]\nrole_arn = arn:aws:iam::777788889999:role/deploy\nsource_profile = dev");
+  WriteToken(kSsoSessionCacheKey);
+  http_.SetHandler([](const HttpRequest& r) -> Result<HttpResponse> {
+    if (Contains(r.url, "/federation/credentials")) return MakeResponse(200, kRoleCredentialsJson);
+    return MakeResponse(200, AssumeRoleXml("ASIADEPLOY"));
+  });
+  auto c = FromProfile("deploy");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key_id, "ASIADEPLOY");
+  ASSERT_EQ(http_.calls(), 2);
+  const std::string* auth = FindHeader(http_.requests()[1].headers, "Authorization");
+  ASSERT_NE(auth, nullptr);
+  EXPECT_TRUE(Contains(*auth, "Credential=ASIASSO/")) << *auth;  // signed with the SSO role's keys
 }
 
 }  // namespace
