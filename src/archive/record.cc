@@ -354,14 +354,20 @@ Result<ArchiveRecord> ParseRecordJson(std::string_view line) {
       if (value.get_object().get(attrs) != simdjson::SUCCESS) return FieldError(key, "must be an object");
       for (auto [name, attr] : attrs) {
         std::string field = fmt::format("attributes.{}", name);
-        DLQ_RETURN_IF_ERROR(GetString(attr, field, r.attributes[std::string(name)]));
+        auto [at, inserted] = r.attributes.try_emplace(std::string(name));
+        if (!inserted) return FieldError(field, "appears more than once");
+        DLQ_RETURN_IF_ERROR(GetString(attr, field, at->second));
       }
     } else if (key == "message_attributes") {
       simdjson::dom::object attrs;
       if (value.get_object().get(attrs) != simdjson::SUCCESS) return FieldError(key, "must be an object");
       for (auto [name, attr] : attrs) {
         std::string n(name);
-        DLQ_RETURN_IF_ERROR(ParseMessageAttribute(attr, n, r.message_attributes[n]));
+        // A second value under one name would be parsed over the first and
+        // keep parts of it (a Binary value under a String type): refused.
+        auto [at, inserted] = r.message_attributes.try_emplace(n);
+        if (!inserted) return FieldError("message_attributes." + n, "appears more than once");
+        DLQ_RETURN_IF_ERROR(ParseMessageAttribute(attr, n, at->second));
       }
     } else if (key == "sent_at") {
       if (!value.is_null()) {

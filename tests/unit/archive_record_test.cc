@@ -274,6 +274,27 @@ TEST(ArchiveRecord, ParseErrorsNameTheField) {
   EXPECT_NE(schema.find("FailedPrecondition"), std::string::npos);
 }
 
+// Found by archive_reader_fuzz: a second value under one attribute name was
+// parsed over the first and kept its BinaryValue under a String DataType, so
+// the record no longer round-tripped. Either order is refused now.
+TEST(ArchiveRecord, AnAttributeNamedTwiceIsRefusedNotMerged) {
+  EXPECT_NE(ParseErrorAfter(R"("message_attributes":{)",
+                            R"("message_attributes":{"b":{"DataType":"String","StringValue":"x"},)")
+                .find("\"message_attributes.b\" appears more than once"),
+            std::string::npos);
+  std::string out;
+  AppendRecordJson(FullMessage(), TestContext(), kArchivedAt, out);
+  const size_t end = out.find("}}", out.find(R"("message_attributes":{)")) + 1;  // after the last attribute
+  out.insert(end, R"(,"b":{"DataType":"Number","StringValue":"1"})");
+  Result<ArchiveRecord> r = ParseRecordJson(out);
+  ASSERT_FALSE(r.ok()) << out;
+  EXPECT_NE(r.status().message().find("\"message_attributes.b\" appears more than once"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(ParseErrorAfter(R"("attributes":{)", R"("attributes":{"SentTimestamp":"1",)")
+                .find("\"attributes.SentTimestamp\" appears more than once"),
+            std::string::npos);
+}
+
 TEST(ArchiveRecord, RejectsNonJsonAndNonObjects) {
   EXPECT_EQ(ParseRecordJson("not json").status().code(), ErrorCode::kDataLoss);
   EXPECT_EQ(ParseRecordJson("[1,2]").status().code(), ErrorCode::kDataLoss);
