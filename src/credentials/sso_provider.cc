@@ -50,12 +50,7 @@ std::optional<SystemTime> ParseExpiresAt(std::string_view text) {
   return ParseIso8601(s);
 }
 
-struct CachedToken {
-  std::string access_token;
-  SystemTime expires_at;
-};
-
-Result<CachedToken> ReadCachedToken(const SsoProfile& c) {
+Result<std::string> ReadCacheFile(const SsoProfile& c) {
   std::ifstream in(c.cache_file, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) {
@@ -69,7 +64,26 @@ Result<CachedToken> ReadCachedToken(const SsoProfile& c) {
   }
   std::ostringstream buf;
   buf << in.rdbuf();
-  const std::string text = buf.str();
+  return buf.str();
+}
+
+Status PortalStatusError(int status, const SsoProfile& c) {
+  const std::string what = fmt::format("IAM Identity Center GetRoleCredentials for role {} in account {} (profile {})",
+                                       c.role_name, c.account_id, c.profile);
+  if (status == 401) {
+    return Unauthenticated(
+        fmt::format("{}: HTTP 401, the SSO login is no longer valid: {}", what, LoginHint(c.profile)));
+  }
+  if (status == 403) {
+    return Unauthenticated(fmt::format("{}: HTTP 403, this login may not use that role in that account", what));
+  }
+  if (status == 404) return InvalidArgument(fmt::format("{}: HTTP 404, no such role or account", what));
+  return HttpStatusError(status, what);
+}
+
+}  // namespace
+
+Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& c) {
   simdjson::dom::parser parser;
   simdjson::padded_string padded(text);
   simdjson::dom::object obj;
@@ -94,24 +108,10 @@ Result<CachedToken> ReadCachedToken(const SsoProfile& c) {
     return Unauthenticated(
         fmt::format("profile {}: the SSO token in {} contains a line break", c.profile, c.cache_file));
   }
-  return CachedToken{std::move(*token), *at};
+  return SsoToken{std::move(*token), *at};
 }
 
-Status PortalStatusError(int status, const SsoProfile& c) {
-  const std::string what = fmt::format("IAM Identity Center GetRoleCredentials for role {} in account {} (profile {})",
-                                       c.role_name, c.account_id, c.profile);
-  if (status == 401) {
-    return Unauthenticated(
-        fmt::format("{}: HTTP 401, the SSO login is no longer valid: {}", what, LoginHint(c.profile)));
-  }
-  if (status == 403) {
-    return Unauthenticated(fmt::format("{}: HTTP 403, this login may not use that role in that account", what));
-  }
-  if (status == 404) return InvalidArgument(fmt::format("{}: HTTP 404, no such role or account", what));
-  return HttpStatusError(status, what);
-}
-
-Result<Credentials> ParseRoleCredentials(std::string_view body, const SsoProfile& c) {
+Result<Credentials> ParseSsoRoleCredentials(std::string_view body, const SsoProfile& c) {
   const std::string what = fmt::format("IAM Identity Center GetRoleCredentials (profile {})", c.profile);
   simdjson::dom::parser parser;
   simdjson::padded_string padded(body);
@@ -133,8 +133,6 @@ Result<Credentials> ParseRoleCredentials(std::string_view body, const SsoProfile
   out.source = fmt::format("sso (profile {})", c.profile);
   return out;
 }
-
-}  // namespace
 
 bool IsSsoProfile(const ConfigSection& profile) {
   return profile.Get("sso_account_id").has_value() || profile.Get("sso_role_name").has_value();
@@ -192,7 +190,8 @@ SsoProvider::SsoProvider(SsoProfile config, HttpTransport& transport, Clock& clo
     : config_(std::move(config)), transport_(transport), clock_(clock) {}
 
 Result<Credentials> SsoProvider::GetCredentials() {
-  DLQ_ASSIGN_OR_RETURN(CachedToken token, ReadCachedToken(config_));
+  DLQ_ASSIGN_OR_RETURN(std::string cache, ReadCacheFile(config_));
+  DLQ_ASSIGN_OR_RETURN(SsoToken token, ParseSsoTokenCache(cache, config_));
   if (clock_.Now() >= token.expires_at) {
     return Unauthenticated(fmt::format("the SSO login for profile {} expired at {}: {}", config_.profile,
                                        FormatIso8601(token.expires_at), LoginHint(config_.profile)));
@@ -216,7 +215,7 @@ Result<Credentials> SsoProvider::GetCredentials() {
     } else if (resp->status != 200) {
       last = PortalStatusError(resp->status, config_);
     } else {
-      return ParseRoleCredentials(resp->body, config_);
+      return ParseSsoRoleCredentials(resp->body, config_);
     }
     if (!last.retryable()) return last;
   }

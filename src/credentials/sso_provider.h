@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "aws/aws_config.h"
 #include "aws/config_file.h"
@@ -40,6 +41,16 @@ bool IsSsoProfile(const ConfigSection& profile);
 // differs between the profile and its sso-session.
 Result<SsoProfile> ResolveSsoProfile(const std::string& profile, const ConfigSection& section,
                                      const AwsSettings& settings, const Environment& env);
+
+// The token cache file's document ({"accessToken", "expiresAt", ...}), and
+// the portal's GetRoleCredentials answer ({"roleCredentials": {...}}).
+// kUnauthenticated naming `profile` and what is wrong, never the token or a key.
+struct SsoToken {
+  std::string access_token;
+  SystemTime expires_at;
+};
+Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& profile);
+Result<Credentials> ParseSsoRoleCredentials(std::string_view body, const SsoProfile& profile);
 
 class SsoProvider final : public CredentialsProvider {
  public:
