@@ -31,6 +31,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "credentials/sso_provider.h"
 #include "monitor/shard.h"
 #include "query/filter.h"
 
@@ -257,6 +258,10 @@ int RunDoctorCommand(const GlobalFlags& g, const DoctorOptions& options, bool js
   DoctorDeps deps;
   deps.setup = DiagnoseSettings(so.client, env);
   if (auto http = DescribeHttpClient(env); http.ok()) deps.http_client = *http;
+  if (const auto& s = deps.setup.settings; s && s->profile_section && IsSsoProfile(*s->profile_section)) {
+    if (auto sso = ResolveSsoProfile(s->profile, *s->profile_section, *s, env); sso.ok())
+      deps.sso_portal = sso->endpoint;
+  }
   std::unique_ptr<AwsServices> svc;
   if (deps.setup.settings) {
     auto created = AwsServices::Create(*deps.setup.settings, so, env, DefaultClock());

@@ -149,6 +149,10 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
       if (!endpoints.empty()) endpoints += ", ";
       endpoints += fmt::format("{} {}{}", svc, s->Endpoint(svc).endpoint, s->HasCustomEndpoint(svc) ? " (custom)" : "");
     }
+    if (!deps.sso_portal.empty()) {
+      endpoints +=
+          fmt::format(", sso portal {}{}", deps.sso_portal, s->HasCustomEndpoint("portal.sso") ? " (custom)" : "");
+    }
     checks.push_back(Ok("endpoints", endpoints));
   } else {
     checks.push_back(Skip("endpoints", "needs a region"));

@@ -33,6 +33,7 @@ struct DoctorDeps {
   QueueClient* sqs = nullptr;
   std::function<Status(const std::string& bucket)> head_bucket;
   std::string http_client;  // DescribeHttpClient's answer; no "http" check when empty
+  std::string sso_portal;   // an IAM Identity Center profile's portal, shown with the endpoints; else empty
 };
 
 enum class CheckState { kOk, kFail, kSkip };

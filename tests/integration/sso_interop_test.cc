@@ -88,6 +88,9 @@ TEST_F(SsoInteropTest, DlqArchiveAndBoto3GetTheSameRoleCredentialsFromTheSameLog
       RunShell(Env(portal.port()) + DLQ_BINARY + " --profile sso-dev --endpoint-url " + moto.endpoint() + " doctor");
   EXPECT_EQ(ours.exit_code, 0) << ours.out;
   EXPECT_NE(ours.out.find("ASIA***********0001 from sso (profile sso-dev)"), std::string::npos) << ours.out;
+  EXPECT_NE(ours.out.find(", sso portal http://127.0.0.1:" + std::to_string(portal.port()) + " (custom)"),
+            std::string::npos)
+      << ours.out;
   EXPECT_NE(ours.out.find("[ OK ] identity"), std::string::npos) << ours.out;
   EXPECT_NE(ours.out.find("[ OK ] sqs"), std::string::npos) << ours.out;
   EXPECT_EQ(ours.out.find(kToken), std::string::npos) << "the SSO token was printed";
