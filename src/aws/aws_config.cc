@@ -19,12 +19,13 @@ struct ServiceIds {
   bool follows_endpoint_option = true;
 };
 
-constexpr std::array<ServiceIds, 5> kServices{{
+constexpr std::array<ServiceIds, 6> kServices{{
     {"sqs", "sqs", "SQS"},
     {"s3", "s3", "S3"},
     {"monitoring", "cloudwatch", "CLOUDWATCH"},
     {"sts", "sts", "STS"},
     {"portal.sso", "sso", "SSO", false},
+    {"oidc", "sso_oidc", "SSO_OIDC", false},
 }};
 
 bool IsValidRegion(std::string_view region) {

@@ -38,7 +38,8 @@ struct AwsSettings {
   // Endpoint overrides by signing name ("sqs", "s3", "monitoring", "sts"), already resolved
   // from --endpoint-url, AWS_ENDPOINT_URL_<SERVICE>, the services section, AWS_ENDPOINT_URL
   // and the profile's endpoint_url; without trailing '/'. "portal.sso" (the IAM Identity
-  // Center portal) is resolved the same way except that --endpoint-url does not apply.
+  // Center portal) and "oidc" (its token refresh) are resolved the same way except that
+  // --endpoint-url does not apply.
   std::map<std::string, std::string, std::less<>> endpoint_overrides;
   std::optional<std::string> s3_addressing_style;  // "path", "virtual" or "auto" when configured
 

@@ -13,6 +13,9 @@
 
 #include "aws/aws_client.h"
 #include "common/crypto.h"
+#include "common/file_util.h"
+#include "common/json_writer.h"
+#include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "credentials/provider_util.h"
@@ -67,6 +70,124 @@ Result<std::string> ReadCacheFile(const SsoProfile& c) {
   return buf.str();
 }
 
+// Sends `req` up to 3 times, with full-jitter backoff between attempts, while
+// the failure is retryable (the transport's, or `status_error`'s for a
+// non-200 answer). The 200 response, or the last failure.
+template <typename StatusError>
+Result<HttpResponse> SendWithRetries(HttpTransport& transport, Clock& clock, const HttpRequest& req,
+                                     std::string_view what, StatusError status_error) {
+  const RetryOptions retry{
+      .max_attempts = 3, .base_delay = std::chrono::milliseconds(100), .max_delay = std::chrono::milliseconds(2000)};
+  std::mt19937_64 rng(std::random_device{}());
+  Status last;
+  for (int attempt = 0; attempt < retry.max_attempts; ++attempt) {
+    if (attempt > 0) clock.SleepFor(BackoffDelay(retry, attempt, rng));
+    auto resp = transport.Send(req);
+    if (!resp.ok()) {
+      last = resp.status().WithContext(what);
+    } else if (resp->status != 200) {
+      last = status_error(*resp);
+    } else {
+      return resp;
+    }
+    if (!last.retryable()) return last;
+  }
+  return last;
+}
+
+// SSO-OIDC CreateToken with the refresh_token grant, as the AWS CLI refreshes
+// an sso-session login: a new access token (and maybe a new refresh token).
+Result<SsoToken> RefreshToken(const SsoProfile& c, const SsoToken& old, HttpTransport& transport, Clock& clock) {
+  if (old.refresh_token.empty() || old.client_id.empty() || old.client_secret.empty() ||
+      old.registration_expires_at.empty()) {
+    return Unauthenticated("the cached login has no refresh token");
+  }
+  std::optional<SystemTime> registration = ParseExpiresAt(old.registration_expires_at);
+  if (!registration || clock.Now() >= *registration) {
+    return Unauthenticated(fmt::format("its client registration expired ({})", old.registration_expires_at));
+  }
+  HttpRequest req;
+  req.method = "POST";
+  req.url = c.oidc_endpoint + "/token";
+  req.timeout = std::chrono::seconds(10);
+  req.headers.emplace_back("Content-Type", "application/json");
+  std::string body;
+  JsonWriter(body)
+      .BeginObject()
+      .Key("clientId")
+      .String(old.client_id)
+      .Key("clientSecret")
+      .String(old.client_secret)
+      .Key("grantType")
+      .String("refresh_token")
+      .Key("refreshToken")
+      .String(old.refresh_token)
+      .EndObject();
+  req.body = std::move(body);
+  const std::string what = fmt::format("IAM Identity Center OIDC {}", c.oidc_endpoint);
+  auto resp = SendWithRetries(transport, clock, req, what, [&](const HttpResponse& r) {
+    // Its errors are {"error": "invalid_grant", "error_description": ...}: the code says enough.
+    simdjson::dom::parser parser;
+    simdjson::padded_string padded(r.body);
+    simdjson::dom::object obj;
+    std::string code = "?";
+    if (parser.parse(padded).get_object().get(obj) == simdjson::SUCCESS) code = JsonString(obj, "error").value_or("?");
+    Status st = HttpStatusError(r.status, what);
+    return r.status >= 400 && r.status < 500 && r.status != 429
+               ? Unauthenticated(fmt::format("{}: HTTP {} {}", what, r.status, code))
+               : st;
+  });
+  if (!resp.ok()) return resp.status();
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(resp->body);
+  simdjson::dom::object obj;
+  int64_t expires_in = 0;
+  if (parser.parse(padded).get_object().get(obj) != simdjson::SUCCESS ||
+      obj["expiresIn"].get_int64().get(expires_in) != simdjson::SUCCESS || expires_in <= 0) {
+    return Unauthenticated(fmt::format("{}: response has no accessToken and expiresIn", what));
+  }
+  SsoToken fresh = old;
+  fresh.access_token = JsonString(obj, "accessToken").value_or("");
+  if (fresh.access_token.empty() || fresh.access_token.find_first_of("\r\n") != std::string::npos) {
+    return Unauthenticated(fmt::format("{}: response has no usable accessToken", what));
+  }
+  if (auto rotated = JsonString(obj, "refreshToken"); rotated && !rotated->empty()) fresh.refresh_token = *rotated;
+  fresh.expires_at = clock.Now() + std::chrono::seconds(expires_in);
+  return fresh;
+}
+
+// "2026-11-27T10:00:00Z": whole seconds, as the AWS CLI writes expiresAt.
+std::string IsoSeconds(SystemTime t) {
+  std::string s = FormatIso8601(std::chrono::floor<std::chrono::seconds>(t));  // "...:00.000Z"
+  s.erase(s.size() - 5, 4);
+  return s;
+}
+
+// The cache file's document as the AWS CLI writes it after a refresh.
+std::string TokenCacheJson(const SsoProfile& c, const SsoToken& t) {
+  std::string out;
+  JsonWriter(out)
+      .BeginObject()
+      .Key("startUrl")
+      .String(c.start_url)
+      .Key("region")
+      .String(c.region)
+      .Key("accessToken")
+      .String(t.access_token)
+      .Key("expiresAt")
+      .String(IsoSeconds(t.expires_at))
+      .Key("clientId")
+      .String(t.client_id)
+      .Key("clientSecret")
+      .String(t.client_secret)
+      .Key("registrationExpiresAt")
+      .String(t.registration_expires_at)
+      .Key("refreshToken")
+      .String(t.refresh_token)
+      .EndObject();
+  return out;
+}
+
 Status PortalStatusError(int status, const SsoProfile& c) {
   const std::string what = fmt::format("IAM Identity Center GetRoleCredentials for role {} in account {} (profile {})",
                                        c.role_name, c.account_id, c.profile);
@@ -89,9 +210,14 @@ Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& c) 
   simdjson::dom::object obj;
   std::optional<std::string> token;
   std::optional<std::string> expires;
+  SsoToken out;
   if (parser.parse(padded).get_object().get(obj) == simdjson::SUCCESS) {
     token = JsonString(obj, "accessToken");
     expires = JsonString(obj, "expiresAt");
+    out.refresh_token = JsonString(obj, "refreshToken").value_or("");
+    out.client_id = JsonString(obj, "clientId").value_or("");
+    out.client_secret = JsonString(obj, "clientSecret").value_or("");
+    out.registration_expires_at = JsonString(obj, "registrationExpiresAt").value_or("");
   }
   if (!token || token->empty() || !expires) {
     return Unauthenticated(
@@ -108,7 +234,9 @@ Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& c) 
     return Unauthenticated(
         fmt::format("profile {}: the SSO token in {} contains a line break", c.profile, c.cache_file));
   }
-  return SsoToken{std::move(*token), *at};
+  out.access_token = std::move(*token);
+  out.expires_at = *at;
+  return out;
 }
 
 Result<Credentials> ParseSsoRoleCredentials(std::string_view body, const SsoProfile& c) {
@@ -180,9 +308,12 @@ Result<SsoProfile> ResolveSsoProfile(const std::string& profile, const ConfigSec
   }
   const std::string key = Sha1Hex(out.session_name.empty() ? out.start_url : out.session_name);
   out.cache_file = ExpandHome(fmt::format("~/.aws/sso/cache/{}.json", key), env);
-  auto custom = settings.endpoint_overrides.find("portal.sso");
-  out.endpoint =
-      custom != settings.endpoint_overrides.end() ? custom->second : DefaultEndpoint("portal.sso", out.region);
+  auto endpoint = [&](std::string_view service) {
+    auto custom = settings.endpoint_overrides.find(service);
+    return custom != settings.endpoint_overrides.end() ? custom->second : DefaultEndpoint(service, out.region);
+  };
+  out.endpoint = endpoint("portal.sso");
+  out.oidc_endpoint = endpoint("oidc");
   return out;
 }
 
@@ -192,6 +323,22 @@ SsoProvider::SsoProvider(SsoProfile config, HttpTransport& transport, Clock& clo
 Result<Credentials> SsoProvider::GetCredentials() {
   DLQ_ASSIGN_OR_RETURN(std::string cache, ReadCacheFile(config_));
   DLQ_ASSIGN_OR_RETURN(SsoToken token, ParseSsoTokenCache(cache, config_));
+  // An sso-session login is refreshed 15 minutes before it expires, as the
+  // AWS CLI does, and the cache file updated for the next reader.
+  if (!config_.session_name.empty() && token.expires_at - clock_.Now() < std::chrono::minutes(15)) {
+    Result<SsoToken> fresh = RefreshToken(config_, token, transport_, clock_);
+    if (fresh.ok()) {
+      token = std::move(*fresh);
+      if (Status saved = WriteFileAtomically(config_.cache_file, TokenCacheJson(config_, token), 0600); !saved.ok()) {
+        Log().Log(LogLevel::kWarn, "sso token cache not updated",
+                  {{"profile", config_.profile}, {"error", saved.ToString()}});
+      }
+    } else if (clock_.Now() >= token.expires_at) {
+      return Unauthenticated(
+          fmt::format("the SSO login for profile {} expired at {} and could not be refreshed ({}): {}", config_.profile,
+                      FormatIso8601(token.expires_at), fresh.status().message(), LoginHint(config_.profile)));
+    }
+  }
   if (clock_.Now() >= token.expires_at) {
     return Unauthenticated(fmt::format("the SSO login for profile {} expired at {}: {}", config_.profile,
                                        FormatIso8601(token.expires_at), LoginHint(config_.profile)));
@@ -202,24 +349,10 @@ Result<Credentials> SsoProvider::GetCredentials() {
                         UriEncode(config_.account_id), UriEncode(config_.role_name));
   req.timeout = std::chrono::seconds(10);
   req.headers.emplace_back("x-amz-sso_bearer_token", token.access_token);
-
-  const RetryOptions retry{
-      .max_attempts = 3, .base_delay = std::chrono::milliseconds(100), .max_delay = std::chrono::milliseconds(2000)};
-  std::mt19937_64 rng(std::random_device{}());
-  Status last;
-  for (int attempt = 0; attempt < retry.max_attempts; ++attempt) {
-    if (attempt > 0) clock_.SleepFor(BackoffDelay(retry, attempt, rng));
-    auto resp = transport_.Send(req);
-    if (!resp.ok()) {
-      last = resp.status().WithContext(fmt::format("IAM Identity Center portal {}", config_.endpoint));
-    } else if (resp->status != 200) {
-      last = PortalStatusError(resp->status, config_);
-    } else {
-      return ParseSsoRoleCredentials(resp->body, config_);
-    }
-    if (!last.retryable()) return last;
-  }
-  return last;
+  auto resp = SendWithRetries(transport_, clock_, req, fmt::format("IAM Identity Center portal {}", config_.endpoint),
+                              [&](const HttpResponse& r) { return PortalStatusError(r.status, config_); });
+  if (!resp.ok()) return resp.status();
+  return ParseSsoRoleCredentials(resp->body, config_);
 }
 
 }  // namespace dlq

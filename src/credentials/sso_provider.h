@@ -2,10 +2,13 @@
 // and the SDKs get them after `aws sso login`: the access token cached in
 // ~/.aws/sso/cache/<sha1 of the sso-session name, or of the start URL for a
 // legacy profile>.json is exchanged at the SSO portal's GetRoleCredentials
-// (GET /federation/credentials, unsigned, the token in a header). The token
-// is only read, never refreshed: when it has expired the error says to run
-// `aws sso login` again. Neither the token nor the credentials appear in any
-// error. Thread-safe; the transport and clock must outlive the provider.
+// (GET /federation/credentials, unsigned, the token in a header). An
+// sso-session login within 15 minutes of expiry is refreshed through SSO-OIDC
+// CreateToken (its refresh token) and the cache file atomically rewritten
+// (mode 0600), as the AWS CLI does; a legacy login, or one that cannot be
+// refreshed, ends with an error saying to run `aws sso login` again. Neither
+// the tokens, the client secret nor the credentials appear in any error. Thread-safe; the transport and clock must
+// outlive the provider.
 #pragma once
 
 #include <string>
@@ -27,8 +30,9 @@ struct SsoProfile {
   std::string region;  // sso_region: where the portal is
   std::string account_id;
   std::string role_name;
-  std::string cache_file;  // the token cache file, expanded
-  std::string endpoint;    // portal base URL, without trailing '/'
+  std::string cache_file;     // the token cache file, expanded
+  std::string endpoint;       // portal base URL, without trailing '/'
+  std::string oidc_endpoint;  // SSO-OIDC (token refresh) base URL, without trailing '/'
 };
 
 // True when the profile asks for SSO credentials (it names sso_account_id or
@@ -48,6 +52,11 @@ Result<SsoProfile> ResolveSsoProfile(const std::string& profile, const ConfigSec
 struct SsoToken {
   std::string access_token;
   SystemTime expires_at;
+  // What a refresh needs (sso-session logins); empty when the file lacks it.
+  std::string refresh_token;
+  std::string client_id;
+  std::string client_secret;
+  std::string registration_expires_at;  // as written, kept verbatim
 };
 Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& profile);
 Result<Credentials> ParseSsoRoleCredentials(std::string_view body, const SsoProfile& profile);

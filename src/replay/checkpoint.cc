@@ -1,10 +1,7 @@
 #include "replay/checkpoint.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <simdjson.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -12,36 +9,11 @@
 #include <sstream>
 
 #include "common/crypto.h"
+#include "common/file_util.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 
 namespace dlq {
-namespace {
-
-Status Errno(std::string_view what, const std::string& path) {
-  return InvalidArgument(fmt::format("checkpoint {}: {}: {}", path, what, std::strerror(errno)));
-}
-
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Errno("write", path);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
-
-std::string DirectoryOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-}  // namespace
 
 std::string CheckpointIdentityText(std::string_view source, std::string_view filter, std::string_view destination,
                                    std::string_view transform) {
@@ -123,7 +95,7 @@ Result<std::optional<CheckpointState>> LoadCheckpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) return std::optional<CheckpointState>();
-    return Errno("open", path);
+    return InvalidArgument(fmt::format("checkpoint {}: open: {}", path, std::strerror(errno)));
   }
   std::ostringstream buf;
   buf << in.rdbuf();
@@ -133,28 +105,8 @@ Result<std::optional<CheckpointState>> LoadCheckpoint(const std::string& path) {
 }
 
 Status SaveCheckpoint(const std::string& path, const CheckpointState& state) {
-  const std::string tmp = path + ".tmp";
-  const std::string data = SerializeCheckpoint(state);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("create " + tmp, path);
-  Status st = WriteAll(fd, data, path);
-  if (st.ok() && ::fsync(fd) != 0) st = Errno("fsync", path);
-  if (::close(fd) != 0 && st.ok()) st = Errno("close", path);
-  if (!st.ok()) {
-    ::unlink(tmp.c_str());
-    return st;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status err = Errno("rename", path);
-    ::unlink(tmp.c_str());
-    return err;
-  }
-  int dir = ::open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return Errno("open directory", path);
-  int rc = ::fsync(dir);
-  ::close(dir);
-  if (rc != 0) return Errno("fsync directory", path);
-  return Status::Ok();
+  Status st = WriteFileAtomically(path, SerializeCheckpoint(state), 0644);
+  return st.ok() ? st : st.WithContext("checkpoint");
 }
 
 }  // namespace dlq

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "common/strings.h"
@@ -26,11 +27,11 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 
 // Secrets used across the tests: none may ever appear in an error message.
-const std::vector<std::string> kSecrets = {"envSecretValue",          "profileSecretValue", "baseSecretValue",
-                                           "assumedSecretValue",      "procSecretValue",    "leakedProcessSecret",
-                                           "webSecretValue",          "oidc-token-secret",  "containerSecretValue",
-                                           "container-auth-secret",   "imdsSecretValue",    "assumedSessionToken",
-                                           "sso-access-token-secret", "ssoSecretValue"};
+const std::vector<std::string> kSecrets = {
+    "envSecretValue",          "profileSecretValue",    "baseSecretValue",    "assumedSecretValue",
+    "procSecretValue",         "leakedProcessSecret",   "webSecretValue",     "oidc-token-secret",
+    "containerSecretValue",    "container-auth-secret", "imdsSecretValue",    "assumedSessionToken",
+    "sso-access-token-secret", "ssoSecretValue",        "sso-refresh-secret", "sso-client-secret"};
 
 void ExpectNoSecret(const Status& s) {
   std::string text = s.ToString();
@@ -892,6 +893,106 @@ TEST_F(SsoTest, AnSsoProfileCanBeTheSourceOfAnAssumedRole) {
   const std::string* auth = FindHeader(http_.requests()[1].headers, "Authorization");
   ASSERT_NE(auth, nullptr);
   EXPECT_TRUE(Contains(*auth, "Credential=ASIASSO/")) << *auth;  // signed with the SSO role's keys
+}
+
+// A token cache file with what a refresh needs, as an sso-session login leaves it.
+std::string RefreshableToken(const std::string& expires_at, const std::string& registration = "2023-12-14T22:00:00Z") {
+  return R"({"startUrl":")" + std::string(kSsoStartUrl) +
+         R"(","region":"eu-west-1","accessToken":"sso-access-token-secret","expiresAt":")" + expires_at +
+         R"(","clientId":"client-1","clientSecret":"sso-client-secret","registrationExpiresAt":")" + registration +
+         R"(","refreshToken":"sso-refresh-secret"})";
+}
+
+TEST_F(SsoTest, ASessionLoginNearExpiryIsRefreshedAndTheCacheRewrittenForTheNextReader) {
+  WriteSessionProfile();
+  const std::string cache = Write(".aws/sso/cache/" + std::string(kSsoSessionCacheKey) + ".json",
+                                  RefreshableToken("2023-11-14T22:23:20Z"));  // 10 minutes left
+  std::string oidc_body;
+  http_.SetHandler([&](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.method == "POST" && r.url == "https://oidc.eu-west-1.amazonaws.com/token") {
+      oidc_body = std::string(r.Body());
+      return MakeResponse(
+          200,
+          R"({"accessToken":"sso-new-token","expiresIn":3600,"refreshToken":"sso-new-refresh","tokenType":"Bearer"})");
+    }
+    const std::string* token = FindHeader(r.headers, "x-amz-sso_bearer_token");
+    if (token == nullptr || *token != "sso-new-token") return MakeResponse(401, "{}");
+    return MakeResponse(200, kRoleCredentialsJson);
+  });
+  auto c = FromProfile("dev");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key_id, "ASIASSO");
+  ASSERT_EQ(http_.calls(), 2);
+  EXPECT_EQ(FindHeader(http_.requests()[0].headers, "Authorization"), nullptr);  // unsigned
+  EXPECT_EQ(oidc_body, R"({"clientId":"client-1","clientSecret":"sso-client-secret","grantType":"refresh_token",)"
+                       R"("refreshToken":"sso-refresh-secret"})");
+
+  std::ifstream in(cache);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(),
+            R"({"startUrl":")" + std::string(kSsoStartUrl) +
+                R"(","region":"eu-west-1","accessToken":"sso-new-token","expiresAt":"2023-11-14T23:13:20Z",)"
+                R"("clientId":"client-1","clientSecret":"sso-client-secret",)"
+                R"("registrationExpiresAt":"2023-12-14T22:00:00Z","refreshToken":"sso-new-refresh"})");
+  EXPECT_EQ(std::filesystem::status(cache).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+
+  // The next run reads the refreshed login and does not refresh again.
+  auto again = FromProfile("dev");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(http_.calls(), 3);
+}
+
+TEST_F(SsoTest, AnExpiredLoginWhoseRefreshIsRefusedSaysWhyAndToLogIn) {
+  WriteSessionProfile();
+  Write(".aws/sso/cache/" + std::string(kSsoSessionCacheKey) + ".json", RefreshableToken("2023-11-14T21:00:00Z"));
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> {
+    return MakeResponse(400, R"({"error":"invalid_grant","error_description":"Invalid refresh token provided"})");
+  });
+  auto c = FromProfile("dev");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Contains(c.status().message(), "could not be refreshed")) << c.status().message();
+  EXPECT_TRUE(Contains(c.status().message(), "HTTP 400 invalid_grant")) << c.status().message();
+  EXPECT_TRUE(Contains(c.status().message(), "aws sso login --profile dev"));
+  ExpectNoSecret(c.status());
+  EXPECT_EQ(http_.calls(), 1);  // a 400 is not retried, and the portal is not asked
+
+  Write(".aws/sso/cache/" + std::string(kSsoSessionCacheKey) + ".json",
+        RefreshableToken("2023-11-14T21:00:00Z", "2023-11-01T00:00:00Z"));
+  auto registration = FromProfile("dev");
+  EXPECT_TRUE(Contains(registration.status().message(), "client registration expired (2023-11-01T00:00:00Z)"))
+      << registration.status().message();
+  EXPECT_EQ(http_.calls(), 1);
+}
+
+TEST_F(SsoTest, AFailedRefreshKeepsUsingALoginThatIsStillValid) {
+  WriteSessionProfile();
+  const std::string cache =
+      Write(".aws/sso/cache/" + std::string(kSsoSessionCacheKey) + ".json", RefreshableToken("2023-11-14T22:23:20Z"));
+  http_.SetHandler([](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.method == "POST") return MakeResponse(503, "");
+    return MakeResponse(200, kRoleCredentialsJson);
+  });
+  auto c = FromProfile("dev");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(http_.calls(), 4);  // three refresh attempts, then the portal with the old token
+  EXPECT_EQ(*FindHeader(http_.requests()[3].headers, "x-amz-sso_bearer_token"), "sso-access-token-secret");
+  std::ifstream in(cache);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), RefreshableToken("2023-11-14T22:23:20Z"));  // untouched
+}
+
+TEST_F(SsoTest, ALegacyLoginIsNeverRefreshed) {
+  Write("config", "[profile old]\nsso_start_url = " + std::string(kSsoStartUrl) +
+                      "\nsso_region = eu-west-1\nsso_account_id = 1\nsso_role_name = R\n");
+  Write(".aws/sso/cache/" + std::string(kSsoStartUrlCacheKey) + ".json", RefreshableToken("2023-11-14T22:23:20Z"));
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> { return MakeResponse(200, kRoleCredentialsJson); });
+  ASSERT_TRUE(FromProfile("old").ok());
+  ASSERT_EQ(http_.calls(), 1);
+  EXPECT_EQ(http_.requests()[0].method, "GET");
 }
 
 }  // namespace
