@@ -333,7 +333,12 @@ Result<Credentials> SsoProvider::GetCredentials() {
         Log().Log(LogLevel::kWarn, "sso token cache not updated",
                   {{"profile", config_.profile}, {"error", saved.ToString()}});
       }
-    } else if (clock_.Now() >= token.expires_at) {
+    } else if (clock_.Now() < token.expires_at) {
+      Log().Log(LogLevel::kWarn, "sso token refresh failed, using the current login until it expires",
+                {{"profile", config_.profile},
+                 {"expires_at", FormatIso8601(token.expires_at)},
+                 {"error", fresh.status().ToString()}});
+    } else {
       return Unauthenticated(
           fmt::format("the SSO login for profile {} expired at {} and could not be refreshed ({}): {}", config_.profile,
                       FormatIso8601(token.expires_at), fresh.status().message(), LoginHint(config_.profile)));

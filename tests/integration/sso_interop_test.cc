@@ -6,6 +6,7 @@
 // send the portal the same request, and sign real calls to moto with the
 // role credentials it returns.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <set>
 #include <vector>
 
+#include "common/time_util.h"
 #include "harness.h"
 #include "unit/loopback_http_server.h"
 
@@ -134,6 +136,78 @@ TEST_F(SsoInteropTest, AnExpiredLoginExitsOneWithTheCommandToRunAndNoPortalCall)
   EXPECT_NE(r.out.find("aws sso login --profile sso-dev"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find(kToken), std::string::npos) << r.out;
   EXPECT_EQ(calls, 0);
+}
+
+// Both directions of a refresh: boto3 refreshes an sso-session login close to
+// expiry and rewrites the cache, and dlq-archive then uses that file without
+// refreshing again; then dlq-archive refreshes, and boto3 uses its file. The
+// two refresh requests to SSO-OIDC carry the same fields.
+TEST_F(SsoInteropTest, ARefreshByEitherToolIsUsedByTheOtherWithoutAnotherRefresh) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  std::mutex mu;
+  std::vector<PortalRequest> token_calls;
+  std::vector<std::string> portal_tokens;
+  int issued = 0;
+  LoopbackHttpServer aws([&](const PortalRequest& r) -> Reply {
+    std::lock_guard<std::mutex> lock(mu);
+    if (r.method == "POST" && r.target == "/token") {
+      token_calls.push_back(r);
+      ++issued;
+      return {200,
+              {{"Content-Type", "application/json"}},
+              R"({"accessToken":"refreshed-)" + std::to_string(issued) +
+                  R"(","expiresIn":3600,"refreshToken":"refresh-)" + std::to_string(issued) +
+                  R"(","tokenType":"Bearer"})"};
+    }
+    const std::string* token = FindHeader(r.headers, "x-amz-sso_bearer_token");
+    portal_tokens.push_back(token != nullptr ? *token : "");
+    return {200,
+            {{"Content-Type", "application/json"}},
+            R"({"roleCredentials":{"accessKeyId":"ASIASSOINTEROP00002","secretAccessKey":"s","sessionToken":"t",)"
+            R"("expiration":4102444800000}})"};
+  });
+  const std::string cache_path = home_ + "/.aws/sso/cache/" + kCacheFile;
+  auto near_expiry = [&] {
+    std::ofstream(cache_path) << R"({"startUrl": "https://d-1234567890.awsapps.com/start", "region": "eu-central-1", )"
+                              << R"("accessToken": "old-token", "expiresAt": ")"
+                              << FormatIso8601(std::chrono::system_clock::now() + std::chrono::minutes(5))
+                              << R"(", "clientId": "client-1", "clientSecret": "client-secret-1", )"
+                              << R"("registrationExpiresAt": "2099-01-01T00:00:00Z", "refreshToken": "refresh-0"})";
+  };
+  const std::string env =
+      Env(aws.port()) + "AWS_ENDPOINT_URL_SSO_OIDC=http://127.0.0.1:" + std::to_string(aws.port()) + " ";
+  const std::string boto3 = env +
+                            "python3 -c \"import boto3; print(boto3.Session(profile_name='sso-dev')"
+                            ".get_credentials().get_frozen_credentials().access_key)\"";
+  const std::string ours = env + DLQ_BINARY + " --profile sso-dev --endpoint-url " + moto.endpoint() + " doctor";
+
+  near_expiry();
+  CommandResult b1 = RunShell(boto3);
+  ASSERT_EQ(b1.exit_code, 0) << b1.out;
+  CommandResult o1 = RunShell(ours);
+  EXPECT_EQ(o1.exit_code, 0) << o1.out;
+
+  near_expiry();
+  CommandResult o2 = RunShell(ours);
+  EXPECT_EQ(o2.exit_code, 0) << o2.out;
+  CommandResult b2 = RunShell(boto3);
+  ASSERT_EQ(b2.exit_code, 0) << b2.out;
+
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(token_calls.size(), 2u);  // one refresh per round: the second tool used the first one's file
+  EXPECT_EQ(portal_tokens, (std::vector<std::string>{"refreshed-1", "refreshed-1", "refreshed-2", "refreshed-2"}))
+      << o2.out;
+  // boto3's refresh request and ours: the same JSON fields (order and spacing aside).
+  simdjson::dom::parser p1, p2;
+  simdjson::dom::object a, b;
+  ASSERT_EQ(p1.parse(token_calls[0].body).get(a), simdjson::SUCCESS) << token_calls[0].body;
+  ASSERT_EQ(p2.parse(token_calls[1].body).get(b), simdjson::SUCCESS) << token_calls[1].body;
+  for (const char* field : {"clientId", "clientSecret", "grantType"}) {
+    EXPECT_EQ(std::string_view(a[field]), std::string_view(b[field])) << field;
+  }
+  EXPECT_EQ(std::string_view(a["refreshToken"]), "refresh-0");
+  EXPECT_EQ(std::string_view(b["refreshToken"]), "refresh-0");
+  EXPECT_EQ(a.size(), b.size()) << token_calls[0].body << " vs " << token_calls[1].body;
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "credentials/web_identity_provider.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_http.h"
+#include "testing/scoped_capturing_logger.h"
 
 namespace dlq {
 namespace {
@@ -975,8 +976,13 @@ TEST_F(SsoTest, AFailedRefreshKeepsUsingALoginThatIsStillValid) {
     if (r.method == "POST") return MakeResponse(503, "");
     return MakeResponse(200, kRoleCredentialsJson);
   });
+  ScopedCapturingLogger log;
   auto c = FromProfile("dev");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(log->Contains("sso token refresh failed, using the current login until it expires"));
+  EXPECT_TRUE(log->Contains("HTTP 503"));
+  EXPECT_FALSE(log->Contains("sso-refresh-secret") || log->Contains("sso-client-secret") ||
+               log->Contains("sso-access-token-secret"));
   ASSERT_EQ(http_.calls(), 4);  // three refresh attempts, then the portal with the old token
   EXPECT_EQ(*FindHeader(http_.requests()[3].headers, "x-amz-sso_bearer_token"), "sso-access-token-secret");
   std::ifstream in(cache);
