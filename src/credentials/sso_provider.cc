@@ -138,22 +138,7 @@ Result<SsoToken> RefreshToken(const SsoProfile& c, const SsoToken& old, HttpTran
                : st;
   });
   if (!resp.ok()) return resp.status();
-  simdjson::dom::parser parser;
-  simdjson::padded_string padded(resp->body);
-  simdjson::dom::object obj;
-  int64_t expires_in = 0;
-  if (parser.parse(padded).get_object().get(obj) != simdjson::SUCCESS ||
-      obj["expiresIn"].get_int64().get(expires_in) != simdjson::SUCCESS || expires_in <= 0) {
-    return Unauthenticated(fmt::format("{}: response has no accessToken and expiresIn", what));
-  }
-  SsoToken fresh = old;
-  fresh.access_token = JsonString(obj, "accessToken").value_or("");
-  if (fresh.access_token.empty() || fresh.access_token.find_first_of("\r\n") != std::string::npos) {
-    return Unauthenticated(fmt::format("{}: response has no usable accessToken", what));
-  }
-  if (auto rotated = JsonString(obj, "refreshToken"); rotated && !rotated->empty()) fresh.refresh_token = *rotated;
-  fresh.expires_at = clock.Now() + std::chrono::seconds(expires_in);
-  return fresh;
+  return ParseSsoRefreshedToken(resp->body, old, clock.Now(), c);
 }
 
 // "2026-11-27T10:00:00Z": whole seconds, as the AWS CLI writes expiresAt.
@@ -260,6 +245,32 @@ Result<Credentials> ParseSsoRoleCredentials(std::string_view body, const SsoProf
   }
   out.source = fmt::format("sso (profile {})", c.profile);
   return out;
+}
+
+Result<SsoToken> ParseSsoRefreshedToken(std::string_view body, const SsoToken& old, SystemTime now,
+                                        const SsoProfile& c) {
+  const std::string what = fmt::format("IAM Identity Center OIDC CreateToken (profile {})", c.profile);
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(body);
+  simdjson::dom::object obj;
+  int64_t expires_in = 0;
+  if (parser.parse(padded).get_object().get(obj) != simdjson::SUCCESS ||
+      obj["expiresIn"].get_int64().get(expires_in) != simdjson::SUCCESS) {
+    return Unauthenticated(fmt::format("{}: response has no accessToken and expiresIn", what));
+  }
+  // Access tokens live hours; anything beyond a year is not a lifetime to trust (nor to add to a time).
+  constexpr int64_t kMaxLifetimeSeconds = int64_t{366} * 24 * 3600;
+  if (expires_in <= 0 || expires_in > kMaxLifetimeSeconds) {
+    return Unauthenticated(fmt::format("{}: expiresIn {} is not a lifetime in seconds", what, expires_in));
+  }
+  SsoToken fresh = old;
+  fresh.access_token = JsonString(obj, "accessToken").value_or("");
+  if (fresh.access_token.empty() || fresh.access_token.find_first_of("\r\n") != std::string::npos) {
+    return Unauthenticated(fmt::format("{}: response has no usable accessToken", what));
+  }
+  if (auto rotated = JsonString(obj, "refreshToken"); rotated && !rotated->empty()) fresh.refresh_token = *rotated;
+  fresh.expires_at = now + std::chrono::seconds(expires_in);
+  return fresh;
 }
 
 bool IsSsoProfile(const ConfigSection& profile) {

@@ -60,6 +60,10 @@ struct SsoToken {
 };
 Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& profile);
 Result<Credentials> ParseSsoRoleCredentials(std::string_view body, const SsoProfile& profile);
+// SSO-OIDC CreateToken's answer ({"accessToken", "expiresIn", "refreshToken"?}):
+// `old` with the new access token, expiring expiresIn (1 s to a year) after `now`.
+Result<SsoToken> ParseSsoRefreshedToken(std::string_view body, const SsoToken& old, SystemTime now,
+                                        const SsoProfile& profile);
 
 class SsoProvider final : public CredentialsProvider {
  public:

@@ -16,6 +16,7 @@
 #include "credentials/environment_provider.h"
 #include "credentials/imds_provider.h"
 #include "credentials/profile_provider.h"
+#include "credentials/sso_provider.h"
 #include "credentials/web_identity_provider.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_http.h"
@@ -989,6 +990,26 @@ TEST_F(SsoTest, AFailedRefreshKeepsUsingALoginThatIsStillValid) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(), RefreshableToken("2023-11-14T22:23:20Z"));  // untouched
+}
+
+TEST(SsoParsers, ARefreshAnswerMustCarryAUsableTokenAndLifetime) {
+  SsoProfile profile;
+  profile.profile = "dev";
+  SsoToken old;
+  old.refresh_token = "r0";
+  const SystemTime now = FromUnixMillis(1700000000000);
+  auto ok = ParseSsoRefreshedToken(R"({"accessToken":"a1","expiresIn":3600})", old, now, profile);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->access_token, "a1");
+  EXPECT_EQ(ok->refresh_token, "r0");  // kept when none is returned
+  EXPECT_EQ(ok->expires_at, now + std::chrono::hours(1));
+  for (const char* bad :
+       {R"({"accessToken":"a1","expiresIn":9223372036854775807})",  // would overflow the clock
+        R"({"accessToken":"a1","expiresIn":0})", R"({"accessToken":"a1"})", R"({"accessToken":"","expiresIn":60})",
+        R"({"accessToken":"a\r\nX: y","expiresIn":60})", "[]"}) {
+    auto r = ParseSsoRefreshedToken(bad, old, now, profile);
+    EXPECT_EQ(r.status().code(), ErrorCode::kUnauthenticated) << bad;
+  }
 }
 
 TEST_F(SsoTest, ALegacyLoginIsNeverRefreshed) {
