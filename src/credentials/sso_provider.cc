@@ -336,7 +336,7 @@ Result<Credentials> SsoProvider::GetCredentials() {
   DLQ_ASSIGN_OR_RETURN(SsoToken token, ParseSsoTokenCache(cache, config_));
   // An sso-session login is refreshed 15 minutes before it expires, as the
   // AWS CLI does, and the cache file updated for the next reader.
-  if (!config_.session_name.empty() && token.expires_at - clock_.Now() < std::chrono::minutes(15)) {
+  if (!config_.session_name.empty() && token.expires_at < clock_.Now() + std::chrono::minutes(15)) {
     Result<SsoToken> fresh = RefreshToken(config_, token, transport_, clock_);
     if (fresh.ok()) {
       token = std::move(*fresh);
