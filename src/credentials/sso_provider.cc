@@ -126,16 +126,15 @@ Result<SsoToken> RefreshToken(const SsoProfile& c, const SsoToken& old, HttpTran
   req.body = std::move(body);
   const std::string what = fmt::format("IAM Identity Center OIDC {}", c.oidc_endpoint);
   auto resp = SendWithRetries(transport, clock, req, what, [&](const HttpResponse& r) {
-    // Its errors are {"error": "invalid_grant", "error_description": ...}: the code says enough.
+    if (r.status < 400 || r.status >= 500 || r.status == 429) return HttpStatusError(r.status, what);
+    // A refusal: {"error": "invalid_grant", "error_description": ...}; the code says enough.
     simdjson::dom::parser parser;
     simdjson::padded_string padded(r.body);
     simdjson::dom::object obj;
     std::string code = "?";
     if (parser.parse(padded).get_object().get(obj) == simdjson::SUCCESS) code = JsonString(obj, "error").value_or("?");
-    Status st = HttpStatusError(r.status, what);
-    return r.status >= 400 && r.status < 500 && r.status != 429
-               ? Unauthenticated(fmt::format("{}: HTTP {} {}", what, r.status, code))
-               : st;
+    if (code.size() > 64) code.resize(64);
+    return Unauthenticated(fmt::format("{}: HTTP {} {}", what, r.status, code));
   });
   if (!resp.ok()) return resp.status();
   return ParseSsoRefreshedToken(resp->body, old, clock.Now(), c);
