@@ -892,7 +892,8 @@ TEST_F(SsoTest, AnSsoProfileCanBeTheSourceOfAnAssumedRole) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->access_key_id, "ASIADEPLOY");
   ASSERT_EQ(http_.calls(), 2);
-  const std::string* auth = FindHeader(http_.requests()[1].headers, "Authorization");
+  const HttpRequest assume_role = http_.requests()[1];  // requests() returns a copy: keep it alive
+  const std::string* auth = FindHeader(assume_role.headers, "Authorization");
   ASSERT_NE(auth, nullptr);
   EXPECT_TRUE(Contains(*auth, "Credential=ASIASSO/")) << *auth;  // signed with the SSO role's keys
 }
