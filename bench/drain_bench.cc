@@ -205,6 +205,15 @@ double CpuSeconds() {
   return secs(u.ru_utime) + secs(u.ru_stime);
 }
 
+// The drained queue, its URL on `scheme`.
+QueueInfo BenchQueue(std::string_view scheme) {
+  return {.name = "bench-dlq",
+          .url = fmt::format("{}://sqs.local/000000000000/bench-dlq", scheme),
+          .arn = "arn:aws:sqs:us-east-1:000000000000:bench-dlq",
+          .region = "us-east-1",
+          .account_id = "000000000000"};
+}
+
 // `scheme`: "http" (the stand-ins' and bench/drain's) or "https" (AWS's:
 // uploads then sign UNSIGNED-PAYLOAD instead of hashing the body; the cost
 // of TLS itself is not in this figure).
@@ -226,11 +235,7 @@ void DrainPath(benchmark::State& state, std::string_view scheme, std::chrono::mi
     s3_options.path_style = true;
     S3Client s3(s3_aws, s3_options);
     S3ObjectStore store(s3, "bench-bucket");
-    QueueInfo queue{.name = "bench-dlq",
-                    .url = fmt::format("{}://sqs.local/000000000000/bench-dlq", scheme),
-                    .arn = "arn:aws:sqs:us-east-1:000000000000:bench-dlq",
-                    .region = "us-east-1",
-                    .account_id = "000000000000"};
+    const QueueInfo queue = BenchQueue(scheme);
     DrainOptions options;
     options.receivers = 8;  // bench/drain's --concurrency
     QueueDrainer drainer(sqs, store, clock, queue, options, MakeArchiveContext(queue, "bench-host"));
@@ -280,12 +285,7 @@ BENCHMARK(BM_DrainPathServerPause)
 // the drainer seals a batch. ns_per_record is the floor this stage sets on
 // cpu_us_per_msg for these random printable bodies.
 void BM_DrainRecordsGzip(benchmark::State& state) {
-  QueueInfo queue{.name = "bench-dlq",
-                  .url = "http://sqs.local/000000000000/bench-dlq",
-                  .arn = "arn:aws:sqs:us-east-1:000000000000:bench-dlq",
-                  .region = "us-east-1",
-                  .account_id = "000000000000"};
-  const ArchiveContext ctx = MakeArchiveContext(queue, "bench-host");
+  const ArchiveContext ctx = MakeArchiveContext(BenchQueue("http"), "bench-host");
   std::vector<Message> messages;
   for (const Reply& reply : CannedReplies()) {
     Result<std::vector<Message>> parsed = sqs::ParseReceiveMessageResponse(reply.json);

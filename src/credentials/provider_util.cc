@@ -12,7 +12,9 @@
 #include "common/time_util.h"
 
 namespace dlq {
-namespace {
+bool ParseJsonObject(simdjson::dom::parser& parser, std::string_view text, simdjson::dom::object& out) {
+  return parser.parse(text.data(), text.size()).get_object().get(out) == simdjson::SUCCESS;
+}
 
 std::optional<std::string> JsonString(simdjson::dom::object& obj, std::string_view name) {
   std::string_view v;
@@ -20,14 +22,11 @@ std::optional<std::string> JsonString(simdjson::dom::object& obj, std::string_vi
   return std::string(v);
 }
 
-}  // namespace
-
 Result<Credentials> ParseCredentialsJson(std::string_view body, std::string_view token_field, std::string_view what,
                                          CredentialsJsonExtras* extras) {
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(body);
   simdjson::dom::object obj;
-  if (parser.parse(padded).get_object().get(obj) != simdjson::SUCCESS) {
+  if (!ParseJsonObject(parser, body, obj)) {
     return Unauthenticated(fmt::format("{}: response is not a JSON object", what));
   }
   Credentials c;

@@ -4,6 +4,8 @@
 // document, token or secret.
 #pragma once
 
+#include <simdjson.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +16,11 @@
 #include "common/status.h"
 
 namespace dlq {
+
+// `text` parsed into `parser` as a JSON object; false when it is not one.
+bool ParseJsonObject(simdjson::dom::parser& parser, std::string_view text, simdjson::dom::object& out);
+// The string member `name` of `obj`; nullopt when missing or not a string.
+std::optional<std::string> JsonString(simdjson::dom::object& obj, std::string_view name);
 
 // Fields of a credentials JSON document beyond the credentials themselves.
 struct CredentialsJsonExtras {

@@ -39,12 +39,6 @@ std::string LoginHint(const std::string& profile) {
   return fmt::format("run `aws sso login --profile {}`", profile);
 }
 
-std::optional<std::string> JsonString(simdjson::dom::object& obj, std::string_view name) {
-  std::string_view v;
-  if (obj[name].get_string().get(v) != simdjson::SUCCESS) return std::nullopt;
-  return std::string(v);
-}
-
 // The AWS CLI writes expiresAt as "2026-11-27T10:00:00Z"; releases before
 // 2.0.29 wrote "2026-11-27T10:00:00UTC".
 std::optional<SystemTime> ParseExpiresAt(std::string_view text) {
@@ -129,10 +123,9 @@ Result<SsoToken> RefreshToken(const SsoProfile& c, const SsoToken& old, HttpTran
     if (r.status < 400 || r.status >= 500 || r.status == 429) return HttpStatusError(r.status, what);
     // A refusal: {"error": "invalid_grant", "error_description": ...}; the code says enough.
     simdjson::dom::parser parser;
-    simdjson::padded_string padded(r.body);
     simdjson::dom::object obj;
     std::string code = "?";
-    if (parser.parse(padded).get_object().get(obj) == simdjson::SUCCESS) code = JsonString(obj, "error").value_or("?");
+    if (ParseJsonObject(parser, r.body, obj)) code = JsonString(obj, "error").value_or("?");
     if (code.size() > 64) code.resize(64);
     return Unauthenticated(fmt::format("{}: HTTP {} {}", what, r.status, code));
   });
@@ -190,12 +183,11 @@ Status PortalStatusError(int status, const SsoProfile& c) {
 
 Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& c) {
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(text);
   simdjson::dom::object obj;
   std::optional<std::string> token;
   std::optional<std::string> expires;
   SsoToken out;
-  if (parser.parse(padded).get_object().get(obj) == simdjson::SUCCESS) {
+  if (ParseJsonObject(parser, text, obj)) {
     token = JsonString(obj, "accessToken");
     expires = JsonString(obj, "expiresAt");
     out.refresh_token = JsonString(obj, "refreshToken").value_or("");
@@ -226,11 +218,9 @@ Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& c) 
 Result<Credentials> ParseSsoRoleCredentials(std::string_view body, const SsoProfile& c) {
   const std::string what = fmt::format("IAM Identity Center GetRoleCredentials (profile {})", c.profile);
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(body);
   simdjson::dom::object root;
   simdjson::dom::object creds;
-  if (parser.parse(padded).get_object().get(root) != simdjson::SUCCESS ||
-      root["roleCredentials"].get_object().get(creds) != simdjson::SUCCESS) {
+  if (!ParseJsonObject(parser, body, root) || root["roleCredentials"].get_object().get(creds) != simdjson::SUCCESS) {
     return Unauthenticated(fmt::format("{}: response has no roleCredentials object", what));
   }
   Credentials out;
@@ -250,11 +240,9 @@ Result<SsoToken> ParseSsoRefreshedToken(std::string_view body, const SsoToken& o
                                         const SsoProfile& c) {
   const std::string what = fmt::format("IAM Identity Center OIDC CreateToken (profile {})", c.profile);
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(body);
   simdjson::dom::object obj;
   int64_t expires_in = 0;
-  if (parser.parse(padded).get_object().get(obj) != simdjson::SUCCESS ||
-      obj["expiresIn"].get_int64().get(expires_in) != simdjson::SUCCESS) {
+  if (!ParseJsonObject(parser, body, obj) || obj["expiresIn"].get_int64().get(expires_in) != simdjson::SUCCESS) {
     return Unauthenticated(fmt::format("{}: response has no accessToken and expiresIn", what));
   }
   // Access tokens live hours; anything beyond a year is not a lifetime to trust (nor to add to a time).
@@ -335,6 +323,7 @@ Result<Credentials> SsoProvider::GetCredentials() {
   DLQ_ASSIGN_OR_RETURN(SsoToken token, ParseSsoTokenCache(cache, config_));
   // An sso-session login is refreshed 15 minutes before it expires, as the
   // AWS CLI does, and the cache file updated for the next reader.
+  std::string refresh_failure;
   if (!config_.session_name.empty() && token.expires_at < clock_.Now() + std::chrono::minutes(15)) {
     Result<SsoToken> fresh = RefreshToken(config_, token, transport_, clock_);
     if (fresh.ok()) {
@@ -349,14 +338,12 @@ Result<Credentials> SsoProvider::GetCredentials() {
                  {"expires_at", FormatIso8601(token.expires_at)},
                  {"error", fresh.status().ToString()}});
     } else {
-      return Unauthenticated(
-          fmt::format("the SSO login for profile {} expired at {} and could not be refreshed ({}): {}", config_.profile,
-                      FormatIso8601(token.expires_at), fresh.status().message(), LoginHint(config_.profile)));
+      refresh_failure = fmt::format(" and could not be refreshed ({})", fresh.status().message());
     }
   }
   if (clock_.Now() >= token.expires_at) {
-    return Unauthenticated(fmt::format("the SSO login for profile {} expired at {}: {}", config_.profile,
-                                       FormatIso8601(token.expires_at), LoginHint(config_.profile)));
+    return Unauthenticated(fmt::format("the SSO login for profile {} expired at {}{}: {}", config_.profile,
+                                       FormatIso8601(token.expires_at), refresh_failure, LoginHint(config_.profile)));
   }
   HttpRequest req;
   req.method = "GET";

@@ -7,8 +7,8 @@
 // CreateToken (its refresh token) and the cache file atomically rewritten
 // (mode 0600), as the AWS CLI does; a legacy login, or one that cannot be
 // refreshed, ends with an error saying to run `aws sso login` again. Neither
-// the tokens, the client secret nor the credentials appear in any error. Thread-safe; the transport and clock must
-// outlive the provider.
+// the tokens, the client secret nor the credentials appear in any error.
+// Thread-safe; the transport and clock must outlive the provider.
 #pragma once
 
 #include <string>
@@ -46,9 +46,7 @@ bool IsSsoProfile(const ConfigSection& profile);
 Result<SsoProfile> ResolveSsoProfile(const std::string& profile, const ConfigSection& section,
                                      const AwsSettings& settings, const Environment& env);
 
-// The token cache file's document ({"accessToken", "expiresAt", ...}), and
-// the portal's GetRoleCredentials answer ({"roleCredentials": {...}}).
-// kUnauthenticated naming `profile` and what is wrong, never the token or a key.
+// A login from the token cache file.
 struct SsoToken {
   std::string access_token;
   SystemTime expires_at;
@@ -58,10 +56,15 @@ struct SsoToken {
   std::string client_secret;
   std::string registration_expires_at;  // as written, kept verbatim
 };
+// The parsers of the three documents involved, each failing with
+// kUnauthenticated naming `profile` and what is wrong, never a token or key:
+// the token cache file ({"accessToken", "expiresAt", ...}), the portal's
+// GetRoleCredentials answer ({"roleCredentials": {...}}), and SSO-OIDC
+// CreateToken's answer ({"accessToken", "expiresIn", "refreshToken"?}), which
+// gives `old` with the new access token, expiring expiresIn (1 s to a year)
+// after `now`.
 Result<SsoToken> ParseSsoTokenCache(std::string_view text, const SsoProfile& profile);
 Result<Credentials> ParseSsoRoleCredentials(std::string_view body, const SsoProfile& profile);
-// SSO-OIDC CreateToken's answer ({"accessToken", "expiresIn", "refreshToken"?}):
-// `old` with the new access token, expiring expiresIn (1 s to a year) after `now`.
 Result<SsoToken> ParseSsoRefreshedToken(std::string_view body, const SsoToken& old, SystemTime now,
                                         const SsoProfile& profile);
 
