@@ -41,6 +41,10 @@ struct HttpServerRequest {
   HttpHeaders headers;
   std::string body;
   std::string remote_addr;
+  // Set once the client has gone away or the server is stopping: work a
+  // handler does for this request should end early. Never null while a
+  // handler runs; owned by the server.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 struct HttpServerResponse {
