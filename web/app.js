@@ -48,7 +48,9 @@ function token() {
 
 async function api(path, options) {
   const opts = Object.assign({ headers: {} }, options || {});
-  if (opts.method === 'POST' && token()) opts.headers.Authorization = 'Bearer ' + token();
+  // The read token guards message content, the write token the actions; the
+  // one the user gave goes with every request (never as a cookie: no CSRF).
+  if (token()) opts.headers.Authorization = 'Bearer ' + token();
   const res = await fetch(path, opts);
   let body = null;
   try {
@@ -505,8 +507,17 @@ function queueHeader(q) {
 function tokenField(result) {
   const input = h('input', { type: 'password', id: 'token', autocomplete: 'off', value: token(),
     onchange: (e) => { sessionStorage.setItem('dlq-token', e.target.value.trim()); } });
-  return h('div', { class: 'toolbar' }, h('label', { for: 'token' }, 'Write token'), input,
+  return h('div', { class: 'toolbar' }, h('label', { for: 'token' }, state.info.read_token ? 'Token' : 'Write token'), input,
     h('span', { class: 'muted' }, 'sent as an Authorization header, kept for this tab only'), result);
+}
+
+// Where a read-only daemon with a read token asks for it.
+function readTokenPanel(reload) {
+  if (!state.info.read_token || state.info.write) return null;
+  const result = h('span', { role: 'status' });
+  const panel = tokenField(result);
+  panel.querySelector('input').addEventListener('change', () => reload());
+  return h('section', { class: 'actions', 'aria-label': 'Read token' }, panel);
 }
 
 function actionsPanel(name) {
@@ -534,7 +545,8 @@ async function loadInto(region, loader) {
   try {
     region.replaceChildren(await loader());
   } catch (e) {
-    region.replaceChildren(h('p', { class: 'error' }, e.message));
+    const hint = e.status === 401 ? ' Enter the dashboard\'s read token in the Token field.' : '';
+    region.replaceChildren(h('p', { class: 'error' }, e.message + hint));
   }
 }
 
@@ -666,7 +678,7 @@ function renderQueue(view, name) {
     h('nav', { 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'All queues'), ' / ', name),
     h('h1', {}, 'Queue ', name),
     h('div', { id: 'queue-head' }),
-    actionsPanel(name) || '',
+    actionsPanel(name) || readTokenPanel(reloadArchive) || '',
     h('h2', {}, 'Depth and expiry over time'),
     h('div', { id: 'charts', class: 'charts' }),
     h('h2', {}, 'Alarm history'),

@@ -11,6 +11,7 @@
 #include "monitor/alarm_plan.h"
 #include "monitor/discovery.h"
 #include "monitor/safety.h"
+#include "server/http_server.h"
 
 namespace dlq {
 namespace {
@@ -243,10 +244,26 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
     js.EndArray();
     js.EndObject();
   }
+  js.EndArray();
+  // The listener: message content readable by whoever reaches it.
+  const std::string listen = HostForUrl(config.listen_host) + ":" + std::to_string(config.listen_port);
+  const bool loopback = IsLoopbackHost(config.listen_host);
+  std::string listener_warning;
+  if (!loopback && config.dashboard_read_token.empty()) {
+    ++warnings;
+    listener_warning = fmt::format(
+        "listen {} is not loopback and dashboard.read_token is not set: anyone who can reach it can read every "
+        "archived message through the dashboard; set dashboard.read_token",
+        listen);
+    text += fmt::format("WARNING: {}\n", listener_warning);
+  }
+  js.Key("listener").BeginObject();
+  js.Key("address").String(listen).Key("loopback").Bool(loopback);
+  js.Key("read_token").Bool(!config.dashboard_read_token.empty()).Key("warning").String(listener_warning);
+  js.EndObject();
   int code = (unsafe > 0 || failed_groups > 0) ? 1 : 0;
   text += fmt::format("{} queue(s), {} unsafe, {} group(s) failed, {} warning(s)\n", queues, unsafe, failed_groups,
                       warnings);
-  js.EndArray();
   js.Key("queues").Int(queues).Key("unsafe").Int(unsafe).Key("failed_groups").Int(failed_groups);
   js.Key("warnings").Int(warnings).Key("ok").Bool(code == 0);
   js.EndObject();

@@ -131,12 +131,23 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   // reload (SIGHUP) does not change it.
   DashboardOptions dash;
   dash.write_token = config->dashboard_write_token;
+  dash.read_token = config->dashboard_read_token;
   dash.replay = MakeDashboardReplay(DefaultClock());
   dash.poll_interval = config->collection_interval;
   Dashboard dashboard(daemon, DefaultClock(), dash);
   daemon.SetExtraRoutes([&dashboard](HttpServer& server) { dashboard.Register(server); });
   Log().Log(LogLevel::kInfo, "dashboard",
-            {{"actions", config->dashboard_write_token.empty() ? "disabled (no dashboard.write_token)" : "enabled"}});
+            {{"actions", config->dashboard_write_token.empty() ? "disabled (no dashboard.write_token)" : "enabled"},
+             {"message_content",
+              config->dashboard_read_token.empty() ? "open (no dashboard.read_token)" : "needs the read token"}});
+  if (!IsLoopbackHost(config->listen_host) && config->dashboard_read_token.empty()) {
+    Log().Log(LogLevel::kWarn, "dashboard_unprotected",
+              {{"listen", HostForUrl(config->listen_host) + ":" + std::to_string(config->listen_port)},
+               {"message",
+                "WARNING: the listener is not on loopback and dashboard.read_token is not set: anyone who "
+                "can reach it can read every archived message (search, message detail); set "
+                "dashboard.read_token, or listen on 127.0.0.1"}});
+  }
   Status st = daemon.Run(stop, g_reload, load);
   if (!st.ok()) {
     Log().Log(LogLevel::kError, "run_failed", {{"error", st.ToString()}});

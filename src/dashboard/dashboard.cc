@@ -148,6 +148,9 @@ HttpServerResponse Dashboard::Handle(const HttpServerRequest& request) const {
   if (get && path == "/api/dashboard") return Info();
   if (get && path == "/api/queues") return Queues(request);
   if (get && path == "/api/overview") return OverviewApi(request);
+  if (IsContentRoute(request)) {
+    if (auto refused = RefuseRead(request)) return *refused;
+  }
   if (get && path == "/api/search") return Search(request);
   if (request.method == "POST" && path == "/api/replay") return Replay(request);
   if (StartsWith(path, "/api/messages/")) {
@@ -232,6 +235,7 @@ HttpServerResponse Dashboard::Info() const {
   w.BeginObject();
   w.Key("version").String(DLQ_VERSION);
   w.Key("write").Bool(!options_.write_token.empty());
+  w.Key("read_token").Bool(!options_.read_token.empty());
   w.Key("poll_interval_s").Int(options_.poll_interval.count());
   w.EndObject();
   return JsonResponse(200, w.Take());
@@ -445,6 +449,41 @@ HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerReq
   w.EndArray();
   w.EndObject();
   return JsonResponse(200, w.Take());
+}
+
+bool Dashboard::IsContentRoute(const HttpServerRequest& request) {
+  const std::string& path = request.path;
+  if (path == "/api/search" || StartsWith(path, "/api/messages/")) return true;
+  std::optional<QueuePath> qp = ParseQueuePath(path);
+  return qp && (qp->view == "failures" || qp->view == "objects");
+}
+
+std::optional<HttpServerResponse> Dashboard::RefuseRead(const HttpServerRequest& request) const {
+  if (options_.read_token.empty()) return std::nullopt;
+  std::string_view auth = Header(request, "Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (auth.size() > kBearer.size() && IEquals(auth.substr(0, kBearer.size()), kBearer)) {
+    std::string_view given = Trim(auth.substr(kBearer.size()));
+    // Both comparisons always run: the time taken does not tell which token is set.
+    const bool read = ConstantTimeEquals(given, options_.read_token);
+    const bool write = !options_.write_token.empty() && ConstantTimeEquals(given, options_.write_token);
+    if (read || write) return std::nullopt;
+  }
+  HttpServerResponse r =
+      Error(401,
+            "message content needs the dashboard's read token (or its write token) as 'Authorization: Bearer "
+            "TOKEN'");
+  r.headers.emplace_back("WWW-Authenticate", "Bearer");
+  // One line per 10 s at most: a client probing for the token cannot flood the log.
+  const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(clock_.SteadyNow().time_since_epoch()).count();
+  int64_t last = last_read_refusal_log_s_.load();
+  if (now_s - last >= 10 && last_read_refusal_log_s_.compare_exchange_strong(last, now_s)) {
+    Log().Log(LogLevel::kWarn, "dashboard_read_refused",
+              {{"path", OneLinePreview(request.path, 120)},
+               {"client", request.remote_addr},
+               {"reason", auth.empty() ? "no token" : "wrong token"}});
+  }
+  return r;
 }
 
 std::optional<HttpServerResponse> Dashboard::Refuse(const HttpServerRequest& request) const {

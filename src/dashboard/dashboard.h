@@ -13,6 +13,7 @@
 // pool). The Daemon and the Clock must outlive the Dashboard.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -43,7 +44,12 @@ using DashboardReplayFn = std::function<DashboardReplayResult(
     const QueueArchiveAccess& access, const std::vector<std::string>& ids, const std::string& actor)>;
 
 struct DashboardOptions {
-  std::string write_token;                 // empty: read-only (no actions)
+  std::string write_token;  // empty: read-only (no actions)
+  // Required (or the write token) on every route that returns message
+  // content: search, message detail, failure groups (they carry examples),
+  // archive object listings. Empty: those routes are open. The overview,
+  // queue counts and history, /metrics and the probes never need it.
+  std::string read_token;
   DashboardReplayFn replay;                // required for the replay action when write_token is set
   std::chrono::seconds poll_interval{60};  // how often the page refreshes (the collection interval)
   size_t max_failure_groups = 1000;        // stats groups kept per request
@@ -92,6 +98,10 @@ class Dashboard {
   HttpServerResponse Replay(const HttpServerRequest& request) const;
   // Empty when the request may write; else the 401/403 response.
   std::optional<HttpServerResponse> Refuse(const HttpServerRequest& request) const;
+  // Routes whose answers hold message bodies, attributes or archive keys.
+  static bool IsContentRoute(const HttpServerRequest& request);
+  // Empty when the request may read message content; else the 401 response.
+  std::optional<HttpServerResponse> RefuseRead(const HttpServerRequest& request) const;
 
   Daemon& daemon_;
   Clock& clock_;
@@ -104,6 +114,7 @@ class Dashboard {
     std::shared_ptr<const std::string> body;  // null until asked for
     std::string etag;
   };
+  mutable std::atomic<int64_t> last_read_refusal_log_s_{INT64_MIN / 2};
   mutable Mutex overview_mu_;
   mutable OverviewCache overview_ DLQ_GUARDED_BY(overview_mu_);
 };

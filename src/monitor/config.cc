@@ -301,19 +301,10 @@ ConfigKey Text(ConfigScope scope, std::string key, std::string def, std::string 
 }
 
 ConfigKey List(std::string key, std::string doc, const Ref<std::vector<std::string>>& ref,
-               std::function<std::string(const std::string&)> check_item) {
-  ConfigKey k{ConfigScope::kGroup,
-              std::move(key),
-              ConfigType::kList,
-              0,
-              0,
-              {},
-              "[]",
-              "[a-dlq, b-dlq]",
-              std::move(doc),
-              {},
-              {},
-              std::move(check_item),
+               std::function<std::string(const std::string&)> check_item, ConfigScope scope = ConfigScope::kGroup,
+               std::string example = "[a-dlq, b-dlq]") {
+  ConfigKey k{scope, std::move(key),     ConfigType::kList, 0,  0,  {},
+              "[]",  std::move(example), std::move(doc),    {}, {}, std::move(check_item),
               {}};
   k.set = [ref](const ConfigTarget& t, const ConfigValue& v) {
     ref(t) = v.list;
@@ -451,17 +442,38 @@ std::vector<ConfigKey> BuildSchema() {
         if (h.find(':') != std::string::npos) return fmt::format("[{}]:{}", h, t.config->listen_port);
         return fmt::format("{}:{}", h, t.config->listen_port);
       }));
+  auto token_check = [](const std::string& v) -> std::string {
+    bool ok = v.size() >= 16 && v.size() <= 256 &&
+              std::all_of(v.begin(), v.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+    return ok ? std::string() : std::string("must be 16-256 printable characters without spaces");
+  };
   k.push_back(Str(
       top, "dashboard.write_token", "", "s3cr3t-t0ken-0123456789",
       "enables the dashboard's actions (archive now, replay) for requests with 'Authorization: Bearer TOKEN' "
       "(a secret: never echoed); empty: read-only",
-      [](const ConfigTarget& t) -> std::string& { return t.config->dashboard_write_token; },
-      [](const std::string& v) -> std::string {
-        bool ok = v.size() >= 16 && v.size() <= 256 &&
-                  std::all_of(v.begin(), v.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-        return ok ? std::string() : std::string("must be 16-256 printable characters without spaces");
-      },
+      [](const ConfigTarget& t) -> std::string& { return t.config->dashboard_write_token; }, token_check,
       ConfigType::kSecret));
+  k.push_back(Str(
+      top, "dashboard.read_token", "", "r34d-t0ken-0123456789",
+      "required as 'Authorization: Bearer TOKEN' (or the write token) by every route that returns message content "
+      "(search, message detail, failure examples, archive listings); a secret; empty: those routes are open "
+      "(warned about when listen is not loopback)",
+      [](const ConfigTarget& t) -> std::string& { return t.config->dashboard_read_token; }, token_check,
+      ConfigType::kSecret));
+  k.push_back(List(
+      "dashboard.hosts",
+      "host names the listener answers to in the Host header, besides IP addresses, localhost and the listen host "
+      "(\".example.com\": every subdomain; \"*\": any, which gives up the DNS-rebinding protection)",
+      [](const ConfigTarget& t) -> std::vector<std::string>& { return t.config->dashboard_hosts; },
+      [](const std::string& h) -> std::string {
+        bool ok = !h.empty() && h.size() <= 253 && (h == "*" || std::all_of(h.begin(), h.end(), [](char c) {
+                                                      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                                                             c == '-' || c == '_';
+                                                    }));
+        return ok ? std::string()
+                  : fmt::format("{} is not a host name (letters, digits, '.', '-', '_'; or \"*\")", Quote(h));
+      },
+      top, "[dlq.example.com, .internal.example.com]"));
   k.push_back(Dur<seconds>(top, "collection_interval", seconds(1), hours(24), FormatDuration(dc.collection_interval),
                            "30s", "how often queue metrics are read and alarms evaluated",
                            [](const ConfigTarget& t) -> seconds& { return t.config->collection_interval; }));

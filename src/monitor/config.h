@@ -134,6 +134,11 @@ struct MonitorConfig {
   // Enables the dashboard's actions (archive now, replay); a secret, never
   // logged or echoed. Empty: the dashboard is read-only.
   std::string dashboard_write_token;
+  // Guards message content on the dashboard (dashboard.h); a secret.
+  std::string dashboard_read_token;
+  // Host header names accepted besides IP literals, localhost and the listen
+  // host (server/http_server.h).
+  std::vector<std::string> dashboard_hosts;
   GroupSettings defaults;
   std::vector<GroupConfig> groups;
 };

@@ -1096,10 +1096,14 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
     HttpServerOptions ho;
     ho.host = config_.listen_host;
     ho.port = config_.listen_port;
+    ho.allowed_hosts = config_.dashboard_hosts;
+    ho.clock = &clock_;
     http_ = std::make_unique<HttpServer>(ho);
     http_->Handle("/metrics", MakeMetricsHandler(registry_));
-    http_->Handle("/healthz", MakeHealthzHandler(health_));
-    http_->Handle("/readyz", MakeReadyzHandler(health_));
+    // Answered on the listener's I/O thread: a probe gets its answer while
+    // every worker is busy.
+    http_->HandleProbe("/healthz", MakeHealthzHandler(health_));
+    http_->HandleProbe("/readyz", MakeReadyzHandler(health_));
     http_->Handle("/api/queues", MakeJsonHandler([this] { return QueuesJson(); }));
     if (extra_routes_) extra_routes_(*http_);
     DLQ_RETURN_IF_ERROR(http_->Start());

@@ -1,35 +1,721 @@
 #include "server/http_server.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
-#include <httplib.h>
+#include <libdeflate.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
 
+#include "common/json_writer.h"
 #include "common/strings.h"
+#include "server/http_request_parser.h"
 #include "server/metrics.h"
 
 namespace dlq {
 namespace {
 
-std::string HostForUrl(const std::string& host) {
-  return host.find(':') != std::string::npos && !host.starts_with("[") ? "[" + host + "]" : host;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+std::string_view ReasonPhrase(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 417: return "Expectation Failed";
+    case 421: return "Misdirected Request";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
+  }
+}
+
+HttpServerResponse JsonError(int status, std::string_view message) {
+  HttpServerResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("error");
+  w.String(message);
+  w.EndObject();
+  r.body = w.Take() + "\n";
+  return r;
+}
+
+bool Compressible(std::string_view content_type) {
+  return content_type.starts_with("text/") || content_type.starts_with("application/json") ||
+         content_type.starts_with("application/javascript") || content_type.starts_with("image/svg+xml") ||
+         content_type.starts_with("application/xml");
+}
+
+// True when Accept-Encoding offers gzip with a non-zero q.
+bool AcceptsGzip(const HttpHeaders& headers) {
+  const std::string* accept = FindHeader(headers, "Accept-Encoding");
+  if (accept == nullptr) return false;
+  for (std::string_view item : Split(*accept, ',')) {
+    std::string_view coding = Trim(item.substr(0, item.find(';')));
+    if (!IEquals(coding, "gzip") && coding != "*") continue;
+    size_t q = item.find("q=");
+    if (q != std::string_view::npos && Trim(item.substr(q + 2)).starts_with("0") &&
+        Trim(item.substr(q + 2)).find_first_of("123456789") == std::string_view::npos) {
+      continue;  // q=0 / q=0.000
+    }
+    return true;
+  }
+  return false;
+}
+
+// gzip of `body` (level 6) into `out`; false when it does not pay.
+bool Gzip(std::string_view body, std::string& out) {
+  thread_local std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor(
+      libdeflate_alloc_compressor(6), &libdeflate_free_compressor);
+  if (!compressor) return false;
+  out.resize(libdeflate_gzip_compress_bound(compressor.get(), body.size()));
+  size_t n = libdeflate_gzip_compress(compressor.get(), body.data(), body.size(), out.data(), out.size());
+  if (n == 0 || n >= body.size()) return false;
+  out.resize(n);
+  return true;
+}
+
+// The bytes of a whole answer.
+std::string Serialize(const HttpServerResponse& response, bool head_only, bool keep_alive, bool accepts_gzip) {
+  std::string gz;
+  const bool compressible = Compressible(response.content_type) && response.body.size() >= 1024;
+  const bool gzipped = compressible && accepts_gzip && Gzip(response.body, gz);
+  const std::string& body = gzipped ? gz : response.body;
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n", response.status,
+                                ReasonPhrase(response.status), response.content_type, body.size());
+  if (gzipped) out += "Content-Encoding: gzip\r\n";
+  if (compressible) out += "Vary: Accept-Encoding\r\n";
+  for (const auto& [name, value] : response.headers) {
+    // A handler's header never splits the answer.
+    if (name.find_first_of("\r\n:") != std::string::npos || value.find_first_of("\r\n") != std::string::npos) continue;
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+  }
+  out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+  if (!head_only) out += body;
+  return out;
+}
+
+bool SetNonBlocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL, 0);
+  return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+std::string PeerAddress(const sockaddr_storage& addr) {
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (addr.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr, buf, sizeof(buf));
+  } else if (addr.ss_family == AF_INET6) {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr, buf, sizeof(buf));
+  }
+  return buf;
 }
 
 }  // namespace
+
+// The I/O thread, the workers and the connections they share.
+class HttpServer::Loop {
+ public:
+  Loop(const HttpServer& server, const HttpServerOptions& options)
+      : server_(server),
+        options_(options),
+        clock_(options.clock != nullptr ? *options.clock : DefaultClock()),
+        limits_{.max_head_bytes = options.max_head_bytes,
+                .max_headers = options.max_headers,
+                .max_body_bytes = options.max_body_bytes} {}
+
+  ~Loop() {
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+  }
+
+  // Binds and listens; the bound port, or an error naming host:port.
+  Result<int> Bind() {
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) return Unavailable(fmt::format("http server: eventfd: {}", std::strerror(errno)));
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    const std::string port = std::to_string(options_.port);
+    std::string host = options_.host;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+    if (rc != 0)
+      return Unavailable(fmt::format("http server: cannot listen on {}:{}: {}", HostForUrl(options_.host),
+                                     options_.port, ::gai_strerror(rc)));
+    int error = 0;
+    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+      int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) {
+        error = errno;
+        continue;
+      }
+      // SO_REUSEADDR only: a restart may bind over TIME_WAIT, but a second
+      // process on the same port fails loudly.
+      int yes = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0 && SetNonBlocking(fd)) {
+        listen_fd_ = fd;
+        break;
+      }
+      error = errno;
+      ::close(fd);
+    }
+    ::freeaddrinfo(found);
+    if (listen_fd_ < 0) {
+      return Unavailable(fmt::format("http server: cannot listen on {}:{}{}", HostForUrl(options_.host), options_.port,
+                                     error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
+    }
+    sockaddr_storage bound{};
+    socklen_t len = sizeof(bound);
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+    return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                       : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  }
+
+  void Start() {
+    io_ = std::thread([this] { Run(); });
+    for (int i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { Work(); });
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    jobs_cv_.notify_all();
+    Wake();
+    if (io_.joinable()) io_.join();
+    for (std::thread& t : workers_) t.join();
+    workers_.clear();
+  }
+
+ private:
+  enum class Phase { kReading, kWorking, kWriting, kLingering };
+
+  struct Connection {
+    int fd = -1;
+    uint64_t serial = 0;  // accept order
+    std::string remote_addr;
+    Phase phase = Phase::kReading;
+    std::string in;
+    size_t scanned = 0;   // bytes of `in` searched for the end of the head
+    size_t newlines = 0;  // in in[0, scanned)
+    std::optional<RequestHead> head;
+    std::string out;
+    size_t out_pos = 0;
+    bool close_after_write = false;
+    bool peer_closed = false;
+    size_t served = 0;
+    size_t discarded = 0;  // lingering
+    SteadyTime deadline;
+    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+  };
+
+  struct Job {
+    uint64_t conn = 0;
+    HttpServerRequest request;
+    bool head_only = false;
+    bool keep_alive = false;
+    bool gzip = false;
+    std::shared_ptr<std::atomic<bool>> cancelled;
+  };
+  struct Done {
+    uint64_t conn = 0;
+    std::string bytes;
+    bool keep_alive = false;
+  };
+
+  void Wake() {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
+  }
+
+  SteadyTime Now() const { return clock_.SteadyNow(); }
+
+  void Work() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        jobs_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stopping
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job.request.cancelled = job.cancelled.get();
+      HttpServerResponse response;
+      try {
+        response = server_.Dispatch(job.request);
+      } catch (const std::exception& e) {
+        response = JsonError(500, "internal error while answering the request");
+      }
+      Done done{.conn = job.conn,
+                .bytes = Serialize(response, job.head_only, job.keep_alive, job.gzip),
+                .keep_alive = job.keep_alive};
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_.push_back(std::move(done));
+      }
+      Wake();
+    }
+  }
+
+  void Run() {
+    std::optional<SteadyTime> stop_deadline;
+    std::vector<pollfd> fds;
+    std::vector<uint64_t> ids;
+    for (;;) {
+      bool stopping;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stopping = stopping_;
+      }
+      if (stopping && !stop_deadline) {
+        stop_deadline = Now() + options_.stop_grace;
+        BeginStop();
+      }
+      if (stop_deadline && (conns_.empty() || Now() >= *stop_deadline)) break;
+
+      fds.clear();
+      ids.clear();
+      fds.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
+      ids.push_back(0);
+      if (listen_fd_ >= 0 && !stop_deadline) {
+        fds.push_back({.fd = listen_fd_, .events = POLLIN, .revents = 0});
+        ids.push_back(0);
+      }
+      SteadyTime next = Now() + std::chrono::seconds(1);
+      if (stop_deadline) next = std::min(next, *stop_deadline);
+      for (auto& [id, c] : conns_) {
+        short events = 0;
+        switch (c.phase) {
+          case Phase::kReading: events = static_cast<short>(POLLIN | (c.out_pos < c.out.size() ? POLLOUT : 0)); break;
+          case Phase::kWorking: events = c.peer_closed ? 0 : POLLRDHUP; break;
+          case Phase::kWriting: events = POLLOUT; break;
+          case Phase::kLingering: events = POLLIN; break;
+        }
+        if (c.phase != Phase::kWorking) next = std::min(next, c.deadline);
+        fds.push_back({.fd = c.fd, .events = events, .revents = 0});
+        ids.push_back(id);
+      }
+      auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Now()).count();
+      int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<int64_t>(wait + 1, 0, 1000)));
+      if (rc < 0 && errno != EINTR) break;
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        if (fds[i].fd == wake_fd_) {
+          uint64_t n;
+          while (::read(wake_fd_, &n, sizeof(n)) > 0) {
+          }
+          TakeDone();
+        } else if (fds[i].fd == listen_fd_ && ids[i] == 0) {
+          Accept();
+        } else {
+          OnEvent(ids[i], fds[i].revents);
+        }
+      }
+      ExpireDeadlines();
+    }
+    for (auto& [id, c] : conns_) ::close(c.fd);
+    conns_.clear();
+    if (listen_fd_ >= 0) {
+      ::close(listen_fd_);
+      listen_fd_ = -1;
+    }
+  }
+
+  // Stop accepting; cancel requests in flight; close connections that have
+  // nothing to answer.
+  void BeginStop() {
+    if (listen_fd_ >= 0) {
+      ::close(listen_fd_);
+      listen_fd_ = -1;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.clear();  // never started: their connections close below
+    }
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      Connection& c = it->second;
+      c.cancelled->store(true);
+      if (c.phase == Phase::kReading || c.phase == Phase::kLingering || !InFlight(it->first, c)) {
+        ::close(c.fd);
+        it = conns_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  bool InFlight(uint64_t /*id*/, const Connection& c) const {
+    return c.phase == Phase::kWorking || c.phase == Phase::kWriting;
+  }
+
+  void Close(uint64_t id) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) return;
+    ::close(it->second.fd);
+    conns_.erase(it);
+  }
+
+  void Accept() {
+    for (;;) {
+      sockaddr_storage addr{};
+      socklen_t len = sizeof(addr);
+      int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;  // EAGAIN, or a transient error (EMFILE, ECONNABORTED): try on the next poll
+      if (conns_.size() >= options_.max_connections && !EvictOldestReader()) {
+        ::close(fd);  // every slot is answering a request
+        continue;
+      }
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      const uint64_t id = ++next_id_;
+      Connection& c = conns_[id];
+      c.fd = fd;
+      c.serial = id;
+      c.remote_addr = PeerAddress(addr);
+      c.deadline = Now() + options_.request_timeout;
+    }
+  }
+
+  // Drops the connection that has waited longest for its request to arrive.
+  bool EvictOldestReader() {
+    for (auto& [id, c] : conns_) {  // map order = accept order
+      if (c.phase == Phase::kReading || c.phase == Phase::kLingering) {
+        Close(id);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void OnEvent(uint64_t id, short revents) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) return;
+    Connection& c = it->second;
+    if (revents & (POLLERR | POLLNVAL)) {
+      c.cancelled->store(true);
+      Close(id);
+      return;
+    }
+    switch (c.phase) {
+      case Phase::kReading:
+        if ((revents & POLLOUT) && !Flush(c)) return Close(id);
+        if (revents & (POLLIN | POLLHUP)) {
+          if (!Receive(c)) return Close(id);
+          Advance(id, c);
+        }
+        return;
+      case Phase::kWorking:
+        if (revents & (POLLRDHUP | POLLHUP)) {
+          c.cancelled->store(true);  // the client went away (or half-closed): the handler may stop early
+          c.peer_closed = true;
+          if (revents & POLLHUP) Close(id);
+        }
+        return;
+      case Phase::kWriting:
+        if (!Flush(c)) return Close(id);
+        if (c.out_pos == c.out.size()) Written(id, c);
+        return;
+      case Phase::kLingering: {
+        char buf[4096];
+        ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+        if (n <= 0 || (c.discarded += static_cast<size_t>(n)) > 64 * 1024) Close(id);
+        return;
+      }
+    }
+  }
+
+  // Reads what is there; false when the peer closed or failed.
+  bool Receive(Connection& c) {
+    char buf[16 * 1024];
+    for (int rounds = 0; rounds < 8; ++rounds) {
+      ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+      if (n > 0) {
+        if (c.in.empty() && !c.head && c.served > 0) c.deadline = Now() + options_.request_timeout;
+        c.in.append(buf, static_cast<size_t>(n));
+        // A head is never held beyond its limit, nor a body beyond its length.
+        size_t cap = c.head ? c.head->head_bytes + c.head->content_length : options_.max_head_bytes + 64;
+        if (c.in.size() > cap + sizeof(buf)) return true;
+        continue;
+      }
+      if (n == 0) return false;
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    }
+    return true;
+  }
+
+  // Sends pending bytes; false on a failed connection.
+  bool Flush(Connection& c) {
+    while (c.out_pos < c.out.size()) {
+      ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
+      if (n > 0) {
+        c.out_pos += static_cast<size_t>(n);
+        continue;
+      }
+      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+    }
+    return true;
+  }
+
+  // True when `in` may now hold a whole head (or enough to refuse it).
+  bool WorthParsing(Connection& c) const {
+    bool end = false;
+    size_t from = c.scanned >= 2 ? c.scanned - 2 : 0;
+    for (size_t i = from; i < c.in.size(); ++i) {
+      if (c.in[i] != '\n') continue;
+      if (i >= c.scanned) ++c.newlines;
+      if ((i >= 1 && c.in[i - 1] == '\n') || (i >= 2 && c.in[i - 1] == '\r' && c.in[i - 2] == '\n')) end = true;
+    }
+    c.scanned = c.in.size();
+    return end || c.in.size() >= options_.max_head_bytes || c.newlines > options_.max_headers + 1 ||
+           c.in.find('\r') != std::string::npos;  // a bare CR is refused early; cheap as heads are small
+  }
+
+  // Parses what has arrived and hands a complete request on.
+  void Advance(uint64_t id, Connection& c) {
+    if (c.phase != Phase::kReading) return;
+    if (!c.head) {
+      if (c.in.empty() || !WorthParsing(c)) return;
+      RequestHeadParse parsed = ParseRequestHead(c.in, limits_);
+      if (parsed.state == RequestHeadParse::State::kRefused) {
+        return Answer(id, c, JsonError(parsed.status, parsed.reason), /*head_only=*/false, /*keep_alive=*/false);
+      }
+      if (parsed.state == RequestHeadParse::State::kIncomplete) return;
+      c.head = std::move(parsed.head);
+      const bool body_pending = c.in.size() < c.head->head_bytes + c.head->content_length;
+      if (c.head->expect_continue && body_pending) {
+        c.out += "HTTP/1.1 100 Continue\r\n\r\n";
+        if (!Flush(c)) return Close(id);
+      }
+    }
+    const size_t need = c.head->head_bytes + c.head->content_length;
+    if (c.in.size() < need) return;
+    HttpServerRequest request;
+    request.method = c.head->method;
+    request.path = c.head->path;
+    request.query = c.head->query;
+    request.headers = std::move(c.head->headers);
+    request.body = c.in.substr(c.head->head_bytes, c.head->content_length);
+    request.remote_addr = c.remote_addr;
+    const bool keep_alive = c.head->keep_alive && c.served + 1 < options_.max_requests_per_connection;
+    c.in.erase(0, need);
+    c.scanned = 0;
+    c.newlines = 0;
+    c.head.reset();
+    Route(id, c, std::move(request), keep_alive);
+  }
+
+  void Route(uint64_t id, Connection& c, HttpServerRequest request, bool keep_alive) {
+    const bool head_only = request.method == "HEAD";
+    const bool gzip = AcceptsGzip(request.headers);
+    if (request.method == "GET" || head_only) {
+      if (HttpRouteHandler probe = server_.Probe(request.path)) {
+        request.cancelled = c.cancelled.get();
+        HttpServerResponse response;
+        try {
+          response = probe(request);
+        } catch (const std::exception&) {
+          response = JsonError(500, "internal error while answering the probe");
+        }
+        return Answer(id, c, response, head_only, keep_alive, gzip);
+      }
+    }
+    if (!HostAllowed(FindHeader(request.headers, "Host"))) {
+      return Answer(id, c,
+                    JsonError(421,
+                              "this daemon does not serve the host named in the Host header; add the name to "
+                              "dashboard.hosts in the configuration to allow it"),
+                    head_only, false);
+    }
+    bool queued = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (jobs_.size() < options_.max_queued) {
+        jobs_.push_back(Job{.conn = id,
+                            .request = std::move(request),
+                            .head_only = head_only,
+                            .keep_alive = keep_alive,
+                            .gzip = gzip,
+                            .cancelled = c.cancelled});
+        queued = true;
+      }
+    }
+    if (queued) {
+      c.phase = Phase::kWorking;
+      jobs_cv_.notify_one();
+      return;
+    }
+    HttpServerResponse busy = JsonError(503, "every worker is busy; retry shortly");
+    busy.headers.emplace_back("Retry-After", "1");
+    Answer(id, c, busy, head_only, false);
+  }
+
+  void Answer(uint64_t id, Connection& c, const HttpServerResponse& response, bool head_only, bool keep_alive,
+              bool gzip = false) {
+    c.out.append(Serialize(response, head_only, keep_alive, gzip));
+    StartWriting(id, c, keep_alive);
+  }
+
+  void StartWriting(uint64_t id, Connection& c, bool keep_alive) {
+    c.phase = Phase::kWriting;
+    c.close_after_write = !keep_alive;
+    c.deadline = Now() + options_.write_timeout;
+    if (!Flush(c)) return Close(id);
+    if (c.out_pos == c.out.size()) Written(id, c);
+  }
+
+  void Written(uint64_t id, Connection& c) {
+    c.out.clear();
+    c.out_pos = 0;
+    ++c.served;
+    if (c.close_after_write || c.peer_closed) {
+      // Let the client read the answer before the close: a close with unread
+      // input would reset the connection and could destroy it in flight.
+      ::shutdown(c.fd, SHUT_WR);
+      c.phase = Phase::kLingering;
+      c.deadline = Now() + std::chrono::seconds(1);
+      return;
+    }
+    c.phase = Phase::kReading;
+    c.cancelled = std::make_shared<std::atomic<bool>>(false);
+    c.deadline = Now() + (c.in.empty() ? options_.keep_alive_timeout : options_.request_timeout);
+    Advance(id, c);
+  }
+
+  void TakeDone() {
+    std::deque<Done> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done.swap(done_);
+    }
+    for (Done& d : done) {
+      auto it = conns_.find(d.conn);
+      if (it == conns_.end()) continue;  // the client went away
+      Connection& c = it->second;
+      c.out.append(d.bytes);
+      StartWriting(d.conn, c, d.keep_alive && !c.peer_closed);
+    }
+  }
+
+  void ExpireDeadlines() {
+    const SteadyTime now = Now();
+    std::vector<uint64_t> expired;
+    for (auto& [id, c] : conns_) {
+      if (c.phase != Phase::kWorking && now >= c.deadline) expired.push_back(id);
+    }
+    for (uint64_t id : expired) Close(id);
+  }
+
+  bool HostAllowed(const std::string* host_header) const {
+    if (host_header == nullptr) return true;  // HTTP/1.0 without Host: not a browser
+    std::string host = ToLower(*host_header);
+    if (host.starts_with("[")) return host.find(']') != std::string::npos;  // an IPv6 literal
+    if (size_t colon = host.rfind(':'); colon != std::string::npos) host.resize(colon);
+    if (host.ends_with(".")) host.pop_back();
+    if (host.empty()) return false;
+    in_addr v4{};
+    if (host == "localhost" || host == ToLower(options_.host) || ::inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+      return true;
+    }
+    for (const std::string& allowed : options_.allowed_hosts) {
+      std::string a = ToLower(allowed);
+      if (a == "*" || a == host) return true;
+      if (a.starts_with(".") && host.ends_with(a)) return true;
+    }
+    return false;
+  }
+
+  const HttpServer& server_;
+  const HttpServerOptions& options_;
+  Clock& clock_;
+  const RequestHeadLimits limits_;
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread io_;
+  std::vector<std::thread> workers_;
+  // I/O thread only.
+  std::map<uint64_t, Connection> conns_;
+  uint64_t next_id_ = 0;
+  // Shared with the workers.
+  std::mutex mu_;
+  std::condition_variable jobs_cv_;
+  std::deque<Job> jobs_;
+  std::deque<Done> done_;
+  bool stopping_ = false;
+};
 
 Status HttpServerOptions::Validate() const {
   if (host.empty()) return InvalidArgument("http server: host is empty");
   if (port < 0 || port > 65535) return InvalidArgument(fmt::format("http server: port {} out of range 0-65535", port));
   if (threads < 1 || threads > 256)
     return InvalidArgument(fmt::format("http server: threads {} out of range 1-256", threads));
-  if (read_timeout.count() <= 0 || write_timeout.count() <= 0 || keep_alive_timeout.count() <= 0) {
+  if (request_timeout.count() <= 0 || write_timeout.count() <= 0 || keep_alive_timeout.count() <= 0 ||
+      stop_grace.count() < 0) {
     return InvalidArgument("http server: timeouts must be positive");
   }
   if (max_requests_per_connection < 1)
     return InvalidArgument("http server: max_requests_per_connection must be at least 1");
+  if (max_connections < 1 || max_connections > 65536)
+    return InvalidArgument(fmt::format("http server: max_connections {} out of range 1-65536", max_connections));
+  if (max_head_bytes < 256 || max_headers < 1 || max_queued < 1)
+    return InvalidArgument("http server: max_head_bytes (>= 256), max_headers and max_queued must allow a request");
   return Status::Ok();
+}
+
+std::string HostForUrl(const std::string& host) {
+  return host.find(':') != std::string::npos && !host.starts_with("[") ? "[" + host + "]" : host;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (IEquals(host, "localhost") || host == "::1") return true;
+  in_addr v4{};
+  const std::string h(host);
+  return ::inet_pton(AF_INET, h.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
 }
 
 HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {}
@@ -50,6 +736,17 @@ void HttpServer::Handle(const std::string& method, const std::string& path, Http
 void HttpServer::HandlePrefix(const std::string& method, const std::string& prefix, HttpRouteHandler handler) {
   MutexLock lock(routes_mu_);
   prefix_routes_[prefix][method] = std::move(handler);
+}
+
+void HttpServer::HandleProbe(const std::string& path, HttpRouteHandler handler) {
+  MutexLock lock(routes_mu_);
+  probes_[path] = std::move(handler);
+}
+
+HttpRouteHandler HttpServer::Probe(const std::string& path) const {
+  MutexLock lock(routes_mu_);
+  auto it = probes_.find(path);
+  return it == probes_.end() ? HttpRouteHandler() : it->second;
 }
 
 HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const {
@@ -94,91 +791,24 @@ HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const 
   return handler(request);
 }
 
-namespace {
-
-// cpp-httplib 0.11 (Debian 12) compresses a response with brotli whenever the
-// client accepts "br", at brotli's default quality 11: about 150 ms of CPU for
-// a 375 KB JSON document (a browser's dashboard poll), against 5 ms for gzip.
-// It decides from the request's Accept-Encoding after the handler returns, so
-// the handler leaves gzip as the only offer (or nothing). The Request is the
-// server's own non-const object, handed to handlers as const.
-void LimitCompression(const httplib::Request& req) {
-  auto& headers = const_cast<httplib::Request&>(req).headers;
-  for (auto it = headers.begin(); it != headers.end(); ++it) {
-    if (!IEquals(it->first, "Accept-Encoding")) continue;
-    it->second = it->second.find("gzip") != std::string::npos ? "gzip" : "identity";
-  }
-}
-
-}  // namespace
-
 Status HttpServer::Start() {
   DLQ_RETURN_IF_ERROR(options_.Validate());
   MutexLock lock(lifecycle_mu_);
-  if (server_) return FailedPrecondition(fmt::format("http server already running on port {}", port_.load()));
-  auto server = std::make_unique<httplib::Server>();
-  // SO_REUSEADDR only (httplib's default is SO_REUSEPORT): a restart may bind
-  // over TIME_WAIT, but a second process on the same port fails loudly.
-  server->set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  const int threads = options_.threads;
-  server->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  server->set_read_timeout(options_.read_timeout);
-  server->set_write_timeout(options_.write_timeout);
-  server->set_keep_alive_timeout(options_.keep_alive_timeout.count());
-  server->set_keep_alive_max_count(options_.max_requests_per_connection);
-  server->set_payload_max_length(1 << 20);
-
-  auto serve = [this](const httplib::Request& req, httplib::Response& res) {
-    LimitCompression(req);
-    HttpServerRequest request;
-    request.method = req.method;
-    request.path = req.path;
-    if (size_t q = req.target.find('?'); q != std::string::npos) request.query = req.target.substr(q + 1);
-    for (const auto& [name, value] : req.headers) request.headers.emplace_back(name, value);
-    request.body = req.body;
-    request.remote_addr = req.remote_addr;
-    HttpServerResponse response = Dispatch(request);
-    res.status = response.status;
-    for (const auto& [name, value] : response.headers) res.set_header(name, value);
-    res.set_content(response.body, response.content_type);
-  };
-  const std::string all_paths = ".*";
-  server->Get(all_paths, serve);  // also serves HEAD
-  server->Post(all_paths, serve);
-  server->Put(all_paths, serve);
-  server->Patch(all_paths, serve);
-  server->Delete(all_paths, serve);
-  server->Options(all_paths, serve);
-
-  int bound = 0;
-  errno = 0;
-  if (options_.port == 0) {
-    bound = server->bind_to_any_port(options_.host);
-    if (bound <= 0) bound = 0;
-  } else if (server->bind_to_port(options_.host, options_.port)) {
-    bound = options_.port;
-  }
-  if (bound == 0) {
-    const int error = errno;
-    return Unavailable(fmt::format("http server: cannot listen on {}:{}{}", HostForUrl(options_.host), options_.port,
-                                   error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
-  }
-  port_ = bound;
-  httplib::Server* raw = server.get();
-  thread_ = std::thread([raw] { raw->listen_after_bind(); });
-  server_ = std::move(server);
+  if (loop_) return FailedPrecondition(fmt::format("http server already running on port {}", port_.load()));
+  auto loop = std::make_unique<Loop>(*this, options_);
+  Result<int> bound = loop->Bind();
+  if (!bound.ok()) return bound.status();
+  port_ = *bound;
+  loop->Start();
+  loop_ = std::move(loop);
   return Status::Ok();
 }
 
 void HttpServer::Stop() {
   MutexLock lock(lifecycle_mu_);
-  if (!server_) return;
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
-  server_.reset();
+  if (!loop_) return;
+  loop_->Stop();
+  loop_.reset();
   port_ = 0;
 }
 
@@ -193,7 +823,6 @@ int HttpServer::port() const {
 std::string HttpServer::base_url() const {
   return fmt::format("http://{}:{}", HostForUrl(options_.host), port_.load());
 }
-
 HealthState::HealthState(Clock& clock, std::chrono::seconds max_heartbeat_age)
     : clock_(clock),
       max_age_(max_heartbeat_age),

@@ -1,14 +1,29 @@
-// HttpServer: the daemon's small HTTP endpoint (/metrics, /healthz, /readyz,
-// /api/queues) over cpp-httplib, served from a background thread pool.
+// HttpServer: the daemon's HTTP/1.1 endpoint (/metrics, /healthz, /readyz,
+// /api/..., the dashboard), built to face untrusted clients.
 //
-// Thread-safety: Handle, Start, Stop and port may be called from any thread;
-// handlers run concurrently on the pool and must be thread-safe. Routes are
-// exact path matches (the query string is ignored for matching), else the
-// longest prefix route (HandlePrefix) that the path starts with; a route
-// registered with Handle(path, ...) answers GET and HEAD (HEAD gets the
-// headers without the body). Unknown paths get 404, other methods on a known
-// path 405 with an Allow header. Stop() stops accepting, lets requests in
-// flight finish and joins the threads; the server may be started again.
+// One I/O thread owns every connection (non-blocking sockets, poll); complete
+// requests go to a pool of `threads` workers. Slow or greedy clients cost a
+// connection slot, never a worker: a request head and body must arrive within
+// request_timeout, a head is at most max_head_bytes in max_headers fields
+// (431), a body at most max_body_bytes (413), and at most max_connections are
+// open (when full, the oldest connection still sending its request is dropped
+// for the new one). Probe routes (HandleProbe) are answered on the I/O thread
+// itself, so /healthz answers while every worker is busy. Requests queued
+// beyond max_queued get 503 with Retry-After. A Host check refuses requests
+// whose Host header names neither an IP address, `localhost`, the listen host
+// nor one of allowed_hosts (421), so a DNS-rebinding page cannot read it.
+//
+// Thread-safety: Handle*, Start, Stop and port may be called from any thread;
+// handlers run concurrently on the pool and must be thread-safe, and should
+// end early once request.cancelled is set (the client went away or Stop was
+// called). Routes are exact path matches (the query string is ignored for
+// matching), else the longest prefix route (HandlePrefix) that the path starts
+// with; a route registered with Handle(path, ...) answers GET and HEAD (HEAD
+// gets the headers without the body). Unknown paths get 404, other methods on
+// a known path 405 with an Allow header. Stop() stops accepting, cancels the
+// requests in flight, waits for their handlers to return (at most until they
+// notice `cancelled`), answers them within stop_grace, and joins the threads;
+// the server may be started again.
 #pragma once
 
 #include <atomic>
@@ -17,16 +32,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "aws/http.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace dlq {
 
@@ -60,17 +73,27 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";  // loopback only unless configured otherwise
   int port = 9464;                 // 0 = pick an ephemeral port
   int threads = 4;                 // request worker threads
-  std::chrono::seconds read_timeout{5};
-  std::chrono::seconds write_timeout{5};
-  std::chrono::seconds keep_alive_timeout{2};  // bounds how long Stop() waits on idle connections
+  // Whole request (head and body), from its first byte (or the connection's
+  // accept) to its last: a client slower than this is disconnected.
+  std::chrono::seconds request_timeout{5};
+  std::chrono::seconds write_timeout{5};       // whole answer, once it is ready
+  std::chrono::seconds keep_alive_timeout{2};  // idle time allowed between two requests of a connection
+  // How long Stop() lets answers in flight be written.
+  std::chrono::milliseconds stop_grace{2000};
   // Requests served on one connection; 1: every answer says Connection: close
-  // and the connection ends with it. cpp-httplib 0.11 waits for a kept-alive
-  // connection's next request by polling it every 11 ms until
-  // keep_alive_timeout: 2-10 ms of the daemon's CPU per idle second, which
-  // a dashboard polling every collection interval (or a metrics scraper)
-  // paid on every poll without ever reusing the connection
-  // (bench/dashboard/README.md). Must be at least 1.
+  // and the connection ends with it (a dashboard poll or a scrape opens a new
+  // connection each time anyway). Must be at least 1.
   size_t max_requests_per_connection = 1;
+  size_t max_connections = 128;
+  size_t max_head_bytes = 16 * 1024;
+  size_t max_headers = 64;
+  size_t max_body_bytes = 1 << 20;
+  size_t max_queued = 64;  // requests waiting for a worker; more get 503
+  // Host names (besides IP literals, "localhost" and `host`) that requests
+  // may name in their Host header; case-insensitive, without port. "*"
+  // accepts every Host.
+  std::vector<std::string> allowed_hosts;
+  Clock* clock = nullptr;  // deadlines; null: DefaultClock()
   Status Validate() const;
 };
 
@@ -88,6 +111,10 @@ class HttpServer {
   // Route for every path that starts with `prefix` and has no exact route;
   // the handler reads request.path. "GET" also enables HEAD.
   void HandlePrefix(const std::string& method, const std::string& prefix, HttpRouteHandler handler);
+  // GET/HEAD route answered on the I/O thread, before the worker queue and
+  // without the Host check: for liveness and readiness probes. The handler
+  // must be fast and must not block.
+  void HandleProbe(const std::string& path, HttpRouteHandler handler);
 
   // Validates the options, binds and starts serving on a background thread.
   // Bind failure returns kUnavailable naming host:port; starting a running
@@ -103,18 +130,28 @@ class HttpServer {
   std::string base_url() const;
 
  private:
+  class Loop;  // the I/O thread's state (http_server.cc)
+  friend class Loop;
+
   HttpServerResponse Dispatch(const HttpServerRequest& request) const;
+  // The probe handler for `path`, or an empty function.
+  HttpRouteHandler Probe(const std::string& path) const;
 
   const HttpServerOptions options_;
   mutable Mutex routes_mu_;
   // path -> method -> handler
   std::map<std::string, std::map<std::string, HttpRouteHandler>> routes_ DLQ_GUARDED_BY(routes_mu_);
   std::map<std::string, std::map<std::string, HttpRouteHandler>> prefix_routes_ DLQ_GUARDED_BY(routes_mu_);
+  std::map<std::string, HttpRouteHandler> probes_ DLQ_GUARDED_BY(routes_mu_);
   Mutex lifecycle_mu_;  // serialises Start/Stop
-  std::unique_ptr<httplib::Server> server_ DLQ_GUARDED_BY(lifecycle_mu_);
-  std::thread thread_ DLQ_GUARDED_BY(lifecycle_mu_);
+  std::unique_ptr<Loop> loop_ DLQ_GUARDED_BY(lifecycle_mu_);
   std::atomic<int> port_{0};
 };
+
+// True for 127.0.0.0/8, ::1 and "localhost" (with or without IPv6 brackets).
+bool IsLoopbackHost(std::string_view host);
+// host, in brackets when it is an IPv6 literal.
+std::string HostForUrl(const std::string& host);
 
 // Liveness and readiness of the daemon, answered by /healthz and /readyz.
 // Thread-safe. Holds a reference to `clock`, which must outlive it.

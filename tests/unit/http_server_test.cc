@@ -259,7 +259,7 @@ std::string RawKeepAliveGets(int port, const std::string& path, int requests) {
   }
   timeval tv{.tv_sec = 3, .tv_usec = 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n";
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n";
   std::string got;
   for (int i = 0; i < requests; ++i) {
     if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) break;

@@ -1,0 +1,289 @@
+// The hostile-input suite (issue 28): a real `dlq-archive run` on a stand-in,
+// with a file:// archive holding 1 MiB bodies, attacked the way a careless
+// neighbour or an attacker would. Each case has a bound on the daemon's CPU,
+// memory or time, read from /proc (the daemon is a child process).
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "archive/gzip.h"
+#include "archive/record.h"
+#include "daemon_process.h"
+#include "harness.h"
+
+namespace dlq::it {
+namespace {
+
+namespace fs = std::filesystem;
+using Steady = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// utime + stime of `pid`, in seconds.
+double CpuSeconds(const std::string& pid) {
+  std::string stat = ReadFile("/proc/" + pid + "/stat");
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream in(stat.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && in >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Resident set of `pid`, in MiB.
+double RssMiB(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return -1;
+}
+
+int Connect(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Status code and body of a GET through curl (curl exits non-zero on a timeout: code 0).
+struct Answer {
+  int status = 0;
+  std::string body;
+  double seconds = 0;
+};
+Answer Curl(int port, const std::string& path, const std::string& extra = "", int max_s = 10) {
+  const auto start = Steady::now();
+  auto r = RunShell("curl -s -g --max-time " + std::to_string(max_s) + " -o /dev/stdout -w '\\n%{http_code}' " + extra +
+                        " 'http://127.0.0.1:" + std::to_string(port) + path + "'",
+                    false);
+  Answer a;
+  a.seconds = std::chrono::duration<double>(Steady::now() - start).count();
+  size_t nl = r.out.rfind('\n');
+  if (nl == std::string::npos) return a;
+  a.status = std::atoi(r.out.c_str() + nl + 1);
+  a.body = r.out.substr(0, nl);
+  return a;
+}
+
+// One archive object (gzip of JSON lines) for `queue`, as the archiver names it.
+void WriteObject(const std::string& root, const std::string& queue, const std::string& name, const std::string& lines) {
+  const std::string dir = root + "/dlq-archive/" + queue + "/20260101";
+  fs::create_directories(dir);
+  auto gz = GzipCompress(lines, 1);
+  ASSERT_TRUE(gz.ok());
+  std::ofstream(dir + "/" + queue + "-000000-" + name + ".json.gz", std::ios::binary) << *gz;
+}
+
+std::string RecordLine(const std::string& queue, const std::string& id, const std::string& body) {
+  ArchiveRecord r;
+  r.queue = queue;
+  r.queue_url = "http://127.0.0.1/000000000000/" + queue;
+  r.region = "us-east-1";
+  r.account_id = "000000000000";
+  r.message_id = id;
+  r.body = body;
+  r.md5_of_body = "00000000000000000000000000000000";
+  r.sent_at = SystemTime(std::chrono::seconds(1767225600));
+  r.expires_at = *r.sent_at + std::chrono::hours(96);
+  r.archived_at = *r.sent_at + std::chrono::hours(1);
+  std::string out;
+  AppendRecordJson(r, out);
+  return out;
+}
+
+class DaemonHostileTest : public ::testing::Test {
+ protected:
+  void Start(const StandIn& standin, const std::string& dashboard_yaml) {
+    base_ = UniqueName("hostile");
+    queue_ = base_ + "-dlq";
+    auto svc = Services(standin);
+    ASSERT_TRUE(svc);
+    ASSERT_TRUE(svc->sqs().CreateQueue(queue_, {}).ok());
+    dir_ = "/tmp/" + base_;
+    fs::create_directories(dir_ + "/archive");
+    fs::create_directories(dir_ + "/d");
+    // Bodies of 1 MiB: the SQS maximum.
+    WriteObject(dir_ + "/archive", queue_, "big",
+                RecordLine(queue_, "m-ab", std::string(1 << 20, 'a')) +
+                    RecordLine(queue_, "m-dots", std::string((1 << 20) - 1, '.') + "!") +
+                    RecordLine(queue_, "m-known", "payment declined for order 4711"));
+    port_ = FreePort();
+    ASSERT_GT(port_, 0);
+    WriteFile(dir_ + "/d.yaml", "listen: 127.0.0.1:" + std::to_string(port_) + "\ncollection_interval: 1s\n" +
+                                    dashboard_yaml + "defaults:\n  destination: file://" + dir_ +
+                                    "/archive\ngroups:\n  - name: hostile\n    endpoint_url: " + standin.endpoint() +
+                                    "\n    queues: [" + queue_ + "]\n");
+    daemon_ = std::make_unique<BackgroundDaemon>(standin, dir_ + "/d", dir_ + "/d.yaml");
+    for (int i = 0; i < 100; ++i) {
+      if (Curl(port_, "/readyz").status == 200) break;
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+    ASSERT_EQ(Curl(port_, "/readyz").status, 200) << daemon_->Log();
+    pid_ = daemon_->Pid();
+    ASSERT_FALSE(pid_.empty());
+  }
+  void TearDown() override {
+    if (daemon_) daemon_->Stop();
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  std::string base_, queue_, dir_, pid_;
+  int port_ = 0;
+  std::unique_ptr<BackgroundDaemon> daemon_;
+};
+
+TEST_F(DaemonHostileTest, RegexBombsOnMiBBodiesAreAnsweredInUnderASecondOfCpu) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  Start(standin, "");
+  struct Case {
+    const char* re;  // URL-encoded
+    int status;
+    const char* expect;  // in the body
+  };
+  const Case cases[] = {
+      {"(a%7Cb)*c", 200, "\"results\""},   {".*zzz", 200, "\"results\""},     {"(.%7C%5Cs)*zzz", 200, "\"results\""},
+      {"%5E(.%2B)%2B!%24", 200, "m-dots"}, {"(a)%5C1", 400, "backreference"}, {"a(%3F%3Db)", 400, "look"},
+  };
+  for (const Case& c : cases) {
+    const double cpu_before = CpuSeconds(pid_);
+    Answer a = Curl(port_, "/api/search?queue=" + queue_ + "&re=" + c.re);
+    const double cpu = CpuSeconds(pid_) - cpu_before;
+    EXPECT_EQ(a.status, c.status) << c.re << ": " << a.body.substr(0, 300);
+    EXPECT_NE(a.body.find(c.expect), std::string::npos) << c.re << ": " << a.body.substr(0, 300);
+    EXPECT_LT(cpu, 1.0) << c.re;
+    std::fprintf(stderr, "regex %-22s -> HTTP %d in %.3f s, daemon CPU %.3f s\n", c.re, a.status, a.seconds, cpu);
+  }
+  EXPECT_EQ(daemon_->Stop(), "0\n") << daemon_->Log();
+}
+
+TEST_F(DaemonHostileTest, SlowlorisLeavesHealthzAnsweringAndSigtermExitsWithinItsBound) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  Start(standin, "");
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> attackers;
+  for (int t = 0; t < 4; ++t) {
+    attackers.emplace_back([&, t] {
+      // 16 connections each, a header line every 3 s, reconnecting when cut off.
+      std::vector<int> fds;
+      while (!stop) {
+        while (fds.size() < 16) {
+          int fd = Connect(port_);
+          if (fd < 0) break;
+          ::send(fd, "GET /api/overview HTTP/1.1\r\n", 28, MSG_NOSIGNAL);
+          fds.push_back(fd);
+        }
+        for (int i = 0; i < 30 && !stop; ++i) std::this_thread::sleep_for(milliseconds(100));
+        for (auto it = fds.begin(); it != fds.end();) {
+          std::string line = "X-Slow-" + std::to_string(t) + ": v\r\n";
+          if (::send(*it, line.data(), line.size(), MSG_NOSIGNAL) <= 0) {
+            ::close(*it);
+            it = fds.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      }
+      for (int fd : fds) ::close(fd);
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(500));
+  double worst = 0;
+  for (int i = 0; i < 10; ++i) {
+    Answer h = Curl(port_, "/healthz", "", 2);
+    EXPECT_EQ(h.status, 200) << i;
+    worst = std::max(worst, h.seconds);
+    std::this_thread::sleep_for(milliseconds(500));
+  }
+  EXPECT_LT(worst, 1.0);
+  std::fprintf(stderr, "slowloris (64 connections): worst /healthz %.3f s\n", worst);
+  // SIGTERM during the attack.
+  const auto start = Steady::now();
+  EXPECT_EQ(daemon_->Stop(), "0\n") << daemon_->Log();
+  const double took = std::chrono::duration<double>(Steady::now() - start).count();
+  EXPECT_LT(took, 5.0);
+  std::fprintf(stderr, "SIGTERM during slowloris: exited in %.2f s\n", took);
+  stop = true;
+  for (std::thread& t : attackers) t.join();
+}
+
+TEST_F(DaemonHostileTest, AHeaderFloodIsRefusedAndLeavesRssFlat) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  Start(standin, "");
+  const double before = RssMiB(pid_);
+  for (int c = 0; c < 8; ++c) {
+    int fd = Connect(port_);
+    ASSERT_GE(fd, 0);
+    std::string chunk = "GET /healthz HTTP/1.1\r\n";
+    const std::string big(4096, 'a');
+    for (int i = 0; i < 50000; ++i) {
+      std::string line = "X-Flood-" + std::to_string(i) + ": " + big + "\r\n";
+      if (::send(fd, (i == 0 ? chunk + line : line).data(), (i == 0 ? chunk + line : line).size(), MSG_NOSIGNAL) <= 0)
+        break;
+    }
+    ::close(fd);
+  }
+  const double after = RssMiB(pid_);
+  EXPECT_LT(after - before, 5.0) << before << " -> " << after;
+  EXPECT_EQ(Curl(port_, "/healthz").status, 200);
+  std::fprintf(stderr, "header flood (8 x 50,000 x 4 KB): RSS %.1f -> %.1f MiB\n", before, after);
+}
+
+TEST_F(DaemonHostileTest, ARebindingHostIsRefusedAndReadsNeedTheReadToken) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  const std::string token = "read-token-" + RandomHex(12);
+  Start(standin, "dashboard:\n  read_token: " + token + "\n  hosts: [dlq.example.com]\n");
+  const std::string message = "/api/messages/m-known?queue=" + queue_;
+  Answer rebound = Curl(port_, message, "-H 'Host: attacker.rebind.example' -H 'Authorization: Bearer " + token + "'");
+  EXPECT_EQ(rebound.status, 421);
+  EXPECT_EQ(rebound.body.find("payment declined"), std::string::npos);
+  EXPECT_NE(rebound.body.find("\"error\""), std::string::npos) << rebound.body;
+  for (const std::string& path : {message, "/api/search?queue=" + queue_ + "&q=payment",
+                                  "/api/queues/" + queue_ + "/failures", "/api/queues/" + queue_ + "/objects"}) {
+    Answer no_token = Curl(port_, path);
+    EXPECT_EQ(no_token.status, 401) << path;
+    EXPECT_EQ(no_token.body.find("payment declined"), std::string::npos) << path;
+    EXPECT_EQ(Curl(port_, path, "-H 'Authorization: Bearer wrong-token-000000'").status, 401) << path;
+    EXPECT_EQ(Curl(port_, path, "-H 'Authorization: Bearer " + token + "'").status, 200) << path;
+  }
+  EXPECT_NE(Curl(port_, message, "-H 'Authorization: Bearer " + token + "' -H 'Host: dlq.example.com'")
+                .body.find("payment declined"),
+            std::string::npos);
+  // Counts, metrics and probes stay open.
+  for (const char* path : {"/api/overview", "/api/queues", "/metrics", "/healthz", "/readyz", "/"}) {
+    EXPECT_EQ(Curl(port_, path).status, 200) << path;
+  }
+  EXPECT_EQ(daemon_->Log().find(token), std::string::npos);
+}
+
+TEST_F(DaemonHostileTest, AnUnprotectedListenerOffLoopbackIsWarnedAbout) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  const std::string dir = "/tmp/" + UniqueName("hostile-check");
+  fs::create_directories(dir);
+  WriteFile(dir + "/c.yaml", "listen: 0.0.0.0:0\ndefaults:\n  destination: file://" + dir +
+                                 "\ngroups:\n  - name: g\n    endpoint_url: " + standin.endpoint() +
+                                 "\n    queues: []\n    discover: false\n");
+  auto check = RunShell(standin.ShellEnv() + DLQ_BINARY + " check --config " + dir + "/c.yaml");
+  EXPECT_TRUE(Has(check.out, "dashboard.read_token is not set")) << check.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dlq::it
