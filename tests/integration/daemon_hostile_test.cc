@@ -277,11 +277,26 @@ TEST_F(DaemonHostileTest, AnUnprotectedListenerOffLoopbackIsWarnedAbout) {
   DLQ_REQUIRE_STAND_IN("fauxqs", standin);
   const std::string dir = "/tmp/" + UniqueName("hostile-check");
   fs::create_directories(dir);
-  WriteFile(dir + "/c.yaml", "listen: 0.0.0.0:0\ndefaults:\n  destination: file://" + dir +
-                                 "\ngroups:\n  - name: g\n    endpoint_url: " + standin.endpoint() +
-                                 "\n    queues: []\n    discover: false\n");
-  auto check = RunShell(standin.ShellEnv() + DLQ_BINARY + " check --config " + dir + "/c.yaml");
-  EXPECT_TRUE(Has(check.out, "dashboard.read_token is not set")) << check.out;
+  const std::string queue = UniqueName("hostile-check") + "-dlq";
+  auto svc = Services(standin);
+  ASSERT_TRUE(svc);
+  ASSERT_TRUE(svc->sqs().CreateQueue(queue, {}).ok());
+  const std::string groups = "defaults:\n  destination: file://" + dir + "\ngroups:\n  - name: g\n    endpoint_url: " +
+                             standin.endpoint() + "\n    queues: [" + queue + "]\n";
+  WriteFile(dir + "/open.yaml", "listen: 0.0.0.0:0\n" + groups);
+  auto open = RunShell(standin.ShellEnv() + DLQ_BINARY + " check --config " + dir + "/open.yaml");
+  EXPECT_TRUE(Has(open.out, "WARNING: listen 0.0.0.0:0 is not loopback and dashboard.read_token is not set"))
+      << open.out;
+  auto json = RunShell(standin.ShellEnv() + DLQ_BINARY + " check --output json --config " + dir + "/open.yaml", false);
+  EXPECT_TRUE(Has(json.out, R"("listener":{"address":"0.0.0.0:0","loopback":false,"read_token":false)")) << json.out;
+  // With a read token, or on loopback, there is nothing to warn about.
+  WriteFile(dir + "/token.yaml", "listen: 0.0.0.0:0\ndashboard: { read_token: read-token-0123456789 }\n" + groups);
+  auto token = RunShell(standin.ShellEnv() + DLQ_BINARY + " check --config " + dir + "/token.yaml");
+  EXPECT_FALSE(Has(token.out, "read_token is not set")) << token.out;
+  EXPECT_FALSE(Has(token.out, "read-token-0123456789")) << token.out;
+  WriteFile(dir + "/local.yaml", "listen: 127.0.0.1:0\n" + groups);
+  EXPECT_FALSE(Has(RunShell(standin.ShellEnv() + DLQ_BINARY + " check --config " + dir + "/local.yaml").out,
+                   "read_token is not set"));
   fs::remove_all(dir);
 }
 
