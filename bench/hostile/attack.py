@@ -22,7 +22,17 @@ PID, PORT, QUEUE = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+def alive():
+    try:
+        with open(f"/proc/{PID}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def rss_mib():
+    if not alive():
+        return -1.0
     with open(f"/proc/{PID}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
@@ -31,6 +41,8 @@ def rss_mib():
 
 
 def cpu_s():
+    if not alive():
+        return -1.0
     with open(f"/proc/{PID}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
@@ -86,6 +98,11 @@ def phase(name, attack, seconds):
     t.join(timeout=30)
     probe.stop.set()
     probe.join()
+    if not alive():
+        out = {"phase": name, "daemon": "died during the phase (see its exit status in run.sh's output)"}
+        out.update(probe.result())
+        print(json.dumps(out), file=sys.stderr)
+        return out
     out = {"phase": name, "rss_before_mib": round(rss0, 1), "rss_after_mib": round(rss_mib(), 1),
            "cpu_s": round(cpu_s() - cpu0, 3)}
     out.update(probe.result())
@@ -149,13 +166,18 @@ def regex_bomb(stop):
 
 
 def main():
-    results = [
-        phase("idle", idle, 5),
-        phase("slowloris (64 connections, a header line every 3 s)", slowloris, 15),
-        phase("header flood (8 x 50,000 x 4 KB)", header_flood, 10),
-        phase("regex bomb ^(.+)+!$ on a 1 MiB body, 4 at a time", regex_bomb, 10),
-        phase("after", idle, 5),
-    ]
+    results = []
+    for name, attack, seconds in [
+        ("idle", idle, 5),
+        ("slowloris (64 connections, a header line every 3 s)", slowloris, 15),
+        ("header flood (8 x 50,000 x 4 KB)", header_flood, 10),
+        ("regex bomb ^(.+)+!$ on a 1 MiB body, 4 at a time", regex_bomb, 10),
+        ("after", idle, 5),
+    ]:
+        results.append(phase(name, attack, seconds))
+        if not alive():
+            print(json.dumps(results, indent=1))
+            return
     # SIGTERM during a slowloris.
     stop = threading.Event()
     t = threading.Thread(target=slowloris, args=(stop,), daemon=True)

@@ -50,6 +50,10 @@ pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.2; done
 echo "binary: $BIN  pid $pid  load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 python3 bench/hostile/attack.py "$pid" "$port" "$queue" || true
-kill -KILL "$pid" 2>/dev/null && echo "daemon had to be SIGKILLed" >&2 || true
-wait "$pid" 2>/dev/null || true
+if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:.*zombie' "/proc/$pid/status" 2>/dev/null; then
+  kill -KILL "$pid" 2>/dev/null && echo "daemon had to be SIGKILLed" >&2
+fi
+rc=0
+wait "$pid" 2>/dev/null || rc=$?
+echo "daemon exit status: $rc$( ((rc > 128)) && echo " (signal $((rc - 128)))")" >&2
 rm -rf "$work"
