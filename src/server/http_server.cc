@@ -322,11 +322,12 @@ class HttpServer::Loop {
       ids.clear();
       fds.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
       ids.push_back(0);
-      if (listen_fd_ >= 0 && !stop_deadline) {
+      if (listen_fd_ >= 0 && !stop_deadline && Now() >= accept_paused_until_) {
         fds.push_back({.fd = listen_fd_, .events = POLLIN, .revents = 0});
         ids.push_back(0);
       }
       SteadyTime next = Now() + std::chrono::seconds(1);
+      if (Now() < accept_paused_until_) next = std::min(next, accept_paused_until_);
       if (stop_deadline) next = std::min(next, *stop_deadline);
       for (auto& [id, c] : conns_) {
         short events = 0;
@@ -405,7 +406,14 @@ class HttpServer::Loop {
       sockaddr_storage addr{};
       socklen_t len = sizeof(addr);
       int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // EAGAIN, or a transient error (EMFILE, ECONNABORTED): try on the next poll
+      if (fd < 0) {
+        // Out of descriptors (EMFILE, ENFILE, ENOBUFS): the listening socket
+        // stays readable, so pause accepting instead of spinning on it.
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+          accept_paused_until_ = Now() + std::chrono::milliseconds(100);
+        }
+        return;
+      }
       if (conns_.size() >= options_.max_connections && !EvictOldestReader()) {
         ::close(fd);  // every slot is answering a request
         continue;
@@ -680,6 +688,7 @@ class HttpServer::Loop {
   // I/O thread only.
   std::map<uint64_t, Connection> conns_;
   uint64_t next_id_ = 0;
+  SteadyTime accept_paused_until_{};
   // Shared with the workers.
   std::mutex mu_;
   std::condition_variable jobs_cv_;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -352,6 +353,49 @@ TEST(HttpServerHostileTest, RefusesSmugglingShapesAndAnswersExpectContinue) {
   std::string got = ReadAll(fd);
   ::close(fd);
   EXPECT_NE(got.find("[hello]"), std::string::npos) << got;
+}
+
+// Out of file descriptors, accept fails while the listening socket stays
+// readable: the server pauses accepting instead of spinning on it.
+TEST(HttpServerHostileTest, RunningOutOfDescriptorsDoesNotSpin) {
+  HttpServer server(Options());
+  server.Handle("/x", Ok);
+  ASSERT_TRUE(server.Start().ok());
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  // Use up the descriptors under a lowered limit.
+  std::vector<int> fds;
+  rlimit low = old;
+  int probe = ::dup(0);
+  low.rlim_cur = static_cast<rlim_t>(probe) + 16;
+  ::close(probe);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  for (int fd; (fd = ::dup(0)) >= 0;) fds.push_back(fd);
+  // Free a few for clients, then keep connecting: the server's accepts fail.
+  for (int i = 0; i < 2 && !fds.empty(); ++i) {
+    ::close(fds.back());
+    fds.pop_back();
+  }
+  std::vector<int> clients;
+  for (int i = 0; i < 2; ++i) {  // each takes the last free descriptors: the server's accept gets EMFILE
+    int fd = Connect(server.port());
+    if (fd >= 0) clients.push_back(fd);
+  }
+  ASSERT_FALSE(clients.empty());
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  std::this_thread::sleep_for(milliseconds(500));
+  ::getrusage(RUSAGE_SELF, &after);
+  auto cpu_us = [](const rusage& r) {
+    return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1000000L + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
+  };
+  const long spent = cpu_us(after) - cpu_us(before);
+  for (int fd : fds) ::close(fd);
+  for (int fd : clients) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+  EXPECT_LT(spent, 150000) << "CPU in 500 ms with the descriptors used up";
+  // With descriptors back, it serves again.
+  EXPECT_EQ(Get(server.port(), "/x").rfind("HTTP/1.1 200", 0), 0u);
 }
 
 }  // namespace
