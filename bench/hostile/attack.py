@@ -8,6 +8,7 @@ through bench/hostile/run.sh, which starts the daemon (any build: pass the
 binary) on fauxqs with an archive holding a 1 MiB body.
 
 Usage: attack.py PID PORT QUEUE   (prints one JSON document at the end)
+SKIP_REGEX=1 leaves out the regex phase.
 """
 import json
 import os
@@ -174,6 +175,8 @@ def main():
         ("regex bomb ^(.+)+!$ on a 1 MiB body, 4 at a time", regex_bomb, 10),
         ("after", idle, 5),
     ]:
+        if attack is regex_bomb and os.environ.get("SKIP_REGEX"):
+            continue  # an engine that crashes on it ends the run before the SIGTERM phase
         results.append(phase(name, attack, seconds))
         if not alive():
             print(json.dumps(results, indent=1))
