@@ -51,7 +51,7 @@ def free_port():
 def main():
     binary = sys.argv[1]
     with open(os.path.join(ROOT, "src", "monitor", "daemon.cc")) as f:
-        routes = set(re.findall(r'http_->Handle\("([^"]+)"', f.read()))
+        routes = set(re.findall(r'http_->Handle(?:Probe)?\("([^"]+)"', f.read()))
     check({"/healthz", "/readyz"} <= routes, f"daemon serves /healthz and /readyz (routes: {sorted(routes)})")
     with open(os.path.join(ROOT, "Dockerfile")) as f:
         user = re.findall(r"^USER (\d+):(\d+)$", f.read(), re.M)[-1]
@@ -61,6 +61,8 @@ def main():
     config = yaml.safe_load(config_text)
     host, port = config["listen"].rsplit(":", 1)
     check(host == "0.0.0.0", f"ConfigMap listens on all interfaces ({config['listen']})")
+    check(config.get("dashboard", {}).get("read_token") == "${DLQ_DASHBOARD_READ_TOKEN}",
+          "ConfigMap: listening on all interfaces, message content needs the read token")
 
     (sa,) = load("serviceaccount.yaml")
     role = sa["metadata"]["annotations"].get("eks.amazonaws.com/role-arn", "")
@@ -91,6 +93,10 @@ def main():
             check(get["path"] in routes and get["port"] in ("http", int(port)),
                   f"{name}: {kind} {get['path']} is a daemon route on the http port")
             probe_paths.add(get["path"])
+        env = {e["name"]: e for e in c.get("env", [])}
+        ref = env.get("DLQ_DASHBOARD_READ_TOKEN", {}).get("valueFrom", {}).get("secretKeyRef", {})
+        check(ref.get("name") == "dlq-archive-dashboard" and ref.get("key") == "read-token",
+              f"{name}: the dashboard's read token comes from a Secret")
         if w["kind"] == "StatefulSet":
             n = w["spec"]["replicas"]
             check("--shard" in c["args"] and c["args"][c["args"].index("--shard") + 1] == f"$(SHARD_INDEX)/{n}",
@@ -117,7 +123,8 @@ def main():
     dead = free_port()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "AWS_REGION": "us-east-1",
            "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_EC2_METADATA_DISABLED": "true",
-           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{dead}", "AWS_MAX_ATTEMPTS": "1"}
+           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{dead}", "AWS_MAX_ATTEMPTS": "1",
+           "DLQ_DASHBOARD_READ_TOKEN": "k8s-test-read-token-0123"}
     http_port = free_port()
     log = open(os.path.join(tmp, "log"), "w+")
     p = subprocess.Popen([binary, "run", "--config", path, "--listen-port", str(http_port), "--shard", "2/3"],
@@ -143,6 +150,14 @@ def main():
         except OSError as e:
             metrics = str(e)
         check('dlq_archive_shard_info{index="2",count="3"} 1' in metrics, "live: /metrics shows shard 2/3")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{http_port}/api/search?queue=q&q=x", timeout=2)
+            status = 200
+        except urllib.error.HTTPError as e:
+            status = e.code
+        except OSError:
+            status = None
+        check(status == 401, f"live: /api/search without the read token is refused (got {status})")
     finally:
         p.send_signal(signal.SIGTERM)
         try:
