@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <set>
 #include <span>
 #include <sstream>
@@ -20,6 +19,7 @@
 #include "archive/destination.h"
 #include "aws/http.h"
 #include "common/byte_size.h"
+#include "common/regex.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -689,8 +689,9 @@ std::vector<ConfigKey> BuildSchema() {
       grp, "role_arn", "", "arn:aws:iam::123456789012:role/archiver", "role to assume (other accounts)",
       [](const ConfigTarget& t) -> std::string& { return t.group->role_arn; },
       [](const std::string& v) -> std::string {
-        static const std::regex kRoleArn(R"(arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512})");
-        if (v.size() <= 2048 && std::regex_match(v, kRoleArn)) return {};
+        static const Result<Regex> kRoleArn =
+            Regex::Compile(R"(arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512})");
+        if (v.size() <= 2048 && kRoleArn->FullMatch(v)) return {};
         return fmt::format("{} is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)", Quote(v));
       }));
   k.push_back(Str(
@@ -718,16 +719,12 @@ std::vector<ConfigKey> BuildSchema() {
       "prefixes", "ListQueues name prefixes",
       [](const ConfigTarget& t) -> std::vector<std::string>& { return t.group->prefixes; }, queue_check(true)));
   k.push_back(Str(
-      grp, "regex", "", "^orders-.*-dlq$", "ECMAScript regex searched in queue names",
+      grp, "regex", "", "^orders-.*-dlq$", "regular expression (RE2 syntax) searched in queue names",
       [](const ConfigTarget& t) -> std::string& { return t.group->regex; },
       [](const std::string& v) -> std::string {
         if (v.size() > 1000) return "is longer than 1000 characters";
-        try {
-          std::regex re(v, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
-          return fmt::format("{} is not a valid regular expression: {}", Quote(v), e.what());
-        }
-        return {};
+        Result<Regex> re = Regex::Compile(v);
+        return re.ok() ? std::string() : fmt::format("{}: {}", Quote(v), re.status().message());
       }));
   k.push_back(BoolKey(grp, "discover", "false", "true", "every deadLetterTargetArn of a RedrivePolicy",
                       [](const ConfigTarget& t) -> bool& { return t.group->discover; }));

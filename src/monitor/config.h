@@ -98,7 +98,7 @@ struct GroupConfig : GroupSettings {
   std::string external_id;            // only with role_arn
   std::vector<std::string> queues;    // names or URLs; each must exist
   std::vector<std::string> prefixes;  // ListQueues prefixes
-  std::string regex;                  // ECMAScript, searched in queue names; empty: none
+  std::string regex;                  // RE2 syntax (common/regex.h), searched in queue names; empty: none
   bool discover = false;              // every deadLetterTargetArn of a RedrivePolicy
   std::vector<std::string> exclude;   // names (or URLs) never selected
   bool allow_empty = false;           // selectors matching no queue: not an error for `check`

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "common/log.h"
+#include "common/regex.h"
 #include "common/strings.h"
 
 namespace dlq {
@@ -241,15 +241,11 @@ Result<std::vector<DiscoveredQueue>> Discoverer::Run() {
     for (const std::string& u : *urls) Add(u, false);
   }
   if (!group_.regex.empty()) {
-    std::regex re;
-    try {
-      re = std::regex(group_.regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return InvalidArgument(fmt::format("group {}: regex '{}': {}", group_.name, group_.regex, e.what()));
-    }
+    Result<Regex> re = Regex::Compile(group_.regex);
+    if (!re.ok()) return re.status().WithContext(fmt::format("group {}: regex '{}'", group_.name, group_.regex));
     DLQ_ASSIGN_OR_RETURN(const std::vector<std::string>* all, AllUrls());
     for (const std::string& u : *all) {
-      if (std::regex_search(NameFromUrl(u), re)) Add(u, false);
+      if (re->Search(NameFromUrl(u))) Add(u, false);
     }
   }
   if (group_.discover) DLQ_RETURN_IF_ERROR(AddDiscovered());

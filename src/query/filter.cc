@@ -66,15 +66,12 @@ bool Filter::Matches(const ArchiveRecord& r) const {
   }
   if (!body_contains.empty() && r.body.find(body_contains) == std::string::npos) return false;
   if (!body_regex.empty()) {
-    std::shared_ptr<const std::regex> re = regex_;
-    if (re == nullptr || regex_source_ != body_regex) {
-      try {
-        re = std::make_shared<const std::regex>(body_regex, std::regex::ECMAScript);
-      } catch (const std::regex_error&) {
-        return false;
-      }
+    if (regex_ && regex_->pattern() == body_regex) {
+      if (!regex_->Search(r.body)) return false;
+    } else {
+      Result<Regex> re = Regex::Compile(body_regex);
+      if (!re.ok() || !re->Search(r.body)) return false;
     }
-    if (!std::regex_search(r.body, *re)) return false;
   }
   for (const auto& [path, value] : json_equals) {
     std::optional<std::string> got = path.Lookup(r.body);
@@ -85,15 +82,10 @@ bool Filter::Matches(const ArchiveRecord& r) const {
 
 Status Filter::CompileRegex() {
   regex_.reset();
-  regex_source_.clear();
   if (body_regex.empty()) return Status::Ok();
-  try {
-    regex_ = std::make_shared<const std::regex>(body_regex, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return FlagError("--body-regex", body_regex,
-                     fmt::format("not a valid ECMAScript regular expression ({})", e.what()));
-  }
-  regex_source_ = body_regex;
+  Result<Regex> re = Regex::Compile(body_regex);
+  if (!re.ok()) return FlagError("--body-regex", body_regex, re.status().message());
+  regex_ = std::move(*re);
   return Status::Ok();
 }
 
@@ -152,7 +144,8 @@ void AddFilterFlags(CLI::App& cmd, FilterFlags& f) {
   cmd.add_option("--attr", f.attrs, "NAME=VALUE: message attribute NAME has string value VALUE (repeatable: all)");
   cmd.add_option("--attr-exists", f.attr_exists, "NAME: message attribute NAME is present (repeatable: all)");
   cmd.add_option("--body-contains", f.body_contains, "the body contains this text");
-  cmd.add_option("--body-regex", f.body_regex, "the body matches this ECMAScript regular expression (anywhere)");
+  cmd.add_option("--body-regex", f.body_regex,
+                 "the body matches this regular expression anywhere (RE2 syntax, doc/querying.md)");
   cmd.add_option("--json", f.json,
                  "PATH=VALUE: the body is JSON and the value at PATH is VALUE, e.g. '$.error.type=Timeout' "
                  "(repeatable: all)");

@@ -6,15 +6,14 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "archive/record.h"
 #include "common/clock.h"
+#include "common/regex.h"
 #include "common/status.h"
 #include "query/json_path.h"
 
@@ -34,7 +33,7 @@ struct Filter {
   std::vector<std::pair<std::string, std::string>> attr_equals;  // message attribute NAME has string value VALUE
   std::vector<std::string> attr_exists;                          // message attribute NAME present
   std::string body_contains;                                     // byte substring of the body
-  std::string body_regex;                                        // ECMAScript, searched anywhere in the body
+  std::string body_regex;                                        // RE2 syntax, searched anywhere in the body
   std::vector<std::pair<JsonPath, std::string>> json_equals;     // --json 'PATH=VALUE' (JsonPath::Lookup text)
   std::optional<int64_t> min_receive_count;
 
@@ -49,13 +48,13 @@ struct Filter {
   // True when no condition is set (every record matches).
   bool Empty() const;
 
-  // Compiles body_regex once so Matches does not recompile it per record.
-  // kInvalidArgument naming --body-regex and the reason.
+  // Compiles body_regex (common/regex.h: linear time, bounded memory) once so
+  // Matches does not recompile it per record. kInvalidArgument naming
+  // --body-regex, the pattern and the reason (an unsupported construct by name).
   Status CompileRegex();
 
  private:
-  std::shared_ptr<const std::regex> regex_;  // compiled body_regex, when CompileRegex ran
-  std::string regex_source_;                 // the body_regex regex_ was compiled from
+  std::optional<Regex> regex_;  // compiled body_regex, when CompileRegex ran
 };
 
 // The filter flags as given on the command line (unparsed).

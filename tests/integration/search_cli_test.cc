@@ -10,7 +10,11 @@
 #include <fstream>
 #include <iterator>
 
+#include "archive/gzip.h"
+#include "archive/key_layout.h"
 #include "archive/record.h"
+#include "common/crypto.h"
+#include "common/time_util.h"
 #include "fault_proxy.h"
 #include "harness.h"
 #include "s3/s3_object_store.h"
@@ -166,7 +170,7 @@ TEST(SearchCli, MalformedInputExitsTwoWithTheReason) {
            {"search --from file://" + dir + " --since yesterday", "--since 'yesterday': not a time"},
            {"search --from file://" + dir + " --json 'error.type=x'", "a path must start with '$'"},
            {"search --from file://" + dir + " --json '$.a'", "expected PATH=VALUE"},
-           {"search --from file://" + dir + " --body-regex '('", "not a valid ECMAScript regular expression"},
+           {"search --from file://" + dir + " --body-regex '('", "not a valid regular expression (missing )"},
            {"search --from file://" + dir + " --attr novalue", "expected NAME=VALUE"},
            {"search --from file://" + dir + " --key-template '{queue}/{nope}'", "unknown placeholder {nope}"},
            {"search --from ftp://x", "must be s3://BUCKET/PREFIX or file:///DIR"},
@@ -177,6 +181,70 @@ TEST(SearchCli, MalformedInputExitsTwoWithTheReason) {
     auto r = RunShell(Dlq(fauxqs, c.args));
     EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.out;
     EXPECT_NE(r.out.find(c.reason), std::string::npos) << c.args << ": " << r.out;
+  }
+  fs::remove_all(dir);
+}
+
+// Writes `bodies` as one default-layout archive object of queue big-dlq under `dir`.
+void WriteArchive(const std::string& dir, const std::vector<std::string>& bodies) {
+  ArchiveContext ctx;
+  ctx.queue = "big-dlq";
+  ctx.queue_url = "https://sqs.us-east-1.amazonaws.com/123456789012/big-dlq";
+  ctx.region = "us-east-1";
+  ctx.account_id = "123456789012";
+  ctx.archiver_version = "test";
+  ctx.host = "test";
+  const SystemTime t = *ParseIso8601("2026-11-20T08:00:00Z");
+  std::string lines;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    Message m;
+    m.message_id = fmt::format("m-{}", i);
+    m.body = bodies[i];
+    m.md5_of_body = Md5Hex(m.body);
+    m.attributes = {{"SentTimestamp", std::to_string(ToUnixMillis(t))}, {"ApproximateReceiveCount", "4"}};
+    AppendRecordJson(m, ctx, t, lines);
+  }
+  Result<std::string> gz = GzipCompress(lines, 1);
+  ASSERT_TRUE(gz.ok()) << gz.status().ToString();
+  fs::path path = fs::path(dir) / KeyTemplate::Default().Render(
+                                      {"dlq-archive", ctx.queue, ctx.region, ctx.account_id, t, "0000000000000001"});
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary).write(gz->data(), static_cast<std::streamsize>(gz->size()));
+}
+
+// Issue 28: these patterns killed `search` with SIGSEGV (std::regex recursion)
+// on 20-200 KB bodies. On 1 MiB bodies (SQS's maximum) the real binary answers
+// with the right count; a construct RE2 cannot take is a usage error naming it.
+TEST(SearchCli, BodyRegexOnOneMebibyteBodiesCountsRightAndUnsupportedConstructsExitTwo) {
+  const std::string dir = "/tmp/dlq-search-regex-" + RandomHex(4);
+  auto mib = [](std::string_view unit, std::string_view tail) {
+    std::string s;
+    while (s.size() + unit.size() + tail.size() <= (size_t{1} << 20)) s += unit;
+    return s.append(tail);
+  };
+  WriteArchive(
+      dir, {mib("ab", ""), mib("ab", "c"), mib("x", ""), mib("x", "zzz"), mib("order 42 failed\n\tretry later\n", ""),
+            mib("order 42 failed\n\tretry later\n", "zzz"), mib("a", ""), mib("a", "!")});
+  const std::string search = std::string(DLQ_BINARY) + " search --from file://" + dir + " --output count --body-regex ";
+  struct Case {
+    std::string pattern, count;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"(a|b)*c", "1\n"}, {".*zzz", "2\n"}, {R"((.|\s)*zzz)", "2\n"}, {"^(.+)+!$", "1\n"}}) {
+    auto r = RunShell(search + "'" + c.pattern + "'", false);
+    EXPECT_EQ(r.exit_code, 0) << c.pattern << ": " << r.out;
+    EXPECT_EQ(r.out, c.count) << c.pattern;
+  }
+  struct Refused {
+    std::string pattern, reason;
+  };
+  for (const Refused& c : std::vector<Refused>{
+           {R"((a)\1)", R"(--body-regex '(a)\1': backreferences (\1) are not supported; patterns use RE2 syntax)"},
+           {"(?<=a)b", "lookbehind assertions ((?<=) are not supported"},
+           {"a++", "possessive quantifiers (++) are not supported"}}) {
+    auto r = RunShell(search + "'" + c.pattern + "'");
+    EXPECT_EQ(r.exit_code, 2) << c.pattern << ": " << r.out;
+    EXPECT_NE(r.out.find(c.reason), std::string::npos) << c.pattern << ": " << r.out;
   }
   fs::remove_all(dir);
 }

@@ -28,7 +28,7 @@ arch=$(dpkg-deb --field "$deb" Architecture)
   fail "file name $(basename "$deb") is not dlq-archive_${version}_${arch}.deb"
 [[ $(dpkg-deb --field "$deb" Package) == dlq-archive ]] && pass "Package: dlq-archive" || fail "Package field"
 depends=$(dpkg-deb --field "$deb" Depends)
-for d in libc6 libcurl4 libssl3 libstdc++6 libtcmalloc-minimal4 ca-certificates; do
+for d in libc6 libcurl4 libssl3 libstdc++6 libtcmalloc-minimal4 libre2-9 ca-certificates; do
   [[ $depends == *"$d"* ]] && pass "Depends has $d" || fail "Depends lacks $d: $depends"
 done
 

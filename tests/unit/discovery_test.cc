@@ -120,6 +120,22 @@ TEST_F(DiscoveryTest, CombinesNamesPrefixesAndRegexWithoutDuplicates) {
   EXPECT_THAT(names, UnorderedElementsAre("orders-dlq", "prod-a-dlq", "prod-b", "billing-dlq"));
 }
 
+TEST_F(DiscoveryTest, RegexUsesRe2AndAnUnsupportedConstructIsNamed) {
+  Create("orders-prod-dlq");
+  Create("orders-test-dlq");
+  group_.name = "g";
+  group_.regex = "^orders-(?P<env>prod|stage)-dlq$";
+  auto r = DiscoverQueues(sqs_, group_);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_THAT(Names(*r), ElementsAre("orders-prod-dlq"));
+  group_.regex = "^orders-(?!test)";
+  r = DiscoverQueues(sqs_, group_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("group g: regex '^orders-(?!test)': lookahead assertions ((?!) are not supported"));
+}
+
 TEST_F(DiscoveryTest, ExcludeRemovesQueuesByNameOrUrl) {
   Create("prod-a-dlq");
   std::string legacy = Create("prod-legacy-dlq");

@@ -206,7 +206,7 @@ TEST(MonitorConfigTest, ReportsEveryErrorTogetherInLineOrder) {
   EXPECT_THAT(lines[2], HasSubstr("dlq-archive.yaml:3:15: log.level: \"loud\" is not one of"));
   EXPECT_THAT(errors, HasSubstr("dlq-archive.yaml:5:16: defaults.destination: destination 'ftp://x' must be"));
   EXPECT_THAT(errors, HasSubstr("dlq-archive.yaml:6:8: defaults.sse: \"rot13\" is not one of"));
-  EXPECT_THAT(errors, HasSubstr("dlq-archive.yaml:9:12: groups[0].regex: \"([\" is not a valid regular expression"));
+  EXPECT_THAT(errors, HasSubstr("dlq-archive.yaml:9:12: groups[0].regex: \"([\": not a valid regular expression"));
   EXPECT_THAT(errors, HasSubstr("dlq-archive.yaml:10:11: groups[1].name: duplicate group name 'a'"));
   EXPECT_THAT(errors, HasSubstr("groups[0]: destination is required"));
 }
@@ -247,6 +247,9 @@ TEST(MonitorConfigTest, RejectsEachBadValue) {
        "concurrency.per_queue: 4 is more than concurrency.global (2)"},
       {"notify: { webhooks: [ { url: ftp://x } ] }\n", "", "notify.webhooks[0].url: \"ftp://x\" is not an http"},
       {"", "    region: US_EAST\n", "groups[0].region: \"US_EAST\" is not a region name"},
+      {"", "    regex: '(a)\\1'\n",
+       "groups[0].regex: \"(a)\\1\": backreferences (\\1) are not supported; patterns use RE2 syntax"},
+      {"", "    regex: '^orders-(?!test)'\n", "groups[0].regex: \"^orders-(?!test)\": lookahead assertions ((?!)"},
   };
   for (const Case& c : cases) {
     // `top` keys are top-level: put them before defaults.
