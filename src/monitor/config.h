@@ -134,6 +134,10 @@ struct MonitorConfig {
   // Enables the dashboard's actions (archive now, replay); a secret, never
   // logged or echoed. Empty: the dashboard is read-only.
   std::string dashboard_write_token;
+  // Bounds on a dashboard request that reads the archive (DashboardOptions).
+  std::chrono::seconds dashboard_scan_deadline{10};
+  uint64_t dashboard_request_memory = uint64_t{64} << 20;
+  int dashboard_max_scans = 2;
   GroupSettings defaults;
   std::vector<GroupConfig> groups;
 };
