@@ -1,6 +1,7 @@
 #include "query/scan.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include "common/mutex.h"
 #if defined(__SSE2__)
@@ -455,6 +456,44 @@ class PassState {
 // window a piece at a time, complete lines handled in place; only a line
 // that spans pieces is kept across them, and only up to the line limit.
 
+// Anonymous memory for a decompression window: grown and shrunk in place by
+// mremap (no copy, never two buffers at once) and unmapped when dropped, so
+// a long line's memory goes back to the system at once, whatever malloc
+// would keep. Sizes are rounded up to whole pages.
+class WindowMemory {
+ public:
+  WindowMemory() = default;
+  ~WindowMemory() { Free(); }
+  WindowMemory(const WindowMemory&) = delete;
+  WindowMemory& operator=(const WindowMemory&) = delete;
+
+  static size_t Rounded(size_t n) { return (n + kPage - 1) / kPage * kPage; }
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Makes the mapping Rounded(n) bytes, keeping the bytes both sizes have.
+  // False (nothing changed) when the memory cannot be had.
+  bool Resize(size_t n) {
+    n = Rounded(n);
+    if (n == size_) return true;
+    void* p = data_ == nullptr ? mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                               : mremap(data_, size_, n, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) return false;
+    data_ = static_cast<char*>(p);
+    size_ = n;
+    return true;
+  }
+  void Free() {
+    if (data_ != nullptr) munmap(data_, size_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  static constexpr size_t kPage = 4096;
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 constexpr std::string_view kCanonicalLineStart = "{\"schema\":1,";
 
 class ObjectReader {
@@ -472,10 +511,7 @@ class ObjectReader {
     Run(info);
     state_.Release(index_, held_);
     held_ = 0;
-    if (window_cap_ > kPiece) {  // a long line grew it: give the memory back
-      window_.reset();
-      window_cap_ = 0;
-    }
+    if (window_.size() > kPiece && !window_.Resize(kPiece)) window_.Free();  // a long line grew it
     return std::move(r_);
   }
 
@@ -519,11 +555,12 @@ class ObjectReader {
     if (compressed.size() > held_ && !Hold(compressed.size() - held_)) return;
     r_.compressed = compressed.size();
 
-    if (window_cap_ == 0) {
-      window_ = std::make_unique_for_overwrite<char[]>(kPiece);
-      window_cap_ = kPiece;
+    if (!Hold(kPiece)) return;
+    if (!window_.Resize(kPiece)) {
+      r_.skipped_object = true;
+      Report(0, fmt::format("cannot map {} bytes for decompression", kPiece));
+      return;
     }
-    if (!Hold(window_cap_)) return;
     begin_ = end_ = 0;
     line_no_ = 0;
     long_line_ = 0;
@@ -534,8 +571,8 @@ class ObjectReader {
         r_.stopped = true;
         return;
       }
-      if (!MakeRoom()) return;
-      size_t n = gz.Read(window_.get() + end_, std::min(window_cap_ - end_, kPiece));
+      if (!MakeRoom(damage)) break;
+      size_t n = gz.Read(window_.data() + end_, std::min(window_.size() - end_, kPiece));
       if (n > options_.max_object_bytes - r_.bytes) {
         n = options_.max_object_bytes - r_.bytes;
         damage = DataLoss(fmt::format("decompressed size exceeds the limit of {} bytes", options_.max_object_bytes));
@@ -544,9 +581,10 @@ class ObjectReader {
       if (!Consume(n)) return;
       if (n == 0 || !damage.ok()) break;
     }
+    if (r_.stopped) return;
     if (damage.ok()) damage = gz.status();
     if (long_line_ != 0) SkipLongLine();
-    std::string_view tail(window_.get() + begin_, end_ - begin_);
+    std::string_view tail(window_.data() + begin_, end_ - begin_);
     if (damage.ok()) {
       if (!tail.empty()) ReadLines(tail);
       return;
@@ -562,28 +600,39 @@ class ObjectReader {
   }
 
   // Makes room for a piece after end_: moves the partial line to the front,
-  // then grows the window (up to the line limit plus a piece).
-  bool MakeRoom() {
-    if (window_cap_ - end_ >= kPiece) return true;
+  // then grows the window (up to the line limit plus a piece). False when
+  // the pass is stopping (r_.stopped) or the memory cannot be mapped
+  // (`damage` says so).
+  bool MakeRoom(Status& damage) {
+    if (window_.size() - end_ >= kPiece) return true;
     if (begin_ > 0) {
-      std::memmove(window_.get(), window_.get() + begin_, end_ - begin_);
+      std::memmove(window_.data(), window_.data() + begin_, end_ - begin_);
       end_ -= begin_;
       begin_ = 0;
-      if (window_cap_ - end_ >= kPiece) return true;
+      if (window_.size() - end_ >= kPiece) return true;
     }
-    const size_t cap = std::min(std::max(window_cap_ * 2, end_ + kPiece), limits_.max_line + kPiece);
-    if (!Hold(cap - window_cap_)) return false;
-    auto grown = std::make_unique_for_overwrite<char[]>(cap);
-    std::memcpy(grown.get(), window_.get(), end_);
-    window_ = std::move(grown);
-    window_cap_ = cap;
+    const size_t old = window_.size();
+    const size_t cap = WindowMemory::Rounded(std::min(std::max(old * 2, end_ + kPiece), limits_.max_line + kPiece));
+    if (!Hold(cap - old)) return false;
+    if (!window_.Resize(cap)) {
+      damage = Internal(fmt::format("cannot map {} bytes for a line of more than {} bytes", cap, end_));
+      return false;
+    }
     return true;
+  }
+
+  // The window back to one piece, once the line it held is being skipped.
+  void Shrink() {
+    const size_t old = window_.size();
+    if (old <= kPiece || !window_.Resize(kPiece)) return;
+    state_.Release(index_, old - kPiece);
+    held_ -= old - kPiece;
   }
 
   // Handles `n` new bytes at end_: every line they complete, and the start
   // of a line too long to keep (then skipped up to its end).
   bool Consume(size_t n) {
-    char* w = window_.get();
+    char* w = window_.data();
     size_t from = end_;
     end_ += n;
     if (long_line_ != 0) {
@@ -608,6 +657,7 @@ class ObjectReader {
       ++r_.lines;
       long_bytes_ = end_ - begin_;
       begin_ = end_ = 0;
+      Shrink();
     }
     return true;
   }
@@ -690,8 +740,8 @@ class ObjectReader {
   ObjectResult r_;
   size_t held_ = 0;  // reserved for this object's working set
   // Decompressed bytes [begin_, end_) of window_ are the unfinished line.
-  std::unique_ptr<char[]> window_;
-  size_t window_cap_ = 0, begin_ = 0, end_ = 0;
+  WindowMemory window_;
+  size_t begin_ = 0, end_ = 0;
   uint64_t line_no_ = 0;
   uint64_t long_line_ = 0;  // the number of the over-long line being skipped; 0: none
   uint64_t long_bytes_ = 0;
