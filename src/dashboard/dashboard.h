@@ -52,9 +52,9 @@ using DashboardReplayFn = std::function<DashboardReplayResult(
 // "objects_scanned" and "objects_total"; each may reserve request_memory
 // (1/8 of it for de-duplication, the rest the scan's memory budget); at most
 // max_concurrent_scans run at once, and a request beyond that gets 503 with
-// Retry-After. The defaults keep the daemon (about 26 MiB) under 160 MiB
-// with both scans at their limit, and 64 MiB reads ordinary archive objects
-// 16 at a time.
+// Retry-After. With the defaults the scans reserve at most 128 MiB on top of
+// the daemon's ~26 MiB, and 64 MiB reads ordinary archive objects 16 at a
+// time.
 struct DashboardOptions {
   std::string write_token;                 // empty: read-only (no actions)
   DashboardReplayFn replay;                // required for the replay action when write_token is set
