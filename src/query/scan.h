@@ -17,7 +17,7 @@
 // compressed bytes (an object over 1/8 of the budget is refused, reported
 // with its key), its decompression window (objects are decompressed and split
 // into lines a piece at a time, never held whole: a line grows the window up
-// to the line limit, min(max_line_bytes, budget/8 - 512 KiB); a longer line
+// to the line limit, min(max_line_bytes, budget/8 - 256 KiB); a longer line
 // is skipped as damaged without being held, reported with key and line) and
 // its matching records until they are delivered (estimated as the line's
 // size + 512 bytes). Objects other than the one next in delivery order share
@@ -32,9 +32,10 @@
 //
 // Stopping: ScanOptions::stop and ScanOptions::deadline are checked while
 // listing, before every object, after every decompressed piece of at most
-// 256 KiB and while waiting for memory or results, so a scan ends within a
-// few milliseconds of either (an object GET in flight is not interrupted:
-// the scan stops waiting for it, then joins its worker when the GET returns).
+// 256 KiB, per delivered record and while waiting for memory or results, so
+// a scan ends within a few milliseconds of either. An object GET in flight
+// is not interrupted: the scan returns once its workers' GETs have returned
+// (bounded by the store's own timeouts).
 //
 // Damage is reported, never fatal: an object that cannot be fetched or
 // decompressed and a line that cannot be parsed (including a newer `schema`)
