@@ -6,6 +6,8 @@
 #include <atomic>
 
 #include "app/dashboard_replay.h"
+#include "archive/gzip.h"
+#include "archive/key_layout.h"
 #include "dashboard/request.h"
 #include "dashboard/web_assets.h"
 #include "monitor/daemon_metrics.h"
@@ -406,6 +408,30 @@ TEST_F(DashboardTest, AScanPastItsDeadlineAnswersWhatItReadAndSaysSo) {
   auto ldoc = Json(parser, l);
   EXPECT_EQ(ldoc["stopped"].get_string().value(), "deadline");
   EXPECT_EQ(ldoc["objects_scanned"].get_uint64().value(), 0u);
+}
+
+TEST_F(DashboardTest, HostileObjectsAreCountedAsSkippedLinesAndTheSearchStillCompletes) {
+  ArchiveSome();
+  // Beside the real objects: a gzip bomb (64 MiB without a newline, ~64 KiB)
+  // and an object holding one 20 MiB line. (That neither is held whole is
+  // ScanTest's to show: it can count reserved bytes.)
+  auto key = [&](const std::string& batch) {
+    return KeyTemplate::Default().Render({"dlq-archive", "orders-dlq", "", "", clock_.Now(), batch});
+  };
+  store_.Insert(key("00000000000000b1"), GzipCompress(std::string(size_t{64} << 20, 'z'), 9).value());
+  store_.Insert(key("00000000000000b2"),
+                GzipCompress("{\"schema\":1,\"body\":\"" + std::string(size_t{20} << 20, 'a') + "\"}\n", 9).value());
+  DashboardOptions o;
+  o.request_memory = size_t{8} << 20;  // the smallest the config allows: lines over 768 KiB are skipped
+  Dashboard d(*daemon_, clock_, o);
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/search", "queue=orders-dlq"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_EQ(doc["count"].get_uint64().value(), 5u);  // every real message
+  EXPECT_EQ(doc["skipped_lines"].get_uint64().value(), 2u);
+  EXPECT_TRUE(doc["complete"].get_bool().value());
+  EXPECT_EQ(doc["objects_scanned"].get_uint64().value(), doc["objects_total"].get_uint64().value());
 }
 
 TEST_F(DashboardTest, ScansBeyondTheConcurrentLimitGet503WithRetryAfter) {
