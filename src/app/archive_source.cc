@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <optional>
+
+#include "common/byte_size.h"
 
 namespace dlq {
 
@@ -18,6 +21,27 @@ void AddArchiveSourceFlags(CLI::App& cmd, ArchiveSourceFlags& flags) {
   cmd.add_option("--parallelism", flags.parallelism,
                  "objects fetched and decoded at once (0: one per core for file://, 16 for s3://)")
       ->check(CLI::Range(0, 256));
+}
+
+void AddScanMemoryFlag(CLI::App& cmd, ArchiveSourceFlags& flags) {
+  cmd.add_option("--memory", flags.memory,
+                 "memory the scan may reserve for objects in flight and matches awaiting output, e.g. 512MiB "
+                 "(default 256MiB; the de-duplication table comes on top; see doc/querying.md)")
+      ->envname("DLQ_SCAN_MEMORY");
+}
+
+Result<size_t> ParseScanMemory(const ArchiveSourceFlags& flags) {
+  if (flags.memory.empty()) return ScanOptions{}.memory_budget_bytes;
+  std::optional<uint64_t> bytes = ParseByteSize(flags.memory);
+  if (!bytes || *bytes < (uint64_t{4} << 20) || *bytes > (uint64_t{1} << 40)) {
+    return InvalidArgument(fmt::format("--memory '{}': expected a size from 4MiB to 1TiB, e.g. 512MiB", flags.memory));
+  }
+  return static_cast<size_t>(*bytes);
+}
+
+std::string StoppedLine(const ScanStats& stats) {
+  return fmt::format("stopped by a signal after {} of {} objects ({} read)", stats.objects_done, stats.objects_listed,
+                     FormatByteSize(stats.bytes));
 }
 
 Result<ArchiveLayouts> ParseLayouts(const ArchiveSourceFlags& flags) {

@@ -21,6 +21,7 @@ namespace dlq {
 struct ArchiveSourceFlags {
   std::vector<std::string> key_templates;  // --key-template (repeatable); empty: default and Hive
   int parallelism = 0;                     // --parallelism; 0: automatic
+  std::string memory;                      // --memory / DLQ_SCAN_MEMORY (a byte size); empty: the default
 };
 
 // Registers the required --from URL of a command that reads the archive.
@@ -29,8 +30,20 @@ void AddFromFlag(CLI::App& cmd, std::string& from);
 // Registers --key-template and --parallelism on `cmd`.
 void AddArchiveSourceFlags(CLI::App& cmd, ArchiveSourceFlags& flags);
 
+// Registers --memory (environment DLQ_SCAN_MEMORY) on a command that scans.
+void AddScanMemoryFlag(CLI::App& cmd, ArchiveSourceFlags& flags);
+
 // The layouts the flags name. kInvalidArgument naming --key-template.
 Result<ArchiveLayouts> ParseLayouts(const ArchiveSourceFlags& flags);
+
+// The scan's memory budget the flags name (ScanOptions' default when none).
+// kInvalidArgument naming --memory when it is not a size of at least 4 MiB.
+Result<size_t> ParseScanMemory(const ArchiveSourceFlags& flags);
+
+// The line a reading command prints when a stop signal ended its scan:
+// how far it got ("stopped by a signal after 3 of 40 objects (12.0 MiB
+// read)"), or that it stopped while listing.
+std::string StoppedLine(const ScanStats& stats);
 
 // "s3://bucket/" or "file:///dir/": what a key is prefixed with in messages.
 std::string KeyUriPrefix(const Destination& from);

@@ -465,6 +465,7 @@ int RunCli(int argc, char** argv) {
                    "or count")
       ->check(CLI::IsMember({"table", "jsonl", "ids", "count"}));
   AddArchiveSourceFlags(*search, search_opts.source);
+  AddScanMemoryFlag(*search, search_opts.source);
   search->footer(
       "Exit codes: 0 done; 1 the archive cannot be listed; 2 usage error; 3 done, but unreadable objects "
       "or lines were skipped (each named on stderr)");
@@ -476,6 +477,7 @@ int RunCli(int argc, char** argv) {
   show->add_option("--output", show_opts.output, "text or json (the archive line)")
       ->check(CLI::IsMember({"text", "json"}));
   AddArchiveSourceFlags(*show, show_opts.source);
+  AddScanMemoryFlag(*show, show_opts.source);
   // replay
   ReplayCommandOptions rp;
   auto* replay = app.add_subcommand("replay", "send archived or live DLQ messages back to a queue, filtered");
@@ -520,6 +522,7 @@ int RunCli(int argc, char** argv) {
       ->capture_default_str()
       ->check(IntegerValidator(1, 10'000'000));
   AddArchiveSourceFlags(*stats, stats_opts.source);
+  AddScanMemoryFlag(*stats, stats_opts.source);
   stats->footer(
       "Exit codes: 0 done; 1 the archive could not be read; 2 usage error; 3 done, but unreadable objects or lines "
       "were skipped; 130 stopped by a signal");

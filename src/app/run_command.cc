@@ -134,6 +134,9 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   dash.read_token = config->dashboard_read_token;
   dash.replay = MakeDashboardReplay(DefaultClock());
   dash.poll_interval = config->collection_interval;
+  dash.scan_deadline = config->dashboard_scan_deadline;
+  dash.request_memory = static_cast<size_t>(config->dashboard_request_memory);
+  dash.max_concurrent_scans = config->dashboard_max_scans;
   Dashboard dashboard(daemon, DefaultClock(), dash);
   daemon.SetExtraRoutes([&dashboard](HttpServer& server) { dashboard.Register(server); });
   Log().Log(LogLevel::kInfo, "dashboard",

@@ -27,10 +27,16 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
     fmt::print(err, "error: search: {}\n", layouts.status().message());
     return 2;
   }
+  Result<size_t> memory = ParseScanMemory(options.source);
+  if (!memory.ok()) {
+    fmt::print(err, "error: search: {}\n", memory.status().message());
+    return 2;
+  }
   ScanOptions scan;
   scan.filter = std::move(*filter);
   scan.layouts = std::move(*layouts);
   scan.parallelism = options.source.parallelism;
+  scan.memory_budget_bytes = *memory;
   scan.stop = stop;
 
   const auto started = std::chrono::steady_clock::now();
@@ -64,8 +70,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
   }
   if (stats->stopped) {
     std::fflush(out);
-    fmt::print(err, "search: stopped by a signal after {} objects; the {} results printed are partial\n",
-               stats->objects, count);
+    fmt::print(err, "search: {}; the {} results printed are partial\n", StoppedLine(*stats), count);
     return 130;
   }
   if (output == "count") fmt::print(out, "{}\n", count);

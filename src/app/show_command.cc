@@ -79,7 +79,13 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
     fmt::print(err, "error: show: {}\n", layouts.status().message());
     return 2;
   }
+  Result<size_t> memory = ParseScanMemory(options.source);
+  if (!memory.ok()) {
+    fmt::print(err, "error: show: {}\n", memory.status().message());
+    return 2;
+  }
   ScanOptions scan;
+  scan.memory_budget_bytes = *memory;
   scan.filter.ids = {options.message_id};
   scan.filter.queues = options.queues;
   scan.layouts = std::move(*layouts);
@@ -95,8 +101,12 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
                                     r.queue == first->queue ? "" : fmt::format(" (queue {})", r.queue)));
     return true;
   });
-  if ((!stats.ok() && stats.status().code() == ErrorCode::kCancelled) || (stats.ok() && stats->stopped)) {
-    fmt::print(err, "show: stopped by a signal before the whole archive was read\n");
+  if (!stats.ok() && stats.status().code() == ErrorCode::kCancelled) {
+    fmt::print(err, "show: stopped by a signal while listing the archive; nothing was read\n");
+    return 130;
+  }
+  if (stats.ok() && stats->stopped) {
+    fmt::print(err, "show: {}, before the whole archive was read\n", StoppedLine(*stats));
     return 130;
   }
   if (!stats.ok()) {

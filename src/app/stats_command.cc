@@ -17,6 +17,7 @@ Status ValidateStatsOptions(const StatsCommandOptions& options, SystemTime now) 
   if (auto group_by = GroupBy::Parse(options.group_by); !group_by.ok()) return group_by.status();
   if (auto filter = BuildFilter(options.filter, now); !filter.ok()) return filter.status();
   if (auto layouts = ParseLayouts(options.source); !layouts.ok()) return layouts.status();
+  if (auto memory = ParseScanMemory(options.source); !memory.ok()) return memory.status();
   return Status::Ok();
 }
 
@@ -30,6 +31,7 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   scan.filter = BuildFilter(options.filter, now).value();
   scan.layouts = ParseLayouts(options.source).value();
   scan.parallelism = options.source.parallelism;
+  scan.memory_budget_bytes = ParseScanMemory(options.source).value();
   scan.stop = &stop;
   StatsAggregator aggregator(GroupBy::Parse(options.group_by).value(), scan.filter.by, options.max_groups);
   bool stopped = false;
@@ -52,7 +54,8 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
     return 1;
   }
   if (stopped) {
-    fmt::print(err, "stats: stopped by a signal; no report\n");
+    fmt::print(err, "stats: {}; no report\n",
+               stats.ok() ? StoppedLine(*stats) : "stopped by a signal while listing the archive");
     return 130;
   }
   StatsReport report = std::move(aggregator).Finish();

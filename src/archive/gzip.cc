@@ -258,6 +258,88 @@ GunzipResult GzipDecompressInto(std::string_view gz, size_t max_output, GunzipBu
   return ZlibDecompressInto(gz, max_output, buffer);
 }
 
+namespace {
+
+std::string_view IsalError(int rc) {
+  switch (rc) {
+    case ISAL_INVALID_BLOCK: return "invalid deflate block";
+    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK: return "invalid back-reference distance";
+    case ISAL_INVALID_WRAPPER: return "invalid gzip header";
+    case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
+    case ISAL_INCORRECT_CHECKSUM: return "CRC-32 or length mismatch";
+    default: return "inflate error";
+  }
+}
+
+}  // namespace
+
+struct GunzipStream::State {
+  inflate_state inflate{};
+  bool in_member = false;
+};
+
+GunzipStream::GunzipStream(std::string_view gz) : gz_(gz), state_(std::make_unique<State>()) {
+  if (gz.empty()) {
+    done_ = true;
+    status_ = DataLoss("gzip: empty input is not a gzip file");
+  }
+}
+
+GunzipStream::~GunzipStream() = default;
+GunzipStream::GunzipStream(GunzipStream&&) noexcept = default;
+GunzipStream& GunzipStream::operator=(GunzipStream&&) noexcept = default;
+
+size_t GunzipStream::Read(char* out, size_t n) {
+  size_t written = 0;
+  while (!done_ && written < n) {
+    inflate_state& s = state_->inflate;
+    if (!state_->in_member) {
+      if (in_pos_ == gz_.size()) {
+        done_ = true;
+        break;
+      }
+      ++member_;
+      if (gz_.size() - in_pos_ < 2 || static_cast<unsigned char>(gz_[in_pos_]) != 0x1f ||
+          static_cast<unsigned char>(gz_[in_pos_ + 1]) != 0x8b) {
+        done_ = true;
+        status_ = DataLoss(
+            fmt::format("gzip: member {} at offset {}: not a gzip header (trailing garbage)", member_, in_pos_));
+        break;
+      }
+      isal_inflate_init(&s);
+      s.crc_flag = ISAL_GZIP;
+      state_->in_member = true;
+    }
+    s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(gz_.data() + in_pos_));
+    s.avail_in = static_cast<uint32_t>(std::min<size_t>(gz_.size() - in_pos_, UINT32_MAX));
+    s.next_out = reinterpret_cast<uint8_t*>(out + written);
+    s.avail_out = static_cast<uint32_t>(std::min<size_t>(n - written, UINT32_MAX));
+    const uint32_t in_before = s.avail_in, out_before = s.avail_out;
+    const int rc = isal_inflate(&s);
+    in_pos_ += in_before - s.avail_in;
+    written += out_before - s.avail_out;
+    if (rc < 0) {
+      done_ = true;
+      status_ =
+          DataLoss(fmt::format("gzip: member {} is corrupt near input offset {}: {}", member_, in_pos_, IsalError(rc)));
+      break;
+    }
+    if (s.block_state == ISAL_BLOCK_FINISH) {
+      state_->in_member = false;
+      continue;
+    }
+    // Room left for output and no member end: the input ran out (or, with
+    // input left, nothing moved at all).
+    if (s.avail_out != 0 && (in_pos_ == gz_.size() || (s.avail_in == in_before && s.avail_out == out_before))) {
+      done_ = true;
+      status_ = DataLoss(fmt::format("gzip: member {} is truncated at input offset {}", member_, in_pos_));
+      break;
+    }
+  }
+  return written;
+}
+
 Result<std::string> GzipDecompress(std::string_view gz, size_t max_output) {
   GunzipBuffer buffer;
   GunzipResult r = GzipDecompressInto(gz, max_output, buffer);

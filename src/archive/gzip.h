@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -61,5 +62,33 @@ struct GunzipResult {
   Status status;
 };
 GunzipResult GzipDecompressInto(std::string_view gz, size_t max_output, GunzipBuffer& buffer);
+
+// Decompresses `gz` (one or more concatenated members) a piece at a time
+// into buffers the caller owns, so memory is the caller's choice whatever the
+// compression ratio (ISA-L's igzip inflate). Read returns the number of bytes
+// written, 0 at the end; then status() is OK for a complete file, or
+// kDataLoss naming the member and input offset for a truncated or corrupt one
+// or trailing non-gzip data (the bytes returned before it are good). `gz`
+// must outlive the stream. Not thread-safe; movable.
+class GunzipStream {
+ public:
+  explicit GunzipStream(std::string_view gz);
+  ~GunzipStream();
+  GunzipStream(GunzipStream&&) noexcept;
+  GunzipStream& operator=(GunzipStream&&) noexcept;
+
+  size_t Read(char* out, size_t n);
+  const Status& status() const { return status_; }
+  bool done() const { return done_; }
+
+ private:
+  struct State;
+  std::string_view gz_;
+  size_t in_pos_ = 0;
+  int member_ = 0;
+  bool done_ = false;
+  Status status_;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace dlq

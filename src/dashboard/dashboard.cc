@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 
 #include "archive/destination.h"
 #include "archive/record.h"
@@ -123,10 +125,73 @@ Result<std::map<std::string, std::string>> Params(const HttpServerRequest& r) {
   return ParseQueryString(r.query);
 }
 
+// Holds one of the dashboard's concurrent archive scans while it lives.
+class ScanSlot {
+ public:
+  ScanSlot(std::atomic<int>& running, int max) : running_(running), held_(running.fetch_add(1) < max) {
+    if (!held_) running_.fetch_sub(1);
+  }
+  ~ScanSlot() {
+    if (held_) running_.fetch_sub(1);
+  }
+  ScanSlot(const ScanSlot&) = delete;
+  ScanSlot& operator=(const ScanSlot&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  std::atomic<int>& running_;
+  const bool held_;
+};
+
+HttpServerResponse Busy(int max) {
+  HttpServerResponse r =
+      Error(503, fmt::format("the dashboard is already reading the archive for {} requests; try again shortly", max));
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+// How far a scan got.
+void ScanProgress(JsonWriter& w, const ScanStats& s) {
+  w.Key("complete").Bool(!s.stopped);
+  w.Key("stopped");
+  if (s.stopped) {
+    w.String(ScanStopName(s.stop_reason));
+  } else {
+    w.Null();
+  }
+  w.Key("objects_scanned").Uint(s.objects_done);
+  w.Key("objects_total").Uint(s.objects_listed);
+}
+
+// A scan stopped while still listing the archive (nothing was read): 504
+// for the deadline, 503 for a cancelled request. Empty for other errors.
+std::optional<HttpServerResponse> StoppedWhileListing(const Status& st) {
+  const bool deadline = st.code() == ErrorCode::kDeadlineExceeded;
+  if (!deadline && st.code() != ErrorCode::kCancelled) return std::nullopt;
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("error").String(deadline ? "listing the archive took longer than the dashboard's scan deadline"
+                                 : "the request was cancelled while the archive was being listed");
+  w.Key("complete").Bool(false);
+  w.Key("stopped").String(deadline ? "deadline" : "cancelled");
+  w.Key("objects_scanned").Uint(0);
+  w.Key("objects_total").Null();
+  w.EndObject();
+  return JsonResponse(deadline ? 504 : 503, w.Take());
+}
+
 }  // namespace
 
 Dashboard::Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options)
     : daemon_(daemon), clock_(clock), options_(std::move(options)) {}
+
+void Dashboard::Bound(ScanOptions& scan, const HttpServerRequest& request) const {
+  scan.stop = request.cancelled;
+  scan.clock = &clock_;
+  scan.deadline = clock_.SteadyNow() + options_.scan_deadline;
+  scan.dedup_memory_bytes = options_.request_memory / 16;
+  scan.memory_budget_bytes = options_.request_memory - scan.dedup_memory_bytes;
+}
 
 void Dashboard::Register(HttpServer& server) {
   auto handler = [this](const HttpServerRequest& r) { return Handle(r); };
@@ -301,16 +366,19 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
   if (!limit.ok()) return ErrorFrom(limit.status());
   auto archive = OpenArchive(daemon_, queue);
   if (!archive.ok()) return ErrorFrom(archive.status());
+  ScanSlot slot(scans_, options_.max_concurrent_scans);
+  if (!slot.held()) return Busy(options_.max_concurrent_scans);
   ScanOptions scan;
   scan.filter.queues = {queue};
   scan.layouts = archive->layouts;
+  Bound(scan, request);
   StatsAggregator aggregator(GroupBy::Parse("fingerprint").value(), TimeField::kSent, options_.max_failure_groups);
   auto stats = ScanArchive(*archive->access.clients.store, archive->from, scan,
                            [&](const ArchiveRecord& r, const RecordLocation&) {
                              aggregator.Add(r);
                              return true;
                            });
-  if (!stats.ok()) return ArchiveReadError(stats.status(), *archive);
+  if (!stats.ok()) return StoppedWhileListing(stats.status()).value_or(ArchiveReadError(stats.status(), *archive));
   StatsReport report = std::move(aggregator).Finish();
   const size_t groups = report.groups.size();
   if (report.groups.size() > *limit) report.groups.resize(*limit);
@@ -320,6 +388,7 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
   w.Key("groups_total").Uint(groups);
   w.Key("skipped_objects").Uint(stats->skipped_objects);
   w.Key("skipped_lines").Uint(stats->skipped_lines);
+  ScanProgress(w, *stats);
   w.Key("report").Raw(Trim(RenderStatsJson(report)));
   w.EndObject();
   return JsonResponse(200, w.Take());
@@ -377,9 +446,12 @@ HttpServerResponse Dashboard::Search(const HttpServerRequest& request) const {
   if (Status st = filter->CompileRegex(); !st.ok()) return ErrorFrom(st);
   auto archive = OpenArchive(daemon_, queue);
   if (!archive.ok()) return ErrorFrom(archive.status());
+  ScanSlot slot(scans_, options_.max_concurrent_scans);
+  if (!slot.held()) return Busy(options_.max_concurrent_scans);
   ScanOptions scan;
   scan.filter = std::move(*filter);
   scan.layouts = archive->layouts;
+  Bound(scan, request);
   JsonWriter w;
   w.BeginObject();
   w.Key("queue").String(queue);
@@ -405,12 +477,13 @@ HttpServerResponse Dashboard::Search(const HttpServerRequest& request) const {
                              w.EndObject();
                              return true;
                            });
-  if (!stats.ok()) return ArchiveReadError(stats.status(), *archive);
+  if (!stats.ok()) return StoppedWhileListing(stats.status()).value_or(ArchiveReadError(stats.status(), *archive));
   w.EndArray();
   w.Key("count").Uint(count);
   w.Key("more").Bool(more);
   w.Key("skipped_objects").Uint(stats->skipped_objects);
   w.Key("skipped_lines").Uint(stats->skipped_lines);
+  ScanProgress(w, *stats);
   w.EndObject();
   return JsonResponse(200, w.Take());
 }
@@ -425,11 +498,14 @@ HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerReq
   const std::string queue = it->second;
   auto archive = OpenArchive(daemon_, queue);
   if (!archive.ok()) return ErrorFrom(archive.status());
+  ScanSlot slot(scans_, options_.max_concurrent_scans);
+  if (!slot.held()) return Busy(options_.max_concurrent_scans);
   ScanOptions scan;
   scan.filter.ids = {id};
   scan.filter.queues = {queue};
   scan.layouts = archive->layouts;
   scan.deduplicate = false;  // every copy, to say where they all are
+  Bound(scan, request);
   std::string record;
   std::vector<std::string> locations;
   const std::string uri = archive->access.clients.store->Describe() + "/";
@@ -439,7 +515,19 @@ HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerReq
                              locations.push_back(fmt::format("{}{} line {}", uri, loc.key, loc.line));
                              return locations.size() < 100;
                            });
-  if (!stats.ok()) return ArchiveReadError(stats.status(), *archive);
+  if (!stats.ok()) return StoppedWhileListing(stats.status()).value_or(ArchiveReadError(stats.status(), *archive));
+  if (record.empty() && stats->stopped) {
+    // Not found in the part that was read: say so, not that it is absent.
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("error").String(
+        fmt::format("message {} was not found in the part of the archive of {} read before the "
+                    "scan was stopped ({})",
+                    id, queue, ScanStopName(stats->stop_reason)));
+    ScanProgress(w, *stats);
+    w.EndObject();
+    return JsonResponse(stats->stop_reason == ScanStop::kDeadline ? 504 : 503, w.Take());
+  }
   if (record.empty()) return Error(404, fmt::format("message {} is not in the archive of {}", id, queue));
   JsonWriter w;
   w.BeginObject();
@@ -447,6 +535,7 @@ HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerReq
   w.Key("locations").BeginArray();
   for (const std::string& l : locations) w.String(l);
   w.EndArray();
+  ScanProgress(w, *stats);
   w.EndObject();
   return JsonResponse(200, w.Take());
 }

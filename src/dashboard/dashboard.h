@@ -30,6 +30,8 @@
 
 namespace dlq {
 
+struct ScanOptions;
+
 // What a replay from the dashboard did (the `replay` command's exit code and
 // its summary lines; the audit record's key is in `output`).
 struct DashboardReplayResult {
@@ -43,6 +45,16 @@ struct DashboardReplayResult {
 using DashboardReplayFn = std::function<DashboardReplayResult(
     const QueueArchiveAccess& access, const std::vector<std::string>& ids, const std::string& actor)>;
 
+// Requests that read the archive (search, message detail, failure groups)
+// are bounded: each scan ends at scan_deadline, or as soon as the request's
+// `cancelled` flag is set (client gone, server stopping), and then answers
+// what it found with "complete": false, "stopped": "deadline"|"cancelled",
+// "objects_scanned" and "objects_total"; each may reserve request_memory
+// (1/8 of it for de-duplication, the rest the scan's memory budget); at most
+// max_concurrent_scans run at once, and a request beyond that gets 503 with
+// Retry-After. With the defaults the scans reserve at most 128 MiB on top of
+// the daemon's ~26 MiB, and 64 MiB reads ordinary archive objects 16 at a
+// time.
 struct DashboardOptions {
   std::string write_token;  // empty: read-only (no actions)
   // Required (or the write token) on every route that returns message
@@ -53,6 +65,9 @@ struct DashboardOptions {
   DashboardReplayFn replay;                // required for the replay action when write_token is set
   std::chrono::seconds poll_interval{60};  // how often the page refreshes (the collection interval)
   size_t max_failure_groups = 1000;        // stats groups kept per request
+  std::chrono::milliseconds scan_deadline{10000};
+  size_t request_memory = size_t{64} << 20;  // at least 8 MiB
+  int max_concurrent_scans = 2;              // at least 1
 };
 
 class Dashboard {
@@ -103,9 +118,13 @@ class Dashboard {
   // Empty when the request may read message content; else the 401 response.
   std::optional<HttpServerResponse> RefuseRead(const HttpServerRequest& request) const;
 
+  // The bounds above on one request's scan.
+  void Bound(ScanOptions& scan, const HttpServerRequest& request) const;
+
   Daemon& daemon_;
   Clock& clock_;
   const DashboardOptions options_;
+  mutable std::atomic<int> scans_{0};  // scans running now
   // The last overview and the generation it was built at.
   struct OverviewCache {
     bool built = false;

@@ -474,6 +474,35 @@ std::vector<ConfigKey> BuildSchema() {
                   : fmt::format("{} is not a host name (letters, digits, '.', '-', '_'; or \"*\")", Quote(h));
       },
       top, "[dlq.example.com, .internal.example.com]"));
+  k.push_back(Dur<seconds>(top, "dashboard.scan_deadline", seconds(1), minutes(10),
+                           FormatDuration(dc.dashboard_scan_deadline), "30s",
+                           "a dashboard request that reads the archive (search, message, failures) stops after this "
+                           "long and answers what it read with \"complete\": false",
+                           [](const ConfigTarget& t) -> seconds& { return t.config->dashboard_scan_deadline; }));
+  {
+    ConfigKey m{top,
+                "dashboard.request_memory",
+                ConfigType::kSize,
+                8 << 20,
+                int64_t{16} << 30,
+                {},
+                std::to_string(dc.dashboard_request_memory),
+                "134217728",
+                "memory one dashboard request's archive scan may take (objects in flight, de-duplication)",
+                {},
+                {},
+                {},
+                {}};
+    m.set = [](const ConfigTarget& t, const ConfigValue& v) {
+      t.config->dashboard_request_memory = v.bytes;
+      return std::string();
+    };
+    m.get = [](const ConfigTarget& t) { return std::to_string(t.config->dashboard_request_memory); };
+    k.push_back(std::move(m));
+  }
+  k.push_back(Int<int>(top, "dashboard.max_scans", 1, 64, std::to_string(dc.dashboard_max_scans), "4",
+                       "dashboard requests reading the archive at once; more get 503 with Retry-After",
+                       [](const ConfigTarget& t) -> int& { return t.config->dashboard_max_scans; }));
   k.push_back(Dur<seconds>(top, "collection_interval", seconds(1), hours(24), FormatDuration(dc.collection_interval),
                            "30s", "how often queue metrics are read and alarms evaluated",
                            [](const ConfigTarget& t) -> seconds& { return t.config->collection_interval; }));

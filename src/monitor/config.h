@@ -139,6 +139,10 @@ struct MonitorConfig {
   // Host header names accepted besides IP literals, localhost and the listen
   // host (server/http_server.h).
   std::vector<std::string> dashboard_hosts;
+  // Bounds on a dashboard request that reads the archive (DashboardOptions).
+  std::chrono::seconds dashboard_scan_deadline{10};
+  uint64_t dashboard_request_memory = uint64_t{64} << 20;
+  int dashboard_max_scans = 2;
   GroupSettings defaults;
   std::vector<GroupConfig> groups;
 };

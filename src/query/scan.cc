@@ -1,6 +1,7 @@
 #include "query/scan.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include "common/mutex.h"
 #if defined(__SSE2__)
@@ -10,9 +11,12 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -67,6 +71,9 @@ class Lister {
     do {
       if (options_.stop != nullptr && options_.stop->load()) {
         return Cancelled("listing the archive stopped by a signal");
+      }
+      if (options_.deadline && options_.clock != nullptr && options_.clock->SteadyNow() >= *options_.deadline) {
+        return DeadlineExceeded("listing the archive ran past the scan's deadline");
       }
       ++stats_.list_calls;
       Result<ListPage> page = store_.List(dir, cands.empty() ? "" : "/", token);
@@ -235,67 +242,436 @@ void FindNonCanonical(std::string_view text, std::vector<size_t>& out) {
 }
 
 // ---------------------------------------------------------------------------
-// Reading one object
+// One pass's shared state: which object each worker reads, each object's
+// results until they are delivered in order, the memory budget and the stop
+// signals.
+
+constexpr size_t kPiece = size_t{256} << 10;  // decompressed per step (stop checks in between)
+constexpr size_t kRecordCost = 512;           // a match's estimated memory beyond its line's bytes
+constexpr size_t kMinBudget = size_t{4} << 20;
+// How often a waiting worker or consumer looks at the stop flag and the
+// deadline (neither wakes it: a signal handler cannot notify).
+constexpr auto kPoll = std::chrono::milliseconds(10);
+
+// What the budget allows (see scan.h).
+struct Limits {
+  size_t budget = 0;
+  size_t others = 0;          // shared by the objects other than the next one to deliver
+  size_t max_compressed = 0;  // larger objects are refused
+  size_t max_line = 0;        // longer lines are skipped
+
+  static Limits For(const ScanOptions& o) {
+    Limits l;
+    l.budget = o.memory_budget_bytes;
+    l.others = l.budget / 2;
+    l.max_compressed = l.budget / 8;
+    l.max_line = std::min(o.max_line_bytes, l.budget / 8 - kPiece);
+    return l;
+  }
+};
 
 struct Match {
   ArchiveRecord record;
   uint64_t line;
+  size_t cost;  // reserved until delivered
 };
 
+// What reading one object found besides its matches.
 struct ObjectResult {
-  std::vector<Match> matches;
   uint64_t compressed = 0, bytes = 0, lines = 0, parsed = 0, skipped_lines = 0;
   bool skipped_object = false;
+  bool stopped = false;  // ended early by a stop, the deadline or the end of the pass
   std::vector<ReadError> errors;
+};
+
+class PassState {
+ public:
+  PassState(const ScanOptions& options, const Limits& limits, const Clock& clock, size_t objects, size_t window)
+      : options_(options), limits_(limits), clock_(clock), objects_(objects), window_(window) {}
+
+  // True once the caller's stop flag is set, the deadline has passed or
+  // Shutdown() was called. Lock-free; called after every piece.
+  bool Stopping() const {
+    if (shutdown_.load(std::memory_order_relaxed)) return true;
+    if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) return true;
+    return options_.deadline && clock_.SteadyNow() >= *options_.deadline;
+  }
+
+  // The next object for a worker, in key order and at most `window` ahead of
+  // delivery; nullopt when there is none left or the pass is stopping.
+  std::optional<size_t> Claim() {
+    MutexLock lock(mu_);
+    while (true) {
+      if (Stopping() || next_ >= objects_) return std::nullopt;
+      if (next_ < head_ + window_) break;
+      room_.WaitFor(mu_, kPoll);
+    }
+    slots_.try_emplace(next_);
+    return next_++;
+  }
+
+  // Reserves `n` bytes for `object`, waiting for room; false when the pass
+  // is stopping (nothing reserved).
+  bool Reserve(size_t object, size_t n) {
+    MutexLock lock(mu_);
+    while (!Fits(object, n)) {
+      if (Stopping()) return false;
+      room_.WaitFor(mu_, kPoll);
+    }
+    Add(object, n);
+    return true;
+  }
+  void Release(size_t object, size_t n) {
+    if (n == 0) return;
+    MutexLock lock(mu_);
+    Subtract(object, n);
+  }
+  // Queues a match for delivery, reserving its cost; false when stopping.
+  bool Emit(size_t object, Match m) {
+    MutexLock lock(mu_);
+    while (!Fits(object, m.cost)) {
+      if (Stopping()) return false;
+      room_.WaitFor(mu_, kPoll);
+    }
+    Add(object, m.cost);
+    slots_[object].pending.push_back(std::move(m));
+    ready_.NotifyOne();
+    return true;
+  }
+  void Finish(size_t object, ObjectResult result) {
+    MutexLock lock(mu_);
+    Slot& s = slots_[object];
+    s.result = std::move(result);
+    s.finished = true;
+    ready_.NotifyOne();
+  }
+
+  enum class Pull { kMatches, kFinished, kStopped };
+  // For the consumer, with object = 0, 1, 2, ... in turn: the object's
+  // matches queued so far (moved into `out`; hand their cost back with
+  // Delivered), else its result once it is finished (the next call is for
+  // the next object), else kStopped when the pass is stopping.
+  Pull Next(size_t object, std::vector<Match>& out, ObjectResult& result) {
+    MutexLock lock(mu_);
+    while (true) {
+      auto it = slots_.find(object);
+      if (it != slots_.end() && !it->second.pending.empty()) {
+        out.clear();
+        for (Match& m : it->second.pending) out.push_back(std::move(m));
+        it->second.pending.clear();
+        return Pull::kMatches;
+      }
+      if (it != slots_.end() && it->second.finished) {
+        result = std::move(it->second.result);
+        slots_.erase(it);
+        head_ = object + 1;
+        room_.NotifyAll();
+        return Pull::kFinished;
+      }
+      if (Stopping()) return Pull::kStopped;
+      ready_.WaitFor(mu_, kPoll);
+    }
+  }
+  void Delivered(size_t object, size_t cost) {
+    if (cost == 0) return;
+    MutexLock lock(mu_);
+    Subtract(object, cost);
+  }
+
+  // Ends the pass: waiters return, readers stop after their current piece.
+  void Shutdown() {
+    shutdown_ = true;
+    MutexLock lock(mu_);
+    room_.NotifyAll();
+    ready_.NotifyAll();
+  }
+  size_t peak() const {
+    MutexLock lock(mu_);
+    return peak_;
+  }
+  // After Shutdown: the result of `object` once its reader has ended (it
+  // ends after its current piece, or when a GET in flight returns); empty if
+  // no worker took it.
+  ObjectResult Partial(size_t object) {
+    MutexLock lock(mu_);
+    while (true) {
+      auto it = slots_.find(object);
+      if (it == slots_.end()) return {};
+      if (it->second.finished) return std::move(it->second.result);
+      ready_.WaitFor(mu_, kPoll);
+    }
+  }
+
+ private:
+  struct Slot {
+    std::deque<Match> pending;
+    size_t used = 0;
+    bool finished = false;
+    ObjectResult result;
+  };
+
+  // The next object to deliver may use the whole budget, and when nothing
+  // of it awaits delivery (so the consumer cannot free anything) it goes
+  // ahead regardless: its own working set is at most 3/8 of the budget and
+  // the others hold at most half. The others share half the budget.
+  bool Fits(size_t object, size_t n) const DLQ_REQUIRES(mu_) {
+    auto it = slots_.find(object);
+    if (object == head_) return used_ + n <= limits_.budget || it == slots_.end() || it->second.pending.empty();
+    auto head = slots_.find(head_);
+    const size_t head_used = head == slots_.end() ? 0 : head->second.used;
+    return used_ - head_used + n <= limits_.others;
+  }
+  void Add(size_t object, size_t n) DLQ_REQUIRES(mu_) {
+    slots_[object].used += n;
+    used_ += n;
+    peak_ = std::max(peak_, used_);
+    if (options_.on_reserved) options_.on_reserved(used_);
+  }
+  void Subtract(size_t object, size_t n) DLQ_REQUIRES(mu_) {
+    auto it = slots_.find(object);
+    if (it != slots_.end()) it->second.used -= n;
+    used_ -= n;
+    if (options_.on_reserved) options_.on_reserved(used_);
+    room_.NotifyAll();
+  }
+
+  const ScanOptions& options_;
+  const Limits limits_;
+  const Clock& clock_;
+  const size_t objects_;
+  const size_t window_;
+  std::atomic<bool> shutdown_{false};
+  mutable Mutex mu_;
+  CondVar room_;   // memory freed, or the head moved on
+  CondVar ready_;  // a match or a result for the consumer
+  size_t next_ DLQ_GUARDED_BY(mu_) = 0;
+  size_t head_ DLQ_GUARDED_BY(mu_) = 0;  // the object the consumer delivers now
+  size_t used_ DLQ_GUARDED_BY(mu_) = 0;
+  size_t peak_ DLQ_GUARDED_BY(mu_) = 0;
+  std::map<size_t, Slot> slots_ DLQ_GUARDED_BY(mu_);
+};
+
+// ---------------------------------------------------------------------------
+// Reading one object: fetched whole (it is compressed), decompressed into a
+// window a piece at a time, complete lines handled in place; only a line
+// that spans pieces is kept across them, and only up to the line limit.
+
+// Anonymous memory for a decompression window: grown and shrunk in place by
+// mremap (no copy, never two buffers at once) and unmapped when dropped, so
+// a long line's memory goes back to the system at once, whatever malloc
+// would keep. Sizes are rounded up to whole pages.
+class WindowMemory {
+ public:
+  WindowMemory() = default;
+  ~WindowMemory() { Free(); }
+  WindowMemory(const WindowMemory&) = delete;
+  WindowMemory& operator=(const WindowMemory&) = delete;
+
+  static size_t Rounded(size_t n) { return (n + kPage - 1) / kPage * kPage; }
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Makes the mapping Rounded(n) bytes, keeping the bytes both sizes have.
+  // False (nothing changed) when the memory cannot be had.
+  bool Resize(size_t n) {
+    n = Rounded(n);
+    if (n == size_) return true;
+    void* p = data_ == nullptr ? mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                               : mremap(data_, size_, n, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) return false;
+    data_ = static_cast<char*>(p);
+    size_ = n;
+    return true;
+  }
+  void Free() {
+    if (data_ != nullptr) munmap(data_, size_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  static constexpr size_t kPage = 4096;
+  char* data_ = nullptr;
+  size_t size_ = 0;
 };
 
 constexpr std::string_view kCanonicalLineStart = "{\"schema\":1,";
 
 class ObjectReader {
  public:
-  ObjectReader(ObjectStore& store, const ScanOptions& options, const Prefilter& prefilter)
-      : store_(store), options_(options), prefilter_(prefilter) {}
+  ObjectReader(ObjectStore& store, const ScanOptions& options, const Limits& limits, const Prefilter& prefilter,
+               PassState& state)
+      : store_(store), options_(options), limits_(limits), prefilter_(prefilter), state_(state) {}
 
-  ObjectResult Read(const std::string& key) {
-    ObjectResult r;
-    if (Status st = store_.GetInto(key, compressed_); !st.ok()) {
-      r.skipped_object = true;
-      Report(r, key, 0, st.WithContext(fmt::format("get {} key {}", store_.Describe(), key)).ToString());
-      return r;
-    }
-    r.compressed = compressed_.size();
-    GunzipResult gz = GzipDecompressInto(compressed_, options_.max_object_bytes, buffer_);
-    r.bytes = gz.size;
-    std::string_view text(buffer_.data(), gz.size);
-    std::string_view cut;  // the last, incomplete line of a damaged object
-    if (!gz.status.ok()) {
-      size_t last_nl = text.rfind('\n');
-      size_t keep = last_nl == std::string_view::npos ? 0 : last_nl + 1;
-      cut = text.substr(keep);
-      text = text.substr(0, keep);
-      if (keep == 0 && cut.empty()) {
-        r.skipped_object = true;
-        Report(r, key, 0, gz.status.ToString());
-        return r;
-      }
-    }
-    uint64_t line_no = ReadLines(key, text, r);
-    if (!gz.status.ok()) {
-      ++r.skipped_lines;
-      Report(r, key, line_no + 1,
-             fmt::format("object is damaged from here on ({} complete lines read before): {}", line_no,
-                         gz.status.ToString()));
-    }
-    return r;
+  // Reads object `index`, queueing its matches on the pass state; returns
+  // the rest of what it found. Everything it reserved is released.
+  ObjectResult Read(size_t index, const ObjectInfo& info) {
+    index_ = index;
+    key_ = &info.key;
+    r_ = ObjectResult{};
+    Run(info);
+    state_.Release(index_, held_);
+    held_ = 0;
+    if (window_.size() > kPiece && !window_.Resize(kPiece)) window_.Free();  // a long line grew it
+    return std::move(r_);
   }
 
  private:
-  void Report(ObjectResult& r, const std::string& key, uint64_t line, std::string message) {
-    if (r.errors.size() < options_.max_reported_errors) r.errors.push_back({key, line, std::move(message)});
+  bool Hold(size_t n) {
+    if (!state_.Reserve(index_, n)) {
+      r_.stopped = true;
+      return false;
+    }
+    held_ += n;
+    return true;
   }
 
-  // Returns the number of lines (including blank ones).
-  uint64_t ReadLines(const std::string& key, std::string_view text, ObjectResult& r) {
+  void Report(uint64_t line, std::string message) {
+    if (r_.errors.size() < options_.max_reported_errors) r_.errors.push_back({*key_, line, std::move(message)});
+  }
+
+  void Refuse(uint64_t size) {
+    r_.skipped_object = true;
+    Report(0, fmt::format("object of {} bytes not read: larger than the {} bytes (1/8 of the scan's memory budget of "
+                          "{} bytes) one object may take",
+                          size, limits_.max_compressed, limits_.budget));
+  }
+
+  void Run(const ObjectInfo& info) {
+    if (info.size > limits_.max_compressed) {
+      Refuse(info.size);
+      return;
+    }
+    if (!Hold(info.size)) return;
+    std::string compressed;
+    if (Status st = store_.GetInto(*key_, compressed); !st.ok()) {
+      r_.skipped_object = true;
+      Report(0, st.WithContext(fmt::format("get {} key {}", store_.Describe(), *key_)).ToString());
+      return;
+    }
+    if (compressed.size() > limits_.max_compressed) {
+      Refuse(compressed.size());
+      return;
+    }
+    if (compressed.size() > held_ && !Hold(compressed.size() - held_)) return;
+    r_.compressed = compressed.size();
+
+    if (!Hold(kPiece)) return;
+    if (!window_.Resize(kPiece)) {
+      r_.skipped_object = true;
+      Report(0, fmt::format("cannot map {} bytes for decompression", kPiece));
+      return;
+    }
+    begin_ = end_ = 0;
+    line_no_ = 0;
+    long_line_ = 0;
+    GunzipStream gz(compressed);
+    Status damage;
+    while (true) {
+      if (state_.Stopping()) {
+        r_.stopped = true;
+        return;
+      }
+      if (!MakeRoom(damage)) break;
+      size_t n = gz.Read(window_.data() + end_, std::min(window_.size() - end_, kPiece));
+      if (n > options_.max_object_bytes - r_.bytes) {
+        n = options_.max_object_bytes - r_.bytes;
+        damage = DataLoss(fmt::format("decompressed size exceeds the limit of {} bytes", options_.max_object_bytes));
+      }
+      r_.bytes += n;
+      if (!Consume(n)) return;
+      if (n == 0 || !damage.ok()) break;
+    }
+    if (r_.stopped) return;
+    if (damage.ok()) damage = gz.status();
+    if (long_line_ != 0) SkipLongLine();
+    std::string_view tail(window_.data() + begin_, end_ - begin_);
+    if (damage.ok()) {
+      if (!tail.empty()) ReadLines(tail);
+      return;
+    }
+    if (r_.bytes == 0) {
+      r_.skipped_object = true;
+      Report(0, damage.ToString());
+      return;
+    }
+    ++r_.skipped_lines;
+    Report(line_no_ + 1, fmt::format("object is damaged from here on ({} complete lines read before): {}", line_no_,
+                                     damage.ToString()));
+  }
+
+  // Makes room for a piece after end_: moves the partial line to the front,
+  // then grows the window (up to the line limit plus a piece). False when
+  // the pass is stopping (r_.stopped) or the memory cannot be mapped
+  // (`damage` says so).
+  bool MakeRoom(Status& damage) {
+    if (window_.size() - end_ >= kPiece) return true;
+    if (begin_ > 0) {
+      std::memmove(window_.data(), window_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+      if (window_.size() - end_ >= kPiece) return true;
+    }
+    const size_t old = window_.size();
+    const size_t cap = WindowMemory::Rounded(std::min(std::max(old * 2, end_ + kPiece), limits_.max_line + kPiece));
+    if (!Hold(cap - old)) return false;
+    if (!window_.Resize(cap)) {
+      damage = Internal(fmt::format("cannot map {} bytes for a line of more than {} bytes", cap, end_));
+      return false;
+    }
+    return true;
+  }
+
+  // The window back to one piece, once the line it held is being skipped.
+  void Shrink() {
+    const size_t old = window_.size();
+    if (old <= kPiece || !window_.Resize(kPiece)) return;
+    state_.Release(index_, old - kPiece);
+    held_ -= old - kPiece;
+  }
+
+  // Handles `n` new bytes at end_: every line they complete, and the start
+  // of a line too long to keep (then skipped up to its end).
+  bool Consume(size_t n) {
+    char* w = window_.data();
+    size_t from = end_;
+    end_ += n;
+    if (long_line_ != 0) {
+      const void* nl = std::memchr(w + from, '\n', n);
+      if (nl == nullptr) {
+        long_bytes_ += n;
+        begin_ = end_ = 0;
+        return true;
+      }
+      const size_t at = static_cast<size_t>(static_cast<const char*>(nl) - w);
+      long_bytes_ += at - from;
+      SkipLongLine();
+      begin_ = from = at + 1;
+    }
+    if (const void* last = memrchr(w + from, '\n', end_ - from)) {
+      const size_t stop = static_cast<size_t>(static_cast<const char*>(last) - w) + 1;
+      if (!ReadLines(std::string_view(w + begin_, stop - begin_))) return false;
+      begin_ = stop;
+    }
+    if (end_ - begin_ > limits_.max_line) {
+      long_line_ = ++line_no_;
+      ++r_.lines;
+      long_bytes_ = end_ - begin_;
+      begin_ = end_ = 0;
+      Shrink();
+    }
+    return true;
+  }
+
+  void SkipLongLine() {
+    ++r_.skipped_lines;
+    Report(long_line_, fmt::format("line of {} bytes skipped: longer than the {} bytes one record may take",
+                                   long_bytes_, limits_.max_line));
+    long_line_ = 0;
+  }
+
+  // Reads complete lines (the last may lack its newline), numbering them on
+  // from line_no_. False when the pass stopped while a match waited for room.
+  bool ReadLines(std::string_view text) {
     const bool prefilter = prefilter_.enabled();
     if (prefilter) FindNonCanonical(text, marks_);
     size_t next_mark = 0;
@@ -313,7 +689,6 @@ class ObjectReader {
       }
       return hit;
     };
-    uint64_t line_no = 0;
     const char* p = base;
     while (p < end) {
       const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
@@ -321,10 +696,10 @@ class ObjectReader {
       std::string_view line(p, static_cast<size_t>(line_end - p));
       const size_t line_off = static_cast<size_t>(p - base);
       p = nl == nullptr ? end : nl + 1;
-      ++line_no;
+      ++line_no_;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (line.empty()) continue;
-      ++r.lines;
+      ++r_.lines;
       if (prefilter && line.substr(0, kCanonicalLineStart.size()) == kCanonicalLineStart) {
         while (next_mark < marks_.size() && marks_[next_mark] < line_off) ++next_mark;
         bool canonical = next_mark == marks_.size() || marks_[next_mark] >= line_off + line.size();
@@ -338,24 +713,38 @@ class ObjectReader {
           if (!all) continue;
         }
       }
-      ++r.parsed;
+      ++r_.parsed;
       Result<ArchiveRecord> rec = ParseRecordJson(line);
       if (!rec.ok()) {
-        ++r.skipped_lines;
-        Report(r, key, line_no, rec.status().ToString());
+        ++r_.skipped_lines;
+        Report(line_no_, rec.status().ToString());
         continue;
       }
       if (!options_.filter.Matches(*rec)) continue;
-      r.matches.push_back({std::move(*rec), line_no});
+      if (!state_.Emit(index_, Match{std::move(*rec), line_no_, line.size() + kRecordCost})) {
+        r_.stopped = true;
+        return false;
+      }
     }
-    return line_no;
+    return true;
   }
 
   ObjectStore& store_;
   const ScanOptions& options_;
+  const Limits& limits_;
   const Prefilter& prefilter_;
-  std::string compressed_;  // reused fetch buffer
-  GunzipBuffer buffer_;     // reused decompression buffer
+  PassState& state_;
+  // The object being read.
+  size_t index_ = 0;
+  const std::string* key_ = nullptr;
+  ObjectResult r_;
+  size_t held_ = 0;  // reserved for this object's working set
+  // Decompressed bytes [begin_, end_) of window_ are the unfinished line.
+  WindowMemory window_;
+  size_t begin_ = 0, end_ = 0;
+  uint64_t line_no_ = 0;
+  uint64_t long_line_ = 0;  // the number of the over-long line being skipped; 0: none
+  uint64_t long_bytes_ = 0;
   std::vector<size_t> marks_;
   const std::string empty_;
 };
@@ -450,69 +839,33 @@ struct Pass {
 // ---------------------------------------------------------------------------
 // Parallel fetch and decode, delivered in key order.
 
-class OrderedReader {
+// The workers of one pass: each reads the objects PassState hands it. The
+// destructor shuts the pass down and joins them (each ends after its current
+// piece, or when a GET in flight returns).
+class Workers {
  public:
-  OrderedReader(ObjectStore& store, const ScanOptions& options, const Prefilter& prefilter,
-                const std::vector<ArchiveObject>& objects, int workers)
-      : objects_(objects), window_(static_cast<size_t>(workers) + 2) {
+  Workers(ObjectStore& store, const ScanOptions& options, const Limits& limits, const Prefilter& prefilter,
+          const std::vector<ArchiveObject>& objects, PassState& state, int workers)
+      : state_(state) {
     size_t n = std::min(objects.size(), static_cast<size_t>(workers));
     for (size_t i = 0; i < n; ++i) {
-      threads_.emplace_back([this, &store, &options, &prefilter] {
-        ObjectReader reader(store, options, prefilter);
-        Work(reader);
+      threads_.emplace_back([&store, &options, &limits, &prefilter, &objects, &state] {
+        ObjectReader reader(store, options, limits, prefilter, state);
+        while (std::optional<size_t> next = state.Claim()) {
+          state.Finish(*next, reader.Read(*next, objects[*next].info));
+        }
       });
     }
   }
-  ~OrderedReader() {
-    {
-      MutexLock lock(mu_);
-      stop_ = true;
-    }
-    cv_.NotifyAll();
+  ~Workers() {
+    state_.Shutdown();
     for (std::thread& t : threads_) t.join();
   }
-  OrderedReader(const OrderedReader&) = delete;
-  OrderedReader& operator=(const OrderedReader&) = delete;
-
-  // The result for object `i`; called with i = 0, 1, 2, ... in order.
-  ObjectResult Next(size_t i) {
-    MutexLock lock(mu_);
-    cv_.Wait(mu_, [&]() DLQ_REQUIRES(mu_) { return done_.count(i) > 0; });
-    ObjectResult r = std::move(done_[i]);
-    done_.erase(i);
-    consumed_ = i + 1;
-    cv_.NotifyAll();
-    return r;
-  }
+  Workers(const Workers&) = delete;
+  Workers& operator=(const Workers&) = delete;
 
  private:
-  void Work(ObjectReader& reader) {
-    while (true) {
-      size_t i;
-      {
-        MutexLock lock(mu_);
-        cv_.Wait(mu_,
-                 [&]() DLQ_REQUIRES(mu_) { return stop_ || next_ >= objects_.size() || next_ < consumed_ + window_; });
-        if (stop_ || next_ >= objects_.size()) return;
-        i = next_++;
-      }
-      ObjectResult r = reader.Read(objects_[i].info.key);
-      {
-        MutexLock lock(mu_);
-        done_[i] = std::move(r);
-      }
-      cv_.NotifyAll();
-    }
-  }
-
-  const std::vector<ArchiveObject>& objects_;
-  const size_t window_;
-  Mutex mu_;
-  CondVar cv_;
-  size_t next_ DLQ_GUARDED_BY(mu_) = 0;
-  size_t consumed_ DLQ_GUARDED_BY(mu_) = 0;
-  bool stop_ DLQ_GUARDED_BY(mu_) = false;
-  std::map<size_t, ObjectResult> done_ DLQ_GUARDED_BY(mu_);
+  PassState& state_;
   std::vector<std::thread> threads_;
 };
 
@@ -576,10 +929,24 @@ Result<std::vector<ArchiveObject>> ListArchive(ObjectStore& store, const Destina
   return objects;
 }
 
+std::string_view ScanStopName(ScanStop stop) {
+  switch (stop) {
+    case ScanStop::kNone: return "";
+    case ScanStop::kCancelled: return "cancelled";
+    case ScanStop::kDeadline: return "deadline";
+  }
+  return "";
+}
+
 Result<ScanStats> ScanArchive(ObjectStore& store, const Destination& from, const ScanOptions& in_options,
                               const std::function<bool(const ArchiveRecord&, const RecordLocation&)>& fn) {
   ScanOptions options = in_options;
   DLQ_RETURN_IF_ERROR(options.filter.CompileRegex());
+  if (options.memory_budget_bytes < kMinBudget) {
+    return InvalidArgument(fmt::format("a scan's memory budget must be at least {} bytes, not {}", kMinBudget,
+                                       options.memory_budget_bytes));
+  }
+  const Clock& clock = options.clock != nullptr ? *options.clock : DefaultClock();
   ScanStats stats;
 
   ListOptions list;
@@ -588,32 +955,96 @@ Result<ScanStats> ScanArchive(ObjectStore& store, const Destination& from, const
   if (options.filter.since) list.since = *options.filter.since - kKeyTimeSlack;
   if (options.filter.until && options.filter.by == TimeField::kArchived) list.until = options.filter.until;
   list.stop = options.stop;
+  list.deadline = options.deadline;
+  list.clock = &clock;
   ListStats list_stats;
   DLQ_ASSIGN_OR_RETURN(std::vector<ArchiveObject> objects, ListArchive(store, from, list, &list_stats));
   stats.pruned_prefixes = list_stats.pruned_prefixes;
   stats.unrecognised_key = list_stats.unrecognised_key;
+  stats.objects_listed = objects.size();
 
   int workers = options.parallelism;
   if (workers <= 0) {
     workers = from.scheme == "s3" ? 16 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
+  const Limits limits = Limits::For(options);
   const Prefilter prefilter = Prefilter::For(options.filter);
   HashSet seen(std::max<size_t>(options.dedup_memory_bytes, 4096));
+  // Ends the scan while object `i` is being read: what was read of it counts
+  // in the byte totals (how far the scan got).
+  auto stop_at = [&](PassState& state, size_t i) {
+    stats.stopped = true;
+    stats.stop_reason = options.stop != nullptr && options.stop->load() ? ScanStop::kCancelled : ScanStop::kDeadline;
+    state.Shutdown();
+    ObjectResult partial = state.Partial(i);
+    stats.compressed_bytes += partial.compressed;
+    stats.bytes += partial.bytes;
+    stats.peak_reserved_bytes = std::max(stats.peak_reserved_bytes, state.peak());
+    return stats;
+  };
   std::deque<Pass> passes{Pass{}};
+  std::vector<Match> batch;
   while (!passes.empty()) {
     Pass pass = passes.front();
     passes.pop_front();
     const bool first_pass = stats.passes == 0;
     ++stats.passes;
+    stats.objects_done = 0;
     seen.Clear();
-    OrderedReader reader(store, options, prefilter, objects, workers);
+    PassState state(options, limits, clock, objects.size(), static_cast<size_t>(workers) + 2);
+    Workers reader(store, options, limits, prefilter, objects, state, workers);
     for (size_t i = 0; i < objects.size(); ++i) {
-      if (options.stop != nullptr && options.stop->load()) {
-        stats.stopped = true;
-        return stats;
+      if (state.Stopping()) return stop_at(state, i);
+      ObjectResult r;
+      PassState::Pull pull;
+      while ((pull = state.Next(i, batch, r)) == PassState::Pull::kMatches) {
+        size_t cost = 0;
+        for (const Match& m : batch) cost += m.cost;
+        bool go_on = true, stopping = false;
+        for (size_t k = 0; k < batch.size() && go_on; ++k) {
+          if (state.Stopping()) {
+            stopping = true;
+            break;
+          }
+          const Match& m = batch[k];
+          const Position pos{i, m.line};
+          if (options.deduplicate) {
+            Hash128 h = HashId(m.record);
+            if (h.hi < pass.lo || h.hi > pass.hi) continue;
+            if (seen.Contains(h)) {
+              if (!(pos < pass.done_before)) ++stats.duplicates;
+              continue;
+            }
+            while (seen.Full() && pass.lo < pass.hi) {
+              // Out of room: finish the upper half of this range in a later pass.
+              uint64_t mid = pass.lo + (pass.hi - pass.lo) / 2;
+              passes.push_back(Pass{mid + 1, pass.hi, std::max(pass.done_before, pos)});
+              pass.hi = mid;
+              seen.RemoveAbove(mid);
+            }
+            if (h.hi > pass.hi) continue;
+            seen.Insert(h);
+            if (pos < pass.done_before) continue;
+          }
+          ++stats.records;
+          go_on = fn(m.record, RecordLocation{objects[i].info.key, m.line});
+        }
+        batch.clear();
+        state.Delivered(i, cost);
+        if (stopping) return stop_at(state, i);
+        if (!go_on) {
+          stats.peak_reserved_bytes = std::max(stats.peak_reserved_bytes, state.peak());
+          return stats;
+        }
       }
-      ObjectResult r = reader.Next(i);
+      if (pull == PassState::Pull::kStopped) return stop_at(state, i);
+      if (r.stopped) {
+        stats.compressed_bytes += r.compressed;
+        stats.bytes += r.bytes;
+        return stop_at(state, objects.size());
+      }
       ++stats.objects;
+      ++stats.objects_done;
       stats.compressed_bytes += r.compressed;
       stats.bytes += r.bytes;
       if (first_pass) {
@@ -625,30 +1056,8 @@ Result<ScanStats> ScanArchive(ObjectStore& store, const Destination& from, const
           if (stats.errors.size() < options.max_reported_errors) stats.errors.push_back(std::move(e));
         }
       }
-      for (const Match& m : r.matches) {
-        const Position pos{i, m.line};
-        if (options.deduplicate) {
-          Hash128 h = HashId(m.record);
-          if (h.hi < pass.lo || h.hi > pass.hi) continue;
-          if (seen.Contains(h)) {
-            if (!(pos < pass.done_before)) ++stats.duplicates;
-            continue;
-          }
-          while (seen.Full() && pass.lo < pass.hi) {
-            // Out of room: finish the upper half of this range in a later pass.
-            uint64_t mid = pass.lo + (pass.hi - pass.lo) / 2;
-            passes.push_back(Pass{mid + 1, pass.hi, std::max(pass.done_before, pos)});
-            pass.hi = mid;
-            seen.RemoveAbove(mid);
-          }
-          if (h.hi > pass.hi) continue;
-          seen.Insert(h);
-          if (pos < pass.done_before) continue;
-        }
-        ++stats.records;
-        if (!fn(m.record, RecordLocation{objects[i].info.key, m.line})) return stats;
-      }
     }
+    stats.peak_reserved_bytes = std::max(stats.peak_reserved_bytes, state.peak());
   }
   return stats;
 }

@@ -33,6 +33,9 @@ class FakeObjectStore final : public ObjectStore {
   // Called at the start of every Put (before failures and storage). A non-OK
   // return fails that Put without storing anything.
   using PutHook = std::function<Status(const std::string& key, std::string_view data)>;
+  // Called at the start of every Get (before failures), e.g. to advance a
+  // fake clock or cancel a request while a reader is mid-archive.
+  using GetHook = std::function<void(const std::string& key)>;
 
   // `clock` (optional, must outlive the store) stamps last_modified and is
   // slept on for the put delay.
@@ -59,6 +62,10 @@ class FakeObjectStore final : public ObjectStore {
   void SetPutHook(PutHook hook) {
     MutexLock lock(mu_);
     on_put_ = std::move(hook);
+  }
+  void SetGetHook(GetHook hook) {
+    MutexLock lock(mu_);
+    on_get_ = std::move(hook);
   }
   // Each Put sleeps this long on the clock (requires a clock) before storing.
   void SetPutDelay(Duration delay) {
@@ -104,6 +111,12 @@ class FakeObjectStore final : public ObjectStore {
   Result<std::string> Get(const std::string& key,
                           std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt) override {
     ++get_calls_;
+    GetHook hook;
+    {
+      MutexLock lock(mu_);
+      hook = on_get_;
+    }
+    if (hook) hook(key);
     MutexLock lock(mu_);
     if (!get_failures_.empty()) {
       Status st = get_failures_.front();
@@ -251,6 +264,7 @@ class FakeObjectStore final : public ObjectStore {
   std::deque<Status> list_failures_ DLQ_GUARDED_BY(mu_);
   std::deque<Status> delete_failures_ DLQ_GUARDED_BY(mu_);
   PutHook on_put_ DLQ_GUARDED_BY(mu_);
+  GetHook on_get_ DLQ_GUARDED_BY(mu_);
   Duration put_delay_ DLQ_GUARDED_BY(mu_){0};
   std::atomic<int> put_calls_{0};
   std::atomic<int> successful_puts_{0};

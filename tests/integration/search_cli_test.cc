@@ -2,13 +2,22 @@
 // real queues: file:// in the default and Hive layouts (fauxqs) and s3://
 // (moto). Every filter, de-duplication of a re-archived object, a truncated
 // object and an object S3 will not return (Glacier) reported by key with exit
-// 3, and malformed input rejected with exit 2.
+// 3, and malformed input rejected with exit 2. A signal ends a search inside
+// an object within 1 s, and hostile objects (a 200 MB line, gzip bombs) stay
+// within the documented memory bound.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "archive/gzip.h"
 #include "archive/key_layout.h"
@@ -334,6 +343,178 @@ TEST(SearchCli, AccessDeniedNamesThePermissionAndTheExactArns) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("0\n"), std::string::npos) << r.out;
+}
+
+// ---- Bounded reads: signals and memory.
+
+// A child dlq-archive with stdout and stderr in files. fork, not vfork or
+// posix_spawn: a child that borrows the test's address space until exec
+// inherits the test's peak RSS in ru_maxrss; a forked one starts from the
+// test's current RSS (small: the big inputs are freed before).
+class Child {
+ public:
+  Child(const std::vector<std::string>& args, const std::string& out_path, const std::string& err_path) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (out < 0 || err < 0) _exit(127);
+      dup2(out, 1);
+      dup2(err, 2);
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(DLQ_BINARY));
+      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(DLQ_BINARY, argv.data());
+      _exit(127);
+    }
+  }
+  ~Child() {
+    if (pid_ > 0 && !reaped_) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+  }
+  pid_t pid() const { return pid_; }
+  // Waits for the exit: the exit code (128 + signal if killed) and the peak RSS.
+  int Wait() {
+    int status = 0;
+    rusage ru{};
+    while (wait4(pid_, &status, 0, &ru) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+    max_rss_kib_ = ru.ru_maxrss;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  // Whether it has exited, without blocking.
+  bool Exited(int& code) {
+    int status = 0;
+    rusage ru{};
+    pid_t r = wait4(pid_, &status, WNOHANG, &ru);
+    if (r != pid_) return false;
+    reaped_ = true;
+    max_rss_kib_ = ru.ru_maxrss;
+    code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return true;
+  }
+  long max_rss_kib() const { return max_rss_kib_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  long max_rss_kib_ = 0;
+};
+
+std::string ArchiveKey(const std::string& queue, int n) {
+  return fmt::format("dlq-archive/{0}/20250910/{0}-123000-{1:016x}.json.gz", queue, n);
+}
+
+void WriteObject(const std::string& dir, const std::string& key, const std::string& data) {
+  fs::create_directories(fs::path(dir + "/" + key).parent_path());
+  std::ofstream(dir + "/" + key, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));
+}
+
+// One record line with a body of `body` ('a' * n).
+std::string RecordLine(const std::string& id, size_t body_bytes) {
+  Message m;
+  m.message_id = id;
+  m.body = std::string(body_bytes, 'a');
+  m.md5_of_body = Md5Hex(m.body);
+  m.attributes["SentTimestamp"] = "1757507400000";
+  ArchiveContext ctx;
+  ctx.queue = "big-dlq";
+  std::string out;
+  AppendRecordJson(m, ctx, SystemTime(std::chrono::seconds(1757507400)), out);
+  return out;
+}
+
+// A gzip file of `members` copies of one member holding `unit`: small on
+// disk, `members * unit.size()` bytes decompressed.
+std::string RepeatedGzip(const std::string& unit, int members) {
+  std::string one = GzipCompress(unit, 9).value();
+  one.shrink_to_fit();
+  std::string out;
+  for (int i = 0; i < members; ++i) out += one;
+  return out;
+}
+
+TEST(SearchCli, SigintEndsASearchInsideAnObjectWithinOneSecond) {
+  const std::string dir = "/tmp/dlq-sigint-" + RandomHex(4);
+  // One object of ~1 GiB of records (2 MiB compressed): several seconds of work.
+  std::string unit;
+  for (int i = 0; unit.size() < (size_t{16} << 20); ++i) unit += RecordLine(fmt::format("m-{}", i), 500);
+  WriteObject(dir, ArchiveKey("big-dlq", 1), RepeatedGzip(unit, 64));
+  Child child({"search", "--from", "file://" + dir, "--output", "ids"}, dir + "/out", dir + "/err");
+  ASSERT_GT(child.pid(), 0);
+  // Wait until it prints ids: it is inside the object.
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code ec;
+  while ((fs::file_size(dir + "/out", ec) == 0 || ec) &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GT(fs::file_size(dir + "/out", ec), 0u) << ReadFile(dir + "/err");
+  const auto signalled = std::chrono::steady_clock::now();
+  kill(child.pid(), SIGINT);
+  int code = -1;
+  while (!child.Exited(code) && std::chrono::steady_clock::now() - signalled < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  const std::string err = ReadFile(dir + "/err");
+  std::printf("search ended %.3f s after SIGINT\n", seconds);
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_EQ(code, 130) << err;
+  EXPECT_NE(err.find("search: stopped by a signal after 0 of 1 objects"), std::string::npos) << err;
+  EXPECT_NE(err.find("results printed are partial"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
+// The bound doc/querying.md states for search and show with 16-way
+// parallelism: --memory (256 MiB) + the de-duplication table (128 MiB) +
+// 30 MiB.
+constexpr long kDocumentedBoundKib = (256 + 128 + 30) * 1024;
+
+TEST(SearchCli, StaysWithinItsMemoryBoundOnA200MegabyteLine) {
+  const std::string dir = "/tmp/dlq-bigline-" + RandomHex(4);
+  // A 300 KB object whose one valid line is 200 MB.
+  std::string gz = GzipCompress(RecordLine("huge", size_t{200} << 20), 9).value();
+  gz.shrink_to_fit();  // the compressor's buffer was sized for 200 MB: the child would inherit its pages
+  EXPECT_LT(gz.size(), 400000u);
+  WriteObject(dir, ArchiveKey("big-dlq", 1), gz);
+  WriteObject(dir, ArchiveKey("big-dlq", 2), GzipCompress(RecordLine("small", 10), 6).value());
+  for (const std::string cmd : {"search", "show"}) {
+    std::vector<std::string> args = {cmd, "--from", "file://" + dir, "--parallelism", "16"};
+    if (cmd == "show") args.push_back("small");
+    Child child(args, dir + "/out", dir + "/err");
+    const int code = child.Wait();
+    const std::string err = ReadFile(dir + "/err");
+    std::printf("%s over a 200 MB line: peak RSS %ld KiB\n", cmd.c_str(), child.max_rss_kib());
+    EXPECT_EQ(code, 3) << err;
+    EXPECT_NE(err.find(ArchiveKey("big-dlq", 1) + " line 1: line of"), std::string::npos) << err;
+    EXPECT_NE(ReadFile(dir + "/out").find("small"), std::string::npos);
+    EXPECT_LT(child.max_rss_kib(), kDocumentedBoundKib);
+    // Far below it, in fact: the line is never held.
+    EXPECT_LT(child.max_rss_kib(), 120 * 1024);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(SearchCli, StaysWithinItsMemoryBoundOnGzipBombs) {
+  const std::string dir = "/tmp/dlq-bombs-" + RandomHex(4);
+  // Five objects of ~1 MiB, each 1 GiB decompressed: one endless line.
+  const std::string bomb = RepeatedGzip(std::string(size_t{16} << 20, 'z'), 64);
+  for (int i = 1; i <= 5; ++i) WriteObject(dir, ArchiveKey("big-dlq", i), bomb);
+  WriteObject(dir, ArchiveKey("big-dlq", 6), GzipCompress(RecordLine("small", 10), 6).value());
+  Child child({"search", "--from", "file://" + dir, "--parallelism", "16"}, dir + "/out", dir + "/err");
+  const int code = child.Wait();
+  const std::string err = ReadFile(dir + "/err");
+  std::printf("search over five 1 GiB gzip bombs: peak RSS %ld KiB\n", child.max_rss_kib());
+  EXPECT_EQ(code, 3) << err;
+  EXPECT_NE(ReadFile(dir + "/out").find("small"), std::string::npos);
+  for (int i = 1; i <= 5; ++i) EXPECT_NE(err.find(ArchiveKey("big-dlq", i) + " line 1"), std::string::npos) << err;
+  EXPECT_LT(child.max_rss_kib(), kDocumentedBoundKib);
+  fs::remove_all(dir);
 }
 
 }  // namespace

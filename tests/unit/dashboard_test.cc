@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <atomic>
+
 #include "app/dashboard_replay.h"
+#include "archive/gzip.h"
+#include "archive/key_layout.h"
 #include "dashboard/request.h"
 #include "dashboard/web_assets.h"
 #include "monitor/daemon_metrics.h"
@@ -342,6 +346,114 @@ TEST_F(DashboardTest, FailureGroupsComeFromTheFingerprintStats) {
   EXPECT_EQ(groups.at(1)["count"].get_uint64().value(), 2u);
   HttpServerResponse one = d.Handle(Get("/api/queues/orders-dlq/failures", "limit=1"));
   EXPECT_EQ(Json(parser, one)["report"]["groups"].get_array().value().size(), 1u);
+}
+
+TEST_F(DashboardTest, ACancelledSearchAnswersWhatItReadAndSaysItWasCutShort) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  std::atomic<bool> cancelled{false};
+  // The client goes away as soon as the first object is fetched.
+  store_.SetGetHook([&](const std::string&) { cancelled = true; });
+  HttpServerRequest request = Get("/api/search", "queue=orders-dlq");
+  request.cancelled = &cancelled;
+  HttpServerResponse r = d.Handle(request);
+  ASSERT_EQ(r.status, 200) << r.body;
+  simdjson::dom::parser parser;
+  auto doc = Json(parser, r);
+  EXPECT_FALSE(doc["complete"].get_bool().value());
+  EXPECT_EQ(doc["stopped"].get_string().value(), "cancelled");
+  EXPECT_EQ(doc["objects_scanned"].get_uint64().value(), 0u);
+  EXPECT_GT(doc["objects_total"].get_uint64().value(), 0u);
+  EXPECT_EQ(doc["count"].get_uint64().value(), 0u);
+
+  // Not found in what was read is not "not in the archive".
+  cancelled = false;
+  HttpServerRequest detail = Get("/api/messages/some-id", "queue=orders-dlq");
+  detail.cancelled = &cancelled;
+  HttpServerResponse m = d.Handle(detail);
+  EXPECT_EQ(m.status, 503) << m.body;
+  EXPECT_NE(ErrorOf(m).find("not found in the part of the archive"), std::string::npos) << m.body;
+
+  // Uncancelled, the same search reads everything and says so.
+  store_.SetGetHook(nullptr);
+  cancelled = false;
+  auto full = Json(parser, d.Handle(request));
+  EXPECT_TRUE(full["complete"].get_bool().value());
+  EXPECT_TRUE(full["stopped"].is_null());
+  EXPECT_EQ(full["objects_scanned"].get_uint64().value(), full["objects_total"].get_uint64().value());
+  EXPECT_EQ(full["count"].get_uint64().value(), 5u);
+}
+
+TEST_F(DashboardTest, AScanPastItsDeadlineAnswersWhatItReadAndSaysSo) {
+  ArchiveSome();
+  DashboardOptions o;
+  o.scan_deadline = std::chrono::seconds(10);
+  Dashboard d(*daemon_, clock_, o);
+  // Fetching takes 11 s: the deadline passes while the first object is read.
+  store_.SetGetHook([&](const std::string&) { clock_.Advance(seconds(11)); });
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/queues/orders-dlq/failures"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_FALSE(doc["complete"].get_bool().value());
+  EXPECT_EQ(doc["stopped"].get_string().value(), "deadline");
+  EXPECT_LT(doc["objects_scanned"].get_uint64().value(), doc["objects_total"].get_uint64().value());
+
+  // A deadline that passes while listing: 504, nothing read.
+  DashboardOptions none;
+  none.scan_deadline = std::chrono::seconds(0);
+  Dashboard late(*daemon_, clock_, none);
+  HttpServerResponse l = late.Handle(Get("/api/search", "queue=orders-dlq"));
+  EXPECT_EQ(l.status, 504) << l.body;
+  auto ldoc = Json(parser, l);
+  EXPECT_EQ(ldoc["stopped"].get_string().value(), "deadline");
+  EXPECT_EQ(ldoc["objects_scanned"].get_uint64().value(), 0u);
+}
+
+TEST_F(DashboardTest, HostileObjectsAreCountedAsSkippedLinesAndTheSearchStillCompletes) {
+  ArchiveSome();
+  // Beside the real objects: a gzip bomb (64 MiB without a newline, ~64 KiB)
+  // and an object holding one 20 MiB line. (That neither is held whole is
+  // ScanTest's to show: it can count reserved bytes.)
+  auto key = [&](const std::string& batch) {
+    return KeyTemplate::Default().Render({"dlq-archive", "orders-dlq", "", "", clock_.Now(), batch});
+  };
+  store_.Insert(key("00000000000000b1"), GzipCompress(std::string(size_t{64} << 20, 'z'), 9).value());
+  store_.Insert(key("00000000000000b2"),
+                GzipCompress("{\"schema\":1,\"body\":\"" + std::string(size_t{20} << 20, 'a') + "\"}\n", 9).value());
+  DashboardOptions o;
+  o.request_memory = size_t{8} << 20;  // the smallest the config allows: lines over 768 KiB are skipped
+  Dashboard d(*daemon_, clock_, o);
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/search", "queue=orders-dlq"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_EQ(doc["count"].get_uint64().value(), 5u);  // every real message
+  EXPECT_EQ(doc["skipped_lines"].get_uint64().value(), 2u);
+  EXPECT_TRUE(doc["complete"].get_bool().value());
+  EXPECT_EQ(doc["objects_scanned"].get_uint64().value(), doc["objects_total"].get_uint64().value());
+}
+
+TEST_F(DashboardTest, ScansBeyondTheConcurrentLimitGet503WithRetryAfter) {
+  ArchiveSome();
+  DashboardOptions o;
+  o.max_concurrent_scans = 1;
+  Dashboard d(*daemon_, clock_, o);
+  // While one search is inside the archive, a second one is turned away.
+  HttpServerResponse second;
+  std::atomic<bool> nested{false};
+  store_.SetGetHook([&](const std::string&) {
+    if (nested.exchange(true)) return;
+    second = d.Handle(Get("/api/search", "queue=orders-dlq"));
+  });
+  HttpServerResponse first = d.Handle(Get("/api/search", "queue=orders-dlq"));
+  store_.SetGetHook(nullptr);
+  EXPECT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(second.status, 503) << second.body;
+  EXPECT_EQ(HeaderOf(second, "Retry-After"), "1");
+  EXPECT_NE(ErrorOf(second).find("already reading the archive"), std::string::npos) << second.body;
+  // The slot is given back.
+  EXPECT_EQ(d.Handle(Get("/api/search", "queue=orders-dlq")).status, 200);
 }
 
 TEST_F(DashboardTest, RecentObjectsAreTheQueuesArchiveObjects) {

@@ -144,6 +144,71 @@ TEST(Gzip, CorruptInputIsDataLoss) {
   EXPECT_NE(g.status().message().find("member 2"), std::string::npos) << g.status().message();
 }
 
+// Reads a whole stream `piece` bytes at a time.
+std::string ReadAll(GunzipStream& s, size_t piece) {
+  std::string out, buf(piece, '\0');
+  while (size_t n = s.Read(buf.data(), buf.size())) out.append(buf.data(), n);
+  return out;
+}
+
+TEST(GunzipStream, ReadsConcatenatedMembersInPiecesOfAnySize) {
+  std::string a = SampleText(3000), b = "second member\n", c = SampleText(300000);
+  std::string gz = GzipCompress(a, 1).value() + GzipCompress(b, 6).value() + GzipCompress("", 6).value() +
+                   GzipCompress(c, 9).value();
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}, size_t{1} << 20}) {
+    GunzipStream s(gz);
+    EXPECT_EQ(ReadAll(s, piece), a + b + c) << piece;
+    EXPECT_TRUE(s.done());
+    EXPECT_TRUE(s.status().ok()) << s.status().ToString();
+  }
+}
+
+TEST(GunzipStream, ABombIsReadInPiecesNeverWhole) {
+  std::string zeros(64 << 20, '\0');
+  const std::string gz = GzipCompress(zeros, 6).value();
+  zeros = std::string();
+  GunzipStream s(gz);
+  std::string piece(256 << 10, 'x');
+  uint64_t total = 0;
+  while (size_t n = s.Read(piece.data(), piece.size())) {
+    EXPECT_LE(n, piece.size());
+    total += n;
+  }
+  EXPECT_TRUE(s.status().ok());
+  EXPECT_EQ(total, uint64_t{64} << 20);
+}
+
+TEST(GunzipStream, DamageIsDataLossAfterTheGoodBytes) {
+  const std::string text = SampleText(200000);
+  const std::string gz = GzipCompress(text, 6).value();
+
+  GunzipStream empty("");
+  EXPECT_EQ(ReadAll(empty, 100), "");
+  EXPECT_EQ(empty.status().code(), ErrorCode::kDataLoss);
+
+  GunzipStream plain("plain text, not gzip");
+  EXPECT_EQ(ReadAll(plain, 100), "");
+  EXPECT_NE(plain.status().message().find("not a gzip header"), std::string::npos) << plain.status().message();
+
+  GunzipStream truncated(std::string_view(gz).substr(0, gz.size() / 2));
+  std::string salvaged = ReadAll(truncated, 4096);
+  EXPECT_EQ(truncated.status().code(), ErrorCode::kDataLoss);
+  EXPECT_NE(truncated.status().message().find("truncated"), std::string::npos) << truncated.status().message();
+  EXPECT_GT(salvaged.size(), 0u);
+  EXPECT_EQ(salvaged, text.substr(0, salvaged.size()));
+
+  std::string flipped = gz;
+  flipped[gz.size() - 6] ^= 0x55;  // CRC32 trailer
+  GunzipStream crc(flipped);
+  ReadAll(crc, 4096);
+  EXPECT_EQ(crc.status().code(), ErrorCode::kDataLoss);
+
+  const std::string garbage = gz + "junk";
+  GunzipStream trailing(garbage);
+  EXPECT_EQ(ReadAll(trailing, 4096), text);
+  EXPECT_NE(trailing.status().message().find("member 2"), std::string::npos) << trailing.status().message();
+}
+
 TEST(Gzip, RejectsBadLevel) {
   EXPECT_EQ(GzipCompress("x", 13).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(GzipCompress("x", -1).status().code(), ErrorCode::kInvalidArgument);

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "archive/gzip.h"
 #include "common/time_util.h"
 #include "query/scan.h"
+#include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 
 namespace dlq {
@@ -371,6 +374,222 @@ TEST(ScanTest, ReadsMultiMemberGzipObjects) {
                GzipCompress(Lines("q", {Msg("m1", "x", kDay1)}, kDay1), 6).value() +
                    GzipCompress(Lines("q", {Msg("m2", "y", kDay1)}, kDay1), 1).value());
   EXPECT_EQ(Scan(store, ScanOptions{}).ids, (std::vector<std::string>{"m1", "m2"}));
+}
+
+// ---- Bounded scans: stop, deadline, memory.
+
+std::string ObjKey(int n, const std::string& queue = "q") {
+  return Key(std::string(kDefaultKeyTemplate), queue, kDay1, fmt::format("{:016x}", n));
+}
+
+// `count` records of `body_bytes` each: a large, very compressible object.
+std::string BigLines(const std::string& prefix, int count, size_t body_bytes) {
+  std::vector<Message> msgs;
+  for (int i = 0; i < count; ++i)
+    msgs.push_back(Msg(fmt::format("{}-{}", prefix, i), std::string(body_bytes, 'a'), kDay1));
+  return Lines("q", msgs, kDay1);
+}
+
+// A clock whose monotonic time moves 1 ms on every reading: a deadline N ms
+// away passes after N readings, whatever the machine's speed.
+class TickingClock final : public Clock {
+ public:
+  SystemTime Now() const override { return SystemTime(std::chrono::seconds(1700000000)); }
+  std::chrono::steady_clock::time_point SteadyNow() const override {
+    return std::chrono::steady_clock::time_point(std::chrono::milliseconds(++ticks_));
+  }
+  void SleepFor(Duration) override {}
+  int64_t ticks() const { return ticks_.load(); }
+
+ private:
+  mutable std::atomic<int64_t> ticks_{0};
+};
+
+TEST(ScanTest, StopFlagEndsTheScanInsideAnObject) {
+  FakeObjectStore store;
+  // 4000 records of 1 KiB: about 4.5 MiB decompressed, read in 18 pieces.
+  PutObject(store, ObjKey(1), BigLines("m", 4000, 1000));
+  PutObject(store, ObjKey(2), BigLines("n", 10, 10));
+  std::atomic<bool> stop{false};
+  std::atomic<int> reservations{0};
+  ScanOptions o;
+  o.parallelism = 1;
+  o.stop = &stop;
+  // Set by the worker itself while it reads object 1 (the fifth match it
+  // queues), so the stop lands mid-object without any sleep.
+  o.on_reserved = [&](size_t) {
+    if (++reservations == 8) stop = true;
+  };
+  std::vector<std::string> ids;
+  Result<ScanStats> st = ScanArchive(store, From(), o, [&](const ArchiveRecord& r, const RecordLocation&) {
+    ids.push_back(r.message_id);
+    return true;
+  });
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_TRUE(st->stopped);
+  EXPECT_EQ(st->stop_reason, ScanStop::kCancelled);
+  EXPECT_EQ(ScanStopName(st->stop_reason), "cancelled");
+  EXPECT_EQ(st->objects_listed, 2u);
+  EXPECT_EQ(st->objects_done, 0u);
+  EXPECT_LT(ids.size(), 10u);
+  // How far it got: at most the piece in which the flag was set, and the
+  // piece after it, of the 4.5 MiB.
+  EXPECT_GT(st->bytes, 0u);
+  EXPECT_LE(st->bytes, uint64_t{512} << 10);
+}
+
+TEST(ScanTest, DeadlineEndsTheScanInsideAnObjectAndSaysHowFarItGot) {
+  FakeObjectStore store;
+  PutObject(store, ObjKey(1), BigLines("m", 1, 100));
+  // 64 MiB of one repeated record line, ~200 KiB compressed.
+  const std::string line = BigLines("big", 1, 100);
+  std::string big;
+  while (big.size() < (size_t{64} << 20)) big += line;
+  PutObject(store, ObjKey(2), big);
+  big = std::string();
+  TickingClock clock;
+  ScanOptions o;
+  o.parallelism = 1;  // object 1 is finished before object 2 starts
+  o.deduplicate = false;
+  o.filter.ids = {"nothing-matches"};
+  o.clock = &clock;
+  o.deadline = clock.SteadyNow() + std::chrono::milliseconds(100);
+  Result<ScanStats> st = ScanArchive(store, From(), o, [](auto&, auto&) { return true; });
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_TRUE(st->stopped);
+  EXPECT_EQ(st->stop_reason, ScanStop::kDeadline);
+  EXPECT_EQ(ScanStopName(st->stop_reason), "deadline");
+  EXPECT_EQ(st->objects_listed, 2u);
+  EXPECT_EQ(st->objects_done, 1u);
+  // At least one reading per 256 KiB piece: 100 readings stop it within
+  // 25 MiB of the 64 MiB.
+  EXPECT_GT(st->bytes, 0u);
+  EXPECT_LT(st->bytes, uint64_t{26} << 20);
+}
+
+TEST(ScanTest, DeadlineThatPassesWhileListingIsDeadlineExceeded) {
+  FakeObjectStore store;
+  PutObject(store, ObjKey(1), BigLines("m", 1, 100));
+  FakeClock clock;
+  ScanOptions o;
+  o.clock = &clock;
+  o.deadline = clock.SteadyNow();
+  Result<ScanStats> st = ScanArchive(store, From(), o, [](auto&, auto&) { return true; });
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.status().code(), ErrorCode::kDeadlineExceeded);
+  EXPECT_EQ(store.get_calls(), 0);
+}
+
+TEST(ScanTest, MemoryBudgetHoldsWithSixteenWorkers) {
+  FakeObjectStore store;
+  std::set<std::string> all;
+  for (int obj = 0; obj < 48; ++obj) {
+    // ~400 KiB decompressed each, lines of 20 KiB: windows, compressed
+    // objects and queued matches all count.
+    std::string lines = BigLines(fmt::format("o{}", obj), 20, 20000);
+    for (int i = 0; i < 20; ++i) all.insert(fmt::format("o{}-{}", obj, i));
+    PutObject(store, ObjKey(obj), lines);
+  }
+  ScanOptions o;
+  o.parallelism = 16;
+  o.memory_budget_bytes = size_t{4} << 20;
+  size_t peak = 0;
+  o.on_reserved = [&](size_t reserved) { peak = std::max(peak, reserved); };
+  std::set<std::string> seen;
+  Result<ScanStats> st = ScanArchive(store, From(), o, [&](const ArchiveRecord& r, const RecordLocation&) {
+    seen.insert(r.message_id);
+    return true;
+  });
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(seen, all);
+  EXPECT_TRUE(st->complete());
+  EXPECT_FALSE(st->stopped);
+  EXPECT_EQ(st->objects_done, 48u);
+  EXPECT_EQ(st->peak_reserved_bytes, peak);
+  EXPECT_LE(peak, o.memory_budget_bytes);
+  // More than one object's working set at a time: the workers did share it.
+  EXPECT_GT(peak, size_t{1} << 20);
+}
+
+TEST(ScanTest, LineLongerThanTheLimitIsSkippedWithKeyAndLineAndTheScanGoesOn) {
+  FakeObjectStore store;
+  // A valid record whose body alone is 2 MiB, between two small ones.
+  std::string lines = BigLines("a", 1, 10) + Lines("q", {Msg("huge", std::string(2 << 20, 'x'), kDay1)}, kDay1) +
+                      Lines("q", {Msg("b", "after", kDay1)}, kDay1);
+  PutObject(store, ObjKey(1), lines);
+  PutObject(store, ObjKey(2), Lines("q", {Msg("c", "next object", kDay1)}, kDay1));
+  ScanOptions o;
+  o.max_line_bytes = size_t{1} << 20;
+  size_t peak = 0;
+  o.on_reserved = [&](size_t reserved) { peak = std::max(peak, reserved); };
+  Collected c = Scan(store, o);
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"a-0", "b", "c"}));
+  EXPECT_EQ(c.where[1], ObjKey(1) + ":3");
+  EXPECT_EQ(c.stats.skipped_lines, 1u);
+  ASSERT_EQ(c.stats.errors.size(), 1u);
+  EXPECT_EQ(c.stats.errors[0].key, ObjKey(1));
+  EXPECT_EQ(c.stats.errors[0].line, 2u);
+  EXPECT_NE(c.stats.errors[0].message.find("longer than the 1048576 bytes"), std::string::npos)
+      << c.stats.errors[0].message;
+  // The 2 MiB line was never held whole: the window stopped at the limit.
+  EXPECT_LT(peak, size_t{2} << 20);
+}
+
+TEST(ScanTest, GzipBombIsReadInPiecesWithinTheBudgetAndReported) {
+  FakeObjectStore store;
+  // 24 MiB of newline-free bytes, ~24 KiB compressed: one endless line.
+  PutObject(store, ObjKey(1), std::string(size_t{24} << 20, 'z'));
+  // 64 MiB of blank lines over a 32 MiB object limit.
+  PutObject(store, ObjKey(2), std::string(size_t{64} << 20, '\n'));
+  PutObject(store, ObjKey(3), Lines("q", {Msg("after", "x", kDay1)}, kDay1));
+  ScanOptions o;
+  o.parallelism = 3;
+  o.memory_budget_bytes = size_t{8} << 20;
+  o.max_object_bytes = size_t{32} << 20;
+  size_t peak = 0;
+  o.on_reserved = [&](size_t reserved) { peak = std::max(peak, reserved); };
+  Collected c = Scan(store, o);
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"after"}));
+  EXPECT_LE(peak, o.memory_budget_bytes);
+  ASSERT_EQ(c.stats.errors.size(), 2u);
+  EXPECT_EQ(c.stats.errors[0].key, ObjKey(1));
+  EXPECT_EQ(c.stats.errors[0].line, 1u);
+  EXPECT_NE(c.stats.errors[0].message.find("longer than"), std::string::npos) << c.stats.errors[0].message;
+  EXPECT_EQ(c.stats.errors[1].key, ObjKey(2));
+  EXPECT_NE(c.stats.errors[1].message.find("exceeds the limit of 33554432 bytes"), std::string::npos)
+      << c.stats.errors[1].message;
+}
+
+TEST(ScanTest, ObjectLargerThanItsShareOfTheBudgetIsRefusedByKey) {
+  FakeObjectStore store;
+  // Incompressible: 1 MiB compressed, over 1/8 of a 4 MiB budget.
+  std::string noise;
+  uint64_t x = 88172645463325252ull;
+  while (noise.size() < (size_t{1} << 20)) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    noise.append(reinterpret_cast<const char*>(&x), 8);
+  }
+  store.Insert(ObjKey(1), noise);
+  PutObject(store, ObjKey(2), Lines("q", {Msg("ok", "x", kDay1)}, kDay1));
+  ScanOptions o;
+  o.memory_budget_bytes = size_t{4} << 20;
+  Collected c = Scan(store, o);
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"ok"}));
+  EXPECT_EQ(c.stats.skipped_objects, 1u);
+  ASSERT_EQ(c.stats.errors.size(), 1u);
+  EXPECT_EQ(c.stats.errors[0].key, ObjKey(1));
+  EXPECT_EQ(c.stats.errors[0].line, 0u);
+  EXPECT_NE(c.stats.errors[0].message.find("4194304"), std::string::npos) << c.stats.errors[0].message;
+  EXPECT_EQ(store.get_calls(), 1);  // refused by its listed size, never fetched
+}
+
+TEST(ScanTest, BudgetUnderFourMebibytesIsInvalid) {
+  FakeObjectStore store;
+  ScanOptions o;
+  o.memory_budget_bytes = size_t{1} << 20;
+  Result<ScanStats> st = ScanArchive(store, From(), o, [](auto&, auto&) { return true; });
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.status().code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(ListArchiveTest, ReportsQueueAndDayOfEachObject) {

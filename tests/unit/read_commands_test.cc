@@ -200,7 +200,8 @@ TEST_F(ReadCommandsTest, SignalBeforeReadingStopsEveryCommandWith130AndNoPartial
   Capture out4, err4;
   EXPECT_EQ(RunStatsCommand(st, store_, from_, kT, false, stop, out4.f(), err4.f()), 130);
   EXPECT_EQ(out4.str(), "");
-  EXPECT_NE(err4.str().find("stats: stopped by a signal; no report"), std::string::npos) << err4.str();
+  EXPECT_NE(err4.str().find("stats: stopped by a signal while listing the archive; no report"), std::string::npos)
+      << err4.str();
   EXPECT_EQ(store_.get_calls(), 0);
 }
 
