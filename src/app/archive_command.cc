@@ -160,7 +160,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   }
   auto dest = ParseDestination(options.destination);
   if (!dest.ok()) {
-    std::fprintf(stderr, "error: %s\n", dest.status().message().c_str());
+    std::fprintf(stderr, "error: --to: %s\n", dest.status().message().c_str());
     return 2;
   }
   if (!dest->prefix.empty()) options.drain.prefix = dest->prefix;
