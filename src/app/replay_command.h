@@ -35,6 +35,7 @@ struct ReplayCommandOptions {
   double transform_timeout_s = 30;
   std::string audit_to;           // live form: archive URL for the audit record (the archive form uses --from)
   std::string progress = "auto";  // auto | always | never
+  FileModes file_modes;           // of the checkpoint and of audit records in a file:// archive (DLQ_FILE_MODE)
 };
 
 // What the command talks to, so tests can run it on fakes.
