@@ -160,7 +160,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   }
   auto dest = ParseDestination(options.destination);
   if (!dest.ok()) {
-    std::fprintf(stderr, "error: %s\n", dest.status().message().c_str());
+    std::fprintf(stderr, "error: --to: %s\n", dest.status().message().c_str());
     return 2;
   }
   if (!dest->prefix.empty()) options.drain.prefix = dest->prefix;
@@ -225,7 +225,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
 
   // Check the destination before receiving anything: a receive raises
   // receive counts, and a cron job must fail on an empty queue too.
-  auto store = OpenStore(*dest, &services);
+  auto store = OpenStore(*dest, &services, options.file_modes);
   if (!store.ok()) return EarlyFailure(options, 1, store.status().WithContext("destination " + options.destination));
   auto check = (*store)->CheckWritable();
   if (!check.ok()) {

@@ -19,6 +19,7 @@ struct ArchiveCommandOptions {
   DrainOptions drain;
   std::string output = "text";    // text | json
   std::string progress = "auto";  // auto | always | never
+  FileModes file_modes;           // of what a file:// destination gets (DLQ_FILE_MODE)
 };
 
 // Runs the command; `stop` is polled so a signal can stop it gracefully.

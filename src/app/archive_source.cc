@@ -58,8 +58,14 @@ std::string KeyUriPrefix(const Destination& from) {
   return from.scheme == "s3" ? fmt::format("s3://{}/", from.bucket) : fmt::format("file://{}/", from.root);
 }
 
+void ReportSkipped(const std::vector<SkippedEntry>& skipped, const Destination& from, std::FILE* err) {
+  const std::string uri = KeyUriPrefix(from);
+  for (const SkippedEntry& e : skipped) fmt::print(err, "warning: {}{}: skipped: {}\n", uri, e.path, e.reason);
+}
+
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err) {
   const std::string uri = KeyUriPrefix(from);
+  ReportSkipped(stats.skipped_entries, from, err);
   for (const ReadError& e : stats.errors) {
     if (e.line == 0) {
       fmt::print(err, "warning: {}{}: unreadable object skipped: {}\n", uri, e.key, e.message);
@@ -87,8 +93,11 @@ int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err
                uri, stats.unrecognised_key);
   }
   if (stats.complete()) return 0;
-  fmt::print(err, "warning: incomplete: {} unreadable objects and {} unreadable lines were skipped\n",
-             stats.skipped_objects, stats.skipped_lines);
+  fmt::print(err, "warning: incomplete: {} unreadable objects and {} unreadable lines were skipped{}\n",
+             stats.skipped_objects, stats.skipped_lines,
+             stats.skipped_entries.empty() ? ""
+                                           : fmt::format(", and {} entries of the archive directory were not read",
+                                                         stats.skipped_entries.size()));
   return 3;
 }
 

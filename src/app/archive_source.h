@@ -48,9 +48,13 @@ std::string StoppedLine(const ScanStats& stats);
 // "s3://bucket/" or "file:///dir/": what a key is prefixed with in messages.
 std::string KeyUriPrefix(const Destination& from);
 
-// Prints every reported problem ("warning: URI line N: ..."), how many more
-// were not shown, and a note when the listing could not prune. Returns 3 when
-// anything was skipped, else 0.
+// Prints one warning per entry a listing left out ("warning: URI: skipped:
+// why").
+void ReportSkipped(const std::vector<SkippedEntry>& skipped, const Destination& from, std::FILE* err);
+
+// Prints every entry the listing skipped and every reported problem
+// ("warning: URI line N: ..."), how many more were not shown, and a note when
+// the listing could not prune. Returns 3 when anything was skipped, else 0.
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err);
 
 }  // namespace dlq

@@ -695,6 +695,17 @@ int RunCli(int argc, char** argv) {
   SetUpLogging(g);
   InstallSignalHandlers();
 
+  // The commands that write local files (archive, replay, run) take their
+  // permission bits from DLQ_FILE_MODE; a bad value is a usage error.
+  if (*archive || *replay || *run) {
+    Result<FileModes> modes = FileModesFromEnv(DefaultEnvironment());
+    if (!modes.ok()) {
+      std::fprintf(stderr, "error: %s\n", modes.status().message().c_str());
+      return kExitUsage;
+    }
+    ar.file_modes = rp.file_modes = run_opts.file_modes = *modes;
+  }
+
   if (*run || *check) {
     run_opts.services = check_opts.services = ToServicesOptions(g);
     // Flags given on the command line win over the config file's log section.

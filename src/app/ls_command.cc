@@ -90,6 +90,11 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
                "objects shown with '?' are not filtered by queue or date; pass --key-template\n",
                uri, stats.unrecognised_key);
   }
+  if (!stats.skipped.empty()) {
+    ReportSkipped(stats.skipped, from, err);
+    fmt::print(err, "warning: incomplete: {} entries of the archive directory were not listed\n", stats.skipped.size());
+    return 3;
+  }
   return 0;
 }
 

@@ -21,8 +21,10 @@ struct LsCommandOptions {
   bool objects = false;  // one line per object instead of per queue and day
 };
 
-// Returns 0, 1 (the archive cannot be listed), 2 (bad flags) or 130 (`stop`
-// was set while listing; nothing is printed).
+// Returns 0, 1 (the archive cannot be listed), 2 (bad flags), 3 (listed,
+// but entries the store skipped are named on `err`: a file:// archive's
+// symbolic links and special files) or 130 (`stop` was set while listing;
+// nothing is printed).
 int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                  std::FILE* out, std::FILE* err, const std::atomic<bool>* stop = nullptr);
 

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <optional>
 
+#include "app/archive_source.h"
 #include "archive/key_layout.h"
 #include "archiver/drainer.h"
 #include "common/log.h"
@@ -189,6 +190,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   ro.concurrency = options.concurrency > 0 ? options.concurrency : options.checkpoint.empty() ? 4 : 1;
   ro.dry_run = options.dry_run;
   ro.checkpoint_path = options.dry_run ? "" : options.checkpoint;
+  ro.checkpoint_mode = options.file_modes.file;
   ro.identity_text = CheckpointIdentityText(source, canonical, targets->Describe(), options.transform);
   ro.stop = &stop;
   Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
@@ -285,6 +287,10 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   if (scan_stats && !scan_stats->complete()) {
     summary += fmt::format("; archive: {} unreadable objects and {} unreadable lines skipped",
                            scan_stats->skipped_objects, scan_stats->skipped_lines);
+    if (!scan_stats->skipped_entries.empty()) {
+      summary += fmt::format(", {} entries of the archive directory not read", scan_stats->skipped_entries.size());
+      ReportSkipped(scan_stats->skipped_entries, *archive, deps.err);
+    }
     for (const ReadError& e : scan_stats->errors) {
       std::fprintf(deps.err, "warning: %s line %llu: %s\n", e.key.c_str(), static_cast<unsigned long long>(e.line),
                    e.message.c_str());
@@ -313,7 +319,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
 int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop) {
   ReplayDeps deps;
   deps.sqs = &services.sqs();
-  deps.open_store = [&services](const Destination& d) { return OpenStore(d, &services); };
+  deps.open_store = [&services, &options](const Destination& d) { return OpenStore(d, &services, options.file_modes); };
   deps.caller_arn = [&services]() -> Result<std::string> {
     DLQ_ASSIGN_OR_RETURN(CallerIdentity who, services.sts().GetCallerIdentity());
     return who.arn;

@@ -35,6 +35,7 @@ struct ReplayCommandOptions {
   double transform_timeout_s = 30;
   std::string audit_to;           // live form: archive URL for the audit record (the archive form uses --from)
   std::string progress = "auto";  // auto | always | never
+  FileModes file_modes;           // of the checkpoint and of audit records in a file:// archive (DLQ_FILE_MODE)
 };
 
 // What the command talks to, so tests can run it on fakes.
@@ -52,8 +53,9 @@ struct ReplayDeps {
 // 1 some failed, or an error stopped the run (what was sent stays sent and is
 // in the audit record); 2 bad input, a destination that cannot be resolved,
 // or a checkpoint of another run, all found before anything is sent; 3 sent,
-// but archive objects or lines were unreadable and skipped; 130 stopped by a
-// signal.
+// but archive objects or lines were unreadable and skipped, or a file://
+// archive's links or special files were left out (each named on `err`); 130
+// stopped by a signal.
 int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const std::atomic<bool>& stop);
 int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop);
 

@@ -45,8 +45,9 @@ struct GroupResources {
 
 }  // namespace
 
-GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, DaemonMetrics* metrics) {
-  return [base, metrics](const GroupConfig& g) -> Result<GroupClients> {
+GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, DaemonMetrics* metrics,
+                                               const FileModes& modes) {
+  return [base, metrics, modes](const GroupConfig& g) -> Result<GroupClients> {
     auto res = std::make_shared<GroupResources>();
     res->env = std::make_unique<SqsEndpointEnvironment>(DefaultEnvironment(), g.endpoint_url);
     ServicesOptions o = base;
@@ -60,7 +61,7 @@ GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, Daem
     if (metrics != nullptr) res->services->SetObserver(MakeAwsCallObserver(*metrics));
     auto dest = ParseDestination(g.destination);
     if (!dest.ok()) return dest.status().WithContext("group " + g.name);
-    auto store = OpenStore(*dest, res->services.get());
+    auto store = OpenStore(*dest, res->services.get(), modes);
     if (!store.ok()) return store.status().WithContext(fmt::format("group {}: destination {}", g.name, g.destination));
     res->store = std::move(*store);
     GroupClients c;
@@ -125,8 +126,8 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
              {"groups", static_cast<int64_t>(config->groups.size())},
              {"shard", FormatShardSpec(config->shard)},
              {"version", DLQ_VERSION}});
-  Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics), webhooks, DefaultClock(), registry,
-                metrics, dopts);
+  Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics, options.file_modes), webhooks,
+                DefaultClock(), registry, metrics, dopts);
   // The dashboard keeps the token of the configuration it started with; a
   // reload (SIGHUP) does not change it.
   DashboardOptions dash;

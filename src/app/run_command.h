@@ -20,13 +20,16 @@ struct RunCommandOptions {
   std::optional<ShardSpec> shard;  // --shard I/N: overrides the config's shard (also on reload)
   // --log-level / --log-format when given: they win over the config's log section.
   std::optional<std::string> log_level, log_format;
+  FileModes file_modes;  // of what file:// destinations get (DLQ_FILE_MODE)
 };
 
 // Builds each group's AWS services and archive store. The group's
 // endpoint_url applies to SQS only (AWS_ENDPOINT_URL_SQS). role_arn is not
 // supported yet: such a group fails with kFailedPrecondition naming it.
 // `metrics` (optional) counts every AWS call; it must outlive the clients.
-GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, DaemonMetrics* metrics);
+// A file:// destination's files and directories get `modes`.
+GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, DaemonMetrics* metrics,
+                                               const FileModes& modes = {});
 
 // Loads and validates the config (exit 2 with every problem on failure),
 // then runs until `stop`; SIGHUP reloads the config. Returns the exit code.

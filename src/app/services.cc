@@ -171,16 +171,25 @@ void AwsServices::SetObserver(const CallObserver& observer) {
   cw_aws_->SetObserver(observer);
 }
 
+Result<FileModes> FileModesFromEnv(const Environment& env) {
+  auto text = env.GetNonEmpty("DLQ_FILE_MODE");
+  if (!text) return FileModes{};
+  Result<FileModes> modes = ParseFileModes(*text);
+  if (!modes.ok()) return modes.status().WithContext("DLQ_FILE_MODE");
+  return modes;
+}
+
 std::string LocalHostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
   return buf;
 }
 
-Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services) {
+Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services, const FileModes& modes) {
   if (dest.scheme == "file") {
     // Nothing is created or checked here: CheckWritable() says what is wrong.
-    return std::unique_ptr<ObjectStore>(std::make_unique<LocalObjectStore>(dest.root));
+    return std::unique_ptr<ObjectStore>(
+        std::make_unique<LocalObjectStore>(dest.root, LocalObjectStore::kDefaultPageSize, nullptr, modes));
   }
   if (services == nullptr) return Internal("S3 destination without AWS services");
   return std::unique_ptr<ObjectStore>(std::make_unique<S3ObjectStore>(services->s3_for(dest.bucket), dest.bucket));

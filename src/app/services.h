@@ -14,6 +14,7 @@
 #include "aws/http.h"
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/clock.h"
+#include "common/file_util.h"
 #include "s3/object_store.h"
 #include "s3/s3_client.h"
 #include "sqs/sqs_client.h"
@@ -99,7 +100,13 @@ SettingsDiagnosis DiagnoseSettings(const ClientOptions& options, const Environme
 std::string LocalHostName();
 
 // Opens the store for a destination (S3 through `services`, or a local
-// directory). Touches nothing: call CheckWritable() before receiving.
-Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services);
+// directory whose files and directories get `modes`). Touches nothing: call
+// CheckWritable() before receiving.
+Result<std::unique_ptr<ObjectStore>> OpenStore(const Destination& dest, AwsServices* services,
+                                               const FileModes& modes = {});
+
+// DLQ_FILE_MODE (ParseFileModes: "0640" also lets the group read), or the
+// owner-only default when unset. kInvalidArgument naming the variable.
+Result<FileModes> FileModesFromEnv(const Environment& env);
 
 }  // namespace dlq

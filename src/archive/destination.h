@@ -19,7 +19,11 @@ struct Destination {
   std::string prefix;  // key prefix, no leading or trailing '/'
 };
 
-// kInvalidArgument naming the URL and the expected form.
+// kInvalidArgument naming the URL and the expected form, or the offending
+// segment of an s3:// bucket or prefix that does not name exactly one place
+// (an empty, "." or ".." segment, a control character: ValidateKeyPath). One
+// trailing '/' is dropped. A file:// directory is the operator's own path and
+// is taken as given (the kernel resolves it the same way for every reader).
 Result<Destination> ParseDestination(std::string_view uri);
 
 // The key prefix archives are written under: `prefix`, or kDefaultKeyPrefix

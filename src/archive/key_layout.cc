@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "common/crypto.h"
+#include "common/strings.h"
+#include "common/text.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -26,7 +28,71 @@ std::string CollapseSlashes(std::string_view s) {
   return out;
 }
 
+constexpr std::string_view kDotSegmentWhy = "dot segments would be removed by HTTP clients and name another place";
+
+// The first control byte of `s`, if any.
+const char* FindControlByte(std::string_view s) {
+  for (const char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return &c;
+  }
+  return nullptr;
+}
+
+bool IsDotSegment(std::string_view s) {
+  return s == "." || s == "..";
+}
+
+// The segment checks of KeyTemplate::Parse, on a template whose placeholders
+// are known (none holds a '/').
+Status CheckTemplateSegments(std::string_view text) {
+  for (std::string_view segment : Split(text, '/')) {
+    if (segment.empty()) {
+      return InvalidArgument(
+          fmt::format("key template \"{}\": empty segment (a '//' or a leading or trailing '/') is not allowed", text));
+    }
+    // The segment's literal text, and whether every placeholder in it may
+    // render empty ({prefix} can be "", {region} and {account_id} unknown).
+    std::string literal;
+    bool only_empty_placeholders = true;
+    for (size_t i = 0; i < segment.size(); ++i) {
+      if (segment[i] != '{') {
+        literal.push_back(segment[i]);
+        continue;
+      }
+      size_t close = segment.find('}', i);
+      std::string_view name = segment.substr(i + 1, close - i - 1);
+      only_empty_placeholders =
+          only_empty_placeholders && (name == "prefix" || name == "region" || name == "account_id");
+      i = close;
+    }
+    if (!literal.empty() && literal.find_first_not_of('.') == std::string::npos && only_empty_placeholders &&
+        literal.size() <= 2) {
+      return InvalidArgument(
+          fmt::format("key template \"{}\": segment '{}' is or can render as a dot segment, which is not allowed ({})",
+                      text, segment, kDotSegmentWhy));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status ValidateKeyPath(std::string_view path, std::string_view what) {
+  for (std::string_view segment : Split(path, '/')) {
+    if (segment.empty()) {
+      return InvalidArgument(fmt::format("{} '{}': empty segment (a '//' or a leading or trailing '/') is not allowed",
+                                         what, EscapeControlBytes(path)));
+    }
+    if (IsDotSegment(segment)) {
+      return InvalidArgument(fmt::format("{} segment '{}' is not allowed ({})", what, segment, kDotSegmentWhy));
+    }
+    if (const char* c = FindControlByte(segment)) {
+      return InvalidArgument(fmt::format("{} segment '{}' holds control character 0x{:02x}, which is not allowed", what,
+                                         EscapeControlBytes(segment), static_cast<unsigned char>(*c)));
+    }
+  }
+  return Status::Ok();
+}
 
 Result<KeyTemplate> KeyTemplate::Parse(std::string_view text) {
   static const std::pair<std::string_view, Part> kPlaceholders[] = {
@@ -43,6 +109,10 @@ Result<KeyTemplate> KeyTemplate::Parse(std::string_view text) {
       {"yyyy-mm-dd", Part::kIsoDate},
       {"batch_id", Part::kBatchId},
   };
+  if (const char* c = FindControlByte(text)) {
+    return InvalidArgument(fmt::format("key template \"{}\": control character 0x{:02x} is not allowed",
+                                       EscapeControlBytes(text), static_cast<unsigned char>(*c)));
+  }
   KeyTemplate t;
   t.text_ = std::string(text);
   bool has_batch_id = false;
@@ -81,6 +151,7 @@ Result<KeyTemplate> KeyTemplate::Parse(std::string_view text) {
     return InvalidArgument(fmt::format(
         "key template \"{}\": must contain {{batch_id}} so concurrent archivers never write the same key", text));
   }
+  DLQ_RETURN_IF_ERROR(CheckTemplateSegments(text));
   return t;
 }
 
@@ -129,7 +200,9 @@ std::string KeyTemplate::RenderUpTo(const KeyFields& f, bool stop_at_variable) c
 }
 
 std::string KeyTemplate::Render(const KeyFields& fields) const {
-  return RenderUpTo(fields, false);
+  std::string key = RenderUpTo(fields, false);
+  if (!key.empty() && key.back() == '/') key.pop_back();  // a trailing placeholder rendered empty
+  return key;
 }
 
 std::string KeyTemplate::QueuePrefix(const KeyFields& fields) const {

@@ -30,12 +30,17 @@ class KeyTemplate {
  public:
   // Placeholders: {prefix} {queue} {region} {account_id} {yyyymmdd} {yyyy} {mm}
   // {dd} {hh} {hhmmss} {yyyy-mm-dd} {batch_id}. kInvalidArgument for an
-  // unknown placeholder, an unbalanced brace, or a template without
-  // {batch_id} (keys must be collision-proof across archivers).
+  // unknown placeholder, an unbalanced brace, a template without {batch_id}
+  // (keys must be collision-proof across archivers), a control character, an
+  // empty segment ('//', a leading or trailing '/'), or a segment that is or
+  // can render as "." or ".." (dots with only {prefix}, {region} or
+  // {account_id}, which may be empty); the message names the segment.
   static Result<KeyTemplate> Parse(std::string_view text);
   static KeyTemplate Default();
 
-  // The object key; runs of '/' are collapsed and no key starts with '/'.
+  // The object key; runs of '/' are collapsed and no key starts or ends
+  // with '/'. With a prefix that passes ValidateKeyPath (or is empty) and a
+  // queue name of SQS's characters, the key passes it too.
   std::string Render(const KeyFields& fields) const;
   // The longest '/'-terminated key prefix shared by every key of this
   // queue (the template rendered up to the first time or batch placeholder),
@@ -72,6 +77,14 @@ class KeyTemplate {
   std::string text_;
   std::vector<Segment> segments_;
 };
+
+// Checks that `path`, a '/'-separated destination prefix or object key,
+// names exactly one place: no empty, "." or ".." segment (HTTP clients remove
+// dot segments after signing and file systems resolve them, so the object
+// would land elsewhere than the key says) and no control character.
+// kInvalidArgument "{what} segment '..' is not allowed (...)", control bytes
+// shown as \xHH.
+Status ValidateKeyPath(std::string_view path, std::string_view what);
 
 // A fresh batch id: 16 random lower-case hex characters.
 std::string NewBatchId();

@@ -836,9 +836,12 @@ std::string UploadHint(const Status& st) {
 
 Status QueueDrainer::UploadBatch(Batch& batch) {
   const SealedBatch& sb = *batch.sealed;
+  std::string where = fmt::format("{}/{}", store_.Describe(), sb.key);
+  // The template was checked when parsed; a queue, region or account name
+  // from a non-AWS endpoint could still render a key naming another place.
+  DLQ_RETURN_IF_ERROR(ValidateKeyPath(sb.key, "object key").WithContext(fmt::format("upload {} refused", where)));
   Status st = store_.Put(sb.key, sb.gz, options_.put);
   if (st.ok()) return st;
-  std::string where = fmt::format("{}/{}", store_.Describe(), sb.key);
   if (st.code() == ErrorCode::kAlreadyExists) {
     // A batch id collision is astronomically unlikely; never overwrite.
     return st.WithContext(fmt::format("upload {} refused to overwrite", where));

@@ -302,6 +302,9 @@ void CurlTransport::ConfigureHandle(void* handle) const {
   Curl().easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   Curl().easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   Curl().easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  // The path goes out as signed: without this curl removes "/./" and "/../"
+  // segments, and a request signed for one key would write another.
+  Curl().easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
   Curl().easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   Curl().easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
   Curl().easy_setopt(curl, CURLOPT_MAXCONNECTS, static_cast<long>(options_.max_connections));

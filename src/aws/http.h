@@ -72,6 +72,8 @@ class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
   // Sends one request and returns the response, whatever its status code.
+  // The request target is the URL's path and query byte for byte, as
+  // signed: no dot segment is removed and nothing is re-encoded.
   // A non-OK Status means no response was received: kUnavailable for
   // connection failures and timeouts (retryable), kInvalidArgument for a
   // malformed request.

@@ -35,6 +35,26 @@ std::string DirectoryOf(const std::string& path) {
 
 }  // namespace
 
+Result<FileModes> ParseFileModes(std::string_view octal) {
+  auto bad = [&](std::string_view why) {
+    return InvalidArgument(
+        fmt::format("file mode '{}' {}: use an octal mode such as 0600 (the default) or 0640", octal, why));
+  };
+  std::string_view digits = octal;
+  if (digits.size() == 4 && digits.front() == '0') digits.remove_prefix(1);
+  if (digits.size() != 3 || digits.find_first_not_of("01234567") != std::string_view::npos) {
+    return bad("is not three octal digits");
+  }
+  mode_t file = 0;
+  for (char c : digits) file = file * 8 + static_cast<mode_t>(c - '0');
+  if ((file & 0111) != 0) return bad("has execute bits (archive files are data)");
+  if ((file & 0600) != 0600) return bad("must keep read and write for the owner");
+  FileModes modes;
+  modes.file = file;
+  modes.dir = file | ((file & 0444) >> 2);
+  return modes;
+}
+
 Status WriteFileAtomically(const std::string& path, std::string_view data, mode_t mode) {
   // One temporary name per process: two processes replacing the same file
   // never write into each other's temporary file.

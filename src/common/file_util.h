@@ -10,6 +10,21 @@
 
 namespace dlq {
 
+// Permission bits of what dlq-archive creates on local disk: archive objects
+// and audit records of a file:// archive, their directories, replay
+// checkpoints. Owner-only unless the operator widens them (DLQ_FILE_MODE);
+// the process umask can only narrow them further.
+struct FileModes {
+  mode_t file = 0600;
+  mode_t dir = 0700;
+};
+
+// A file mode in octal ("0640", "640"): the owner must keep read and write,
+// and only read and write bits are allowed (0600..0666); directories get the
+// same bits plus search (x) wherever read is granted (0640 -> 0750).
+// kInvalidArgument saying what is accepted.
+Result<FileModes> ParseFileModes(std::string_view octal);
+
 // Replaces the file at `path` with `data` so that a reader sees the old
 // content or the new, never a mix, and the new survives a crash: written to
 // a temporary file beside it (created with `mode`), fsynced, renamed over

@@ -25,6 +25,23 @@ std::string OneLinePreview(std::string_view s, size_t width) {
   return out;
 }
 
+std::string EscapeControlBytes(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out.push_back(ch);
+      continue;
+    }
+    out += "\\x";
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 0xf]);
+  }
+  return out;
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   const Sha256Digest da = Sha256(a), db = Sha256(b);
   return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;

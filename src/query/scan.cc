@@ -78,6 +78,7 @@ class Lister {
       ++stats_.list_calls;
       Result<ListPage> page = store_.List(dir, cands.empty() ? "" : "/", token);
       if (!page.ok()) return page.status().WithContext(fmt::format("list {} prefix \"{}\"", store_.Describe(), dir));
+      for (SkippedEntry& e : page->skipped) NoteSkipped(std::move(e), dir, cands);
       for (ObjectInfo& info : page->objects) {
         if (StartsWith(info.key, audit_dir_)) continue;
         AddObject(std::move(info), dir, cands);
@@ -108,6 +109,25 @@ class Lister {
   std::vector<ArchiveObject> Take() { return std::move(objects_); }
 
  private:
+  // Keeps an entry the store left out for the report, each path once
+  // (sorted), unless the options prune it or readers skip it anyway (audit).
+  void NoteSkipped(SkippedEntry e, const std::string& dir, const std::vector<Candidate>& cands) {
+    if (StartsWith(e.path, audit_dir_) || !StartsWith(e.path, dir)) return;
+    std::string_view comp = std::string_view(e.path).substr(dir.size());
+    bool any_match = false, kept = cands.empty();
+    for (const Candidate& c : cands) {
+      KeyFacts facts = c.facts;
+      if (!patterns_[c.layout].MatchLevel(c.level, comp, facts)) continue;
+      any_match = true;
+      kept = kept || !Excluded(facts, options_);
+    }
+    if (any_match && !kept) return;
+    std::vector<SkippedEntry>& out = stats_.skipped;
+    auto at = std::lower_bound(out.begin(), out.end(), e.path,
+                               [](const SkippedEntry& s, const std::string& path) { return s.path < path; });
+    if (at == out.end() || at->path != e.path) out.insert(at, std::move(e));
+  }
+
   void AddObject(ObjectInfo info, const std::string& dir, const std::vector<Candidate>& cands) {
     ArchiveObject obj;
     std::string_view comp = std::string_view(info.key).substr(dir.size());
@@ -962,6 +982,7 @@ Result<ScanStats> ScanArchive(ObjectStore& store, const Destination& from, const
   stats.pruned_prefixes = list_stats.pruned_prefixes;
   stats.unrecognised_key = list_stats.unrecognised_key;
   stats.objects_listed = objects.size();
+  stats.skipped_entries = std::move(list_stats.skipped);
 
   int workers = options.parallelism;
   if (workers <= 0) {

@@ -100,6 +100,10 @@ struct ListStats {
   // A key no layout explains, seen in the first page of keys; when set,
   // nothing was pruned (pass the archive's key template to prune).
   std::string unrecognised_key;
+  // What the store's listings left out (a file:// archive's symbolic links
+  // and special files), by path, each once: not read, so results may be
+  // incomplete.
+  std::vector<SkippedEntry> skipped;
 };
 
 // Every object under the archive (except `{prefix}/_audit/`) that the options
@@ -175,7 +179,8 @@ struct ScanStats {
   uint64_t skipped_lines = 0;     // unparseable lines and the cut line of a truncated object
   uint64_t skipped_objects = 0;   // objects that could not be fetched or decompressed at all
   uint64_t pruned_prefixes = 0;
-  std::string unrecognised_key;  // see ListStats
+  std::string unrecognised_key;               // see ListStats
+  std::vector<SkippedEntry> skipped_entries;  // see ListStats::skipped
   int passes = 0;
   std::vector<ReadError> errors;  // the first max_reported_errors problems, with key and line
   bool stopped = false;           // ended early by ScanOptions::stop or deadline (stop_reason says which)
@@ -186,7 +191,7 @@ struct ScanStats {
   uint64_t objects_done = 0;
   size_t peak_reserved_bytes = 0;  // the most memory_budget_bytes ever had reserved at once
 
-  bool complete() const { return skipped_lines == 0 && skipped_objects == 0; }
+  bool complete() const { return skipped_lines == 0 && skipped_objects == 0 && skipped_entries.empty(); }
 };
 
 // Calls `fn` for each matching record, one call at a time (never

@@ -104,8 +104,8 @@ Result<std::optional<CheckpointState>> LoadCheckpoint(const std::string& path) {
   return std::optional<CheckpointState>(std::move(parsed).value());
 }
 
-Status SaveCheckpoint(const std::string& path, const CheckpointState& state) {
-  Status st = WriteFileAtomically(path, SerializeCheckpoint(state), 0644);
+Status SaveCheckpoint(const std::string& path, const CheckpointState& state, mode_t mode) {
+  Status st = WriteFileAtomically(path, SerializeCheckpoint(state), mode);
   return st.ok() ? st : st.WithContext("checkpoint");
 }
 

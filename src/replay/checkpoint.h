@@ -10,6 +10,8 @@
 // A crash leaves the previous checkpoint or the new one, never a torn file.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,8 +46,9 @@ std::string ChainNext(std::string_view chain, std::string_view message_id);
 // nullopt when `path` does not exist. kInvalidArgument naming the file for an
 // unreadable or malformed checkpoint (never silently restarted).
 Result<std::optional<CheckpointState>> LoadCheckpoint(const std::string& path);
-// Writes durably (see above). Errors name the file and the failing call.
-Status SaveCheckpoint(const std::string& path, const CheckpointState& state);
+// Writes durably (see above), a new file with permission bits `mode`.
+// Errors name the file and the failing call.
+Status SaveCheckpoint(const std::string& path, const CheckpointState& state, mode_t mode = 0600);
 
 // Parses checkpoint file content (exposed for the fuzz target).
 Result<CheckpointState> ParseCheckpoint(std::string_view text);

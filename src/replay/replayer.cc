@@ -393,7 +393,8 @@ Status Replayer::Complete(Flight& flight) {
   if (on_batch_done_) on_batch_done_(sent_items, failed_items);
   if (!out.fatal.ok()) return out.fatal;
   progress_.done = std::max(progress_.done, flight.done_after);
-  if (!options_.checkpoint_path.empty()) DLQ_RETURN_IF_ERROR(SaveCheckpoint(options_.checkpoint_path, progress_));
+  if (!options_.checkpoint_path.empty())
+    DLQ_RETURN_IF_ERROR(SaveCheckpoint(options_.checkpoint_path, progress_, options_.checkpoint_mode));
   if (on_progress_) on_progress_(stats_);
   if (stats_.failed > options_.max_failures) {
     return FailedPrecondition(

@@ -78,6 +78,7 @@ struct ReplayOptions {
   size_t fifo_buffer_bytes = size_t{256} << 20;
   uint64_t max_failures = 1000;             // the run stops when more entries than this have failed
   std::string checkpoint_path;              // empty: no checkpoint
+  mode_t checkpoint_mode = 0600;            // permission bits of the checkpoint file
   std::string identity_text;                // CheckpointIdentityText of the run
   const std::atomic<bool>* stop = nullptr;  // polled before every batch; not owned
   Status Validate() const;

@@ -36,6 +36,7 @@ FileInfo InfoOf(const struct stat& st) {
   FileInfo info;
   info.is_dir = S_ISDIR(st.st_mode);
   info.is_regular = S_ISREG(st.st_mode);
+  info.is_symlink = S_ISLNK(st.st_mode);
   info.size = static_cast<uint64_t>(st.st_size);
   info.modified = SystemTime(std::chrono::duration_cast<SystemTime::duration>(
       std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
@@ -92,8 +93,8 @@ PosixFileSystem& PosixFileSystem::Default() {
   return fs;
 }
 
-Result<std::unique_ptr<WritableFile>> PosixFileSystem::CreateFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+Result<std::unique_ptr<WritableFile>> PosixFileSystem::CreateFile(const std::string& path, mode_t mode) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoStatus(errno, "create", path);
   return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(fd, path));
 }
@@ -119,6 +120,12 @@ Result<std::string> PosixFileSystem::Read(const std::string& path, uint64_t offs
 Result<FileInfo> PosixFileSystem::Stat(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", path);
+  return InfoOf(st);
+}
+
+Result<FileInfo> PosixFileSystem::LinkStat(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", path);
   return InfoOf(st);
 }
 
@@ -150,8 +157,8 @@ Result<std::vector<DirEntry>> PosixFileSystem::ListDir(const std::string& dir) {
   return out;
 }
 
-Status PosixFileSystem::CreateDir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) != 0) return ErrnoStatus(errno, "create directory", path);
+Status PosixFileSystem::CreateDir(const std::string& path, mode_t mode) {
+  if (::mkdir(path.c_str(), mode) != 0) return ErrnoStatus(errno, "create directory", path);
   return Status::Ok();
 }
 

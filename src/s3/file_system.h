@@ -6,6 +6,8 @@
 // a WritableFile is used by one thread at a time.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +28,7 @@ Status ErrnoStatus(int err, std::string_view what, const std::string& path);
 struct FileInfo {
   bool is_dir = false;
   bool is_regular = false;
+  bool is_symlink = false;  // only from LinkStat and ListDir
   uint64_t size = 0;
   SystemTime modified;
 };
@@ -50,16 +53,20 @@ class FileSystem {
  public:
   virtual ~FileSystem() = default;
 
-  // Creates `path`, which must not exist (O_EXCL), for writing.
-  virtual Result<std::unique_ptr<WritableFile>> CreateFile(const std::string& path) = 0;
+  // Creates `path`, which must not exist (O_EXCL; an existing symbolic link
+  // counts), for writing, with permission bits `mode` (less the umask).
+  virtual Result<std::unique_ptr<WritableFile>> CreateFile(const std::string& path, mode_t mode) = 0;
   // Up to `length` bytes from `offset` (fewer only at the end of the file).
   virtual Result<std::string> Read(const std::string& path, uint64_t offset, size_t length) = 0;
   // Follows symbolic links.
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
+  // Of `path` itself: a symbolic link is reported, not followed (lstat).
+  virtual Result<FileInfo> LinkStat(const std::string& path) = 0;
   // kNotFound when `dir` is missing.
   virtual Result<std::vector<DirEntry>> ListDir(const std::string& dir) = 0;
-  // One directory; kAlreadyExists when anything of that name exists.
-  virtual Status CreateDir(const std::string& path) = 0;
+  // One directory, with permission bits `mode` (less the umask);
+  // kAlreadyExists when anything of that name exists.
+  virtual Status CreateDir(const std::string& path, mode_t mode) = 0;
   // fsync of a directory, making renames and creations in it durable.
   virtual Status SyncDir(const std::string& dir) = 0;
   // Moves `from` to `to`. With no_replace, fails with kAlreadyExists when
@@ -75,11 +82,12 @@ class PosixFileSystem final : public FileSystem {
  public:
   static PosixFileSystem& Default();
 
-  Result<std::unique_ptr<WritableFile>> CreateFile(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> CreateFile(const std::string& path, mode_t mode) override;
   Result<std::string> Read(const std::string& path, uint64_t offset, size_t length) override;
   Result<FileInfo> Stat(const std::string& path) override;
+  Result<FileInfo> LinkStat(const std::string& path) override;
   Result<std::vector<DirEntry>> ListDir(const std::string& dir) override;
-  Status CreateDir(const std::string& path) override;
+  Status CreateDir(const std::string& path, mode_t mode) override;
   Status SyncDir(const std::string& dir) override;
   Status Rename(const std::string& from, const std::string& to, bool no_replace) override;
   Status Remove(const std::string& path) override;
@@ -91,15 +99,16 @@ class FileSystemWrapper : public FileSystem {
  public:
   explicit FileSystemWrapper(FileSystem& target) : target_(target) {}
 
-  Result<std::unique_ptr<WritableFile>> CreateFile(const std::string& path) override {
-    return target_.CreateFile(path);
+  Result<std::unique_ptr<WritableFile>> CreateFile(const std::string& path, mode_t mode) override {
+    return target_.CreateFile(path, mode);
   }
   Result<std::string> Read(const std::string& path, uint64_t offset, size_t length) override {
     return target_.Read(path, offset, length);
   }
   Result<FileInfo> Stat(const std::string& path) override { return target_.Stat(path); }
+  Result<FileInfo> LinkStat(const std::string& path) override { return target_.LinkStat(path); }
   Result<std::vector<DirEntry>> ListDir(const std::string& dir) override { return target_.ListDir(dir); }
-  Status CreateDir(const std::string& path) override { return target_.CreateDir(path); }
+  Status CreateDir(const std::string& path, mode_t mode) override { return target_.CreateDir(path, mode); }
   Status SyncDir(const std::string& dir) override { return target_.SyncDir(dir); }
   Status Rename(const std::string& from, const std::string& to, bool no_replace) override {
     return target_.Rename(from, to, no_replace);

@@ -2,6 +2,14 @@
 // tests, demos and air-gapped use. Keys map to paths under the root; a key
 // may not be absolute or contain empty, "." or ".." segments.
 //
+// Nothing below the root is reached through a symbolic link (the root itself
+// may be one): Put refuses to write through a link, before writing anything;
+// Get, Head and Delete refuse to go through one (kFailedPrecondition naming
+// the link); List leaves links and special files out and reports each in
+// ListPage::skipped. So what Put stored is what List shows.
+// Files are created with FileModes::file and directories with ::dir
+// (default 0600 and 0700).
+//
 // Put writes a hidden temporary file next to the target, fsyncs it, moves it
 // into place (create-only: renameat2(RENAME_NOREPLACE), or link()+unlink()
 // where that is unsupported) and fsyncs the directory, so a stored object is
@@ -16,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/file_util.h"
 #include "s3/file_system.h"
 #include "s3/object_store.h"
 
@@ -28,14 +37,16 @@ class LocalObjectStore final : public ObjectStore {
   // `root` is a directory path or a file:// URL. Fails with kNotFound when
   // the directory is missing (unless `create`), kFailedPrecondition when it
   // is not a directory, kPermissionDenied when it is not accessible.
-  // Open checks the directory with POSIX calls; the store then uses `fs`
-  // (nullptr: the real filesystem), which must outlive it.
+  // Open checks the directory with POSIX calls (creating it with
+  // `modes.dir`); the store then uses `fs` (nullptr: the real filesystem),
+  // which must outlive it.
   static Result<std::unique_ptr<LocalObjectStore>> Open(std::string_view root, bool create = false,
-                                                        FileSystem* fs = nullptr);
+                                                        FileSystem* fs = nullptr, FileModes modes = {});
 
   // No checks: errors surface on first use. `root` must be absolute; `fs`
   // (nullptr: the real filesystem) must outlive the store.
-  explicit LocalObjectStore(std::string root, size_t page_size = kDefaultPageSize, FileSystem* fs = nullptr);
+  explicit LocalObjectStore(std::string root, size_t page_size = kDefaultPageSize, FileSystem* fs = nullptr,
+                            FileModes modes = {});
 
   Status Put(const std::string& key, std::string_view data, const PutOptions& options) override;
   Result<std::string> Get(const std::string& key,
@@ -56,10 +67,15 @@ class LocalObjectStore final : public ObjectStore {
   Status ReadInto(const std::string& op, const std::string& key, std::optional<std::pair<uint64_t, uint64_t>> range,
                   std::string& out);
   std::string PathOf(const std::string& key) const { return root_ + "/" + key; }
+  // What `key` holds, found component by component without following a
+  // link: kFailedPrecondition naming a link (and, when `link` is set, its
+  // key there), kNotFound when a component is missing or not a directory.
+  Result<FileInfo> LinkFreeStat(std::string_view op, const std::string& key, std::string* link = nullptr);
 
   std::string root_;  // absolute, without trailing '/'
   size_t page_size_;
   FileSystem& fs_;
+  FileModes modes_;
 };
 
 // Prefix of the hidden temporary files Put creates.

@@ -40,10 +40,20 @@ struct DestinationCheck {
   std::string note;
 };
 
+// An entry a listing left out, and why: a file:// store's symbolic links and
+// special files. `path` is relative to the store's root, like a key.
+struct SkippedEntry {
+  std::string path;
+  std::string reason;
+};
+
 struct ListPage {
   std::vector<ObjectInfo> objects;
   std::vector<std::string> common_prefixes;
   std::string next_token;  // empty when this is the last page
+  // Under the prefix (at this level when there is a delimiter); on the first
+  // page only.
+  std::vector<SkippedEntry> skipped;
 };
 
 class ObjectStore {

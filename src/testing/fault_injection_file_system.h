@@ -18,7 +18,20 @@ namespace dlq {
 
 class FaultInjectionFileSystem final : public FileSystemWrapper {
  public:
-  enum class Op { kCreateFile, kWrite, kSync, kClose, kRead, kStat, kListDir, kCreateDir, kSyncDir, kRename, kRemove };
+  enum class Op {
+    kCreateFile,
+    kWrite,
+    kSync,
+    kClose,
+    kRead,
+    kStat,
+    kLinkStat,
+    kListDir,
+    kCreateDir,
+    kSyncDir,
+    kRename,
+    kRemove
+  };
 
   explicit FaultInjectionFileSystem(FileSystem& target) : FileSystemWrapper(target) {}
 
@@ -50,9 +63,9 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
     return it == calls_.end() ? 0 : it->second;
   }
 
-  Result<std::unique_ptr<WritableFile>> CreateFile(const std::string& path) override {
+  Result<std::unique_ptr<WritableFile>> CreateFile(const std::string& path, mode_t mode) override {
     if (auto err = Check(Op::kCreateFile)) return ErrnoStatus(*err, "create", path);
-    auto file = target().CreateFile(path);
+    auto file = target().CreateFile(path, mode);
     if (!file.ok()) return file.status();
     return std::unique_ptr<WritableFile>(std::make_unique<File>(*this, std::move(*file), path));
   }
@@ -64,13 +77,17 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
     if (auto err = Check(Op::kStat)) return ErrnoStatus(*err, "stat", path);
     return target().Stat(path);
   }
+  Result<FileInfo> LinkStat(const std::string& path) override {
+    if (auto err = Check(Op::kLinkStat)) return ErrnoStatus(*err, "stat", path);
+    return target().LinkStat(path);
+  }
   Result<std::vector<DirEntry>> ListDir(const std::string& dir) override {
     if (auto err = Check(Op::kListDir)) return ErrnoStatus(*err, "list directory", dir);
     return target().ListDir(dir);
   }
-  Status CreateDir(const std::string& path) override {
+  Status CreateDir(const std::string& path, mode_t mode) override {
     if (auto err = Check(Op::kCreateDir)) return ErrnoStatus(*err, "create directory", path);
-    return target().CreateDir(path);
+    return target().CreateDir(path, mode);
   }
   Status SyncDir(const std::string& dir) override {
     if (auto err = Check(Op::kSyncDir)) return ErrnoStatus(*err, "fsync directory", dir);

@@ -88,6 +88,18 @@ TEST_P(TransportContractTest, RoundTripsOneMebibyteBodiesAndLeavesGzipEncoded) {
   EXPECT_EQ(Sha256Hex(response->body), Sha256Hex(body));
 }
 
+// The request target is what was signed: libcurl removes "/./" and "/../"
+// unless told not to, which sent a PUT signed for one bucket to another.
+TEST_P(TransportContractTest, SendsThePathByteForByteAsSigned) {
+  LoopbackHttpServer server(Echo);
+  auto transport = Make();
+  const std::string target = "/bucketa/../bucketb/./pwn//x/%2E%2E/y?list-type=2&prefix=a%2F..";
+  auto response = transport->Send(MakeRequest("PUT", server.base_url() + target, "body"));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  ASSERT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(server.requests().at(0).target, target);
+}
+
 TEST_P(TransportContractTest, ReusesConnectionsAcrossThreads) {
   LoopbackHttpServer server(Echo);
   auto transport = Make();
