@@ -40,14 +40,17 @@ double CpuSeconds(const std::string& pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-// Resident set of `pid`, in MiB.
-double RssMiB(const std::string& pid) {
+// A /proc/PID/status field in kB (VmRSS: resident now, VmHWM: its peak), in MiB.
+double StatusMiB(const std::string& pid, const std::string& field) {
   std::ifstream in("/proc/" + pid + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) / 1024.0;
   }
   return -1;
+}
+double RssMiB(const std::string& pid) {
+  return StatusMiB(pid, "VmRSS");
 }
 
 int Connect(int port) {
@@ -159,8 +162,12 @@ TEST_F(DaemonHostileTest, RegexBombsOnMiBBodiesAreAnsweredInUnderASecondOfCpu) {
     const char* expect;  // in the body
   };
   const Case cases[] = {
-      {"(a%7Cb)*c", 200, "\"results\""},   {".*zzz", 200, "\"results\""},     {"(.%7C%5Cs)*zzz", 200, "\"results\""},
-      {"%5E(.%2B)%2B!%24", 200, "m-dots"}, {"(a)%5C1", 400, "backreference"}, {"a(%3F%3Db)", 400, "look"},
+      {"(a%7Cb)*c", 200, "\"count\":1,"},  // the 'c' of "declined", not the 1 MiB of a's
+      {".*zzz", 200, "\"count\":0,"},
+      {"(.%7C%5Cs)*zzz", 200, "\"count\":0,"},
+      {"%5E(.%2B)%2B!%24", 200, "\"message_id\":\"m-dots\""},
+      {"(a)%5C1", 400, "backreference"},
+      {"a(%3F%3Db)", 400, "look"},
   };
   for (const Case& c : cases) {
     const double cpu_before = CpuSeconds(pid_);
@@ -168,6 +175,9 @@ TEST_F(DaemonHostileTest, RegexBombsOnMiBBodiesAreAnsweredInUnderASecondOfCpu) {
     const double cpu = CpuSeconds(pid_) - cpu_before;
     EXPECT_EQ(a.status, c.status) << c.re << ": " << a.body.substr(0, 300);
     EXPECT_NE(a.body.find(c.expect), std::string::npos) << c.re << ": " << a.body.substr(0, 300);
+    if (c.status == 200) {
+      EXPECT_NE(a.body.find("\"complete\":true"), std::string::npos) << c.re;
+    }
     EXPECT_LT(cpu, 1.0) << c.re;
     std::fprintf(stderr, "regex %-22s -> HTTP %d in %.3f s, daemon CPU %.3f s\n", c.re, a.status, a.seconds, cpu);
   }
@@ -246,6 +256,41 @@ TEST_F(DaemonHostileTest, AHeaderFloodIsRefusedAndLeavesRssFlat) {
   std::fprintf(stderr, "header flood (8 x 50,000 x 4 KB): RSS %.1f -> %.1f MiB\n", before, after);
 }
 
+// A 300 KB object holding one valid 200 MB line, and five gzip bombs of
+// 1 GiB each, searched over HTTP: the daemon stays within its per-request
+// budget (dashboard.request_memory, 64 MiB) and reports what it skipped.
+TEST_F(DaemonHostileTest, GzipBombsAndAGiantLineThroughTheApiStayWithinTheBudget) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  Start(standin, "");
+  std::string line = RecordLine(queue_, "m-huge", std::string(size_t{200} << 20, 'z'));
+  auto giant = GzipCompress(line, 9);
+  line = std::string();
+  ASSERT_TRUE(giant.ok());
+  EXPECT_LT(giant->size(), 400000u);
+  const std::string dir = dir_ + "/archive/dlq-archive/" + queue_ + "/20260101";
+  std::ofstream(dir + "/" + queue_ + "-000001-giant.json.gz", std::ios::binary) << *giant;
+  // 64 gzip members of 16 MiB each: 1 GiB decompressed from ~1 MB.
+  std::string member = GzipCompress(std::string(size_t{16} << 20, 'z'), 9).value();
+  std::string bomb;
+  for (int i = 0; i < 64; ++i) bomb += member;
+  for (int i = 0; i < 5; ++i) {
+    std::ofstream(dir + "/" + queue_ + "-00000" + std::to_string(2 + i) + "-bomb.json.gz", std::ios::binary) << bomb;
+  }
+  const double rss_before = RssMiB(pid_), peak_before = StatusMiB(pid_, "VmHWM");
+  const double cpu_before = CpuSeconds(pid_);
+  Answer a = Curl(port_, "/api/search?queue=" + queue_ + "&q=payment", "", 60);
+  const double peak = StatusMiB(pid_, "VmHWM");
+  EXPECT_EQ(a.status, 200) << a.body.substr(0, 300);
+  EXPECT_NE(a.body.find("\"message_id\":\"m-known\""), std::string::npos) << a.body.substr(0, 300);
+  EXPECT_EQ(a.body.find("\"skipped_lines\":0,"), std::string::npos) << a.body.substr(0, 600);
+  // The daemon's normal footprint is ~20 MiB; one request may add its 64 MiB budget.
+  EXPECT_LT(peak - rss_before, 64 + 16) << "peak " << peak << " MiB, from " << rss_before;
+  std::fprintf(stderr,
+               "giant line + five 1 GiB gzip bombs via /api/search: HTTP %d in %.2f s, daemon CPU %.2f s, RSS %.1f MiB "
+               "before, peak %.1f MiB (peak before %.1f)\n",
+               a.status, a.seconds, CpuSeconds(pid_) - cpu_before, rss_before, peak, peak_before);
+}
+
 TEST_F(DaemonHostileTest, ARebindingHostIsRefusedAndReadsNeedTheReadToken) {
   DLQ_REQUIRE_STAND_IN("fauxqs", standin);
   const std::string token = "read-token-" + RandomHex(12);
@@ -281,8 +326,9 @@ TEST_F(DaemonHostileTest, AnUnprotectedListenerOffLoopbackIsWarnedAbout) {
   auto svc = Services(standin);
   ASSERT_TRUE(svc);
   ASSERT_TRUE(svc->sqs().CreateQueue(queue, {}).ok());
-  const std::string groups = "defaults:\n  destination: file://" + dir + "\ngroups:\n  - name: g\n    endpoint_url: " +
-                             standin.endpoint() + "\n    queues: [" + queue + "]\n";
+  const std::string groups = "defaults:\n  destination: file://" + dir +
+                             "\ngroups:\n  - name: g\n    endpoint_url: " + standin.endpoint() + "\n    queues: [" +
+                             queue + "]\n";
   WriteFile(dir + "/open.yaml", "listen: 0.0.0.0:0\n" + groups);
   auto open = RunShell(standin.ShellEnv() + DLQ_BINARY + " check --config " + dir + "/open.yaml");
   EXPECT_TRUE(Has(open.out, "WARNING: listen 0.0.0.0:0 is not loopback and dashboard.read_token is not set"))
