@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "common/text.h"
+
 namespace dlq {
 
 void AddFromFlag(CLI::App& cmd, std::string& from) {
@@ -35,12 +37,14 @@ std::string KeyUriPrefix(const Destination& from) {
 }
 
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err) {
-  const std::string uri = KeyUriPrefix(from);
+  // Keys and messages (which may quote a damaged line) are terminal-safe.
+  const std::string uri = TerminalSafe(KeyUriPrefix(from));
   for (const ReadError& e : stats.errors) {
     if (e.line == 0) {
-      fmt::print(err, "warning: {}{}: unreadable object skipped: {}\n", uri, e.key, e.message);
+      fmt::print(err, "warning: {}{}: unreadable object skipped: {}\n", uri, TerminalSafe(e.key),
+                 TerminalSafe(e.message));
     } else {
-      fmt::print(err, "warning: {}{} line {}: {}\n", uri, e.key, e.line, e.message);
+      fmt::print(err, "warning: {}{} line {}: {}\n", uri, TerminalSafe(e.key), e.line, TerminalSafe(e.message));
     }
   }
   const uint64_t problems = stats.skipped_lines + stats.skipped_objects;
@@ -60,7 +64,7 @@ int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err
     fmt::print(err,
                "note: {}{} does not follow the default or Hive key layout, so nothing was pruned; pass "
                "--key-template to read only the partitions you ask for\n",
-               uri, stats.unrecognised_key);
+               uri, TerminalSafe(stats.unrecognised_key));
   }
   if (stats.complete()) return 0;
   fmt::print(err, "warning: incomplete: {} unreadable objects and {} unreadable lines were skipped\n",

@@ -36,7 +36,8 @@ Result<ArchiveLayouts> ParseLayouts(const ArchiveSourceFlags& flags);
 std::string KeyUriPrefix(const Destination& from);
 
 // Prints every reported problem ("warning: URI line N: ..."), how many more
-// were not shown, and a note when the listing could not prune. Returns 3 when
+// were not shown, and a note when the listing could not prune, keys and
+// messages terminal-safe (common/text.h). Returns 3 when
 // anything was skipped, else 0.
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err);
 
