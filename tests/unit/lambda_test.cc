@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <deque>
+#include <map>
 #include <thread>
 
 #include "aws/credentials.h"
@@ -314,6 +316,27 @@ TEST_F(LambdaHandlerTest, MissingQueueIsAQueueFailure) {
   EXPECT_EQ(o.error_type, "DlqArchive.QueueFailed");
   EXPECT_NE(o.body.find(R"("queue":"nope-dlq","result":"failed")"), std::string::npos) << o.body;
   EXPECT_NE(o.body.find(R"("queue":"a-dlq","result":"not_started")"), std::string::npos) << o.body;
+}
+
+TEST_F(LambdaHandlerTest, RemainingIsNullForQueuesNeverReadAndACountForDrainedOnes) {
+  Send("a-dlq", 3);
+  LambdaOutcome o = HandleLambdaEvent(R"({"queues":["a-dlq","nope-dlq","b-dlq"]})", Deadline(std::chrono::seconds(900)),
+                                      config_, deps_);
+  EXPECT_FALSE(o.ok);
+  simdjson::dom::parser parser;
+  simdjson::dom::element summary;
+  ASSERT_EQ(parser.parse(o.body).get(summary), simdjson::SUCCESS) << o.body;
+  std::map<std::string, simdjson::dom::element> by_queue;
+  for (simdjson::dom::element q : summary["queues"].get_array())
+    by_queue[std::string(q["queue"].get_string().value())] = q;
+  ASSERT_EQ(by_queue.size(), 3u) << o.body;
+  EXPECT_EQ(by_queue["a-dlq"]["result"].get_string().value(), "done");
+  EXPECT_TRUE(by_queue["a-dlq"]["remaining"].is_int64()) << o.body;
+  EXPECT_EQ(by_queue["nope-dlq"]["result"].get_string().value(), "failed");
+  EXPECT_TRUE(by_queue["nope-dlq"]["remaining"].is_null()) << o.body;
+  EXPECT_EQ(by_queue["b-dlq"]["result"].get_string().value(), "not_started");
+  EXPECT_TRUE(by_queue["b-dlq"]["remaining"].is_null()) << o.body;
+  EXPECT_EQ(o.body.find("18446744073709551615"), std::string::npos) << o.body;
 }
 
 TEST_F(LambdaHandlerTest, QueueUrlSelectsItsAccount) {
