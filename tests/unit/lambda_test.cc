@@ -155,6 +155,36 @@ TEST(LambdaEventTest, OkStateDoesNotArchive) {
   EXPECT_FALSE(ev->ShouldArchive());
 }
 
+TEST(LambdaEventTest, AnAlarmLeavingAlarmWithoutMetricsIsSkippedNotInvalid) {
+  // An OK or INSUFFICIENT_DATA transition may carry no metrics; it archives
+  // nothing either way, so it is answered as skipped (doc/lambda.md).
+  for (std::string_view state : {"OK", "INSUFFICIENT_DATA"}) {
+    const std::string action =
+        fmt::format(R"({{"source":"aws.cloudwatch","alarmData":{{"alarmName":"a","state":{{"value":"{}"}}}}}})", state);
+    const std::string bridge = fmt::format(
+        R"({{"detail-type":"CloudWatch Alarm State Change","detail":{{"alarmName":"a","state":{{"value":"{}"}},)"
+        R"("configuration":{{"metrics":[]}}}}}})",
+        state);
+    const std::string sns = SnsEvent(fmt::format(R"({{"AlarmName":"a","NewStateValue":"{}"}})", state));
+    for (const std::string& event : {action, bridge, sns}) {
+      auto ev = ParseLambdaEvent(event);
+      ASSERT_TRUE(ev.ok()) << event << ": " << ev.status().ToString();
+      EXPECT_EQ(ev->alarm_state, state);
+      EXPECT_TRUE(ev->queues.empty());
+      EXPECT_FALSE(ev->ShouldArchive());
+    }
+  }
+  // The same alarm in ALARM cannot be acted on: an invalid event naming what was looked for.
+  for (const std::string& event :
+       {std::string(R"({"source":"aws.cloudwatch","alarmData":{"alarmName":"a","state":{"value":"ALARM"}}})"),
+        SnsEvent(R"({"AlarmName":"a","NewStateValue":"ALARM"})")}) {
+    auto ev = ParseLambdaEvent(event);
+    ASSERT_FALSE(ev.ok()) << event;
+    EXPECT_EQ(ev.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(ev.status().message().find("QueueName"), std::string::npos) << ev.status().message();
+  }
+}
+
 class RecordingInvoker final : public FunctionInvoker {
  public:
   Status InvokeAsync(const std::string& payload) override {
@@ -249,6 +279,16 @@ TEST_F(LambdaHandlerTest, OkAlarmArchivesNothing) {
   ASSERT_TRUE(o.ok);
   EXPECT_NE(o.body.find("not ALARM"), std::string::npos);
   EXPECT_EQ(sqs_.Depth(urls_["orders-dlq"]), 2u);
+}
+
+TEST_F(LambdaHandlerTest, OkAlarmWithoutMetricsIsAnsweredSkipped) {
+  LambdaOutcome o = HandleLambdaEvent(
+      R"({"source":"aws.cloudwatch","alarmData":{"alarmName":"orders-dlq-depth","state":{"value":"OK"}}})",
+      Deadline(std::chrono::seconds(900)), config_, deps_);
+  ASSERT_TRUE(o.ok) << o.error_type << ": " << o.body;
+  EXPECT_NE(o.body.find(R"("state":"OK")"), std::string::npos) << o.body;
+  EXPECT_NE(o.body.find(R"("skipped":"alarm state is not ALARM")"), std::string::npos) << o.body;
+  EXPECT_TRUE(metrics_.empty());
 }
 
 TEST_F(LambdaHandlerTest, NoTimeLeftStartsNothingAndInvokesFollowUp) {
