@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/json_writer.h"
 #include "common/strings.h"
 #include "server/metrics.h"
 
@@ -110,6 +111,27 @@ void LimitCompression(const httplib::Request& req) {
   }
 }
 
+// RFC 9112 6.3: a request with neither Content-Length nor Transfer-Encoding
+// has no body. cpp-httplib 0.11 would instead read a POST's body until the
+// client closes, and answer an empty 400 when the read times out (curl -X
+// POST without data, for one), so such a request is given Content-Length: 0.
+void NoLengthMeansNoBody(const httplib::Request& req) {
+  if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) return;
+  const_cast<httplib::Request&>(req).headers.emplace("Content-Length", "0");
+}
+
+// An error answer without a body is the server's own, given before any route
+// ran (a bad request line or header, a body over the limit): it gets the
+// API's JSON error shape instead of an empty body.
+void ExplainServerError(httplib::Response& res) {
+  if (!res.body.empty()) return;  // a route's own answer
+  const char* what = res.status == 413   ? "the request body is larger than the server accepts (1 MiB)"
+                     : res.status == 414 ? "the request line is too long"
+                     : res.status == 404 ? "not found"
+                                         : "malformed request line or headers";
+  res.set_content(JsonWriter().BeginObject().Key("error").String(what).EndObject().Take(), "application/json");
+}
+
 }  // namespace
 
 Status HttpServer::Start() {
@@ -130,6 +152,14 @@ Status HttpServer::Start() {
   server->set_keep_alive_timeout(options_.keep_alive_timeout.count());
   server->set_keep_alive_max_count(options_.max_requests_per_connection);
   server->set_payload_max_length(1 << 20);
+  server->set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    NoLengthMeansNoBody(req);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server->set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    ExplainServerError(res);
+    return httplib::Server::HandlerResponse::Unhandled;
+  }));
 
   auto serve = [this](const httplib::Request& req, httplib::Response& res) {
     LimitCompression(req);
