@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/strings.h"
+#include "common/text.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -111,7 +112,7 @@ int EarlyFailure(const ArchiveCommandOptions& options, int code, const Status& s
     std::string out = w.Take() + "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
-    std::fprintf(stderr, "error: %s\n", st.message().c_str());
+    std::fprintf(stderr, "error: %s\n", TerminalSafe(st.message()).c_str());
   }
   return code;
 }
@@ -160,7 +161,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   }
   auto dest = ParseDestination(options.destination);
   if (!dest.ok()) {
-    std::fprintf(stderr, "error: --to: %s\n", dest.status().message().c_str());
+    std::fprintf(stderr, "error: --to: %s\n", TerminalSafe(dest.status().message()).c_str());
     return 2;
   }
   if (!dest->prefix.empty()) options.drain.prefix = dest->prefix;
@@ -319,7 +320,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
       std::printf(
           "%s: dry run%s: %lu messages would be archived, %lu not selected (received %lu times; receive "
           "counts went up)\n",
-          r.queue.name.c_str(), r.status.ok() ? "" : " FAILED", static_cast<unsigned long>(s.selected),
+          TerminalSafe(r.queue.name).c_str(), r.status.ok() ? "" : " FAILED", static_cast<unsigned long>(s.selected),
           static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.received));
       continue;
     }
@@ -327,22 +328,24 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     std::printf(
         "%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs "
         "(%.0f msg/s)%s\n",
-        r.queue.name.c_str(), state, static_cast<unsigned long>(s.archived), static_cast<unsigned long>(s.deleted),
-        static_cast<unsigned long>(s.released), static_cast<unsigned long>(s.duplicates),
-        static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.objects),
-        FormatByteSize(s.bytes_uploaded).c_str(), secs, secs > 0 ? s.archived / secs : 0.0,
-        options.drain.keep ? " [--keep: nothing deleted]" : "");
+        TerminalSafe(r.queue.name).c_str(), state, static_cast<unsigned long>(s.archived),
+        static_cast<unsigned long>(s.deleted), static_cast<unsigned long>(s.released),
+        static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.skipped),
+        static_cast<unsigned long>(s.objects), FormatByteSize(s.bytes_uploaded).c_str(), secs,
+        secs > 0 ? s.archived / secs : 0.0, options.drain.keep ? " [--keep: nothing deleted]" : "");
     size_t shown = 0;
     for (const auto& k : r.keys) {
       if (++shown > 10) {
         std::printf("  ... and %zu more objects\n", r.keys.size() - 10);
         break;
       }
-      std::printf("  %s%s\n", uri_prefix.c_str(), k.c_str());
+      std::printf("  %s\n", TerminalSafe(uri_prefix + k).c_str());
     }
   }
   std::fflush(stdout);
-  if (code != 0) std::fprintf(stderr, "%s%s\n", code == 130 ? "" : code == 4 ? "" : "error: ", reason.c_str());
+  if (code != 0) {
+    std::fprintf(stderr, "%s%s\n", code == 130 ? "" : code == 4 ? "" : "error: ", TerminalSafe(reason).c_str());
+  }
   return code;
 }
 

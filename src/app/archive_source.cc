@@ -8,6 +8,8 @@
 
 #include "common/byte_size.h"
 
+#include "common/text.h"
+
 namespace dlq {
 
 void AddFromFlag(CLI::App& cmd, std::string& from) {
@@ -59,18 +61,22 @@ std::string KeyUriPrefix(const Destination& from) {
 }
 
 void ReportSkipped(const std::vector<SkippedEntry>& skipped, const Destination& from, std::FILE* err) {
-  const std::string uri = KeyUriPrefix(from);
-  for (const SkippedEntry& e : skipped) fmt::print(err, "warning: {}{}: skipped: {}\n", uri, e.path, e.reason);
+  const std::string uri = TerminalSafe(KeyUriPrefix(from));
+  for (const SkippedEntry& e : skipped) {
+    fmt::print(err, "warning: {}{}: skipped: {}\n", uri, TerminalSafe(e.path), TerminalSafe(e.reason));
+  }
 }
 
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err) {
-  const std::string uri = KeyUriPrefix(from);
+  // Keys and messages (which may quote a damaged line) are terminal-safe.
+  const std::string uri = TerminalSafe(KeyUriPrefix(from));
   ReportSkipped(stats.skipped_entries, from, err);
   for (const ReadError& e : stats.errors) {
     if (e.line == 0) {
-      fmt::print(err, "warning: {}{}: unreadable object skipped: {}\n", uri, e.key, e.message);
+      fmt::print(err, "warning: {}{}: unreadable object skipped: {}\n", uri, TerminalSafe(e.key),
+                 TerminalSafe(e.message));
     } else {
-      fmt::print(err, "warning: {}{} line {}: {}\n", uri, e.key, e.line, e.message);
+      fmt::print(err, "warning: {}{} line {}: {}\n", uri, TerminalSafe(e.key), e.line, TerminalSafe(e.message));
     }
   }
   const uint64_t problems = stats.skipped_lines + stats.skipped_objects;
@@ -90,7 +96,7 @@ int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err
     fmt::print(err,
                "note: {}{} does not follow the default or Hive key layout, so nothing was pruned; pass "
                "--key-template to read only the partitions you ask for\n",
-               uri, stats.unrecognised_key);
+               uri, TerminalSafe(stats.unrecognised_key));
   }
   if (stats.complete()) return 0;
   fmt::print(err, "warning: incomplete: {} unreadable objects and {} unreadable lines were skipped{}\n",

@@ -49,12 +49,13 @@ std::string StoppedLine(const ScanStats& stats);
 std::string KeyUriPrefix(const Destination& from);
 
 // Prints one warning per entry a listing left out ("warning: URI: skipped:
-// why").
+// why"), terminal-safe.
 void ReportSkipped(const std::vector<SkippedEntry>& skipped, const Destination& from, std::FILE* err);
 
 // Prints every entry the listing skipped and every reported problem
 // ("warning: URI line N: ..."), how many more were not shown, and a note when
-// the listing could not prune. Returns 3 when anything was skipped, else 0.
+// the listing could not prune, keys and messages terminal-safe
+// (common/text.h). Returns 3 when anything was skipped, else 0.
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err);
 
 }  // namespace dlq

@@ -7,6 +7,7 @@
 
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "common/time_util.h"
 #include "monitor/alarm_plan.h"
 #include "monitor/discovery.h"
@@ -274,11 +275,13 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
 int RunCheckCommand(const CheckCommandOptions& options) {
   auto config = LoadMonitorConfig(options.config_path, DefaultEnvironment());
   if (!config.ok()) {
-    std::fprintf(stderr, "error: %s\n", config.status().message().c_str());
+    std::fprintf(stderr, "error: %s\n", TerminalSafe(config.status().message()).c_str());
     return 2;
   }
   std::string out;
   int code = CheckConfig(*config, MakeAwsGroupClientsFactory(options.services, nullptr), options.output, out);
+  // The text report names queues and errors from AWS, one per line.
+  if (options.output != "json") out = TerminalSafe(out, TextLines::kMulti);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return code;
 }

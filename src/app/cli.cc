@@ -30,6 +30,7 @@
 #include "common/byte_size.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "common/text.h"
 #include "common/time_util.h"
 #include "credentials/sso_provider.h"
 #include "monitor/shard.h"
@@ -221,7 +222,7 @@ class UsageReporter {
   // Prints "error: ..." (and the JSON document when asked for) and returns 2.
   int Fail(const std::string& message) const {
     std::string prefix = command_ ? *command_ + ": " : "";
-    std::fprintf(stderr, "error: %s%s\n", prefix.c_str(), message.c_str());
+    std::fprintf(stderr, "error: %s%s\n", prefix.c_str(), TerminalSafe(message).c_str());
     if (command_) std::fprintf(stderr, "run 'dlq-archive help %s' for usage\n", command_->c_str());
     if (json_) {
       std::string doc = DoctorErrorJson(InvalidArgument(prefix + message), kExitUsage) + "\n";
@@ -320,14 +321,14 @@ int WithArchive(const GlobalFlags& g, const UsageReporter& usage, const std::str
     int exit_code = 1;
     auto created = MakeServices(g, exit_code);
     if (!created.ok()) {
-      std::fprintf(stderr, "error: %s\n", created.status().message().c_str());
+      std::fprintf(stderr, "error: %s\n", TerminalSafe(created.status().message()).c_str());
       return exit_code;
     }
     services = std::move(*created);
   }
   auto store = OpenStore(*from, services.get());
   if (!store.ok()) {
-    std::fprintf(stderr, "error: %s\n", store.status().message().c_str());
+    std::fprintf(stderr, "error: %s\n", TerminalSafe(store.status().message()).c_str());
     return 1;
   }
   return run(**store, *from);
@@ -476,6 +477,9 @@ int RunCli(int argc, char** argv) {
   show->add_option("--queue", show_opts.queues, "look only in this queue (repeatable)");
   show->add_option("--output", show_opts.output, "text or json (the archive line)")
       ->check(CLI::IsMember({"text", "json"}));
+  show->add_flag("--raw", show_opts.raw,
+                 "print the body alone, byte for byte as stored (text output escapes control characters)")
+      ->excludes("--output");
   AddArchiveSourceFlags(*show, show_opts.source);
   AddScanMemoryFlag(*show, show_opts.source);
   // replay
@@ -632,7 +636,7 @@ int RunCli(int argc, char** argv) {
     std::string msg = fmt::format("'{}' is not a dlq-archive command", word);
     if (std::string best = ClosestMatch(word, commands); !best.empty())
       msg += fmt::format(" (did you mean '{}'?)", best);
-    std::fprintf(stderr, "error: %s\n%s", msg.c_str(), CommandList(app).c_str());
+    std::fprintf(stderr, "error: %s\n%s", TerminalSafe(msg).c_str(), CommandList(app).c_str());
     return kExitUsage;
   };
   if (command && std::find(commands.begin(), commands.end(), *command) == commands.end()) {
@@ -736,7 +740,7 @@ int RunCli(int argc, char** argv) {
     int replay_exit = 1;
     auto replay_services = MakeServices(g, replay_exit);
     if (!replay_services.ok()) {
-      std::fprintf(stderr, "error: %s\n", replay_services.status().message().c_str());
+      std::fprintf(stderr, "error: %s\n", TerminalSafe(replay_services.status().message()).c_str());
       return replay_exit;
     }
     return RunReplayCommand(rp, **replay_services, g_stop);
@@ -759,7 +763,7 @@ int RunCli(int argc, char** argv) {
   int exit_code = 1;
   auto services = MakeServices(g, exit_code);
   if (!services.ok()) {
-    std::fprintf(stderr, "error: %s\n", services.status().message().c_str());
+    std::fprintf(stderr, "error: %s\n", TerminalSafe(services.status().message()).c_str());
     return exit_code;
   }
   if (!older_than.empty()) ar.drain.selection = {SelectionKind::kOlderThan, *ParseDuration(older_than)};

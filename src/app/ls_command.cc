@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/byte_size.h"
+#include "common/text.h"
 #include "common/time_util.h"
 #include "query/filter.h"
 #include "query/scan.h"
@@ -20,8 +21,9 @@ std::string Day(const ArchiveObject& o) {
   return fmt::format("{:04}-{:02}-{:02}", o.facts.year, o.facts.month, o.facts.day);
 }
 
+// Terminal-safe, as every key and name ls prints: they come from the store.
 std::string Queue(const ArchiveObject& o) {
-  return o.matched && !o.facts.queue.empty() ? o.facts.queue : "?";
+  return o.matched && !o.facts.queue.empty() ? TerminalSafe(o.facts.queue) : "?";
 }
 
 }  // namespace
@@ -35,12 +37,12 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
   flags.until = options.until;
   Result<Filter> filter = BuildFilter(flags, now);
   if (!filter.ok()) {
-    fmt::print(err, "error: ls: {}\n", filter.status().message());
+    fmt::print(err, "error: ls: {}\n", TerminalSafe(filter.status().message()));
     return 2;
   }
   Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
   if (!layouts.ok()) {
-    fmt::print(err, "error: ls: {}\n", layouts.status().message());
+    fmt::print(err, "error: ls: {}\n", TerminalSafe(layouts.status().message()));
     return 2;
   }
   ListOptions list;
@@ -56,7 +58,7 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
     return 130;
   }
   if (!objects.ok()) {
-    fmt::print(err, "error: ls: {}\n", ReadFailure(objects.status(), from));
+    fmt::print(err, "error: ls: {}\n", TerminalSafe(ReadFailure(objects.status(), from)));
     return 1;
   }
   // Without a layout a key says nothing of its queue or day, so filters cannot apply to it.
@@ -70,11 +72,11 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
     ++n;
     bytes += o.info.size;
   }
-  const std::string uri = KeyUriPrefix(from);
+  const std::string uri = TerminalSafe(KeyUriPrefix(from));
   if (options.objects) {
     fmt::print(out, "{:<10}  {:<24}  {:>10}  {}\n", "DAY", "QUEUE", "BYTES", "OBJECT");
     for (const ArchiveObject& o : *objects) {
-      fmt::print(out, "{:<10}  {:<24}  {:>10}  {}{}\n", Day(o), Queue(o), o.info.size, uri, o.info.key);
+      fmt::print(out, "{:<10}  {:<24}  {:>10}  {}{}\n", Day(o), Queue(o), o.info.size, uri, TerminalSafe(o.info.key));
     }
   } else {
     fmt::print(out, "{:<24}  {:<10}  {:>7}  {:>10}\n", "QUEUE", "DAY", "OBJECTS", "SIZE");
@@ -88,7 +90,7 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
     fmt::print(err,
                "note: {}{} does not follow the default or Hive key layout, so no partition was pruned and "
                "objects shown with '?' are not filtered by queue or date; pass --key-template\n",
-               uri, stats.unrecognised_key);
+               uri, TerminalSafe(stats.unrecognised_key));
   }
   if (!stats.skipped.empty()) {
     ReportSkipped(stats.skipped, from, err);

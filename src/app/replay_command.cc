@@ -11,6 +11,7 @@
 #include "archiver/drainer.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "common/text.h"
 #include "query/scan.h"
 #include "replay/audit.h"
 #include "replay/checkpoint.h"
@@ -50,7 +51,7 @@ class Progress {
 };
 
 int Fail(const ReplayDeps& deps, int code, const std::string& message) {
-  std::fprintf(deps.err, "error: replay: %s\n", message.c_str());
+  std::fprintf(deps.err, "error: replay: %s\n", TerminalSafe(message).c_str());
   return code;
 }
 
@@ -195,7 +196,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   ro.stop = &stop;
   Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
   if (Status st = replayer.Start(); !st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
-  replayer.OnDryRun([&](const std::string& line) { std::fprintf(deps.out, "%s\n", line.c_str()); });
+  replayer.OnDryRun([&](const std::string& line) { std::fprintf(deps.out, "%s\n", TerminalSafe(line).c_str()); });
   const bool tty = isatty(fileno(deps.err)) != 0;
   Progress progress(options.progress == "always" || (options.progress == "auto" && tty), clock);
   replayer.OnProgress([&](const ReplayStats& s) { progress.Update(s); });
@@ -262,8 +263,9 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   }
   for (size_t i = 0; i < replayer.failures().size() && i < kFailuresShown; ++i) {
     const ReplayFailure& f = replayer.failures()[i];
-    std::fprintf(deps.err, "failed: %s -> %s: %s\n", f.message_id.c_str(),
-                 f.destination.empty() ? "(unresolved)" : f.destination.c_str(), f.reason.c_str());
+    std::fprintf(deps.err, "failed: %s -> %s: %s\n", TerminalSafe(f.message_id).c_str(),
+                 f.destination.empty() ? "(unresolved)" : TerminalSafe(f.destination).c_str(),
+                 TerminalSafe(f.reason).c_str());
   }
   if (replayer.failures().size() > kFailuresShown) {
     std::fprintf(deps.err, "failed: ... and %zu more (all are in the audit record)\n",
@@ -292,22 +294,25 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
       ReportSkipped(scan_stats->skipped_entries, *archive, deps.err);
     }
     for (const ReadError& e : scan_stats->errors) {
-      std::fprintf(deps.err, "warning: %s line %llu: %s\n", e.key.c_str(), static_cast<unsigned long long>(e.line),
-                   e.message.c_str());
+      std::fprintf(deps.err, "warning: %s line %llu: %s\n", TerminalSafe(e.key).c_str(),
+                   static_cast<unsigned long long>(e.line), TerminalSafe(e.message).c_str());
     }
   }
-  std::fprintf(deps.out, "%s\n", summary.c_str());
-  if (!audit_key.empty()) std::fprintf(deps.out, "audit: %s/%s\n", store->Describe().c_str(), audit_key.c_str());
+  std::fprintf(deps.out, "%s\n", TerminalSafe(summary).c_str());
+  if (!audit_key.empty()) {
+    std::fprintf(deps.out, "audit: %s\n", TerminalSafe(store->Describe() + "/" + audit_key).c_str());
+  }
 
   if (!run_status.ok()) {
-    std::fprintf(deps.err, "error: replay: %s\n", run_status.message().c_str());
+    std::fprintf(deps.err, "error: replay: %s\n", TerminalSafe(run_status.message()).c_str());
     // A resolution or checkpoint error found only now still means bad input,
     // but if something was sent the run failed part-way.
     int code = ExitCodeFor(run_status);
     return code == kExitUsage && s.sent > 0 ? kExitFailure : code;
   }
   if (!audit_status.ok()) {
-    std::fprintf(deps.err, "error: replay: %s (the messages were sent)\n", audit_status.message().c_str());
+    std::fprintf(deps.err, "error: replay: %s (the messages were sent)\n",
+                 TerminalSafe(audit_status.message()).c_str());
     return kExitFailure;
   }
   if (s.failed > 0) return kExitFailure;

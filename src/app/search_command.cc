@@ -14,17 +14,17 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
                      bool out_is_terminal, std::FILE* out, std::FILE* err, const std::atomic<bool>* stop) {
   std::string output = options.output.empty() ? (out_is_terminal ? "table" : "jsonl") : options.output;
   if (output != "table" && output != "jsonl" && output != "ids" && output != "count") {
-    fmt::print(err, "error: search: --output '{}': must be table, jsonl, ids or count\n", output);
+    fmt::print(err, "error: search: --output '{}': must be table, jsonl, ids or count\n", TerminalSafe(output));
     return 2;
   }
   Result<Filter> filter = BuildFilter(options.filter, now);
   if (!filter.ok()) {
-    fmt::print(err, "error: search: {}\n", filter.status().message());
+    fmt::print(err, "error: search: {}\n", TerminalSafe(filter.status().message()));
     return 2;
   }
   Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
   if (!layouts.ok()) {
-    fmt::print(err, "error: search: {}\n", layouts.status().message());
+    fmt::print(err, "error: search: {}\n", TerminalSafe(layouts.status().message()));
     return 2;
   }
   Result<size_t> memory = ParseScanMemory(options.source);
@@ -50,13 +50,14 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
     if (output == "jsonl") {
       buf.clear();
       AppendRecordJson(r, buf);
+      EscapeJsonForTerminal(buf);
       std::fwrite(buf.data(), 1, buf.size(), out);
     } else if (output == "ids") {
-      fmt::print(out, "{}\n", r.message_id);
+      fmt::print(out, "{}\n", TerminalSafe(r.message_id));
     } else if (output == "table") {
       std::string sent = r.sent_at ? FormatIso8601(*r.sent_at) : "-";
-      fmt::print(out, "{:<24}  {:<24}  {:<36}  {:>4}  {}\n", sent, r.queue, r.message_id, r.receive_count,
-                 OneLinePreview(r.body, 60));
+      fmt::print(out, "{:<24}  {:<24}  {:<36}  {:>4}  {}\n", sent, TerminalSafe(r.queue), TerminalSafe(r.message_id),
+                 r.receive_count, OneLinePreview(r.body, 60));
     }
     return options.limit == 0 || count < options.limit;
   });
@@ -65,7 +66,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
     return 130;
   }
   if (!stats.ok()) {
-    fmt::print(err, "error: search: {}\n", ReadFailure(stats.status(), from));
+    fmt::print(err, "error: search: {}\n", TerminalSafe(ReadFailure(stats.status(), from)));
     return 1;
   }
   if (stats->stopped) {

@@ -8,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 
 #include "common/crypto.h"
+#include "common/text.h"
 #include "common/time_util.h"
 #include "query/scan.h"
 
@@ -29,8 +30,9 @@ bool IsUtf8Text(std::string_view s) {
   return true;
 }
 
+// Every value is shown terminal-safe: they all come from the archive.
 void Field(std::FILE* out, std::string_view name, std::string_view value) {
-  fmt::print(out, "{:<26} {}\n", name, value);
+  fmt::print(out, "{:<26} {}\n", name, TerminalSafe(value));
 }
 
 std::string Time(const std::optional<SystemTime>& t) {
@@ -71,12 +73,16 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
     return 2;
   }
   if (options.output != "text" && options.output != "json") {
-    fmt::print(err, "error: show: --output '{}': must be text or json\n", options.output);
+    fmt::print(err, "error: show: --output '{}': must be text or json\n", TerminalSafe(options.output));
+    return 2;
+  }
+  if (options.raw && options.output != "text") {
+    fmt::print(err, "error: show: --raw prints the body alone; it does not combine with --output json\n");
     return 2;
   }
   Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
   if (!layouts.ok()) {
-    fmt::print(err, "error: show: {}\n", layouts.status().message());
+    fmt::print(err, "error: show: {}\n", TerminalSafe(layouts.status().message()));
     return 2;
   }
   Result<size_t> memory = ParseScanMemory(options.source);
@@ -110,19 +116,24 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
     return 130;
   }
   if (!stats.ok()) {
-    fmt::print(err, "error: show: {}\n", ReadFailure(stats.status(), from));
+    fmt::print(err, "error: show: {}\n", TerminalSafe(ReadFailure(stats.status(), from)));
     return 1;
   }
   int damage = ReportDamage(*stats, from, err);
   if (!first) {
-    fmt::print(err, "error: show: message {} is not in {}{}\n", options.message_id, from.uri,
-               damage == 0 ? "" : " (some objects could not be read; see the warnings)");
+    fmt::print(err, "error: show: message {} is not in {}{}\n", TerminalSafe(options.message_id),
+               TerminalSafe(from.uri), damage == 0 ? "" : " (some objects could not be read; see the warnings)");
     return damage != 0 ? damage : 1;
   }
   const ArchiveRecord& r = *first;
+  if (options.raw) {
+    std::fwrite(r.body.data(), 1, r.body.size(), out);
+    return damage;
+  }
   if (options.output == "json") {
     std::string line;
     AppendRecordJson(r, line);
+    EscapeJsonForTerminal(line);
     std::fwrite(line.data(), 1, line.size(), out);
     return damage;
   }
@@ -143,23 +154,27 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   if (r.extended_client_pointer) Field(out, "extended_client_pointer", "true (the body points to an S3 payload)");
   Field(out, "archiver", fmt::format("{} on {}", r.archiver.version, r.archiver.host));
   fmt::print(out, "\nattributes ({}):\n", r.attributes.size());
-  for (const auto& [name, value] : r.attributes) fmt::print(out, "  {:<34} {}\n", name, value);
+  for (const auto& [name, value] : r.attributes) {
+    fmt::print(out, "  {:<34} {}\n", TerminalSafe(name), TerminalSafe(value));
+  }
   fmt::print(out, "\nmessage attributes ({}):\n", r.message_attributes.size());
-  for (const auto& [name, value] : r.message_attributes) {
+  for (const auto& [raw_name, value] : r.message_attributes) {
+    const std::string name = TerminalSafe(raw_name), type = TerminalSafe(value.data_type);
     if (value.IsBinary()) {
-      fmt::print(out, "  {:<24} {:<14} {} bytes, base64 {}\n", name, value.data_type, value.binary_value.size(),
+      fmt::print(out, "  {:<24} {:<14} {} bytes, base64 {}\n", name, type, value.binary_value.size(),
                  Base64Encode(value.binary_value));
     } else if (IsUtf8Text(value.string_value)) {
-      fmt::print(out, "  {:<24} {:<14} {}\n", name, value.data_type, value.string_value);
+      fmt::print(out, "  {:<24} {:<14} {}\n", name, type, TerminalSafe(value.string_value));
     } else {
-      fmt::print(out, "  {:<24} {:<14} {} bytes, not UTF-8, base64 {}\n", name, value.data_type,
-                 value.string_value.size(), Base64Encode(value.string_value));
+      fmt::print(out, "  {:<24} {:<14} {} bytes, not UTF-8, base64 {}\n", name, type, value.string_value.size(),
+                 Base64Encode(value.string_value));
     }
   }
   if (std::optional<std::string> pretty = PrettyJson(r.body)) {
-    fmt::print(out, "\nbody ({} bytes, JSON):\n{}\n", r.body.size(), *pretty);
+    // The writer puts DEL and C1 characters out raw, even those the body held as JSON escapes.
+    fmt::print(out, "\nbody ({} bytes, JSON):\n{}\n", r.body.size(), TerminalSafe(*pretty, TextLines::kMulti));
   } else if (IsUtf8Text(r.body)) {
-    fmt::print(out, "\nbody ({} bytes):\n{}\n", r.body.size(), r.body);
+    fmt::print(out, "\nbody ({} bytes):\n{}\n", r.body.size(), TerminalSafe(r.body, TextLines::kMulti));
   } else {
     fmt::print(out, "\nbody ({} bytes, not UTF-8), base64:\n{}\n", r.body.size(), Base64Encode(r.body));
   }

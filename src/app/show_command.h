@@ -1,7 +1,10 @@
 // `dlq-archive show MESSAGE_ID`: one archived message in full: every field,
 // system attribute and message attribute (binary values by size and base64),
 // the body (pretty-printed when it is JSON), and where it is stored (object
-// key and line, and any later copies).
+// key and line, and any later copies). Text output is terminal-safe
+// (common/text.h TerminalSafe: the body keeps its line breaks, everything else
+// is one line); --output json escapes as JSON; --raw writes the body alone,
+// byte for byte as stored.
 #pragma once
 
 #include <atomic>
@@ -19,6 +22,7 @@ struct ShowCommandOptions {
   std::vector<std::string> queues;  // narrow the search (and prune) to these queues
   ArchiveSourceFlags source;
   std::string output = "text";  // text | json (the archive line)
+  bool raw = false;             // the body alone, as stored, with no newline added (text output only)
 };
 
 // Returns 0, 1 (not found, or the archive cannot be listed), 2 (bad flags) or

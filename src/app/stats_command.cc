@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/text.h"
 #include "query/scan.h"
 
 namespace dlq {
@@ -24,7 +25,7 @@ Status ValidateStatsOptions(const StatsCommandOptions& options, SystemTime now) 
 int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                     bool out_is_terminal, const std::atomic<bool>& stop, std::FILE* out, std::FILE* err) {
   if (Status st = ValidateStatsOptions(options, now); !st.ok()) {
-    fmt::print(err, "error: stats: {}\n", st.message());
+    fmt::print(err, "error: stats: {}\n", TerminalSafe(st.message()));
     return 2;
   }
   ScanOptions scan;
@@ -47,10 +48,10 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   if (stats.ok() && stats->stopped) stopped = true;
   if (!stats.ok() && !stopped) {
     if (stats.status().code() == ErrorCode::kInvalidArgument) {
-      fmt::print(err, "error: stats: {}\n", stats.status().message());
+      fmt::print(err, "error: stats: {}\n", TerminalSafe(stats.status().message()));
       return 2;
     }
-    fmt::print(err, "error: stats: {}\n", ReadFailure(stats.status(), from));
+    fmt::print(err, "error: stats: {}\n", TerminalSafe(ReadFailure(stats.status(), from)));
     return 1;
   }
   if (stopped) {
@@ -60,9 +61,10 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   }
   StatsReport report = std::move(aggregator).Finish();
   const std::string output = options.output.empty() ? (out_is_terminal ? "table" : "jsonl") : options.output;
-  const std::string text = output == "table"  ? RenderStatsTable(report)
-                           : output == "json" ? RenderStatsJson(report)
-                                              : RenderStatsJsonLines(report);
+  std::string text = output == "table"  ? RenderStatsTable(report)
+                     : output == "json" ? RenderStatsJson(report)
+                                        : RenderStatsJsonLines(report);
+  if (output != "table") EscapeJsonForTerminal(text);
   std::fwrite(text.data(), 1, text.size(), out);
   std::fflush(out);
   if (report.other && output != "table") {

@@ -815,25 +815,6 @@ void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
   cv_.NotifyAll();
 }
 
-namespace {
-
-// What to check, by the S3 error code of a failed upload.
-std::string UploadHint(const Status& st) {
-  std::string code = st.aws() ? st.aws()->error_code : "";
-  if (code == "NoSuchBucket") return "the bucket does not exist: check the name and the region";
-  if (StartsWith(code, "KMS.") || code == "KMSKeyNotAccessibleFault" || st.message().find("KMS") != std::string::npos) {
-    return "the KMS key is disabled or not usable: check the key's state, its key policy and kms:GenerateDataKey";
-  }
-  if (st.code() == ErrorCode::kPermissionDenied) {
-    return "check the role's policy (s3:PutObject) and the bucket policy";
-  }
-  if (st.code() == ErrorCode::kUnauthenticated) return "check the credentials (doctor explains them)";
-  if (st.retryable()) return "S3 kept failing after every retry: check S3's health and the network, then run again";
-  return "run doctor --bucket to check access";
-}
-
-}  // namespace
-
 Status QueueDrainer::UploadBatch(Batch& batch) {
   const SealedBatch& sb = *batch.sealed;
   std::string where = fmt::format("{}/{}", store_.Describe(), sb.key);
@@ -848,8 +829,9 @@ Status QueueDrainer::UploadBatch(Batch& batch) {
   }
   std::string code =
       st.aws() && !st.aws()->error_code.empty() ? st.aws()->error_code : std::string(ErrorCodeName(st.code()));
+  const PutFailureAdvice advice = store_.AdvisePutFailure(st);
   Status out(st.code(),
-             fmt::format("s3:PutObject failed with {} on {}: {} ({})", code, where, UploadHint(st), st.message()));
+             fmt::format("{} failed with {} on {}: {} ({})", advice.operation, code, where, advice.hint, st.message()));
   return st.aws() ? out.WithAws(*st.aws()) : out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/json_writer.h"
+#include "common/text.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -97,6 +98,7 @@ void StreamLogger::Log(LogLevel level, std::string_view event, std::initializer_
   std::string line;
   if (format_ == LogFormat::kJson) {
     line = RenderJsonLogLine(level, event, fields);
+    EscapeJsonForTerminal(line);
   } else {
     line = fmt::format("{} {:5} {}", FormatIso8601(std::chrono::system_clock::now()), LogLevelName(level), event);
     for (const auto& f : fields) {
@@ -105,6 +107,7 @@ void StreamLogger::Log(LogLevel level, std::string_view event, std::initializer_
       line += '=';
       AppendTextValue(line, f);
     }
+    line = TerminalSafe(line);  // keys, names and errors come from outside: nothing may act on a terminal
   }
   line += '\n';
   MutexLock lock(mu_);
@@ -116,9 +119,9 @@ void StreamLogger::Log(LogLevel level, std::string_view event, std::initializer_
 void StreamLogger::SetStatusLine(std::string_view line) {
   MutexLock lock(mu_);
   std::string out = "\r\033[K";
-  out += line;
+  out += TerminalSafe(line);
   if (line.empty() && status_.empty()) return;
-  status_ = std::string(line);
+  status_ = TerminalSafe(line);
   std::fwrite(out.data(), 1, out.size(), out_);
   std::fflush(out_);
 }

@@ -1,5 +1,7 @@
 // Structured logging: one event name plus key/value fields, written as JSON
-// lines (for log pipelines) or as text (for terminals). Thread-safe.
+// lines (for log pipelines) or as text (for terminals); a StreamLogger's
+// lines and status line are terminal-safe either way (common/text.h).
+// Thread-safe.
 // Callers must never pass secrets as field values.
 #pragma once
 

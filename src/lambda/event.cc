@@ -71,7 +71,7 @@ Result<LambdaEvent> ParseAlarmFields(LambdaEventKind kind, const element& data, 
   ev.alarm_state = std::string(state);
   element configuration;
   if (data["configuration"].get(configuration) == simdjson::SUCCESS) QueuesFromConfiguration(configuration, ev.queues);
-  if (ev.queues.empty()) return NoQueue(what, ev.alarm_name);
+  if (ev.queues.empty() && ev.ShouldArchive()) return NoQueue(what, ev.alarm_name);
   return ev;
 }
 
@@ -105,7 +105,7 @@ Result<LambdaEvent> ParseSnsAlarm(std::string_view message) {
       }
     }
   }
-  if (ev.queues.empty()) return NoQueue("alarm via SNS", ev.alarm_name);
+  if (ev.queues.empty() && ev.ShouldArchive()) return NoQueue("alarm via SNS", ev.alarm_name);
   return ev;
 }
 

@@ -12,8 +12,10 @@
 //     detail.configuration.metrics as in the Lambda action);
 //   - EventBridge "Scheduled Event": a sweep over the configured queues;
 //   - a direct invoke {"queues":[...], "policy":{...}, "hop":N}.
-// Anything else is kInvalidArgument naming the fields looked for; malformed
-// JSON is kInvalidArgument too. Never throws, never aborts.
+// An alarm in any state but ALARM is returned (to be skipped) even when it
+// names no queue; an ALARM without a QueueName dimension, anything else, and
+// malformed JSON are kInvalidArgument naming the fields looked for. Never
+// throws, never aborts.
 #pragma once
 
 #include <chrono>

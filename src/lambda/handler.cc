@@ -25,7 +25,14 @@ void WriteQueueJson(JsonWriter& w, const QueueOutcome& q) {
   w.BeginObject().Key("queue").String(q.queue).Key("result").String(q.result);
   w.Key("archived").Uint(s.archived).Key("deleted").Uint(s.deleted).Key("released").Uint(s.released);
   w.Key("delete_failures").Uint(s.delete_failures).Key("objects").Uint(s.objects);
-  w.Key("remaining").Uint(s.approximate_remaining).Key("drained").Bool(q.drain.drained);
+  // ApproximateNumberOfMessages as last seen; null when never read (failed or not started).
+  w.Key("remaining");
+  if (s.approximate_remaining < 0) {
+    w.Null();
+  } else {
+    w.Int(s.approximate_remaining);
+  }
+  w.Key("drained").Bool(q.drain.drained);
   w.Key("elapsed_ms").Int(q.drain.elapsed.count()).Key("error");
   if (q.error.empty()) {
     w.Null();

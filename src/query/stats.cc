@@ -11,6 +11,7 @@
 
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "common/text.h"
 #include "common/time_util.h"
 #include "query/fingerprint.h"
 
@@ -41,28 +42,16 @@ std::string Label(const GroupStats& g, bool other) {
   return g.key ? *g.key : "(none)";
 }
 
-// One table cell of group text: control characters escaped, cut to
-// kTableGroupChars code points.
+// One table cell of group text: terminal-safe (TerminalSafe), cut to
+// kTableGroupChars code points of the group's text.
 std::string TableText(std::string_view s) {
-  std::string out;
   size_t chars = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if ((c & 0xC0) != 0x80 && ++chars > kTableGroupChars) {
-      out += kEllipsis;
-      break;
-    }
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out.push_back(static_cast<char>(c));
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && ++chars > kTableGroupChars) {
+      return TerminalSafe(s.substr(0, i)) + std::string(kEllipsis);
     }
   }
-  return out;
+  return TerminalSafe(s);
 }
 
 std::string TimeCell(const std::optional<SystemTime>& t) {
@@ -226,8 +215,8 @@ std::string RenderStatsTable(const StatsReport& report) {
   std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> rows;
   rows.emplace_back("COUNT", "FIRST SEEN", "LAST SEEN", "EXAMPLE ID", "GROUP");
   auto add = [&](const GroupStats& g, bool other) {
-    rows.emplace_back(std::to_string(g.count), TimeCell(g.first_seen), TimeCell(g.last_seen), g.example_id,
-                      TableText(Label(g, other)));
+    rows.emplace_back(std::to_string(g.count), TimeCell(g.first_seen), TimeCell(g.last_seen),
+                      TerminalSafe(g.example_id), TableText(Label(g, other)));
   };
   for (const GroupStats& g : report.groups) add(g, false);
   if (report.other) add(*report.other, true);

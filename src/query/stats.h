@@ -101,8 +101,8 @@ class StatsAggregator {
 };
 
 // Renderings of a report. Table: one line per group (COUNT, FIRST SEEN, LAST
-// SEEN, EXAMPLE ID, GROUP; control characters escaped, long groups cut for
-// the terminal) and a summary line. JSON: one document with every group.
+// SEEN, EXAMPLE ID, GROUP; ids and groups terminal-safe (common/text.h),
+// long groups cut) and a summary line. JSON: one document with every group.
 // JSONL: one object per group ("(other)" last, with "other": true).
 std::string RenderStatsTable(const StatsReport& report);
 std::string RenderStatsJson(const StatsReport& report);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -186,6 +187,12 @@ Status PosixFileSystem::Rename(const std::string& from, const std::string& to, b
 Status PosixFileSystem::Remove(const std::string& path) {
   if (::unlink(path.c_str()) != 0) return ErrnoStatus(errno, "remove", path);
   return Status::Ok();
+}
+
+Result<uint64_t> PosixFileSystem::FreeSpace(const std::string& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return ErrnoStatus(errno, "statvfs", path);
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
 }  // namespace dlq

@@ -75,6 +75,9 @@ class FileSystem {
   virtual Status Rename(const std::string& from, const std::string& to, bool no_replace) = 0;
   // Unlinks a file; kNotFound when missing.
   virtual Status Remove(const std::string& path) = 0;
+  // Bytes an unprivileged writer may still use on the filesystem that holds
+  // `path` (statvfs f_bavail * f_frsize).
+  virtual Result<uint64_t> FreeSpace(const std::string& path) = 0;
 };
 
 // The real filesystem (POSIX calls). Default() lives for the whole process.
@@ -91,6 +94,7 @@ class PosixFileSystem final : public FileSystem {
   Status SyncDir(const std::string& dir) override;
   Status Rename(const std::string& from, const std::string& to, bool no_replace) override;
   Status Remove(const std::string& path) override;
+  Result<uint64_t> FreeSpace(const std::string& path) override;
 };
 
 // Forwards every call to another FileSystem (leveldb's EnvWrapper): a fake
@@ -114,6 +118,7 @@ class FileSystemWrapper : public FileSystem {
     return target_.Rename(from, to, no_replace);
   }
   Status Remove(const std::string& path) override { return target_.Remove(path); }
+  Result<uint64_t> FreeSpace(const std::string& path) override { return target_.FreeSpace(path); }
 
  protected:
   FileSystem& target() { return target_; }

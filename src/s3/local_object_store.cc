@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "common/byte_size.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -201,6 +202,26 @@ Status LocalObjectStore::Put(const std::string& key, std::string_view data, cons
     return st.WithContext("put " + path);
   }
   return fs_.SyncDir(dir).WithContext("put " + path);
+}
+
+PutFailureAdvice LocalObjectStore::AdvisePutFailure(const Status& failure) const {
+  PutFailureAdvice advice{"writing to the local disk", ""};
+  constexpr std::string_view kStay = "; the messages stay in the DLQ";
+  if (failure.code() == ErrorCode::kUnavailable) {  // ENOSPC, EDQUOT, EIO
+    Result<uint64_t> free = fs_.FreeSpace(root_);
+    advice.hint = fmt::format(
+        "the disk under {} is full, over quota or failing ({}): free space there or archive to another "
+        "directory, then run again{}",
+        root_, free.ok() ? FormatByteSize(*free) + " free" : "free space unknown", kStay);
+  } else if (failure.code() == ErrorCode::kPermissionDenied) {  // EACCES, EPERM, EROFS
+    advice.hint = fmt::format(
+        "{} cannot be written (its permissions, or a read-only filesystem): fix that or archive to another "
+        "directory, then run again{}",
+        root_, kStay);
+  } else {
+    advice.hint = fmt::format("check {} and the disk under it, then run again{}", root_, kStay);
+  }
+  return advice;
 }
 
 Result<std::string> LocalObjectStore::Get(const std::string& key, std::optional<std::pair<uint64_t, uint64_t>> range) {

@@ -60,6 +60,9 @@ class LocalObjectStore final : public ObjectStore {
   // The root exists, is a directory, and a file can be created in it.
   Result<DestinationCheck> CheckWritable() override;
   std::string Describe() const override { return "file://" + root_; }
+  // About the local disk and the directory (with the free space left when
+  // the disk is full or failing), never S3.
+  PutFailureAdvice AdvisePutFailure(const Status& failure) const override;
 
   const std::string& root() const { return root_; }
 

@@ -56,6 +56,13 @@ struct ListPage {
   std::vector<SkippedEntry> skipped;
 };
 
+// What an operator reads when a Put failed: the operation that failed
+// ("s3:PutObject") and what to check, for the error of the archive run.
+struct PutFailureAdvice {
+  std::string operation;
+  std::string hint;
+};
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -85,6 +92,10 @@ class ObjectStore {
   virtual Result<DestinationCheck> CheckWritable() = 0;
   // "s3://bucket" or "file:///dir", for messages.
   virtual std::string Describe() const = 0;
+  // The advice for a Put that returned `failure`, by its code and AWS error
+  // code. The default speaks of S3 (every S3-compatible store and the
+  // fakes); a store elsewhere overrides it. Never contains secrets.
+  virtual PutFailureAdvice AdvisePutFailure(const Status& failure) const;
 };
 
 }  // namespace dlq

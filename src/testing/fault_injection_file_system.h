@@ -30,7 +30,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
     kCreateDir,
     kSyncDir,
     kRename,
-    kRemove
+    kRemove,
+    kFreeSpace
   };
 
   explicit FaultInjectionFileSystem(FileSystem& target) : FileSystemWrapper(target) {}
@@ -53,6 +54,7 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
     max_write_ = bytes;
   }
   // The disk holds `bytes` more bytes; then writes fail with ENOSPC.
+  // FreeSpace reports what is left.
   void SetFreeSpace(uint64_t bytes) {
     MutexLock lock(mu_);
     free_bytes_ = bytes;
@@ -100,6 +102,14 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   Status Remove(const std::string& path) override {
     if (auto err = Check(Op::kRemove)) return ErrnoStatus(*err, "remove", path);
     return target().Remove(path);
+  }
+  Result<uint64_t> FreeSpace(const std::string& path) override {
+    if (auto err = Check(Op::kFreeSpace)) return ErrnoStatus(*err, "statvfs", path);
+    {
+      MutexLock lock(mu_);
+      if (free_bytes_) return *free_bytes_;
+    }
+    return target().FreeSpace(path);
   }
 
  private:

@@ -12,12 +12,14 @@
 #include "dashboard/web_assets.h"
 #include "monitor/daemon_metrics.h"
 #include "monitor/queue_history.h"
+#include "server/http_server.h"
 #include "server/metrics.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 #include "unit/daemon_fixture.h"
+#include "unit/raw_http_client.h"
 
 namespace dlq {
 namespace {
@@ -612,6 +614,29 @@ TEST_F(DashboardTest, ArchiveNowArchivesEveryMessageAtTheNextCollection) {
   EXPECT_EQ(audit["counts"]["deleted"].get_uint64().value(), 4u);
   EXPECT_GE(audit["counts"]["objects"].get_uint64().value(), 1u);
   EXPECT_EQ(text->find(kToken), std::string::npos);
+}
+
+// Over HTTP, as `curl -X POST` sends it: no body and no Content-Length.
+TEST_F(DashboardTest, ArchiveNowWithoutABodyOverHttpIsAcceptedOrAJsonError) {
+  Inject("fresh", clock_.Now() - hours(1));
+  daemon_->RunOnce();
+  Dashboard d = Make(kToken);
+  HttpServerOptions options;
+  options.port = 0;
+  HttpServer server(options);
+  d.Register(server);
+  ASSERT_TRUE(server.Start().ok());
+  const std::string request = "POST /api/queues/orders-dlq/archive HTTP/1.1\r\nHost: x\r\nConnection: close\r\n";
+  std::string refused = RawHttpExchange(server.port(), request + "\r\n");
+  EXPECT_EQ(refused.find("HTTP/1.1 401"), 0u) << refused;
+  EXPECT_NE(refused.find(R"({"error":"this action needs the dashboard's write token)"), std::string::npos) << refused;
+  std::string accepted =
+      RawHttpExchange(server.port(), request + "Authorization: Bearer " + std::string(kToken) + "\r\n\r\n");
+  EXPECT_EQ(accepted.find("HTTP/1.1 202"), 0u) << accepted;
+  EXPECT_NE(accepted.find(R"({"queue":"orders-dlq","requested":true,)"), std::string::npos) << accepted;
+  server.Stop();
+  Cycle();
+  EXPECT_EQ(sqs_.Depth(dlq_url_), 0u);
 }
 
 TEST_F(DashboardTest, ArchiveNowThatFailsWritesAFailedAuditRecord) {

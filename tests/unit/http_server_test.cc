@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 
 #include "aws/curl_transport.h"
 #include "monitor/daemon_metrics.h"
 #include "server/metrics.h"
 #include "testing/fake_clock.h"
+#include "unit/raw_http_client.h"
 
 namespace dlq {
 namespace {
@@ -277,6 +279,41 @@ std::string RawKeepAliveGets(int port, const std::string& path, int requests) {
   got += n == 0 ? "(closed)" : n < 0 ? "(still open)" : std::string(buf, static_cast<size_t>(n));
   ::close(fd);
   return got;
+}
+
+// RFC 9112 6.3: no Content-Length and no Transfer-Encoding means no body, so
+// a bare POST (curl -X POST) reaches its route at once, not after the read
+// timeout as an empty 400.
+TEST_F(HttpServerTest, APostWithoutContentLengthHasNoBodyAndIsAnsweredAtOnce) {
+  HttpServerOptions options = Ephemeral();
+  options.read_timeout = std::chrono::seconds(3);
+  HttpServer server(options);
+  server.Handle("POST", "/act", [](const HttpServerRequest& request) {
+    return HttpServerResponse{.status = 202, .body = "body of " + std::to_string(request.body.size()) + " bytes"};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  const auto start = std::chrono::steady_clock::now();
+  std::string got = RawHttpExchange(server.port(), "POST /act HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << got;
+  EXPECT_EQ(got.find("HTTP/1.1 202"), 0u) << got;
+  EXPECT_TRUE(got.ends_with("body of 0 bytes")) << got;
+}
+
+TEST_F(HttpServerTest, ErrorsBeforeAnyRouteAreJsonErrors) {
+  HttpServerOptions options = Ephemeral();
+  options.read_timeout = std::chrono::seconds(1);  // the oversized body is skipped until the read times out
+  HttpServer server(options);
+  server.Handle("POST", "/act", [](const HttpServerRequest&) { return HttpServerResponse{.body = "ran"}; });
+  ASSERT_TRUE(server.Start().ok());
+  std::string too_big =
+      RawHttpExchange(server.port(), "POST /act HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n");
+  EXPECT_EQ(too_big.find("HTTP/1.1 413"), 0u) << too_big;
+  EXPECT_NE(too_big.find("Content-Type: application/json"), std::string::npos) << too_big;
+  EXPECT_TRUE(too_big.ends_with(R"js({"error":"the request body is larger than the server accepts (1 MiB)"})js"))
+      << too_big;
+  std::string bad = RawHttpExchange(server.port(), "BREW /act HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(bad.find("HTTP/1.1 400"), 0u) << bad;
+  EXPECT_TRUE(bad.ends_with(R"js({"error":"malformed request line or headers"})js")) << bad;
 }
 
 // An idle kept-alive connection costs the daemon CPU (httplib polls it), so by

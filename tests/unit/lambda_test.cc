@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <deque>
+#include <map>
 #include <thread>
 
 #include "aws/credentials.h"
@@ -153,6 +155,36 @@ TEST(LambdaEventTest, OkStateDoesNotArchive) {
   EXPECT_FALSE(ev->ShouldArchive());
 }
 
+TEST(LambdaEventTest, AnAlarmLeavingAlarmWithoutMetricsIsSkippedNotInvalid) {
+  // An OK or INSUFFICIENT_DATA transition may carry no metrics; it archives
+  // nothing either way, so it is answered as skipped (doc/lambda.md).
+  for (std::string_view state : {"OK", "INSUFFICIENT_DATA"}) {
+    const std::string action =
+        fmt::format(R"({{"source":"aws.cloudwatch","alarmData":{{"alarmName":"a","state":{{"value":"{}"}}}}}})", state);
+    const std::string bridge = fmt::format(
+        R"({{"detail-type":"CloudWatch Alarm State Change","detail":{{"alarmName":"a","state":{{"value":"{}"}},)"
+        R"("configuration":{{"metrics":[]}}}}}})",
+        state);
+    const std::string sns = SnsEvent(fmt::format(R"({{"AlarmName":"a","NewStateValue":"{}"}})", state));
+    for (const std::string& event : {action, bridge, sns}) {
+      auto ev = ParseLambdaEvent(event);
+      ASSERT_TRUE(ev.ok()) << event << ": " << ev.status().ToString();
+      EXPECT_EQ(ev->alarm_state, state);
+      EXPECT_TRUE(ev->queues.empty());
+      EXPECT_FALSE(ev->ShouldArchive());
+    }
+  }
+  // The same alarm in ALARM cannot be acted on: an invalid event naming what was looked for.
+  for (const std::string& event :
+       {std::string(R"({"source":"aws.cloudwatch","alarmData":{"alarmName":"a","state":{"value":"ALARM"}}})"),
+        SnsEvent(R"({"AlarmName":"a","NewStateValue":"ALARM"})")}) {
+    auto ev = ParseLambdaEvent(event);
+    ASSERT_FALSE(ev.ok()) << event;
+    EXPECT_EQ(ev.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(ev.status().message().find("QueueName"), std::string::npos) << ev.status().message();
+  }
+}
+
 class RecordingInvoker final : public FunctionInvoker {
  public:
   Status InvokeAsync(const std::string& payload) override {
@@ -249,6 +281,16 @@ TEST_F(LambdaHandlerTest, OkAlarmArchivesNothing) {
   EXPECT_EQ(sqs_.Depth(urls_["orders-dlq"]), 2u);
 }
 
+TEST_F(LambdaHandlerTest, OkAlarmWithoutMetricsIsAnsweredSkipped) {
+  LambdaOutcome o = HandleLambdaEvent(
+      R"({"source":"aws.cloudwatch","alarmData":{"alarmName":"orders-dlq-depth","state":{"value":"OK"}}})",
+      Deadline(std::chrono::seconds(900)), config_, deps_);
+  ASSERT_TRUE(o.ok) << o.error_type << ": " << o.body;
+  EXPECT_NE(o.body.find(R"("state":"OK")"), std::string::npos) << o.body;
+  EXPECT_NE(o.body.find(R"("skipped":"alarm state is not ALARM")"), std::string::npos) << o.body;
+  EXPECT_TRUE(metrics_.empty());
+}
+
 TEST_F(LambdaHandlerTest, NoTimeLeftStartsNothingAndInvokesFollowUp) {
   Send("a-dlq", 3);
   SystemTime deadline = clock_.Now();  // e.g. a Runtime API clock ahead of ours
@@ -314,6 +356,27 @@ TEST_F(LambdaHandlerTest, MissingQueueIsAQueueFailure) {
   EXPECT_EQ(o.error_type, "DlqArchive.QueueFailed");
   EXPECT_NE(o.body.find(R"("queue":"nope-dlq","result":"failed")"), std::string::npos) << o.body;
   EXPECT_NE(o.body.find(R"("queue":"a-dlq","result":"not_started")"), std::string::npos) << o.body;
+}
+
+TEST_F(LambdaHandlerTest, RemainingIsNullForQueuesNeverReadAndACountForDrainedOnes) {
+  Send("a-dlq", 3);
+  LambdaOutcome o = HandleLambdaEvent(R"({"queues":["a-dlq","nope-dlq","b-dlq"]})", Deadline(std::chrono::seconds(900)),
+                                      config_, deps_);
+  EXPECT_FALSE(o.ok);
+  simdjson::dom::parser parser;
+  simdjson::dom::element summary;
+  ASSERT_EQ(parser.parse(o.body).get(summary), simdjson::SUCCESS) << o.body;
+  std::map<std::string, simdjson::dom::element> by_queue;
+  for (simdjson::dom::element q : summary["queues"].get_array())
+    by_queue[std::string(q["queue"].get_string().value())] = q;
+  ASSERT_EQ(by_queue.size(), 3u) << o.body;
+  EXPECT_EQ(by_queue["a-dlq"]["result"].get_string().value(), "done");
+  EXPECT_TRUE(by_queue["a-dlq"]["remaining"].is_int64()) << o.body;
+  EXPECT_EQ(by_queue["nope-dlq"]["result"].get_string().value(), "failed");
+  EXPECT_TRUE(by_queue["nope-dlq"]["remaining"].is_null()) << o.body;
+  EXPECT_EQ(by_queue["b-dlq"]["result"].get_string().value(), "not_started");
+  EXPECT_TRUE(by_queue["b-dlq"]["remaining"].is_null()) << o.body;
+  EXPECT_EQ(o.body.find("18446744073709551615"), std::string::npos) << o.body;
 }
 
 TEST_F(LambdaHandlerTest, QueueUrlSelectsItsAccount) {

@@ -27,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using FaultOp = FaultInjectionFileSystem::Op;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class TempDir {
  public:
@@ -56,37 +57,44 @@ struct Fault {
   std::function<void(FaultInjectionFileSystem&)> inject;
   std::string errno_text;  // strerror of the injected errno
   ErrorCode code;
+  std::string advice;  // what an archive run's error says of the disk
 };
 
 std::string Errno(int err) {
   return std::strerror(err);
 }
 
+constexpr std::string_view kFull = "is full, over quota or failing";
+constexpr std::string_view kNotWritable = "cannot be written (its permissions, or a read-only filesystem)";
+
 std::vector<Fault> Faults() {
   return {
       {"FsyncFails", [](FaultInjectionFileSystem& f) { f.Fail(FaultOp::kSync, EIO); }, Errno(EIO),
-       ErrorCode::kUnavailable},
+       ErrorCode::kUnavailable, std::string(kFull)},
       {"RenameFails", [](FaultInjectionFileSystem& f) { f.Fail(FaultOp::kRename, EXDEV); }, Errno(EXDEV),
-       ErrorCode::kInternal},
-      {"DiskFull", [](FaultInjectionFileSystem& f) { f.SetFreeSpace(40); }, Errno(ENOSPC), ErrorCode::kUnavailable},
+       ErrorCode::kInternal, "and the disk under it"},
+      {"DiskFull", [](FaultInjectionFileSystem& f) { f.SetFreeSpace(40); }, Errno(ENOSPC), ErrorCode::kUnavailable,
+       std::string(kFull)},
       {"ShortWritesThenDiskFull",
        [](FaultInjectionFileSystem& f) {
          f.SetMaxWrite(7);
          f.SetFreeSpace(60);
        },
-       Errno(ENOSPC), ErrorCode::kUnavailable},
+       Errno(ENOSPC), ErrorCode::kUnavailable, std::string(kFull)},
+      {"QuotaExceeded", [](FaultInjectionFileSystem& f) { f.Fail(FaultOp::kWrite, EDQUOT); }, Errno(EDQUOT),
+       ErrorCode::kUnavailable, std::string(kFull)},
       {"WriteFailsMidFile",
        [](FaultInjectionFileSystem& f) {
          f.SetMaxWrite(16);
          f.Fail(FaultOp::kWrite, EIO, /*after=*/2);
        },
-       Errno(EIO), ErrorCode::kUnavailable},
+       Errno(EIO), ErrorCode::kUnavailable, std::string(kFull)},
       {"CloseFails", [](FaultInjectionFileSystem& f) { f.Fail(FaultOp::kClose, EIO); }, Errno(EIO),
-       ErrorCode::kUnavailable},
+       ErrorCode::kUnavailable, std::string(kFull)},
       {"CreateFails", [](FaultInjectionFileSystem& f) { f.Fail(FaultOp::kCreateFile, EROFS); }, Errno(EROFS),
-       ErrorCode::kPermissionDenied},
+       ErrorCode::kPermissionDenied, std::string(kNotWritable)},
       {"MkdirFails", [](FaultInjectionFileSystem& f) { f.Fail(FaultOp::kCreateDir, EACCES); }, Errno(EACCES),
-       ErrorCode::kPermissionDenied},
+       ErrorCode::kPermissionDenied, std::string(kNotWritable)},
   };
 }
 
@@ -213,6 +221,12 @@ TEST_P(DrainerOnFaultyDiskTest, ReleasesMessagesInsteadOfDeletingThem) {
 
   EXPECT_FALSE(r.status.ok());
   EXPECT_THAT(r.status.ToString(), HasSubstr(GetParam().errno_text));
+  // The error is about this disk and directory, not S3's health.
+  EXPECT_THAT(r.status.message(), HasSubstr("writing to the local disk failed"));
+  EXPECT_THAT(r.status.message(), HasSubstr(GetParam().advice));
+  EXPECT_THAT(r.status.message(), HasSubstr(dir_.path().string()));
+  EXPECT_THAT(r.status.message(), HasSubstr("the messages stay in the DLQ"));
+  EXPECT_THAT(r.status.message(), Not(HasSubstr("S3")));
   EXPECT_EQ(r.stats.deleted, 0u);
   EXPECT_EQ(sqs_.calls(FakeQueueClient::Operation::kDeleteMessageBatch), 0);
   EXPECT_EQ(sqs_.Depth(url_), 30u);
@@ -230,6 +244,25 @@ TEST_P(DrainerOnFaultyDiskTest, ReleasesMessagesInsteadOfDeletingThem) {
 
 INSTANTIATE_TEST_SUITE_P(Faults, DrainerOnFaultyDiskTest, ::testing::ValuesIn(Faults()),
                          [](const ::testing::TestParamInfo<Fault>& info) { return info.param.name; });
+
+TEST(LocalStoreFaults, AFullDiskIsReportedWithTheSpaceLeftNotAsS3Failing) {
+  TempDir dir;
+  FaultInjectionFileSystem faulty(PosixFileSystem::Default());
+  LocalObjectStore store(dir.path().string(), 1000, &faulty);
+  faulty.SetFreeSpace(100);
+  Status st = store.Put("k/v", std::string(1000, 'z'), PutOptions{});
+  ASSERT_EQ(st.code(), ErrorCode::kUnavailable) << st.ToString();
+  PutFailureAdvice advice = store.AdvisePutFailure(st);
+  EXPECT_EQ(advice.operation, "writing to the local disk");
+  EXPECT_THAT(advice.hint, HasSubstr("the disk under " + dir.path().string() + " is full"));
+  EXPECT_THAT(advice.hint, HasSubstr("(0 B free)"));  // the 100 bytes went into the partial write
+  EXPECT_THAT(advice.hint, HasSubstr("the messages stay in the DLQ"));
+  EXPECT_THAT(advice.hint, Not(HasSubstr("S3")));
+
+  faulty.Clear();
+  faulty.Fail(FaultOp::kFreeSpace, EIO);  // statvfs failing too still gives advice
+  EXPECT_THAT(store.AdvisePutFailure(st).hint, HasSubstr("(free space unknown)"));
+}
 
 }  // namespace
 }  // namespace dlq

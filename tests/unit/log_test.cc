@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace dlq {
@@ -39,6 +41,46 @@ TEST(Log, JsonLineKeepsFieldOrderAndNumberForms) {
   ASSERT_NE(ts_end, std::string::npos) << line;
   EXPECT_EQ(line.substr(0, 7), "{\"ts\":\"");
   EXPECT_EQ(line.substr(ts_end), R"(","level":"info","event":"e","a":1,"b":2.5,"c":true,"d":"x"})");
+}
+
+// What a StreamLogger in `format` writes for one event whose fields hold
+// terminal escape sequences.
+std::string LoggedHostileLine(LogFormat format) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  {
+    StreamLogger logger(f, format, LogLevel::kInfo);
+    logger.Log(LogLevel::kWarn, "archive.object",
+               {{"key", "k\x1b]0;owned\x07\x1b[2J"},
+                {"error",
+                 "csi\xC2\x9b"
+                 "31m del\x7f"}});
+  }
+  std::fclose(f);
+  std::string out(buf, len);
+  std::free(buf);
+  return out;
+}
+
+TEST(Log, StreamLinesNeverCarryRawControlsToTheTerminal) {
+  const std::string text = LoggedHostileLine(LogFormat::kText);
+  EXPECT_NE(text.find("key=k\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << text;
+  EXPECT_NE(text.find("csi\\u009b31m del\\x7f"), std::string::npos) << text;
+  const std::string json = LoggedHostileLine(LogFormat::kJson);
+  EXPECT_NE(json.find(R"("error":"csi\u009b31m del\u007f")"), std::string::npos) << json;
+  for (const std::string& line : {text, json}) {
+    ASSERT_TRUE(line.ends_with("\n")) << line;
+    for (size_t i = 0; i + 1 < line.size(); ++i) {
+      auto c = static_cast<unsigned char>(line[i]);
+      EXPECT_FALSE(c < 0x20 || c == 0x7F || (c == 0xC2 && static_cast<unsigned char>(line[i + 1]) <= 0x9F))
+          << "byte " << int(c) << " at " << i << " in " << line;
+    }
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  EXPECT_EQ(std::string_view(doc["key"]), "k\x1b]0;owned\x07\x1b[2J");
 }
 
 TEST(Log, CapturingLoggerRecordsEvents) {
