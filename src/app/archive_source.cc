@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "common/byte_size.h"
-
 #include "common/text.h"
 
 namespace dlq {

@@ -772,12 +772,7 @@ HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const 
         if (request.path.starts_with(prefix)) methods = &by_method;
       }
     }
-    if (methods == nullptr) {
-      HttpServerResponse not_found;
-      not_found.status = 404;
-      not_found.body = "not found\n";
-      return not_found;
-    }
+    if (methods == nullptr) return JsonError(404, "not found");
     const std::string& method = request.method == "HEAD" ? std::string("GET") : request.method;
     auto method_it = methods->find(method);
     if (method_it != methods->end()) {
@@ -791,9 +786,7 @@ HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const 
     }
   }
   if (!handler) {
-    HttpServerResponse not_allowed;
-    not_allowed.status = 405;
-    not_allowed.body = "method not allowed\n";
+    HttpServerResponse not_allowed = JsonError(405, "method not allowed");
     not_allowed.headers.emplace_back("Allow", allow);
     return not_allowed;
   }
