@@ -27,7 +27,7 @@
 namespace dlq {
 
 struct RequestHeadLimits {
-  size_t max_head_bytes = 16 * 1024;  // request line + fields + blank line
+  size_t max_head_bytes = size_t{16} << 10;  // request line + fields + blank line
   size_t max_headers = 64;
   size_t max_body_bytes = 1 << 20;
 };

@@ -471,7 +471,7 @@ class HttpServer::Loop {
       case Phase::kLingering: {
         char buf[4096];
         ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-        if (n <= 0 || (c.discarded += static_cast<size_t>(n)) > 64 * 1024) Close(id);
+        if (n <= 0 || (c.discarded += static_cast<size_t>(n)) > (size_t{64} << 10)) Close(id);
         return;
       }
     }

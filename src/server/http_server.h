@@ -85,7 +85,7 @@ struct HttpServerOptions {
   // connection each time anyway). Must be at least 1.
   size_t max_requests_per_connection = 1;
   size_t max_connections = 128;
-  size_t max_head_bytes = 16 * 1024;
+  size_t max_head_bytes = size_t{16} << 10;
   size_t max_headers = 64;
   size_t max_body_bytes = 1 << 20;
   size_t max_queued = 64;  // requests waiting for a worker; more get 503
