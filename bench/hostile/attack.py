@@ -107,6 +107,13 @@ def phase(name, attack, seconds):
     out = {"phase": name, "rss_before_mib": round(rss0, 1), "rss_after_mib": round(rss_mib(), 1),
            "cpu_s": round(cpu_s() - cpu0, 3)}
     out.update(probe.result())
+    if attack is regex_bomb:
+        codes = {}
+        for c, _ in REGEX_ANSWERS:
+            codes[str(c)] = codes.get(str(c), 0) + 1
+        out["searches"] = codes  # HTTP status -> count (0: no answer within 2 s)
+        if REGEX_ANSWERS:
+            out["cpu_ms_per_search"] = round(out["cpu_s"] * 1000 / len(REGEX_ANSWERS), 1)
     print(json.dumps(out), file=sys.stderr)
     return out
 
@@ -154,10 +161,13 @@ def header_flood(stop, connections=8, headers=50000):
             s.close()
 
 
+REGEX_ANSWERS = []
+
+
 def regex_bomb(stop):
     # Four at once, each given up by its client after 2 s (curl -m 2).
     def one():
-        get(f"/api/search?queue={QUEUE}&re=%5E(.%2B)%2B!%24", timeout=2.0)
+        REGEX_ANSWERS.append(get(f"/api/search?queue={QUEUE}&re=%5E(.%2B)%2B!%24", timeout=2.0))
     while not stop.is_set():
         ts = [threading.Thread(target=one, daemon=True) for _ in range(4)]
         for t in ts:
