@@ -18,6 +18,7 @@
 #include "archive/record.h"
 #include "daemon_process.h"
 #include "harness.h"
+#include "unit/raw_http_client.h"
 
 namespace dlq::it {
 namespace {
@@ -54,16 +55,7 @@ double RssMiB(const std::string& pid) {
 }
 
 int Connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  return ConnectLoopback(port);
 }
 
 // Status code and body of a GET through curl (curl exits non-zero on a timeout: code 0).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "server/http_server.h"
+#include "unit/raw_http_client.h"
 
 namespace dlq {
 namespace {
@@ -26,16 +27,7 @@ using std::chrono::milliseconds;
 using Steady = std::chrono::steady_clock;
 
 int Connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  return ConnectLoopback(port);
 }
 
 bool SendAll(int fd, const std::string& bytes) {

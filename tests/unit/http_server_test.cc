@@ -250,15 +250,8 @@ TEST_F(HttpServerTest, BindFailureNamesTheAddress) {
 // after the other; returns everything the server sent until it closed the
 // connection or 3 s passed.
 std::string RawKeepAliveGets(int port, const std::string& path, int requests) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return "(connect failed)";
-  }
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return "(connect failed)";
   timeval tv{.tv_sec = 3, .tv_usec = 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n";

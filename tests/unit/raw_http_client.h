@@ -12,9 +12,8 @@
 
 namespace dlq {
 
-// Sends `request` on a new connection to `port` and returns everything the
-// server sent until it closed the connection or 10 s passed.
-inline std::string RawHttpExchange(int port, const std::string& request) {
+// A blocking TCP connection to 127.0.0.1:`port`; -1 on failure.
+inline int ConnectLoopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -22,8 +21,16 @@ inline std::string RawHttpExchange(int port, const std::string& request) {
   addr.sin_port = htons(static_cast<uint16_t>(port));
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     ::close(fd);
-    return "(connect failed)";
+    return -1;
   }
+  return fd;
+}
+
+// Sends `request` on a new connection to `port` and returns everything the
+// server sent until it closed the connection or 10 s passed.
+inline std::string RawHttpExchange(int port, const std::string& request) {
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return "(connect failed)";
   timeval tv{.tv_sec = 10, .tv_usec = 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
