@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "archiver/queue_depth.h"
 #include "common/log.h"
-#include "common/strings.h"
 #include "sqs/limits.h"
 
 namespace dlq {
@@ -34,25 +34,6 @@ std::vector<std::string> InChunks(const std::vector<Entry>& entries, Call call) 
   return failed;
 }
 
-struct Depth {
-  int64_t visible = 0;
-  int64_t in_flight = 0;
-};
-
-Result<Depth> ReadDepth(QueueClient& sqs, const QueueInfo& dlq) {
-  auto attrs =
-      sqs.GetQueueAttributes(dlq.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
-  if (!attrs.ok()) return attrs.status().WithContext(fmt::format("read the depth of {}", dlq.name));
-  auto read = [&](const char* name) -> std::optional<int64_t> {
-    auto it = attrs->find(name);
-    return it == attrs->end() ? std::nullopt : ParseInt64(it->second);
-  };
-  auto visible = read("ApproximateNumberOfMessages");
-  auto in_flight = read("ApproximateNumberOfMessagesNotVisible");
-  if (!visible || !in_flight) return Unavailable(fmt::format("{} did not report its depth", dlq.name));
-  return Depth{*visible, *in_flight};
-}
-
 // One pass over a DLQ (see live_source.h). Every message received is held
 // until Finish() releases what is left; only a confirmed send deletes.
 class LivePass {
@@ -72,7 +53,7 @@ class LivePass {
     replayer_.OnBatchDone([this](const std::vector<const ReplayItem*>& sent, const std::vector<const ReplayItem*>&) {
       DeleteSent(sent);
     });
-    auto start = ReadDepth(sqs_, dlq_);
+    auto start = ReadQueueDepth(sqs_, dlq_.url, dlq_.name);
     if (start.ok()) stats_.present_at_start = start->visible + start->in_flight;
     Status st = Loop();
     ReleaseAll();
@@ -118,9 +99,9 @@ class LivePass {
 
   // After idle_rounds receives without anything new.
   Verdict CheckEnd(int depth_checks) {
-    auto depth = ReadDepth(sqs_, dlq_);
+    auto depth = ReadQueueDepth(sqs_, dlq_.url, dlq_.name);
     if (!depth.ok()) {
-      stats_.incomplete_reason = depth.status().message();
+      stats_.incomplete_reason = fmt::format("could not read the depth of {}: {}", dlq_.name, depth.status().message());
       return Verdict::kEnd;
     }
     const int64_t held = static_cast<int64_t>(held_.size());
