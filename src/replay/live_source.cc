@@ -69,6 +69,9 @@ class LivePass {
   };
   enum class Verdict { kGoOn, kEnd };
 
+  // SQS hands a FIFO queue's 20,001st in-flight message to nobody, silently.
+  size_t MaxHeld() const { return dlq_.fifo ? std::min<size_t>(options_.max_held, 20000) : options_.max_held; }
+
   bool Stopping() const { return options_.stop != nullptr && options_.stop->load(); }
 
   Status Loop() {
@@ -79,7 +82,7 @@ class LivePass {
       // proves nothing until they are held again.
       const uint64_t lost_before = stats_.holds_lost;
       Heartbeat();
-      if (held_.size() >= options_.max_held) {
+      if (held_.size() >= MaxHeld()) {
         stats_.incomplete_reason = fmt::format(
             "held {} messages, the most one pass holds at once; the rest of the DLQ was not examined", held_.size());
         return Status::Ok();

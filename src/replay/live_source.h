@@ -47,10 +47,11 @@ struct LiveReplayOptions {
   // Set on every receive; extended by the heartbeat when less than half is left.
   int visibility_timeout_seconds = 300;
   int wait_time_seconds = 1;
-  int idle_rounds = 3;       // receives in a row with nothing new before the depth is read
-  int depth_checks = 10;     // depth reads that still show visible messages before giving up
-  size_t max_held = 100000;  // messages held at once (SQS: 120,000 in flight, 20,000 for FIFO)
-  bool dry_run = false;      // select and describe; delete nothing, release everything at the end
+  int idle_rounds = 3;    // receives in a row with nothing new before the depth is read
+  int depth_checks = 10;  // depth reads that still show visible messages before giving up
+  // Messages held at once (SQS allows 120,000 in flight); FIFO: at most 20,000, SQS's limit there.
+  size_t max_held = 100000;
+  bool dry_run = false;  // select and describe; delete nothing, release everything at the end
   const std::atomic<bool>* stop = nullptr;
 
   Status Validate() const;
