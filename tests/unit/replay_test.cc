@@ -1094,6 +1094,21 @@ TEST_F(LivePassTest, MessagesHeldByAnotherConsumerMakeThePassIncomplete) {
   EXPECT_NE(stats->incomplete_reason.find("5 message(s) are in flight"), std::string::npos) << stats->incomplete_reason;
 }
 
+// --max ends the pass early by request: not an incomplete pass (no exit 4).
+TEST_F(LivePassTest, MaxEndsThePassEarlyWithoutCallingItIncomplete) {
+  Fill(50, 50);
+  options_.max = 10;
+  auto stats = RunLive(Acme);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->at_max);
+  EXPECT_FALSE(stats->complete);
+  EXPECT_EQ(stats->incomplete_reason, "");
+  EXPECT_EQ(stats->selected, 10u);
+  EXPECT_EQ(stats->examined, 10u);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
+  EXPECT_EQ(VisibleInDlq(), 40);
+}
+
 TEST_F(LivePassTest, EmptyDlqIsCompleteAtOnce) {
   auto stats = RunLive(Acme);
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
