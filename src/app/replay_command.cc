@@ -23,7 +23,7 @@
 namespace dlq {
 namespace {
 
-constexpr int kExitFailure = 1, kExitUsage = 2, kExitSkipped = 3, kExitInterrupted = 130;
+constexpr int kExitFailure = 1, kExitUsage = 2, kExitSkipped = 3, kExitIncomplete = 4, kExitInterrupted = 130;
 constexpr size_t kFailuresShown = 20;
 
 // Prints a live progress line on stderr (through the logger, so log lines do
@@ -49,6 +49,20 @@ class Progress {
   Clock& clock_;
   std::chrono::steady_clock::time_point start_, last_{};
 };
+
+// The live pass's part of the summary: distinct messages, and how much of
+// the DLQ present at the start the pass examined.
+std::string LiveSummary(const LiveReplayStats& l) {
+  std::string present = l.present_at_start < 0 ? "an unknown number" : fmt::format("~{}", l.present_at_start);
+  std::string out = fmt::format("; DLQ: examined {} of {} present at the start, not selected {}", l.examined, present,
+                                l.not_selected);
+  if (l.deleted > 0 || l.delete_failures > 0) {
+    out += fmt::format(", deleted {}, delete failures {}", l.deleted, l.delete_failures);
+  }
+  out += fmt::format(", released {} ({} receives)", l.released, l.receive_calls);
+  if (l.at_max) out += ", stopped at --max";
+  return out;
+}
 
 int Fail(const ReplayDeps& deps, int code, const std::string& message) {
   std::fprintf(deps.err, "error: replay: %s\n", TerminalSafe(message).c_str());
@@ -281,11 +295,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
                 targets->Describe(), s.accepted, s.sent, s.failed, s.resumed, secs, secs > 0 ? s.sent / secs : 0.0,
                 s.send_seconds, s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
   if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
-  if (live_stats) {
-    summary +=
-        fmt::format("; DLQ: received {}, not selected {} (released), deleted {}, delete failures {}",
-                    live_stats->received, live_stats->not_selected, live_stats->deleted, live_stats->delete_failures);
-  }
+  if (live_stats) summary += LiveSummary(*live_stats);
   if (scan_stats && !scan_stats->complete()) {
     summary += fmt::format("; archive: {} unreadable objects and {} unreadable lines skipped",
                            scan_stats->skipped_objects, scan_stats->skipped_lines);
@@ -316,6 +326,10 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
     return kExitFailure;
   }
   if (s.failed > 0) return kExitFailure;
+  if (live_stats && !live_stats->incomplete_reason.empty()) {
+    std::fprintf(deps.err, "incomplete: %s\n", TerminalSafe(live_stats->incomplete_reason).c_str());
+    return kExitIncomplete;
+  }
   if (live_stats && live_stats->delete_failures > 0) return kExitSkipped;
   if (scan_stats && !scan_stats->complete()) return kExitSkipped;
   return 0;

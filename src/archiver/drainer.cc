@@ -8,6 +8,7 @@
 #include <random>
 
 #include "archive/expiry.h"
+#include "archiver/queue_depth.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "sqs/limits.h"
@@ -379,23 +380,15 @@ void QueueDrainer::NoteFifoLeave() {
 }
 
 std::optional<QueueDrainer::Counts> QueueDrainer::ReadCounts() {
-  auto attrs =
-      sqs_.GetQueueAttributes(queue_.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
-  if (!attrs.ok()) {
+  auto depth = ReadQueueDepth(sqs_, queue_.url, queue_.name);
+  if (!depth.ok()) {
     Log().Log(LogLevel::kWarn, "archive.depth_check_failed",
-              {{"queue", queue_.name}, {"error", attrs.status().ToString()}});
+              {{"queue", queue_.name}, {"error", depth.status().ToString()}});
     return std::nullopt;
   }
-  auto read = [&](const char* name) -> std::optional<int64_t> {
-    auto it = attrs->find(name);
-    return it == attrs->end() ? std::nullopt : ParseInt64(it->second);
-  };
-  auto visible = read("ApproximateNumberOfMessages");
-  auto in_flight = read("ApproximateNumberOfMessagesNotVisible");
-  if (!visible || !in_flight) return std::nullopt;
-  counters_.approximate_remaining = *visible;
-  counters_.approximate_in_flight = *in_flight;
-  return Counts{*visible, *in_flight};
+  counters_.approximate_remaining = depth->visible;
+  counters_.approximate_in_flight = depth->in_flight;
+  return Counts{depth->visible, depth->in_flight};
 }
 
 QueueDrainer::Depth QueueDrainer::CheckDepth() {

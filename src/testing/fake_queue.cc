@@ -475,6 +475,12 @@ Result<std::vector<std::string>> FakeQueueClient::ListDeadLetterSourceQueues(con
   DLQ_FAKE_END(urls);
 }
 
+void FakeQueueClient::SampleReceives(double fraction, uint64_t seed) {
+  MutexLock lock(mu_);
+  sample_fraction_ = fraction;
+  sample_rng_.seed(seed);
+}
+
 Result<std::vector<Message>> FakeQueueClient::ReceiveMessages(const std::string& queue_url,
                                                               const ReceiveOptions& options) {
   DLQ_FAKE_BEGIN(Operation::kReceiveMessages);
@@ -491,7 +497,9 @@ Result<std::vector<Message>> FakeQueueClient::ReceiveMessages(const std::string&
   std::vector<Message> out;
   for (auto it = q->messages.begin(); it != q->messages.end() && static_cast<int>(out.size()) < options.max_messages;) {
     Stored& s = *it;
-    if (now < s.visible_at || (q->fifo && blocked_groups.contains(s.group_id))) {
+    const bool drawn =
+        sample_fraction_ >= 1.0 || std::uniform_real_distribution<double>(0, 1)(sample_rng_) < sample_fraction_;
+    if (now < s.visible_at || (q->fifo && blocked_groups.contains(s.group_id)) || !drawn) {
       if (q->fifo) blocked_groups.insert(s.group_id);  // keep order within the group
       ++it;
       continue;

@@ -24,6 +24,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,14 @@ class FakeQueueClient final : public QueueClient {
   // call with kDataLoss, exactly as SqsClient reports them.
   void CorruptNextReceived(int n);
   void CorruptReceivesOf(const std::string& message_id, int times = -1);
+
+  // Receives see a random subset, as SQS does (it samples its servers; moto
+  // hands out random subsets too): each receivable message is considered
+  // with probability `fraction`, from a generator seeded with `seed` so a
+  // run repeats. FIFO: a group whose next message is not drawn gives
+  // nothing in that receive. 1 (the default): every receivable message, in
+  // send order.
+  void SampleReceives(double fraction, uint64_t seed = 1);
 
   // Calls made of `op`, failed ones included.
   int calls(Operation op) const;
@@ -173,6 +182,8 @@ class FakeQueueClient final : public QueueClient {
   int deleted_count_ DLQ_GUARDED_BY(mu_) = 0;
   int corrupt_next_ DLQ_GUARDED_BY(mu_) = 0;
   std::map<std::string, int> corrupt_ids_ DLQ_GUARDED_BY(mu_);
+  double sample_fraction_ DLQ_GUARDED_BY(mu_) = 1.0;
+  std::mt19937_64 sample_rng_ DLQ_GUARDED_BY(mu_);
   uint64_t next_seq_ DLQ_GUARDED_BY(mu_) = 1;
   uint64_t next_handle_ DLQ_GUARDED_BY(mu_) = 1;
 };

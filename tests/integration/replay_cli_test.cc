@@ -5,6 +5,7 @@
 // kill -9 during a replay and resume (no loss, duplicates within one batch),
 // --transform, the audit record, a missing queue (nothing sent), and the live
 // --from-queue form.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -356,6 +357,165 @@ TEST(ReplayCli, LiveFormMovesOnlySelectedMessagesSendFirstDeleteAfter) {
   EXPECT_EQ(left.size(), 8u);
   for (const auto& m : left) EXPECT_EQ(m.body.rfind("keep", 0), 0u) << m.body;
   EXPECT_EQ(AuditFiles(dir).size(), 1u);
+  fs::remove_all(dir);
+}
+
+// ---- live form: a pass examines every message present at its start.
+
+// Sends n messages, the first `matching` with tenant=acme, the rest globex
+// (FIFO: each in its own group).
+void FillTenants(AwsServices& svc, const std::string& url, bool fifo, int n, int matching) {
+  for (int i = 0; i < n; i += 10) {
+    std::vector<SendEntry> batch;
+    for (int j = i; j < std::min(n, i + 10); ++j) {
+      SendEntry e;
+      e.id = "e" + std::to_string(j - i);
+      e.body = "order " + std::to_string(j);
+      e.message_attributes["tenant"] = {"String", j < matching ? "acme" : "globex", ""};
+      if (fifo) {
+        e.message_group_id = "g" + std::to_string(j);
+        e.message_deduplication_id = "d" + std::to_string(j);
+      }
+      batch.push_back(std::move(e));
+    }
+    auto r = svc.sqs().SendMessageBatch(url, batch);
+    ASSERT_TRUE(r.ok() && r->failed.empty()) << r.status().ToString();
+  }
+}
+
+int64_t Visible(AwsServices& svc, const std::string& url) {
+  auto a = svc.sqs().GetQueueAttributes(url, {"ApproximateNumberOfMessages"});
+  return a.ok() ? std::stoll(a->at("ApproximateNumberOfMessages")) : -1;
+}
+
+// One live pass with `percent` of n messages matching: exit 0, exact counts
+// of distinct messages in the summary, the selected ones in the target once
+// each, the rest visible in the DLQ at once (released together).
+void LivePassMovesExactlyTheMatchingOnes(const StandIn& s, AwsServices& svc, bool fifo, int n, int percent) {
+  SCOPED_TRACE(fmt::format("{} messages, {}% matching, {}", n, percent, fifo ? "FIFO" : "standard"));
+  const int matching = n * percent / 100;
+  const std::string suffix = fifo ? ".fifo" : "";
+  const std::map<std::string, std::string> attrs =
+      fifo ? std::map<std::string, std::string>{{"FifoQueue", "true"}} : std::map<std::string, std::string>{};
+  std::string dlq = UniqueName("rp-lp-dlq") + suffix;
+  std::string dlq_url = *svc.sqs().CreateQueue(dlq, attrs);
+  std::string target = UniqueName("rp-lp") + suffix;
+  std::string target_url = *svc.sqs().CreateQueue(target, attrs);
+  FillTenants(svc, dlq_url, fifo, n, matching);
+  std::string dir = ArchiveDir();
+  auto r = RunShell(Bin(s, "replay",
+                        "--from-queue " + dlq + " --attr tenant=acme --to-queue " + target + " --audit-to file://" +
+                            dir + " --progress never --log-level warn"),
+                    /*merge_stderr=*/false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("selected {}, sent {}, failed 0", matching, matching)), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find(fmt::format("DLQ: examined {} of ~{} present at the start, not selected {}", n, n, n - matching)),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(Visible(svc, dlq_url), n - matching) << "released together, visible at once";
+  auto moved = ReceiveAll(s, target_url);
+  std::set<std::string> bodies;
+  for (const auto& m : moved) bodies.insert(m.body);
+  EXPECT_EQ(moved.size(), static_cast<size_t>(matching));
+  EXPECT_EQ(bodies.size(), static_cast<size_t>(matching));
+  for (const auto& b : bodies) EXPECT_LT(std::stoi(b.substr(6)), matching) << b;
+  auto left = ReceiveAll(s, dlq_url);
+  EXPECT_EQ(left.size(), static_cast<size_t>(n - matching));
+  fs::remove_all(dir);
+}
+
+TEST(ReplayCli, MotoLivePassExaminesEveryMessageOfRandomSubsetReceives) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  LivePassMovesExactlyTheMatchingOnes(moto, *svc, false, 10, 100);
+  for (int percent : {0, 1, 25, 100}) LivePassMovesExactlyTheMatchingOnes(moto, *svc, false, 200, percent);
+}
+
+TEST(ReplayCli, MotoFifoLivePassExaminesEveryGroup) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  for (int percent : {0, 1, 25, 100}) LivePassMovesExactlyTheMatchingOnes(moto, *svc, true, 100, percent);
+}
+
+TEST(ReplayCli, FauxqsLivePassExaminesEveryMessage) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, false, 10, 0);
+  for (int percent : {0, 1, 25, 100}) LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, false, 1000, percent);
+}
+
+TEST(ReplayCli, FauxqsFifoLivePassExaminesEveryGroup) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  for (int percent : {0, 1, 25, 100}) LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, true, 300, percent);
+}
+
+// The dry run of the issue: each message printed once, and nothing moves.
+TEST(ReplayCli, MotoLiveDryRunPrintsEachMatchingMessageOnce) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-lpd-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  std::string target = UniqueName("rp-lpd");
+  ASSERT_TRUE(svc->sqs().CreateQueue(target, {}).ok());
+  FillTenants(*svc, dlq_url, false, 200, 50);
+  auto r = RunShell(Bin(moto, "replay",
+                        "--from-queue " + dlq + " --attr tenant=acme --to-queue " + target +
+                            " --dry-run --progress never --log-level warn"),
+                    false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::regex line("would send (\\S+) to ");
+  std::vector<std::string> ids;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), line); it != std::sregex_iterator(); ++it) {
+    ids.push_back((*it)[1]);
+  }
+  EXPECT_EQ(ids.size(), 50u) << r.out;
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), 50u);
+  EXPECT_NE(r.out.find("would send 50 of 50 selected"), std::string::npos) << r.out;
+  EXPECT_EQ(Visible(*svc, dlq_url), 200);
+}
+
+// FIFO: a group whose first message is not selected blocks the rest of the
+// group for the pass: exit 4, the reason, and nothing lost.
+TEST(ReplayCli, FauxqsFifoGroupBehindAHeldMessageExits4) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-lpb-dlq") + ".fifo";
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {{"FifoQueue", "true"}});
+  std::string target = UniqueName("rp-lpb") + ".fifo";
+  std::string target_url = *svc->sqs().CreateQueue(target, {{"FifoQueue", "true"}});
+  std::vector<SendEntry> batch;
+  for (int i = 0; i < 25; ++i) {
+    SendEntry e;
+    e.id = "e" + std::to_string(i % 10);
+    e.body = "order " + std::to_string(i);
+    e.message_attributes["tenant"] = {"String", i == 0 ? "globex" : "acme", ""};
+    e.message_group_id = "big";
+    e.message_deduplication_id = "d" + std::to_string(i);
+    batch.push_back(std::move(e));
+    if (batch.size() == 10 || i == 24) {
+      ASSERT_TRUE(svc->sqs().SendMessageBatch(dlq_url, batch).ok());
+      batch.clear();
+    }
+  }
+  std::string dir = ArchiveDir();
+  auto r = RunShell(Bin(fauxqs, "replay",
+                        "--from-queue " + dlq + " --attr tenant=acme --to-queue " + target + " --audit-to file://" +
+                            dir + " --progress never --log-level warn"));
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("incomplete: ~"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FIFO groups"), std::string::npos) << r.out;
+  auto moved = ReceiveAll(fauxqs, target_url);
+  auto left = ReceiveAll(fauxqs, dlq_url);
+  EXPECT_EQ(moved.size() + left.size(), 25u);
+  EXPECT_LT(moved.size(), 24u);
   fs::remove_all(dir);
 }
 

@@ -243,6 +243,69 @@ TEST_F(ReplayCommandTest, FailedSendsExit1AndAreListed) {
   EXPECT_NE(err.find("failed: id-0 -> " + dest_ + ": KmsThrottled"), std::string::npos) << err;
 }
 
+// ---- the live form (--from-queue)
+
+class LiveReplayCommandTest : public ReplayCommandTest {
+ protected:
+  LiveReplayCommandTest() {
+    options_.from.clear();
+    options_.from_queue = "orders-dlq";
+    options_.to_queue = "orders";
+    options_.audit_to = "s3://bucket/dlq-archive";
+    options_.filter.attrs = {"tenant=acme"};
+  }
+  void Fill(int n, int matching) {
+    for (int i = 0; i < n; ++i) {
+      SendEntry e;
+      e.body = "order " + std::to_string(i);
+      e.message_attributes["tenant"] = {"String", i < matching ? "acme" : "globex", ""};
+      ASSERT_TRUE(sqs_.SendMessage(dlq_, e).ok());
+    }
+  }
+};
+
+TEST_F(LiveReplayCommandTest, SummaryCountsDistinctMessagesOfTheWholeDlq) {
+  Fill(200, 50);
+  sqs_.SampleReceives(0.25, 9);
+  ASSERT_EQ(Run(), 0) << Err();
+  std::string out = Out();
+  EXPECT_NE(out.find("selected 50, sent 50, failed 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("DLQ: examined 200 of ~200 present at the start, not selected 150, deleted 50, delete "
+                     "failures 0, released 150"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 50u);
+  EXPECT_EQ(sqs_.Messages(dlq_).size(), 150u);
+}
+
+TEST_F(LiveReplayCommandTest, DryRunPrintsEachMessageOnce) {
+  Fill(60, 12);
+  sqs_.SampleReceives(0.25, 4);
+  options_.dry_run = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  std::string out = Out();
+  size_t lines = 0;
+  for (size_t at = out.find("would send "); at != std::string::npos; at = out.find("would send ", at + 1)) ++lines;
+  EXPECT_EQ(lines, 12u + 1u) << out;  // 12 lines and the summary's "would send 12 of 12"
+  EXPECT_NE(out.find("would send 12 of 12 selected"), std::string::npos) << out;
+  EXPECT_NE(out.find("examined 60 of ~60"), std::string::npos) << out;
+  EXPECT_EQ(sqs_.Messages(dlq_).size(), 60u);
+}
+
+TEST_F(LiveReplayCommandTest, PassThatCannotSeeEverythingExits4WithTheReason) {
+  Fill(30, 30);
+  ReceiveOptions other;
+  other.max_messages = 5;
+  other.visibility_timeout = 600;
+  ASSERT_EQ(sqs_.ReceiveMessages(dlq_, other)->size(), 5u);
+  EXPECT_EQ(Run(), 4);
+  EXPECT_NE(Out().find("examined 25 of ~30 present at the start"), std::string::npos) << Out();
+  std::string err = Err();
+  EXPECT_NE(err.find("incomplete: ~5 message(s) are in flight without this pass holding them"), std::string::npos)
+      << err;
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 25u);
+}
+
 TEST(ParseRateTest, AcceptsPerSecondForms) {
   EXPECT_EQ(ParseRate("250"), 250);
   EXPECT_EQ(ParseRate("250/s"), 250);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <set>
 
 #include "replay/audit.h"
 #include "replay/checkpoint.h"
@@ -745,7 +746,7 @@ class LiveReplayTest : public ReplayTest {
   std::unique_ptr<TargetResolver> targets_;
 };
 
-TEST_F(LiveReplayTest, MovesSelectedMessagesAndReleasesTheRestAtOnce) {
+TEST_F(LiveReplayTest, MovesSelectedMessagesAndReleasesTheRestAtTheEnd) {
   for (int i = 0; i < 7; ++i) Put("yes " + std::to_string(i));
   for (int i = 0; i < 5; ++i) Put("no " + std::to_string(i));
   auto stats = RunLive([](const ArchiveRecord& r) { return r.body.rfind("yes", 0) == 0; });
@@ -866,6 +867,255 @@ TEST_F(LiveReplayTest, StopDuringAReceiveReleasesWhatThatReceiveTookAtOnce) {
   const size_t visible = ReceiveAllVisible();
   EXPECT_EQ(visible, left);
   EXPECT_EQ(visible, 20u);
+}
+
+// ---- live form: a pass examines every message present at its start.
+
+// Advances the fake clock on every receive, so visibility runs out during a
+// pass unless the heartbeat extends it.
+class SlowReceives final : public QueueClientWrapper {
+ public:
+  SlowReceives(QueueClient& target, FakeClock& clock, std::chrono::seconds per_receive)
+      : QueueClientWrapper(target), clock_(clock), per_receive_(per_receive) {}
+  Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
+    clock_.Advance(per_receive_);
+    return QueueClientWrapper::ReceiveMessages(queue_url, options);
+  }
+
+ private:
+  FakeClock& clock_;
+  const std::chrono::seconds per_receive_;
+};
+
+class LivePassTest : public LiveReplayTest {
+ protected:
+  // `n` messages, the first `matching` with tenant=acme, the rest globex;
+  // FIFO: group `g<i / group_size>`.
+  void Fill(int n, int matching, int group_size = 1) {
+    for (int i = 0; i < n; ++i) {
+      SendEntry e;
+      e.body = "order " + std::to_string(i);
+      e.message_attributes["tenant"] = {"String", i < matching ? "acme" : "globex", ""};
+      if (dlq_.fifo) {
+        e.message_group_id = "g" + std::to_string(i / group_size);
+        e.message_deduplication_id = "d" + std::to_string(i);
+      }
+      ASSERT_TRUE(sqs_.SendMessage(dlq_url_, e).ok());
+    }
+  }
+  void UseFifo() {
+    dlq_url_ = *sqs_.CreateQueue("orders-dlq.fifo", {{"FifoQueue", "true"}});
+    dlq_.name = "orders-dlq.fifo";
+    dlq_.url = dlq_url_;
+    dlq_.fifo = true;
+  }
+  static bool Acme(const ArchiveRecord& r) {
+    auto it = r.message_attributes.find("tenant");
+    return it != r.message_attributes.end() && it->second.string_value == "acme";
+  }
+  // Visible messages in the DLQ now, by ApproximateNumberOfMessages.
+  int64_t VisibleInDlq() {
+    return std::stoll(
+        sqs_.GetQueueAttributes(dlq_url_, {"ApproximateNumberOfMessages"})->at("ApproximateNumberOfMessages"));
+  }
+  std::set<std::string> BodiesIn(const std::string& url) {
+    std::set<std::string> out;
+    for (const Message& m : sqs_.Messages(url)) out.insert(m.body);
+    return out;
+  }
+};
+
+struct LiveCase {
+  bool fifo;
+  int percent;
+};
+
+class LivePassCases : public LivePassTest, public ::testing::WithParamInterface<LiveCase> {};
+
+// SQS (and moto) hand out random subsets: the pass holds what it examined so
+// later receives reach the rest, and counts each message once.
+TEST_P(LivePassCases, RandomSubsetReceivesStillExamineEveryMessageExactlyOnce) {
+  const LiveCase c = GetParam();
+  if (c.fifo) UseFifo();
+  constexpr int kMessages = 200;
+  const int matching = kMessages * c.percent / 100;
+  Fill(kMessages, matching);
+  sqs_.SampleReceives(0.2, /*seed=*/7 + c.percent);
+  auto stats = RunLive(Acme);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->complete) << stats->incomplete_reason;
+  EXPECT_EQ(stats->incomplete_reason, "");
+  EXPECT_EQ(stats->present_at_start, kMessages);
+  EXPECT_EQ(stats->examined, static_cast<uint64_t>(kMessages));
+  EXPECT_EQ(stats->selected, static_cast<uint64_t>(matching));
+  EXPECT_EQ(stats->not_selected, static_cast<uint64_t>(kMessages - matching));
+  EXPECT_EQ(stats->deleted, static_cast<uint64_t>(matching));
+  EXPECT_EQ(stats->released, static_cast<uint64_t>(kMessages - matching));
+  EXPECT_EQ(replayer_->stats().sent, static_cast<uint64_t>(matching));
+  EXPECT_EQ(sqs_.Messages(dest_).size(), static_cast<size_t>(matching));  // none sent twice
+  EXPECT_EQ(BodiesIn(dest_).size(), static_cast<size_t>(matching));
+  // The rest is in the DLQ and visible again at once, released together.
+  EXPECT_EQ(sqs_.Messages(dlq_url_).size(), static_cast<size_t>(kMessages - matching));
+  EXPECT_EQ(VisibleInDlq(), kMessages - matching);
+}
+
+INSTANTIATE_TEST_SUITE_P(StandardAndFifo, LivePassCases,
+                         ::testing::Values(LiveCase{false, 0}, LiveCase{false, 1}, LiveCase{false, 25},
+                                           LiveCase{false, 100}, LiveCase{true, 0}, LiveCase{true, 1},
+                                           LiveCase{true, 25}, LiveCase{true, 100}),
+                         [](const auto& info) {
+                           return std::string(info.param.fifo ? "Fifo" : "Standard") +
+                                  std::to_string(info.param.percent) + "Percent";
+                         });
+
+TEST_F(LivePassTest, DryRunDescribesEachMessageOnceAndLeavesAllInTheDlq) {
+  Fill(60, 60);
+  sqs_.SampleReceives(0.3, 3);
+  options_.dry_run = true;
+  live_.dry_run = true;
+  targets_ = ToDest();
+  replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, options_, nullptr);
+  ASSERT_TRUE(replayer_->Start().ok());
+  std::vector<std::string> lines;
+  replayer_->OnDryRun([&](const std::string& line) { lines.push_back(line); });
+  auto stats = ReplayFromQueue(sqs_, dlq_, *replayer_, Acme, clock_, live_);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_TRUE(replayer_->Finish().ok());
+  EXPECT_TRUE(stats->complete) << stats->incomplete_reason;
+  EXPECT_EQ(lines.size(), 60u);
+  std::set<std::string> distinct(lines.begin(), lines.end());
+  EXPECT_EQ(distinct.size(), 60u);
+  EXPECT_EQ(replayer_->stats().would_send, 60u);
+  EXPECT_EQ(VisibleInDlq(), 60);
+  EXPECT_EQ(sqs_.calls(Op::kDeleteMessageBatch), 0);
+}
+
+// The heartbeat keeps what the pass examined invisible across a long pass;
+// a message whose extension fails comes back and is held again, never
+// examined or sent twice.
+TEST_F(LivePassTest, MessageReceivedAgainAfterItsHoldWasLostCountsOnce) {
+  Fill(120, 30);
+  sqs_.SampleReceives(0.5, 11);
+  live_.visibility_timeout_seconds = 60;
+  SlowReceives slow(sqs_, clock_, std::chrono::seconds(10));
+  sqs_.FailVisibilityEntries(4);
+  targets_ = ToDest();
+  replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, options_, nullptr);
+  ASSERT_TRUE(replayer_->Start().ok());
+  auto stats = ReplayFromQueue(slow, dlq_, *replayer_, Acme, clock_, live_);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_TRUE(replayer_->Finish().ok());
+  EXPECT_TRUE(stats->complete) << stats->incomplete_reason;
+  EXPECT_GT(stats->visibility_extensions, 0u);
+  EXPECT_EQ(stats->holds_lost, 4u);
+  EXPECT_EQ(stats->examined, 120u);
+  EXPECT_EQ(stats->selected, 30u);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 30u);
+  EXPECT_EQ(VisibleInDlq(), 90);
+}
+
+TEST_F(LivePassTest, WithoutHeartbeatFailuresNothingExaminedIsReceivedTwice) {
+  Fill(80, 8);
+  sqs_.SampleReceives(0.5, 5);
+  live_.visibility_timeout_seconds = 60;
+  SlowReceives slow(sqs_, clock_, std::chrono::seconds(20));
+  targets_ = ToDest();
+  replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, options_, nullptr);
+  ASSERT_TRUE(replayer_->Start().ok());
+  auto stats = ReplayFromQueue(slow, dlq_, *replayer_, Acme, clock_, live_);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->complete) << stats->incomplete_reason;
+  EXPECT_EQ(stats->received, 80u) << "a held message came back";
+  EXPECT_GT(stats->visibility_extensions, 0u);
+}
+
+// FIFO: a held message blocks the rest of its group, so a group with a
+// message not selected before others cannot be examined in one pass: exit 4
+// territory, with the reason, and nothing lost.
+TEST_F(LivePassTest, FifoGroupBehindAHeldMessageMakesThePassIncomplete) {
+  UseFifo();
+  // One group of 15: the first not selected, the rest selected; 10 more
+  // single-message groups, all selected.
+  for (int i = 0; i < 25; ++i) {
+    SendEntry e;
+    e.body = "order " + std::to_string(i);
+    e.message_attributes["tenant"] = {"String", i == 0 ? "globex" : "acme", ""};
+    e.message_group_id = i < 15 ? "big" : "g" + std::to_string(i);
+    e.message_deduplication_id = "d" + std::to_string(i);
+    ASSERT_TRUE(sqs_.SendMessage(dlq_url_, e).ok());
+  }
+  live_.depth_checks = 2;
+  auto stats = RunLive(Acme);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_FALSE(stats->complete);
+  EXPECT_NE(stats->incomplete_reason.find("FIFO groups"), std::string::npos) << stats->incomplete_reason;
+  EXPECT_LT(stats->examined, 25u);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), stats->selected);
+  EXPECT_EQ(sqs_.Messages(dest_).size() + sqs_.Messages(dlq_url_).size(), 25u);
+  EXPECT_EQ(static_cast<size_t>(VisibleInDlq()), sqs_.Messages(dlq_url_).size());
+}
+
+// A FIFO group whose messages are all selected is moved whole, in order: each
+// delete frees the group for its next messages.
+TEST_F(LivePassTest, FifoGroupsLongerThanOneReceiveMoveWholeWhenSelected) {
+  UseFifo();
+  Fill(45, 45, /*group_size=*/15);
+  auto stats = RunLive(Acme);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->complete) << stats->incomplete_reason;
+  EXPECT_EQ(stats->selected, 45u);
+  EXPECT_EQ(sqs_.Messages(dlq_url_).size(), 0u);
+}
+
+TEST_F(LivePassTest, MoreThanItCanHoldEndsIncompleteAndReleasesEverything) {
+  Fill(50, 0);
+  live_.max_held = 20;
+  auto stats = RunLive(Acme);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_FALSE(stats->complete);
+  EXPECT_NE(stats->incomplete_reason.find("held 20 messages"), std::string::npos) << stats->incomplete_reason;
+  EXPECT_EQ(stats->examined, 20u);
+  EXPECT_EQ(VisibleInDlq(), 50);
+}
+
+TEST_F(LivePassTest, MessagesHeldByAnotherConsumerMakeThePassIncomplete) {
+  Fill(30, 30);
+  ReceiveOptions other;
+  other.max_messages = 5;
+  other.visibility_timeout = 600;
+  ASSERT_EQ(sqs_.ReceiveMessages(dlq_url_, other)->size(), 5u);
+  live_.depth_checks = 2;
+  auto stats = RunLive(Acme);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_FALSE(stats->complete);
+  EXPECT_EQ(stats->present_at_start, 30);
+  EXPECT_EQ(stats->examined, 25u);
+  EXPECT_EQ(stats->selected, 25u);
+  EXPECT_NE(stats->incomplete_reason.find("5 message(s) are in flight"), std::string::npos) << stats->incomplete_reason;
+}
+
+// --max ends the pass early by request: not an incomplete pass (no exit 4).
+TEST_F(LivePassTest, MaxEndsThePassEarlyWithoutCallingItIncomplete) {
+  Fill(50, 50);
+  options_.max = 10;
+  auto stats = RunLive(Acme);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->at_max);
+  EXPECT_FALSE(stats->complete);
+  EXPECT_EQ(stats->incomplete_reason, "");
+  EXPECT_EQ(stats->selected, 10u);
+  EXPECT_EQ(stats->examined, 10u);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
+  EXPECT_EQ(VisibleInDlq(), 40);
+}
+
+TEST_F(LivePassTest, EmptyDlqIsCompleteAtOnce) {
+  auto stats = RunLive(Acme);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->complete);
+  EXPECT_EQ(stats->present_at_start, 0);
+  EXPECT_EQ(stats->examined, 0u);
+  EXPECT_EQ(stats->receive_calls, 3u);
 }
 
 }  // namespace
