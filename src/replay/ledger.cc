@@ -192,6 +192,7 @@ Status ReplayLedger::Load(const std::string& destination_url) {
   for (const std::string& key : *part_keys) {
     if (key.ends_with(".ids") && covered.count(BaseName(key)) == 0) uncovered.push_back(key);
   }
+  const size_t from_index = hashes.size();  // sorted and unique already
   for (const std::string& key : uncovered) {
     auto data = store_.Get(key);
     if (!data.ok()) return data.status().WithContext(ctx(key));
@@ -203,7 +204,8 @@ Status ReplayLedger::Load(const std::string& destination_url) {
     for (const std::string& id : part->ids) hashes.push_back(LedgerIdHash(id));
     ++load_stats_.parts_read;
   }
-  std::sort(hashes.begin(), hashes.end());
+  std::sort(hashes.begin() + static_cast<std::ptrdiff_t>(from_index), hashes.end());
+  std::inplace_merge(hashes.begin(), hashes.begin() + static_cast<std::ptrdiff_t>(from_index), hashes.end());
   hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
 
   if (rebuild_index_ && uncovered.size() > kLedgerCompactAfter) {
