@@ -68,14 +68,14 @@ std::string SerializeLedgerPart(const LedgerPart& part) {
 }
 
 Result<LedgerPart> ParseLedgerPart(std::string_view text) {
-  constexpr std::string_view what = "not a replay ledger part";
-  DLQ_ASSIGN_OR_RETURN(std::vector<std::string_view> lines, Lines(text, what));
-  if (lines[0] != kPartMagic) return InvalidArgument(fmt::format("{}: first line is not \"{}\"", what, kPartMagic));
+  constexpr std::string_view kWhat = "not a replay ledger part";
+  DLQ_ASSIGN_OR_RETURN(std::vector<std::string_view> lines, Lines(text, kWhat));
+  if (lines[0] != kPartMagic) return InvalidArgument(fmt::format("{}: first line is not \"{}\"", kWhat, kPartMagic));
   LedgerPart part;
-  DLQ_ASSIGN_OR_RETURN(std::string_view dest, Header(lines, 1, "destination", what));
+  DLQ_ASSIGN_OR_RETURN(std::string_view dest, Header(lines, 1, "destination", kWhat));
   part.destination.assign(dest);
   for (size_t i = 2; i < lines.size(); ++i) {
-    if (!PlainField(lines[i])) return InvalidArgument(fmt::format("{}: line {} is not a message id", what, i + 1));
+    if (!PlainField(lines[i])) return InvalidArgument(fmt::format("{}: line {} is not a message id", kWhat, i + 1));
     part.ids.emplace_back(lines[i]);
   }
   return part;
@@ -90,18 +90,18 @@ std::string SerializeLedgerIndex(const LedgerIndex& index) {
 }
 
 Result<LedgerIndex> ParseLedgerIndex(std::string_view text) {
-  constexpr std::string_view what = "not a replay ledger index";
-  DLQ_ASSIGN_OR_RETURN(std::vector<std::string_view> lines, Lines(text, what));
-  if (lines[0] != kIndexMagic) return InvalidArgument(fmt::format("{}: first line is not \"{}\"", what, kIndexMagic));
+  constexpr std::string_view kWhat = "not a replay ledger index";
+  DLQ_ASSIGN_OR_RETURN(std::vector<std::string_view> lines, Lines(text, kWhat));
+  if (lines[0] != kIndexMagic) return InvalidArgument(fmt::format("{}: first line is not \"{}\"", kWhat, kIndexMagic));
   LedgerIndex index;
-  DLQ_ASSIGN_OR_RETURN(std::string_view dest, Header(lines, 1, "destination", what));
+  DLQ_ASSIGN_OR_RETURN(std::string_view dest, Header(lines, 1, "destination", kWhat));
   index.destination.assign(dest);
   size_t i = 2;
   for (; i < lines.size() && lines[i] != "hashes"; ++i) {
-    DLQ_ASSIGN_OR_RETURN(std::string_view part, Header(lines, i, "part", what));
+    DLQ_ASSIGN_OR_RETURN(std::string_view part, Header(lines, i, "part", kWhat));
     index.parts.emplace_back(part);
   }
-  if (i == lines.size()) return InvalidArgument(fmt::format("{}: no \"hashes\" line", what));
+  if (i == lines.size()) return InvalidArgument(fmt::format("{}: no \"hashes\" line", kWhat));
   index.hashes.reserve(lines.size() - i - 1);
   for (++i; i < lines.size(); ++i) {
     std::string_view l = lines[i];
@@ -109,10 +109,10 @@ Result<LedgerIndex> ParseLedgerIndex(std::string_view text) {
     auto [p, ec] = std::from_chars(l.data(), l.data() + l.size(), h, 16);
     if (l.size() != 16 || ec != std::errc() || p != l.data() + l.size() ||
         std::any_of(l.begin(), l.end(), [](char c) { return c >= 'A' && c <= 'F'; })) {
-      return InvalidArgument(fmt::format("{}: line {} is not 16 lowercase hex digits", what, i + 1));
+      return InvalidArgument(fmt::format("{}: line {} is not 16 lowercase hex digits", kWhat, i + 1));
     }
     if (!index.hashes.empty() && h <= index.hashes.back()) {
-      return InvalidArgument(fmt::format("{}: line {}: hashes are not sorted and unique", what, i + 1));
+      return InvalidArgument(fmt::format("{}: line {}: hashes are not sorted and unique", kWhat, i + 1));
     }
     index.hashes.push_back(h);
   }
