@@ -84,13 +84,10 @@ int RunAuditLsCommand(const AuditCommandOptions& options, ObjectStore& store, co
     Error(err, keys.status().WithContext(fmt::format("listing {}/{}", store.Describe(), AuditDir(from))).message());
     return kExitFailure;
   }
-  const bool json = options.output == "json";
-  JsonWriter w;
-  w.BeginObject().Key("records").BeginArray();
+  // Parsed first, then ordered by finish time (keys order by second only);
+  // the per-message lists are dropped at once, so memory stays per record.
+  std::vector<std::pair<std::string, AuditRecord>> records;     // key, record
   std::vector<std::pair<std::string, std::string>> unreadable;  // key, why
-  if (!json) {
-    std::fprintf(out, "%-33s %-24s %-7s %-7s %-9s %s\n", "ID", "FINISHED", "KIND", "OUTCOME", "TO", "COUNTS / CALLER");
-  }
   for (const std::string& key : *keys) {
     if (stop != nullptr && stop->load()) return kExitInterrupted;
     auto data = store.Get(key);
@@ -103,21 +100,33 @@ int RunAuditLsCommand(const AuditCommandOptions& options, ObjectStore& store, co
       unreadable.emplace_back(key, r.status().message());
       continue;
     }
+    r->sent.clear();
+    r->failures.clear();
+    records.emplace_back(key, std::move(*r));
+  }
+  std::stable_sort(records.begin(), records.end(),
+                   [](const auto& a, const auto& b) { return a.second.finished_at < b.second.finished_at; });
+  const bool json = options.output == "json";
+  JsonWriter w;
+  w.BeginObject().Key("records").BeginArray();
+  if (!json)
+    std::fprintf(out, "%-33s %-24s %-7s %-7s %s\n", "ID", "FINISHED", "KIND", "OUTCOME", "COUNTS -> TO; CALLER");
+  for (const auto& [key, r] : records) {
     const std::string id = AuditIdOfKey(key);
     if (json) {
-      w.BeginObject().Key("id").String(id).Key("key").String(key).Key("kind").String(r->kind);
-      w.Key("started_at").String(FormatIso8601(r->started_at)).Key("finished_at").String(FormatIso8601(r->finished_at));
+      w.BeginObject().Key("id").String(id).Key("key").String(key).Key("kind").String(r.kind);
+      w.Key("started_at").String(FormatIso8601(r.started_at)).Key("finished_at").String(FormatIso8601(r.finished_at));
       w.Key("caller_arn")
-          .OptionalString(r->caller_arn.empty() ? std::nullopt : std::optional<std::string_view>(r->caller_arn));
-      w.Key("source").String(r->source).Key("filter").String(r->filter).Key("destination").String(r->destination);
-      w.Key("outcome").String(r->outcome);
-      CountsJson(w, *r);
+          .OptionalString(r.caller_arn.empty() ? std::nullopt : std::optional<std::string_view>(r.caller_arn));
+      w.Key("source").String(r.source).Key("filter").String(r.filter).Key("destination").String(r.destination);
+      w.Key("outcome").String(r.outcome);
+      CountsJson(w, r);
       w.EndObject();
     } else {
-      std::fprintf(out, "%-33s %-24s %-7s %-7s %-9s %s; by %s\n", TerminalSafe(id).c_str(),
-                   FormatIso8601(r->finished_at).c_str(), TerminalSafe(r->kind).c_str(),
-                   TerminalSafe(r->outcome).c_str(), TerminalSafe(r->destination).c_str(), Counts(*r).c_str(),
-                   r->caller_arn.empty() ? "(unknown caller)" : TerminalSafe(r->caller_arn).c_str());
+      std::fprintf(out, "%-33s %-24s %-7s %-7s %s -> %s; by %s\n", TerminalSafe(id).c_str(),
+                   FormatIso8601(r.finished_at).c_str(), TerminalSafe(r.kind).c_str(), TerminalSafe(r.outcome).c_str(),
+                   Counts(r).c_str(), TerminalSafe(r.destination).c_str(),
+                   r.caller_arn.empty() ? "(unknown caller)" : TerminalSafe(r.caller_arn).c_str());
     }
   }
   w.EndArray().Key("unreadable").BeginArray();
@@ -126,7 +135,7 @@ int RunAuditLsCommand(const AuditCommandOptions& options, ObjectStore& store, co
   if (json) {
     PrintJson(out, w.Take());
   } else {
-    const size_t n = keys->size() - unreadable.size();
+    const size_t n = records.size();
     std::fprintf(out, "%zu audit record%s in %s\n", n, n == 1 ? "" : "s",
                  TerminalSafe(store.Describe() + "/" + AuditDir(from)).c_str());
   }

@@ -1,6 +1,6 @@
 // `dlq-archive audit ls|show`: the replay audit trail of an archive (or of an
 // --audit-to location): `ls` lists every record under {prefix}/_audit/ (when,
-// who, outcome, counts, where to), oldest first; `show ID` prints one in full
+// who, outcome, counts, where to), in the order they finished; `show ID` prints one in full
 // with each message's original id, new id and outcome. Text output is
 // terminal-safe; --output json writes JSON. Records are outside input: one
 // that does not parse is named on `err` and left out (exit 3), never trusted.

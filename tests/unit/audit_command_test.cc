@@ -4,6 +4,7 @@
 // records out with exit 3.
 #include "app/audit_command.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -120,6 +121,13 @@ TEST_F(AuditCommandTest, LsListsEveryRecordOldestFirstWithItsCounts) {
   first.outcome = "done";
   first.stats.already_replayed = 0;
   std::string earlier = Write(first);
+  // Finished in the same second as `first`, 0.9 s later: keys alone cannot order them.
+  for (int i = 0; i < 5; ++i) {
+    AuditRecord same_second = Sample(t0 + std::chrono::milliseconds(900 + i));
+    same_second.finished_at = first.finished_at + std::chrono::milliseconds(900 + i);
+    same_second.destination = fmt::format("later-{}", i);
+    Write(same_second);
+  }
   store_.Insert("dlq-archive/_audit/sent/abc/x.ids", "not a record");  // the ledger is not listed
   ASSERT_EQ(RunAuditLsCommand(options_, store_, from_, out_, err_), 0) << ReadAll(err_);
   std::string out = ReadAll(out_);
@@ -127,8 +135,17 @@ TEST_F(AuditCommandTest, LsListsEveryRecordOldestFirstWithItsCounts) {
   ASSERT_NE(a, std::string::npos) << out;
   ASSERT_NE(b, std::string::npos) << out;
   EXPECT_LT(a, b);
-  EXPECT_NE(out.find("selected 3, sent 2, failed 1, skipped 5 already replayed"), std::string::npos) << out;
-  EXPECT_NE(out.find("2 audit records in fake://archive/dlq-archive/_audit/"), std::string::npos) << out;
+  size_t prev = a;
+  for (int i = 0; i < 5; ++i) {
+    size_t at = out.find(fmt::format("-> later-{};", i));
+    ASSERT_NE(at, std::string::npos) << out;
+    EXPECT_LT(prev, at) << out;
+    prev = at;
+  }
+  EXPECT_LT(prev, b);
+  EXPECT_NE(out.find("selected 3, sent 2, failed 1, skipped 5 already replayed -> orders; by arn:"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("7 audit records in fake://archive/dlq-archive/_audit/"), std::string::npos) << out;
 }
 
 TEST_F(AuditCommandTest, LsLeavesOutAnUnreadableRecordByNameAndExits3) {
