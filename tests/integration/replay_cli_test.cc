@@ -456,6 +456,39 @@ TEST(ReplayCli, FauxqsLiveReplayAfterAnArchiveReplaySendsNothingAndSaysWhy) {
 
 // ---- moto: FIFO order and --to-source through real redrive.
 
+// The live form on moto (random receive subsets, like SQS) against the ledger
+// of an archive replay: the live move skips the 5 messages already delivered
+// and leaves them in the DLQ; --again moves them.
+TEST(ReplayCli, MotoLiveReplaySkipsWhatAnArchiveReplayDelivered) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-mboth-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "mboth", 5);
+  std::string dir = ArchiveDir();
+  auto kept = RunShell(
+      Bin(moto, "archive", "--queue " + dlq + " --to file://" + dir + " --keep --progress never --log-level warn"));
+  ASSERT_EQ(kept.exit_code, 0) << kept.out;
+  std::string fresh = UniqueName("rp-mboth");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  auto from_archive =
+      RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-queue " + fresh + " --progress never"));
+  ASSERT_EQ(from_archive.exit_code, 0) << from_archive.out;
+  const std::string live =
+      "--from-queue " + dlq + " --to-queue " + fresh + " --audit-to file://" + dir + " --progress never";
+  auto second = RunShell(Bin(moto, "replay", live));
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_NE(second.out.find("sent 0, failed 0"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("skipped 5 already replayed"), std::string::npos) << second.out;
+  auto again = RunShell(Bin(moto, "replay", live + " --again"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("sent 5, failed 0"), std::string::npos) << again.out;
+  EXPECT_EQ(ReceiveAll(moto, fresh_url).size(), 10u);  // once from the archive, once by --again
+  EXPECT_TRUE(ReceiveAll(moto, dlq_url).empty());
+  fs::remove_all(dir);
+}
+
 // Real SQS numbers a group's messages in increasing order; moto assigns
 // random SequenceNumbers, so the order replay must keep is the archived
 // records' SequenceNumber order, which on SQS is the send order.
