@@ -196,10 +196,15 @@ Status ReplayLedger::Load(const std::string& destination_url) {
   for (const std::string& key : uncovered) {
     auto data = store_.Get(key);
     if (!data.ok()) return data.status().WithContext(ctx(key));
+    // Not the operator's input but the trail's state: exit 1, not 2.
     auto part = ParseLedgerPart(*data);
-    if (!part.ok()) return part.status().WithContext(ctx(key));
+    if (!part.ok()) {
+      return FailedPrecondition(fmt::format("{}: {}; nothing can be skipped safely until it is repaired or moved away",
+                                            ctx(key), part.status().message()));
+    }
     if (part->destination != destination_url) {
-      return InvalidArgument(fmt::format("{}: written for {}, not {}", ctx(key), part->destination, destination_url));
+      return FailedPrecondition(
+          fmt::format("{}: written for {}, not {}", ctx(key), part->destination, destination_url));
     }
     for (const std::string& id : part->ids) hashes.push_back(LedgerIdHash(id));
     ++load_stats_.parts_read;

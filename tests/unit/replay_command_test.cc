@@ -9,6 +9,7 @@
 
 #include "archive/gzip.h"
 #include "replay/audit.h"
+#include "replay/ledger.h"
 #include "sqs/md5.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
@@ -248,6 +249,30 @@ TEST_F(ReplayCommandTest, AuditToTakesTheRecordAndTheLedgerElsewhere) {
   size_t records = 0;
   for (const std::string& k : audit_store.Keys()) records += k.starts_with("trail/_audit/") && k.ends_with(".json");
   EXPECT_EQ(records, 2u);
+}
+
+TEST_F(ReplayCommandTest, ALedgerThatCannotBeWrittenFailsTheRunAndTheAuditSaysSo) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2);
+  options_.to_queue = "orders";
+  store_.FailNextPut(PermissionDenied("AccessDenied: not allowed to write"));  // the ledger part, written first
+  EXPECT_EQ(Run(), 1);
+  EXPECT_NE(Err().find("replay ledger fake://archive/dlq-archive/_audit/sent/"), std::string::npos) << Err();
+  ASSERT_EQ(AuditKeys().size(), 1u);
+  auto r = ParseAuditRecord(store_.Object(AuditKeys()[0])->data);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->outcome, "failed");
+  EXPECT_EQ(r->sent.size(), 2u);  // what was sent is still on record
+}
+
+TEST_F(ReplayCommandTest, ACorruptLedgerPartSendsNothingAndNamesIt) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2);
+  options_.to_queue = "orders";
+  const std::string part =
+      "dlq-archive/_audit/sent/" + LedgerDestinationKey(dest_) + "/20231114T000000Z-0000000000000000-000000.ids";
+  store_.Insert(part, "dlq-archive sent ids v1\ndestination " + dest_ + "\nid-0");  // torn: no final newline
+  EXPECT_EQ(Run(), 1);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 0u);
+  EXPECT_NE(Err().find(part), std::string::npos) << Err();
 }
 
 TEST_F(ReplayCommandTest, LiveFormSkipsAMessageAnEarlierRunDeliveredButCouldNotDelete) {
