@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "app/archive_command.h"
+#include "app/audit_command.h"
 #include "app/check_command.h"
 #include "app/ddl_command.h"
 #include "app/doctor.h"
@@ -505,13 +506,32 @@ int RunCli(int argc, char** argv) {
   replay->add_option("--transform-timeout", rp.transform_timeout_s, "seconds to wait for each transformed line")
       ->capture_default_str()
       ->check(SecondsValidator());
-  replay->add_option("--audit-to", rp.audit_to, "live form: archive URL that receives the audit record");
+  replay->add_option("--audit-to", rp.audit_to,
+                     "archive URL for the audit record and the record of what was sent (required by --from-queue; "
+                     "default: the --from archive)");
+  replay->add_flag("--again", rp.again, "also send messages an earlier replay delivered to the same destination");
   replay->add_option("--progress", rp.progress, "auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   replay->footer(
       "Exit codes: 0 every selected message sent; 1 some failed or an error stopped the run; 2 usage error, an "
       "unresolvable or missing destination, or another run's checkpoint (nothing sent); 3 sent, but unreadable "
       "archive objects or lines were skipped; 130 stopped by a signal");
+
+  // audit ls / audit show: the replay audit trail
+  std::string audit_from;
+  AuditCommandOptions audit_opts;
+  auto* audit = app.add_subcommand("audit", "list replays (and archive runs) from the audit trail, or show one");
+  audit->require_subcommand(1);
+  auto* audit_ls = audit->add_subcommand("ls", "one line per audit record, oldest first");
+  auto* audit_show = audit->add_subcommand("show", "one audit record in full, with every message's outcome");
+  audit_show->add_option("id", audit_opts.id, "the record's id, as `audit ls` prints it (required)");
+  for (CLI::App* sub : {audit_ls, audit_show}) {
+    AddFromFlag(*sub, audit_from);
+    sub->add_option("--output", audit_opts.output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  }
+  audit->footer(
+      "Records are read from {prefix}/_audit/ of --from (the archive, or a replay's --audit-to). Exit "
+      "codes: 0 ok; 1 cannot list or read, or no such record; 2 usage error; 3 unreadable records left out");
 
   // stats
   std::string stats_from;
@@ -734,6 +754,17 @@ int RunCli(int argc, char** argv) {
     if (show_opts.message_id.empty()) return usage.Fail("name a MESSAGE_ID");
     return WithArchive(g, usage, show_from, [&](ObjectStore& store, const Destination& from) {
       return RunShowCommand(show_opts, store, from, stdout, stderr, &g_stop);
+    });
+  }
+  if (*audit_ls) {
+    return WithArchive(g, usage, audit_from, [&](ObjectStore& store, const Destination& from) {
+      return RunAuditLsCommand(audit_opts, store, from, stdout, stderr, &g_stop);
+    });
+  }
+  if (*audit_show) {
+    if (audit_opts.id.empty()) return usage.Fail("name an audit record ID (see `dlq-archive audit ls`)");
+    return WithArchive(g, usage, audit_from, [&](ObjectStore& store, const Destination& from) {
+      return RunAuditShowCommand(audit_opts, store, from, stdout, stderr);
     });
   }
   if (*replay) {

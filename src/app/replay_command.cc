@@ -15,6 +15,7 @@
 #include "query/scan.h"
 #include "replay/audit.h"
 #include "replay/checkpoint.h"
+#include "replay/ledger.h"
 #include "replay/live_source.h"
 #include "replay/replayer.h"
 #include "replay/targets.h"
@@ -91,6 +92,18 @@ Result<ScanStats> ForEachSelected(ObjectStore& store, const Destination& from, c
   return ScanArchive(store, from, options, [&](const ArchiveRecord& r, const RecordLocation&) { return fn(r); });
 }
 
+// What the ledger did, for the summary: the messages not sent because an
+// earlier run delivered them, or why nothing was checked.
+std::string AlreadyReplayedNote(const ReplayStats& s, bool checked, bool again) {
+  if (again) return "; --again: earlier deliveries not skipped";
+  if (!checked) return "; not checked against earlier replays (no --audit-to)";
+  if (s.already_replayed == 0) return "";
+  return fmt::format(
+      "; skipped {} already replayed to the same destination by an earlier run (see `dlq-archive audit ls`; "
+      "--again sends them)",
+      s.already_replayed);
+}
+
 }  // namespace
 
 std::optional<double> ParseRate(std::string_view text) {
@@ -122,22 +135,31 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   }
   if (live && options.audit_to.empty() && !options.dry_run) {
     return Fail(deps, kExitUsage,
-                "--from-queue needs --audit-to s3://BUCKET/PREFIX|file:///DIR for the audit record (or --dry-run)");
+                "--from-queue needs --audit-to s3://BUCKET/PREFIX|file:///DIR: the audit record and the record of what "
+                "was sent go there, so a rerun skips what this run delivers (or --dry-run)");
   }
   if (!(options.transform_timeout_s > 0)) return Fail(deps, kExitUsage, "--transform-timeout must be positive");
   auto filter = BuildFilter(options.filter, clock.Now());
   if (!filter.ok()) return Fail(deps, kExitUsage, filter.status().message());
   if (Status st = filter->CompileRegex(); !st.ok()) return Fail(deps, kExitUsage, st.message());
-  const std::string audit_url = live ? options.audit_to : options.from;
-  std::optional<Destination> archive;
-  std::unique_ptr<ObjectStore> store;
-  if (!audit_url.empty()) {
-    auto parsed = ParseDestination(audit_url);
+  std::optional<Destination> archive, audit_at;
+  std::unique_ptr<ObjectStore> store, own_audit_store;
+  for (const std::string* url : {&options.from, &options.audit_to}) {
+    if (url->empty()) continue;
+    auto parsed = ParseDestination(*url);
     if (!parsed.ok()) return Fail(deps, kExitUsage, parsed.status().message());
-    archive = *parsed;
-    auto opened = deps.open_store(*archive);
+    auto opened = deps.open_store(*parsed);
     if (!opened.ok()) return Fail(deps, kExitFailure, opened.status().message());
-    store = std::move(*opened);
+    (url == &options.from ? archive : audit_at) = *parsed;
+    (url == &options.from ? store : own_audit_store) = std::move(*opened);
+  }
+  // The audit record and the ledger go to --audit-to, else beside the archive.
+  if (!audit_at) audit_at = archive;
+  ObjectStore* audit_store = own_audit_store ? own_audit_store.get() : store.get();
+  std::optional<ReplayLedger> ledger;
+  if (audit_store != nullptr) {
+    ledger.emplace(*audit_store, ArchivePrefix(*audit_at), clock);
+    if (options.dry_run) ledger->DisableIndexRebuild();
   }
 
   // ---- Resolve the destinations before anything is sent.
@@ -208,6 +230,14 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   ro.checkpoint_mode = options.file_modes.file;
   ro.identity_text = CheckpointIdentityText(source, canonical, targets->Describe(), options.transform);
   ro.stop = &stop;
+  if (ledger && !options.again) {
+    ro.already_sent = [&ledger](const std::string& url, const ArchiveRecord& r) {
+      return ledger->AlreadySent(url, r.message_id);
+    };
+  }
+  if (ledger && !options.dry_run) {
+    ro.on_sent = [&ledger](const std::string& url, const std::string& id) { return ledger->RecordSent(url, id); };
+  }
   Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
   if (Status st = replayer.Start(); !st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
   replayer.OnDryRun([&](const std::string& line) { std::fprintf(deps.out, "%s\n", TerminalSafe(line).c_str()); });
@@ -252,7 +282,11 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   // ---- Audit, summary, exit code.
   std::string audit_key;
   Status audit_status;
-  if (!options.dry_run && s.sent > 0) {
+  if (ledger && !options.dry_run) {
+    Status flushed = ledger->Flush();
+    if (!flushed.ok() && run_status.ok()) run_status = flushed;
+  }
+  if (!options.dry_run && audit_store != nullptr) {
     AuditRecord a;
     a.caller_arn = caller_arn;
     a.caller_error = caller_error;
@@ -264,11 +298,12 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
     a.transform = options.transform;
     a.outcome = !run_status.ok() ? (run_status.code() == ErrorCode::kCancelled ? "stopped" : "failed")
                                  : (s.failed > 0 ? "failed" : "done");
+    a.again = options.again;
     a.stats = s;
     a.sent_by_destination = replayer.sent_by_destination();
-    a.sent_ids = replayer.sent_ids();
+    a.sent = replayer.sent();
     a.failures = replayer.failures();
-    auto key = WriteAudit(*store, ArchivePrefix(*archive), a);
+    auto key = WriteAudit(*audit_store, ArchivePrefix(*audit_at), a);
     if (key.ok()) {
       audit_key = *key;
     } else {
@@ -294,6 +329,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
                 "{:.1f} s, {:.0f} msg/s (sending: {:.2f} s, {:.0f} msg/s)",
                 targets->Describe(), s.accepted, s.sent, s.failed, s.resumed, secs, secs > 0 ? s.sent / secs : 0.0,
                 s.send_seconds, s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
+  summary += AlreadyReplayedNote(s, ledger.has_value(), options.again);
   if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
   if (live_stats) summary += LiveSummary(*live_stats);
   if (scan_stats && !scan_stats->complete()) {
@@ -310,7 +346,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   }
   std::fprintf(deps.out, "%s\n", TerminalSafe(summary).c_str());
   if (!audit_key.empty()) {
-    std::fprintf(deps.out, "audit: %s\n", TerminalSafe(store->Describe() + "/" + audit_key).c_str());
+    std::fprintf(deps.out, "audit: %s\n", TerminalSafe(audit_store->Describe() + "/" + audit_key).c_str());
   }
 
   if (!run_status.ok()) {

@@ -33,7 +33,10 @@ struct ReplayCommandOptions {
   std::string checkpoint;  // archive form only
   std::string transform;   // sh -c command
   double transform_timeout_s = 30;
-  std::string audit_to;           // live form: archive URL for the audit record (the archive form uses --from)
+  // Archive URL for the audit record and the replay ledger: required by the
+  // live form (unless dry_run); the archive form defaults to --from.
+  std::string audit_to;
+  bool again = false;             // send messages an earlier run delivered to the same destination
   std::string progress = "auto";  // auto | always | never
   FileModes file_modes;           // of the checkpoint and of audit records in a file:// archive (DLQ_FILE_MODE)
 };

@@ -208,6 +208,17 @@ Status Replayer::SendBatch(std::vector<Pending> batch) {
       }
       continue;
     }
+    if (options_.already_sent) {
+      DLQ_ASSIGN_OR_RETURN(bool delivered, options_.already_sent(p.target.url, p.item.record));
+      if (delivered) {
+        ++stats_.already_replayed;
+        if (options_.dry_run && on_dry_run_) {
+          on_dry_run_(
+              fmt::format("skip {}: already replayed to {} by an earlier run", p.item.record.message_id, p.target.url));
+        }
+        continue;
+      }
+    }
     to_send.push_back(std::move(p));
   }
   if (to_send.empty()) return Status::Ok();
@@ -275,6 +286,7 @@ Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<c
   Outcome out;
   out.ok.assign(ready.size(), false);
   out.reasons.assign(ready.size(), "");
+  out.new_ids.assign(ready.size(), "");
   std::mt19937_64 rng(std::random_device{}());
   std::vector<size_t> pending(ready.size());
   for (size_t i = 0; i < ready.size(); ++i) pending[i] = i;
@@ -345,6 +357,7 @@ Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<c
         continue;
       }
       out.ok[i] = true;
+      out.new_ids[i] = sent.message_id;
     }
     for (const BatchEntryError& f : reply->failed) {
       size_t i = index_of(f.id);
@@ -372,6 +385,7 @@ Status Replayer::Drain(size_t keep) {
 
 Status Replayer::Complete(Flight& flight) {
   Outcome out = flight.outcome.get();
+  Status recorded;
   std::vector<const ReplayItem*> sent_items, failed_items = flight.failed_early;
   for (size_t j = 0; j < flight.ready.size(); ++j) {
     Pending& p = (*flight.batch)[flight.ready[j]];
@@ -380,7 +394,8 @@ Status Replayer::Complete(Flight& flight) {
       ++progress_.sent;
       stats_.bytes_sent += p.bytes;
       ++sent_by_destination_[p.target.url];
-      sent_ids_.push_back(p.item.record.message_id);
+      sent_.push_back({p.item.record.message_id, out.new_ids[j], p.target.url});
+      if (options_.on_sent && recorded.ok()) recorded = options_.on_sent(p.target.url, p.item.record.message_id);
       sent_items.push_back(&p.item);
     } else {
       Fail(p, out.reasons[j].empty() ? "not sent" : out.reasons[j]);
@@ -392,6 +407,7 @@ Status Replayer::Complete(Flight& flight) {
   stats_.send_seconds = std::chrono::duration<double>(clock_.SteadyNow() - *first_dispatch_).count();
   if (on_batch_done_) on_batch_done_(sent_items, failed_items);
   if (!out.fatal.ok()) return out.fatal;
+  DLQ_RETURN_IF_ERROR(recorded);
   progress_.done = std::max(progress_.done, flight.done_after);
   if (!options_.checkpoint_path.empty())
     DLQ_RETURN_IF_ERROR(SaveCheckpoint(options_.checkpoint_path, progress_, options_.checkpoint_mode));

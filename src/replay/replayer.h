@@ -31,8 +31,14 @@
 // are sent again: duplicates are bounded by them (FIFO queues drop them
 // through the deduplication id within 5 minutes).
 //
+// Already replayed: with `already_sent`, an item that an earlier run
+// delivered to the same destination is not sent (counted in
+// already_replayed, a line in a dry run); it keeps its place in the send
+// sequence, so checkpoints are unaffected.
+//
 // Memory: open batches (10 entries per destination), the FIFO buffer, one
-// sort key per FIFO group, and the ids of sent messages for the audit record.
+// sort key per FIFO group, and the ids (original and new) of sent messages for
+// the audit record.
 // Not thread-safe: one source thread drives it; batches are sent on worker
 // threads (`concurrency`), and callbacks run on the driving thread.
 #pragma once
@@ -81,6 +87,11 @@ struct ReplayOptions {
   mode_t checkpoint_mode = 0600;            // permission bits of the checkpoint file
   std::string identity_text;                // CheckpointIdentityText of the run
   const std::atomic<bool>* stop = nullptr;  // polled before every batch; not owned
+  // True when an earlier run delivered the record to the destination URL
+  // (replay/ledger.h); null: everything selected is sent. An error stops the run.
+  std::function<Result<bool>(const std::string& url, const ArchiveRecord& record)> already_sent;
+  // Called for each message confirmed sent, in completion order; an error stops the run.
+  std::function<Status(const std::string& url, const std::string& message_id)> on_sent;
   Status Validate() const;
 };
 
@@ -96,12 +107,21 @@ struct ReplayFailure {
   std::string reason;
 };
 
+// A message this run delivered: its id in the source, the id SQS gave the
+// copy, and where it went.
+struct ReplayedMessage {
+  std::string message_id;
+  std::string new_message_id;
+  std::string destination;
+};
+
 struct ReplayStats {
-  uint64_t accepted = 0;    // items taken by Add
-  uint64_t sent = 0;        // confirmed sent in this run
-  uint64_t failed = 0;      // given up in this run
-  uint64_t resumed = 0;     // skipped: finished by an earlier run (checkpoint)
-  uint64_t would_send = 0;  // dry run
+  uint64_t accepted = 0;          // items taken by Add
+  uint64_t sent = 0;              // confirmed sent in this run
+  uint64_t failed = 0;            // given up in this run
+  uint64_t resumed = 0;           // skipped: finished by an earlier run (checkpoint)
+  uint64_t already_replayed = 0;  // skipped: delivered to the same destination by an earlier run (ledger)
+  uint64_t would_send = 0;        // dry run
   uint64_t bytes_sent = 0;
   uint64_t batches = 0;
   uint64_t retries = 0;       // entries sent again after a failure
@@ -143,7 +163,7 @@ class Replayer {
 
   const ReplayStats& stats() const { return stats_; }
   const std::vector<ReplayFailure>& failures() const { return failures_; }
-  const std::vector<std::string>& sent_ids() const { return sent_ids_; }
+  const std::vector<ReplayedMessage>& sent() const { return sent_; }
   // Destination URL -> messages sent there in this run.
   const std::map<std::string, uint64_t>& sent_by_destination() const { return sent_by_destination_; }
 
@@ -170,6 +190,7 @@ class Replayer {
   struct Outcome {
     std::vector<bool> ok;              // per ready entry
     std::vector<std::string> reasons;  // why an entry failed
+    std::vector<std::string> new_ids;  // the MessageId SQS gave each entry sent
     uint64_t retries = 0;
     Status fatal;  // a non-retryable call error: the run stops
   };
@@ -214,7 +235,7 @@ class Replayer {
 
   ReplayStats stats_;
   std::vector<ReplayFailure> failures_;
-  std::vector<std::string> sent_ids_;
+  std::vector<ReplayedMessage> sent_;
   std::map<std::string, uint64_t> sent_by_destination_;
   BatchDone on_batch_done_;
   std::function<void(const std::string&)> on_dry_run_;

@@ -166,7 +166,10 @@ TEST(DashboardBrowserTest, OverviewAlarmsSearchDetailAndActionsInChromium) {
   std::vector<std::string> audits;
   const fs::path audit_dir = dir + "/archive/dlq-archive/_audit";
   if (fs::exists(audit_dir)) {
-    for (const auto& e : fs::directory_iterator(audit_dir)) audits.push_back(ReadFile(e.path().string()));
+    for (const auto& e : fs::directory_iterator(audit_dir)) {
+      // Records only: the replay ledger lives in _audit/sent/ and _audit/index/.
+      if (e.is_regular_file() && e.path().extension() == ".json") audits.push_back(ReadFile(e.path().string()));
+    }
   }
   ASSERT_EQ(audits.size(), 2u);
   std::sort(audits.begin(), audits.end(), [](const std::string& a, const std::string& b) {

@@ -105,7 +105,10 @@ std::vector<std::string> AuditFiles(const std::string& dir) {
   std::vector<std::string> out;
   fs::path audit = fs::path(dir) / "dlq-archive" / "_audit";
   if (!fs::exists(audit)) return out;
-  for (const auto& e : fs::directory_iterator(audit)) out.push_back(e.path().string());
+  for (const auto& e : fs::directory_iterator(audit)) {
+    // Records only: the replay ledger lives in _audit/sent/ and _audit/index/.
+    if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path().string());
+  }
   return out;
 }
 
@@ -516,10 +519,133 @@ TEST(ReplayCli, FauxqsFifoGroupBehindAHeldMessageExits4) {
   auto left = ReceiveAll(fauxqs, dlq_url);
   EXPECT_EQ(moved.size() + left.size(), 25u);
   EXPECT_LT(moved.size(), 24u);
+
+// The same replay twice (issue 29, section 2): the second sends nothing and
+// says why, `audit ls|show` report both, and --again sends once more.
+TEST(ReplayCli, FauxqsSecondReplaySendsNothingAndSaysWhyAgainSends) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-twice-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "twice", 22);
+  std::string dir = ArchiveDir();
+  Archive(fauxqs, dlq, dir);
+  std::string fresh = UniqueName("rp-twice");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  const std::string args = "--from file://" + dir + " --queue " + dlq + " --to-queue " + fresh + " --progress never";
+  auto first = RunShell(Bin(fauxqs, "replay", args));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("sent 22, failed 0"), std::string::npos) << first.out;
+  auto second = RunShell(Bin(fauxqs, "replay", args));
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_NE(second.out.find("sent 0, failed 0"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("skipped 22 already replayed to the same destination by an earlier run"), std::string::npos)
+      << second.out;
+  auto dry = RunShell(Bin(fauxqs, "replay", args + " --dry-run"));
+  EXPECT_EQ(dry.exit_code, 0) << dry.out;
+  EXPECT_FALSE(std::regex_search(dry.out, std::regex("(^|\n)would send "))) << dry.out;  // no message line
+  EXPECT_NE(dry.out.find("would send 0 of 22"), std::string::npos) << dry.out;
+  size_t skip_lines = 0;
+  for (size_t at = dry.out.find("\nskip "); at != std::string::npos; at = dry.out.find("\nskip ", at + 1)) ++skip_lines;
+  EXPECT_EQ(skip_lines + (dry.out.starts_with("skip ") ? 1 : 0), 22u) << dry.out;
+  EXPECT_EQ(ReceiveAll(fauxqs, fresh_url).size(), 22u);  // not 44
+
+  auto ls = RunShell(Bin(fauxqs, "audit", "ls --from file://" + dir));
+  ASSERT_EQ(ls.exit_code, 0) << ls.out;
+  EXPECT_NE(ls.out.find("selected 22, sent 22, failed 0"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("selected 22, sent 0, failed 0, skipped 22 already replayed"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("2 audit records"), std::string::npos) << ls.out;
+  std::smatch id;
+  ASSERT_TRUE(std::regex_search(ls.out, id, std::regex("([0-9]{8}T[0-9]{6}Z-[0-9a-f]{16}) .*sent 22,"))) << ls.out;
+  auto show = RunShell(Bin(fauxqs, "audit", "show " + id[1].str() + " --from file://" + dir + " --output json"));
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(show.out).get(doc), simdjson::SUCCESS) << show.out;
+  simdjson::dom::array messages = doc["messages"].get_array().value();
+  ASSERT_EQ(messages.size(), 22u);
+  for (simdjson::dom::element m : messages) {
+    EXPECT_EQ(std::string_view(m["outcome"].get_string().value()), "sent");
+    EXPECT_EQ(std::string_view(m["destination"].get_string().value()), fresh_url);
+    EXPECT_FALSE(m["new_message_id"].get_string().value().empty());
+  }
+
+  auto again = RunShell(Bin(fauxqs, "replay", args + " --again"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("sent 22, failed 0"), std::string::npos) << again.out;
+  EXPECT_EQ(ReceiveAll(fauxqs, fresh_url).size(), 22u);
+  fs::remove_all(dir);
+}
+
+// The live form consults the same ledger: messages an archive-form replay
+// delivered, still in the DLQ (archived with --keep), are not sent again by
+// a live move that audits to the same archive; --again moves them.
+TEST(ReplayCli, FauxqsLiveReplayAfterAnArchiveReplaySendsNothingAndSaysWhy) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
+  auto svc = Services(fauxqs);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-both-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "both", 12);
+  std::string dir = ArchiveDir();
+  auto kept = RunShell(
+      Bin(fauxqs, "archive", "--queue " + dlq + " --to file://" + dir + " --keep --progress never --log-level warn"));
+  ASSERT_EQ(kept.exit_code, 0) << kept.out;
+  std::string fresh = UniqueName("rp-both");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  auto from_archive =
+      RunShell(Bin(fauxqs, "replay", "--from file://" + dir + " --to-queue " + fresh + " --progress never"));
+  ASSERT_EQ(from_archive.exit_code, 0) << from_archive.out;
+  const std::string live =
+      "--from-queue " + dlq + " --to-queue " + fresh + " --audit-to file://" + dir + " --progress never";
+  auto second = RunShell(Bin(fauxqs, "replay", live));
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_NE(second.out.find("sent 0, failed 0"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("skipped 12 already replayed"), std::string::npos) << second.out;
+  EXPECT_EQ(AuditFiles(dir).size(), 2u);
+  auto again = RunShell(Bin(fauxqs, "replay", live + " --again"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("sent 12, failed 0"), std::string::npos) << again.out;
+  EXPECT_EQ(ReceiveAll(fauxqs, fresh_url).size(), 24u);  // once from the archive, once by --again
+  EXPECT_TRUE(ReceiveAll(fauxqs, dlq_url).empty());      // --again moved them out of the DLQ
   fs::remove_all(dir);
 }
 
 // ---- moto: FIFO order and --to-source through real redrive.
+
+// The live form on moto (random receive subsets, like SQS) against the ledger
+// of an archive replay: the live move skips the 5 messages already delivered
+// and leaves them in the DLQ; --again moves them.
+TEST(ReplayCli, MotoLiveReplaySkipsWhatAnArchiveReplayDelivered) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rp-mboth-dlq");
+  std::string dlq_url = *svc->sqs().CreateQueue(dlq, {});
+  SendPlain(*svc, dlq_url, "mboth", 5);
+  std::string dir = ArchiveDir();
+  auto kept = RunShell(
+      Bin(moto, "archive", "--queue " + dlq + " --to file://" + dir + " --keep --progress never --log-level warn"));
+  ASSERT_EQ(kept.exit_code, 0) << kept.out;
+  std::string fresh = UniqueName("rp-mboth");
+  std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
+  auto from_archive =
+      RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-queue " + fresh + " --progress never"));
+  ASSERT_EQ(from_archive.exit_code, 0) << from_archive.out;
+  const std::string live =
+      "--from-queue " + dlq + " --to-queue " + fresh + " --audit-to file://" + dir + " --progress never";
+  auto second = RunShell(Bin(moto, "replay", live));
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_NE(second.out.find("sent 0, failed 0"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("skipped 5 already replayed"), std::string::npos) << second.out;
+  auto again = RunShell(Bin(moto, "replay", live + " --again"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("sent 5, failed 0"), std::string::npos) << again.out;
+  EXPECT_EQ(ReceiveAll(moto, fresh_url).size(), 10u);  // once from the archive, once by --again
+  EXPECT_TRUE(ReceiveAll(moto, dlq_url).empty());
+  fs::remove_all(dir);
+}
 
 // Real SQS numbers a group's messages in increasing order; moto assigns
 // random SequenceNumbers, so the order replay must keep is the archived

@@ -179,7 +179,7 @@ class DashboardTest : public DaemonFixture {
   std::vector<std::string> AuditKeys() {
     std::vector<std::string> out;
     for (const std::string& key : store_.Keys()) {
-      if (key.starts_with("dlq-archive/_audit/")) out.push_back(key);
+      if (key.starts_with("dlq-archive/_audit/") && key.ends_with(".json")) out.push_back(key);
     }
     return out;
   }
@@ -796,7 +796,7 @@ TEST_F(DashboardTest, ReplayWithTheTokenSendsToTheSourceAndWritesTheAuditRecord)
   EXPECT_EQ(on_source[0].message_attributes.at("tenant").string_value, "globex");
   size_t audits = 0;
   for (const std::string& key : store_.Keys()) {
-    if (!key.starts_with("dlq-archive/_audit/")) continue;
+    if (!key.starts_with("dlq-archive/_audit/") || !key.ends_with(".json")) continue;  // not the replay ledger
     ++audits;
     auto text = store_.Get(key);
     ASSERT_TRUE(text.ok());

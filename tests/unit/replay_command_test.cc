@@ -8,6 +8,8 @@
 #include <cstdio>
 
 #include "archive/gzip.h"
+#include "replay/audit.h"
+#include "replay/ledger.h"
 #include "sqs/md5.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
@@ -96,7 +98,9 @@ class ReplayCommandTest : public ::testing::Test {
   std::vector<std::string> AuditKeys() {
     std::vector<std::string> keys;
     for (const std::string& k : store_.Keys()) {
-      if (k.find("/_audit/") != std::string::npos) keys.push_back(k);
+      // Records only: the ledger lives in subdirectories of _audit/.
+      size_t at = k.find("/_audit/");
+      if (at != std::string::npos && k.find('/', at + 8) == std::string::npos) keys.push_back(k);
     }
     return keys;
   }
@@ -122,15 +126,182 @@ TEST_F(ReplayCommandTest, ReplaysTheSelectionAndWritesTheAuditRecordBesideTheArc
   ASSERT_EQ(audits.size(), 1u);
   EXPECT_EQ(audits[0].rfind("dlq-archive/_audit/", 0), 0u);
   std::string audit = store_.Object(audits[0])->data;
-  EXPECT_NE(audit.find(R"("sent_ids":["id-1","id-3","id-5"])"), std::string::npos) << audit;
+  auto parsed = ParseAuditRecord(audit);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(parsed->sent.size(), 3u);
+  EXPECT_EQ(parsed->sent[0].message_id, "id-1");
+  EXPECT_EQ(parsed->sent[2].message_id, "id-5");
+  for (const ReplayedMessage& m : parsed->sent) {
+    EXPECT_EQ(m.destination, dest_);
+    EXPECT_FALSE(m.new_message_id.empty());
+    EXPECT_NE(m.new_message_id, m.message_id);
+  }
   EXPECT_NE(audit.find(R"([\"kind\",\"odd\"])"), std::string::npos) << audit;  // the filter, canonical
   EXPECT_NE(audit.find(R"("caller_arn":"arn:aws:iam::123456789012:user/ops")"), std::string::npos);
   std::string out = Out();
   EXPECT_NE(out.find("sent 3, failed 0"), std::string::npos) << out;
   EXPECT_NE(out.find("audit: fake://archive/dlq-archive/_audit/"), std::string::npos) << out;
-  // The audit record is not an archive object: a second run reads it as nothing.
+  // The audit record is not an archive object: a second run reads it as
+  // nothing (and, by the ledger, sends nothing either).
   ASSERT_EQ(Run(), 0) << Err();
-  EXPECT_EQ(sqs_.Messages(dest_).size(), 6u);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 3u);
+}
+
+TEST_F(ReplayCommandTest, SecondRunSendsNothingAndSaysWhy) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 22);
+  options_.to_queue = "orders";
+  ASSERT_EQ(Run(), 0) << Err();
+  ASSERT_EQ(sqs_.Messages(dest_).size(), 22u);
+  Out();
+  std::rewind(out_);
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 22u);  // not 44
+  std::string out = Out();
+  EXPECT_NE(out.find("sent 0, failed 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("skipped 22 already replayed to the same destination by an earlier run"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("--again sends them"), std::string::npos) << out;
+  // Both runs are in the audit trail; the second says what it skipped.
+  auto audits = AuditKeys();
+  ASSERT_EQ(audits.size(), 2u);
+  auto second = ParseAuditRecord(store_.Object(audits[1])->data);
+  auto first = ParseAuditRecord(store_.Object(audits[0])->data);
+  ASSERT_TRUE(first.ok() && second.ok());
+  if (first->stats.sent == 0) std::swap(first, second);  // same second: the keys sort by random suffix
+  EXPECT_EQ(first->stats.sent, 22u);
+  EXPECT_EQ(second->stats.sent, 0u);
+  EXPECT_EQ(second->stats.already_replayed, 22u);
+}
+
+TEST_F(ReplayCommandTest, AgainSendsWhatAnEarlierRunDelivered) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 5);
+  options_.to_queue = "orders";
+  ASSERT_EQ(Run(), 0) << Err();
+  options_.again = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
+  EXPECT_NE(Out().find("--again: earlier deliveries not skipped"), std::string::npos);
+  // A third run without --again skips all 5 (the --again run's deliveries are recorded too).
+  options_.again = false;
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
+}
+
+TEST_F(ReplayCommandTest, SkipsOnlyWhatWentToTheSameDestination) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 4);
+  std::string other = *sqs_.CreateQueue("orders-fixed", {});
+  options_.to_queue = "orders";
+  options_.filter.attrs = {"kind=odd"};
+  ASSERT_EQ(Run(), 0) << Err();
+  ASSERT_EQ(sqs_.Messages(dest_).size(), 2u);
+  // The whole queue now: the two odd ones are skipped, the two even ones sent.
+  options_.filter.attrs.clear();
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 4u);
+  // Another destination has no earlier deliveries.
+  options_.to_queue = "orders-fixed";
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(other).size(), 4u);
+}
+
+TEST_F(ReplayCommandTest, DryRunNamesEachMessageItWouldSkip) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 3);
+  options_.to_queue = "orders";
+  options_.filter.ids = {"id-1"};
+  ASSERT_EQ(Run(), 0) << Err();
+  options_.filter.ids.clear();
+  options_.dry_run = true;
+  const size_t audits = AuditKeys().size(), objects = store_.Keys().size();
+  std::rewind(out_);
+  ASSERT_EQ(Run(), 0) << Err();
+  std::string out = Out();
+  EXPECT_NE(out.find("skip id-1: already replayed to " + dest_), std::string::npos) << out;
+  EXPECT_NE(out.find("would send id-0"), std::string::npos) << out;
+  EXPECT_EQ(out.find("would send id-1"), std::string::npos) << out;
+  EXPECT_EQ(AuditKeys().size(), audits);
+  EXPECT_EQ(store_.Keys().size(), objects);  // a dry run writes nothing
+}
+
+TEST_F(ReplayCommandTest, EveryRunWritesAnAuditRecordEvenWhenNothingIsSent) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2);
+  options_.to_queue = "orders";
+  options_.filter.ids = {"no-such-id"};
+  ASSERT_EQ(Run(), 0) << Err();
+  ASSERT_EQ(AuditKeys().size(), 1u);
+  auto r = ParseAuditRecord(store_.Object(AuditKeys()[0])->data);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stats.accepted, 0u);
+  EXPECT_EQ(r->outcome, "done");
+}
+
+TEST_F(ReplayCommandTest, AuditToTakesTheRecordAndTheLedgerElsewhere) {
+  FakeObjectStore audit_store("fake://audit", &clock_);
+  deps_.open_store = [this, &audit_store](const Destination& d) -> Result<std::unique_ptr<ObjectStore>> {
+    return std::unique_ptr<ObjectStore>(new Borrowed(d.bucket == "audits" ? audit_store : store_));
+  };
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 3);
+  options_.to_queue = "orders";
+  options_.audit_to = "s3://audits/trail";
+  ASSERT_EQ(Run(), 0) << Err();
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 3u);
+  EXPECT_TRUE(AuditKeys().empty());  // nothing written into the archive
+  size_t records = 0;
+  for (const std::string& k : audit_store.Keys()) records += k.starts_with("trail/_audit/") && k.ends_with(".json");
+  EXPECT_EQ(records, 2u);
+}
+
+TEST_F(ReplayCommandTest, ALedgerThatCannotBeWrittenFailsTheRunAndTheAuditSaysSo) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2);
+  options_.to_queue = "orders";
+  store_.FailNextPut(PermissionDenied("AccessDenied: not allowed to write"));  // the ledger part, written first
+  EXPECT_EQ(Run(), 1);
+  EXPECT_NE(Err().find("replay ledger fake://archive/dlq-archive/_audit/sent/"), std::string::npos) << Err();
+  ASSERT_EQ(AuditKeys().size(), 1u);
+  auto r = ParseAuditRecord(store_.Object(AuditKeys()[0])->data);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->outcome, "failed");
+  EXPECT_EQ(r->sent.size(), 2u);  // what was sent is still on record
+}
+
+TEST_F(ReplayCommandTest, ACorruptLedgerPartSendsNothingAndNamesIt) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2);
+  options_.to_queue = "orders";
+  const std::string part =
+      "dlq-archive/_audit/sent/" + LedgerDestinationKey(dest_) + "/20231114T000000Z-0000000000000000-000000.ids";
+  store_.Insert(part, "dlq-archive sent ids v1\ndestination " + dest_ + "\nid-0");  // torn: no final newline
+  EXPECT_EQ(Run(), 1);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 0u);
+  EXPECT_NE(Err().find(part), std::string::npos) << Err();
+}
+
+TEST_F(ReplayCommandTest, LiveFormSkipsAMessageAnEarlierRunDeliveredButCouldNotDelete) {
+  for (int i = 0; i < 3; ++i) {
+    SendEntry e;
+    e.id = "s";
+    e.body = "order " + std::to_string(i);
+    ASSERT_TRUE(sqs_.SendMessage(dlq_, e).ok());
+  }
+  options_.from.clear();
+  options_.from_queue = "orders-dlq";
+  options_.audit_to = "s3://bucket/dlq-archive";
+  options_.to_queue = "orders";
+  sqs_.FailDeleteEntries(4, "InternalError");  // all 3 deletes fail, and one of them again on the retry
+  EXPECT_EQ(Run(), 3) << Err();                // sent, but a delete failed
+  ASSERT_EQ(sqs_.Messages(dest_).size(), 3u);
+  ASSERT_EQ(sqs_.Messages(dlq_).size(), 1u);
+  clock_.Advance(std::chrono::minutes(10));  // let anything still held become visible again
+  std::rewind(out_);
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 3u);  // the leftover was not sent twice
+  EXPECT_EQ(sqs_.Messages(dlq_).size(), 1u);   // and stays in the DLQ
+  std::string out = Out();
+  EXPECT_NE(out.find("skipped 1 already replayed"), std::string::npos) << out;
+  options_.again = true;
+  clock_.Advance(std::chrono::minutes(10));
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 4u);
+  EXPECT_EQ(sqs_.Messages(dlq_).size(), 0u);
 }
 
 TEST_F(ReplayCommandTest, UsageErrorsExit2BeforeAnyCall) {

@@ -169,7 +169,9 @@ TEST_F(ReplayTest, SendsBodyAndEveryAttributeUnchangedInBatchesOfTen) {
     EXPECT_EQ(sent[i].md5_of_message_attributes, records[i].md5_of_message_attributes);
     EXPECT_EQ(sent[i].attributes["AWSTraceHeader"], "Root=1-5759e988-bd862e3fe1be46a994272793");
   }
-  EXPECT_EQ(replayer_->sent_ids().front(), "id-0");
+  EXPECT_EQ(replayer_->sent().front().message_id, "id-0");
+  EXPECT_EQ(replayer_->sent().front().new_message_id, sent.front().message_id);  // the id SQS gave the copy
+  EXPECT_EQ(replayer_->sent().front().destination, dest_);
   EXPECT_EQ(replayer_->sent_by_destination().at(dest_), 25u);
 }
 
@@ -188,7 +190,9 @@ TEST_F(ReplayTest, ConcurrentBatchesSendEverythingOnceAndReportInDispatchOrder) 
   for (const auto& [body, n] : copies) EXPECT_EQ(n, 1) << body;
   std::vector<std::string> want;
   for (const auto& r : records) want.push_back(r.message_id);
-  EXPECT_EQ(replayer_->sent_ids(), want);  // batches complete in dispatch order
+  std::vector<std::string> got;
+  for (const ReplayedMessage& m : replayer_->sent()) got.push_back(m.message_id);
+  EXPECT_EQ(got, want);  // batches complete in dispatch order
 }
 
 TEST_F(ReplayTest, ConcurrentBatchesCheckpointOnlyWhatIsConfirmed) {
@@ -685,7 +689,7 @@ TEST(AuditTest, RecordNamesCallerFilterDestinationCountsAndIds) {
   a.stats.accepted = 2;
   a.stats.sent = 1;
   a.stats.failed = 1;
-  a.sent_ids = {"m-1"};
+  a.sent = {{"m-1", "new-1", "https://q"}};
   a.failures = {{"m-2", "https://q", "InternalError: boom"}};
   a.sent_by_destination = {{"https://q", 1}};
   auto key = WriteAudit(store, "dlq-archive", a);
@@ -695,7 +699,8 @@ TEST(AuditTest, RecordNamesCallerFilterDestinationCountsAndIds) {
   for (const char* want :
        {R"("caller_arn":"arn:aws:iam::123456789012:user/ops")", R"("source":"s3://bucket/dlq-archive")",
         R"("filter":"{\"queue\":[\"orders-dlq\"]}")", R"("destination":"source")", R"("sent":1,"failed":1)",
-        R"("sent_ids":["m-1"])", R"("reason":"InternalError: boom")"}) {
+        R"({"message_id":"m-1","new_message_id":"new-1","destination":"https://q","outcome":"sent"})",
+        R"("outcome":"failed","reason":"InternalError: boom")"}) {
     EXPECT_NE(doc.find(want), std::string::npos) << want << "\n" << doc;
   }
   EXPECT_TRUE(store.Object(*key)->options.create_only);
