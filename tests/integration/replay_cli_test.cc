@@ -519,6 +519,7 @@ TEST(ReplayCli, FauxqsFifoGroupBehindAHeldMessageExits4) {
   auto left = ReceiveAll(fauxqs, dlq_url);
   EXPECT_EQ(moved.size() + left.size(), 25u);
   EXPECT_LT(moved.size(), 24u);
+}
 
 // The same replay twice (issue 29, section 2): the second sends nothing and
 // says why, `audit ls|show` report both, and --again sends once more.
