@@ -24,10 +24,12 @@ struct PatternSelection {
 };
 
 // Splits `urls` into dead-letter queues (taken) and the rest (skipped, each
-// with why). When ListDeadLetterSourceQueues fails for a queue (an endpoint
-// without the call, a denied permission) it is skipped and the reason carries
-// the error: the safe side. `any_queue` takes every URL and makes no call.
-// Never fails; `sqs` is only read from.
+// with why). An endpoint without ListDeadLetterSourceQueues (InvalidAction,
+// UnsupportedOperation: fauxqs) is answered from every queue's RedrivePolicy,
+// read once (ListQueues and one GetQueueAttributes per queue), as the
+// daemon's discovery does. Any other failure (a denied permission) skips the
+// queue with the error in the reason: the safe side. `any_queue` takes every
+// URL and makes no call. Never fails; `sqs` is only read from.
 PatternSelection SelectDeadLetterQueues(QueueClient& sqs, const std::vector<std::string>& urls, bool any_queue);
 
 }  // namespace dlq

@@ -1,6 +1,7 @@
 // The guards of issue 29 section 3 through the binary, on the stand-ins:
 // `archive --queue-prefix` takes only dead-letter queues (moto has
-// ListDeadLetterSourceQueues; fauxqs does not, and every match is skipped),
+// ListDeadLetterSourceQueues; on fauxqs, which has not, every RedrivePolicy
+// is read instead),
 // an archive replay with no filter needs --all, and --to-source refuses a
 // source in another account than its DLQ unless --allow-cross-account.
 #include <gtest/gtest.h>
@@ -83,21 +84,26 @@ TEST(Guards, MotoQueuePrefixArchivesTheDlqAndSkipsTheWorkQueues) {
   fs::remove_all(dir);
 }
 
-TEST(Guards, FauxqsWithoutRedriveLookupSkipsEveryPrefixMatch) {
+TEST(Guards, FauxqsWithoutRedriveLookupReadsEveryRedrivePolicy) {
   DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
   auto svc = Services(fauxqs);
   ASSERT_TRUE(svc);
   const std::string base = UniqueName("gf");
   std::string dlq = *svc->sqs().CreateQueue(base + "-dlq", {});
-  SendOne(*svc, dlq, "kept");
+  std::string work = *svc->sqs().CreateQueue(
+      base, {{"RedrivePolicy", R"({"deadLetterTargetArn":")" + ArnOf(*svc, dlq) + R"(","maxReceiveCount":"3"})"}});
+  SendOne(*svc, dlq, "failed");
+  SendOne(*svc, work, "live work");
   if (svc->sqs().ListDeadLetterSourceQueues(dlq).ok()) GTEST_SKIP() << "this fauxqs has ListDeadLetterSourceQueues";
   const std::string dir = TempDir();
   auto r = RunShell(Bin(fauxqs, "archive", "--queue-prefix " + base + " --to file://" + dir + " --progress never"));
-  EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("skipped: " + base + "-dlq: cannot tell whether it is a dead-letter queue"), std::string::npos)
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped: " + base + ": not a dead-letter queue (no queue's RedrivePolicy names it"),
+            std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("--any-queue takes them"), std::string::npos) << r.out;
-  EXPECT_EQ(Depth(*svc, dlq), 1);
+  EXPECT_NE(r.out.find(base + "-dlq: archived 1, deleted 1"), std::string::npos) << r.out;
+  EXPECT_EQ(Depth(*svc, dlq), 0);
+  EXPECT_EQ(Depth(*svc, work), 1) << "a work queue was touched";
   fs::remove_all(dir);
 }
 

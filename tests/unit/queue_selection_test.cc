@@ -45,14 +45,25 @@ TEST_F(QueueSelectionTest, AnyQueueTakesEveryQueueWithoutAsking) {
   EXPECT_EQ(sqs_.calls(Op::kListDeadLetterSourceQueues), 0);
 }
 
-TEST_F(QueueSelectionTest, UnavailableRedriveLookupSkipsTheQueueNamingTheError) {
-  sqs_.FailNext(Op::kListDeadLetterSourceQueues, InvalidArgument("UnknownOperation: ListDeadLetterSourceQueues"));
+TEST_F(QueueSelectionTest, FailingRedriveLookupSkipsTheQueueNamingTheError) {
+  sqs_.FailNext(Op::kListDeadLetterSourceQueues,
+                PermissionDenied("not authorized").WithAws({"AccessDenied", 403, "req-1"}));
   PatternSelection s = SelectDeadLetterQueues(sqs_, {dlq_}, /*any_queue=*/false);
   EXPECT_TRUE(s.taken.empty());
   ASSERT_EQ(s.skipped.size(), 1u);
   EXPECT_NE(s.skipped[0].reason.find("cannot tell whether it is a dead-letter queue"), std::string::npos)
       << s.skipped[0].reason;
-  EXPECT_NE(s.skipped[0].reason.find("UnknownOperation"), std::string::npos) << s.skipped[0].reason;
+  EXPECT_NE(s.skipped[0].reason.find("not authorized"), std::string::npos) << s.skipped[0].reason;
+}
+
+TEST_F(QueueSelectionTest, EndpointWithoutRedriveLookupIsAnsweredFromEveryRedrivePolicy) {
+  sqs_.FailNext(Op::kListDeadLetterSourceQueues,
+                InvalidArgument("Unknown action").WithAws({"InvalidAction", 400, "req-2"}), 3);
+  PatternSelection s = SelectDeadLetterQueues(sqs_, {orders_, dlq_, fixed_}, /*any_queue=*/false);
+  EXPECT_EQ(s.taken, std::vector<std::string>{dlq_});
+  ASSERT_EQ(s.skipped.size(), 2u);
+  EXPECT_NE(s.skipped[0].reason.find("no queue's RedrivePolicy names it"), std::string::npos) << s.skipped[0].reason;
+  EXPECT_EQ(sqs_.calls(Op::kListQueues), 1);  // the policies are read once
 }
 
 }  // namespace
