@@ -59,7 +59,8 @@ struct ReplayDeps {
 // a --to-queue selection over several DLQs without --all-queues, or a source
 // in another account or region without --allow-cross-account, all found
 // before anything is sent (the live form finds a cross-account source only
-// when it receives the message, and fails that message); 3 sent,
+// when it receives the message, and stops there: 2 if nothing was sent yet,
+// else 1); 3 sent,
 // but archive objects or lines were unreadable and skipped, or a file://
 // archive's links or special files were left out (each named on `err`); 130
 // stopped by a signal.

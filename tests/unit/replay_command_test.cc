@@ -369,6 +369,24 @@ TEST_F(ReplayCommandTest, SourceInTheSameAccountAndRegionNeedsNoFlag) {
   EXPECT_EQ(Out().find("cross-account"), std::string::npos);
 }
 
+TEST_F(ReplayCommandTest, LiveFormRefusesASourceInAnotherAccountAndLeavesTheMessageInTheDlq) {
+  *sqs_.CreateQueue("orders-a", {});
+  SendEntry e;
+  e.id = "e0";
+  e.body = "from another account";
+  ASSERT_TRUE(sqs_.InjectMessage(dlq_, e, clock_.Now(),
+                                 {{"DeadLetterQueueSourceArn", "arn:aws:sqs:us-east-1:999999999999:orders-a"}})
+                  .ok());
+  options_.from.clear();
+  options_.from_queue = "orders-dlq";
+  options_.audit_to = "s3://bucket/dlq-archive";
+  options_.to_source = true;
+  EXPECT_EQ(Run(), 2);  // found on receipt, before anything was sent
+  EXPECT_NE(Err().find("--allow-cross-account"), std::string::npos) << Err();
+  EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
+  EXPECT_EQ(sqs_.Depth(dlq_), 1u);
+}
+
 TEST_F(ReplayCommandTest, SummaryMentionsEarlierRunsOnlyWithACheckpoint) {
   Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2);
   options_.to_queue = "orders";
