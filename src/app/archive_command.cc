@@ -8,7 +8,9 @@
 #include <map>
 #include <thread>
 
+#include "app/queue_selection.h"
 #include "common/byte_size.h"
+#include "common/count_noun.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/mutex.h"
@@ -58,6 +60,8 @@ void WriteResultJson(JsonWriter& w, const DrainResult& r, const std::string& des
                                                           {"duplicates", s.duplicates},
                                                           {"delete_failures", s.delete_failures},
                                                           {"released", s.released},
+                                                          {"kept", s.kept},
+                                                          {"abandoned_receives", s.abandoned_receives},
                                                           {"corrupt", s.corrupt},
                                                           {"objects", s.objects},
                                                           {"bytes", s.bytes_uploaded}};
@@ -147,6 +151,18 @@ class ProgressLine {
   std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> samples_;
 };
 
+// What a stop left invisible besides what it released: receives abandoned in
+// flight, whose messages come back when their visibility timeout ends, at the
+// latest `timeout` after `now` (the drain had ended by then).
+std::string AbandonedNote(const DrainStats& s, std::chrono::seconds timeout, SystemTime now) {
+  if (s.abandoned_receives == 0) return "";
+  return fmt::format(
+      "; {} in flight {} abandoned: any messages {} (up to 10 each) stay invisible until their {} "
+      "visibility timeout ends, by {} at the latest",
+      CountNoun(s.abandoned_receives, "receive", "receives"), s.abandoned_receives == 1 ? "was" : "were",
+      s.abandoned_receives == 1 ? "it took" : "they took", FormatDuration(timeout), FormatIso8601(now + timeout));
+}
+
 }  // namespace
 
 int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std::atomic<bool>& stop) {
@@ -188,6 +204,7 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
 
   // Resolve the queues.
   std::vector<std::string> names = options.queues;
+  std::vector<SkippedQueue> skipped_queues;
   if (!options.queue_prefix.empty()) {
     auto urls = services.sqs().ListQueues(options.queue_prefix);
     if (!urls.ok()) {
@@ -199,7 +216,22 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
                           NotFound(fmt::format("no queue name starts with '{}' in region {}", options.queue_prefix,
                                                services.settings().region)));
     }
-    names.insert(names.end(), urls->begin(), urls->end());
+    PatternSelection picked = SelectDeadLetterQueues(services.sqs(), *urls, options.any_queue);
+    for (const SkippedQueue& q : picked.skipped) {
+      skipped_queues.push_back(q);
+      if (options.output != "json") {
+        std::fprintf(stderr, "skipped: %s: %s\n", TerminalSafe(q.url.substr(q.url.rfind('/') + 1)).c_str(),
+                     TerminalSafe(q.reason).c_str());
+      }
+    }
+    if (picked.taken.empty() && names.empty()) {
+      return EarlyFailure(
+          options, 1,
+          NotFound(fmt::format("none of the {} {} whose name starts with '{}' is a dead-letter queue; "
+                               "nothing was received (--any-queue takes them)",
+                               urls->size(), urls->size() == 1 ? "queue" : "queues", options.queue_prefix)));
+    }
+    names.insert(names.end(), picked.taken.begin(), picked.taken.end());
   }
   std::vector<QueueInfo> queues;
   for (const auto& n : names) {
@@ -280,8 +312,9 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
                            r.queue.name, r.status.ToString(), s.deleted, s.released));
     } else if (r.stopped) {
       raise(130, fmt::format("stopped by signal: uploads in flight finished and their messages were deleted; {} "
-                             "message(s) were released back to {}",
-                             s.released, r.queue.name));
+                             "back to {}{}",
+                             CountNoun(s.released, "message was released", "messages were released"), r.queue.name,
+                             AbandonedNote(s, options.drain.visibility_timeout, services.clock().Now())));
     } else if (r.incomplete) {
       raise(4, fmt::format("incomplete: {}: {}", r.queue.name, r.incomplete_reason));
     } else if (!options.drain.keep && !options.drain.dry_run && (s.duplicates > 0 || s.delete_failures > 0)) {
@@ -291,8 +324,8 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     }
   }
   if (results.size() < queues.size()) {
-    raise(stop ? 130 : 1,
-          fmt::format("{} of {} queues were not processed", queues.size() - results.size(), queues.size()));
+    raise(stop ? 130 : 1, fmt::format("{} of {} not processed", queues.size() - results.size(),
+                                      CountNoun(queues.size(), "queue was", "queues were")));
   }
   if (options.output == "json") {
     JsonWriter w;
@@ -303,6 +336,14 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     w.Key("dry_run").Bool(options.drain.dry_run);
     w.Key("queues").BeginArray();
     for (const DrainResult& r : results) WriteResultJson(w, r, uri_prefix);
+    w.EndArray();
+    w.Key("skipped_queues").BeginArray();
+    for (const SkippedQueue& q : skipped_queues) {
+      w.BeginObject();
+      w.Key("queue_url").String(q.url);
+      w.Key("reason").String(q.reason);
+      w.EndObject();
+    }
     w.EndArray();
     w.Key("reason").String(reason);
     w.Key("requests").BeginObject();
@@ -317,11 +358,10 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     const DrainStats& s = r.stats;
     double secs = r.elapsed.count() / 1000.0;
     if (options.drain.dry_run) {
-      std::printf(
-          "%s: dry run%s: %lu messages would be archived, %lu not selected (received %lu times; receive "
-          "counts went up)\n",
-          TerminalSafe(r.queue.name).c_str(), r.status.ok() ? "" : " FAILED", static_cast<unsigned long>(s.selected),
-          static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.received));
+      std::printf("%s: dry run%s: %s be archived, %lu not selected (received %s; receive counts went up)\n",
+                  TerminalSafe(r.queue.name).c_str(), r.status.ok() ? "" : " FAILED",
+                  CountNoun(s.selected, "message would", "messages would").c_str(),
+                  static_cast<unsigned long>(s.skipped), CountNoun(s.received, "time", "times").c_str());
       continue;
     }
     const char* state = !r.status.ok() ? "FAILED: " : r.stopped ? "STOPPED: " : r.incomplete ? "INCOMPLETE: " : "";
@@ -329,14 +369,15 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
         "%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs "
         "(%.0f msg/s)%s\n",
         TerminalSafe(r.queue.name).c_str(), state, static_cast<unsigned long>(s.archived),
-        static_cast<unsigned long>(s.deleted), static_cast<unsigned long>(s.released),
+        static_cast<unsigned long>(s.deleted), static_cast<unsigned long>(s.released + s.kept),
         static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.skipped),
         static_cast<unsigned long>(s.objects), FormatByteSize(s.bytes_uploaded).c_str(), secs,
-        secs > 0 ? s.archived / secs : 0.0, options.drain.keep ? " [--keep: nothing deleted]" : "");
+        secs > 0 ? s.archived / secs : 0.0,
+        options.drain.keep ? " [--keep: nothing deleted; what was archived went back to the queue]" : "");
     size_t shown = 0;
     for (const auto& k : r.keys) {
       if (++shown > 10) {
-        std::printf("  ... and %zu more objects\n", r.keys.size() - 10);
+        std::printf("  ... and %s\n", CountNoun(r.keys.size() - 10, "more object", "more objects").c_str());
         break;
       }
       std::printf("  %s\n", TerminalSafe(uri_prefix + k).c_str());

@@ -12,9 +12,10 @@ namespace dlq {
 
 struct ArchiveCommandOptions {
   std::vector<std::string> queues;  // names or URLs
-  std::string queue_prefix;
-  std::string destination;   // s3://BUCKET/PREFIX or file:///DIR
-  std::string key_template;  // empty: default (or Hive with hive)
+  std::string queue_prefix;         // selects only dead-letter queues (app/queue_selection.h)
+  bool any_queue = false;           // --queue-prefix also takes queues that are no queue's DLQ
+  std::string destination;          // s3://BUCKET/PREFIX or file:///DIR
+  std::string key_template;         // empty: default (or Hive with hive)
   bool hive = false;
   DrainOptions drain;
   std::string output = "text";    // text | json

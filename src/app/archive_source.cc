@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/byte_size.h"
+#include "common/count_noun.h"
 #include "common/text.h"
 
 namespace dlq {
@@ -41,8 +42,8 @@ Result<size_t> ParseScanMemory(const ArchiveSourceFlags& flags) {
 }
 
 std::string StoppedLine(const ScanStats& stats) {
-  return fmt::format("stopped by a signal after {} of {} objects ({} read)", stats.objects_done, stats.objects_listed,
-                     FormatByteSize(stats.bytes));
+  return fmt::format("stopped by a signal after {} of {} ({} read)", stats.objects_done,
+                     CountNoun(stats.objects_listed, "object", "objects"), FormatByteSize(stats.bytes));
 }
 
 Result<ArchiveLayouts> ParseLayouts(const ArchiveSourceFlags& flags) {
@@ -98,11 +99,13 @@ int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err
                uri, TerminalSafe(stats.unrecognised_key));
   }
   if (stats.complete()) return 0;
-  fmt::print(err, "warning: incomplete: {} unreadable objects and {} unreadable lines were skipped{}\n",
-             stats.skipped_objects, stats.skipped_lines,
+  fmt::print(err, "warning: incomplete: {} and {} were skipped{}\n",
+             CountNoun(stats.skipped_objects, "unreadable object", "unreadable objects"),
+             CountNoun(stats.skipped_lines, "unreadable line", "unreadable lines"),
              stats.skipped_entries.empty() ? ""
-                                           : fmt::format(", and {} entries of the archive directory were not read",
-                                                         stats.skipped_entries.size()));
+                                           : fmt::format(", and {} of the archive directory {} not read",
+                                                         CountNoun(stats.skipped_entries.size(), "entry", "entries"),
+                                                         stats.skipped_entries.size() == 1 ? "was" : "were"));
   return 3;
 }
 

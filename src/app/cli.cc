@@ -45,7 +45,8 @@ constexpr int kExitUsage = 2;
 constexpr const char* kArchiveFooter =
     "Exit codes:\n"
     "  0    done: every selected message archived and deleted\n"
-    "  1    error (the message says what and where; nothing unarchived was deleted)\n"
+    "  1    error (the message says what and where; nothing unarchived was deleted), or --queue-prefix matched no\n"
+    "       dead-letter queue\n"
     "  2    usage error\n"
     "  3    archived, but some deletes failed (those messages stay in the DLQ and are archived again)\n"
     "  4    incomplete: selected messages were left in the DLQ\n"
@@ -383,7 +384,10 @@ int RunCli(int argc, char** argv) {
   bool all = false;
   auto* archive = app.add_subcommand("archive", "archive DLQ messages, deleting each only after its object is stored");
   archive->add_option("--queue", ar.queues, "queue name or URL (repeatable)");
-  archive->add_option("--queue-prefix", ar.queue_prefix, "every queue whose name starts with this");
+  archive->add_option("--queue-prefix", ar.queue_prefix,
+                      "every dead-letter queue whose name starts with this (queues that are no queue's DLQ are "
+                      "listed as skipped)");
+  archive->add_flag("--any-queue", ar.any_queue, "--queue-prefix takes every queue it matches, DLQ or not");
   archive->add_option("--to", ar.destination, "s3://BUCKET/PREFIX or file:///DIR (required)");
   archive->add_flag("--all", all, "archive every message (default)");
   archive->add_option("--older-than", older_than, "only messages sent longer ago than this (by SentTimestamp)")
@@ -491,6 +495,11 @@ int RunCli(int argc, char** argv) {
   AddFilterFlags(*replay, rp.filter);
   replay->add_flag("--to-source", rp.to_source, "send each message to the queue it failed from");
   replay->add_option("--to-queue", rp.to_queue, "send every message to this queue (name, URL or ARN)");
+  replay->add_flag("--all", rp.all, "--from with no filter: replay every archived message (required then)");
+  replay->add_flag("--all-queues", rp.all_queues,
+                   "--to-queue: send the messages of several DLQs into the one queue (required then)");
+  replay->add_flag("--allow-cross-account", rp.allow_cross_account,
+                   "--to-source: send to sources in another account or region than their DLQ (each is printed)");
   replay->add_option("--rate", rp.rate, "messages per second, e.g. 100/s (default: unlimited)");
   replay->add_option("--max", rp.max, "send at most this many messages (0: no limit)")
       ->check(IntegerValidator(0, UINT64_MAX));
@@ -514,8 +523,9 @@ int RunCli(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   replay->footer(
       "Exit codes: 0 every selected message sent; 1 some failed or an error stopped the run; 2 usage error, an "
-      "unresolvable or missing destination, or another run's checkpoint (nothing sent); 3 sent, but unreadable "
-      "archive objects or lines were skipped; 130 stopped by a signal");
+      "unresolvable or missing destination, another run's checkpoint, no filter without --all, several DLQs into "
+      "--to-queue without --all-queues, or a source in another account or region without --allow-cross-account "
+      "(nothing sent); 3 sent, but unreadable archive objects or lines were skipped; 130 stopped by a signal");
 
   // audit ls / audit show: the replay audit trail
   std::string audit_from;
@@ -714,6 +724,7 @@ int RunCli(int argc, char** argv) {
     if (!older_than.empty() && !expiring_within.empty()) {
       return usage.Fail("choose one of --older-than and --expiring-within");
     }
+    if (ar.any_queue && ar.queue_prefix.empty()) return usage.Fail("--any-queue applies to --queue-prefix");
   }
 
   SetUpLogging(g);

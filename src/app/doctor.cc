@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/count_noun.h"
 #include "common/json_writer.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -199,7 +200,8 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
 
   auto queues = deps.sqs->ListQueues("");
   if (queues.ok()) {
-    checks.push_back(Ok("sqs", fmt::format("reachable and allowed ({} queues visible)", queues->size())));
+    checks.push_back(
+        Ok("sqs", fmt::format("reachable and allowed ({} visible)", CountNoun(queues->size(), "queue", "queues"))));
   } else {
     checks.push_back(Fail("sqs", ExplainFailure(queues.status(), "SQS", source), queues.status().code()));
   }

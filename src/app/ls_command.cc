@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "common/byte_size.h"
+#include "common/count_noun.h"
+#include "common/strings.h"
 #include "common/text.h"
 #include "common/time_util.h"
 #include "query/filter.h"
@@ -26,7 +29,60 @@ std::string Queue(const ArchiveObject& o) {
   return o.matched && !o.facts.queue.empty() ? TerminalSafe(o.facts.queue) : "?";
 }
 
+// A day directory's name: "20261120" (default layout) or "dt=..." (Hive).
+bool LooksLikeDay(std::string_view name) {
+  if (StartsWith(name, "dt=")) return true;
+  return name.size() == 8 && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Last segment of a common prefix ("a/b/" -> "b").
+std::string_view LastSegment(std::string_view prefix) {
+  if (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+  size_t slash = prefix.rfind('/');
+  return slash == std::string_view::npos ? prefix : prefix.substr(slash + 1);
+}
+
 }  // namespace
+
+std::vector<std::string> FindArchivePrefixes(ObjectStore& store, int max_lists) {
+  std::vector<std::string> found;
+  int lists = 0;
+  auto children = [&](const std::string& dir) -> std::vector<std::string> {
+    if (lists >= max_lists) return {};
+    ++lists;
+    auto page = store.List(dir, "/", "");
+    return page.ok() ? page->common_prefixes : std::vector<std::string>{};
+  };
+  // A prefix holds archives when it has _audit/, a queue=... partition, or a
+  // child (a queue) with a day or dt=... partition under it.
+  auto holds = [&](const std::vector<std::string>& kids) {
+    for (const std::string& k : kids) {
+      std::string_view name = LastSegment(k);
+      if (name == "_audit" || StartsWith(name, "queue=")) return true;
+    }
+    for (size_t i = 0; i < kids.size() && i < 3; ++i) {
+      for (const std::string& g : children(kids[i])) {
+        if (LooksLikeDay(LastSegment(g))) return true;
+      }
+    }
+    return false;
+  };
+  std::vector<std::string> level = children("");
+  for (int depth = 1; depth <= 2 && !level.empty(); ++depth) {
+    std::vector<std::string> next;
+    for (const std::string& p : level) {
+      if (lists >= max_lists) break;
+      std::vector<std::string> kids = children(p);
+      if (holds(kids)) {
+        found.push_back(p.substr(0, p.size() - 1));
+      } else if (depth == 1) {
+        next.insert(next.end(), kids.begin(), kids.end());
+      }
+    }
+    level = std::move(next);
+  }
+  return found;
+}
 
 int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                  std::FILE* out, std::FILE* err, const std::atomic<bool>* stop) {
@@ -84,8 +140,17 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
       fmt::print(out, "{:<24}  {:<10}  {:>7}  {:>10}\n", qd.first, qd.second, nb.first, FormatByteSize(nb.second));
     }
   }
-  fmt::print(out, "total: {} queues, {} queue-days, {} objects, {}\n", queues.size(), by_day.size(), objects->size(),
+  fmt::print(out, "total: {}, {}, {}, {}\n", CountNoun(queues.size(), "queue", "queues"),
+             CountNoun(by_day.size(), "queue-day", "queue-days"), CountNoun(objects->size(), "object", "objects"),
              FormatByteSize(total));
+  if (objects->empty() && flags.queues.empty() && flags.since.empty() && flags.until.empty()) {
+    fmt::print(err, "note: nothing is archived under {}{}/\n", uri, TerminalSafe(ArchivePrefix(from)));
+    std::vector<std::string> found = FindArchivePrefixes(store);
+    for (const std::string& p : found) {
+      if (p == ArchivePrefix(from)) continue;
+      fmt::print(err, "note: archives are under {}{} (--from {}{})\n", uri, TerminalSafe(p), uri, TerminalSafe(p));
+    }
+  }
   if (!stats.unrecognised_key.empty()) {
     fmt::print(err,
                "note: {}{} does not follow the default or Hive key layout, so no partition was pruned and "
@@ -94,7 +159,8 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
   }
   if (!stats.skipped.empty()) {
     ReportSkipped(stats.skipped, from, err);
-    fmt::print(err, "warning: incomplete: {} entries of the archive directory were not listed\n", stats.skipped.size());
+    fmt::print(err, "warning: incomplete: {} of the archive directory {} not listed\n",
+               CountNoun(stats.skipped.size(), "entry", "entries"), stats.skipped.size() == 1 ? "was" : "were");
     return 3;
   }
   return 0;

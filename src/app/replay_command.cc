@@ -7,8 +7,10 @@
 #include <optional>
 
 #include "app/archive_source.h"
+#include "app/replay_guards.h"
 #include "archive/key_layout.h"
 #include "archiver/drainer.h"
+#include "common/count_noun.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/text.h"
@@ -104,6 +106,24 @@ std::string AlreadyReplayedNote(const ReplayStats& s, bool checked, bool again) 
       s.already_replayed);
 }
 
+// Says, before anything is sent, what the guards let through: a selection
+// over several DLQs going to one queue, cross-account routes, and in a dry
+// run what the real run would need.
+void PrintGuardNotes(const ReplayCommandOptions& options, const Filter& filter, const DlqCounts& by_dlq,
+                     const TargetResolver& targets, std::FILE* out) {
+  if (!options.to_source && by_dlq.size() > 1) {
+    std::fprintf(out, "selection spans %s; all go to %s%s\n", TerminalSafe(DescribeDlqSpan(by_dlq)).c_str(),
+                 TerminalSafe(options.to_queue).c_str(),
+                 options.dry_run && !options.all_queues ? " (the real run needs --all-queues)" : "");
+  }
+  for (const std::string& route : targets.CrossAccountRoutes()) {
+    std::fprintf(out, "cross-account: %s\n", TerminalSafe(route).c_str());
+  }
+  if (options.dry_run && !options.all && filter.Empty()) {
+    std::fprintf(out, "no filter: every archived message is selected (the real run needs --all)\n");
+  }
+}
+
 }  // namespace
 
 std::optional<double> ParseRate(std::string_view text) {
@@ -142,6 +162,9 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   auto filter = BuildFilter(options.filter, clock.Now());
   if (!filter.ok()) return Fail(deps, kExitUsage, filter.status().message());
   if (Status st = filter->CompileRegex(); !st.ok()) return Fail(deps, kExitUsage, st.message());
+  if (Status st = CheckFilterNotEmpty(!live, options.dry_run, options.all, *filter); !st.ok()) {
+    return Fail(deps, kExitUsage, st.message());
+  }
   std::optional<Destination> archive, audit_at;
   std::unique_ptr<ObjectStore> store, own_audit_store;
   for (const std::string* url : {&options.from, &options.audit_to}) {
@@ -166,6 +189,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   std::unique_ptr<TargetResolver> targets = options.to_source
                                                 ? TargetResolver::ToSource(*deps.sqs, deps.region)
                                                 : TargetResolver::Fixed(*deps.sqs, options.to_queue, deps.region);
+  targets->AllowCrossAccount(options.allow_cross_account);
   std::optional<QueueInfo> dlq;
   if (live) {
     auto q = ResolveQueue(*deps.sqs, options.from_queue, deps.region);
@@ -187,13 +211,18 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
     if (!t.ok()) {
       Log().Log(LogLevel::kWarn, "replay.no_single_source", {{"queue", dlq->name}, {"reason", t.status().message()}});
     }
-  } else {
-    // Every selected record's source, resolved in a first pass over the archive.
+  }
+  if (!live) {
+    // A first pass over the selection: counted by DLQ, and with --to-source
+    // every record's source resolved.
     Status resolve_error;
     uint64_t seen = 0;
+    DlqCounts by_dlq;
     auto pass = ForEachSelected(*store, *archive, *filter, [&](const ArchiveRecord& r) {
       if (options.max > 0 && seen >= options.max) return false;
       ++seen;
+      ++by_dlq[r.queue];
+      if (!options.to_source) return true;
       auto t = targets->Resolve(r);
       if (!t.ok()) resolve_error = t.status();
       return t.ok();
@@ -202,6 +231,11 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
     if (!resolve_error.ok()) {
       return Fail(deps, ExitCodeFor(resolve_error), resolve_error.message() + "; nothing was sent");
     }
+    if (Status st = CheckDlqSpan(by_dlq, !options.to_source, options.dry_run, options.all_queues, options.to_queue);
+        !st.ok()) {
+      return Fail(deps, kExitUsage, st.message());
+    }
+    PrintGuardNotes(options, *filter, by_dlq, *targets, deps.out);
   }
 
   // ---- The run.
@@ -322,21 +356,32 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   }
   std::string summary =
       options.dry_run
-          ? fmt::format("dry run: would send {} of {} selected messages to {}", s.would_send, s.accepted,
-                        targets->Describe())
+          ? fmt::format("dry run: would send {} of {} selected to {}", s.would_send,
+                        CountNoun(s.accepted, "message", "messages"), targets->Describe())
           : fmt::format(
-                "replayed to {}: selected {}, sent {}, failed {}, skipped {} (finished by an earlier run), "
-                "{:.1f} s, {:.0f} msg/s (sending: {:.2f} s, {:.0f} msg/s)",
-                targets->Describe(), s.accepted, s.sent, s.failed, s.resumed, secs, secs > 0 ? s.sent / secs : 0.0,
-                s.send_seconds, s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
+                "replayed to {}: selected {}, sent {}, failed {}{}, {:.1f} s, {:.0f} msg/s (sending: {:.2f} s, "
+                "{:.0f} msg/s)",
+                targets->Describe(), s.accepted, s.sent, s.failed,
+                options.checkpoint.empty() && s.resumed == 0
+                    ? ""
+                    : fmt::format(", skipped {} (finished by an earlier run)", s.resumed),
+                secs, secs > 0 ? s.sent / secs : 0.0, s.send_seconds,
+                s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
   summary += AlreadyReplayedNote(s, ledger.has_value(), options.again);
   if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
+  if (live) {
+    for (const std::string& route : targets->CrossAccountRoutes()) {
+      std::fprintf(deps.out, "cross-account: %s\n", TerminalSafe(route).c_str());
+    }
+  }
   if (live_stats) summary += LiveSummary(*live_stats);
   if (scan_stats && !scan_stats->complete()) {
-    summary += fmt::format("; archive: {} unreadable objects and {} unreadable lines skipped",
-                           scan_stats->skipped_objects, scan_stats->skipped_lines);
+    summary += fmt::format("; archive: {} and {} skipped",
+                           CountNoun(scan_stats->skipped_objects, "unreadable object", "unreadable objects"),
+                           CountNoun(scan_stats->skipped_lines, "unreadable line", "unreadable lines"));
     if (!scan_stats->skipped_entries.empty()) {
-      summary += fmt::format(", {} entries of the archive directory not read", scan_stats->skipped_entries.size());
+      summary += fmt::format(", {} of the archive directory not read",
+                             CountNoun(scan_stats->skipped_entries.size(), "entry", "entries"));
       ReportSkipped(scan_stats->skipped_entries, *archive, deps.err);
     }
     for (const ReadError& e : scan_stats->errors) {

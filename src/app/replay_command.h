@@ -24,6 +24,9 @@ struct ReplayCommandOptions {
   std::string from;        // s3://B/P or file:///D (archive form)
   std::string from_queue;  // DLQ name, URL or ARN (live form)
   FilterFlags filter;
+  bool all = false;                  // archive form: an empty filter is meant (see replay_guards.h)
+  bool all_queues = false;           // --to-queue may merge the messages of several DLQs
+  bool allow_cross_account = false;  // --to-source may cross accounts or regions
   bool to_source = false;
   std::string to_queue;  // name, URL or ARN
   std::string rate;      // "N/s" or "N"; empty: unlimited
@@ -55,7 +58,12 @@ struct ReplayDeps {
 // Runs the command and returns the exit code: 0 every selected message sent;
 // 1 some failed, or an error stopped the run (what was sent stays sent and is
 // in the audit record); 2 bad input, a destination that cannot be resolved,
-// or a checkpoint of another run, all found before anything is sent; 3 sent,
+// a checkpoint of another run, an archive replay with no filter and no --all,
+// a --to-queue selection over several DLQs without --all-queues, or a source
+// in another account or region without --allow-cross-account, all found
+// before anything is sent (the live form finds a cross-account source only
+// when it receives the message, and stops there: 2 if nothing was sent yet,
+// else 1); 3 sent,
 // but archive objects or lines were unreadable and skipped, or a file://
 // archive's links or special files were left out (each named on `err`); 130
 // stopped by a signal.

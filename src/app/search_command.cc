@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/count_noun.h"
 #include "common/text.h"
 #include "common/time_util.h"
 #include "query/scan.h"
@@ -71,15 +72,17 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
   }
   if (stats->stopped) {
     std::fflush(out);
-    fmt::print(err, "search: {}; the {} results printed are partial\n", StoppedLine(*stats), count);
+    fmt::print(err, "search: {}; the {} printed {} partial\n", StoppedLine(*stats),
+               CountNoun(count, "result", "results"), count == 1 ? "is" : "are");
     return 130;
   }
   if (output == "count") fmt::print(out, "{}\n", count);
   std::fflush(out);
   if (output == "table") {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    fmt::print(err, "{} records ({} duplicate copies dropped) from {} objects in {:.2f} s\n", count, stats->duplicates,
-               stats->objects, secs);
+    fmt::print(err, "{} ({} dropped) from {} in {:.2f} s\n", CountNoun(count, "record", "records"),
+               CountNoun(stats->duplicates, "duplicate copy", "duplicate copies"),
+               CountNoun(stats->objects, "object", "objects"), secs);
   }
   return ReportDamage(*stats, from, err);
 }

@@ -7,6 +7,7 @@
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 
+#include "common/count_noun.h"
 #include "common/crypto.h"
 #include "common/text.h"
 #include "common/time_util.h"
@@ -161,22 +162,25 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   for (const auto& [raw_name, value] : r.message_attributes) {
     const std::string name = TerminalSafe(raw_name), type = TerminalSafe(value.data_type);
     if (value.IsBinary()) {
-      fmt::print(out, "  {:<24} {:<14} {} bytes, base64 {}\n", name, type, value.binary_value.size(),
-                 Base64Encode(value.binary_value));
+      fmt::print(out, "  {:<24} {:<14} {}, base64 {}\n", name, type,
+                 CountNoun(value.binary_value.size(), "byte", "bytes"), Base64Encode(value.binary_value));
     } else if (IsUtf8Text(value.string_value)) {
       fmt::print(out, "  {:<24} {:<14} {}\n", name, type, TerminalSafe(value.string_value));
     } else {
-      fmt::print(out, "  {:<24} {:<14} {} bytes, not UTF-8, base64 {}\n", name, type, value.string_value.size(),
-                 Base64Encode(value.string_value));
+      fmt::print(out, "  {:<24} {:<14} {}, not UTF-8, base64 {}\n", name, type,
+                 CountNoun(value.string_value.size(), "byte", "bytes"), Base64Encode(value.string_value));
     }
   }
   if (std::optional<std::string> pretty = PrettyJson(r.body)) {
     // The writer puts DEL and C1 characters out raw, even those the body held as JSON escapes.
-    fmt::print(out, "\nbody ({} bytes, JSON):\n{}\n", r.body.size(), TerminalSafe(*pretty, TextLines::kMulti));
+    fmt::print(out, "\nbody ({}, JSON):\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
+               TerminalSafe(*pretty, TextLines::kMulti));
   } else if (IsUtf8Text(r.body)) {
-    fmt::print(out, "\nbody ({} bytes):\n{}\n", r.body.size(), TerminalSafe(r.body, TextLines::kMulti));
+    fmt::print(out, "\nbody ({}):\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
+               TerminalSafe(r.body, TextLines::kMulti));
   } else {
-    fmt::print(out, "\nbody ({} bytes, not UTF-8), base64:\n{}\n", r.body.size(), Base64Encode(r.body));
+    fmt::print(out, "\nbody ({}, not UTF-8), base64:\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
+               Base64Encode(r.body));
   }
   return damage;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/count_noun.h"
 #include "common/text.h"
 #include "query/scan.h"
 
@@ -68,11 +69,11 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   std::fwrite(text.data(), 1, text.size(), out);
   std::fflush(out);
   if (report.other && output != "table") {
-    fmt::print(err, "warning: more than {} groups: {} records of later groups are counted as (other)\n",
-               report.max_groups, report.other->count);
+    fmt::print(err, "warning: more than {} groups: {} of later groups {} counted as (other)\n", report.max_groups,
+               CountNoun(report.other->count, "record", "records"), report.other->count == 1 ? "is" : "are");
   }
-  fmt::print(err, "stats: {} objects read, {} records, {} duplicates skipped\n", stats->objects, report.records,
-             stats->duplicates);
+  fmt::print(err, "stats: {} read, {}, {} skipped\n", CountNoun(stats->objects, "object", "objects"),
+             CountNoun(report.records, "record", "records"), CountNoun(stats->duplicates, "duplicate", "duplicates"));
   return ReportDamage(*stats, from, err);
 }
 

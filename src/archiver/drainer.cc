@@ -226,6 +226,8 @@ DrainStats QueueDrainer::Snapshot() const {
   s.duplicates = counters_.duplicates;
   s.delete_failures = counters_.delete_failures;
   s.released = counters_.released;
+  s.kept = counters_.kept;
+  s.abandoned_receives = counters_.abandoned_receives;
   s.objects = counters_.objects;
   s.bytes_uploaded = counters_.bytes_uploaded;
   s.visibility_extensions = counters_.visibility_extensions;
@@ -516,7 +518,10 @@ void QueueDrainer::ReceiverLoop(int slot) {
     if (!got.ok()) {
       if (queue_.fifo) AfterFifoReceive(turn, -1);
       const Status& st = got.status();
-      if (st.code() == ErrorCode::kCancelled && abort_receives_) return;  // stopping or failed already
+      if (st.code() == ErrorCode::kCancelled && abort_receives_) {  // stopping or failed already
+        ++counters_.abandoned_receives;
+        return;
+      }
       if (st.retryable() && ++consecutive_errors < 5) {
         Log().Log(LogLevel::kWarn, "archive.receive_retry", {{"queue", queue_.name}, {"error", st.ToString()}});
         clock_.SleepFor(BackoffDelay(kLocalRetry, consecutive_errors, rng));
@@ -961,6 +966,7 @@ void QueueDrainer::UploaderLoop() {
             MutexLock g(mu_);  // the heartbeat reads batches in uploading_
             held.swap(batch.held);
           }
+          counters_.kept += held.size();
           HoldExamined(std::move(held));
         } else {
           {
@@ -1218,6 +1224,7 @@ DrainResult QueueDrainer::Run() {
              {"archived", static_cast<int64_t>(result.stats.archived)},
              {"deleted", static_cast<int64_t>(result.stats.deleted)},
              {"released", static_cast<int64_t>(result.stats.released)},
+             {"kept", static_cast<int64_t>(result.stats.kept)},
              {"duplicates", static_cast<int64_t>(result.stats.duplicates)},
              {"objects", static_cast<int64_t>(result.stats.objects)},
              {"receivers", result.stats.receivers},

@@ -147,6 +147,10 @@ struct DrainStats {
   uint64_t duplicates = 0;       // receipt handle expired before delete: will be archived again
   uint64_t delete_failures = 0;  // still in the DLQ after every delete attempt (archived, not lost)
   uint64_t released = 0;         // returned to the queue unarchived (upload failure, stop)
+  uint64_t kept = 0;             // archived and returned to the queue (keep), not deleted
+  // Receives abandoned in flight by a stop or a failure: whatever SQS handed
+  // them (up to 10 messages each) stays invisible for visibility_timeout.
+  uint64_t abandoned_receives = 0;
   uint64_t objects = 0;
   uint64_t bytes_uploaded = 0;
   uint64_t visibility_extensions = 0;
@@ -214,8 +218,8 @@ class QueueDrainer {
   };
   struct Counters {
     std::atomic<uint64_t> received{0}, selected{0}, skipped{0}, archived{0}, deleted{0}, duplicates{0},
-        delete_failures{0}, released{0}, objects{0}, bytes_uploaded{0}, visibility_extensions{0}, receive_calls{0},
-        corrupt{0};
+        delete_failures{0}, released{0}, kept{0}, abandoned_receives{0}, objects{0}, bytes_uploaded{0},
+        visibility_extensions{0}, receive_calls{0}, corrupt{0};
     std::atomic<int64_t> approximate_remaining{-1}, approximate_in_flight{-1};
   };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <future>
 
+#include "common/count_noun.h"
 #include "common/time_util.h"
 #include "sqs/limits.h"
 #include "sqs/md5.h"
@@ -149,9 +150,9 @@ Status Replayer::Finish() {
   DLQ_RETURN_IF_ERROR(Flush());
   if (resume_ && dispatched_ < resume_->done && !(options_.max > 0 && stats_.accepted >= options_.max)) {
     return InvalidArgument(
-        fmt::format("checkpoint {} says {} messages were finished, but this run selected only {}: the archive or the "
+        fmt::format("checkpoint {} says {} finished, but this run selected only {}: the archive or the "
                     "selection changed since it was written; delete the checkpoint to start over",
-                    options_.checkpoint_path, resume_->done, dispatched_));
+                    options_.checkpoint_path, CountNoun(resume_->done, "message was", "messages were"), dispatched_));
   }
   return Status::Ok();
 }
@@ -413,8 +414,8 @@ Status Replayer::Complete(Flight& flight) {
     DLQ_RETURN_IF_ERROR(SaveCheckpoint(options_.checkpoint_path, progress_, options_.checkpoint_mode));
   if (on_progress_) on_progress_(stats_);
   if (stats_.failed > options_.max_failures) {
-    return FailedPrecondition(
-        fmt::format("stopping: {} messages failed (more than {})", stats_.failed, options_.max_failures));
+    return FailedPrecondition(fmt::format("stopping: {} failed (more than {})",
+                                          CountNoun(stats_.failed, "message", "messages"), options_.max_failures));
   }
   return Status::Ok();
 }

@@ -79,9 +79,47 @@ Result<ReplayTarget> TargetResolver::SingleRedriveSource(const ArchiveRecord& re
   return by_dlq_.emplace(dlq, resolve()).first->second;
 }
 
+namespace {
+
+// The account in a queue URL's path (https://HOST/ACCOUNT/NAME), or "".
+std::string AccountOfUrl(const std::string& url) {
+  size_t name = url.rfind('/');
+  if (name == std::string::npos || name == 0) return "";
+  size_t account = url.rfind('/', name - 1);
+  if (account == std::string::npos) return "";
+  return url.substr(account + 1, name - account - 1);
+}
+
+}  // namespace
+
+Status TargetResolver::CheckSameAccount(const ArchiveRecord& record) {
+  auto parts = Split(record.source_queue_arn, ':');  // arn:PARTITION:sqs:REGION:ACCOUNT:NAME
+  if (parts.size() != 6) return Status();            // not an ARN: Lookup says so
+  const std::string source_region(parts[3]), source_account(parts[4]);
+  const std::string dlq_account = record.account_id.empty() ? AccountOfUrl(record.queue_url) : record.account_id;
+  const std::string dlq_region = record.region.empty() ? region_ : record.region;
+  const bool other_account = !dlq_account.empty() && source_account != dlq_account;
+  const bool other_region = !dlq_region.empty() && source_region != dlq_region;
+  if (!other_account && !other_region) return Status();
+  const std::string dlq = record.queue.empty() ? record.queue_url : record.queue;
+  if (!allow_cross_account_) {
+    return InvalidArgument(fmt::format(
+        "--to-source: message {} of DLQ {} (account {}, region {}) names its source {}, in another {}; "
+        "nothing goes across accounts or regions without --allow-cross-account",
+        record.message_id, dlq, dlq_account.empty() ? "?" : dlq_account, dlq_region.empty() ? "?" : dlq_region,
+        record.source_queue_arn, other_account ? (other_region ? "account and region" : "account") : "region"));
+  }
+  routes_.insert(fmt::format("{} (account {}, region {}) -> {}", dlq, dlq_account.empty() ? "?" : dlq_account,
+                             dlq_region.empty() ? "?" : dlq_region, record.source_queue_arn));
+  return Status();
+}
+
 Result<ReplayTarget> TargetResolver::Resolve(const ArchiveRecord& record) {
   if (!fixed_.empty()) return Lookup(fixed_);
-  if (!record.source_queue_arn.empty()) return Lookup(record.source_queue_arn);
+  if (!record.source_queue_arn.empty()) {
+    DLQ_RETURN_IF_ERROR(CheckSameAccount(record));
+    return Lookup(record.source_queue_arn);
+  }
   return SingleRedriveSource(record);
 }
 

@@ -10,7 +10,9 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "archive/record.h"
 #include "common/status.h"
@@ -41,8 +43,16 @@ class TargetResolver {
 
   // The destination of `record`. kInvalidArgument when its source cannot be
   // told (no DeadLetterQueueSourceArn and the DLQ has no or several redrive
-  // sources, the message says which); kNotFound when the queue is missing.
+  // sources, the message says which), or when its DeadLetterQueueSourceArn
+  // names another account or region than its DLQ and cross-account sources
+  // are not allowed; kNotFound when the queue is missing.
   Result<ReplayTarget> Resolve(const ArchiveRecord& record);
+  // To source only: let a record go to a source queue in another account or
+  // region than its DLQ. Each such route is then listed by CrossAccountRoutes.
+  void AllowCrossAccount(bool allow) { allow_cross_account_ = allow; }
+  // "DLQ (account A, region R) -> source ARN", one per distinct route taken
+  // across accounts or regions, sorted.
+  std::vector<std::string> CrossAccountRoutes() const { return {routes_.begin(), routes_.end()}; }
   // "queue URL" for --to-queue, "source" for --to-source: the checkpoint
   // identity and the audit record use it.
   const std::string& Describe() const { return describe_; }
@@ -53,6 +63,7 @@ class TargetResolver {
   TargetResolver(QueueClient& sqs, std::string region, std::string fixed);
   Result<ReplayTarget> Lookup(const std::string& name_url_or_arn);
   Result<ReplayTarget> SingleRedriveSource(const ArchiveRecord& record);
+  Status CheckSameAccount(const ArchiveRecord& record);
 
   QueueClient& sqs_;
   std::string region_;
@@ -60,6 +71,8 @@ class TargetResolver {
   std::string describe_;
   std::map<std::string, Result<ReplayTarget>> by_name_;  // name/URL/ARN -> resolution
   std::map<std::string, Result<ReplayTarget>> by_dlq_;   // DLQ URL or name -> its single source
+  bool allow_cross_account_ = false;
+  std::set<std::string> routes_;  // cross-account routes taken
 };
 
 }  // namespace dlq

@@ -183,8 +183,9 @@ TEST(ReplayCli, MissingQueueFailsBeforeAnythingIsSent) {
   SendPlain(*svc, dlq_url, "m", 3);
   std::string dir = ArchiveDir();
   Archive(fauxqs, dlq, dir);
-  auto r = RunShell(Bin(fauxqs, "replay",
-                        "--from file://" + dir + " --to-queue no-such-queue-" + RandomHex(3) + " --progress never"));
+  auto r =
+      RunShell(Bin(fauxqs, "replay",
+                   "--from file://" + dir + " --to-queue no-such-queue-" + RandomHex(3) + " --all --progress never"));
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
   EXPECT_TRUE(AuditFiles(dir).empty());
@@ -202,18 +203,18 @@ TEST(ReplayCli, TransformEditsAndResends) {
   Archive(fauxqs, dlq, dir);
   std::string fresh = UniqueName("rp-tr");
   std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
-  auto r = RunShell(Bin(
-      fauxqs, "replay",
-      "--from file://" + dir + " --to-queue " + fresh + " --transform \"sed -u 's/poison/fixed/'\" --progress never"));
+  auto r = RunShell(Bin(fauxqs, "replay",
+                        "--from file://" + dir + " --to-queue " + fresh +
+                            " --all --transform \"sed -u 's/poison/fixed/'\" --progress never"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto got = ReceiveAll(fauxqs, fresh_url);
   std::set<std::string> bodies;
   for (const auto& g : got) bodies.insert(g.body);
   EXPECT_EQ(bodies, (std::set<std::string>{"fixed 0", "fixed 1", "fixed 2", "fixed 3", "fixed 4"}));
   // A transform that garbles its output stops the run: nothing is sent.
-  auto bad = RunShell(
-      Bin(fauxqs, "replay",
-          "--from file://" + dir + " --to-queue " + fresh + " --transform 'echo nonsense; cat' " + "--progress never"));
+  auto bad = RunShell(Bin(fauxqs, "replay",
+                          "--from file://" + dir + " --to-queue " + fresh + " --all --transform 'echo nonsense; cat' " +
+                              "--progress never"));
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
   EXPECT_NE(bad.out.find("not an archive record"), std::string::npos) << bad.out;
   EXPECT_TRUE(ReceiveAll(fauxqs, fresh_url).empty());
@@ -233,7 +234,7 @@ TEST(ReplayCli, KilledReplayResumesWithoutLossAndAtMostOneBatchTwice) {
   std::string fresh = UniqueName("rp-kill");
   std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
   const std::string args =
-      "--from file://" + dir + " --to-queue " + fresh + " --checkpoint " + dir + "/replay.ckpt --progress never";
+      "--from file://" + dir + " --to-queue " + fresh + " --all --checkpoint " + dir + "/replay.ckpt --progress never";
   auto killed =
       RunShell(Bin(fauxqs, "replay", args + " --rate 500/s") + " & pid=$!; sleep 1.5; kill -9 $pid; wait $pid");
   EXPECT_EQ(killed.exit_code, 137) << killed.out;
@@ -273,7 +274,7 @@ TEST(ReplayCli, SigtermWhileSendingExits130AndTheResumeSendsTheRestExactlyOnce) 
   std::string fresh = UniqueName("rp-term");
   std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
   const std::string args =
-      "--from file://" + dir + " --to-queue " + fresh + " --checkpoint " + dir + "/replay.ckpt --progress never";
+      "--from file://" + dir + " --to-queue " + fresh + " --all --checkpoint " + dir + "/replay.ckpt --progress never";
   auto stopped =
       RunShell(Bin(fauxqs, "replay", args + " --rate 200/s") + " & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid");
   EXPECT_EQ(stopped.exit_code, 130) << stopped.out;
@@ -663,7 +664,7 @@ TEST(ReplayCli, MotoFifoKeepsOrderPerGroupAndIds) {
   Archive(moto, dlq, dir);
   std::string fresh = UniqueName("rpf-fresh") + ".fifo";
   std::string fresh_url = *svc->sqs().CreateQueue(fresh, {{"FifoQueue", "true"}});
-  auto r = RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-queue " + fresh + " --progress never"));
+  auto r = RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-queue " + fresh + " --all --progress never"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
 
   // Expected: per group, the archived records by (SequenceNumber, sent_at).
@@ -713,7 +714,7 @@ TEST(ReplayCli, MotoToSourceReturnsMessagesToTheQueueTheyFailedFrom) {
   ASSERT_EQ(failed.exit_code, 0) << failed.out;
   std::string dir = ArchiveDir();
   Archive(moto, base + "-dlq", dir);
-  auto r = RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-source --progress never"));
+  auto r = RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-source --all --progress never"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto back = ReceiveAll(moto, src_url);
   std::set<std::string> bodies;

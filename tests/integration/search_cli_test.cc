@@ -465,7 +465,7 @@ TEST(SearchCli, SigintEndsASearchInsideAnObjectWithinOneSecond) {
   std::printf("search ended %.3f s after SIGINT\n", seconds);
   EXPECT_LT(seconds, 1.0);
   EXPECT_EQ(code, 130) << err;
-  EXPECT_NE(err.find("search: stopped by a signal after 0 of 1 objects"), std::string::npos) << err;
+  EXPECT_NE(err.find("search: stopped by a signal after 0 of 1 object"), std::string::npos) << err;
   EXPECT_NE(err.find("results printed are partial"), std::string::npos) << err;
   fs::remove_all(dir);
 }

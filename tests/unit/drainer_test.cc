@@ -638,6 +638,17 @@ TEST_F(DrainerTest, KeepArchivesACopyWithoutDeleting) {
   EXPECT_EQ(Archived().size(), 30u);
 }
 
+TEST_F(DrainerTest, KeepCountsEveryArchivedMessageAsKeptNotAsUnarchivedRelease) {
+  Send(30);
+  options_.keep = true;
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.drained);
+  EXPECT_EQ(r.stats.kept, 30u);
+  EXPECT_EQ(r.stats.released, 0u);  // nothing went back unarchived
+  EXPECT_EQ(r.stats.abandoned_receives, 0u);
+}
+
 TEST_F(DrainerTest, MissingQueueFailsWithoutDeleting) {
   Send(5);
   sqs_.FailNext(Op::kReceiveMessages, NotFound("QueueDoesNotExist: The specified queue does not exist."), 100);

@@ -245,7 +245,7 @@ TEST_F(LinkedQueueDirTest, ReadersNameTheLinkTheySkipAndCallTheResultIncomplete)
   size_t first = err_text.find(warning);
   ASSERT_NE(first, std::string::npos) << err_text;
   EXPECT_NE(err_text.find(warning, first + 1), std::string::npos) << "ls and search both warn: " << err_text;
-  EXPECT_THAT(err_text, HasSubstr("1 entries of the archive directory were not"));
+  EXPECT_THAT(err_text, HasSubstr("1 entry of the archive directory was not"));
 }
 
 // A link in a partition the filter prunes would not have been read anyway.

@@ -90,7 +90,7 @@ TEST_F(ReadCommandsTest, SearchOutputsAndLimit) {
   EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, true, table.f(), err4.f()), 0);
   EXPECT_EQ(table.str().rfind("SENT", 0), 0u) << table.str();
   EXPECT_NE(table.str().find("orders-dlq"), std::string::npos);
-  EXPECT_NE(err4.str().find("1 records"), std::string::npos) << err4.str();
+  EXPECT_NE(err4.str().find("1 record (0 duplicate copies dropped) from 1 object"), std::string::npos) << err4.str();
 }
 
 TEST_F(ReadCommandsTest, SearchRejectsBadInputAndReportsDamageWithExitThree) {
@@ -144,12 +144,49 @@ TEST_F(ReadCommandsTest, LsSummarisesQueuesAndDaysFromKeys) {
   Capture out, err;
   EXPECT_EQ(RunLsCommand(o, store_, from_, kT, out.f(), err.f()), 0) << err.str();
   EXPECT_NE(out.str().find("orders-dlq                2026-11-20        1"), std::string::npos) << out.str();
-  EXPECT_NE(out.str().find("total: 1 queues, 1 queue-days, 1 objects"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("total: 1 queue, 1 queue-day, 1 object"), std::string::npos) << out.str();
   EXPECT_EQ(store_.get_calls(), 0);  // keys only
   o.queues = {"other-dlq"};
   Capture out2, err2;
   EXPECT_EQ(RunLsCommand(o, store_, from_, kT, out2.f(), err2.f()), 0);
   EXPECT_NE(out2.str().find("0 objects"), std::string::npos) << out2.str();
+}
+
+TEST_F(ReadCommandsTest, LsOfAnEmptyPrefixSaysSoAndNamesThePrefixesThatHoldArchives) {
+  const std::string data = store_.Object(key_)->data;
+  store_.Insert("team-a/orders-dlq/20261120/orders-dlq-000000-aa.json.gz", data);
+  store_.Insert("team-b/dlq/queue=payments-dlq/dt=2026-11-20/p-000000-bb.json.gz", data);
+  store_.Insert("team-c/_audit/2026/replay.json", "{}");
+  store_.Insert("logs/app/2026-11-20.log", "not an archive");
+  Destination empty = ParseDestination("s3://bucket/nothing-here").value();
+  LsCommandOptions o;
+  Capture out, err;
+  EXPECT_EQ(RunLsCommand(o, store_, empty, kT, out.f(), err.f()), 0) << err.str();
+  EXPECT_NE(out.str().find("total: 0 queues, 0 queue-days, 0 objects"), std::string::npos) << out.str();
+  const std::string e = err.str();
+  EXPECT_NE(e.find("note: nothing is archived under s3://bucket/nothing-here/"), std::string::npos) << e;
+  EXPECT_NE(e.find("archives are under s3://bucket/dlq-archive (--from s3://bucket/dlq-archive)"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s3://bucket/team-a (--from"), std::string::npos) << e;
+  EXPECT_NE(e.find("s3://bucket/team-b/dlq (--from"), std::string::npos) << e;
+  EXPECT_NE(e.find("s3://bucket/team-c (--from"), std::string::npos) << e;
+  EXPECT_EQ(e.find("logs"), std::string::npos) << e;
+  EXPECT_EQ(store_.get_calls(), 0);  // keys only
+}
+
+TEST_F(ReadCommandsTest, LsWithAFilterThatMatchesNothingLooksNowhereElse) {
+  LsCommandOptions o;
+  o.queues = {"other-dlq"};
+  Capture out, err;
+  EXPECT_EQ(RunLsCommand(o, store_, from_, kT, out.f(), err.f()), 0);
+  EXPECT_EQ(err.str().find("archives are under"), std::string::npos) << err.str();
+}
+
+TEST(FindArchivePrefixesTest, StopsAfterItsListBudget) {
+  FakeObjectStore store;
+  for (int i = 0; i < 50; ++i) store.Insert(fmt::format("p{:02}/q/20261120/x.json.gz", i), "x");
+  EXPECT_EQ(FindArchivePrefixes(store, 60).size(), 29u);  // 1 root list, then 2 per prefix
+  EXPECT_EQ(store.list_calls(), 60);
 }
 
 // The first byte of `s` a terminal would act on: a C0 control other than line

@@ -47,6 +47,7 @@ class ReplayCommandTest : public ::testing::Test {
     deps_.out = out_;
     deps_.err = err_;
     options_.from = "s3://bucket/dlq-archive";
+    options_.all = true;  // the guard's own tests clear it
     options_.progress = "never";
   }
   ~ReplayCommandTest() override {
@@ -74,12 +75,15 @@ class ReplayCommandTest : public ::testing::Test {
     FakeObjectStore& s_;
   };
 
-  void Archive(const std::string& key, int first, int n, const std::string& source_arn = "") {
+  void Archive(const std::string& key, int first, int n, const std::string& source_arn = "",
+               const std::string& queue = "orders-dlq", const std::string& account = "123456789012") {
     std::string lines;
     for (int i = first; i < first + n; ++i) {
       ArchiveRecord r;
-      r.queue = "orders-dlq";
-      r.queue_url = dlq_;
+      r.queue = queue;
+      r.queue_url = queue == "orders-dlq" ? dlq_ : "https://sqs.us-east-1.amazonaws.com/" + account + "/" + queue;
+      r.region = "us-east-1";
+      r.account_id = account;
       r.message_id = "id-" + std::to_string(i);
       r.body = "order " + std::to_string(i) + " failed";
       r.md5_of_body = Md5OfBody(r.body);
@@ -332,6 +336,7 @@ TEST_F(ReplayCommandTest, UsageErrorsExit2BeforeAnyCall) {
   };
   for (const Case& c : cases) {
     options_ = {};
+    options_.all = true;
     options_.from = "s3://bucket/dlq-archive";
     options_.to_queue = "orders";
     c.edit(options_);
@@ -475,6 +480,162 @@ TEST_F(LiveReplayCommandTest, PassThatCannotSeeEverythingExits4WithTheReason) {
   EXPECT_NE(err.find("incomplete: ~5 message(s) are in flight without this pass holding them"), std::string::npos)
       << err;
   EXPECT_EQ(sqs_.Messages(dest_).size(), 25u);
+}
+
+TEST_F(ReplayCommandTest, RefusesArchiveReplayWithNoFilterUnlessAll) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 4);
+  options_.to_queue = "orders";
+  options_.all = false;
+  EXPECT_EQ(Run(), 2);
+  EXPECT_NE(Err().find("--all"), std::string::npos) << Err();
+  EXPECT_EQ(sqs_.calls(Op::kGetQueueUrl), 0);
+  EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
+  EXPECT_EQ(store_.get_calls(), 0);
+  options_.all = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 4u);
+}
+
+TEST_F(ReplayCommandTest, FilteredArchiveReplayNeedsNoAll) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 4);
+  options_.to_queue = "orders";
+  options_.all = false;
+  options_.filter.attrs = {"kind=even"};
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 2u);
+}
+
+TEST_F(ReplayCommandTest, DryRunWithNoFilterShowsTheSelectionAndSaysTheRealRunNeedsAll) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2);
+  options_.to_queue = "orders";
+  options_.all = false;
+  options_.dry_run = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  std::string out = Out();
+  EXPECT_NE(out.find("the real run needs --all"), std::string::npos) << out;
+  EXPECT_NE(out.find("would send 2 of 2"), std::string::npos) << out;
+  EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
+}
+
+TEST_F(ReplayCommandTest, SelectionOverTwoDlqsIntoOneQueueIsRefusedNamingThemUnlessAllQueues) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 3);
+  Archive("dlq-archive/payments-dlq/20231114/a.json.gz", 10, 2, "", "payments-dlq");
+  options_.to_queue = "orders";
+  EXPECT_EQ(Run(), 2);
+  std::string err = Err();
+  EXPECT_NE(err.find("2 dead-letter queues: orders-dlq (3), payments-dlq (2)"), std::string::npos) << err;
+  EXPECT_NE(err.find("--all-queues"), std::string::npos) << err;
+  EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
+  EXPECT_TRUE(AuditKeys().empty());
+
+  options_.all_queues = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 5u);
+  std::string out = Out();
+  EXPECT_NE(out.find("selection spans 2 dead-letter queues: orders-dlq (3), payments-dlq (2); all go to orders\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST_F(ReplayCommandTest, DryRunOverTwoDlqsNamesThemAndTheFlagTheRealRunNeeds) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 1);
+  Archive("dlq-archive/payments-dlq/20231114/a.json.gz", 10, 2, "", "payments-dlq");
+  options_.to_queue = "orders";
+  options_.dry_run = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  std::string out = Out();
+  EXPECT_NE(out.find("selection spans 2 dead-letter queues: orders-dlq (1), payments-dlq (2); all go to orders "
+                     "(the real run needs --all-queues)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
+}
+
+TEST_F(ReplayCommandTest, SelectionNarrowedToOneDlqNeedsNoAllQueues) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 3);
+  Archive("dlq-archive/payments-dlq/20231114/a.json.gz", 10, 2, "", "payments-dlq");
+  options_.to_queue = "orders";
+  options_.filter.queues = {"payments-dlq"};
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 2u);
+  EXPECT_EQ(Out().find("selection spans"), std::string::npos);
+}
+
+TEST_F(ReplayCommandTest, SourceInAnotherAccountIsRefusedUnlessAllowedAndThenPrinted) {
+  *sqs_.CreateQueue("orders-a", {});
+  // Archived from a DLQ in account 210987654321; the source is in the fake's account.
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2, "arn:aws:sqs:us-east-1:123456789012:orders-a",
+          "orders-dlq", "210987654321");
+  options_.to_source = true;
+  EXPECT_EQ(Run(), 2);
+  std::string err = Err();
+  EXPECT_NE(err.find("account 210987654321"), std::string::npos) << err;
+  EXPECT_NE(err.find("in another account"), std::string::npos) << err;
+  EXPECT_NE(err.find("--allow-cross-account"), std::string::npos) << err;
+  EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
+
+  options_.allow_cross_account = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(sqs_.UrlFor("orders-a")).size(), 2u);
+  std::string out = Out();
+  EXPECT_NE(out.find("cross-account: orders-dlq (account 210987654321, region us-east-1) -> "
+                     "arn:aws:sqs:us-east-1:123456789012:orders-a"),
+            std::string::npos)
+      << out;
+}
+
+TEST_F(ReplayCommandTest, SourceInAnotherRegionIsRefusedNamingTheRegion) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 1, "arn:aws:sqs:eu-west-1:123456789012:orders-a");
+  options_.to_source = true;
+  EXPECT_EQ(Run(), 2);
+  std::string err = Err();
+  EXPECT_NE(err.find("in another region"), std::string::npos) << err;
+  EXPECT_NE(err.find("--allow-cross-account"), std::string::npos) << err;
+  EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
+}
+
+TEST_F(ReplayCommandTest, SourceInTheSameAccountAndRegionNeedsNoFlag) {
+  *sqs_.CreateQueue("orders-a", {});
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2, "arn:aws:sqs:us-east-1:123456789012:orders-a");
+  options_.to_source = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(sqs_.UrlFor("orders-a")).size(), 2u);
+  EXPECT_EQ(Out().find("cross-account"), std::string::npos);
+}
+
+TEST_F(ReplayCommandTest, LiveFormRefusesASourceInAnotherAccountAndLeavesTheMessageInTheDlq) {
+  *sqs_.CreateQueue("orders-a", {});
+  SendEntry e;
+  e.id = "e0";
+  e.body = "from another account";
+  ASSERT_TRUE(sqs_.InjectMessage(dlq_, e, clock_.Now(),
+                                 {{"DeadLetterQueueSourceArn", "arn:aws:sqs:us-east-1:999999999999:orders-a"}})
+                  .ok());
+  options_.from.clear();
+  options_.from_queue = "orders-dlq";
+  options_.audit_to = "s3://bucket/dlq-archive";
+  options_.to_source = true;
+  EXPECT_EQ(Run(), 2);  // found on receipt, before anything was sent
+  EXPECT_NE(Err().find("--allow-cross-account"), std::string::npos) << Err();
+  EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
+  EXPECT_EQ(sqs_.Depth(dlq_), 1u);
+}
+
+TEST_F(ReplayCommandTest, SummaryMentionsEarlierRunsOnlyWithACheckpoint) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2);
+  options_.to_queue = "orders";
+  ASSERT_EQ(Run(), 0) << Err();
+  std::string out = Out();
+  EXPECT_NE(out.find("sent 2, failed 0,"), std::string::npos) << out;
+  EXPECT_EQ(out.find("earlier run"), std::string::npos) << out;
+
+  options_.checkpoint = ::testing::TempDir() + "replay_summary_" + std::to_string(::getpid()) + ".ckpt";
+  std::remove(options_.checkpoint.c_str());
+  std::rewind(out_);
+  ASSERT_EQ(Run(), 0) << Err();
+  out = Out();
+  EXPECT_NE(out.find("skipped 0 (finished by an earlier run)"), std::string::npos) << out;
+  std::remove(options_.checkpoint.c_str());
 }
 
 TEST(ParseRateTest, AcceptsPerSecondForms) {

@@ -87,7 +87,7 @@ TEST_F(StatsCommandTest, CountsEachMessageOnceAcrossObjects) {
             "\"last_seen\":\"2025-09-10T13:00:00.000Z\",\"example_id\":\"m1\"}\n"
             "{\"key\":\"boom\",\"count\":1,\"first_seen\":\"2025-09-11T12:00:00.000Z\","
             "\"last_seen\":\"2025-09-11T12:00:00.000Z\",\"example_id\":\"m3\"}\n");
-  EXPECT_THAT(err_, HasSubstr("2 objects read, 3 records, 1 duplicates skipped"));
+  EXPECT_THAT(err_, HasSubstr("2 objects read, 3 records, 1 duplicate skipped"));
 }
 
 TEST_F(StatsCommandTest, AppliesTheFilterFlags) {
@@ -111,7 +111,7 @@ TEST_F(StatsCommandTest, CorruptObjectIsNamedAndExitsThree) {
                               "unreadable object skipped"));
   EXPECT_THAT(err_,
               HasSubstr("warning: file:///archive/dlq-archive/q/20250910/q-140000-cccccccccccccccc.json.gz line 2: "));
-  EXPECT_THAT(err_, HasSubstr("incomplete: 1 unreadable objects and 1 unreadable lines were skipped"));
+  EXPECT_THAT(err_, HasSubstr("incomplete: 1 unreadable object and 1 unreadable line were skipped"));
   EXPECT_THAT(out_, HasSubstr("{\"key\":\"q\",\"count\":2,"));  // the rest is still counted
 }
 
