@@ -192,15 +192,18 @@ class LivePass {
 
   // The Replayer confirmed these sent: delete them (one retry of the entries
   // that failed; a failed delete means a duplicate on the next run, never a
-  // loss). Failed sends stay held and go back at the end.
+  // loss, unless the ledger skips it). Failed sends, and sent messages whose
+  // delete failed, stay held and go back at the end.
   void DeleteSent(const std::vector<const ReplayItem*>& sent) {
     std::vector<DeleteEntry> deletes;
     std::vector<std::string> delete_ids;
+    std::vector<Held> delete_holds;
     for (const ReplayItem* item : sent) {
       auto it = held_.find(item->record.message_id);
       if (it == held_.end()) continue;
       deletes.push_back({fmt::format("d{}", deletes.size()), it->second.receipt_handle});
       delete_ids.push_back(it->first);
+      delete_holds.push_back(it->second);
       held_.erase(it);
     }
     auto call = [&](const std::vector<DeleteEntry>& c) { return sqs_.DeleteMessageBatch(dlq_.url, c); };
@@ -214,6 +217,7 @@ class LivePass {
       for (const std::string& id : failed_ids) {
         size_t index = static_cast<size_t>(std::stoul(id.substr(1)));
         Log().Log(LogLevel::kWarn, "replay.delete_failed", {{"queue", dlq_.name}, {"message_id", delete_ids[index]}});
+        held_[delete_ids[index]] = delete_holds[index];  // still ours: released with the rest at the end
       }
     }
     stats_.delete_failures += failed_ids.size();

@@ -463,7 +463,7 @@ TEST_F(LiveReplayCommandTest, DryRunPrintsEachMessageOnce) {
   size_t lines = 0;
   for (size_t at = out.find("would send "); at != std::string::npos; at = out.find("would send ", at + 1)) ++lines;
   EXPECT_EQ(lines, 12u + 1u) << out;  // 12 lines and the summary's "would send 12 of 12"
-  EXPECT_NE(out.find("would send 12 of 12 selected"), std::string::npos) << out;
+  EXPECT_NE(out.find("would send 12 of 12 messages selected"), std::string::npos) << out;
   EXPECT_NE(out.find("examined 60 of ~60"), std::string::npos) << out;
   EXPECT_EQ(sqs_.Messages(dlq_).size(), 60u);
 }
