@@ -481,7 +481,7 @@ TEST(ReplayCli, MotoLiveDryRunPrintsEachMatchingMessageOnce) {
   }
   EXPECT_EQ(ids.size(), 50u) << r.out;
   EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), 50u);
-  EXPECT_NE(r.out.find("would send 50 of 50 selected"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("would send 50 of 50 messages selected"), std::string::npos) << r.out;
   EXPECT_EQ(Visible(*svc, dlq_url), 200);
 }
 
@@ -597,7 +597,7 @@ TEST(ReplayCli, FauxqsLiveReplayAfterAnArchiveReplaySendsNothingAndSaysWhy) {
   std::string fresh = UniqueName("rp-both");
   std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
   auto from_archive =
-      RunShell(Bin(fauxqs, "replay", "--from file://" + dir + " --to-queue " + fresh + " --progress never"));
+      RunShell(Bin(fauxqs, "replay", "--from file://" + dir + " --to-queue " + fresh + " --all --progress never"));
   ASSERT_EQ(from_archive.exit_code, 0) << from_archive.out;
   const std::string live =
       "--from-queue " + dlq + " --to-queue " + fresh + " --audit-to file://" + dir + " --progress never";
@@ -633,7 +633,7 @@ TEST(ReplayCli, MotoLiveReplaySkipsWhatAnArchiveReplayDelivered) {
   std::string fresh = UniqueName("rp-mboth");
   std::string fresh_url = *svc->sqs().CreateQueue(fresh, {});
   auto from_archive =
-      RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-queue " + fresh + " --progress never"));
+      RunShell(Bin(moto, "replay", "--from file://" + dir + " --to-queue " + fresh + " --all --progress never"));
   ASSERT_EQ(from_archive.exit_code, 0) << from_archive.out;
   const std::string live =
       "--from-queue " + dlq + " --to-queue " + fresh + " --audit-to file://" + dir + " --progress never";
