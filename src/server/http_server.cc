@@ -511,16 +511,22 @@ class HttpServer::Loop {
 
   // True when `in` may now hold a whole head (or enough to refuse it).
   bool WorthParsing(Connection& c) const {
-    bool end = false;
+    bool end = false, bare_cr = false;
+    // Only the bytes new since the last call (and the two before them, for
+    // a line end split across reads): a client sending a byte at a time
+    // costs O(head) in all, not O(head) per byte.
     size_t from = c.scanned >= 2 ? c.scanned - 2 : 0;
     for (size_t i = from; i < c.in.size(); ++i) {
+      if (c.in[i] == '\r') {
+        if (i + 1 < c.in.size() && c.in[i + 1] != '\n') bare_cr = true;  // refused early by the parser
+        continue;
+      }
       if (c.in[i] != '\n') continue;
       if (i >= c.scanned) ++c.newlines;
       if ((i >= 1 && c.in[i - 1] == '\n') || (i >= 2 && c.in[i - 1] == '\r' && c.in[i - 2] == '\n')) end = true;
     }
     c.scanned = c.in.size();
-    return end || c.in.size() >= options_.max_head_bytes || c.newlines > options_.max_headers + 1 ||
-           c.in.find('\r') != std::string::npos;  // a bare CR is refused early; cheap as heads are small
+    return end || bare_cr || c.in.size() >= options_.max_head_bytes || c.newlines > options_.max_headers + 1;
   }
 
   // Parses what has arrived and hands a complete request on.

@@ -149,6 +149,21 @@ TEST(HttpServerHostileTest, AHeaderFloodIsRefusedWith431AndNotBuffered) {
   EXPECT_EQ(Get(server.port(), "/x").rfind("HTTP/1.1 200", 0), 0u);
 }
 
+// A bare CR is refused as soon as it arrives, sent a byte at a time, without
+// waiting for a head that never ends.
+TEST(HttpServerHostileTest, ABareCrIsRefusedBeforeTheHeadEnds) {
+  HttpServer server(Options());
+  server.Handle("/x", Ok);
+  ASSERT_TRUE(server.Start().ok());
+  int fd = Connect(server.port());
+  ASSERT_GE(fd, 0);
+  for (char c : std::string("GET /x HTTP/1.1\r\nHost: 127.0.0.1\rX-After: 1")) SendAll(fd, std::string(1, c));
+  std::string got = ReadAll(fd, milliseconds(500));  // well under the 1 s request deadline
+  ::close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+  EXPECT_NE(got.find("bare CR"), std::string::npos) << got;
+}
+
 TEST(HttpServerHostileTest, TooManyHeaderFieldsGet431) {
   HttpServerOptions o = Options();
   o.max_headers = 8;
