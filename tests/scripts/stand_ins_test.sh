@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # scripts/stand-ins' startup judgement and PID checks, in a scratch DLQ_RUN_DIR on free ports: the stand-ins that
 # tests use (their .run, their ports) are never touched.
-#  1. A slow fork: DLQ_STANDIN_TEST_EXEC_DELAY keeps the launched job in this script's image for 2 s before it
-#     execs fauxqs (its /proc/PID/cmdline is the script's meanwhile). start must wait for the exec and succeed;
-#     status and stop then work by that PID. Before the session-5 fix, start reported "exited during startup".
-#  2. A server that really exits during startup (a fake moto_server via DLQ_MOTO_SERVER that prints a line and
-#     exits 3), also after a slow fork: start exits 1 within seconds, says so, shows the log tail, leaves no PID.
-#  3. A stale PID file naming a live process that is not the stand-in (PID reuse): stop and status leave it alone.
+#  1. A slow first start. (a) DLQ_STANDIN_TEST_EXEC_DELAY keeps the launched job in this script's image for 15 s
+#     before it execs fauxqs (its /proc/PID/cmdline is the script's meanwhile), as a cold page cache or a loaded
+#     machine can: start waits for the job (its parent knows it is alive) and succeeds; status and stop then work
+#     by that PID. A starter that judged liveness from /proc/PID/cmdline gave up after about 10 s with "exited
+#     during startup" and an empty log (a fresh Debian 12 machine, issue 30), and left the server running.
+#     (b) A server that binds its port only 3 s after it starts: start waits for it to answer.
+#  2. A server that really exits during startup (a fake moto_server via DLQ_MOTO_SERVER): with a status and a
+#     line on stderr, also after a slow fork; killed by a signal; silent with an empty log. start exits 1 within
+#     seconds and says why: the exit status or signal, how long it waited, the log's last lines; no PID left.
+#  3. A server that never answers: start gives up after DLQ_STANDIN_WAIT, says so and stops it.
+#  4. A stale PID file naming a live process that is not the stand-in (PID reuse): stop and status leave it alone.
 # Needs .tools/node (scripts/deps installs it); never runs scripts/deps itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -62,15 +67,16 @@ expect_out() {
   fi
 }
 
-# --- 1. slow fork, then status and stop by PID ---
+# --- 1a. a slow fork, then status and stop by PID ---
 port=$(free_port)
 fauxqs_port=$port
-stand_ins DLQ_FAUXQS_PORT="$port" DLQ_STANDIN_TEST_EXEC_DELAY=2 DLQ_FAUXQS_LOGGER=false bash "$SCRIPT" start fauxqs
+stand_ins DLQ_FAUXQS_PORT="$port" DLQ_STANDIN_TEST_EXEC_DELAY=15 DLQ_FAUXQS_LOGGER=false bash "$SCRIPT" start fauxqs
 pid=$(cat "$work/run/fauxqs.pid" 2>/dev/null || echo none)
-if ((rc == 0)) && grep -q "fauxqs: started on 127.0.0.1:$port (pid $pid)" "$work/out"; then
-  pass "start after a 2 s fork-to-exec delay (${took}s)"
+if ((rc == 0)) && grep -q "fauxqs: started on 127.0.0.1:$port (pid $pid) in [1-9][0-9]*\.[0-9]s" "$work/out" &&
+  ((took >= 15)); then
+  pass "start after a 15 s fork-to-exec delay (${took}s)"
 else
-  fail "start after a 2 s fork-to-exec delay: exit $rc"
+  fail "start after a 15 s fork-to-exec delay: exit $rc after ${took}s"
   show
 fi
 if [[ $pid =~ ^[0-9]+$ ]] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'stand-ins-fauxqs.mjs'; then
@@ -100,23 +106,45 @@ fi
 stand_ins bash "$SCRIPT" status fauxqs
 expect_out 1 "fauxqs: not running" "status after stop: not running, exit 1"
 
-# --- 2. a server that exits during startup, with and without a slow fork ---
-fake=$work/bin/moto_server
-mkdir -p "$work/bin"
-token=startup-failure-$RANDOM$RANDOM
-cat >"$fake" <<EOF
+# --- 1b. a server that binds its port 3 s after it starts (a fake moto_server: python's http.server serving a
+# directory with the file moto's readiness probe asks for; "moto" in its command line, as a real one has) ---
+mkdir -p "$work/bin" "$work/moto-root/moto-api"
+echo '{}' >"$work/moto-root/moto-api/config"
+slow=$work/bin/slow-moto_server
+cat >"$slow" <<EOF
 #!/bin/sh
-echo "fake moto_server: $token: cannot start" >&2
-exit 3
+sleep 3
+exec /usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$work/moto-root" "\$4"
 EOF
-chmod +x "$fake"
-for delay in "" 1; do
-  what="exit during startup${delay:+ after a ${delay} s fork-to-exec delay}"
-  stand_ins DLQ_MOTO_PORT="$(free_port)" DLQ_MOTO_SERVER="$fake" DLQ_STANDIN_TEST_EXEC_DELAY="$delay" \
+chmod +x "$slow"
+port=$(free_port)
+stand_ins DLQ_MOTO_PORT="$port" DLQ_MOTO_SERVER="$slow" bash "$SCRIPT" start moto
+pid=$(cat "$work/run/moto.pid" 2>/dev/null || echo none)
+if ((rc == 0)) && grep -q "moto: started on 127.0.0.1:$port (pid $pid) in [3-9]\.[0-9]s" "$work/out"; then
+  pass "start waits for a server that binds 3 s after it starts (${took}s)"
+else
+  fail "start with a server that binds after 3 s: exit $rc after ${took}s"
+  show
+fi
+stand_ins bash "$SCRIPT" stop moto
+if ((rc == 0)) && grep -q "moto: stopped (pid $pid)" "$work/out" && ! kill -0 "$pid" 2>/dev/null; then
+  pass "stop ends the slow server (pid $pid)"
+else
+  fail "stop of the slow server: exit $rc"
+  show
+fi
+
+# --- 2. a server that exits during startup: the status or signal, the time waited, the log tail ---
+# Runs a fake moto_server whose script body is $2 and checks that start reports the status pattern $3.
+starts_and_dies() { # what script pattern [exec delay]
+  local what=$1 fake=$work/bin/moto_server pattern=$3
+  printf '#!/bin/sh\n%s\n' "$2" >"$fake"
+  chmod +x "$fake"
+  stand_ins DLQ_MOTO_PORT="$(free_port)" DLQ_MOTO_SERVER="$fake" DLQ_STANDIN_TEST_EXEC_DELAY="${4:-}" \
     bash "$SCRIPT" start moto
-  if ((rc == 1)) && grep -q "stand-ins: moto: exited during startup" "$work/out" && grep -q "$token" "$work/out" &&
-    grep -q -- "---- last lines of $work/run/moto.log ----" "$work/out" && ((took < 15)); then
-    pass "$what: reported with the log tail (${took}s)"
+  if ((rc == 1)) && grep -q "stand-ins: moto: exited during startup: $pattern after [0-9]*\.[0-9]s of waiting" \
+    "$work/out" && grep -q -- "---- last lines of $work/run/moto.log ----" "$work/out" && ((took < 15)); then
+    pass "$what: reported with the status, the time waited and the log tail (${took}s)"
   else
     fail "$what: exit $rc after ${took}s"
     show
@@ -126,9 +154,46 @@ for delay in "" 1; do
   else
     fail "$what: PID or env file left"
   fi
+}
+token=startup-failure-$RANDOM$RANDOM
+for delay in "" 1; do
+  what="exit 3 during startup${delay:+ after a ${delay} s fork-to-exec delay}"
+  starts_and_dies "$what" "echo 'fake moto_server: $token: cannot start' >&2; exit 3" "exited with status 3" "$delay"
+  if grep -q "fake moto_server: $token: cannot start" "$work/out"; then
+    pass "$what: the server's last line is shown"
+  else
+    fail "$what: the server's last line is not shown"
+  fi
 done
+starts_and_dies "killed by SIGKILL during startup" "echo 'fake moto_server: $token: loading' >&2; kill -KILL \$\$" \
+  "killed by signal KILL (status 137)"
+if grep -q "fake moto_server: $token: loading" "$work/out"; then
+  pass "killed by SIGKILL: the server's last line is shown"
+else
+  fail "killed by SIGKILL: the server's last line is not shown"
+fi
+starts_and_dies "a silent exit 1" "exit 1" "exited with status 1"
+if grep -q "(empty: the server wrote nothing)" "$work/out"; then
+  pass "a silent exit: the log is said to be empty"
+else
+  fail "a silent exit: the empty log is not named"
+fi
 
-# --- 3. a stale PID file naming an unrelated live process ---
+# --- 3. a server that never answers ---
+printf '#!/bin/sh\necho "fake moto_server: %s: hanging" >&2\nexec sleep 300\n' "$token" >"$work/bin/moto_server"
+stand_ins DLQ_MOTO_PORT="$(free_port)" DLQ_MOTO_SERVER="$work/bin/moto_server" DLQ_STANDIN_WAIT=2 \
+  bash "$SCRIPT" start moto
+hung=$(grep -o 'pid [0-9]* was still running' "$work/out" | cut -d' ' -f2 || true)
+if ((rc == 1)) && grep -q "moto: did not answer on 127.0.0.1:[0-9]* within 2s (DLQ_STANDIN_WAIT)" "$work/out" &&
+  grep -q "fake moto_server: $token: hanging" "$work/out" && [[ -n $hung ]] && ! kill -0 "$hung" 2>/dev/null &&
+  [[ ! -e $work/run/moto.pid ]]; then
+  pass "a server that never answers: reported after DLQ_STANDIN_WAIT with the log tail, and stopped (${took}s)"
+else
+  fail "a server that never answers: exit $rc after ${took}s, pid '${hung}'"
+  show
+fi
+
+# --- 4. a stale PID file naming an unrelated live process ---
 sleep 300 &
 victim=$!
 others+=("$victim")
