@@ -41,7 +41,7 @@ struct CurlTransportOptions {
 // libcurl is loaded (dlopen) when the first CurlTransport is made, not when
 // the program starts: only runs through a proxy use it, and loading it with
 // its ~30 dependencies cost ~18 ms of CPU in every process
-// (bench/drain/README.md, session 11).
+// (bench/drain/README.md, "three small cuts", measured 2026-11-24).
 inline constexpr const char* kLibcurlSoname = "libcurl.so.4";
 
 // Loads `soname` and looks up every libcurl function the transport calls:
