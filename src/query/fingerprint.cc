@@ -226,10 +226,13 @@ void Walk(simdjson::dom::element e, const std::string& path, int depth, ShapeWal
   for (auto field : object) {
     key.clear();
     AppendMaskedText(field.key, key);
-    const std::string field_path = path.empty() ? key : path + "." + key;
+    std::string field_path = path;
+    if (!field_path.empty()) field_path += '.';
+    field_path += key;
     if (IsDiscriminator(walk.fields, field.key, field_path)) {
       if (std::optional<std::string> value = DiscriminatorValue(field.value)) {
-        walk.discriminators.insert(field_path + "=" + *value);
+        value->insert(0, field_path + "=");
+        walk.discriminators.insert(std::move(*value));
       }
     }
     Walk(field.value, field_path, depth + 1, walk);
