@@ -1,6 +1,8 @@
 // FingerprintBody (stats --group-by fingerprint) on the bodies of
-// bench/search: ~1 KiB JSON with nested items, and a ~120-byte text failure.
-// Reports bytes/s of body fingerprinted on one core.
+// bench/search: ~1 KiB JSON with nested items, and a ~120-byte text failure;
+// and FailureGroupKey of an EventBridge DLQ message (the reason is in its
+// attributes, the ~1 KiB JSON body is not parsed). Reports bytes/s of body
+// on one core.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -40,10 +42,11 @@ std::vector<std::string> TextBodies() {
 }
 
 void Run(benchmark::State& state, const std::vector<std::string>& bodies) {
+  static const FingerprintOptions options;  // the defaults, as stats passes them
   size_t bytes = 0, i = 0;
   for (auto _ : state) {
     const std::string& body = bodies[i++ % bodies.size()];
-    benchmark::DoNotOptimize(FingerprintBody(body));
+    benchmark::DoNotOptimize(FingerprintBody(body, options));
     bytes += body.size();
   }
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
@@ -61,6 +64,27 @@ void BM_FingerprintText(benchmark::State& state) {
   Run(state, bodies);
 }
 BENCHMARK(BM_FingerprintText);
+
+void BM_FailureGroupEventBridgeDlq(benchmark::State& state) {
+  static const std::vector<std::string> bodies = JsonBodies();
+  static const FingerprintOptions options;
+  ArchiveRecord r;
+  r.message_attributes["RULE_ARN"] = {"String", "arn:aws:events:us-east-1:123456789012:rule/route-orders", ""};
+  r.message_attributes["TARGET_ARN"] = {"String", "arn:aws:lambda:us-east-1:123456789012:function:process-order", ""};
+  r.message_attributes["ERROR_CODE"] = {"String", "SDK_CLIENT_ERROR", ""};
+  r.message_attributes["EXHAUSTED_RETRY_CONDITION"] = {"String", "MaximumRetryAttempts", ""};
+  size_t bytes = 0, i = 0;
+  for (auto _ : state) {
+    r.body = bodies[i % bodies.size()];
+    r.message_attributes["ERROR_MESSAGE"] = {"String", fmt::format("Lambda function returned {}", 500 + i % 4), ""};
+    ++i;
+    benchmark::DoNotOptimize(FailureGroupKey(r, options));
+    bytes += r.body.size();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FailureGroupEventBridgeDlq);
 
 }  // namespace
 }  // namespace dlq

@@ -1,6 +1,7 @@
 // dlq-archive dashboard: a single page over the daemon's JSON API
 // (doc/dashboard.md). No dependencies; everything it loads comes from the
-// daemon. Text from the API is only ever set as textContent.
+// daemon. Text from the API is only ever set as text (text nodes, textContent,
+// attribute values): nothing is parsed as HTML (no innerHTML).
 'use strict';
 
 const state = {
@@ -109,6 +110,11 @@ function count(n) {
   return n === undefined || n === null || n < 0 ? '—' : String(n);
 }
 
+// "1 queue", "2 queues", "0 queues".
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 function stateBadge(name) {
   const cls = name === 'ALARM' ? 'alarm' : name === 'OK' ? 'ok' : 'insufficient';
   return h('span', { class: 'state ' + cls }, name);
@@ -166,13 +172,9 @@ function initTheme() {
 // render lays out some 60 rows, not 1,000. Every row has the same height
 // (app.css: two lines, cells do not wrap), so a row's place is its index
 // times that height. The <table> carries aria-rowcount and every row its
-// aria-rowindex; the filter searches every queue. A row is built from an HTML
-// string (every text escaped) once per document and minute, and its node stays
-// in place while it is in the window (a focused link keeps its focus).
-
-function esc(v) {
-  return String(v).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-}
+// aria-rowindex; the filter searches every queue. A row's nodes are built
+// (text as text nodes) once per document and minute, and stay in place while
+// the row is in the window (a focused link keeps its focus).
 
 // The default sort (expiry, ascending) is also the daemon's: it renders the
 // first rows into the page (src/dashboard/overview_html.h mirrors these rows,
@@ -198,49 +200,46 @@ function overviewSummary(doc) {
     if (t !== null && t < 86400) atRisk += Math.max(0, q.visible) + Math.max(0, q.not_visible);
   }
   const errors = qs.filter((q) => q.failing || q.collect_error).length + doc.groups.filter((g) => g.error).length;
+  // The same words as src/dashboard/overview_html.cc's first render.
   return h('ul', { class: 'cards', 'aria-label': 'Summary' },
-    h('li', {}, h('span', { class: 'n', id: 'sum-alarm' }, alarming), 'queues in ALARM'),
-    h('li', {}, h('span', { class: 'n', id: 'sum-risk' }, atRisk), 'messages at risk within 24 h'),
-    h('li', {}, h('span', { class: 'n', id: 'sum-errors' }, errors), 'errors'),
-    h('li', {}, h('span', { class: 'n' }, qs.length), 'queues watched'));
+    h('li', {}, h('span', { class: 'n', id: 'sum-alarm' }, alarming), alarming === 1 ? 'queue in ALARM' : 'queues in ALARM'),
+    h('li', {}, h('span', { class: 'n', id: 'sum-risk' }, atRisk), atRisk === 1 ? 'message at risk within 24 h' : 'messages at risk within 24 h'),
+    h('li', {}, h('span', { class: 'n', id: 'sum-errors' }, errors), errors === 1 ? 'error' : 'errors'),
+    h('li', {}, h('span', { class: 'n' }, qs.length), qs.length === 1 ? 'queue watched' : 'queues watched'));
 }
 
-function badgeHtml(name) {
-  const cls = name === 'ALARM' ? 'alarm' : name === 'OK' ? 'ok' : 'insufficient';
-  return `<span class="state ${cls}">${esc(name)}</span>`;
-}
-
-function expiryHtml(q) {
+function expiryCell(q) {
   const t = secondsToExpiry(q);
-  if (t === null) return '<td><span class="muted">nothing queued</span></td>';
+  if (t === null) return h('td', {}, h('span', { class: 'muted' }, 'nothing queued'));
   const retention = Math.max(1, q.source_retention_s > 0 ? Math.max(q.retention_s, q.source_retention_s) : q.retention_s);
   const left = Math.max(0, Math.min(retention, t));
   const text = fmtExpiry(t);
-  return `<td title="${esc(text)}"><span class="${t < 86400 ? 'state warn' : ''}">${esc(t <= 0 ? 'any moment' : text)}</span><br>` +
-    `<meter min="0" max="${retention}" value="${left}" low="${retention * 0.25}" optimum="${retention}" ` +
-    `aria-label="${esc(`${fmtDuration(left)} left of ${fmtDuration(retention)} retention`)}"></meter></td>`;
+  return h('td', { title: text }, h('span', { class: t < 86400 ? 'state warn' : '' }, t <= 0 ? 'any moment' : text), h('br'),
+    h('meter', { min: 0, max: retention, value: left, low: retention * 0.25, optimum: retention,
+      'aria-label': `${fmtDuration(left)} left of ${fmtDuration(retention)} retention` }));
 }
 
 // Every cell holds at most two lines (a row's height is fixed): the last run's
 // flags share its second line, and the cell's title repeats its whole text.
-function overviewRowHtml(q) {
+function overviewRow(q) {
   const run = q.last_run;
-  const alarms = q.alarms.length === 0 ? '<span class="muted">none</span>'
-    : q.alarms.map((a) => `${esc(a.kind)}: ${badgeHtml(a.state)}`).join('<br>');
-  const flags = [];
-  if (q.failing) flags.push([`<span class="state alarm">ERROR</span> ${esc(q.error_code)}`, 'ERROR ' + q.error_code]);
-  if (q.running) flags.push(['<span class="state warn">RUNNING</span>', 'RUNNING']);
-  if (q.collect_error) flags.push(['<span class="state alarm">COLLECT ERROR</span>', 'COLLECT ERROR']);
+  const alarms = q.alarms.length === 0 ? h('span', { class: 'muted' }, 'none')
+    : q.alarms.map((a, i) => [i ? h('br') : null, `${a.kind}: `, stateBadge(a.state)]);
+  const flags = []; // [nodes, title text]
+  if (q.failing) flags.push([[h('span', { class: 'state alarm' }, 'ERROR'), ' ' + q.error_code], 'ERROR ' + q.error_code]);
+  if (q.running) flags.push([h('span', { class: 'state warn' }, 'RUNNING'), 'RUNNING']);
+  if (q.collect_error) flags.push([h('span', { class: 'state alarm' }, 'COLLECT ERROR'), 'COLLECT ERROR']);
   const runText = run ? [fmtTime(run.time), `${run.archived} archived${run.ok ? '' : ' (failed)'}`] : ['no run yet'];
-  const flagHtml = flags.map((f) => f[0]).join(' ');
-  const last = run ? `${esc(runText[0])}<br>${esc(runText[1])}${flagHtml ? ' ' + flagHtml : ''}`
-    : `<span class="muted">no run yet</span>${flagHtml ? '<br>' + flagHtml : ''}`;
+  const flagNodes = flags.map((f, i) => [i ? ' ' : null, f[0]]);
+  const last = run ? [runText[0], h('br'), runText[1], flags.length ? [' ', flagNodes] : null]
+    : [h('span', { class: 'muted' }, 'no run yet'), flags.length ? [h('br'), flagNodes] : null];
   const lastTitle = runText.concat(flags.map((f) => f[1])).join(', ');
-  return `<tr data-queue="${esc(q.queue)}"><th scope="row" title="${esc(q.queue)}"><a href="#/queue/${esc(encodeURIComponent(q.queue))}">${esc(q.queue)}</a>` +
-    (q.fifo ? '<span class="muted"> FIFO</span>' : '') + '</th>' +
-    `<td title="${esc(q.group + ' / ' + q.region)}">${esc(q.group)}<br><span class="muted">${esc(q.region)}</span></td>` +
-    `<td class="num">${count(q.visible)}</td><td class="num">${count(q.not_visible)}</td><td class="num">${count(q.delayed)}</td>` +
-    expiryHtml(q) + `<td class="alarms">${alarms}</td><td title="${esc(lastTitle)}">${last}</td><td class="num">${esc(q.archived)}</td></tr>`;
+  return h('tr', { 'data-queue': q.queue },
+    h('th', { scope: 'row', title: q.queue }, h('a', { href: '#/queue/' + encodeURIComponent(q.queue) }, q.queue),
+      q.fifo ? h('span', { class: 'muted' }, ' FIFO') : null),
+    h('td', { title: q.group + ' / ' + q.region }, q.group, h('br'), h('span', { class: 'muted' }, q.region)),
+    h('td', { class: 'num' }, count(q.visible)), h('td', { class: 'num' }, count(q.not_visible)), h('td', { class: 'num' }, count(q.delayed)),
+    expiryCell(q), h('td', { class: 'alarms' }, alarms), h('td', { title: lastTitle }, last), h('td', { class: 'num' }, q.archived));
 }
 
 function sortedQueues(doc) {
@@ -305,18 +304,8 @@ function renderWindow(force, overscan = OVERSCAN) {
   if (!force && table.start <= Math.max(0, first - half) && table.end >= Math.min(n, last + half)) return;
   const start = Math.max(0, first - overscan), end = Math.min(n, last + overscan);
 
-  const missing = [];
-  let html = '';
   for (let i = start; i < end; i++) {
-    if (!table.nodes.has(table.rows[i])) {
-      missing.push(table.rows[i]);
-      html += overviewRowHtml(table.rows[i]);
-    }
-  }
-  if (missing.length) {
-    const t = document.createElement('template');
-    t.innerHTML = html;
-    Array.from(t.content.children).forEach((tr, k) => table.nodes.set(missing[k], tr));
+    if (!table.nodes.has(table.rows[i])) table.nodes.set(table.rows[i], overviewRow(table.rows[i]));
   }
   if (!table.top) { table.top = spacerRow(); table.bottom = spacerRow(); }
   const want = [table.top];
@@ -380,7 +369,7 @@ function renderOverviewLive(rebuild) {
   table.rows = sortedQueues(doc);
   state.renderedAt = Date.now();
   document.getElementById('queues').setAttribute('aria-rowcount', String(table.rows.length + 1));
-  document.getElementById('shown').textContent = `${table.rows.length} of ${doc.queues.length} queues shown`;
+  document.getElementById('shown').textContent = `${table.rows.length} of ${plural(doc.queues.length, 'queue', 'queues')} shown`;
   const groups = document.getElementById('groups');
   groups.replaceChildren(...doc.groups.filter((g) => g.problem).map((g) =>
     h('p', { class: 'error' }, `Group ${g.name}: `, g.problem)));
@@ -473,7 +462,7 @@ function chart(title, samples, series, unit) {
   const summary = series.map((sr) => `${sr.name}: now ${last ? unit(sr.value(last)) : '—'}, peak ${unit(Math.max(0, ...samples.map(sr.value).filter((v) => v !== null)))}`).join('; ');
   return h('figure', { role: 'group', 'aria-label': title },
     h('figcaption', {}, title), svg,
-    h('p', { class: 'muted' }, `${samples.length} samples. ${summary}.`,
+    h('p', { class: 'muted' }, `${plural(samples.length, 'sample', 'samples')}. ${summary}.`,
       series.length > 1 ? ` Solid line: ${series[0].name}; dashed: ${series[1].name}.` : ''));
 }
 
@@ -497,7 +486,7 @@ function queueHeader(q) {
       h('dt', {}, 'Retention'), h('dd', {}, fmtDuration(q.retention_s) + (q.source_retention_s > 0 ? `; sources keep ${fmtDuration(q.source_retention_s)}` : '')),
       h('dt', {}, 'Alarms'), h('dd', { id: 'q-alarms' }, q.alarms.length ? q.alarms.map((a) =>
         h('span', { 'data-alarm': alarmLabel(a) }, `${alarmLabel(a)} alarm: `, stateBadge(a.state), h('span', { class: 'muted' }, a.reason), h('br'))) : 'none'),
-      h('dt', {}, 'Archive'), h('dd', {}, `${q.archive.archived} archived in ${q.archive.runs} runs` +
+      h('dt', {}, 'Archive'), h('dd', {}, `${q.archive.archived} archived in ${plural(q.archive.runs, 'run', 'runs')}` +
         (q.archive.last_run ? `; last run ${fmtTime(q.archive.last_run.time)} archived ${q.archive.last_run.archived}` : '') +
         (q.archive.running ? '; a run is in progress' : ''),
         q.archive.last_error ? [h('br'), h('span', { class: q.archive.failing ? 'state alarm' : 'muted' }, q.archive.failing ? 'ERROR' : 'last error'), ' ',
@@ -552,22 +541,75 @@ async function loadInto(region, loader) {
 
 function objectsTable(doc) {
   if (!doc.objects.length) return h('p', { class: 'muted' }, `No archive objects for this queue in ${doc.destination} yet.`);
-  return h('div', {}, h('p', { class: 'muted' }, `${doc.total} objects in ${doc.destination}; newest first.`),
+  return h('div', {}, h('p', { class: 'muted' }, `${plural(doc.total, 'object', 'objects')} in ${doc.destination}; newest first.`),
     h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col', class: 'num' }, 'Size'), h('th', { scope: 'col' }, 'Stored'))),
       h('tbody', {}, doc.objects.map((o) => h('tr', {}, h('td', { class: 'code' }, o.key), h('td', { class: 'num' }, fmtBytes(o.size)), h('td', {}, fmtTime(o.last_modified)))))));
 }
 
-function failuresTable(name, doc, searchFor) {
+function postReplay(body) {
+  return api('/api/replay', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+function replayError(e) {
+  const detail = e.body && (e.body.errors || e.body.output) ? ': ' + (e.body.errors || e.body.output) : '';
+  return 'Replay failed: ' + e.message + detail;
+}
+
+// "Replay this group": a dry run first (the count and where each message would
+// go), then a confirm button that sends exactly that group.
+async function replayGroup(name, group, region) {
+  say(region, `Dry run: what replaying group ${group.id} would send…`);
+  let dry;
+  try {
+    dry = await postReplay({ queue: name, fingerprint: group.id, dry_run: true });
+  } catch (e) {
+    say(region, replayError(e), true);
+    return;
+  }
+  if (!dry.count) {
+    region.replaceChildren(h('p', {}, `Group ${group.id}: no archived message to send. `, dry.output || ''));
+    return;
+  }
+  const send = h('button', { type: 'button', class: 'primary', id: 'replay-group-confirm', onclick: async () => {
+    send.disabled = cancel.disabled = true;
+    say(region, `Replaying ${plural(dry.count, 'message', 'messages')} of group ${group.id}…`);
+    try {
+      const r = await postReplay({ queue: name, fingerprint: group.id, dry_run: false });
+      say(region, r.output || 'Replayed.');
+    } catch (e) {
+      say(region, replayError(e), true);
+    }
+  } }, `Send ${plural(dry.count, 'message', 'messages')}`);
+  const cancel = h('button', { type: 'button', class: 'ghost', onclick: () => say(region, 'Replay cancelled: nothing was sent.') }, 'Cancel');
+  region.replaceChildren(
+    h('p', {}, `Dry run for group ${group.id}: ${plural(dry.count, 'message', 'messages')} would go back to their source `,
+      dry.destinations.length === 1 ? 'queue:' : 'queues:'),
+    h('ul', { id: 'replay-group-destinations' }, dry.destinations.map((d) => h('li', {}, h('span', { class: 'code' }, d.queue_url), ': ',
+      plural(d.count, 'message', 'messages')))),
+    dry.output ? h('p', { class: 'muted' }, dry.output) : null,
+    h('div', { class: 'toolbar' }, send, cancel,
+      h('span', { class: 'muted' }, 'sends them and writes an audit record; messages an earlier replay delivered are skipped')));
+  send.focus();
+}
+
+function failuresTable(name, doc, search) {
   const groups = doc.report.groups;
   if (!groups.length) return h('p', { class: 'muted' }, 'No archived messages for this queue yet.');
-  return h('div', {}, h('p', { class: 'muted' }, `${doc.report.records} archived messages in ${doc.groups_total} groups (body fingerprint: numbers, ids and times masked).`),
-    h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'num' }, 'Messages'), h('th', { scope: 'col' }, 'Fingerprint'), h('th', { scope: 'col' }, 'First / last seen'), h('th', { scope: 'col' }, 'Example'))),
-      h('tbody', {}, groups.map((g) => h('tr', {},
+  const write = state.info.write;
+  const region = h('div', { role: 'status', id: 'replay-group-result' });
+  return h('div', {}, h('p', { class: 'muted' }, `${plural(doc.report.records, 'archived message', 'archived messages')} in ` +
+    `${plural(doc.groups_total, 'group', 'groups')}: by the failure reason AWS attached (Lambda, EventBridge), else by the ` +
+    'body\'s type and shape (numbers, ids and times masked).'),
+    h('table', { id: 'failure-groups' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'num' }, 'Messages'), h('th', { scope: 'col' }, 'Group'),
+      h('th', { scope: 'col' }, 'First / last seen'), h('th', { scope: 'col' }, 'Example'), h('th', { scope: 'col' }, 'Actions'))),
+      h('tbody', {}, groups.map((g) => h('tr', { 'data-group': g.id || '' },
         h('td', { class: 'num' }, g.count),
-        h('td', { class: 'code' }, g.key === null ? '(no body)' : g.key),
+        h('td', {}, g.id ? h('span', { class: 'code muted' }, g.id + ' ') : null, h('span', { class: 'code' }, g.key === null ? '(no body)' : g.key)),
         h('td', {}, fmtTime(g.first_seen), h('br'), fmtTime(g.last_seen)),
-        h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(name)}/message/${encodeURIComponent(g.example_id)}` }, g.example_id), ' ',
-          h('button', { type: 'button', class: 'ghost', onclick: () => searchFor(g.example_id) }, 'Search')))))));
+        h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(name)}/message/${encodeURIComponent(g.example_id)}` }, g.example_id)),
+        h('td', {}, g.id ? h('button', { type: 'button', class: 'ghost', onclick: () => search.searchGroup(g.id) }, 'Search') : null,
+          g.id && write ? [' ', h('button', { type: 'button', class: 'ghost', onclick: () => replayGroup(name, g, region) }, 'Replay this group')] : null))))),
+    region);
 }
 
 function searchSection(name) {
@@ -576,12 +618,14 @@ function searchSection(name) {
   const q = h('input', { type: 'search', id: 'search-q', name: 'q' });
   const id = h('input', { type: 'text', id: 'search-id', name: 'id', class: 'code' });
   const since = h('input', { type: 'text', id: 'search-since', name: 'since', placeholder: '24h, 2026-11-20' });
+  const group = h('input', { type: 'text', id: 'search-fingerprint', name: 'fingerprint', class: 'code', size: 14 });
   const run = async (e) => {
     if (e) e.preventDefault();
     const params = new URLSearchParams({ queue: name, limit: '100' });
     if (q.value) params.set('q', q.value);
     if (id.value.trim()) params.set('id', id.value.trim());
     if (since.value.trim()) params.set('since', since.value.trim());
+    if (group.value.trim()) params.set('fingerprint', group.value.trim());
     await loadInto(results, async () => {
       const doc = await api('/api/search?' + params.toString());
       return resultsTable(name, doc, replayResult);
@@ -592,9 +636,11 @@ function searchSection(name) {
       h('label', { for: 'search-q' }, 'Body contains'), q,
       h('label', { for: 'search-id' }, 'Message id'), id,
       h('label', { for: 'search-since' }, 'Sent since'), since,
+      h('label', { for: 'search-fingerprint' }, 'Failure group'), group,
       h('button', { type: 'submit', class: 'primary' }, 'Search')));
-  const searchFor = (messageId) => { q.value = ''; id.value = messageId; run(); id.focus(); };
-  return { node: h('section', { 'aria-labelledby': 'search-h' }, h('h2', { id: 'search-h' }, 'Search the archive'), form, replayResult, results), searchFor };
+  const searchFor = (messageId) => { q.value = ''; group.value = ''; id.value = messageId; run(); id.focus(); };
+  const searchGroup = (fingerprint) => { q.value = ''; id.value = ''; group.value = fingerprint; run(); group.focus(); };
+  return { node: h('section', { 'aria-labelledby': 'search-h' }, h('h2', { id: 'search-h' }, 'Search the archive'), form, replayResult, results), searchFor, searchGroup };
 }
 
 function resultsTable(name, doc, replayResult) {
@@ -605,13 +651,12 @@ function resultsTable(name, doc, replayResult) {
     const ids = boxes.filter((b) => b.checked).map((b) => b.value);
     if (!ids.length) { say(replayResult, 'Select at least one message to replay.', true); return; }
     replay.disabled = true;
-    say(replayResult, `Replaying ${ids.length} message(s) to their source queue…`);
+    say(replayResult, `Replaying ${plural(ids.length, 'message', 'messages')} to their source queue…`);
     try {
-      const r = await api('/api/replay', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queue: name, ids }) });
+      const r = await postReplay({ queue: name, ids });
       say(replayResult, r.output || 'Replayed.');
     } catch (e) {
-      const detail = e.body && (e.body.errors || e.body.output) ? ': ' + (e.body.errors || e.body.output) : '';
-      say(replayResult, 'Replay failed: ' + e.message + detail, true);
+      say(replayResult, replayError(e), true);
     } finally {
       replay.disabled = false;
     }
@@ -627,7 +672,7 @@ function resultsTable(name, doc, replayResult) {
       h('td', { class: 'code' }, m.preview));
   });
   return h('div', {},
-    h('p', { role: 'status' }, `${doc.count} message(s)${doc.more ? ' (more match: narrow the search)' : ''}.`),
+    h('p', { role: 'status' }, `${plural(doc.count, 'message', 'messages')}${doc.more ? ' (more match: narrow the search)' : ''}.`),
     replay ? h('div', { class: 'toolbar' }, replay, h('span', { class: 'muted' }, 'sends the selected archived messages back to the queue they failed from and writes an audit record')) : null,
     h('table', { id: 'results-table' }, h('thead', {}, h('tr', {}, write ? h('th', { scope: 'col' }, 'Select') : null,
       h('th', { scope: 'col' }, 'Message id'), h('th', { scope: 'col' }, 'Sent'), h('th', { scope: 'col', class: 'num' }, 'Receives'), h('th', { scope: 'col' }, 'Body'))),
@@ -670,7 +715,7 @@ function renderQueue(view, name) {
   const search = searchSection(name);
   const reloadArchive = () => {
     loadInto(objects, async () => objectsTable(await api('/api/queues/' + encodeURIComponent(name) + '/objects')));
-    loadInto(failures, async () => failuresTable(name, await api('/api/queues/' + encodeURIComponent(name) + '/failures'), search.searchFor));
+    loadInto(failures, async () => failuresTable(name, await api('/api/queues/' + encodeURIComponent(name) + '/failures'), search));
   };
   state.reloadArchive = reloadArchive;
   state.archivedSeen = undefined;

@@ -477,7 +477,9 @@ int RunCli(int argc, char** argv) {
       "or lines were skipped (each named on stderr)");
   ShowCommandOptions show_opts;
   auto* show = app.add_subcommand("show", "print one archived message in full, with where it is stored");
-  show->add_option("message_id", show_opts.message_id, "the SQS MessageId (required)");
+  show->add_option("message_id", show_opts.message_id, "the SQS MessageId (required without --fingerprint)");
+  show->add_option("--fingerprint", show_opts.fingerprint, "ID: a failure group; alone: its earliest message");
+  show->add_option("--fingerprint-fields", show_opts.fingerprint_fields, "the JSON fields --fingerprint groups by");
   AddFromFlag(*show, show_from);
   show->add_option("--queue", show_opts.queues, "look only in this queue (repeatable)");
   show->add_option("--output", show_opts.output, "text or json (the archive line)")
@@ -762,7 +764,9 @@ int RunCli(int argc, char** argv) {
     });
   }
   if (*show) {
-    if (show_opts.message_id.empty()) return usage.Fail("name a MESSAGE_ID");
+    if (show_opts.message_id.empty() && show_opts.fingerprint.empty()) {
+      return usage.Fail("name a MESSAGE_ID or a --fingerprint ID");
+    }
     return WithArchive(g, usage, show_from, [&](ObjectStore& store, const Destination& from) {
       return RunShowCommand(show_opts, store, from, stdout, stderr, &g_stop);
     });

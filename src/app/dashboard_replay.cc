@@ -1,6 +1,8 @@
 #include "app/dashboard_replay.h"
 
 #include <cstdio>
+#include <string_view>
+#include <utility>
 
 #include "app/replay_command.h"
 
@@ -53,15 +55,43 @@ class Capture {
   std::FILE* file_;
 };
 
+// Moves a dry run's "would send ID to URL (...)" lines (replay/replayer.cc)
+// out of `result.output` into counts per destination.
+void CountDestinations(DashboardReplayResult& result) {
+  constexpr std::string_view kWould = "would send ";
+  std::string kept;
+  size_t start = 0;
+  while (start < result.output.size()) {
+    size_t end = result.output.find('\n', start);
+    if (end == std::string::npos) end = result.output.size();
+    std::string_view line = std::string_view(result.output).substr(start, end - start);
+    size_t to = line.find(" to ");
+    size_t paren = line.rfind(" (");
+    if (line.starts_with(kWould) && to != std::string_view::npos && paren != std::string_view::npos && paren > to) {
+      ++result.destinations[std::string(line.substr(to + 4, paren - to - 4))];
+    } else {
+      kept.append(line).push_back('\n');
+    }
+    start = end + 1;
+  }
+  result.output = std::move(kept);
+}
+
 }  // namespace
 
 DashboardReplayFn MakeDashboardReplay(Clock& clock) {
-  return [&clock](const QueueArchiveAccess& access, const std::vector<std::string>& ids,
+  return [&clock](const QueueArchiveAccess& access, const DashboardReplaySelection& what,
                   const std::string& actor) -> DashboardReplayResult {
     ReplayCommandOptions options;
     options.from = access.destination;
     options.filter.queues = {access.queue.name};
-    options.filter.ids = ids;
+    options.filter.ids = what.ids;
+    options.filter.fingerprint = what.fingerprint;
+    for (const std::string& field : what.fingerprint_options.fields) {
+      if (!options.filter.fingerprint_fields.empty()) options.filter.fingerprint_fields += ",";
+      options.filter.fingerprint_fields += field;
+    }
+    options.dry_run = what.dry_run;
     options.to_source = true;
     options.progress = "never";
     Capture out, err;
@@ -82,6 +112,7 @@ DashboardReplayFn MakeDashboardReplay(Clock& clock) {
     result.exit_code = RunReplay(options, deps, stop);
     result.output = out.Take();
     result.errors = err.Take();
+    if (what.dry_run) CountDestinations(result);
     return result;
   };
 }

@@ -1,6 +1,8 @@
 // The dashboard's replay action over the `replay` command's engine: the
-// selected archived messages of one queue go back to their source queues
-// through RunReplay (--from the group's destination --id ... --to-source),
+// selected archived messages of one queue (by id, or every message of one
+// failure group) go back to their source queues through RunReplay (--from the
+// group's destination --id ... or --fingerprint ID, --to-source, --dry-run
+// when asked),
 // which resolves every destination before sending and writes the same audit
 // record to {prefix}/_audit/ of the archive. Thread-safe: each call runs its
 // own replay on the caller's thread.

@@ -138,6 +138,7 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   dash.scan_deadline = config->dashboard_scan_deadline;
   dash.request_memory = static_cast<size_t>(config->dashboard_request_memory);
   dash.max_concurrent_scans = config->dashboard_max_scans;
+  if (!config->dashboard_fingerprint_fields.empty()) dash.fingerprint.fields = config->dashboard_fingerprint_fields;
   Dashboard dashboard(daemon, DefaultClock(), dash);
   daemon.SetExtraRoutes([&dashboard](HttpServer& server) { dashboard.Register(server); });
   Log().Log(LogLevel::kInfo, "dashboard",

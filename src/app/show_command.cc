@@ -7,10 +7,14 @@
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 
+#include <utility>
+
 #include "common/count_noun.h"
 #include "common/crypto.h"
 #include "common/text.h"
 #include "common/time_util.h"
+#include "query/filter.h"
+#include "query/fingerprint.h"
 #include "query/scan.h"
 
 namespace dlq {
@@ -69,8 +73,16 @@ std::optional<std::string> PrettyJson(std::string_view body) {
 
 int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const Destination& from, std::FILE* out,
                    std::FILE* err, const std::atomic<bool>* stop) {
-  if (options.message_id.empty()) {
-    fmt::print(err, "error: show: name a MESSAGE_ID\n");
+  if (options.message_id.empty() && options.fingerprint.empty()) {
+    fmt::print(err, "error: show: name a MESSAGE_ID or a --fingerprint ID\n");
+    return 2;
+  }
+  FilterFlags group_flags;
+  group_flags.fingerprint = options.fingerprint;
+  group_flags.fingerprint_fields = options.fingerprint_fields;
+  Result<Filter> group = BuildFilter(group_flags, SystemTime{});
+  if (!group.ok()) {
+    fmt::print(err, "error: show: {}\n", TerminalSafe(group.status().message()));
     return 2;
   }
   if (options.output != "text" && options.output != "json") {
@@ -93,7 +105,8 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   }
   ScanOptions scan;
   scan.memory_budget_bytes = *memory;
-  scan.filter.ids = {options.message_id};
+  scan.filter = std::move(*group);
+  if (!options.message_id.empty()) scan.filter.ids = {options.message_id};
   scan.filter.queues = options.queues;
   scan.layouts = std::move(*layouts);
   scan.parallelism = options.source.parallelism;
@@ -102,7 +115,20 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   std::optional<ArchiveRecord> first;
   std::vector<std::string> locations;
   const std::string uri = KeyUriPrefix(from);
+  // By message id: the first copy read, then where the others are. By group
+  // alone: the group's earliest message, whatever order the scan reads in.
+  auto earlier = [](const ArchiveRecord& a, const ArchiveRecord& b) {
+    return std::make_pair(!a.sent_at.has_value(), a.sent_at.value_or(SystemTime{})) <
+               std::make_pair(!b.sent_at.has_value(), b.sent_at.value_or(SystemTime{})) ||
+           (a.sent_at == b.sent_at && a.message_id < b.message_id);
+  };
+  const bool by_group = options.message_id.empty();
   Result<ScanStats> stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& r, const RecordLocation& loc) {
+    if (by_group && first && r.message_id != first->message_id) {
+      if (!earlier(r, *first)) return true;
+      first.reset();
+      locations.clear();
+    }
     if (!first) first = r;
     locations.push_back(fmt::format("{}{} line {}{}", uri, loc.key, loc.line,
                                     r.queue == first->queue ? "" : fmt::format(" (queue {})", r.queue)));
@@ -122,8 +148,12 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   }
   int damage = ReportDamage(*stats, from, err);
   if (!first) {
-    fmt::print(err, "error: show: message {} is not in {}{}\n", TerminalSafe(options.message_id),
-               TerminalSafe(from.uri), damage == 0 ? "" : " (some objects could not be read; see the warnings)");
+    std::string what = by_group ? fmt::format("no message of failure group {}", scan.filter.fingerprint)
+                                : fmt::format("message {}", TerminalSafe(options.message_id));
+    if (!by_group && !scan.filter.fingerprint.empty())
+      what += fmt::format(" of failure group {}", scan.filter.fingerprint);
+    fmt::print(err, "error: show: {} is not in {}{}\n", what, TerminalSafe(from.uri),
+               damage == 0 ? "" : " (some objects could not be read; see the warnings)");
     return damage != 0 ? damage : 1;
   }
   const ArchiveRecord& r = *first;
@@ -154,6 +184,8 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   Field(out, "md5_of_message_attributes", r.md5_of_message_attributes.empty() ? "-" : r.md5_of_message_attributes);
   if (r.extended_client_pointer) Field(out, "extended_client_pointer", "true (the body points to an S3 payload)");
   Field(out, "archiver", fmt::format("{} on {}", r.archiver.version, r.archiver.host));
+  const std::string group_key = FailureGroupKey(r, scan.filter.fingerprint_options);
+  Field(out, "failure group", fmt::format("{} {}", GroupId(group_key), group_key));
   fmt::print(out, "\nattributes ({}):\n", r.attributes.size());
   for (const auto& [name, value] : r.attributes) {
     fmt::print(out, "  {:<34} {}\n", TerminalSafe(name), TerminalSafe(value));

@@ -35,7 +35,9 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   scan.parallelism = options.source.parallelism;
   scan.memory_budget_bytes = ParseScanMemory(options.source).value();
   scan.stop = &stop;
-  StatsAggregator aggregator(GroupBy::Parse(options.group_by).value(), scan.filter.by, options.max_groups);
+  GroupBy group_by = GroupBy::Parse(options.group_by).value();
+  group_by.fingerprint = scan.filter.fingerprint_options;  // --fingerprint-fields
+  StatsAggregator aggregator(std::move(group_by), scan.filter.by, options.max_groups);
   bool stopped = false;
   auto stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& record, const RecordLocation&) {
     if (stop.load(std::memory_order_relaxed)) {

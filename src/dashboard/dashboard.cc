@@ -372,7 +372,9 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
   scan.filter.queues = {queue};
   scan.layouts = archive->layouts;
   Bound(scan, request);
-  StatsAggregator aggregator(GroupBy::Parse("fingerprint").value(), TimeField::kSent, options_.max_failure_groups);
+  GroupBy group_by = GroupBy::Parse("fingerprint").value();
+  group_by.fingerprint = options_.fingerprint;
+  StatsAggregator aggregator(std::move(group_by), TimeField::kSent, options_.max_failure_groups);
   auto stats = ScanArchive(*archive->access.clients.store, archive->from, scan,
                            [&](const ArchiveRecord& r, const RecordLocation&) {
                              aggregator.Add(r);
@@ -443,6 +445,7 @@ HttpServerResponse Dashboard::Search(const HttpServerRequest& request) const {
   const std::string queue = search->flags.queues.front();
   auto filter = BuildFilter(search->flags, clock_.Now());
   if (!filter.ok()) return ErrorFrom(filter.status());
+  filter->fingerprint_options = options_.fingerprint;
   if (Status st = filter->CompileRegex(); !st.ok()) return ErrorFrom(st);
   auto archive = OpenArchive(daemon_, queue);
   if (!archive.ok()) return ErrorFrom(archive.status());
@@ -472,7 +475,9 @@ HttpServerResponse Dashboard::Search(const HttpServerRequest& request) const {
                              OptTime(w, r.sent_at);
                              w.Key("archived_at").String(FormatIso8601(r.archived_at));
                              w.Key("receive_count").Int(r.receive_count);
-                             w.Key("fingerprint").String(FingerprintBody(r.body));
+                             const std::string group = FailureGroupKey(r, options_.fingerprint);
+                             w.Key("fingerprint").String(group);
+                             w.Key("fingerprint_id").String(GroupId(group));
                              w.Key("preview").String(OneLinePreview(r.body, 120));
                              w.EndObject();
                              return true;
@@ -623,21 +628,39 @@ HttpServerResponse Dashboard::Replay(const HttpServerRequest& request) const {
   auto archive = OpenArchive(daemon_, parsed->queue);
   if (!archive.ok()) return ErrorFrom(archive.status());
   const std::string actor = Actor(request);
-  DashboardReplayResult result = options_.replay(archive->access, parsed->ids, actor);
+  DashboardReplaySelection what;
+  what.ids = parsed->ids;
+  what.fingerprint = parsed->fingerprint;
+  what.fingerprint_options = options_.fingerprint;
+  what.dry_run = parsed->dry_run;
+  DashboardReplayResult result = options_.replay(archive->access, what, actor);
   Log().Log(result.exit_code == 0 ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
-            {{"action", "replay"},
+            {{"action", what.dry_run ? "replay_dry_run" : "replay"},
              {"queue", parsed->queue},
              {"messages", static_cast<int64_t>(parsed->ids.size())},
+             {"fingerprint", parsed->fingerprint},
              {"client", request.remote_addr},
              {"exit_code", result.exit_code},
              {"result", std::string(Trim(result.output))}});
   JsonWriter w;
   w.BeginObject();
   w.Key("queue").String(parsed->queue);
+  if (!parsed->fingerprint.empty()) w.Key("fingerprint").String(parsed->fingerprint);
+  w.Key("dry_run").Bool(parsed->dry_run);
   w.Key("ok").Bool(result.exit_code == 0);
   w.Key("exit_code").Int(result.exit_code);
   w.Key("output").String(Trim(result.output));
   w.Key("errors").String(Trim(result.errors));
+  if (parsed->dry_run) {
+    uint64_t total = 0;
+    w.Key("destinations").BeginArray();
+    for (const auto& [url, n] : result.destinations) {
+      w.BeginObject().Key("queue_url").String(url).Key("count").Uint(n).EndObject();
+      total += n;
+    }
+    w.EndArray();
+    w.Key("count").Uint(total);
+  }
   w.EndObject();
   const int status = result.exit_code == 0 ? 200 : result.exit_code == 2 ? 400 : 502;
   return JsonResponse(status, w.Take());

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "monitor/daemon.h"
+#include "query/fingerprint.h"
 #include "server/http_server.h"
 
 namespace dlq {
@@ -36,14 +38,24 @@ struct ScanOptions;
 // its summary lines; the audit record's key is in `output`).
 struct DashboardReplayResult {
   int exit_code = 0;
-  std::string output;  // stdout: the summary and "audit: ..." line
+  std::string output;  // stdout: the summary and "audit: ..." line (a dry run: without the per-message lines)
   std::string errors;  // stderr: per-message failures, warnings
+  std::map<std::string, uint64_t> destinations;  // a dry run: queue URL -> messages that would go there
 };
-// Replays the archived messages `ids` of `access`'s queue to their source
+// Which archived messages of one queue a dashboard replay takes: `ids`, or
+// every message of the failure group `fingerprint` (as grouped with
+// `fingerprint_options`). A dry run sends nothing and says what would go where.
+struct DashboardReplaySelection {
+  std::vector<std::string> ids;
+  std::string fingerprint;
+  FingerprintOptions fingerprint_options;
+  bool dry_run = false;
+};
+// Replays the selected archived messages of `access`'s queue to their source
 // queues, writing the same audit record as `dlq-archive replay`; `actor`
 // names who asked (for the audit record's caller).
 using DashboardReplayFn = std::function<DashboardReplayResult(
-    const QueueArchiveAccess& access, const std::vector<std::string>& ids, const std::string& actor)>;
+    const QueueArchiveAccess& access, const DashboardReplaySelection& what, const std::string& actor)>;
 
 // Requests that read the archive (search, message detail, failure groups)
 // are bounded: each scan ends at scan_deadline, or as soon as the request's
@@ -65,6 +77,7 @@ struct DashboardOptions {
   DashboardReplayFn replay;                // required for the replay action when write_token is set
   std::chrono::seconds poll_interval{60};  // how often the page refreshes (the collection interval)
   size_t max_failure_groups = 1000;        // stats groups kept per request
+  FingerprintOptions fingerprint;          // how failure groups are told apart (dashboard.fingerprint_fields)
   std::chrono::milliseconds scan_deadline{10000};
   size_t request_memory = size_t{64} << 20;  // at least 8 MiB
   int max_concurrent_scans = 2;              // at least 1

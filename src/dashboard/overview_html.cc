@@ -81,7 +81,7 @@ void AppendExpiryCell(const OverviewQueue& q, int64_t now_ms, std::string& out) 
                  EscapeHtml(FormatCountdown(left) + " left of " + FormatCountdown(retention) + " retention"));
 }
 
-// app.js's overviewRowHtml, with the aria-rowindex renderWindow adds.
+// app.js's overviewRow, with the aria-rowindex renderWindow adds.
 void AppendRow(const OverviewQueue& q, size_t index, int64_t now_ms, std::string& out) {
   const std::string name = EscapeHtml(q.queue);
   fmt::format_to(
@@ -202,13 +202,16 @@ std::string RenderOverviewHtml(const Overview& overview, SystemTime now, size_t 
   std::string out;
   out.reserve(2048 + 1024 * std::min(rows, qs.size()));
   out += "<h1>Dead-letter queues</h1>";
+  // The words agree with the counts (app.js's overviewSummary says the same).
+  auto noun = [](auto n, std::string_view one, std::string_view many) { return n == 1 ? one : many; };
   fmt::format_to(std::back_inserter(out),
                  R"(<div id="summary"><ul class="cards" aria-label="Summary">)"
-                 R"(<li><span class="n" id="sum-alarm">{}</span>queues in ALARM</li>)"
-                 R"(<li><span class="n" id="sum-risk">{}</span>messages at risk within 24 h</li>)"
-                 R"(<li><span class="n" id="sum-errors">{}</span>errors</li>)"
-                 R"(<li><span class="n">{}</span>queues watched</li></ul></div>)",
-                 alarming, at_risk, errors, qs.size());
+                 R"(<li><span class="n" id="sum-alarm">{}</span>{} in ALARM</li>)"
+                 R"(<li><span class="n" id="sum-risk">{}</span>{} at risk within 24 h</li>)"
+                 R"(<li><span class="n" id="sum-errors">{}</span>{}</li>)"
+                 R"(<li><span class="n">{}</span>{} watched</li></ul></div>)",
+                 alarming, noun(alarming, "queue", "queues"), at_risk, noun(at_risk, "message", "messages"), errors,
+                 noun(errors, "error", "errors"), qs.size(), noun(qs.size(), "queue", "queues"));
   out += R"(<div id="groups">)";
   for (const OverviewGroup& g : overview.groups) {
     if (!g.problem.empty()) {
@@ -220,8 +223,8 @@ std::string RenderOverviewHtml(const Overview& overview, SystemTime now, size_t 
   fmt::format_to(std::back_inserter(out),
                  R"(<div class="toolbar"><label for="filter">Filter queues</label>)"
                  R"(<input type="search" id="filter" value="" aria-describedby="shown">)"
-                 R"(<span id="shown" class="muted">{0} of {0} queues shown</span></div>)",
-                 qs.size());
+                 R"(<span id="shown" class="muted">{0} of {0} {1} shown</span></div>)",
+                 qs.size(), qs.size() == 1 ? "queue" : "queues");
   fmt::format_to(std::back_inserter(out),
                  R"(<table id="queues" aria-rowcount="{}"><caption class="muted">Sort by a column with its header )"
                  R"(button; the filter searches every queue (only the rows near the view are in the page); the )"

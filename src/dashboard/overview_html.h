@@ -4,7 +4,7 @@
 // app.js takes the table over when it runs and renders the same rows itself.
 //
 // The markup mirrors web/app.js (renderOverview, overviewSummary,
-// overviewRowHtml): the same elements, classes, ids, aria attributes and cell
+// overviewRow): the same elements, classes, ids, aria attributes and cell
 // text, so that nothing moves when app.js replaces it. A change to either side
 // must be made to both (tests/browser/dashboard.mjs compares them).
 //

@@ -99,12 +99,13 @@ Result<size_t> ParseLimit(const std::map<std::string, std::string>& params, size
 
 Result<SearchRequest> ParseSearchRequest(const std::map<std::string, std::string>& params) {
   static const std::set<std::string> kKnown = {
-      "queue", "q", "re", "id", "attr", "since", "until", "limit", "min_receive_count"};
+      "queue", "q", "re", "id", "attr", "since", "until", "limit", "min_receive_count", "fingerprint"};
   for (const auto& [name, value] : params) {
     if (!kKnown.count(name)) {
-      return InvalidArgument(fmt::format(
-          "unknown search parameter {}: expected queue, q, re, id, attr, since, until, min_receive_count, limit",
-          Shown(name)));
+      return InvalidArgument(
+          fmt::format("unknown search parameter {}: expected queue, q, re, id, attr, since, until, min_receive_count, "
+                      "fingerprint, limit",
+                      Shown(name)));
     }
   }
   SearchRequest out;
@@ -125,6 +126,7 @@ Result<SearchRequest> ParseSearchRequest(const std::map<std::string, std::string
   out.flags.since = get("since");
   out.flags.until = get("until");
   out.flags.min_receive_count = get("min_receive_count");
+  out.flags.fingerprint = get("fingerprint");
   DLQ_ASSIGN_OR_RETURN(out.limit, ParseLimit(params, 50, kMaxSearchResults));
   return out;
 }
@@ -133,7 +135,9 @@ Result<ReplayRequest> ParseReplayRequest(std::string_view body) {
   if (body.size() > kMaxReplayBodyBytes) {
     return InvalidArgument(fmt::format("request body of {} bytes: at most {}", body.size(), kMaxReplayBodyBytes));
   }
-  const std::string_view expected = R"(expected {"queue": "NAME", "ids": ["MESSAGE_ID", ...]})";
+  const std::string_view expected =
+      R"(expected {"queue": "NAME", "ids": ["MESSAGE_ID", ...]} or {"queue": "NAME", "fingerprint": "ID", )"
+      R"("dry_run": true|false})";
   simdjson::dom::parser parser;
   simdjson::padded_string padded(body);
   simdjson::dom::element doc;
@@ -145,7 +149,7 @@ Result<ReplayRequest> ParseReplayRequest(std::string_view body) {
     return InvalidArgument(fmt::format("the body is not a JSON object: {}", expected));
   }
   ReplayRequest out;
-  bool have_queue = false, have_ids = false;
+  bool have_queue = false, have_ids = false, have_dry_run = false;
   for (auto field : object) {
     if (field.key == "queue") {
       std::string_view q;
@@ -170,12 +174,31 @@ Result<ReplayRequest> ParseReplayRequest(std::string_view body) {
         out.ids.emplace_back(id);
       }
       have_ids = true;
+    } else if (field.key == "fingerprint") {
+      std::string_view id;
+      if (field.value.get_string().get(id) != simdjson::SUCCESS || id.size() != kGroupIdChars ||
+          id.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+        return InvalidArgument("fingerprint must be a failure group id (12 lowercase hex digits)");
+      }
+      out.fingerprint = std::string(id);
+    } else if (field.key == "dry_run") {
+      if (field.value.get_bool().get(out.dry_run) != simdjson::SUCCESS) {
+        return InvalidArgument("dry_run must be true or false");
+      }
+      have_dry_run = true;
     } else {
       return InvalidArgument(fmt::format("unknown field {}: {}", Shown(field.key), expected));
     }
   }
-  if (!have_queue || !have_ids) return InvalidArgument(fmt::format("queue and ids are required: {}", expected));
-  if (out.ids.empty()) return InvalidArgument("ids is empty: select at least one message");
+  if (!have_queue || have_ids == !out.fingerprint.empty()) {
+    return InvalidArgument(fmt::format("queue and either ids or fingerprint are required: {}", expected));
+  }
+  if (have_ids && out.ids.empty()) return InvalidArgument("ids is empty: select at least one message");
+  // A group can be large: the page asks for the dry run first, and sending
+  // needs dry_run: false spelled out.
+  if (!out.fingerprint.empty() && !have_dry_run) {
+    return InvalidArgument("a group replay needs \"dry_run\": true (what would be sent) or false (send)");
+  }
   return out;
 }
 

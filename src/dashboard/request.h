@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "query/filter.h"
+#include "query/fingerprint.h"
 
 namespace dlq {
 
@@ -46,7 +47,8 @@ std::optional<QueuePath> ParseQueuePath(std::string_view path);
 std::optional<std::string> ParseMessagePath(std::string_view path);
 
 // GET /api/search: queue (required), q (body contains), re (body regex), id,
-// attr (NAME=VALUE), since, until, min_receive_count, limit (1..500,
+// attr (NAME=VALUE), since, until, min_receive_count, fingerprint (a failure
+// group id), limit (1..500,
 // default 50). The filter fields are the CLI's filter flags, checked by
 // BuildFilter later.
 struct SearchRequest {
@@ -56,11 +58,16 @@ struct SearchRequest {
 Result<SearchRequest> ParseSearchRequest(const std::map<std::string, std::string>& params);
 
 // POST /api/replay: {"queue": "NAME", "ids": ["ID", ...]} with 1 to
-// kMaxReplayIds distinct ids (each as ParseMessagePath accepts). Unknown
-// fields are an error, so a typo does not silently replay something else.
+// kMaxReplayIds distinct ids (each as ParseMessagePath accepts), or
+// {"queue": "NAME", "fingerprint": "ID", "dry_run": true|false} for every
+// archived message of one failure group (dry_run required). "dry_run" also
+// goes with ids. Unknown fields are an error, so a typo does not silently
+// replay something else.
 struct ReplayRequest {
   std::string queue;
   std::vector<std::string> ids;
+  std::string fingerprint;
+  bool dry_run = false;
 };
 Result<ReplayRequest> ParseReplayRequest(std::string_view body);
 

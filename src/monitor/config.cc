@@ -474,6 +474,11 @@ std::vector<ConfigKey> BuildSchema() {
                   : fmt::format("{} is not a host name (letters, digits, '.', '-', '_'; or \"*\")", Quote(h));
       },
       top, "[dlq.example.com, .internal.example.com]"));
+  k.push_back(List(  // the failure groups' discriminator fields (query/fingerprint.h); empty: the defaults
+      "dashboard.fingerprint_fields", "JSON fields whose values tell the dashboard's failure groups apart",
+      [](const ConfigTarget& t) -> std::vector<std::string>& { return t.config->dashboard_fingerprint_fields; },
+      [](const std::string& f) { return f.empty() ? std::string("a field name must not be empty") : std::string(); },
+      top, "[type, error.code]"));
   k.push_back(Dur<seconds>(top, "dashboard.scan_deadline", seconds(1), minutes(10),
                            FormatDuration(dc.dashboard_scan_deadline), "30s",
                            "a dashboard request that reads the archive (search, message, failures) stops after this "

@@ -139,6 +139,8 @@ struct MonitorConfig {
   // Host header names accepted besides IP literals, localhost and the listen
   // host (server/http_server.h).
   std::vector<std::string> dashboard_hosts;
+  // The dashboard's failure-group fields (query/fingerprint.h); empty: the defaults.
+  std::vector<std::string> dashboard_fingerprint_fields;
   // Bounds on a dashboard request that reads the archive (DashboardOptions).
   std::chrono::seconds dashboard_scan_deadline{10};
   uint64_t dashboard_request_memory = uint64_t{64} << 20;

@@ -77,6 +77,7 @@ bool Filter::Matches(const ArchiveRecord& r) const {
     std::optional<std::string> got = path.Lookup(r.body);
     if (!got || *got != value) return false;
   }
+  if (!fingerprint.empty() && GroupId(FailureGroupKey(r, fingerprint_options)) != fingerprint) return false;
   return true;
 }
 
@@ -91,7 +92,8 @@ Status Filter::CompileRegex() {
 
 bool Filter::Empty() const {
   return queues.empty() && !since && !until && ids.empty() && attr_equals.empty() && attr_exists.empty() &&
-         body_contains.empty() && body_regex.empty() && json_equals.empty() && !min_receive_count;
+         body_contains.empty() && body_regex.empty() && json_equals.empty() && !min_receive_count &&
+         fingerprint.empty();
 }
 
 std::string Filter::Canonical() const {
@@ -117,6 +119,12 @@ std::string Filter::Canonical() const {
     w.Int(*min_receive_count);
   } else {
     w.Null();
+  }
+  if (!fingerprint.empty()) {  // only when set: the text of filters without it stays as it was
+    w.Key("fingerprint").String(fingerprint);
+    w.Key("fingerprint_fields").BeginArray();
+    for (const std::string& field : fingerprint_options.fields) w.String(field);
+    w.EndArray();
   }
   w.EndObject();
   return w.Take();
@@ -150,6 +158,11 @@ void AddFilterFlags(CLI::App& cmd, FilterFlags& f) {
                  "PATH=VALUE: the body is JSON and the value at PATH is VALUE, e.g. '$.error.type=Timeout' "
                  "(repeatable: all)");
   cmd.add_option("--min-receive-count", f.min_receive_count, "only records received at least N times");
+  cmd.add_option("--fingerprint", f.fingerprint,
+                 "ID: only the failure group with this id (as `stats --group-by fingerprint` prints it)");
+  cmd.add_option("--fingerprint-fields", f.fingerprint_fields,
+                 "F1,F2,...: the JSON fields whose values tell failure groups apart (default: "
+                 "type,eventType,detail-type,source,error)");
 }
 
 Result<Filter> BuildFilter(const FilterFlags& flags, SystemTime now) {
@@ -214,6 +227,17 @@ Result<Filter> BuildFilter(const FilterFlags& flags, SystemTime now) {
     std::optional<int64_t> n = ParseInt64(flags.min_receive_count);
     if (!n || *n < 0) return FlagError("--min-receive-count", flags.min_receive_count, "must be an integer >= 0");
     f.min_receive_count = *n;
+  }
+  auto fields = FingerprintOptions::Parse(flags.fingerprint_fields);
+  if (!fields.ok()) return fields.status();
+  f.fingerprint_options = std::move(*fields);
+  if (!flags.fingerprint.empty()) {
+    std::string id = ToLower(Trim(flags.fingerprint));
+    if (id.size() != kGroupIdChars || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return FlagError("--fingerprint", flags.fingerprint,
+                       "expected a group id of 12 hex digits, as `stats --group-by fingerprint` prints it");
+    }
+    f.fingerprint = std::move(id);
   }
   return f;
 }

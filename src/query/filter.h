@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/regex.h"
 #include "common/status.h"
+#include "query/fingerprint.h"
 #include "query/json_path.h"
 
 namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
@@ -36,6 +37,8 @@ struct Filter {
   std::string body_regex;                                        // RE2 syntax, searched anywhere in the body
   std::vector<std::pair<JsonPath, std::string>> json_equals;     // --json 'PATH=VALUE' (JsonPath::Lookup text)
   std::optional<int64_t> min_receive_count;
+  std::string fingerprint;                 // GroupId(FailureGroupKey(record, fingerprint_options)) equals it
+  FingerprintOptions fingerprint_options;  // also what stats groups by
 
   // A Binary attribute never equals a VALUE (it has no string value). A
   // body_regex that does not compile matches nothing (BuildFilter and
@@ -68,10 +71,12 @@ struct FilterFlags {
   std::string body_contains, body_regex;
   std::vector<std::string> json;  // PATH=VALUE
   std::string min_receive_count;
+  std::string fingerprint, fingerprint_fields;
 };
 
 // Registers --queue --since --until --by --id --attr --attr-exists
-// --body-contains --body-regex --json --min-receive-count on `cmd`; `flags`
+// --body-contains --body-regex --json --min-receive-count --fingerprint
+// --fingerprint-fields on `cmd`; `flags`
 // must outlive the parse.
 void AddFilterFlags(CLI::App& cmd, FilterFlags& flags);
 

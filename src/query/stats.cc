@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "common/crypto.h"
 #include "common/strings.h"
@@ -64,8 +65,12 @@ void WriteString(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void WriteGroup(JsonWriter& w, const GroupStats& g, bool other) {
+void WriteGroup(JsonWriter& w, const GroupStats& g, bool other, bool group_id) {
   w.StartObject();
+  if (group_id && g.key && !other) {
+    w.Key("id");
+    WriteString(w, GroupId(*g.key));
+  }
   w.Key("key");
   if (g.key && !other) {
     WriteString(w, *g.key);
@@ -141,7 +146,7 @@ std::optional<std::string> GroupBy::KeyOf(const ArchiveRecord& r, TimeField by) 
       return std::nullopt;
     }
     case Kind::kJsonPath: return path->Lookup(r.body);
-    case Kind::kFingerprint: return FingerprintBody(r.body);
+    case Kind::kFingerprint: return FailureGroupKey(r, fingerprint);
   }
   return std::nullopt;
 }
@@ -193,6 +198,7 @@ StatsReport StatsAggregator::Finish() && {
   StatsReport report;
   report.group_by = group_by_.text;
   report.by = by_;
+  report.group_ids = group_by_.kind == GroupBy::Kind::kFingerprint;
   report.max_groups = max_groups_;
   report.records = records_;
   report.other = std::move(other_);
@@ -212,24 +218,30 @@ StatsReport StatsAggregator::Finish() && {
 }
 
 std::string RenderStatsTable(const StatsReport& report) {
-  std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> rows;
-  rows.emplace_back("COUNT", "FIRST SEEN", "LAST SEEN", "EXAMPLE ID", "GROUP");
+  // COUNT, FIRST SEEN, LAST SEEN, EXAMPLE ID, ID (with group_ids), GROUP. The
+  // id comes before the group, so rows whose cut groups read alike still differ.
+  using Row = std::vector<std::string>;
+  std::vector<Row> rows;
+  rows.push_back({"COUNT", "FIRST SEEN", "LAST SEEN", "EXAMPLE ID"});
+  if (report.group_ids) rows.back().emplace_back("ID");
+  rows.back().emplace_back("GROUP");
   auto add = [&](const GroupStats& g, bool other) {
-    rows.emplace_back(std::to_string(g.count), TimeCell(g.first_seen), TimeCell(g.last_seen),
-                      TerminalSafe(g.example_id), TableText(Label(g, other)));
+    Row& row = rows.emplace_back();
+    row = {std::to_string(g.count), TimeCell(g.first_seen), TimeCell(g.last_seen), TerminalSafe(g.example_id)};
+    if (report.group_ids) row.push_back(g.key && !other ? GroupId(*g.key) : "-");
+    row.push_back(TableText(Label(g, other)));
   };
   for (const GroupStats& g : report.groups) add(g, false);
   if (report.other) add(*report.other, true);
-  size_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
-  for (const auto& [c, f, l, e, g] : rows) {
-    w0 = std::max(w0, c.size());
-    w1 = std::max(w1, f.size());
-    w2 = std::max(w2, l.size());
-    w3 = std::max(w3, e.size());
+  std::vector<size_t> widths(rows.front().size(), 0);
+  for (const Row& row : rows) {
+    for (size_t i = 0; i + 1 < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }
   std::string out;
-  for (const auto& [c, f, l, e, g] : rows) {
-    out += fmt::format("{:>{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", c, w0, f, w1, l, w2, e, w3, g);
+  for (const Row& row : rows) {
+    out += fmt::format("{:>{}}", row[0], widths[0]);
+    for (size_t i = 1; i + 1 < row.size(); ++i) out += fmt::format("  {:<{}}", row[i], widths[i]);
+    out += fmt::format("  {}\n", row.back());
   }
   size_t groups = report.groups.size() + (report.other ? 1 : 0);
   out += fmt::format("{} record{} in {} group{} by {} (times: {})\n", report.records, report.records == 1 ? "" : "s",
@@ -238,6 +250,9 @@ std::string RenderStatsTable(const StatsReport& report) {
     out +=
         fmt::format("more than {} groups: the {} records of groups found after the first {} are counted as (other)\n",
                     report.max_groups, report.other->count, report.max_groups);
+  }
+  if (report.group_ids && !report.groups.empty()) {
+    out += "--fingerprint ID selects one group in search, stats, show and replay\n";
   }
   return out;
 }
@@ -258,8 +273,8 @@ std::string RenderStatsJson(const StatsReport& report) {
   w.Bool(report.other.has_value());
   w.Key("groups");
   w.StartArray();
-  for (const GroupStats& g : report.groups) WriteGroup(w, g, false);
-  if (report.other) WriteGroup(w, *report.other, true);
+  for (const GroupStats& g : report.groups) WriteGroup(w, g, false, report.group_ids);
+  if (report.other) WriteGroup(w, *report.other, true, report.group_ids);
   w.EndArray();
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
@@ -270,7 +285,7 @@ std::string RenderStatsJsonLines(const StatsReport& report) {
   auto line = [&](const GroupStats& g, bool other) {
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
-    WriteGroup(w, g, other);
+    WriteGroup(w, g, other, report.group_ids);
     out.append(buf.GetString(), buf.GetSize());
     out.push_back('\n');
   };

@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "query/filter.h"
+#include "query/fingerprint.h"
 #include "query/json_path.h"
 
 namespace dlq {
@@ -36,9 +37,10 @@ inline constexpr size_t kMaxGroupKeyBytes = 512;
 struct GroupBy {
   enum class Kind { kQueue, kDay, kAttribute, kJsonPath, kFingerprint };
   Kind kind = Kind::kQueue;
-  std::string attribute;         // kAttribute: the attribute name
-  std::optional<JsonPath> path;  // kJsonPath
-  std::string text;              // as given, for the report
+  std::string attribute;           // kAttribute: the attribute name
+  std::optional<JsonPath> path;    // kJsonPath
+  std::string text;                // as given, for the report
+  FingerprintOptions fingerprint;  // kFingerprint: the discriminator fields
 
   // "queue", "day", "attr:NAME", "json:PATH" or "fingerprint".
   // kInvalidArgument saying what is wrong and what is accepted.
@@ -53,7 +55,7 @@ struct GroupBy {
   //        the base64 of its bytes); else the system attribute NAME
   //        (e.g. MessageGroupId, SenderId)
   //   json:PATH: JsonPath::Lookup of the body
-  //   fingerprint: FingerprintBody of the body
+  //   fingerprint: FailureGroupKey of the record (query/fingerprint.h)
   std::optional<std::string> KeyOf(const ArchiveRecord& record, TimeField by) const;
 };
 
@@ -74,6 +76,7 @@ struct GroupStats {
 struct StatsReport {
   std::string group_by;  // GroupBy::text
   TimeField by = TimeField::kSent;
+  bool group_ids = false;          // each group has a GroupId (fingerprint groups: what --fingerprint takes)
   std::vector<GroupStats> groups;  // count descending, then key (no-value group last among equals)
   // Records whose group arrived after max_groups groups existed.
   std::optional<GroupStats> other;
@@ -101,9 +104,11 @@ class StatsAggregator {
 };
 
 // Renderings of a report. Table: one line per group (COUNT, FIRST SEEN, LAST
-// SEEN, EXAMPLE ID, GROUP; ids and groups terminal-safe (common/text.h),
-// long groups cut) and a summary line. JSON: one document with every group.
-// JSONL: one object per group ("(other)" last, with "other": true).
+// SEEN, EXAMPLE ID, with group_ids ID, then GROUP; ids and groups
+// terminal-safe (common/text.h), long groups cut after the id) and a summary
+// line. JSON: one document with every group. JSONL: one object per group
+// ("(other)" last, with "other": true). With group_ids each group but
+// "(other)" has an "id".
 std::string RenderStatsTable(const StatsReport& report);
 std::string RenderStatsJson(const StatsReport& report);
 std::string RenderStatsJsonLines(const StatsReport& report);

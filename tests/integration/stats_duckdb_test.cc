@@ -18,6 +18,7 @@
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "harness.h"
+#include "query/fingerprint.h"
 
 namespace dlq::it {
 namespace {
@@ -61,8 +62,8 @@ Dataset SendDataset(AwsServices& svc, int total) {
   EXPECT_TRUE(url_a.ok() && url_b.ok());
   if (!url_a.ok() || !url_b.ok()) return d;
   d.total = total;
-  const std::string fingerprints[] = {"order <num> failed: timeout", R"({"error":{"type":"Timeout"},"order":<num>})",
-                                      R"({"error":{"type":"Denied"},"order":<num>})", "payment <hex> declined"};
+  const std::string fingerprints[] = {"order <num> failed: timeout", R"(error.type="Timeout" {error.type,order})",
+                                      R"(error.type="Denied" {error.type,order})", "payment <hex> declined"};
   auto send = [&](int from, int to) {
     std::map<std::string, std::vector<SendEntry>> batches;
     for (int i = from; i < to; ++i) {
@@ -307,6 +308,15 @@ TEST(StatsCli, EveryGroupByOverAnS3Archive) {
   EXPECT_THAT(table.out, HasSubstr("COUNT  FIRST SEEN"));
   EXPECT_THAT(table.out, HasSubstr("order <num> failed: timeout\n"));
   EXPECT_THAT(table.out, HasSubstr("60 records in 4 groups by fingerprint (times: sent_at)"));
+  // Each group's id stands before it; --fingerprint ID selects that group.
+  const std::string timeout_key = R"(error.type="Timeout" {error.type,order})";
+  const std::string timeout_id = GroupId(timeout_key);
+  EXPECT_THAT(table.out, HasSubstr(timeout_id + "  " + timeout_key + "\n"));
+  auto in_group = RunShell(Binary(fauxqs, "search --endpoint-url " + fauxqs.endpoint() + " " + from +
+                                              " --fingerprint " + timeout_id + " --output count"),
+                           false);
+  EXPECT_EQ(in_group.exit_code, 0);
+  EXPECT_EQ(in_group.out, std::to_string(d.by_fingerprint[timeout_key]) + "\n");
   auto lines = RunShell(Binary(fauxqs, "stats --endpoint-url " + fauxqs.endpoint() + " " + from +
                                            " --group-by queue"),  // piped: JSON lines by default
                         false);

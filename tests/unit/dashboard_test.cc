@@ -106,6 +106,25 @@ TEST(DashboardRequestTest, ReplayBodyNeedsQueueAndIdsAndNothingElse) {
   EXPECT_EQ(ParseReplayRequest(many + "]}").status().code(), ErrorCode::kInvalidArgument);
 }
 
+TEST(DashboardRequestTest, AGroupReplayNamesTheGroupAndSaysWhetherItIsADryRun) {
+  auto dry = ParseReplayRequest(R"({"queue":"orders-dlq","fingerprint":"ba7816bf8f01","dry_run":true})");
+  ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+  EXPECT_EQ(dry->fingerprint, "ba7816bf8f01");
+  EXPECT_TRUE(dry->dry_run);
+  EXPECT_TRUE(dry->ids.empty());
+  auto send = ParseReplayRequest(R"({"queue":"orders-dlq","fingerprint":"ba7816bf8f01","dry_run":false})");
+  ASSERT_TRUE(send.ok());
+  EXPECT_FALSE(send->dry_run);
+  EXPECT_TRUE(ParseReplayRequest(R"({"queue":"q","ids":["m"],"dry_run":true})")->dry_run);
+  for (const char* bad : {R"({"queue":"q","fingerprint":"ba7816bf8f01"})",  // a group needs dry_run spelled out
+                          R"({"queue":"q","fingerprint":"ba7816bf8f01","ids":["m"],"dry_run":true})",
+                          R"({"queue":"q","fingerprint":"BA7816BF8F01","dry_run":true})",
+                          R"({"queue":"q","fingerprint":"ba7816","dry_run":true})",
+                          R"({"queue":"q","fingerprint":"ba7816bf8f01","dry_run":"yes"})"}) {
+    EXPECT_EQ(ParseReplayRequest(bad).status().code(), ErrorCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST(DashboardRequestTest, SearchNeedsAQueueAndKnownParameters) {
   auto ok = ParseSearchRequest({{"queue", "orders-dlq"}, {"q", "timeout"}, {"limit", "7"}});
   ASSERT_TRUE(ok.ok());
@@ -115,6 +134,7 @@ TEST(DashboardRequestTest, SearchNeedsAQueueAndKnownParameters) {
   EXPECT_EQ(ParseSearchRequest({{"q", "x"}}).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(ParseSearchRequest({{"queue", "q"}, {"limit", "0"}}).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(ParseSearchRequest({{"queue", "q"}, {"limit", "501"}}).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ParseSearchRequest({{"queue", "q"}, {"fingerprint", "ba7816bf8f01"}})->flags.fingerprint, "ba7816bf8f01");
   auto unknown = ParseSearchRequest({{"queue", "q"}, {"bodyy", "x"}});
   EXPECT_NE(unknown.status().message().find("unknown search parameter 'bodyy'"), std::string::npos);
 }
@@ -745,7 +765,7 @@ TEST_F(DashboardTest, ThePageCarriesTheOverviewsFirstRowsAsOfEachRequest) {
   EXPECT_TRUE(page.body.ends_with(embedded.substr(embedded.find(R"(<div id="view">)") + 15)));
   EXPECT_NE(page.body.find(R"(<tr data-queue="orders-dlq" aria-rowindex="2">)"), std::string::npos) << page.body;
   EXPECT_NE(page.body.find(R"(<td class="num">2</td>)"), std::string::npos);  // visible, as collected
-  EXPECT_NE(page.body.find("1 of 1 queues shown"), std::string::npos);
+  EXPECT_NE(page.body.find("1 of 1 queue shown"), std::string::npos);
   EXPECT_NE(page.body.find(">in 2d 23h 59m<"), std::string::npos) << page.body;
   // Still the strict policy: the rows are plain HTML, nothing inline runs.
   EXPECT_NE(HeaderOf(page, "Content-Security-Policy").find("script-src 'self'; style-src 'self'"), std::string::npos);
@@ -812,6 +832,72 @@ TEST_F(DashboardTest, ReplayWithTheTokenSendsToTheSourceAndWritesTheAuditRecord)
   EXPECT_NE(std::string_view(none_doc["output"].get_string().value()).find("selected 0"), std::string_view::npos)
       << none.body;
   EXPECT_EQ(sqs_.Messages(source_url_).size(), 1u);
+}
+
+TEST_F(DashboardTest, FailureGroupsHaveIdsThatTheSearchTakes) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  simdjson::dom::parser parser;
+  auto failures = Json(parser, d.Handle(Get("/api/queues/orders-dlq/failures")));
+  auto group = failures["report"]["groups"].at(0);
+  const std::string key(group["key"].get_string().value());
+  const std::string id(group["id"].get_string().value());
+  EXPECT_EQ(key, "timeout after <num> ms");
+  EXPECT_EQ(id, GroupId(key));
+  simdjson::dom::parser parser2;
+  auto found = Json(parser2, d.Handle(Get("/api/search", "queue=orders-dlq&fingerprint=" + id)));
+  EXPECT_EQ(found["count"].get_uint64().value(), 3u);
+  simdjson::dom::array messages = found["messages"].get_array().value();
+  for (auto m : messages) {
+    EXPECT_EQ(std::string_view(m["fingerprint_id"].get_string().value()), id);
+    EXPECT_EQ(std::string_view(m["fingerprint"].get_string().value()), key);
+  }
+  HttpServerResponse bad = d.Handle(Get("/api/search", "queue=orders-dlq&fingerprint=nothex"));
+  EXPECT_EQ(bad.status, 400) << bad.body;
+}
+
+TEST_F(DashboardTest, ReplayThisGroupDryRunShowsCountAndDestinationsThenSendsOnlyThatGroup) {
+  ArchiveSome();
+  Dashboard d = Make(kToken);
+  const std::string id = GroupId("null pointer in handler <num>");
+  const std::string auth = std::string("Bearer ") + kToken;
+  simdjson::dom::parser parser;
+  HttpServerResponse dry =
+      d.Handle(Post("/api/replay", R"({"queue":"orders-dlq","fingerprint":")" + id + R"(","dry_run":true})", auth));
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  auto doc = Json(parser, dry);
+  EXPECT_TRUE(doc["dry_run"].get_bool().value());
+  EXPECT_EQ(std::string_view(doc["fingerprint"].get_string().value()), id);
+  EXPECT_EQ(doc["count"].get_uint64().value(), 2u);
+  auto destinations = doc["destinations"].get_array().value();
+  ASSERT_EQ(destinations.size(), 1u);
+  EXPECT_EQ(std::string_view(destinations.at(0)["queue_url"].get_string().value()), source_url_);
+  EXPECT_EQ(destinations.at(0)["count"].get_uint64().value(), 2u);
+  EXPECT_EQ(std::string_view(doc["output"].get_string().value()).find("would send m"), std::string_view::npos)
+      << "per-message lines are counted, not listed: " << doc["output"].get_string().value();
+  EXPECT_NE(std::string_view(doc["output"].get_string().value()).find("dry run: would send 2"), std::string_view::npos)
+      << dry.body;
+  EXPECT_TRUE(sqs_.Messages(source_url_).empty());  // a dry run sends nothing
+  EXPECT_TRUE(AuditKeys().empty());
+
+  // Without the token: refused, nothing sent.
+  EXPECT_EQ(
+      d.Handle(Post("/api/replay", R"({"queue":"orders-dlq","fingerprint":")" + id + R"(","dry_run":false})")).status,
+      401);
+  EXPECT_TRUE(sqs_.Messages(source_url_).empty());
+
+  simdjson::dom::parser parser2;
+  HttpServerResponse sent =
+      d.Handle(Post("/api/replay", R"({"queue":"orders-dlq","fingerprint":")" + id + R"(","dry_run":false})", auth));
+  ASSERT_EQ(sent.status, 200) << sent.body;
+  auto sent_doc = Json(parser2, sent);
+  EXPECT_FALSE(sent_doc["dry_run"].get_bool().value());
+  EXPECT_NE(std::string_view(sent_doc["output"].get_string().value()).find("sent 2"), std::string_view::npos)
+      << sent.body;
+  std::vector<Message> on_source = sqs_.Messages(source_url_);
+  ASSERT_EQ(on_source.size(), 2u);
+  for (const Message& m : on_source) EXPECT_TRUE(m.body.starts_with("null pointer in handler")) << m.body;
+  EXPECT_EQ(AuditKeys().size(), 1u);
 }
 
 }  // namespace

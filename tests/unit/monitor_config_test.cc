@@ -409,5 +409,17 @@ TEST(MonitorConfigTest, EditDistanceCountsEdits) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
 }
 
+TEST(MonitorConfigTest, DashboardFingerprintFieldsAreAListOfNames) {
+  auto r =
+      ParseMonitorConfig(Config("dashboard:\n  fingerprint_fields: [type, error.code]\n"), "c.yaml", MapEnvironment());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->dashboard_fingerprint_fields, (std::vector<std::string>{"type", "error.code"}));
+  auto defaults = ParseMonitorConfig(Config(), "c.yaml", MapEnvironment());
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->dashboard_fingerprint_fields.empty());  // the dashboard then uses the defaults
+  EXPECT_NE(ErrorsOf(Config("dashboard:\n  fingerprint_fields: [type, \"\"]\n")).find("fingerprint_fields"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dlq

@@ -182,6 +182,7 @@ TEST(OverviewHtmlTest, RendersTheFirstWindowAndCountsEveryQueue) {
   const std::string none = RenderOverviewHtml(Overview{}, kNow);
   EXPECT_TRUE(RowNames(none).empty());
   EXPECT_NE(none.find("0 of 0 queues shown"), std::string::npos);
+  EXPECT_NE(none.find(R"(<span class="n">0</span>queues watched)"), std::string::npos);
 }
 
 TEST(OverviewHtmlTest, SummaryCountsAlarmsMessagesAtRiskAndErrors) {
@@ -209,7 +210,7 @@ TEST(OverviewHtmlTest, SummaryCountsAlarmsMessagesAtRiskAndErrors) {
   o.groups.push_back({.name = "warned", .error = false, .problem = "the group's selectors match no queue"});
   o.groups.push_back({.name = "broken", .error = true, .problem = "ListQueues: AccessDenied"});
   const std::string html = RenderOverviewHtml(o, kNow);
-  EXPECT_NE(html.find(R"(<span class="n" id="sum-alarm">1</span>queues in ALARM)"), std::string::npos) << html;
+  EXPECT_NE(html.find(R"(<span class="n" id="sum-alarm">1</span>queue in ALARM)"), std::string::npos) << html;
   EXPECT_NE(html.find(R"(<span class="n" id="sum-risk">11</span>messages at risk within 24 h)"), std::string::npos);
   EXPECT_NE(html.find(R"(<span class="n" id="sum-errors">3</span>errors)"), std::string::npos);
   EXPECT_NE(html.find(R"(<span class="n">4</span>queues watched)"), std::string::npos);
@@ -252,6 +253,20 @@ TEST(OverviewHtmlTest, LastRunShowsWhenHowManyAndFailure) {
       row.find(
           R"(<td class="alarms">expiry: <span class="state ok">OK</span><br>depth: <span class="state ok">OK</span></td>)"),
       std::string::npos);
+}
+
+TEST(OverviewHtmlTest, OneOfEachIsSingular) {
+  Overview o;
+  OverviewQueue q = Queue("only");
+  q.failing = true;
+  q.error_code = "AccessDenied";
+  o.queues.push_back(q);
+  const std::string html = RenderOverviewHtml(o, kNow);
+  EXPECT_NE(html.find("1 of 1 queue shown"), std::string::npos) << html;
+  EXPECT_NE(html.find(R"(<span class="n">1</span>queue watched)"), std::string::npos);
+  EXPECT_NE(html.find(R"(<span class="n" id="sum-errors">1</span>error<)"), std::string::npos);
+  EXPECT_EQ(html.find("queues shown"), std::string::npos) << html;
+  EXPECT_EQ(html.find("queues watched"), std::string::npos);
 }
 
 }  // namespace

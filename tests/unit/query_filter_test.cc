@@ -2,6 +2,7 @@
 #include <time.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -233,6 +234,62 @@ TEST(FilterTest, FlagsParseFromTheCommandLine) {
   EXPECT_EQ(f.by, TimeField::kArchived);
   EXPECT_EQ(f.since, kNow - std::chrono::hours(24 * 7));
   EXPECT_TRUE(f.Matches(Rec()));
+}
+
+TEST(FilterTest, FingerprintSelectsOneFailureGroupById) {
+  ArchiveRecord timeout = Rec();  // error.type="Timeout"
+  ArchiveRecord other_tenant = Rec();
+  other_tenant.body = R"({"error":{"type":"Timeout"},"order":999})";
+  other_tenant.message_attributes["tenant"] = {"String", "globex", ""};
+  ArchiveRecord denied = Rec();
+  denied.body = R"({"error":{"type":"Denied"},"order":123})";
+  const std::string id = GroupId(FailureGroupKey(timeout));
+  ASSERT_EQ(id.size(), 12u);
+  Filter f = Build({.fingerprint = id});
+  EXPECT_FALSE(f.Empty());
+  EXPECT_TRUE(f.Matches(timeout));
+  EXPECT_TRUE(f.Matches(other_tenant));
+  EXPECT_FALSE(f.Matches(denied));
+  std::string upper = id;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_TRUE(Build({.fingerprint = upper}).Matches(timeout));  // as typed from a table, any case
+  // The id depends on the fields: with others, the same id selects nothing.
+  EXPECT_FALSE(Build({.fingerprint = id, .fingerprint_fields = "order"}).Matches(timeout));
+  FilterFlags by_order{.fingerprint_fields = "order"};
+  FingerprintOptions order_only;
+  order_only.fields = {"order"};
+  by_order.fingerprint = GroupId(FailureGroupKey(timeout, order_only));
+  EXPECT_TRUE(Build(by_order).Matches(timeout));
+  EXPECT_TRUE(Build(by_order).Matches(denied));  // same order, same shape
+  EXPECT_FALSE(Build(by_order).Matches(other_tenant));
+}
+
+TEST(FilterTest, FingerprintFlagsAreValidatedAndPartOfTheCanonicalText) {
+  for (const char* bad : {"abc", "ba7816bf8f01cf", "zz7816bf8f01"}) {
+    Result<Filter> f = BuildFilter({.fingerprint = bad}, kNow);
+    ASSERT_FALSE(f.ok()) << bad;
+    EXPECT_NE(f.status().message().find("--fingerprint"), std::string::npos) << f.status().message();
+  }
+  EXPECT_FALSE(BuildFilter({.fingerprint_fields = "a,,b"}, kNow).ok());
+  // Without --fingerprint the canonical text is what it always was (checkpoints keep their identity).
+  EXPECT_EQ(Build({.fingerprint_fields = "a"}).Canonical(), Filter().Canonical());
+  std::string with = Build({.fingerprint = "ba7816bf8f01"}).Canonical();
+  EXPECT_NE(with.find(R"("fingerprint":"ba7816bf8f01","fingerprint_fields":["type","eventType","detail-type",)"),
+            std::string::npos)
+      << with;
+  EXPECT_NE(with, Build({.fingerprint = "ba7816bf8f01", .fingerprint_fields = "type"}).Canonical());
+}
+
+TEST(FilterTest, FingerprintFlagsParseFromTheCommandLine) {
+  CLI::App app;
+  FilterFlags flags;
+  AddFilterFlags(app, flags);
+  std::vector<std::string> args = {"--fingerprint", "ba7816bf8f01", "--fingerprint-fields", "type,error.code"};
+  std::reverse(args.begin(), args.end());
+  app.parse(args);
+  Filter f = Build(flags);
+  EXPECT_EQ(f.fingerprint, "ba7816bf8f01");
+  EXPECT_EQ(f.fingerprint_options.fields, (std::vector<std::string>{"type", "error.code"}));
 }
 
 }  // namespace

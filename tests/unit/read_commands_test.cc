@@ -14,6 +14,7 @@
 #include "archive/gzip.h"
 #include "common/crypto.h"
 #include "common/time_util.h"
+#include "query/fingerprint.h"
 #include "testing/fake_object_store.h"
 
 namespace dlq {
@@ -129,6 +130,51 @@ TEST_F(ReadCommandsTest, ShowPrintsEverythingAndNotFoundIsOne) {
   Capture out2, err2;
   EXPECT_EQ(RunShowCommand(o, store_, from_, out2.f(), err2.f()), 1);
   EXPECT_NE(err2.str().find("message nope is not in s3://bucket"), std::string::npos) << err2.str();
+}
+
+TEST_F(ReadCommandsTest, FingerprintFiltersSearchStatsAndShow) {
+  // m1..m4 "order N failed" are one failure group; m0 (JSON) another.
+  const std::string id = GroupId("order <num> failed");
+  StatsCommandOptions st;
+  st.group_by = "fingerprint";
+  st.output = "json";
+  std::atomic<bool> stop{false};
+  Capture stats, stats_err;
+  ASSERT_EQ(RunStatsCommand(st, store_, from_, kT, false, stop, stats.f(), stats_err.f()), 0) << stats_err.str();
+  EXPECT_NE(stats.str().find(R"({"id":")" + id + R"(","key":"order <num> failed","count":4,)"), std::string::npos)
+      << stats.str();
+
+  SearchCommandOptions so;
+  so.output = "ids";
+  so.filter.fingerprint = id;
+  Capture ids, err;
+  ASSERT_EQ(RunSearchCommand(so, store_, from_, kT, false, ids.f(), err.f()), 0) << err.str();
+  EXPECT_EQ(ids.str(), "m1\nm2\nm3\nm4\n");
+
+  st.filter.fingerprint = id;
+  st.output = "jsonl";
+  Capture one, one_err;
+  ASSERT_EQ(RunStatsCommand(st, store_, from_, kT, false, stop, one.f(), one_err.f()), 0) << one_err.str();
+  const std::string one_group = one.str();
+  EXPECT_EQ(std::count(one_group.begin(), one_group.end(), '\n'), 1) << one_group;
+
+  ShowCommandOptions show;  // the group alone: its earliest message (same time: the smallest id)
+  show.fingerprint = id;
+  Capture shown, show_err;
+  ASSERT_EQ(RunShowCommand(show, store_, from_, shown.f(), show_err.f()), 0) << show_err.str();
+  EXPECT_NE(shown.str().find("message_id                 m1\n"), std::string::npos) << shown.str();
+  EXPECT_NE(shown.str().find("failure group              " + id + " order <num> failed\n"), std::string::npos)
+      << shown.str();
+  show.message_id = "m0";  // in another group
+  Capture none, none_err;
+  EXPECT_EQ(RunShowCommand(show, store_, from_, none.f(), none_err.f()), 1);
+  EXPECT_NE(none_err.str().find("message m0 of failure group " + id + " is not in"), std::string::npos)
+      << none_err.str();
+  show.message_id.clear();
+  show.fingerprint = "xyz";
+  Capture bad, bad_err;
+  EXPECT_EQ(RunShowCommand(show, store_, from_, bad.f(), bad_err.f()), 2);
+  EXPECT_NE(bad_err.str().find("--fingerprint 'xyz'"), std::string::npos) << bad_err.str();
 }
 
 TEST(PrettyJsonTest, OnlyWholeJsonContainersNumbersAsWritten) {

@@ -3,11 +3,13 @@
 // lands beside the archive, and unreadable objects give exit 3.
 #include "app/replay_command.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
 #include "archive/gzip.h"
+#include "query/fingerprint.h"
 #include "replay/audit.h"
 #include "replay/ledger.h"
 #include "sqs/md5.h"
@@ -646,6 +648,54 @@ TEST(ParseRateTest, AcceptsPerSecondForms) {
   EXPECT_FALSE(ParseRate("-3/s"));
   EXPECT_FALSE(ParseRate("10/m"));
   EXPECT_FALSE(ParseRate(""));
+}
+
+TEST_F(ReplayCommandTest, FingerprintSelectsOneFailureGroupOfTheArchive) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 4);  // "order <num> failed"
+  std::string lines;
+  for (int i = 0; i < 6; ++i) {
+    ArchiveRecord r;
+    r.queue = "orders-dlq";
+    r.queue_url = dlq_;
+    r.region = "us-east-1";
+    r.account_id = "123456789012";
+    r.message_id = "json-" + std::to_string(i);
+    r.body = fmt::format(R"({{"type":"{}","tenant":"t{}","order":{}}})", i % 3 ? "Timeout" : "Denied", i, i);
+    r.md5_of_body = Md5OfBody(r.body);
+    r.archived_at = r.expires_at = clock_.Now();
+    AppendRecordJson(r, lines);
+  }
+  store_.Insert("dlq-archive/orders-dlq/20231114/b.json.gz", *GzipCompress(lines, 1));
+  options_.all = false;  // the group is the filter
+  options_.to_queue = "orders";
+  options_.filter.fingerprint = GroupId(R"(type="Timeout" {order,tenant,type})");
+  ASSERT_EQ(Run(), 0) << Err();
+  std::vector<Message> sent = sqs_.Messages(dest_);
+  ASSERT_EQ(sent.size(), 4u) << Out();
+  for (const Message& m : sent) EXPECT_NE(m.body.find(R"("type":"Timeout")"), std::string::npos) << m.body;
+  auto audit = ParseAuditRecord(store_.Object(AuditKeys().at(0))->data);
+  ASSERT_TRUE(audit.ok());
+  EXPECT_NE(audit->filter.find(R"("fingerprint":")" + options_.filter.fingerprint), std::string::npos) << audit->filter;
+
+  options_.filter.fingerprint = "nothex";
+  EXPECT_EQ(Run(), 2);
+  EXPECT_NE(Err().find("--fingerprint 'nothex'"), std::string::npos);
+}
+
+TEST_F(LiveReplayCommandTest, FingerprintSelectsOneFailureGroupOfTheLiveDlq) {
+  for (int i = 0; i < 20; ++i) {
+    SendEntry e;
+    e.body = fmt::format(R"({{"type":"{}","order":{}}})", i % 2 ? "Timeout" : "Denied", i);
+    ASSERT_TRUE(sqs_.SendMessage(dlq_, e).ok());
+  }
+  options_.filter.attrs.clear();
+  options_.filter.fingerprint = GroupId(R"(type="Timeout" {order,type})");
+  ASSERT_EQ(Run(), 0) << Err();
+  std::string out = Out();
+  EXPECT_NE(out.find("selected 10, sent 10, failed 0"), std::string::npos) << out;
+  ASSERT_EQ(sqs_.Messages(dest_).size(), 10u);
+  for (const Message& m : sqs_.Messages(dest_)) EXPECT_NE(m.body.find("Timeout"), std::string::npos);
+  for (const Message& m : sqs_.Messages(dlq_)) EXPECT_NE(m.body.find("Denied"), std::string::npos);
 }
 
 }  // namespace

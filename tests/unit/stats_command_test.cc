@@ -82,11 +82,12 @@ TEST_F(StatsCommandTest, CountsEachMessageOnceAcrossObjects) {
   Put("dlq-archive/q/20250911/q-120000-bbbbbbbbbbbbbbbb.json.gz",
       Line("q", "m2", "order 2 failed", "2025-09-10T13:00:00Z") + Line("q", "m3", "boom", "2025-09-11T12:00:00Z"));
   ASSERT_EQ(Run("fingerprint", "jsonl"), 0) << err_;
-  EXPECT_EQ(out_,
-            "{\"key\":\"order <num> failed\",\"count\":2,\"first_seen\":\"2025-09-10T12:00:00.000Z\","
-            "\"last_seen\":\"2025-09-10T13:00:00.000Z\",\"example_id\":\"m1\"}\n"
-            "{\"key\":\"boom\",\"count\":1,\"first_seen\":\"2025-09-11T12:00:00.000Z\","
-            "\"last_seen\":\"2025-09-11T12:00:00.000Z\",\"example_id\":\"m3\"}\n");
+  EXPECT_EQ(
+      out_,
+      "{\"id\":\"5295bdb8e81e\",\"key\":\"order <num> failed\",\"count\":2,\"first_seen\":\"2025-09-10T12:00:00.000Z\","
+      "\"last_seen\":\"2025-09-10T13:00:00.000Z\",\"example_id\":\"m1\"}\n"
+      "{\"id\":\"81f52337ebb4\",\"key\":\"boom\",\"count\":1,\"first_seen\":\"2025-09-11T12:00:00.000Z\","
+      "\"last_seen\":\"2025-09-11T12:00:00.000Z\",\"example_id\":\"m3\"}\n");
   EXPECT_THAT(err_, HasSubstr("2 objects read, 3 records, 1 duplicate skipped"));
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/time_util.h"
+#include "query/fingerprint.h"
 
 namespace dlq {
 namespace {
@@ -171,8 +172,7 @@ TEST(Stats, FingerprintPutsFailuresOfOneCauseTogether) {
   EXPECT_EQ(r.groups[1].count, 2u);
   EXPECT_EQ(r.groups[2].key, "order <num> failed: out of stock");
   std::vector<std::string> keys = {*r.groups[0].key, *r.groups[1].key};
-  EXPECT_THAT(keys,
-              ::testing::UnorderedElementsAre("order <num> failed: timeout", R"({"error":"timeout","order":<num>})"));
+  EXPECT_THAT(keys, ::testing::UnorderedElementsAre("order <num> failed: timeout", R"(error="timeout" {error,order})"));
 }
 
 TEST(Stats, GroupsPastTheCapAreCountedAsOther) {
@@ -224,10 +224,12 @@ TEST(Stats, RendersTableJsonAndJsonLines) {
                                                Record("m3", "q", "other", std::nullopt),
                                            });
   std::string table = RenderStatsTable(r);
-  EXPECT_THAT(table, HasSubstr("COUNT  FIRST SEEN                LAST SEEN                 EXAMPLE ID  GROUP\n"));
-  EXPECT_THAT(table, HasSubstr("    2  2025-09-10T12:30:00.000Z  2025-09-11T12:30:00.000Z  m1          order <num> "
-                               "failed badly\n"));
-  EXPECT_THAT(table, HasSubstr("    1  -                         -                         m3          other\n"));
+  EXPECT_THAT(
+      table, HasSubstr("COUNT  FIRST SEEN                LAST SEEN                 EXAMPLE ID  ID            GROUP\n"));
+  EXPECT_THAT(table, HasSubstr("    2  2025-09-10T12:30:00.000Z  2025-09-11T12:30:00.000Z  m1          b7b176eeabdc  "
+                               "order <num> failed badly\n"));
+  EXPECT_THAT(
+      table, HasSubstr("    1  -                         -                         m3          d9298a10d1b0  other\n"));
   EXPECT_THAT(table, HasSubstr("3 records in 2 groups by fingerprint (times: sent_at)\n"));
 
   std::string json = RenderStatsJson(r);
@@ -241,17 +243,20 @@ TEST(Stats, RendersTableJsonAndJsonLines) {
   auto groups = doc["groups"].get_array().value();
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(std::string_view(groups.at(0)["key"].get_string().value()), "order <num> failed badly");
+  EXPECT_EQ(std::string_view(groups.at(0)["id"].get_string().value()), GroupId("order <num> failed badly"));
   EXPECT_EQ(groups.at(0)["count"].get_uint64().value(), 2u);
   EXPECT_EQ(std::string_view(groups.at(0)["first_seen"].get_string().value()), "2025-09-10T12:30:00.000Z");
   EXPECT_EQ(std::string_view(groups.at(0)["example_id"].get_string().value()), "m1");
   EXPECT_TRUE(groups.at(1)["first_seen"].is_null());
 
   std::string lines = RenderStatsJsonLines(r);
-  EXPECT_EQ(lines, R"({"key":"order <num> failed badly","count":2,"first_seen":"2025-09-10T12:30:00.000Z",)"
-                   R"("last_seen":"2025-09-11T12:30:00.000Z","example_id":"m1"})"
-                   "\n"
-                   R"({"key":"other","count":1,"first_seen":null,"last_seen":null,"example_id":"m3"})"
-                   "\n");
+  EXPECT_EQ(
+      lines,
+      R"({"id":"b7b176eeabdc","key":"order <num> failed badly","count":2,"first_seen":"2025-09-10T12:30:00.000Z",)"
+      R"("last_seen":"2025-09-11T12:30:00.000Z","example_id":"m1"})"
+      "\n"
+      R"({"id":"d9298a10d1b0","key":"other","count":1,"first_seen":null,"last_seen":null,"example_id":"m3"})"
+      "\n");
 }
 
 TEST(Stats, TableEscapesControlCharactersAndCutsLongGroups) {
@@ -261,6 +266,55 @@ TEST(Stats, TableEscapesControlCharactersAndCutsLongGroups) {
   EXPECT_THAT(table, HasSubstr("line1\\nline2\\x01zzz"));
   EXPECT_THAT(table, HasSubstr("z\xE2\x80\xA6\n"));
   EXPECT_EQ(table.find(std::string(150, 'z')), std::string::npos);
+}
+
+TEST(Stats, FingerprintGroupsThatReadAlikeWhenCutAreToldApartByTheirId) {
+  // Two causes whose text differs only after the table's cut.
+  const std::string head(150, 'x');
+  StatsReport r =
+      Aggregate("fingerprint", {Record("a", "q", head + " timeout", {}), Record("b", "q", head + " denied", {}),
+                                Record("c", "q", head + " denied", {})});
+  ASSERT_EQ(r.groups.size(), 2u);
+  std::string table = RenderStatsTable(r);
+  const std::string id_a = GroupId(*r.groups[0].key), id_b = GroupId(*r.groups[1].key);
+  EXPECT_NE(id_a, id_b);
+  EXPECT_THAT(table, HasSubstr("  b" + std::string(11, ' ') + id_a + "  xxx"));  // the id, whole, before the cut group
+  EXPECT_THAT(table, HasSubstr("  a" + std::string(11, ' ') + id_b + "  xxx"));
+  EXPECT_THAT(table, HasSubstr("--fingerprint ID selects one group"));
+  // Other group kinds have no id.
+  EXPECT_THAT(RenderStatsTable(Aggregate("queue", {Record("a", "q", "x", {})})), HasSubstr("EXAMPLE ID  GROUP\n"));
+  EXPECT_EQ(RenderStatsJson(Aggregate("queue", {Record("a", "q", "x", {})})).find("\"id\""), std::string::npos);
+}
+
+TEST(Stats, FingerprintGroupsByTheFailureReasonAwsAttached) {
+  auto lambda_dlq = [](std::string id, std::string body, std::string code, std::string message) {
+    ArchiveRecord r = Record(std::move(id), "fn-dlq", std::move(body), {});
+    r.message_attributes["RequestID"] = {"String", "req-" + r.message_id, ""};
+    r.message_attributes["ErrorCode"] = {"Number", std::move(code), ""};
+    r.message_attributes["ErrorMessage"] = {"String", std::move(message), ""};
+    return r;
+  };
+  StatsReport r = Aggregate("fingerprint", {lambda_dlq("1", R"({"tenant":"acme"})", "200", "boom on order 1"),
+                                            lambda_dlq("2", R"({"tenant":"globex","n":2})", "200", "boom on order 2"),
+                                            lambda_dlq("3", "plain", "500", "ServiceException")});
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[0].key, "Lambda async (200): boom on order <num>");
+  EXPECT_EQ(r.groups[0].count, 2u);
+  EXPECT_EQ(r.groups[1].key, "Lambda async (500): ServiceException");
+}
+
+TEST(Stats, FingerprintFieldsChangeTheGroups) {
+  GroupBy g = Parse("fingerprint");
+  g.fingerprint.fields = {"tenant"};
+  StatsAggregator agg(g, TimeField::kSent);
+  for (const char* body :
+       {R"({"type":"A","tenant":"acme"})", R"({"type":"B","tenant":"acme"})", R"({"type":"A","tenant":"globex"})"}) {
+    agg.Add(Record("m", "q", body, {}));
+  }
+  StatsReport r = std::move(agg).Finish();
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[0].key, R"(tenant="acme" {tenant,type})");
+  EXPECT_EQ(r.groups[0].count, 2u);
 }
 
 }  // namespace
