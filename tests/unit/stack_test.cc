@@ -730,6 +730,19 @@ groups:
   EXPECT_THAT(big.status().message(), HasSubstr("more than CloudFormation's 500"));
 }
 
+TEST(StackTest, AQueueOfNoConfigGroupIsAnErrorValue) {
+  MonitorConfig c = Config(kOneGroup);
+  for (const std::vector<StackQueue>& queues :
+       {std::vector<StackQueue>{Queue("stray-dlq", 14 * kDay, 4 * kDay, "nope")},
+        std::vector<StackQueue>{Queue("orders-dlq", 14 * kDay, 4 * kDay),
+                                Queue("stray-dlq", 14 * kDay, 4 * kDay, "nope")}}) {
+    auto r = GenerateStack(c, queues, Options());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr("queue stray-dlq: no group nope"));
+  }
+}
+
 TEST(StackTest, ConfiguredQueuesWithoutDiscovery) {
   MonitorConfig c = Config(R"(
 groups:
