@@ -61,10 +61,8 @@ std::string AccountOfArn(std::string_view arn) {
 Result<std::optional<seconds>> ParseSchedule(std::string_view s) {
   if (StartsWith(s, "cron(") && EndsWith(s, ")") && s.size() > 6) return std::optional<seconds>();
   if (!StartsWith(s, "rate(") || !EndsWith(s, ")")) {
-    return InvalidArgument(
-        fmt::format("--schedule '{}': expected rate(N minutes|hours|days) or "
-                    "cron(...) (EventBridge schedule expressions)",
-                    s));
+    return InvalidArgument(fmt::format(
+        "--schedule '{}': expected rate(N minutes|hours|days) or cron(...) (EventBridge schedule expressions)", s));
   }
   std::string_view inner = s.substr(5, s.size() - 6);
   auto space = inner.find(' ');
@@ -77,10 +75,9 @@ Result<std::optional<seconds>> ParseSchedule(std::string_view s) {
   if (unit == "day" || unit == "days") unit_s = 86400;
   // EventBridge: singular for 1, plural otherwise.
   if (count <= 0 || unit_s == 0 || (count == 1) != !EndsWith(unit, "s")) {
-    return InvalidArgument(
-        fmt::format("--schedule '{}': expected rate(N unit) with N >= 1 and "
-                    "unit minute(s), hour(s) or day(s) (singular for 1)",
-                    s));
+    return InvalidArgument(fmt::format(
+        "--schedule '{}': expected rate(N unit) with N >= 1 and unit minute(s), hour(s) or day(s) (singular for 1)",
+        s));
   }
   return std::optional<seconds>(seconds(count * unit_s));
 }
@@ -118,11 +115,10 @@ Result<const GroupConfig*> CommonGroup(const MonitorConfig& config, const std::v
     }
     auto differ = [&](std::string_view what, const std::string& a, const std::string& b) -> Status {
       if (a == b) return Status::Ok();
-      return InvalidArgument(
-          fmt::format("groups {} and {} differ in {} ('{}' vs '{}'): one stack runs one "
-                      "function with one configuration; "
-                      "generate one stack per group (--group NAME --function-name NAME)",
-                      first->name, g->name, what, a, b));
+      return InvalidArgument(fmt::format(
+          "groups {} and {} differ in {} ('{}' vs '{}'): one stack runs one function with one configuration; "
+          "generate one stack per group (--group NAME --function-name NAME)",
+          first->name, g->name, what, a, b));
     };
     DLQ_RETURN_IF_ERROR(differ("destination", first->destination, g->destination));
     DLQ_RETURN_IF_ERROR(differ("key_template", first->key_template_text, g->key_template_text));
@@ -156,8 +152,7 @@ Result<std::optional<KmsKey>> ResolveKmsKey(const PutOptions& put) {
   if (alias_at != std::string::npos) {
     key.alias = k.substr(alias_at);
     if (StartsWith(k, "arn:")) {
-      // arn:PARTITION:kms:REGION:ACCOUNT:alias/NAME: keys of that account and
-      // region.
+      // arn:PARTITION:kms:REGION:ACCOUNT:alias/NAME: keys of that account and region.
       key.arn = TemplateValue(k);
       key.policy_resource = TemplateValue(k.substr(0, alias_at) + "key/*");
     } else if (alias_at == 0) {
@@ -165,9 +160,7 @@ Result<std::optional<KmsKey>> ResolveKmsKey(const PutOptions& put) {
       key.policy_resource = Sub(here + ":key/*");
     } else {
       return InvalidArgument(
-          fmt::format("sse_kms_key_id '{}': expected a key "
-                      "id, key ARN, alias/NAME or alias ARN",
-                      k));
+          fmt::format("sse_kms_key_id '{}': expected a key id, key ARN, alias/NAME or alias ARN", k));
     }
     return std::optional<KmsKey>(std::move(key));
   }
@@ -252,14 +245,14 @@ TemplateValue AlarmResource(const AlarmSpec& spec, const std::string& alarm_name
 TemplateValue AlarmPermission(const std::string& alarm_name) {
   return TemplateValue::Map()
       .Set("Type", "AWS::Lambda::Permission")
-      .Set("Properties", TemplateValue::Map()
-                             .Set("FunctionName", GetAtt(kFunction, "Arn"))
-                             .Set("Action", "lambda:InvokeFunction")
-                             .Set("Principal", "lambda.alarms.cloudwatch.amazonaws.com")
-                             .Set("SourceAccount", Ref("AWS::AccountId"))
-                             .Set("SourceArn", Sub(fmt::format("arn:{}:cloudwatch:${{AWS::Region}}:${{AWS:"
-                                                               ":AccountId}}:alarm:{}",
-                                                               Partition(), SubLiteral(alarm_name)))));
+      .Set("Properties",
+           TemplateValue::Map()
+               .Set("FunctionName", GetAtt(kFunction, "Arn"))
+               .Set("Action", "lambda:InvokeFunction")
+               .Set("Principal", "lambda.alarms.cloudwatch.amazonaws.com")
+               .Set("SourceAccount", Ref("AWS::AccountId"))
+               .Set("SourceArn", Sub(fmt::format("arn:{}:cloudwatch:${{AWS::Region}}:${{AWS::AccountId}}:alarm:{}",
+                                                 Partition(), SubLiteral(alarm_name)))));
 }
 
 TemplateValue InterfaceEndpoint(std::string_view service) {
@@ -280,8 +273,7 @@ std::string JoinComma(const std::vector<std::string>& v) {
   return out;
 }
 
-// A location under the archive bucket, following the bucket parameter or
-// resource.
+// A location under the archive bucket, following the bucket parameter or resource.
 TemplateValue InBucket(const std::string& text, const std::string& bucket) {
   const std::string head = "s3://" + bucket + "/";
   if (StartsWith(text, head)) {
@@ -490,10 +482,9 @@ Status StackOptions::Validate() const {
   }
   auto code = ParseDestination(lambda_code);
   if (lambda_code.empty() || !code.ok() || code->scheme != "s3" || code->prefix.empty()) {
-    return bad(
-        fmt::format("--lambda-code '{}': expected s3://BUCKET/KEY of the zip "
-                    "built by scripts/package-lambda (upload it first)",
-                    lambda_code));
+    return bad(fmt::format(
+        "--lambda-code '{}': expected s3://BUCKET/KEY of the zip built by scripts/package-lambda (upload it first)",
+        lambda_code));
   }
   if (architecture != "x86_64" && architecture != "arm64") {
     return bad(fmt::format("--architecture '{}': expected x86_64 or arm64", architecture));
@@ -510,46 +501,33 @@ Status StackOptions::Validate() const {
   static constexpr int kLogRetention[] = {1,   3,   5,   7,   14,   30,   60,   90,   120,  150,  180,
                                           365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653};
   if (std::find(std::begin(kLogRetention), std::end(kLogRetention), log_retention_days) == std::end(kLogRetention)) {
-    return bad(
-        fmt::format("--log-retention-days {}: one of CloudWatch Logs' "
-                    "values (1, 3, 5, 7, 14, 30, 60, 90, ...)",
-                    log_retention_days));
+    return bad(fmt::format("--log-retention-days {}: one of CloudWatch Logs' values (1, 3, 5, 7, 14, 30, 60, 90, ...)",
+                           log_retention_days));
   }
   if (transition_storage_class != "GLACIER_IR" && transition_storage_class != "GLACIER" &&
       transition_storage_class != "DEEP_ARCHIVE") {
-    return bad(
-        fmt::format("--transition-storage-class '{}': expected "
-                    "GLACIER_IR, GLACIER or DEEP_ARCHIVE",
-                    transition_storage_class));
+    return bad(fmt::format("--transition-storage-class '{}': expected GLACIER_IR, GLACIER or DEEP_ARCHIVE",
+                           transition_storage_class));
   }
   if (transition_days < 0 || expiration_days < 0 || abort_multipart_days < 1) {
-    return bad(
-        "--transition-days and --expiration-days must be >= 0, "
-        "--abort-multipart-days >= 1");
+    return bad("--transition-days and --expiration-days must be >= 0, --abort-multipart-days >= 1");
   }
   if (expiration_days > 0 && transition_days > 0 && expiration_days <= transition_days) {
     return bad(
         fmt::format("--expiration-days {} must be later than --transition-days {}", expiration_days, transition_days));
   }
   if (!vpc_subnets.empty() && vpc_security_groups.empty()) {
-    return bad(
-        "--vpc-subnets needs --vpc-security-groups (the function's "
-        "network interfaces need a group)");
+    return bad("--vpc-subnets needs --vpc-security-groups (the function's network interfaces need a group)");
   }
   if (vpc_subnets.empty() && (!vpc_security_groups.empty() || !vpc_route_tables.empty() || !vpc_id.empty())) {
-    return bad(
-        "--vpc-security-groups, --vpc-route-tables and --vpc-id need "
-        "--vpc-subnets");
+    return bad("--vpc-security-groups, --vpc-route-tables and --vpc-id need --vpc-subnets");
   }
   if (!vpc_subnets.empty() && vpc_endpoints && vpc_id.empty()) {
-    return bad(
-        "--vpc-subnets with endpoints needs --vpc-id (or "
-        "--no-vpc-endpoints when the VPC already has them)");
+    return bad("--vpc-subnets with endpoints needs --vpc-id (or --no-vpc-endpoints when the VPC already has them)");
   }
   if (!vpc_subnets.empty() && vpc_endpoints && vpc_route_tables.empty()) {
     return bad(
-        "--vpc-subnets with endpoints needs --vpc-route-tables for the "
-        "S3 gateway endpoint (or --no-vpc-endpoints)");
+        "--vpc-subnets with endpoints needs --vpc-route-tables for the S3 gateway endpoint (or --no-vpc-endpoints)");
   }
   return Status::Ok();
 }
@@ -617,10 +595,8 @@ Status StackBuilder::Resolve() {
   DLQ_ASSIGN_OR_RETURN(group_, CommonGroup(config_, queues_));
   DLQ_ASSIGN_OR_RETURN(dest_, ParseDestination(group_->destination));
   if (dest_.scheme != "s3") {
-    return InvalidArgument(
-        fmt::format("group {}: destination {} is not s3://: "
-                    "the Lambda function writes to S3 only",
-                    group_->name, group_->destination));
+    return InvalidArgument(fmt::format("group {}: destination {} is not s3://: the Lambda function writes to S3 only",
+                                       group_->name, group_->destination));
   }
   prefix_ = dest_.prefix.empty() ? std::string(kDefaultKeyPrefix) : dest_.prefix;
   DLQ_ASSIGN_OR_RETURN(kms_, ResolveKmsKey(group_->put));
@@ -646,22 +622,18 @@ Status StackBuilder::CheckQueues() {
     }
     DLQ_ASSIGN_OR_RETURN(const GroupConfig* g, GroupOf(config_, q));
     if (!g->external_id.empty()) {
-      return InvalidArgument(
-          fmt::format("group {} uses external_id: the Lambda runtime assumes "
-                      "roles without one (DLQ_ARCHIVE_ROLE_ARNS); drop "
-                      "the sts:ExternalId condition from {}'s trust policy for "
-                      "this function's role, or run the daemon for "
-                      "this group",
-                      g->name, g->role_arn));
+      return InvalidArgument(fmt::format(
+          "group {} uses external_id: the Lambda runtime assumes roles without one (DLQ_ARCHIVE_ROLE_ARNS); drop "
+          "the sts:ExternalId condition from {}'s trust policy for this function's role, or run the daemon for "
+          "this group",
+          g->name, g->role_arn));
     }
     if (q.SameAccount()) continue;
     std::string account = q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id;
     auto [it, inserted] = role_by_account_.emplace(account, q.role_arn);
     if (!inserted && it->second != q.role_arn) {
-      return InvalidArgument(
-          fmt::format("account {} has two roles ({} and {}): the function "
-                      "assumes one per account",
-                      account, it->second, q.role_arn));
+      return InvalidArgument(fmt::format("account {} has two roles ({} and {}): the function assumes one per account",
+                                         account, it->second, q.role_arn));
     }
   }
   return Status::Ok();
@@ -684,11 +656,10 @@ Status StackBuilder::AnalyzeQueue(const StackQueue& q) {
   if (!q.SameAccount()) {
     out_.queues.push_back(std::move(p));
     alarm_plans_.emplace_back();
-    out_.warnings.push_back(
-        fmt::format("queue {} (account {}): no alarms; CloudWatch alarm actions cannot "
-                    "invoke a function in another account, "
-                    "so only the schedule ({}) archives it",
-                    q.name, q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id, schedule_));
+    out_.warnings.push_back(fmt::format(
+        "queue {} (account {}): no alarms; CloudWatch alarm actions cannot invoke a function in another account, "
+        "so only the schedule ({}) archives it",
+        q.name, q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id, schedule_));
     return Status::Ok();
   }
   MonitorConfig plan_config = config_;
@@ -748,9 +719,9 @@ TemplateValue StackBuilder::Parameters() const {
   }
   if (vpc_) {
     params.Set("SubnetIds", Parameter("List<AWS::EC2::Subnet::Id>", JoinComma(o_.vpc_subnets), "function subnets"));
-    params.Set("SecurityGroupIds", Parameter("List<AWS::EC2::SecurityGroup::Id>", JoinComma(o_.vpc_security_groups),
-                                             "function (and interface endpoint) security groups; "
-                                             "allow 443 among them"));
+    params.Set("SecurityGroupIds",
+               Parameter("List<AWS::EC2::SecurityGroup::Id>", JoinComma(o_.vpc_security_groups),
+                         "function (and interface endpoint) security groups; allow 443 among them"));
     if (o_.vpc_endpoints) {
       params.Set("VpcId", Parameter("AWS::EC2::VPC::Id", o_.vpc_id, "the subnets' VPC"));
       params.Set("RouteTableIds", Parameter("CommaDelimitedList", JoinComma(o_.vpc_route_tables),
@@ -788,8 +759,7 @@ TemplateValue StackBuilder::RoleStatements() const {
       "WriteArchiveObjects", {"s3:PutObject"},
       TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket, SubLiteral(prefix_)))})));
   if (kms_) {
-    // Single-part uploads only (objects are sealed well below 5 GiB), so no
-    // kms:Decrypt.
+    // Single-part uploads only (objects are sealed well below 5 GiB), so no kms:Decrypt.
     TemplateValue st =
         Statement("EncryptArchiveObjects", {"kms:GenerateDataKey"}, TemplateValue::List({kms_->policy_resource}));
     if (!kms_->alias.empty()) {
@@ -803,10 +773,10 @@ TemplateValue StackBuilder::RoleStatements() const {
     for (const auto& [account, arn] : role_by_account_) roles.Add(arn);
     statements.Add(Statement("AssumeQueueAccountRoles", {"sts:AssumeRole"}, std::move(roles)));
   }
-  statements.Add(Statement("WriteOwnLogs", {"logs:CreateLogStream", "logs:PutLogEvents"},
-                           TemplateValue::List({Sub(fmt::format("arn:{}:logs:${{AWS::Region}}:${{AWS::"
-                                                                "AccountId}}:log-group:/aws/lambda/{}:*",
-                                                                Partition(), fn_))})));
+  statements.Add(Statement(
+      "WriteOwnLogs", {"logs:CreateLogStream", "logs:PutLogEvents"},
+      TemplateValue::List({Sub(fmt::format(
+          "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:/aws/lambda/{}:*", Partition(), fn_))})));
   statements.Add(Statement("FollowUpInvoke", {"lambda:InvokeFunction"},
                            TemplateValue::List({Sub(fmt::format(
                                "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}", Partition(), fn_))})));
@@ -825,30 +795,29 @@ TemplateValue StackBuilder::RoleStatements() const {
 // The execution role. CloudWatch metrics go out as EMF log lines, so no
 // cloudwatch:PutMetricData (which has no resource-level scope) is granted.
 void StackBuilder::AddRole() {
-  res_.Set(kRole,
-           TemplateValue::Map()
-               .Set("Type", "AWS::IAM::Role")
-               .Set("Properties",
-                    TemplateValue::Map()
-                        .Set("Description",
-                             "dlq-archive Lambda execution role (least privilege, "
-                             "see doc/deployment.md)")
-                        .Set("AssumeRolePolicyDocument",
-                             TemplateValue::Map()
-                                 .Set("Version", "2012-10-17")
-                                 .Set("Statement",
-                                      TemplateValue::List({TemplateValue::Map()
-                                                               .Set("Effect", "Allow")
-                                                               .Set("Principal", TemplateValue::Map().Set(
-                                                                                     "Service", "lambda.amazonaws.com"))
-                                                               .Set("Action", "sts:AssumeRole")})))
-                        .Set("Policies",
-                             TemplateValue::List({TemplateValue::Map()
-                                                      .Set("PolicyName", "dlq-archive")
-                                                      .Set("PolicyDocument", TemplateValue::Map()
-                                                                                 .Set("Version", "2012-10-17")
-                                                                                 .Set("Statement", RoleStatements()))}))
-                        .Set("Tags", Tags())));
+  res_.Set(
+      kRole,
+      TemplateValue::Map()
+          .Set("Type", "AWS::IAM::Role")
+          .Set("Properties",
+               TemplateValue::Map()
+                   .Set("Description", "dlq-archive Lambda execution role (least privilege, see doc/deployment.md)")
+                   .Set("AssumeRolePolicyDocument",
+                        TemplateValue::Map()
+                            .Set("Version", "2012-10-17")
+                            .Set("Statement",
+                                 TemplateValue::List(
+                                     {TemplateValue::Map()
+                                          .Set("Effect", "Allow")
+                                          .Set("Principal", TemplateValue::Map().Set("Service", "lambda.amazonaws.com"))
+                                          .Set("Action", "sts:AssumeRole")})))
+                   .Set("Policies",
+                        TemplateValue::List({TemplateValue::Map()
+                                                 .Set("PolicyName", "dlq-archive")
+                                                 .Set("PolicyDocument", TemplateValue::Map()
+                                                                            .Set("Version", "2012-10-17")
+                                                                            .Set("Statement", RoleStatements()))}))
+                   .Set("Tags", Tags())));
 }
 
 // The runtime's environment (doc/lambda.md).
@@ -912,18 +881,18 @@ void StackBuilder::AddFunction() {
 
 // The backstop that does not depend on alarm transitions.
 void StackBuilder::AddSchedule() {
-  res_.Set(kSchedule, TemplateValue::Map()
-                          .Set("Type", "AWS::Events::Rule")
-                          .Set("Properties",
-                               TemplateValue::Map()
-                                   .Set("Description", fmt::format("dlq-archive sweep: archives {} from every "
-                                                                   "DLQ of the stack",
-                                                                   SelectionText(policy_)))
-                                   .Set("ScheduleExpression", Ref("ScheduleExpression"))
-                                   .Set("State", "ENABLED")
-                                   .Set("Targets", TemplateValue::List({TemplateValue::Map()
-                                                                            .Set("Id", "dlq-archive-sweep")
-                                                                            .Set("Arn", GetAtt(kFunction, "Arn"))}))));
+  res_.Set(kSchedule,
+           TemplateValue::Map()
+               .Set("Type", "AWS::Events::Rule")
+               .Set("Properties",
+                    TemplateValue::Map()
+                        .Set("Description", fmt::format("dlq-archive sweep: archives {} from every DLQ of the stack",
+                                                        SelectionText(policy_)))
+                        .Set("ScheduleExpression", Ref("ScheduleExpression"))
+                        .Set("State", "ENABLED")
+                        .Set("Targets", TemplateValue::List({TemplateValue::Map()
+                                                                 .Set("Id", "dlq-archive-sweep")
+                                                                 .Set("Arn", GetAtt(kFunction, "Arn"))}))));
   res_.Set("SweepSchedulePermission", TemplateValue::Map()
                                           .Set("Type", "AWS::Lambda::Permission")
                                           .Set("Properties", TemplateValue::Map()
@@ -943,36 +912,29 @@ std::string StackBuilder::ScheduleText() const {
 
 std::string StackBuilder::ExpiryAlarmDescription(const StackQueuePlan& p, const QueueAlarmPlan& plan) const {
   const StackQueue& q = p.queue;
-  const std::string attrs = q.discovered ? "read from SQS"
-                                         : "assumed, not discovered (--no-discovery): "
-                                           "run `dlq-archive check` against the account";
+  const std::string attrs =
+      q.discovered ? "read from SQS"
+                   : "assumed, not discovered (--no-discovery): run `dlq-archive check` against the account";
   if (q.fifo) {
     return fmt::format(
-        "Expiry alarm, FIFO DLQ {} (retention {}, {}). Age of "
-        "oldest message >= {:.0f} s; for FIFO the age "
-        "restarts at the move to the DLQ, like the expiry "
-        "clock. Threshold {}. Alarm path: {}. ALARM invokes {}, "
+        "Expiry alarm, FIFO DLQ {} (retention {}, {}). Age of oldest message >= {:.0f} s; for FIFO the age "
+        "restarts at the move to the DLQ, like the expiry clock. Threshold {}. Alarm path: {}. ALARM invokes {}, "
         "which archives {}. Backstop: {}.",
         q.name, FormatSpan(static_cast<double>(q.retention.count())), attrs, plan.expiry->threshold,
         plan.threshold_source, p.alarm_path_safe ? "SAFE" : "UNSAFE", fn_, SelectionText(policy_), ScheduleText());
   }
   return fmt::format(
-      "Expiry alarm, standard DLQ {} (retention {}, source retention {}; {}). "
-      "Age of oldest message >= {:.0f} "
-      "s. CloudWatch's ApproximateAgeOfOldestMessage restarts at the move to "
-      "the DLQ, but a standard message "
-      "expires at its SentTimestamp + retention, and the metric skips messages "
-      "received 3+ times: this alarm "
-      "alone cannot protect them. The real safety net is the schedule: {}; "
-      "safety analysis of that path: {}. "
+      "Expiry alarm, standard DLQ {} (retention {}, source retention {}; {}). Age of oldest message >= {:.0f} "
+      "s. CloudWatch's ApproximateAgeOfOldestMessage restarts at the move to the DLQ, but a standard message "
+      "expires at its SentTimestamp + retention, and the metric skips messages received 3+ times: this alarm "
+      "alone cannot protect them. The real safety net is the schedule: {}; safety analysis of that path: {}. "
       "Threshold {}. ALARM invokes {}.",
       q.name, FormatSpan(static_cast<double>(q.retention.count())),
       q.source_retention.count() > 0 ? FormatSpan(static_cast<double>(q.source_retention.count())) : "unknown", attrs,
       plan.expiry->threshold, ScheduleText(), p.schedule_path_safe ? "SAFE" : "UNSAFE", plan.threshold_source, fn_);
 }
 
-// Per DLQ of this account: the expiry and depth alarms and their permissions to
-// invoke the function.
+// Per DLQ of this account: the expiry and depth alarms and their permissions to invoke the function.
 void StackBuilder::AddAlarms() {
   for (size_t i = 0; i < out_.queues.size(); ++i) {
     if (!alarm_plans_[i]) continue;  // another account's queue
@@ -988,10 +950,8 @@ void StackBuilder::AddAlarms() {
     }
     if (plan.depth) {
       std::string d = fmt::format(
-          "Depth alarm, DLQ {}: ApproximateNumberOfMessagesVisible >= {:.0f} "
-          "for {} of {} periods of {} s. Catches "
-          "messages the age metric skips (received 3+ times). ALARM invokes "
-          "{}, which archives {}. Backstop: {}.",
+          "Depth alarm, DLQ {}: ApproximateNumberOfMessagesVisible >= {:.0f} for {} of {} periods of {} s. Catches "
+          "messages the age metric skips (received 3+ times). ALARM invokes {}, which archives {}. Backstop: {}.",
           q.name, plan.depth->threshold, plan.depth->datapoints_to_alarm, plan.depth->evaluation_periods,
           plan.depth->period.count(), fn_, SelectionText(policy_), ScheduleText());
       res_.Set("DepthAlarm" + id, AlarmResource(*plan.depth, p.depth_alarm, q.name, d));
@@ -1016,14 +976,12 @@ void StackBuilder::AddVpcEndpoints() {
   if (!role_by_account_.empty()) res_.Set("StsEndpoint", InterfaceEndpoint("sts"));
 }
 
-// The same table definition as `dlq-archive ddl`, for the default and hive
-// layouts.
+// The same table definition as `dlq-archive ddl`, for the default and hive layouts.
 Status StackBuilder::AddAthena() {
   athena_ = o_.athena && (hive_ || default_layout_);
   if (o_.athena && !athena_) {
     out_.warnings.push_back(
-        fmt::format("key_template '{}' is neither default nor hive: no Glue "
-                    "table (Athena's "
+        fmt::format("key_template '{}' is neither default nor hive: no Glue table (Athena's "
                     "partition projection needs one of the two layouts)",
                     group_->key_template_text));
   }
@@ -1047,8 +1005,7 @@ TemplateValue StackBuilder::Outputs() const {
   if (athena_) {
     output("GlueDatabaseName", Ref("GlueDatabase"), "Athena database");
     output("GlueTableName", Ref("GlueTable"),
-           "Athena table (partition projection; see `dlq-archive ddl` for the "
-           "view)");
+           "Athena table (partition projection; see `dlq-archive ddl` for the view)");
   }
   // Output values are limited (4 KiB): past that, the prefix finds them all.
   std::string alarm_list = JoinComma(alarm_names_);
@@ -1066,8 +1023,7 @@ Result<GeneratedStack> StackBuilder::Build() {
   DLQ_RETURN_IF_ERROR(AnalyzeSafety());
   TemplateValue t = TemplateValue::Map();
   t.Set("AWSTemplateFormatVersion", "2010-09-09");
-  t.Set("Description", fmt::format("dlq-archive: archives {} SQS dead-letter queue(s) to "
-                                   "s3://{}/{} with the Lambda "
+  t.Set("Description", fmt::format("dlq-archive: archives {} SQS dead-letter queue(s) to s3://{}/{} with the Lambda "
                                    "custom runtime (generated by `dlq-archive stack` from {})",
                                    queues_.size(), dest_.bucket, prefix_, config_.path));
   t.Set("Parameters", Parameters());
@@ -1080,12 +1036,10 @@ Result<GeneratedStack> StackBuilder::Build() {
   AddVpcEndpoints();
   DLQ_RETURN_IF_ERROR(AddAthena());
   if (res_.entries().size() > kMaxStackResources) {
-    return InvalidArgument(
-        fmt::format("the template would have {} resources, more than "
-                    "CloudFormation's {} (each DLQ of this account adds 4): "
-                    "split the queues over several stacks (--group NAME, a "
-                    "distinct --function-name each)",
-                    res_.entries().size(), kMaxStackResources));
+    return InvalidArgument(fmt::format(
+        "the template would have {} resources, more than CloudFormation's {} (each DLQ of this account adds 4): "
+        "split the queues over several stacks (--group NAME, a distinct --function-name each)",
+        res_.entries().size(), kMaxStackResources));
   }
   t.Set("Resources", std::move(res_));
   t.Set("Outputs", Outputs());
