@@ -317,6 +317,8 @@ void AddArchiveBucket(TemplateValue& res, const StackOptions& o, const std::stri
                                                      .Set("TransitionInDays", o.transition_days)}));
   }
   if (o.expiration_days > 0) rule.Set("ExpirationInDays", o.expiration_days);
+  // Versioning keeps what a mistaken delete or overwrite removed, this long.
+  rule.Set("NoncurrentVersionExpiration", TemplateValue::Map().Set("NoncurrentDays", Ref("NoncurrentVersionDays")));
   rule.Set("AbortIncompleteMultipartUpload", TemplateValue::Map().Set("DaysAfterInitiation", o.abort_multipart_days));
   res.Set(kBucket,
           TemplateValue::Map()
@@ -326,6 +328,7 @@ void AddArchiveBucket(TemplateValue& res, const StackOptions& o, const std::stri
               .Set("Properties",
                    TemplateValue::Map()
                        .Set("BucketName", bucket)
+                       .Set("VersioningConfiguration", TemplateValue::Map().Set("Status", "Enabled"))
                        .Set("BucketEncryption",
                             TemplateValue::Map().Set(
                                 "ServerSideEncryptionConfiguration",
@@ -511,6 +514,9 @@ Status StackOptions::Validate() const {
   }
   if (transition_days < 0 || expiration_days < 0 || abort_multipart_days < 1) {
     return bad("--transition-days and --expiration-days must be >= 0, --abort-multipart-days >= 1");
+  }
+  if (noncurrent_version_days < 1) {
+    return bad(fmt::format("noncurrent_version_days {}: at least 1", noncurrent_version_days));
   }
   if (expiration_days > 0 && transition_days > 0 && expiration_days <= transition_days) {
     return bad(
@@ -716,6 +722,11 @@ TemplateValue StackBuilder::Parameters() const {
              Parameter("String", schedule_, "EventBridge schedule of the sweep (the safety net)"));
   if (!o_.create_bucket) {
     params.Set(kBucket, Parameter("String", dest_.bucket, "existing archive bucket (the config's destination)"));
+  } else {
+    params.Set("NoncurrentVersionDays",
+               Parameter("Number", o_.noncurrent_version_days,
+                         "days a deleted or overwritten archive object stays recoverable (bucket versioning)")
+                   .Set("MinValue", 1));
   }
   if (vpc_) {
     params.Set("SubnetIds", Parameter("List<AWS::EC2::Subnet::Id>", JoinComma(o_.vpc_subnets), "function subnets"));

@@ -61,6 +61,10 @@ struct StackOptions {
   int transition_days = 30;                             // 0 = no transition
   int expiration_days = 0;                              // 0 = never expire
   int abort_multipart_days = 7;
+  // With create_bucket the bucket is versioned: a deleted or overwritten
+  // object's old version expires after this many days (the default of the
+  // template's NoncurrentVersionDays parameter).
+  int noncurrent_version_days = 30;
 
   std::vector<std::string> vpc_subnets;          // non-empty: the function runs in the VPC
   std::vector<std::string> vpc_security_groups;  // required with subnets

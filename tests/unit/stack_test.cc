@@ -547,6 +547,11 @@ groups:
   EXPECT_EQ(rule.Find("Transitions")->items().at(0).Find("TransitionInDays")->AsInt(), 90);
   EXPECT_EQ(rule.Find("ExpirationInDays")->AsInt(), 2555);
   EXPECT_EQ(rule.FindPath({"AbortIncompleteMultipartUpload", "DaysAfterInitiation"})->AsInt(), 7);
+  // Versioned: a mistaken delete or overwrite keeps the old version for NoncurrentVersionDays (30 by default).
+  EXPECT_EQ(p.FindPath({"VersioningConfiguration", "Status"})->AsString(), "Enabled");
+  EXPECT_EQ(rule.FindPath({"NoncurrentVersionExpiration", "NoncurrentDays", "Ref"})->AsString(),
+            "NoncurrentVersionDays");
+  EXPECT_EQ(s.tmpl.FindPath({"Parameters", "NoncurrentVersionDays", "Default"})->AsInt(), 30);
   const TemplateValue& deny =
       Resource(s, "ArchiveBucketPolicy").FindPath({"Properties", "PolicyDocument", "Statement"})->items().at(0);
   EXPECT_EQ(deny.Find("Effect")->AsString(), "Deny");
