@@ -90,6 +90,14 @@ std::string RateFor(seconds s) {
   return fmt::format("rate({} minute{})", m, m == 1 ? "" : "s");
 }
 
+// SQS publishes its CloudWatch metrics once a minute: an alarm on an AWS/SQS
+// metric with a shorter or unaligned period has periods without data. The
+// daemon's own alarms may use any period (it reads SQS itself); the stack's
+// round up to whole minutes.
+seconds SqsMetricPeriod(seconds period) {
+  return seconds(std::max<int64_t>(1, (period.count() + 59) / 60) * 60);
+}
+
 std::string Truncate(std::string s, size_t n) {
   if (s.size() <= n) return s;
   s.resize(n - 3);
@@ -553,6 +561,7 @@ class StackBuilder {
  private:
   Status Resolve();
   Status CheckQueues();
+  void WarnAboutPeriods(const GroupConfig& g);
   Status AnalyzeSafety();
   Status AnalyzeQueue(const StackQueue& q);
   TemplateValue Parameters() const;
@@ -564,7 +573,7 @@ class StackBuilder {
   void AddSchedule();
   std::string ScheduleText() const;
   std::string ExpiryAlarmDescription(const StackQueuePlan& p, const QueueAlarmPlan& plan) const;
-  void AddAlarms();
+  Status AddAlarms();
   void AddVpcEndpoints();
   Status AddAthena();
   TemplateValue Outputs() const;
@@ -619,9 +628,22 @@ Status StackBuilder::Resolve() {
   return Status::Ok();
 }
 
+// Warns once per group whose alarm periods the stack rounds up to whole minutes.
+void StackBuilder::WarnAboutPeriods(const GroupConfig& g) {
+  for (bool expiry : {true, false}) {
+    const AlarmSettings& a = expiry ? g.alarms.expiry : g.alarms.depth;
+    if (!a.enabled || a.period == SqsMetricPeriod(a.period)) continue;
+    out_.warnings.push_back(fmt::format(
+        "group {}: alarms.{}.period {} is not a whole number of minutes; SQS publishes its metrics once a minute, so "
+        "the stack's CloudWatch alarms use {}",
+        g.name, expiry ? "expiry" : "depth", FormatDuration(a.period), FormatDuration(SqsMetricPeriod(a.period))));
+  }
+}
+
 // Each queue once; no external_id; one role per other account.
 Status StackBuilder::CheckQueues() {
   std::set<std::string> names;
+  std::set<std::string> groups;
   for (const StackQueue& q : queues_) {
     if (!names.insert(q.SameAccount() ? q.name : q.account_id + "/" + q.name).second) {
       return InvalidArgument(fmt::format("queue {} is listed twice (groups overlap?)", q.name));
@@ -634,6 +656,7 @@ Status StackBuilder::CheckQueues() {
           "this group",
           g->name, g->role_arn));
     }
+    if (q.SameAccount() && groups.insert(g->name).second) WarnAboutPeriods(*g);
     if (q.SameAccount()) continue;
     std::string account = q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id;
     auto [it, inserted] = role_by_account_.emplace(account, q.role_arn);
@@ -674,6 +697,8 @@ Status StackBuilder::AnalyzeQueue(const StackQueue& q) {
   lambda_group.cloudwatch_age = true;  // CloudWatch alarms see only CloudWatch's metrics
   lambda_group.alarms.expiry.action = AlarmSettings::Action::kArchive;
   lambda_group.alarms.depth.action = AlarmSettings::Action::kArchive;  // every alarm invokes the function
+  lambda_group.alarms.expiry.period = SqsMetricPeriod(g->alarms.expiry.period);
+  lambda_group.alarms.depth.period = SqsMetricPeriod(g->alarms.depth.period);
   QueueAlarmPlan plan = PlanAlarms(plan_config, lambda_group, AsDiscovered(q), plan_options);
   auto report = AnalyzeQueueSafety(plan.safety);
   if (!report.ok()) return report.status().WithContext("alarm analysis");
@@ -946,12 +971,19 @@ std::string StackBuilder::ExpiryAlarmDescription(const StackQueuePlan& p, const 
 }
 
 // Per DLQ of this account: the expiry and depth alarms and their permissions to invoke the function.
-void StackBuilder::AddAlarms() {
+Status StackBuilder::AddAlarms() {
   for (size_t i = 0; i < out_.queues.size(); ++i) {
     if (!alarm_plans_[i]) continue;  // another account's queue
     const StackQueuePlan& p = out_.queues[i];
     const StackQueue& q = p.queue;
     const QueueAlarmPlan& plan = *alarm_plans_[i];
+    for (const std::optional<AlarmSpec>& spec : {plan.expiry, plan.depth}) {
+      if (spec && spec->period.count() % 60 != 0) {
+        return Status(ErrorCode::kInternal, fmt::format("alarm {} on AWS/SQS has period {} s, not a whole number of "
+                                                        "minutes (SQS publishes its metrics once a minute)",
+                                                        spec->name, spec->period.count()));
+      }
+    }
     const std::string id = LogicalId(q.name);
     if (plan.expiry) {
       res_.Set("ExpiryAlarm" + id,
@@ -970,6 +1002,7 @@ void StackBuilder::AddAlarms() {
       alarm_names_.push_back(p.depth_alarm);
     }
   }
+  return Status::Ok();
 }
 
 // S3 (gateway), SQS, Lambda (the follow-up invoke), STS (roles).
@@ -1042,7 +1075,7 @@ Result<GeneratedStack> StackBuilder::Build() {
   AddRole();
   AddFunction();
   AddSchedule();
-  AddAlarms();
+  DLQ_RETURN_IF_ERROR(AddAlarms());
   if (o_.create_bucket) AddArchiveBucket(res_, o_, dest_.bucket, prefix_, group_->put, kms_);
   AddVpcEndpoints();
   DLQ_RETURN_IF_ERROR(AddAthena());

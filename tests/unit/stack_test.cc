@@ -420,6 +420,48 @@ TEST(StackTest, EveryAlarmInvokesTheFunctionThroughAPermissionScopedToItsArn) {
   EXPECT_EQ(s.tmpl.FindPath({"Parameters", "ScheduleExpression", "Default"})->AsString(), "rate(5 minutes)");
 }
 
+TEST(StackTest, AlarmPeriodsOnSqsMetricsAreWholeMinutes) {
+  // The daemon may alarm every 10 s (it reads SQS itself); SQS publishes to
+  // CloudWatch once a minute, so the stack's alarms round up, and say so.
+  MonitorConfig c = Config(R"(
+collection_interval: 10s
+groups:
+  - name: main
+    destination: s3://archive-bucket/dlq
+    queues: [orders-dlq]
+    alarms:
+      expiry: { period: 90s }
+      depth: { period: 10s, evaluation_periods: 3, datapoints_to_alarm: 3 }
+)");
+  GeneratedStack s = Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, Options());
+  auto alarms = ResourcesOfType(s, "AWS::CloudWatch::Alarm");
+  ASSERT_EQ(alarms.size(), 2u);
+  for (const auto& [id, a] : alarms) {
+    EXPECT_EQ(a->FindPath({"Properties", "Period"})->AsInt() % 60, 0) << id;
+  }
+  EXPECT_EQ(Resource(s, "ExpiryAlarmOrdersDlq" + Sha256Hex("orders-dlq").substr(0, 8))
+                .FindPath({"Properties", "Period"})
+                ->AsInt(),
+            120);
+  EXPECT_EQ(Resource(s, "DepthAlarmOrdersDlq" + Sha256Hex("orders-dlq").substr(0, 8))
+                .FindPath({"Properties", "Period"})
+                ->AsInt(),
+            60);
+  std::string warnings;
+  for (const std::string& w : s.warnings) warnings += w + "\n";
+  EXPECT_THAT(warnings, HasSubstr("group main: alarms.expiry.period 1m30s is not a whole number of minutes"));
+  EXPECT_THAT(warnings, HasSubstr("group main: alarms.depth.period 10s is not a whole number of minutes"));
+  EXPECT_THAT(warnings, HasSubstr("use 1m"));
+
+  // Whole minutes stay as they are, without a warning.
+  GeneratedStack plain = Generate(Config(kOneGroup), {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, Options());
+  EXPECT_EQ(Resource(plain, "DepthAlarmOrdersDlq" + Sha256Hex("orders-dlq").substr(0, 8))
+                .FindPath({"Properties", "Period"})
+                ->AsInt(),
+            300);
+  for (const std::string& w : plain.warnings) EXPECT_THAT(w, Not(HasSubstr("whole number of minutes")));
+}
+
 TEST(StackTest, FunctionEnvironmentIsWhatTheRuntimeReads) {
   MonitorConfig c = Config(R"(
 groups:
