@@ -29,8 +29,9 @@ constexpr std::string_view kRole = "ArchiverRole";
 constexpr std::string_view kLogGroup = "ArchiverLogGroup";
 constexpr std::string_view kBucket = "ArchiveBucket";  // the parameter, or the resource with --create-bucket
 constexpr std::string_view kSchedule = "SweepSchedule";
-constexpr size_t kMaxAlarmDescription = 1024;  // CloudWatch's limit
-constexpr size_t kMaxOutputValue = 4096;       // CloudFormation's
+constexpr std::string_view kAlertTopic = "AlertTopic";  // for people: alarms and failed invocations
+constexpr size_t kMaxAlarmDescription = 1024;           // CloudWatch's limit
+constexpr size_t kMaxOutputValue = 4096;                // CloudFormation's
 
 std::string Partition() {
   return "${AWS::Partition}";
@@ -247,7 +248,47 @@ TemplateValue AlarmResource(const AlarmSpec& spec, const std::string& alarm_name
                .Set("Threshold", spec.threshold)
                .Set("ComparisonOperator", std::string(ComparisonName(spec.comparison)))
                .Set("TreatMissingData", std::string(MissingDataName(spec.missing)))
-               .Set("AlarmActions", TemplateValue::List({GetAtt(kFunction, "Arn")})));
+               .Set("AlarmActions", TemplateValue::List({GetAtt(kFunction, "Arn"), Ref(kAlertTopic)})));
+}
+
+// A condition: the parameter `name` is not "".
+TemplateValue NotEmpty(std::string_view name) {
+  return TemplateValue::Map().Set(
+      "Fn::Not", TemplateValue::List({TemplateValue::Map().Set("Fn::Equals", TemplateValue::List({Ref(name), ""}))}));
+}
+
+// An alarm for people on one of the function's AWS/Lambda metrics: any
+// datapoint of `metric` in five minutes.
+TemplateValue FunctionAlarm(const std::string& alarm_name, std::string_view metric, std::string description) {
+  return TemplateValue::Map()
+      .Set("Type", "AWS::CloudWatch::Alarm")
+      .Set("Properties",
+           TemplateValue::Map()
+               .Set("AlarmName", alarm_name)
+               .Set("AlarmDescription", std::move(description))
+               .Set("Namespace", "AWS/Lambda")
+               .Set("MetricName", metric)
+               .Set("Dimensions", TemplateValue::List(
+                                      {TemplateValue::Map().Set("Name", "FunctionName").Set("Value", Ref(kFunction))}))
+               .Set("Statistic", "Sum")
+               .Set("Period", 300)
+               .Set("EvaluationPeriods", 1)
+               .Set("DatapointsToAlarm", 1)
+               .Set("Threshold", 1)
+               .Set("ComparisonOperator", "GreaterThanOrEqualToThreshold")
+               .Set("TreatMissingData", "notBreaching")
+               .Set("AlarmActions", TemplateValue::List({Ref(kAlertTopic)})));
+}
+
+// A subscription to the alert topic, made only when its parameter is set.
+TemplateValue AlertSubscription(std::string_view protocol, std::string_view parameter, std::string_view condition) {
+  return TemplateValue::Map()
+      .Set("Type", "AWS::SNS::Subscription")
+      .Set("Condition", condition)
+      .Set("Properties", TemplateValue::Map()
+                             .Set("TopicArn", Ref(kAlertTopic))
+                             .Set("Protocol", protocol)
+                             .Set("Endpoint", Ref(parameter)));
 }
 
 TemplateValue AlarmPermission(const std::string& alarm_name) {
@@ -574,6 +615,7 @@ class StackBuilder {
   std::string ScheduleText() const;
   std::string ExpiryAlarmDescription(const StackQueuePlan& p, const QueueAlarmPlan& plan) const;
   Status AddAlarms();
+  void AddAlerts();
   void AddVpcEndpoints();
   Status AddAthena();
   TemplateValue Outputs() const;
@@ -745,6 +787,8 @@ TemplateValue StackBuilder::Parameters() const {
                  .Set("MaxValue", 1000));
   params.Set("ScheduleExpression",
              Parameter("String", schedule_, "EventBridge schedule of the sweep (the safety net)"));
+  params.Set("AlertEmail", Parameter("String", "", "email address subscribed to the alert topic (empty: none)"));
+  params.Set("AlertHttpsEndpoint", Parameter("String", "", "https:// URL subscribed to the alert topic (empty: none)"));
   if (!o_.create_bucket) {
     params.Set(kBucket, Parameter("String", dest_.bucket, "existing archive bucket (the config's destination)"));
   } else {
@@ -813,6 +857,9 @@ TemplateValue StackBuilder::RoleStatements() const {
       "WriteOwnLogs", {"logs:CreateLogStream", "logs:PutLogEvents"},
       TemplateValue::List({Sub(fmt::format(
           "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:/aws/lambda/{}:*", Partition(), fn_))})));
+  // The on-failure destination of asynchronous invocations.
+  statements.Add(Statement("PublishFailedInvocations", {"sns:Publish"},
+                           TemplateValue::List({Sub(fmt::format("${{{}}}", kAlertTopic))})));
   statements.Add(Statement("FollowUpInvoke", {"lambda:InvokeFunction"},
                            TemplateValue::List({Sub(fmt::format(
                                "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}", Partition(), fn_))})));
@@ -1005,6 +1052,41 @@ Status StackBuilder::AddAlarms() {
   return Status::Ok();
 }
 
+// For people: the topic every alarm also notifies, its optional
+// subscriptions, alarms on the function's errors and throttles, and the
+// topic as the on-failure destination of asynchronous invocations (alarms,
+// the schedule and the follow-up invoke are all asynchronous).
+void StackBuilder::AddAlerts() {
+  res_.Set(kAlertTopic, TemplateValue::Map()
+                            .Set("Type", "AWS::SNS::Topic")
+                            .Set("Properties", TemplateValue::Map()
+                                                   .Set("TopicName", fn_ + "-alerts")
+                                                   .Set("DisplayName", "dlq-archive alerts")
+                                                   .Set("Tags", Tags())));
+  res_.Set("AlertEmailSubscription", AlertSubscription("email", "AlertEmail", "HasAlertEmail"));
+  res_.Set("AlertHttpsSubscription", AlertSubscription("https", "AlertHttpsEndpoint", "HasAlertHttpsEndpoint"));
+  res_.Set("FunctionErrorsAlarm",
+           FunctionAlarm(fn_ + "-errors", "Errors",
+                         fmt::format("{} failed an invocation: an archive run, or the sweep, did not finish; see the "
+                                     "log group /aws/lambda/{}",
+                                     fn_, fn_)));
+  res_.Set("FunctionThrottlesAlarm",
+           FunctionAlarm(fn_ + "-throttles", "Throttles",
+                         fmt::format("{} was throttled (reserved concurrency {}): an alarm's or the schedule's run "
+                                     "waited or was dropped",
+                                     fn_, o_.reserved_concurrency)));
+  res_.Set(
+      "ArchiverEventInvokeConfig",
+      TemplateValue::Map()
+          .Set("Type", "AWS::Lambda::EventInvokeConfig")
+          .Set("Properties", TemplateValue::Map()
+                                 .Set("FunctionName", Ref(kFunction))
+                                 .Set("Qualifier", "$LATEST")
+                                 .Set("DestinationConfig",
+                                      TemplateValue::Map().Set(
+                                          "OnFailure", TemplateValue::Map().Set("Destination", Ref(kAlertTopic))))));
+}
+
 // S3 (gateway), SQS, Lambda (the follow-up invoke), STS (roles).
 void StackBuilder::AddVpcEndpoints() {
   if (!vpc_ || !o_.vpc_endpoints) return;
@@ -1046,6 +1128,7 @@ TemplateValue StackBuilder::Outputs() const {
          "give this to search, ls, show, stats and replay --from");
   output("LogGroupName", Ref(kLogGroup), "the function's logs and EMF metrics");
   output("ScheduleRuleArn", GetAtt(kSchedule, "Arn"), "the sweep schedule");
+  output("AlertTopicArn", Ref(kAlertTopic), "subscribe people here: every alarm and every failed invocation");
   if (athena_) {
     output("GlueDatabaseName", Ref("GlueDatabase"), "Athena database");
     output("GlueTableName", Ref("GlueTable"),
@@ -1071,11 +1154,15 @@ Result<GeneratedStack> StackBuilder::Build() {
                                    "custom runtime (generated by `dlq-archive stack` from {})",
                                    queues_.size(), dest_.bucket, prefix_, config_.path));
   t.Set("Parameters", Parameters());
+  t.Set("Conditions", TemplateValue::Map()
+                          .Set("HasAlertEmail", NotEmpty("AlertEmail"))
+                          .Set("HasAlertHttpsEndpoint", NotEmpty("AlertHttpsEndpoint")));
   AddLogGroup();
   AddRole();
   AddFunction();
   AddSchedule();
   DLQ_RETURN_IF_ERROR(AddAlarms());
+  AddAlerts();
   if (o_.create_bucket) AddArchiveBucket(res_, o_, dest_.bucket, prefix_, group_->put, kms_);
   AddVpcEndpoints();
   DLQ_RETURN_IF_ERROR(AddAthena());

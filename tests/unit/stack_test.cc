@@ -8,12 +8,15 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "app/stack_command.h"
@@ -221,6 +224,15 @@ std::vector<std::pair<std::string, const TemplateValue*>> ResourcesOfType(const 
   return out;
 }
 
+// The alarms on the queues' AWS/SQS metrics (not the function's own).
+std::vector<std::pair<std::string, const TemplateValue*>> SqsAlarms(const GeneratedStack& s) {
+  auto alarms = ResourcesOfType(s, "AWS::CloudWatch::Alarm");
+  std::erase_if(alarms, [](const auto& a) {
+    return a.second->FindPath({"Properties", "Namespace"})->AsString() != "AWS/SQS";
+  });
+  return alarms;
+}
+
 // The role's statements by Sid.
 std::map<std::string, const TemplateValue*> Statements(const GeneratedStack& s) {
   std::map<std::string, const TemplateValue*> out;
@@ -308,7 +320,8 @@ TEST(StackTest, ExpiryThresholdIsCheckSafetyAnalysisOnCloudWatchAge) {
   EXPECT_EQ(p.Find("Period")->AsInt(), 60);
   EXPECT_EQ(*p.Find("Dimensions"),
             TemplateValue::List({TemplateValue::Map().Set("Name", "QueueName").Set("Value", "orders-dlq")}));
-  EXPECT_EQ(*p.Find("AlarmActions"), TemplateValue::List({GetAtt("ArchiverFunction", "Arn")}));
+  // The function archives; people hear of it through the alert topic.
+  EXPECT_EQ(*p.Find("AlarmActions"), TemplateValue::List({GetAtt("ArchiverFunction", "Arn"), Ref("AlertTopic")}));
   const std::string& d = p.Find("AlarmDescription")->AsString();
   EXPECT_LE(d.size(), 1024u);
   EXPECT_THAT(d, HasSubstr("restarts at the move to the DLQ"));
@@ -357,7 +370,7 @@ groups:
   GeneratedStack s =
       Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("payments-dlq", 14 * kDay, 4 * kDay)}, Options());
   auto st = Statements(s);
-  ASSERT_EQ(st.size(), 4u);  // SQS, S3, logs, self-invoke: no KMS, STS or VPC statement here
+  ASSERT_EQ(st.size(), 5u);  // SQS, S3, logs, failed invocations to SNS, self-invoke: no KMS, STS or VPC here
   EXPECT_THAT(Actions(*st["ArchiveDeadLetterQueues"]),
               ElementsAre("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility",
                           "sqs:GetQueueAttributes", "sqs:GetQueueUrl"));
@@ -370,6 +383,8 @@ groups:
   EXPECT_THAT(ResourceTexts(*st["WriteOwnLogs"]),
               ElementsAre("arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/"
                           "dlq-archive:*"));
+  EXPECT_THAT(Actions(*st["PublishFailedInvocations"]), ElementsAre("sns:Publish"));
+  EXPECT_THAT(ResourceTexts(*st["PublishFailedInvocations"]), ElementsAre("${AlertTopic}"));
   EXPECT_THAT(ResourceTexts(*st["FollowUpInvoke"]),
               ElementsAre("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:dlq-archive"));
   for (const auto& [sid, statement] : st) {
@@ -385,7 +400,7 @@ TEST(StackTest, EveryAlarmInvokesTheFunctionThroughAPermissionScopedToItsArn) {
   MonitorConfig c = Config(kOneGroup);
   GeneratedStack s =
       Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("billing-dlq", 14 * kDay, 4 * kDay)}, Options());
-  auto alarms = ResourcesOfType(s, "AWS::CloudWatch::Alarm");
+  auto alarms = SqsAlarms(s);  // the function's own alarms are for people only
   ASSERT_EQ(alarms.size(), 4u);
   std::set<std::string> alarm_arns;
   for (const auto& [id, a] : alarms) {
@@ -434,7 +449,7 @@ groups:
       depth: { period: 10s, evaluation_periods: 3, datapoints_to_alarm: 3 }
 )");
   GeneratedStack s = Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, Options());
-  auto alarms = ResourcesOfType(s, "AWS::CloudWatch::Alarm");
+  auto alarms = SqsAlarms(s);
   ASSERT_EQ(alarms.size(), 2u);
   for (const auto& [id, a] : alarms) {
     EXPECT_EQ(a->FindPath({"Properties", "Period"})->AsInt() % 60, 0) << id;
@@ -460,6 +475,52 @@ groups:
                 ->AsInt(),
             300);
   for (const std::string& w : plain.warnings) EXPECT_THAT(w, Not(HasSubstr("whole number of minutes")));
+}
+
+TEST(StackTest, PeopleHearOfAlarmsErrorsThrottlesAndFailedInvocations) {
+  GeneratedStack s = Generate(Config(kOneGroup), {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, Options());
+  EXPECT_EQ(Resource(s, "AlertTopic").Find("Type")->AsString(), "AWS::SNS::Topic");
+  EXPECT_EQ(Resource(s, "AlertTopic").FindPath({"Properties", "TopicName"})->AsString(), "dlq-archive-alerts");
+  EXPECT_EQ(s.tmpl.FindPath({"Outputs", "AlertTopicArn", "Value"})->Find("Ref")->AsString(), "AlertTopic");
+  // Optional subscriptions: made only when their parameter is not empty.
+  for (const auto& [id, parameter, condition, protocol] :
+       {std::tuple{"AlertEmailSubscription", "AlertEmail", "HasAlertEmail", "email"},
+        std::tuple{"AlertHttpsSubscription", "AlertHttpsEndpoint", "HasAlertHttpsEndpoint", "https"}}) {
+    const TemplateValue& sub = Resource(s, id);
+    EXPECT_EQ(sub.Find("Condition")->AsString(), condition);
+    EXPECT_EQ(sub.FindPath({"Properties", "Protocol"})->AsString(), protocol);
+    EXPECT_EQ(*sub.FindPath({"Properties", "Endpoint"}), Ref(parameter));
+    EXPECT_EQ(*sub.FindPath({"Properties", "TopicArn"}), Ref("AlertTopic"));
+    EXPECT_EQ(s.tmpl.FindPath({"Parameters", parameter, "Default"})->AsString(), "");
+    const TemplateValue* equals = s.tmpl.FindPath({"Conditions", condition, "Fn::Not"});
+    ASSERT_NE(equals, nullptr) << condition;
+    EXPECT_EQ(*equals->items().at(0).Find("Fn::Equals"), TemplateValue::List({Ref(parameter), ""}));
+  }
+  // Every alarm notifies the topic; the function's errors and throttles have alarms of their own.
+  for (const auto& [id, a] : ResourcesOfType(s, "AWS::CloudWatch::Alarm")) {
+    const TemplateValue& actions = *a->FindPath({"Properties", "AlarmActions"});
+    EXPECT_NE(std::find(actions.items().begin(), actions.items().end(), Ref("AlertTopic")), actions.items().end())
+        << id;
+  }
+  for (const auto& [id, metric] :
+       {std::pair{"FunctionErrorsAlarm", "Errors"}, {"FunctionThrottlesAlarm", "Throttles"}}) {
+    const TemplateValue& p = *Resource(s, id).Find("Properties");
+    EXPECT_EQ(p.Find("Namespace")->AsString(), "AWS/Lambda") << id;
+    EXPECT_EQ(p.Find("MetricName")->AsString(), metric);
+    EXPECT_EQ(
+        *p.Find("Dimensions"),
+        TemplateValue::List({TemplateValue::Map().Set("Name", "FunctionName").Set("Value", Ref("ArchiverFunction"))}));
+    EXPECT_EQ(p.Find("Statistic")->AsString(), "Sum");
+    EXPECT_EQ(p.Find("Period")->AsInt() % 60, 0);
+    EXPECT_EQ(p.Find("ComparisonOperator")->AsString(), "GreaterThanOrEqualToThreshold");
+    EXPECT_EQ(*p.Find("AlarmActions"), TemplateValue::List({Ref("AlertTopic")}));
+  }
+  // An asynchronous invocation that fails (after Lambda's retries) lands on the topic.
+  const TemplateValue& invoke = Resource(s, "ArchiverEventInvokeConfig");
+  EXPECT_EQ(invoke.Find("Type")->AsString(), "AWS::Lambda::EventInvokeConfig");
+  EXPECT_EQ(*invoke.FindPath({"Properties", "FunctionName"}), Ref("ArchiverFunction"));
+  EXPECT_EQ(invoke.FindPath({"Properties", "Qualifier"})->AsString(), "$LATEST");
+  EXPECT_EQ(*invoke.FindPath({"Properties", "DestinationConfig", "OnFailure", "Destination"}), Ref("AlertTopic"));
 }
 
 TEST(StackTest, FunctionEnvironmentIsWhatTheRuntimeReads) {
@@ -533,7 +594,7 @@ groups:
               ElementsAre("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:orders-dlq"));
   EXPECT_THAT(ResourceTexts(*st["EncryptArchiveObjects"]), ElementsAre(c.groups[0].put.sse_kms_key_id));
   EXPECT_THAT(Actions(*st["EncryptArchiveObjects"]), ElementsAre("kms:GenerateDataKey"));
-  EXPECT_EQ(ResourcesOfType(s, "AWS::CloudWatch::Alarm").size(), 2u);  // orders-dlq's two
+  EXPECT_EQ(SqsAlarms(s).size(), 2u);  // orders-dlq's two
   EXPECT_EQ(s.queues[1].expiry_alarm, "");
   bool warned = false;
   for (const std::string& w : s.warnings)
