@@ -547,7 +547,7 @@ Status StackOptions::Validate() const {
     return bad(fmt::format("--reserved-concurrency {}: 1 to 1000", reserved_concurrency));
   }
   if (!schedule.empty()) DLQ_RETURN_IF_ERROR(ParseSchedule(schedule).status());
-  if (auto p = ParseSelectionSpec(policy); !p.ok()) {
+  if (auto p = ParseSelectionSpec(policy); policy != kAutoPolicy && !p.ok()) {
     return bad(fmt::format("--policy {}", p.status().message()));
   }
   static constexpr int kLogRetention[] = {1,   3,   5,   7,   14,   30,   60,   90,   120,  150,  180,
@@ -602,6 +602,8 @@ class StackBuilder {
  private:
   Status Resolve();
   Status CheckQueues();
+  QueueAlarmPlan PlanStackAlarms(const GroupConfig& g, const StackQueue& q) const;
+  Status ResolveAutoPolicy();
   void WarnAboutPeriods(const GroupConfig& g);
   Status AnalyzeSafety();
   Status AnalyzeQueue(const StackQueue& q);
@@ -631,6 +633,7 @@ class StackBuilder {
   std::string prefix_;
   std::optional<KmsKey> kms_;
   Selection policy_;
+  std::string policy_text_;  // DLQ_ARCHIVE_POLICY
   std::string schedule_;
   std::optional<seconds> sweep_;  // nullopt for a cron schedule
   Destination code_;
@@ -657,9 +660,12 @@ Status StackBuilder::Resolve() {
   }
   prefix_ = dest_.prefix.empty() ? std::string(kDefaultKeyPrefix) : dest_.prefix;
   DLQ_ASSIGN_OR_RETURN(kms_, ResolveKmsKey(group_->put));
-  auto parsed_policy = ParseSelectionSpec(o_.policy);
-  if (!parsed_policy.ok()) return InvalidArgument("--policy " + parsed_policy.status().message());
-  policy_ = *parsed_policy;
+  if (o_.policy != kAutoPolicy) {  // auto: ResolveAutoPolicy, once the queues are known
+    auto parsed_policy = ParseSelectionSpec(o_.policy);
+    if (!parsed_policy.ok()) return InvalidArgument("--policy " + parsed_policy.status().message());
+    policy_ = *parsed_policy;
+    policy_text_ = o_.policy;
+  }
   schedule_ = o_.schedule.empty() ? RateFor(config_.sweep_interval) : o_.schedule;
   DLQ_ASSIGN_OR_RETURN(sweep_, ParseSchedule(schedule_));
   DLQ_ASSIGN_OR_RETURN(code_, ParseDestination(o_.lambda_code));
@@ -710,16 +716,69 @@ Status StackBuilder::CheckQueues() {
   return Status::Ok();
 }
 
+AlarmPlanOptions StackPlanOptions() {
+  AlarmPlanOptions plan_options;
+  plan_options.max_messages_per_run = 0;  // DLQ_ARCHIVE_MAX_MESSAGES is not set: a run drains until its deadline
+  return plan_options;
+}
+
+// The daemon's alarm plan for `q` as the stack deploys it: CloudWatch's
+// metrics, whole-minute periods, and every alarm invoking the function.
+QueueAlarmPlan StackBuilder::PlanStackAlarms(const GroupConfig& g, const StackQueue& q) const {
+  MonitorConfig plan_config = config_;
+  plan_config.sweep_interval = sweep_.value_or(seconds(0));
+  GroupConfig lambda_group = g;
+  lambda_group.cloudwatch_age = true;  // CloudWatch alarms see only CloudWatch's metrics
+  lambda_group.alarms.expiry.action = AlarmSettings::Action::kArchive;
+  lambda_group.alarms.depth.action = AlarmSettings::Action::kArchive;  // every alarm invokes the function
+  lambda_group.alarms.expiry.period = SqsMetricPeriod(g.alarms.expiry.period);
+  lambda_group.alarms.depth.period = SqsMetricPeriod(g.alarms.depth.period);
+  return PlanAlarms(plan_config, lambda_group, AsDiscovered(q), StackPlanOptions());
+}
+
+// --policy auto: what the daemon's expiry alarm archives (policy.select:
+// auto takes the messages expiring within the alarm's lead window; a group's
+// explicit policy otherwise). One function serves every queue, so the widest
+// selection wins: no queue gets less than the daemon would give it.
+Status StackBuilder::ResolveAutoPolicy() {
+  std::optional<Selection> chosen;
+  for (const StackQueue& q : queues_) {
+    DLQ_ASSIGN_OR_RETURN(const GroupConfig* g, GroupOf(config_, q));
+    const Selection s = PlanStackAlarms(*g, q).expiry_selection;
+    if (!chosen || s.kind == SelectionKind::kAll) {
+      chosen = s;
+    } else if (chosen->kind == SelectionKind::kAll) {
+      continue;
+    } else if (s.kind != chosen->kind) {
+      return InvalidArgument(fmt::format(
+          "--policy auto: group {} archives {}, other queues of the stack {}; one function has one policy: pass "
+          "--policy (all, older_than:D or expiring_within:D)",
+          g->name, SelectionText(s), SelectionText(*chosen)));
+    } else if (s.kind == SelectionKind::kExpiringWithin) {
+      chosen->window = std::max(chosen->window, s.window);
+    } else {
+      chosen->window = std::min(chosen->window, s.window);  // older-than: the shorter window takes more
+    }
+  }
+  policy_ = chosen.value_or(Selection{SelectionKind::kAll, seconds(0)});
+  switch (policy_.kind) {
+    case SelectionKind::kAll: policy_text_ = "all"; break;
+    case SelectionKind::kOlderThan: policy_text_ = fmt::format("older_than:{}s", policy_.window.count()); break;
+    case SelectionKind::kExpiringWithin:
+      policy_text_ = fmt::format("expiring_within:{}s", policy_.window.count());
+      break;
+  }
+  return Status::Ok();
+}
+
 // The safety analysis of one queue, for both paths: the schedule's sweep and
 // (in this account) the CloudWatch alarms.
 Status StackBuilder::AnalyzeQueue(const StackQueue& q) {
   DLQ_ASSIGN_OR_RETURN(const GroupConfig* g, GroupOf(config_, q));
-  AlarmPlanOptions plan_options;
-  plan_options.max_messages_per_run = 0;  // DLQ_ARCHIVE_MAX_MESSAGES is not set: a run drains until its deadline
   StackQueuePlan p;
   p.queue = q;
   if (sweep_) {
-    auto report = AnalyzeQueueSafety(SchedulePathInput(q, *g, *sweep_, policy_, plan_options));
+    auto report = AnalyzeQueueSafety(SchedulePathInput(q, *g, *sweep_, policy_, StackPlanOptions()));
     if (!report.ok()) return report.status().WithContext("schedule analysis");
     p.schedule_path_safe = report->safe;
     p.schedule_report = report->ToString();
@@ -733,15 +792,7 @@ Status StackBuilder::AnalyzeQueue(const StackQueue& q) {
         q.name, q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id, schedule_));
     return Status::Ok();
   }
-  MonitorConfig plan_config = config_;
-  plan_config.sweep_interval = sweep_.value_or(seconds(0));
-  GroupConfig lambda_group = *g;
-  lambda_group.cloudwatch_age = true;  // CloudWatch alarms see only CloudWatch's metrics
-  lambda_group.alarms.expiry.action = AlarmSettings::Action::kArchive;
-  lambda_group.alarms.depth.action = AlarmSettings::Action::kArchive;  // every alarm invokes the function
-  lambda_group.alarms.expiry.period = SqsMetricPeriod(g->alarms.expiry.period);
-  lambda_group.alarms.depth.period = SqsMetricPeriod(g->alarms.depth.period);
-  QueueAlarmPlan plan = PlanAlarms(plan_config, lambda_group, AsDiscovered(q), plan_options);
+  QueueAlarmPlan plan = PlanStackAlarms(*g, q);
   auto report = AnalyzeQueueSafety(plan.safety);
   if (!report.ok()) return report.status().WithContext("alarm analysis");
   p.alarm_path_safe = report->safe;
@@ -912,7 +963,7 @@ TemplateValue StackBuilder::FunctionEnvironment() const {
   // Fn::Sub only when a cross-account URL needs the region or URL suffix.
   env.Set("DLQ_ARCHIVE_QUEUES",
           queue_list.find("${") == std::string::npos ? TemplateValue(queue_list) : Sub(queue_list));
-  env.Set("DLQ_ARCHIVE_POLICY", o_.policy);
+  env.Set("DLQ_ARCHIVE_POLICY", policy_text_);
   if (!group.put.sse.empty()) env.Set("DLQ_ARCHIVE_SSE", group.put.sse);
   if (!group.put.sse_kms_key_id.empty()) env.Set("DLQ_ARCHIVE_SSE_KMS_KEY_ID", group.put.sse_kms_key_id);
   if (!group.put.storage_class.empty()) env.Set("DLQ_ARCHIVE_STORAGE_CLASS", group.put.storage_class);
@@ -1147,6 +1198,7 @@ TemplateValue StackBuilder::Outputs() const {
 Result<GeneratedStack> StackBuilder::Build() {
   DLQ_RETURN_IF_ERROR(Resolve());
   DLQ_RETURN_IF_ERROR(CheckQueues());
+  if (o_.policy == kAutoPolicy) DLQ_RETURN_IF_ERROR(ResolveAutoPolicy());
   DLQ_RETURN_IF_ERROR(AnalyzeSafety());
   TemplateValue t = TemplateValue::Map();
   t.Set("AWSTemplateFormatVersion", "2010-09-09");

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "app/stack_command.h"
+#include "archiver/selection_spec.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -521,6 +522,66 @@ TEST(StackTest, PeopleHearOfAlarmsErrorsThrottlesAndFailedInvocations) {
   EXPECT_EQ(*invoke.FindPath({"Properties", "FunctionName"}), Ref("ArchiverFunction"));
   EXPECT_EQ(invoke.FindPath({"Properties", "Qualifier"})->AsString(), "$LATEST");
   EXPECT_EQ(*invoke.FindPath({"Properties", "DestinationConfig", "OnFailure", "Destination"}), Ref("AlertTopic"));
+}
+
+TEST(StackTest, DefaultPolicyArchivesWhatNearsExpiryLikeTheDaemon) {
+  // The daemon's default (policy.select: auto) archives, when the expiry
+  // alarm fires, the messages expiring within the alarm's lead window; the
+  // stack's default does the same on every invocation instead of emptying
+  // the DLQ.
+  MonitorConfig c = Config(kOneGroup);
+  const StackQueue q = Queue("orders-dlq", 14 * kDay, 4 * kDay);
+  GeneratedStack s = Generate(c, {q}, Options());
+  ASSERT_EQ(Options().policy, "auto");
+  GroupConfig g = c.groups[0];
+  g.cloudwatch_age = true;
+  MonitorConfig pc = c;
+  pc.sweep_interval = seconds(300);
+  AlarmPlanOptions po;
+  po.max_messages_per_run = 0;
+  DiscoveredQueue dq;
+  dq.name = q.name;
+  dq.retention = q.retention;
+  dq.redrive_sources.push_back({"", "", q.source_retention, 0});
+  const Selection daemon = PlanAlarms(pc, g, dq, po).expiry_selection;
+  ASSERT_EQ(daemon.kind, SelectionKind::kExpiringWithin);
+  const std::string policy = Resource(s, "ArchiverFunction")
+                                 .FindPath({"Properties", "Environment", "Variables", "DLQ_ARCHIVE_POLICY"})
+                                 ->AsString();
+  EXPECT_EQ(policy, fmt::format("expiring_within:{}s", daemon.window.count()));
+  auto parsed = ParseSelectionSpec(policy);  // what the runtime reads
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->window, daemon.window);
+  EXPECT_LT(daemon.window, q.retention);  // not the whole DLQ
+  EXPECT_THAT(Resource(s, "SweepSchedule").FindPath({"Properties", "Description"})->AsString(),
+              HasSubstr("expiring within"));
+  EXPECT_TRUE(s.queues[0].schedule_path_safe) << s.queues[0].schedule_report;
+
+  // `all` stays available.
+  StackOptions all = Options();
+  all.policy = "all";
+  GeneratedStack a = Generate(c, {q}, all);
+  EXPECT_EQ(Resource(a, "ArchiverFunction")
+                .FindPath({"Properties", "Environment", "Variables", "DLQ_ARCHIVE_POLICY"})
+                ->AsString(),
+            "all");
+
+  // Groups whose daemon policies cannot be one: --policy must say.
+  MonitorConfig mixed = Config(R"(
+defaults:
+  destination: s3://archive-bucket/dlq
+groups:
+  - name: a
+    queues: [qa]
+    policy: { select: older-than, window: 1d }
+  - name: b
+    queues: [qb]
+    policy: { select: expiring-within, window: 1d }
+)");
+  auto r =
+      GenerateStack(mixed, {Queue("qa", 14 * kDay, 4 * kDay, "a"), Queue("qb", 14 * kDay, 4 * kDay, "b")}, Options());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("--policy auto: group b archives"));
 }
 
 TEST(StackTest, FunctionEnvironmentIsWhatTheRuntimeReads) {
