@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -1125,6 +1127,47 @@ TEST(StackCommandTest, FailuresExitWithTheirCodes) {
   EXPECT_EQ(RunStack(o, c, failing, out, err), 2);
   EXPECT_THAT(err, HasSubstr("--lambda-code"));
   EXPECT_TRUE(out.empty());
+}
+
+TEST(StackCommandTest, OnlyTheVariablesTheStackUsesMustBeSet) {
+  const std::string path = ::testing::TempDir() + "/stack-env-" + std::to_string(::getpid()) + ".yaml";
+  auto load = [&](const std::string& yaml, const MapEnvironment& env) {
+    { std::ofstream(path) << yaml; }
+    return LoadStackConfig(path, env);
+  };
+  // Webhook secrets and dashboard tokens: the template uses neither.
+  const std::string secrets = R"(
+dashboard: { write_token: "${DLQ_DASHBOARD_TOKEN}", read_token: "${DLQ_READ_TOKEN}" }
+notify:
+  webhooks:
+    - url: "${WEBHOOK_URL}"
+      headers: { Authorization: "Bearer ${WEBHOOK_TOKEN}" }
+groups:
+  - name: main
+    destination: s3://${BUCKET}/dlq
+    role_arn: "arn:aws:iam::${ACCOUNT}:role/reader"
+    queues: [orders-dlq]
+)";
+  auto c = load(secrets, MapEnvironment{{"BUCKET", "archive-bucket"}, {"ACCOUNT", "210987654321"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->groups[0].destination, "s3://archive-bucket/dlq");
+  EXPECT_EQ(c->groups[0].role_arn, "arn:aws:iam::210987654321:role/reader");
+  // The daemon still needs them.
+  EXPECT_FALSE(LoadMonitorConfig(path, MapEnvironment{{"BUCKET", "archive-bucket"}, {"ACCOUNT", "210987654321"}}).ok());
+
+  // A variable the stack uses must be set, and the error says where it is used.
+  auto missing = load(secrets, MapEnvironment{{"ACCOUNT", "210987654321"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(missing.status().message(), HasSubstr("environment variable BUCKET is not set"));
+  missing = load(secrets, MapEnvironment{{"BUCKET", "archive-bucket"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("environment variable ACCOUNT is not set"));
+  // A bad config is reported as the daemon reports it.
+  auto bad = load("groups: []\n", MapEnvironment());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("at least one group is required"));
+  std::remove(path.c_str());
 }
 
 }  // namespace
