@@ -81,194 +81,240 @@ void Indent(std::string& text, const std::string& block, std::string_view prefix
   }
 }
 
-}  // namespace
-
-int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory, const std::string& output,
-                std::string& out) {
-  const bool json = output == "json";
-  const AlarmPlanOptions plan_options;  // the daemon's defaults
-  int unsafe = 0, queues = 0, failed_groups = 0, warnings = 0;
+// The report `check` prints, built group by group: the text and the JSON side by side.
+struct CheckReport {
   std::string text;
   JsonWriter js;
-  js.BeginObject().Key("groups").BeginArray();
-  for (const GroupConfig& g : config.groups) {
-    js.BeginObject().Key("name").String(g.name);
-    text += fmt::format("group {} -> {}\n", g.name, g.destination);
-    auto clients = factory(g);
-    if (!clients.ok()) {
-      ++failed_groups;
-      text += fmt::format("  ERROR: {}\n", clients.status().ToString());
-      js.Key("error").String(clients.status().ToString());
-      js.Key("destination").Null();
-      js.Key("warnings").BeginArray().EndArray();
-      js.Key("queues").BeginArray().EndArray();
-      js.EndObject();
-      continue;
-    }
-    // The destination first: the daemon checks it before receiving anything.
-    std::vector<std::string> group_warnings;
-    std::string group_error;
-    auto dest = clients->store != nullptr ? clients->store->CheckWritable()
-                                          : Result<DestinationCheck>(FailedPrecondition("no object store"));
-    const bool dest_failed = !dest.ok();
-    js.Key("destination").BeginObject();
-    js.Key("uri").String(g.destination);
-    js.Key("ok").Bool(!dest_failed);
-    js.Key("confirmed").Bool(!dest_failed && dest->confirmed);
-    js.Key("error").String(dest_failed ? dest.status().ToString() : "");
-    js.Key("note").String(dest_failed ? "" : dest->note);
-    js.EndObject();
-    if (dest_failed) {
-      group_error = fmt::format("destination {} failed its check: {}; `run` would archive nothing for this group",
-                                g.destination, dest.status().ToString());
-      text += fmt::format("  ERROR: {}\n", group_error);
-    } else if (!dest->confirmed) {
-      group_warnings.push_back(fmt::format("destination {} not confirmed: {}", g.destination, dest->note));
-      text += fmt::format("  WARNING: {}\n", group_warnings.back());
-    } else {
-      text += fmt::format("  destination {}: exists and can be written\n", g.destination);
-    }
-    auto found = DiscoverQueues(*clients->sqs, g);
-    if (!found.ok()) {
-      ++failed_groups;
-      text += fmt::format("  ERROR: {}\n", found.status().ToString());
-      if (!group_error.empty()) group_error += "; ";
-      group_error += found.status().ToString();
-      js.Key("error").String(group_error);
-      js.Key("warnings").BeginArray();
-      for (const std::string& w : group_warnings) js.String(w);
-      js.EndArray();
-      js.Key("queues").BeginArray().EndArray();
-      js.EndObject();
-      warnings += static_cast<int>(group_warnings.size());
-      continue;
-    }
-    if (found->empty()) {
-      if (g.allow_empty) {
-        text += "  (no queue matches the selectors; allowed by allow_empty: true)\n";
-      } else {
-        std::string e =
-            "no queue matches the group's selectors (queues, prefixes, regex, discover); set "
-            "allow_empty: true if that is expected";
-        text += fmt::format("  ERROR: {}\n", e);
-        if (!group_error.empty()) group_error += "; ";
-        group_error += e;
-      }
-    }
-    if (!group_error.empty()) ++failed_groups;
-    warnings += static_cast<int>(group_warnings.size());
-    js.Key("error");
-    if (group_error.empty()) {
-      js.Null();
-    } else {
-      js.String(group_error);
-    }
-    js.Key("warnings").BeginArray();
-    for (const std::string& w : group_warnings) js.String(w);
-    js.EndArray();
-    js.Key("queues").BeginArray();
-    for (const DiscoveredQueue& q : *found) {
-      ++queues;
-      QueueAlarmPlan plan = PlanAlarms(config, g, q, plan_options);
-      auto report = AnalyzeQueueSafety(plan.safety);
-      text += fmt::format("  queue {} ({}) retention {}\n", q.name, q.fifo ? "fifo" : "standard",
-                          FormatSpan(static_cast<double>(q.retention.count())));
-      if (q.redrive_sources.empty()) text += "    sources: none found (retention unknown)\n";
-      for (const RedriveSource& s : q.redrive_sources) {
-        text += fmt::format("    source {} retention {}, maxReceiveCount {}\n", s.name,
-                            FormatSpan(static_cast<double>(s.retention.count())), s.max_receive_count);
-      }
-      if (plan.expiry) {
-        text += fmt::format("    alarm {} [{}]\n", AlarmText(*plan.expiry), plan.threshold_source);
-        text += fmt::format("      action {}\n", ActionText(plan.expiry_action, plan.expiry_selection));
-      } else {
-        text += "    expiry alarm disabled\n";
-      }
-      if (plan.depth) {
-        text += fmt::format("    alarm {}\n", AlarmText(*plan.depth));
-        text += fmt::format("      action {}\n", ActionText(plan.depth_action, plan.depth_selection));
-      }
-      js.BeginObject();
-      js.Key("queue").String(q.name);
-      js.Key("url").String(q.url);
-      js.Key("fifo").Bool(q.fifo);
-      js.Key("retention_s").Int(q.retention.count());
-      js.Key("sources").BeginArray();
-      for (const RedriveSource& s : q.redrive_sources) {
-        js.BeginObject().Key("name").String(s.name).Key("retention_s").Int(s.retention.count()).EndObject();
-      }
-      js.EndArray();
-      js.Key("alarms").BeginArray();
-      if (plan.expiry) WriteAlarm(js, *plan.expiry, plan.expiry_action, plan.expiry_selection);
-      if (plan.depth) WriteAlarm(js, *plan.depth, plan.depth_action, plan.depth_selection);
-      js.EndArray();
-      js.Key("threshold_source").String(plan.threshold_source);
-      if (!report.ok()) {
-        ++unsafe;
-        text += fmt::format("    {}: UNSAFE (analysis failed: {})\n", q.name, report.status().ToString());
-        js.Key("safe").Bool(false).Key("error").String(report.status().ToString()).EndObject();
-        continue;
-      }
-      const bool safe = report->safe && !dest_failed;
-      if (!safe) ++unsafe;
-      if (dest_failed) {
-        // The timing analysis is moot: no run can store anything.
-        text += fmt::format("    {}: UNSAFE: nothing can be archived, the destination {} failed its check\n", q.name,
-                            g.destination);
-        Indent(text, "were the destination writable: " + report->ToString(), "      ");
-      } else {
-        Indent(text, report->ToString(), "    ");
-      }
-      js.Key("safe").Bool(safe);
-      const std::pair<std::string_view, double> timings[] = {
-          {"margin_s", report->margin_s},
-          {"required_margin_s", report->required_margin_s},
-          {"worst_case_arrival_to_archive_s", report->worst_case_arrival_to_archive_s},
-          {"earliest_expiry_after_arrival_s", report->earliest_expiry_after_arrival_s},
-          {"detection_delay_s", report->detection_delay_s},
-          {"drain_time_s", report->drain_time_s}};
-      for (const auto& [key, value] : timings) {
-        js.Key(key);
-        WriteNum(js, value);
-      }
-      js.Key("clock_origin").String(report->clock_origin);
-      js.Key("latest_archive_s");
-      WriteNum(js, report->latest_archive_s);
-      js.Key("expires_s");
-      WriteNum(js, report->expires_s);
-      js.Key("reasons").BeginArray();
-      if (dest_failed) js.String(group_error);
-      for (const std::string& r : report->reasons) js.String(r);
-      js.EndArray();
-      js.EndObject();
-    }
-    js.EndArray();
-    js.EndObject();
+  int unsafe = 0, queues = 0, failed_groups = 0, warnings = 0;
+};
+
+// One group's state while its queues are reported.
+struct GroupCheck {
+  std::vector<std::string> warnings;
+  std::string error;         // "" while nothing failed
+  bool dest_failed = false;  // no run can store anything
+};
+
+void WriteStrings(JsonWriter& js, const std::vector<std::string>& items) {
+  js.BeginArray();
+  for (const std::string& s : items) js.String(s);
+  js.EndArray();
+}
+
+void AddError(std::string& error, const std::string& more) {
+  if (!error.empty()) error += "; ";
+  error += more;
+}
+
+// The destination first: the daemon checks it before receiving anything.
+void CheckDestination(const GroupConfig& g, ObjectStore* store, GroupCheck& gc, CheckReport& r) {
+  auto dest =
+      store != nullptr ? store->CheckWritable() : Result<DestinationCheck>(FailedPrecondition("no object store"));
+  gc.dest_failed = !dest.ok();
+  r.js.Key("destination").BeginObject();
+  r.js.Key("uri").String(g.destination);
+  r.js.Key("ok").Bool(!gc.dest_failed);
+  r.js.Key("confirmed").Bool(!gc.dest_failed && dest->confirmed);
+  r.js.Key("error").String(gc.dest_failed ? dest.status().ToString() : "");
+  r.js.Key("note").String(gc.dest_failed ? "" : dest->note);
+  r.js.EndObject();
+  if (gc.dest_failed) {
+    gc.error = fmt::format("destination {} failed its check: {}; `run` would archive nothing for this group",
+                           g.destination, dest.status().ToString());
+    r.text += fmt::format("  ERROR: {}\n", gc.error);
+  } else if (!dest->confirmed) {
+    gc.warnings.push_back(fmt::format("destination {} not confirmed: {}", g.destination, dest->note));
+    r.text += fmt::format("  WARNING: {}\n", gc.warnings.back());
+  } else {
+    r.text += fmt::format("  destination {}: exists and can be written\n", g.destination);
+  }
+}
+
+// The queue, its sources and its alarms, as text.
+void QueuePlanText(const DiscoveredQueue& q, const QueueAlarmPlan& plan, std::string& text) {
+  text += fmt::format("  queue {} ({}) retention {}\n", q.name, q.fifo ? "fifo" : "standard",
+                      FormatSpan(static_cast<double>(q.retention.count())));
+  if (q.redrive_sources.empty()) text += "    sources: none found (retention unknown)\n";
+  for (const RedriveSource& s : q.redrive_sources) {
+    text += fmt::format("    source {} retention {}, maxReceiveCount {}\n", s.name,
+                        FormatSpan(static_cast<double>(s.retention.count())), s.max_receive_count);
+  }
+  if (plan.expiry) {
+    text += fmt::format("    alarm {} [{}]\n", AlarmText(*plan.expiry), plan.threshold_source);
+    text += fmt::format("      action {}\n", ActionText(plan.expiry_action, plan.expiry_selection));
+  } else {
+    text += "    expiry alarm disabled\n";
+  }
+  if (plan.depth) {
+    text += fmt::format("    alarm {}\n", AlarmText(*plan.depth));
+    text += fmt::format("      action {}\n", ActionText(plan.depth_action, plan.depth_selection));
+  }
+}
+
+// The queue, its sources and its alarms, as the start of its JSON object.
+void BeginQueueJson(JsonWriter& js, const DiscoveredQueue& q, const QueueAlarmPlan& plan) {
+  js.BeginObject();
+  js.Key("queue").String(q.name);
+  js.Key("url").String(q.url);
+  js.Key("fifo").Bool(q.fifo);
+  js.Key("retention_s").Int(q.retention.count());
+  js.Key("sources").BeginArray();
+  for (const RedriveSource& s : q.redrive_sources) {
+    js.BeginObject().Key("name").String(s.name).Key("retention_s").Int(s.retention.count()).EndObject();
   }
   js.EndArray();
-  // The listener: message content readable by whoever reaches it.
+  js.Key("alarms").BeginArray();
+  if (plan.expiry) WriteAlarm(js, *plan.expiry, plan.expiry_action, plan.expiry_selection);
+  if (plan.depth) WriteAlarm(js, *plan.depth, plan.depth_action, plan.depth_selection);
+  js.EndArray();
+  js.Key("threshold_source").String(plan.threshold_source);
+}
+
+// The safety analysis's timings and reasons (the rest of the queue's JSON object).
+void WriteSafetyJson(JsonWriter& js, const SafetyReport& report, const GroupCheck& gc) {
+  const std::pair<std::string_view, double> timings[] = {
+      {"margin_s", report.margin_s},
+      {"required_margin_s", report.required_margin_s},
+      {"worst_case_arrival_to_archive_s", report.worst_case_arrival_to_archive_s},
+      {"earliest_expiry_after_arrival_s", report.earliest_expiry_after_arrival_s},
+      {"detection_delay_s", report.detection_delay_s},
+      {"drain_time_s", report.drain_time_s}};
+  for (const auto& [key, value] : timings) {
+    js.Key(key);
+    WriteNum(js, value);
+  }
+  js.Key("clock_origin").String(report.clock_origin);
+  js.Key("latest_archive_s");
+  WriteNum(js, report.latest_archive_s);
+  js.Key("expires_s");
+  WriteNum(js, report.expires_s);
+  js.Key("reasons").BeginArray();
+  if (gc.dest_failed) js.String(gc.error);
+  for (const std::string& reason : report.reasons) js.String(reason);
+  js.EndArray();
+}
+
+void CheckQueue(const MonitorConfig& config, const GroupConfig& g, const DiscoveredQueue& q, const GroupCheck& gc,
+                CheckReport& r) {
+  ++r.queues;
+  QueueAlarmPlan plan = PlanAlarms(config, g, q, AlarmPlanOptions());  // the daemon's defaults
+  auto report = AnalyzeQueueSafety(plan.safety);
+  QueuePlanText(q, plan, r.text);
+  BeginQueueJson(r.js, q, plan);
+  if (!report.ok()) {
+    ++r.unsafe;
+    r.text += fmt::format("    {}: UNSAFE (analysis failed: {})\n", q.name, report.status().ToString());
+    r.js.Key("safe").Bool(false).Key("error").String(report.status().ToString()).EndObject();
+    return;
+  }
+  const bool safe = report->safe && !gc.dest_failed;
+  if (!safe) ++r.unsafe;
+  if (gc.dest_failed) {
+    // The timing analysis is moot: no run can store anything.
+    r.text += fmt::format("    {}: UNSAFE: nothing can be archived, the destination {} failed its check\n", q.name,
+                          g.destination);
+    Indent(r.text, "were the destination writable: " + report->ToString(), "      ");
+  } else {
+    Indent(r.text, report->ToString(), "    ");
+  }
+  r.js.Key("safe").Bool(safe);
+  WriteSafetyJson(r.js, *report, gc);
+  r.js.EndObject();
+}
+
+// Ends a group's JSON object after an error that left no queue to report.
+void EndFailedGroup(CheckReport& r, const std::string& error, const std::vector<std::string>& warnings,
+                    bool with_destination) {
+  ++r.failed_groups;
+  r.js.Key("error").String(error);
+  if (with_destination) r.js.Key("destination").Null();
+  r.js.Key("warnings");
+  WriteStrings(r.js, warnings);
+  r.js.Key("queues").BeginArray().EndArray();
+  r.js.EndObject();
+}
+
+void CheckGroup(const MonitorConfig& config, const GroupConfig& g, const GroupClientsFactory& factory, CheckReport& r) {
+  r.js.BeginObject().Key("name").String(g.name);
+  r.text += fmt::format("group {} -> {}\n", g.name, g.destination);
+  auto clients = factory(g);
+  if (!clients.ok()) {
+    r.text += fmt::format("  ERROR: {}\n", clients.status().ToString());
+    EndFailedGroup(r, clients.status().ToString(), {}, /*with_destination=*/true);
+    return;
+  }
+  GroupCheck gc;
+  CheckDestination(g, clients->store, gc, r);
+  auto found = DiscoverQueues(*clients->sqs, g);
+  if (!found.ok()) {
+    r.text += fmt::format("  ERROR: {}\n", found.status().ToString());
+    AddError(gc.error, found.status().ToString());
+    EndFailedGroup(r, gc.error, gc.warnings, /*with_destination=*/false);
+    r.warnings += static_cast<int>(gc.warnings.size());
+    return;
+  }
+  if (found->empty()) {
+    if (g.allow_empty) {
+      r.text += "  (no queue matches the selectors; allowed by allow_empty: true)\n";
+    } else {
+      std::string e =
+          "no queue matches the group's selectors (queues, prefixes, regex, discover); set "
+          "allow_empty: true if that is expected";
+      r.text += fmt::format("  ERROR: {}\n", e);
+      AddError(gc.error, e);
+    }
+  }
+  if (!gc.error.empty()) ++r.failed_groups;
+  r.warnings += static_cast<int>(gc.warnings.size());
+  r.js.Key("error");
+  if (gc.error.empty()) {
+    r.js.Null();
+  } else {
+    r.js.String(gc.error);
+  }
+  r.js.Key("warnings");
+  WriteStrings(r.js, gc.warnings);
+  r.js.Key("queues").BeginArray();
+  for (const DiscoveredQueue& q : *found) CheckQueue(config, g, q, gc, r);
+  r.js.EndArray();
+  r.js.EndObject();
+}
+
+// The listener: message content readable by whoever reaches it.
+void CheckListener(const MonitorConfig& config, CheckReport& r) {
   const std::string listen = HostForUrl(config.listen_host) + ":" + std::to_string(config.listen_port);
   const bool loopback = IsLoopbackHost(config.listen_host);
   std::string listener_warning;
   if (!loopback && config.dashboard_read_token.empty()) {
-    ++warnings;
+    ++r.warnings;
     listener_warning = fmt::format(
         "listen {} is not loopback and dashboard.read_token is not set: anyone who can reach it can read every "
         "archived message through the dashboard; set dashboard.read_token",
         listen);
-    text += fmt::format("WARNING: {}\n", listener_warning);
+    r.text += fmt::format("WARNING: {}\n", listener_warning);
   }
-  js.Key("listener").BeginObject();
-  js.Key("address").String(listen).Key("loopback").Bool(loopback);
-  js.Key("read_token").Bool(!config.dashboard_read_token.empty()).Key("warning").String(listener_warning);
-  js.EndObject();
-  int code = (unsafe > 0 || failed_groups > 0) ? 1 : 0;
-  text += fmt::format("{} queue(s), {} unsafe, {} group(s) failed, {} warning(s)\n", queues, unsafe, failed_groups,
-                      warnings);
-  js.Key("queues").Int(queues).Key("unsafe").Int(unsafe).Key("failed_groups").Int(failed_groups);
-  js.Key("warnings").Int(warnings).Key("ok").Bool(code == 0);
-  js.EndObject();
-  out = json ? js.Take() + "\n" : text;
+  r.js.Key("listener").BeginObject();
+  r.js.Key("address").String(listen).Key("loopback").Bool(loopback);
+  r.js.Key("read_token").Bool(!config.dashboard_read_token.empty()).Key("warning").String(listener_warning);
+  r.js.EndObject();
+}
+
+}  // namespace
+
+int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory, const std::string& output,
+                std::string& out) {
+  CheckReport r;
+  r.js.BeginObject().Key("groups").BeginArray();
+  for (const GroupConfig& g : config.groups) CheckGroup(config, g, factory, r);
+  r.js.EndArray();
+  CheckListener(config, r);
+  int code = (r.unsafe > 0 || r.failed_groups > 0) ? 1 : 0;
+  r.text += fmt::format("{} queue(s), {} unsafe, {} group(s) failed, {} warning(s)\n", r.queues, r.unsafe,
+                        r.failed_groups, r.warnings);
+  r.js.Key("queues").Int(r.queues).Key("unsafe").Int(r.unsafe).Key("failed_groups").Int(r.failed_groups);
+  r.js.Key("warnings").Int(r.warnings).Key("ok").Bool(code == 0);
+  r.js.EndObject();
+  out = output == "json" ? r.js.Take() + "\n" : r.text;
   return code;
 }
 

@@ -32,6 +32,13 @@ struct StackCommandOptions {
 int RunStack(const StackCommandOptions& options, const MonitorConfig& config, const GroupClientsFactory& factory,
              std::string& out, std::string& err);
 
+// Loads the config for `stack`. A ${VAR} in a setting neither the template
+// nor discovery reads (webhook URLs and headers, dashboard tokens) need not
+// be set; an unset one in a setting the stack uses (destination, queues,
+// role_arn, ...) is kInvalidArgument naming the variable and the setting.
+// Otherwise as LoadMonitorConfig.
+Result<MonitorConfig> LoadStackConfig(const std::string& path, const Environment& env);
+
 int RunStackCommand(const StackCommandOptions& options);
 
 }  // namespace dlq

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/strings.h"
 
 namespace dlq {
@@ -44,21 +46,13 @@ Result<Url> ParseUrl(std::string_view text) {
   rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
   if (size_t at = authority.rfind('@'); at != std::string_view::npos) authority = authority.substr(at + 1);
   if (authority.empty()) return InvalidArgument("URL '" + std::string(text) + "' has no host");
-  std::string_view port_text;
-  if (authority.front() == '[') {
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos) return InvalidArgument("URL '" + std::string(text) + "' has a bad IPv6 host");
-    url.host = std::string(authority.substr(0, close + 1));
-    if (close + 1 < authority.size() && authority[close + 1] == ':') port_text = authority.substr(close + 2);
-  } else {
-    size_t colon = authority.rfind(':');
-    url.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
-  }
-  if (!port_text.empty()) {
-    std::optional<int64_t> port = ParseInt64(port_text);
-    if (!port || *port <= 0 || *port > 65535) return InvalidArgument("URL '" + std::string(text) + "' has a bad port");
-    url.port = static_cast<int>(*port);
+  Result<HostPort> split = SplitHostPort(authority);
+  if (!split.ok()) return InvalidArgument("URL '" + std::string(text) + "' " + split.status().message());
+  url.host = split->bracketed ? "[" + split->host + "]" : split->host;
+  if (split->port && !split->port->empty()) {
+    std::optional<int> port = ParsePort(*split->port, 1);
+    if (!port) return InvalidArgument("URL '" + std::string(text) + "' has a bad port");
+    url.port = *port;
   }
   if (size_t hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
   size_t q = rest.find('?');
@@ -66,6 +60,36 @@ Result<Url> ParseUrl(std::string_view text) {
   if (url.path.empty()) url.path = "/";
   if (q != std::string_view::npos) url.query = std::string(rest.substr(q + 1));
   return url;
+}
+
+Result<HostPort> SplitHostPort(std::string_view text) {
+  HostPort out;
+  std::string_view rest;  // ":PORT" or ""
+  if (StartsWith(text, "[")) {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos) return InvalidArgument("has a bad IPv6 host (no closing ']')");
+    out.bracketed = true;
+    out.host = std::string(text.substr(1, close - 1));
+    rest = text.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return InvalidArgument("has text after the IPv6 host that is not :PORT");
+  } else {
+    size_t colon = text.find(':');
+    if (colon != std::string_view::npos && text.find(':', colon + 1) != std::string_view::npos) {
+      return InvalidArgument("has more than one ':' (write an IPv6 address in brackets: [::1]:PORT)");
+    }
+    out.host = std::string(text.substr(0, colon));
+    if (colon != std::string_view::npos) rest = text.substr(colon);
+  }
+  if (!rest.empty()) out.port = std::string(rest.substr(1));
+  return out;
+}
+
+std::optional<int> ParsePort(std::string_view text, int min_port) {
+  if (text.empty() || text.size() > 5) return std::nullopt;
+  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  int port = static_cast<int>(*ParseInt64(text));
+  if (port < min_port || port > 65535) return std::nullopt;
+  return port;
 }
 
 Status ProxyRefused(std::string_view target, int http_status) {

@@ -35,7 +35,24 @@ struct Url {
   std::string Authority() const;
   std::string ToString() const;
 };
+// kInvalidArgument for a URL that is not http(s)://AUTHORITY[PATH][?QUERY]
+// with a port (when given) in 1..65535.
 Result<Url> ParseUrl(std::string_view text);
+
+// An authority split at its port: "HOST", "HOST:PORT", "[IPV6]" or
+// "[IPV6]:PORT". The one HOST:PORT parser: URLs (ParseUrl) and the daemon's
+// `listen:` setting both use it, each with its own port policy (ParsePort).
+struct HostPort {
+  std::string host;                 // as written; an IPv6 literal without its brackets
+  bool bracketed = false;           // written as [IPV6]
+  std::optional<std::string> port;  // the text after ':'; nullopt when there is no ':'
+};
+// kInvalidArgument naming what is wrong: a '[' without ']', text after ']'
+// other than ":PORT", or a second ':' outside brackets (an IPv6 address
+// needs them). The port text is not checked: see ParsePort.
+Result<HostPort> SplitHostPort(std::string_view text);
+// A port number: decimal digits only, in [min_port, 65535]; nullopt otherwise.
+std::optional<int> ParsePort(std::string_view text, int min_port);
 
 // A proxy (from https_proxy, http_proxy or all_proxy) answered `http_status`
 // (>= 400) instead of forwarding the request to `target`: the same answer

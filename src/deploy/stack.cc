@@ -29,8 +29,9 @@ constexpr std::string_view kRole = "ArchiverRole";
 constexpr std::string_view kLogGroup = "ArchiverLogGroup";
 constexpr std::string_view kBucket = "ArchiveBucket";  // the parameter, or the resource with --create-bucket
 constexpr std::string_view kSchedule = "SweepSchedule";
-constexpr size_t kMaxAlarmDescription = 1024;  // CloudWatch's limit
-constexpr size_t kMaxOutputValue = 4096;       // CloudFormation's
+constexpr std::string_view kAlertTopic = "AlertTopic";  // for people: alarms and failed invocations
+constexpr size_t kMaxAlarmDescription = 1024;           // CloudWatch's limit
+constexpr size_t kMaxOutputValue = 4096;                // CloudFormation's
 
 std::string Partition() {
   return "${AWS::Partition}";
@@ -90,21 +91,35 @@ std::string RateFor(seconds s) {
   return fmt::format("rate({} minute{})", m, m == 1 ? "" : "s");
 }
 
+// SQS publishes its CloudWatch metrics once a minute: an alarm on an AWS/SQS
+// metric with a shorter or unaligned period has periods without data. The
+// daemon's own alarms may use any period (it reads SQS itself); the stack's
+// round up to whole minutes.
+seconds SqsMetricPeriod(seconds period) {
+  return seconds(std::max<int64_t>(1, (period.count() + 59) / 60) * 60);
+}
+
 std::string Truncate(std::string s, size_t n) {
   if (s.size() <= n) return s;
   s.resize(n - 3);
   return s + "...";
 }
 
+// The config group a queue belongs to; kInvalidArgument when there is none.
+Result<const GroupConfig*> GroupOf(const MonitorConfig& config, const StackQueue& q) {
+  auto it =
+      std::find_if(config.groups.begin(), config.groups.end(), [&](const GroupConfig& g) { return g.name == q.group; });
+  if (it == config.groups.end()) return InvalidArgument(fmt::format("queue {}: no group {}", q.name, q.group));
+  return &*it;
+}
+
 // The settings one stack needs from the groups it covers: they must agree.
 Result<const GroupConfig*> CommonGroup(const MonitorConfig& config, const std::vector<StackQueue>& queues) {
   const GroupConfig* first = nullptr;
   for (const StackQueue& q : queues) {
-    auto it = std::find_if(config.groups.begin(), config.groups.end(),
-                           [&](const GroupConfig& g) { return g.name == q.group; });
-    if (it == config.groups.end()) return InvalidArgument(fmt::format("queue {}: no group {}", q.name, q.group));
+    DLQ_ASSIGN_OR_RETURN(const GroupConfig* g, GroupOf(config, q));
     if (first == nullptr) {
-      first = &*it;
+      first = g;
       continue;
     }
     auto differ = [&](std::string_view what, const std::string& a, const std::string& b) -> Status {
@@ -112,14 +127,14 @@ Result<const GroupConfig*> CommonGroup(const MonitorConfig& config, const std::v
       return InvalidArgument(fmt::format(
           "groups {} and {} differ in {} ('{}' vs '{}'): one stack runs one function with one configuration; "
           "generate one stack per group (--group NAME --function-name NAME)",
-          first->name, it->name, what, a, b));
+          first->name, g->name, what, a, b));
     };
-    DLQ_RETURN_IF_ERROR(differ("destination", first->destination, it->destination));
-    DLQ_RETURN_IF_ERROR(differ("key_template", first->key_template_text, it->key_template_text));
-    DLQ_RETURN_IF_ERROR(differ("sse", first->put.sse, it->put.sse));
-    DLQ_RETURN_IF_ERROR(differ("sse_kms_key_id", first->put.sse_kms_key_id, it->put.sse_kms_key_id));
-    DLQ_RETURN_IF_ERROR(differ("storage_class", first->put.storage_class, it->put.storage_class));
-    DLQ_RETURN_IF_ERROR(differ("region", first->region, it->region));
+    DLQ_RETURN_IF_ERROR(differ("destination", first->destination, g->destination));
+    DLQ_RETURN_IF_ERROR(differ("key_template", first->key_template_text, g->key_template_text));
+    DLQ_RETURN_IF_ERROR(differ("sse", first->put.sse, g->put.sse));
+    DLQ_RETURN_IF_ERROR(differ("sse_kms_key_id", first->put.sse_kms_key_id, g->put.sse_kms_key_id));
+    DLQ_RETURN_IF_ERROR(differ("storage_class", first->put.storage_class, g->put.storage_class));
+    DLQ_RETURN_IF_ERROR(differ("region", first->region, g->region));
   }
   if (first == nullptr) {
     return InvalidArgument("no queue to deploy for: the config's groups name or discover none");
@@ -233,7 +248,47 @@ TemplateValue AlarmResource(const AlarmSpec& spec, const std::string& alarm_name
                .Set("Threshold", spec.threshold)
                .Set("ComparisonOperator", std::string(ComparisonName(spec.comparison)))
                .Set("TreatMissingData", std::string(MissingDataName(spec.missing)))
-               .Set("AlarmActions", TemplateValue::List({GetAtt(kFunction, "Arn")})));
+               .Set("AlarmActions", TemplateValue::List({GetAtt(kFunction, "Arn"), Ref(kAlertTopic)})));
+}
+
+// A condition: the parameter `name` is not "".
+TemplateValue NotEmpty(std::string_view name) {
+  return TemplateValue::Map().Set(
+      "Fn::Not", TemplateValue::List({TemplateValue::Map().Set("Fn::Equals", TemplateValue::List({Ref(name), ""}))}));
+}
+
+// An alarm for people on one of the function's AWS/Lambda metrics: any
+// datapoint of `metric` in five minutes.
+TemplateValue FunctionAlarm(const std::string& alarm_name, std::string_view metric, std::string description) {
+  return TemplateValue::Map()
+      .Set("Type", "AWS::CloudWatch::Alarm")
+      .Set("Properties",
+           TemplateValue::Map()
+               .Set("AlarmName", alarm_name)
+               .Set("AlarmDescription", std::move(description))
+               .Set("Namespace", "AWS/Lambda")
+               .Set("MetricName", metric)
+               .Set("Dimensions", TemplateValue::List(
+                                      {TemplateValue::Map().Set("Name", "FunctionName").Set("Value", Ref(kFunction))}))
+               .Set("Statistic", "Sum")
+               .Set("Period", 300)
+               .Set("EvaluationPeriods", 1)
+               .Set("DatapointsToAlarm", 1)
+               .Set("Threshold", 1)
+               .Set("ComparisonOperator", "GreaterThanOrEqualToThreshold")
+               .Set("TreatMissingData", "notBreaching")
+               .Set("AlarmActions", TemplateValue::List({Ref(kAlertTopic)})));
+}
+
+// A subscription to the alert topic, made only when its parameter is set.
+TemplateValue AlertSubscription(std::string_view protocol, std::string_view parameter, std::string_view condition) {
+  return TemplateValue::Map()
+      .Set("Type", "AWS::SNS::Subscription")
+      .Set("Condition", condition)
+      .Set("Properties", TemplateValue::Map()
+                             .Set("TopicArn", Ref(kAlertTopic))
+                             .Set("Protocol", protocol)
+                             .Set("Endpoint", Ref(parameter)));
 }
 
 TemplateValue AlarmPermission(const std::string& alarm_name) {
@@ -276,6 +331,23 @@ TemplateValue InBucket(const std::string& text, const std::string& bucket) {
   return TemplateValue(text);
 }
 
+// DLQ_ARCHIVE_QUEUES: names of this account's queues, URLs of other accounts'.
+std::string QueueList(const std::vector<StackQueue>& queues) {
+  std::string queue_list;
+  for (const StackQueue& q : queues) {
+    std::string entry = SubLiteral(q.name);
+    if (!q.SameAccount()) {
+      std::string account = q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id;
+      entry = StartsWith(q.url, "https://") ? SubLiteral(q.url)
+                                            : fmt::format("https://sqs.{}.${{AWS::URLSuffix}}/{}/{}",
+                                                          q.region.empty() ? "${AWS::Region}" : SubLiteral(q.region),
+                                                          account, SubLiteral(q.name));
+    }
+    queue_list += (queue_list.empty() ? "" : ",") + entry;
+  }
+  return queue_list;
+}
+
 // The archive bucket (--create-bucket) and its TLS-only policy.
 void AddArchiveBucket(TemplateValue& res, const StackOptions& o, const std::string& bucket, const std::string& prefix,
                       const PutOptions& put, const std::optional<KmsKey>& kms) {
@@ -294,6 +366,8 @@ void AddArchiveBucket(TemplateValue& res, const StackOptions& o, const std::stri
                                                      .Set("TransitionInDays", o.transition_days)}));
   }
   if (o.expiration_days > 0) rule.Set("ExpirationInDays", o.expiration_days);
+  // Versioning keeps what a mistaken delete or overwrite removed, this long.
+  rule.Set("NoncurrentVersionExpiration", TemplateValue::Map().Set("NoncurrentDays", Ref("NoncurrentVersionDays")));
   rule.Set("AbortIncompleteMultipartUpload", TemplateValue::Map().Set("DaysAfterInitiation", o.abort_multipart_days));
   res.Set(kBucket,
           TemplateValue::Map()
@@ -303,6 +377,7 @@ void AddArchiveBucket(TemplateValue& res, const StackOptions& o, const std::stri
               .Set("Properties",
                    TemplateValue::Map()
                        .Set("BucketName", bucket)
+                       .Set("VersioningConfiguration", TemplateValue::Map().Set("Status", "Enabled"))
                        .Set("BucketEncryption",
                             TemplateValue::Map().Set(
                                 "ServerSideEncryptionConfiguration",
@@ -472,7 +547,7 @@ Status StackOptions::Validate() const {
     return bad(fmt::format("--reserved-concurrency {}: 1 to 1000", reserved_concurrency));
   }
   if (!schedule.empty()) DLQ_RETURN_IF_ERROR(ParseSchedule(schedule).status());
-  if (auto p = ParseSelectionSpec(policy); !p.ok()) {
+  if (auto p = ParseSelectionSpec(policy); policy != kAutoPolicy && !p.ok()) {
     return bad(fmt::format("--policy {}", p.status().message()));
   }
   static constexpr int kLogRetention[] = {1,   3,   5,   7,   14,   30,   60,   90,   120,  150,  180,
@@ -488,6 +563,9 @@ Status StackOptions::Validate() const {
   }
   if (transition_days < 0 || expiration_days < 0 || abort_multipart_days < 1) {
     return bad("--transition-days and --expiration-days must be >= 0, --abort-multipart-days >= 1");
+  }
+  if (noncurrent_version_days < 1) {
+    return bad(fmt::format("noncurrent_version_days {}: at least 1", noncurrent_version_days));
   }
   if (expiration_days > 0 && transition_days > 0 && expiration_days <= transition_days) {
     return bad(
@@ -509,153 +587,294 @@ Status StackOptions::Validate() const {
   return Status::Ok();
 }
 
-Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vector<StackQueue>& queues,
-                                     const StackOptions& o) {
-  DLQ_RETURN_IF_ERROR(o.Validate());
-  DLQ_ASSIGN_OR_RETURN(const GroupConfig* group_ptr, CommonGroup(config, queues));
-  const GroupConfig& group = *group_ptr;
-  DLQ_ASSIGN_OR_RETURN(Destination dest, ParseDestination(group.destination));
-  if (dest.scheme != "s3") {
-    return InvalidArgument(fmt::format("group {}: destination {} is not s3://: the Lambda function writes to S3 only",
-                                       group.name, group.destination));
-  }
-  const std::string prefix = dest.prefix.empty() ? std::string(kDefaultKeyPrefix) : dest.prefix;
-  DLQ_ASSIGN_OR_RETURN(std::optional<KmsKey> kms, ResolveKmsKey(group.put));
-  auto parsed_policy = ParseSelectionSpec(o.policy);
-  if (!parsed_policy.ok()) return InvalidArgument("--policy " + parsed_policy.status().message());
-  const Selection policy = *parsed_policy;
-  const std::string schedule = o.schedule.empty() ? RateFor(config.sweep_interval) : o.schedule;
-  DLQ_ASSIGN_OR_RETURN(std::optional<seconds> sweep, ParseSchedule(schedule));
-  auto code = ParseDestination(o.lambda_code).value();
+namespace {
 
-  GeneratedStack out;
-  std::map<std::string, std::string> role_by_account;
+// Builds one stack: Build() resolves what the template needs from the config
+// and the options, analyses each queue's safety, then adds one family of
+// resources per method. Single use; not thread-safe.
+class StackBuilder {
+ public:
+  StackBuilder(const MonitorConfig& config, const std::vector<StackQueue>& queues, const StackOptions& o)
+      : config_(config), queues_(queues), o_(o), fn_(o.function_name) {}
+
+  Result<GeneratedStack> Build();
+
+ private:
+  Status Resolve();
+  Status CheckQueues();
+  QueueAlarmPlan PlanStackAlarms(const GroupConfig& g, const StackQueue& q) const;
+  Status ResolveAutoPolicy();
+  void WarnAboutPeriods(const GroupConfig& g);
+  Status AnalyzeSafety();
+  Status AnalyzeQueue(const StackQueue& q);
+  TemplateValue Parameters() const;
+  void AddLogGroup();
+  TemplateValue RoleStatements() const;
+  void AddRole();
+  TemplateValue FunctionEnvironment() const;
+  void AddFunction();
+  void AddSchedule();
+  std::string ScheduleText() const;
+  std::string ExpiryAlarmDescription(const StackQueuePlan& p, const QueueAlarmPlan& plan) const;
+  Status AddAlarms();
+  void AddAlerts();
+  void AddVpcEndpoints();
+  Status AddAthena();
+  TemplateValue Outputs() const;
+
+  const MonitorConfig& config_;
+  const std::vector<StackQueue>& queues_;
+  const StackOptions& o_;
+  const std::string fn_;
+
+  // Resolved by Resolve() and CheckQueues().
+  const GroupConfig* group_ = nullptr;  // the settings every group of the stack agrees on
+  Destination dest_;
+  std::string prefix_;
+  std::optional<KmsKey> kms_;
+  Selection policy_;
+  std::string policy_text_;  // DLQ_ARCHIVE_POLICY
+  std::string schedule_;
+  std::optional<seconds> sweep_;  // nullopt for a cron schedule
+  Destination code_;
+  std::map<std::string, std::string> role_by_account_;  // other accounts' queues: account -> role ARN
+  bool vpc_ = false;
+  bool hive_ = false;
+  bool default_layout_ = false;
+
+  // Built.
+  GeneratedStack out_;
+  std::vector<std::optional<QueueAlarmPlan>> alarm_plans_;  // parallel to out_.queues; none for other accounts
+  TemplateValue res_ = TemplateValue::Map();
+  std::vector<std::string> alarm_names_;
+  bool athena_ = false;
+};
+
+Status StackBuilder::Resolve() {
+  DLQ_RETURN_IF_ERROR(o_.Validate());
+  DLQ_ASSIGN_OR_RETURN(group_, CommonGroup(config_, queues_));
+  DLQ_ASSIGN_OR_RETURN(dest_, ParseDestination(group_->destination));
+  if (dest_.scheme != "s3") {
+    return InvalidArgument(fmt::format("group {}: destination {} is not s3://: the Lambda function writes to S3 only",
+                                       group_->name, group_->destination));
+  }
+  prefix_ = dest_.prefix.empty() ? std::string(kDefaultKeyPrefix) : dest_.prefix;
+  DLQ_ASSIGN_OR_RETURN(kms_, ResolveKmsKey(group_->put));
+  if (o_.policy != kAutoPolicy) {  // auto: ResolveAutoPolicy, once the queues are known
+    auto parsed_policy = ParseSelectionSpec(o_.policy);
+    if (!parsed_policy.ok()) return InvalidArgument("--policy " + parsed_policy.status().message());
+    policy_ = *parsed_policy;
+    policy_text_ = o_.policy;
+  }
+  schedule_ = o_.schedule.empty() ? RateFor(config_.sweep_interval) : o_.schedule;
+  DLQ_ASSIGN_OR_RETURN(sweep_, ParseSchedule(schedule_));
+  DLQ_ASSIGN_OR_RETURN(code_, ParseDestination(o_.lambda_code));
+  vpc_ = !o_.vpc_subnets.empty();
+  const std::string& kt = group_->key_template_text;
+  hive_ = kt == "hive" || kt == kHiveKeyTemplate;
+  default_layout_ = kt == "default" || kt == kDefaultKeyTemplate;
+  return Status::Ok();
+}
+
+// Warns once per group whose alarm periods the stack rounds up to whole minutes.
+void StackBuilder::WarnAboutPeriods(const GroupConfig& g) {
+  for (bool expiry : {true, false}) {
+    const AlarmSettings& a = expiry ? g.alarms.expiry : g.alarms.depth;
+    if (!a.enabled || a.period == SqsMetricPeriod(a.period)) continue;
+    out_.warnings.push_back(fmt::format(
+        "group {}: alarms.{}.period {} is not a whole number of minutes; SQS publishes its metrics once a minute, so "
+        "the stack's CloudWatch alarms use {}",
+        g.name, expiry ? "expiry" : "depth", FormatDuration(a.period), FormatDuration(SqsMetricPeriod(a.period))));
+  }
+}
+
+// Each queue once; no external_id; one role per other account.
+Status StackBuilder::CheckQueues() {
   std::set<std::string> names;
-  for (const StackQueue& q : queues) {
+  std::set<std::string> groups;
+  for (const StackQueue& q : queues_) {
     if (!names.insert(q.SameAccount() ? q.name : q.account_id + "/" + q.name).second) {
       return InvalidArgument(fmt::format("queue {} is listed twice (groups overlap?)", q.name));
     }
-    const GroupConfig& g = *std::find_if(config.groups.begin(), config.groups.end(),
-                                         [&](const GroupConfig& c) { return c.name == q.group; });
-    if (!g.external_id.empty()) {
+    DLQ_ASSIGN_OR_RETURN(const GroupConfig* g, GroupOf(config_, q));
+    if (!g->external_id.empty()) {
       return InvalidArgument(fmt::format(
           "group {} uses external_id: the Lambda runtime assumes roles without one (DLQ_ARCHIVE_ROLE_ARNS); drop "
           "the sts:ExternalId condition from {}'s trust policy for this function's role, or run the daemon for "
           "this group",
-          g.name, g.role_arn));
+          g->name, g->role_arn));
     }
+    if (q.SameAccount() && groups.insert(g->name).second) WarnAboutPeriods(*g);
     if (q.SameAccount()) continue;
     std::string account = q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id;
-    auto [it, inserted] = role_by_account.emplace(account, q.role_arn);
+    auto [it, inserted] = role_by_account_.emplace(account, q.role_arn);
     if (!inserted && it->second != q.role_arn) {
       return InvalidArgument(fmt::format("account {} has two roles ({} and {}): the function assumes one per account",
                                          account, it->second, q.role_arn));
     }
   }
+  return Status::Ok();
+}
 
-  // --- Safety analysis, per queue, for both paths.
-  MonitorConfig plan_config = config;
-  plan_config.sweep_interval = sweep.value_or(seconds(0));
+AlarmPlanOptions StackPlanOptions() {
   AlarmPlanOptions plan_options;
   plan_options.max_messages_per_run = 0;  // DLQ_ARCHIVE_MAX_MESSAGES is not set: a run drains until its deadline
-  std::vector<std::optional<QueueAlarmPlan>> alarm_plans;  // parallel to out.queues
-  for (const StackQueue& q : queues) {
-    StackQueuePlan p;
-    p.queue = q;
-    const GroupConfig& g = *std::find_if(config.groups.begin(), config.groups.end(),
-                                         [&](const GroupConfig& c) { return c.name == q.group; });
-    if (sweep) {
-      auto report = AnalyzeQueueSafety(SchedulePathInput(q, g, *sweep, policy, plan_options));
-      if (!report.ok()) return report.status().WithContext("schedule analysis");
-      p.schedule_path_safe = report->safe;
-      p.schedule_report = report->ToString();
-    }
-    if (q.SameAccount()) {
-      GroupConfig lambda_group = g;
-      lambda_group.cloudwatch_age = true;  // CloudWatch alarms see only CloudWatch's metrics
-      lambda_group.alarms.expiry.action = AlarmSettings::Action::kArchive;
-      lambda_group.alarms.depth.action = AlarmSettings::Action::kArchive;  // every alarm invokes the function
-      QueueAlarmPlan plan = PlanAlarms(plan_config, lambda_group, AsDiscovered(q), plan_options);
-      auto report = AnalyzeQueueSafety(plan.safety);
-      if (!report.ok()) return report.status().WithContext("alarm analysis");
-      p.alarm_path_safe = report->safe;
-      p.alarm_report = report->ToString();
-      p.threshold_source = plan.threshold_source;
-      if (plan.expiry) {
-        p.expiry_alarm = fmt::format("{}-{}-expiry", o.function_name, q.name);
-        p.expiry_threshold_s = plan.expiry->threshold;
-      }
-      if (plan.depth) p.depth_alarm = fmt::format("{}-{}-depth", o.function_name, q.name);
-      out.queues.push_back(std::move(p));
-      alarm_plans.push_back(std::move(plan));
+  return plan_options;
+}
+
+// The daemon's alarm plan for `q` as the stack deploys it: CloudWatch's
+// metrics, whole-minute periods, and every alarm invoking the function.
+QueueAlarmPlan StackBuilder::PlanStackAlarms(const GroupConfig& g, const StackQueue& q) const {
+  MonitorConfig plan_config = config_;
+  plan_config.sweep_interval = sweep_.value_or(seconds(0));
+  GroupConfig lambda_group = g;
+  lambda_group.cloudwatch_age = true;  // CloudWatch alarms see only CloudWatch's metrics
+  lambda_group.alarms.expiry.action = AlarmSettings::Action::kArchive;
+  lambda_group.alarms.depth.action = AlarmSettings::Action::kArchive;  // every alarm invokes the function
+  lambda_group.alarms.expiry.period = SqsMetricPeriod(g.alarms.expiry.period);
+  lambda_group.alarms.depth.period = SqsMetricPeriod(g.alarms.depth.period);
+  return PlanAlarms(plan_config, lambda_group, AsDiscovered(q), StackPlanOptions());
+}
+
+// --policy auto: what the daemon's expiry alarm archives (policy.select:
+// auto takes the messages expiring within the alarm's lead window; a group's
+// explicit policy otherwise). One function serves every queue, so the widest
+// selection wins: no queue gets less than the daemon would give it.
+Status StackBuilder::ResolveAutoPolicy() {
+  std::optional<Selection> chosen;
+  for (const StackQueue& q : queues_) {
+    DLQ_ASSIGN_OR_RETURN(const GroupConfig* g, GroupOf(config_, q));
+    const Selection s = PlanStackAlarms(*g, q).expiry_selection;
+    if (!chosen || s.kind == SelectionKind::kAll) {
+      chosen = s;
+    } else if (chosen->kind == SelectionKind::kAll) {
+      continue;
+    } else if (s.kind != chosen->kind) {
+      return InvalidArgument(fmt::format(
+          "--policy auto: group {} archives {}, other queues of the stack {}; one function has one policy: pass "
+          "--policy (all, older_than:D or expiring_within:D)",
+          g->name, SelectionText(s), SelectionText(*chosen)));
+    } else if (s.kind == SelectionKind::kExpiringWithin) {
+      chosen->window = std::max(chosen->window, s.window);
     } else {
-      out.queues.push_back(std::move(p));
-      alarm_plans.emplace_back();
-      out.warnings.push_back(fmt::format(
-          "queue {} (account {}): no alarms; CloudWatch alarm actions cannot invoke a function in another account, "
-          "so only the schedule ({}) archives it",
-          q.name, q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id, schedule));
-    }
-    const StackQueuePlan& p2 = out.queues.back();
-    if (!p2.alarm_path_safe && !p2.schedule_path_safe) {
-      out.warnings.push_back(fmt::format("queue {}: UNSAFE on every path:\n{}{}{}{}", q.name,
-                                         p2.alarm_report.empty() ? "" : "alarm path: ", p2.alarm_report,
-                                         p2.schedule_report.empty() ? "" : "schedule path: ", p2.schedule_report));
+      chosen->window = std::min(chosen->window, s.window);  // older-than: the shorter window takes more
     }
   }
+  policy_ = chosen.value_or(Selection{SelectionKind::kAll, seconds(0)});
+  switch (policy_.kind) {
+    case SelectionKind::kAll: policy_text_ = "all"; break;
+    case SelectionKind::kOlderThan: policy_text_ = fmt::format("older_than:{}s", policy_.window.count()); break;
+    case SelectionKind::kExpiringWithin:
+      policy_text_ = fmt::format("expiring_within:{}s", policy_.window.count());
+      break;
+  }
+  return Status::Ok();
+}
 
-  TemplateValue t = TemplateValue::Map();
-  t.Set("AWSTemplateFormatVersion", "2010-09-09");
-  t.Set("Description", fmt::format("dlq-archive: archives {} SQS dead-letter queue(s) to s3://{}/{} with the Lambda "
-                                   "custom runtime (generated by `dlq-archive stack` from {})",
-                                   queues.size(), dest.bucket, prefix, config.path));
+// The safety analysis of one queue, for both paths: the schedule's sweep and
+// (in this account) the CloudWatch alarms.
+Status StackBuilder::AnalyzeQueue(const StackQueue& q) {
+  DLQ_ASSIGN_OR_RETURN(const GroupConfig* g, GroupOf(config_, q));
+  StackQueuePlan p;
+  p.queue = q;
+  if (sweep_) {
+    auto report = AnalyzeQueueSafety(SchedulePathInput(q, *g, *sweep_, policy_, StackPlanOptions()));
+    if (!report.ok()) return report.status().WithContext("schedule analysis");
+    p.schedule_path_safe = report->safe;
+    p.schedule_report = report->ToString();
+  }
+  if (!q.SameAccount()) {
+    out_.queues.push_back(std::move(p));
+    alarm_plans_.emplace_back();
+    out_.warnings.push_back(fmt::format(
+        "queue {} (account {}): no alarms; CloudWatch alarm actions cannot invoke a function in another account, "
+        "so only the schedule ({}) archives it",
+        q.name, q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id, schedule_));
+    return Status::Ok();
+  }
+  QueueAlarmPlan plan = PlanStackAlarms(*g, q);
+  auto report = AnalyzeQueueSafety(plan.safety);
+  if (!report.ok()) return report.status().WithContext("alarm analysis");
+  p.alarm_path_safe = report->safe;
+  p.alarm_report = report->ToString();
+  p.threshold_source = plan.threshold_source;
+  if (plan.expiry) {
+    p.expiry_alarm = fmt::format("{}-{}-expiry", o_.function_name, q.name);
+    p.expiry_threshold_s = plan.expiry->threshold;
+  }
+  if (plan.depth) p.depth_alarm = fmt::format("{}-{}-depth", o_.function_name, q.name);
+  out_.queues.push_back(std::move(p));
+  alarm_plans_.push_back(std::move(plan));
+  return Status::Ok();
+}
 
-  // --- Parameters: every one has a default that works for this config.
+Status StackBuilder::AnalyzeSafety() {
+  for (const StackQueue& q : queues_) {
+    DLQ_RETURN_IF_ERROR(AnalyzeQueue(q));
+    const StackQueuePlan& p = out_.queues.back();
+    if (!p.alarm_path_safe && !p.schedule_path_safe) {
+      out_.warnings.push_back(fmt::format("queue {}: UNSAFE on every path:\n{}{}{}{}", q.name,
+                                          p.alarm_report.empty() ? "" : "alarm path: ", p.alarm_report,
+                                          p.schedule_report.empty() ? "" : "schedule path: ", p.schedule_report));
+    }
+  }
+  return Status::Ok();
+}
+
+// Every parameter has a default that works for this config.
+TemplateValue StackBuilder::Parameters() const {
   TemplateValue params = TemplateValue::Map();
-  params.Set("CodeBucket", Parameter("String", code.bucket, "S3 bucket holding the package-lambda zip"));
-  params.Set("CodeKey", Parameter("String", code.prefix, "S3 key of the package-lambda zip"));
-  params.Set("Architecture", Parameter("String", o.architecture, "the zip's architecture")
+  params.Set("CodeBucket", Parameter("String", code_.bucket, "S3 bucket holding the package-lambda zip"));
+  params.Set("CodeKey", Parameter("String", code_.prefix, "S3 key of the package-lambda zip"));
+  params.Set("Architecture", Parameter("String", o_.architecture, "the zip's architecture")
                                  .Set("AllowedValues", TemplateValue::List({"x86_64", "arm64"})));
-  params.Set("FunctionTimeout", Parameter("Number", o.timeout_s, "seconds per invocation (the drain stops before)")
+  params.Set("FunctionTimeout", Parameter("Number", o_.timeout_s, "seconds per invocation (the drain stops before)")
                                     .Set("MinValue", 30)
                                     .Set("MaxValue", 900));
-  params.Set("FunctionMemory", Parameter("Number", o.memory_mb, "MB").Set("MinValue", 128).Set("MaxValue", 10240));
+  params.Set("FunctionMemory", Parameter("Number", o_.memory_mb, "MB").Set("MinValue", 128).Set("MaxValue", 10240));
   params.Set("ReservedConcurrency",
-             Parameter("Number", o.reserved_concurrency, "concurrent invocations reserved (and allowed)")
+             Parameter("Number", o_.reserved_concurrency, "concurrent invocations reserved (and allowed)")
                  .Set("MinValue", 1)
                  .Set("MaxValue", 1000));
-  params.Set("ScheduleExpression", Parameter("String", schedule, "EventBridge schedule of the sweep (the safety net)"));
-  if (!o.create_bucket) {
-    params.Set(kBucket, Parameter("String", dest.bucket, "existing archive bucket (the config's destination)"));
+  params.Set("ScheduleExpression",
+             Parameter("String", schedule_, "EventBridge schedule of the sweep (the safety net)"));
+  params.Set("AlertEmail", Parameter("String", "", "email address subscribed to the alert topic (empty: none)"));
+  params.Set("AlertHttpsEndpoint", Parameter("String", "", "https:// URL subscribed to the alert topic (empty: none)"));
+  if (!o_.create_bucket) {
+    params.Set(kBucket, Parameter("String", dest_.bucket, "existing archive bucket (the config's destination)"));
+  } else {
+    params.Set("NoncurrentVersionDays",
+               Parameter("Number", o_.noncurrent_version_days,
+                         "days a deleted or overwritten archive object stays recoverable (bucket versioning)")
+                   .Set("MinValue", 1));
   }
-  const bool vpc = !o.vpc_subnets.empty();
-  if (vpc) {
-    params.Set("SubnetIds", Parameter("List<AWS::EC2::Subnet::Id>", JoinComma(o.vpc_subnets), "function subnets"));
+  if (vpc_) {
+    params.Set("SubnetIds", Parameter("List<AWS::EC2::Subnet::Id>", JoinComma(o_.vpc_subnets), "function subnets"));
     params.Set("SecurityGroupIds",
-               Parameter("List<AWS::EC2::SecurityGroup::Id>", JoinComma(o.vpc_security_groups),
+               Parameter("List<AWS::EC2::SecurityGroup::Id>", JoinComma(o_.vpc_security_groups),
                          "function (and interface endpoint) security groups; allow 443 among them"));
-    if (o.vpc_endpoints) {
-      params.Set("VpcId", Parameter("AWS::EC2::VPC::Id", o.vpc_id, "the subnets' VPC"));
-      params.Set("RouteTableIds", Parameter("CommaDelimitedList", JoinComma(o.vpc_route_tables),
+    if (o_.vpc_endpoints) {
+      params.Set("VpcId", Parameter("AWS::EC2::VPC::Id", o_.vpc_id, "the subnets' VPC"));
+      params.Set("RouteTableIds", Parameter("CommaDelimitedList", JoinComma(o_.vpc_route_tables),
                                             "route tables of the S3 gateway endpoint"));
     }
   }
-  t.Set("Parameters", std::move(params));
+  return params;
+}
 
-  TemplateValue res = TemplateValue::Map();
-  const std::string fn = o.function_name;
+// Created here so the role can be scoped to it.
+void StackBuilder::AddLogGroup() {
+  res_.Set(kLogGroup, TemplateValue::Map()
+                          .Set("Type", "AWS::Logs::LogGroup")
+                          .Set("Properties", TemplateValue::Map()
+                                                 .Set("LogGroupName", "/aws/lambda/" + fn_)
+                                                 .Set("RetentionInDays", o_.log_retention_days)));
+}
 
-  // --- Log group: created here so the role can be scoped to it.
-  res.Set(kLogGroup, TemplateValue::Map()
-                         .Set("Type", "AWS::Logs::LogGroup")
-                         .Set("Properties", TemplateValue::Map()
-                                                .Set("LogGroupName", "/aws/lambda/" + fn)
-                                                .Set("RetentionInDays", o.log_retention_days)));
-
-  // --- Execution role.
+TemplateValue StackBuilder::RoleStatements() const {
   TemplateValue statements = TemplateValue::List();
   TemplateValue queue_arns = TemplateValue::List();
-  for (const StackQueue& q : queues) {
+  for (const StackQueue& q : queues_) {
     if (!q.SameAccount()) continue;  // read through the assumed role, not this one
     queue_arns.Add(Sub(fmt::format("arn:{}:sqs:${{AWS::Region}}:${{AWS::AccountId}}:{}", Partition(), q.name)));
   }
@@ -669,30 +888,33 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
   }
   statements.Add(Statement(
       "WriteArchiveObjects", {"s3:PutObject"},
-      TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket, SubLiteral(prefix)))})));
-  if (kms) {
+      TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket, SubLiteral(prefix_)))})));
+  if (kms_) {
     // Single-part uploads only (objects are sealed well below 5 GiB), so no kms:Decrypt.
     TemplateValue st =
-        Statement("EncryptArchiveObjects", {"kms:GenerateDataKey"}, TemplateValue::List({kms->policy_resource}));
-    if (!kms->alias.empty()) {
+        Statement("EncryptArchiveObjects", {"kms:GenerateDataKey"}, TemplateValue::List({kms_->policy_resource}));
+    if (!kms_->alias.empty()) {
       st.Set("Condition", TemplateValue::Map().Set("ForAnyValue:StringEquals",
-                                                   TemplateValue::Map().Set("kms:ResourceAliases", kms->alias)));
+                                                   TemplateValue::Map().Set("kms:ResourceAliases", kms_->alias)));
     }
     statements.Add(std::move(st));
   }
-  if (!role_by_account.empty()) {
+  if (!role_by_account_.empty()) {
     TemplateValue roles = TemplateValue::List();
-    for (const auto& [account, arn] : role_by_account) roles.Add(arn);
+    for (const auto& [account, arn] : role_by_account_) roles.Add(arn);
     statements.Add(Statement("AssumeQueueAccountRoles", {"sts:AssumeRole"}, std::move(roles)));
   }
   statements.Add(Statement(
       "WriteOwnLogs", {"logs:CreateLogStream", "logs:PutLogEvents"},
       TemplateValue::List({Sub(fmt::format(
-          "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:/aws/lambda/{}:*", Partition(), fn))})));
+          "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:/aws/lambda/{}:*", Partition(), fn_))})));
+  // The on-failure destination of asynchronous invocations.
+  statements.Add(Statement("PublishFailedInvocations", {"sns:Publish"},
+                           TemplateValue::List({Sub(fmt::format("${{{}}}", kAlertTopic))})));
   statements.Add(Statement("FollowUpInvoke", {"lambda:InvokeFunction"},
                            TemplateValue::List({Sub(fmt::format(
-                               "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}", Partition(), fn))})));
-  if (vpc) {
+                               "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}", Partition(), fn_))})));
+  if (vpc_) {
     // The only "*": Lambda requires these EC2 network-interface actions on
     // all resources (they have no narrower scope Lambda accepts).
     statements.Add(
@@ -701,9 +923,13 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
                    "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"},
                   TemplateValue::List({"*"})));
   }
-  // CloudWatch metrics go out as EMF log lines, so no cloudwatch:PutMetricData
-  // (which has no resource-level scope) is granted.
-  res.Set(
+  return statements;
+}
+
+// The execution role. CloudWatch metrics go out as EMF log lines, so no
+// cloudwatch:PutMetricData (which has no resource-level scope) is granted.
+void StackBuilder::AddRole() {
+  res_.Set(
       kRole,
       TemplateValue::Map()
           .Set("Type", "AWS::IAM::Role")
@@ -724,28 +950,20 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
                                                  .Set("PolicyName", "dlq-archive")
                                                  .Set("PolicyDocument", TemplateValue::Map()
                                                                             .Set("Version", "2012-10-17")
-                                                                            .Set("Statement", std::move(statements)))}))
+                                                                            .Set("Statement", RoleStatements()))}))
                    .Set("Tags", Tags())));
+}
 
-  // --- The function and the runtime's environment (doc/lambda.md).
+// The runtime's environment (doc/lambda.md).
+TemplateValue StackBuilder::FunctionEnvironment() const {
+  const GroupConfig& group = *group_;
   TemplateValue env = TemplateValue::Map();
-  env.Set("DLQ_ARCHIVE_DESTINATION", Sub(fmt::format("s3://${{{}}}/{}", kBucket, SubLiteral(prefix))));
-  std::string queue_list;
-  for (const StackQueue& q : queues) {
-    std::string entry = SubLiteral(q.name);
-    if (!q.SameAccount()) {
-      std::string account = q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id;
-      entry = StartsWith(q.url, "https://") ? SubLiteral(q.url)
-                                            : fmt::format("https://sqs.{}.${{AWS::URLSuffix}}/{}/{}",
-                                                          q.region.empty() ? "${AWS::Region}" : SubLiteral(q.region),
-                                                          account, SubLiteral(q.name));
-    }
-    queue_list += (queue_list.empty() ? "" : ",") + entry;
-  }
+  env.Set("DLQ_ARCHIVE_DESTINATION", Sub(fmt::format("s3://${{{}}}/{}", kBucket, SubLiteral(prefix_))));
+  std::string queue_list = QueueList(queues_);
   // Fn::Sub only when a cross-account URL needs the region or URL suffix.
   env.Set("DLQ_ARCHIVE_QUEUES",
           queue_list.find("${") == std::string::npos ? TemplateValue(queue_list) : Sub(queue_list));
-  env.Set("DLQ_ARCHIVE_POLICY", o.policy);
+  env.Set("DLQ_ARCHIVE_POLICY", policy_text_);
   if (!group.put.sse.empty()) env.Set("DLQ_ARCHIVE_SSE", group.put.sse);
   if (!group.put.sse_kms_key_id.empty()) env.Set("DLQ_ARCHIVE_SSE_KMS_KEY_ID", group.put.sse_kms_key_id);
   if (!group.put.storage_class.empty()) env.Set("DLQ_ARCHIVE_STORAGE_CLASS", group.put.storage_class);
@@ -753,25 +971,26 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
   env.Set("DLQ_ARCHIVE_BATCH_MAX_BYTES", std::to_string(group.batch.max_bytes));
   env.Set("DLQ_ARCHIVE_BATCH_MAX_AGE",
           fmt::format("{}s", std::max<int64_t>(1, std::chrono::ceil<seconds>(group.batch.max_age).count())));
-  const bool hive = group.key_template_text == "hive" || group.key_template_text == kHiveKeyTemplate;
-  const bool default_layout = group.key_template_text == "default" || group.key_template_text == kDefaultKeyTemplate;
-  if (hive) {
+  if (hive_) {
     env.Set("DLQ_ARCHIVE_HIVE", "1");
-  } else if (!default_layout) {
+  } else if (!default_layout_) {
     env.Set("DLQ_ARCHIVE_KEY_TEMPLATE", group.key_template.text());
   }
-  if (!role_by_account.empty()) {
+  if (!role_by_account_.empty()) {
     std::string roles;
-    for (const auto& [account, arn] : role_by_account) {
+    for (const auto& [account, arn] : role_by_account_) {
       if (!roles.empty()) roles += ',';
       roles += fmt::format("{}={}", account, arn);
     }
     env.Set("DLQ_ARCHIVE_ROLE_ARNS", roles);
   }
+  return env;
+}
 
+void StackBuilder::AddFunction() {
   TemplateValue fn_props =
       TemplateValue::Map()
-          .Set("FunctionName", fn)
+          .Set("FunctionName", fn_)
           .Set("Description", "dlq-archive: archives SQS DLQ messages to S3 (doc/lambda.md)")
           .Set("Runtime", "provided.al2023")
           .Set("Handler", "bootstrap")
@@ -781,126 +1000,173 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
           .Set("MemorySize", Ref("FunctionMemory"))
           .Set("ReservedConcurrentExecutions", Ref("ReservedConcurrency"))
           .Set("Code", TemplateValue::Map().Set("S3Bucket", Ref("CodeBucket")).Set("S3Key", Ref("CodeKey")))
-          .Set("Environment", TemplateValue::Map().Set("Variables", std::move(env)))
+          .Set("Environment", TemplateValue::Map().Set("Variables", FunctionEnvironment()))
           .Set("Tags", Tags());
-  if (vpc) {
+  if (vpc_) {
     fn_props.Set(
         "VpcConfig",
         TemplateValue::Map().Set("SubnetIds", Ref("SubnetIds")).Set("SecurityGroupIds", Ref("SecurityGroupIds")));
   }
-  res.Set(kFunction, TemplateValue::Map()
-                         .Set("Type", "AWS::Lambda::Function")
-                         .Set("DependsOn", TemplateValue::List({kLogGroup}))
-                         .Set("Properties", std::move(fn_props)));
+  res_.Set(kFunction, TemplateValue::Map()
+                          .Set("Type", "AWS::Lambda::Function")
+                          .Set("DependsOn", TemplateValue::List({kLogGroup}))
+                          .Set("Properties", std::move(fn_props)));
+}
 
-  // --- The schedule: the backstop that does not depend on alarm transitions.
-  res.Set(kSchedule,
-          TemplateValue::Map()
-              .Set("Type", "AWS::Events::Rule")
-              .Set("Properties",
-                   TemplateValue::Map()
-                       .Set("Description", fmt::format("dlq-archive sweep: archives {} from every DLQ of the stack",
-                                                       SelectionText(policy)))
-                       .Set("ScheduleExpression", Ref("ScheduleExpression"))
-                       .Set("State", "ENABLED")
-                       .Set("Targets", TemplateValue::List({TemplateValue::Map()
-                                                                .Set("Id", "dlq-archive-sweep")
-                                                                .Set("Arn", GetAtt(kFunction, "Arn"))}))));
-  res.Set("SweepSchedulePermission", TemplateValue::Map()
-                                         .Set("Type", "AWS::Lambda::Permission")
-                                         .Set("Properties", TemplateValue::Map()
-                                                                .Set("FunctionName", GetAtt(kFunction, "Arn"))
-                                                                .Set("Action", "lambda:InvokeFunction")
-                                                                .Set("Principal", "events.amazonaws.com")
-                                                                .Set("SourceArn", GetAtt(kSchedule, "Arn"))));
+// The backstop that does not depend on alarm transitions.
+void StackBuilder::AddSchedule() {
+  res_.Set(kSchedule,
+           TemplateValue::Map()
+               .Set("Type", "AWS::Events::Rule")
+               .Set("Properties",
+                    TemplateValue::Map()
+                        .Set("Description", fmt::format("dlq-archive sweep: archives {} from every DLQ of the stack",
+                                                        SelectionText(policy_)))
+                        .Set("ScheduleExpression", Ref("ScheduleExpression"))
+                        .Set("State", "ENABLED")
+                        .Set("Targets", TemplateValue::List({TemplateValue::Map()
+                                                                 .Set("Id", "dlq-archive-sweep")
+                                                                 .Set("Arn", GetAtt(kFunction, "Arn"))}))));
+  res_.Set("SweepSchedulePermission", TemplateValue::Map()
+                                          .Set("Type", "AWS::Lambda::Permission")
+                                          .Set("Properties", TemplateValue::Map()
+                                                                 .Set("FunctionName", GetAtt(kFunction, "Arn"))
+                                                                 .Set("Action", "lambda:InvokeFunction")
+                                                                 .Set("Principal", "events.amazonaws.com")
+                                                                 .Set("SourceArn", GetAtt(kSchedule, "Arn"))));
+}
 
-  // --- Alarms per DLQ of this account.
-  std::vector<std::string> alarm_names;
-  for (size_t i = 0; i < out.queues.size(); ++i) {
-    const StackQueuePlan& p = out.queues[i];
+std::string StackBuilder::ScheduleText() const {
+  if (!sweep_) {
+    return fmt::format("{} archives {} (cron: no fixed interval analysed)", schedule_, SelectionText(policy_));
+  }
+  return fmt::format("{} archives {} every {}", schedule_, SelectionText(policy_),
+                     FormatSpan(static_cast<double>(sweep_->count())));
+}
+
+std::string StackBuilder::ExpiryAlarmDescription(const StackQueuePlan& p, const QueueAlarmPlan& plan) const {
+  const StackQueue& q = p.queue;
+  const std::string attrs =
+      q.discovered ? "read from SQS"
+                   : "assumed, not discovered (--no-discovery): run `dlq-archive check` against the account";
+  if (q.fifo) {
+    return fmt::format(
+        "Expiry alarm, FIFO DLQ {} (retention {}, {}). Age of oldest message >= {:.0f} s; for FIFO the age "
+        "restarts at the move to the DLQ, like the expiry clock. Threshold {}. Alarm path: {}. ALARM invokes {}, "
+        "which archives {}. Backstop: {}.",
+        q.name, FormatSpan(static_cast<double>(q.retention.count())), attrs, plan.expiry->threshold,
+        plan.threshold_source, p.alarm_path_safe ? "SAFE" : "UNSAFE", fn_, SelectionText(policy_), ScheduleText());
+  }
+  return fmt::format(
+      "Expiry alarm, standard DLQ {} (retention {}, source retention {}; {}). Age of oldest message >= {:.0f} "
+      "s. CloudWatch's ApproximateAgeOfOldestMessage restarts at the move to the DLQ, but a standard message "
+      "expires at its SentTimestamp + retention, and the metric skips messages received 3+ times: this alarm "
+      "alone cannot protect them. The real safety net is the schedule: {}; safety analysis of that path: {}. "
+      "Threshold {}. ALARM invokes {}.",
+      q.name, FormatSpan(static_cast<double>(q.retention.count())),
+      q.source_retention.count() > 0 ? FormatSpan(static_cast<double>(q.source_retention.count())) : "unknown", attrs,
+      plan.expiry->threshold, ScheduleText(), p.schedule_path_safe ? "SAFE" : "UNSAFE", plan.threshold_source, fn_);
+}
+
+// Per DLQ of this account: the expiry and depth alarms and their permissions to invoke the function.
+Status StackBuilder::AddAlarms() {
+  for (size_t i = 0; i < out_.queues.size(); ++i) {
+    if (!alarm_plans_[i]) continue;  // another account's queue
+    const StackQueuePlan& p = out_.queues[i];
     const StackQueue& q = p.queue;
-    if (!alarm_plans[i]) continue;  // another account's queue
-    const QueueAlarmPlan& plan = *alarm_plans[i];
-    const std::string id = LogicalId(q.name);
-    const std::string attrs =
-        q.discovered ? "read from SQS"
-                     : "assumed, not discovered (--no-discovery): run `dlq-archive check` against the account";
-    const std::string sched_text =
-        sweep ? fmt::format("{} archives {} every {}", schedule, SelectionText(policy),
-                            FormatSpan(static_cast<double>(sweep->count())))
-              : fmt::format("{} archives {} (cron: no fixed interval analysed)", schedule, SelectionText(policy));
-    if (plan.expiry) {
-      std::string d;
-      if (q.fifo) {
-        d = fmt::format(
-            "Expiry alarm, FIFO DLQ {} (retention {}, {}). Age of oldest message >= {:.0f} s; for FIFO the age "
-            "restarts at the move to the DLQ, like the expiry clock. Threshold {}. Alarm path: {}. ALARM invokes {}, "
-            "which archives {}. Backstop: {}.",
-            q.name, FormatSpan(static_cast<double>(q.retention.count())), attrs, plan.expiry->threshold,
-            plan.threshold_source, p.alarm_path_safe ? "SAFE" : "UNSAFE", fn, SelectionText(policy), sched_text);
-      } else {
-        d = fmt::format(
-            "Expiry alarm, standard DLQ {} (retention {}, source retention {}; {}). Age of oldest message >= {:.0f} "
-            "s. CloudWatch's ApproximateAgeOfOldestMessage restarts at the move to the DLQ, but a standard message "
-            "expires at its SentTimestamp + retention, and the metric skips messages received 3+ times: this alarm "
-            "alone cannot protect them. The real safety net is the schedule: {}; safety analysis of that path: {}. "
-            "Threshold {}. ALARM invokes {}.",
-            q.name, FormatSpan(static_cast<double>(q.retention.count())),
-            q.source_retention.count() > 0 ? FormatSpan(static_cast<double>(q.source_retention.count())) : "unknown",
-            attrs, plan.expiry->threshold, sched_text, p.schedule_path_safe ? "SAFE" : "UNSAFE", plan.threshold_source,
-            fn);
+    const QueueAlarmPlan& plan = *alarm_plans_[i];
+    for (const std::optional<AlarmSpec>& spec : {plan.expiry, plan.depth}) {
+      if (spec && spec->period.count() % 60 != 0) {
+        return Status(ErrorCode::kInternal, fmt::format("alarm {} on AWS/SQS has period {} s, not a whole number of "
+                                                        "minutes (SQS publishes its metrics once a minute)",
+                                                        spec->name, spec->period.count()));
       }
-      res.Set("ExpiryAlarm" + id, AlarmResource(*plan.expiry, p.expiry_alarm, q.name, d));
-      res.Set("ExpiryAlarmPermission" + id, AlarmPermission(p.expiry_alarm));
-      alarm_names.push_back(p.expiry_alarm);
+    }
+    const std::string id = LogicalId(q.name);
+    if (plan.expiry) {
+      res_.Set("ExpiryAlarm" + id,
+               AlarmResource(*plan.expiry, p.expiry_alarm, q.name, ExpiryAlarmDescription(p, plan)));
+      res_.Set("ExpiryAlarmPermission" + id, AlarmPermission(p.expiry_alarm));
+      alarm_names_.push_back(p.expiry_alarm);
     }
     if (plan.depth) {
       std::string d = fmt::format(
           "Depth alarm, DLQ {}: ApproximateNumberOfMessagesVisible >= {:.0f} for {} of {} periods of {} s. Catches "
           "messages the age metric skips (received 3+ times). ALARM invokes {}, which archives {}. Backstop: {}.",
           q.name, plan.depth->threshold, plan.depth->datapoints_to_alarm, plan.depth->evaluation_periods,
-          plan.depth->period.count(), fn, SelectionText(policy), sched_text);
-      res.Set("DepthAlarm" + id, AlarmResource(*plan.depth, p.depth_alarm, q.name, d));
-      res.Set("DepthAlarmPermission" + id, AlarmPermission(p.depth_alarm));
-      alarm_names.push_back(p.depth_alarm);
+          plan.depth->period.count(), fn_, SelectionText(policy_), ScheduleText());
+      res_.Set("DepthAlarm" + id, AlarmResource(*plan.depth, p.depth_alarm, q.name, d));
+      res_.Set("DepthAlarmPermission" + id, AlarmPermission(p.depth_alarm));
+      alarm_names_.push_back(p.depth_alarm);
     }
   }
+  return Status::Ok();
+}
 
-  if (o.create_bucket) AddArchiveBucket(res, o, dest.bucket, prefix, group.put, kms);
+// For people: the topic every alarm also notifies, its optional
+// subscriptions, alarms on the function's errors and throttles, and the
+// topic as the on-failure destination of asynchronous invocations (alarms,
+// the schedule and the follow-up invoke are all asynchronous).
+void StackBuilder::AddAlerts() {
+  res_.Set(kAlertTopic, TemplateValue::Map()
+                            .Set("Type", "AWS::SNS::Topic")
+                            .Set("Properties", TemplateValue::Map()
+                                                   .Set("TopicName", fn_ + "-alerts")
+                                                   .Set("DisplayName", "dlq-archive alerts")
+                                                   .Set("Tags", Tags())));
+  res_.Set("AlertEmailSubscription", AlertSubscription("email", "AlertEmail", "HasAlertEmail"));
+  res_.Set("AlertHttpsSubscription", AlertSubscription("https", "AlertHttpsEndpoint", "HasAlertHttpsEndpoint"));
+  res_.Set("FunctionErrorsAlarm",
+           FunctionAlarm(fn_ + "-errors", "Errors",
+                         fmt::format("{} failed an invocation: an archive run, or the sweep, did not finish; see the "
+                                     "log group /aws/lambda/{}",
+                                     fn_, fn_)));
+  res_.Set("FunctionThrottlesAlarm",
+           FunctionAlarm(fn_ + "-throttles", "Throttles",
+                         fmt::format("{} was throttled (reserved concurrency {}): an alarm's or the schedule's run "
+                                     "waited or was dropped",
+                                     fn_, o_.reserved_concurrency)));
+  res_.Set(
+      "ArchiverEventInvokeConfig",
+      TemplateValue::Map()
+          .Set("Type", "AWS::Lambda::EventInvokeConfig")
+          .Set("Properties", TemplateValue::Map()
+                                 .Set("FunctionName", Ref(kFunction))
+                                 .Set("Qualifier", "$LATEST")
+                                 .Set("DestinationConfig",
+                                      TemplateValue::Map().Set(
+                                          "OnFailure", TemplateValue::Map().Set("Destination", Ref(kAlertTopic))))));
+}
 
-  // --- VPC endpoints: S3 (gateway), SQS, Lambda (the follow-up invoke), STS (roles).
-  if (vpc && o.vpc_endpoints) {
-    res.Set("S3GatewayEndpoint", TemplateValue::Map()
-                                     .Set("Type", "AWS::EC2::VPCEndpoint")
-                                     .Set("Properties", TemplateValue::Map()
-                                                            .Set("VpcEndpointType", "Gateway")
-                                                            .Set("ServiceName", Sub("com.amazonaws.${AWS::Region}.s3"))
-                                                            .Set("VpcId", Ref("VpcId"))
-                                                            .Set("RouteTableIds", Ref("RouteTableIds"))));
-    res.Set("SqsEndpoint", InterfaceEndpoint("sqs"));
-    res.Set("LambdaEndpoint", InterfaceEndpoint("lambda"));
-    if (!role_by_account.empty()) res.Set("StsEndpoint", InterfaceEndpoint("sts"));
-  }
+// S3 (gateway), SQS, Lambda (the follow-up invoke), STS (roles).
+void StackBuilder::AddVpcEndpoints() {
+  if (!vpc_ || !o_.vpc_endpoints) return;
+  res_.Set("S3GatewayEndpoint", TemplateValue::Map()
+                                    .Set("Type", "AWS::EC2::VPCEndpoint")
+                                    .Set("Properties", TemplateValue::Map()
+                                                           .Set("VpcEndpointType", "Gateway")
+                                                           .Set("ServiceName", Sub("com.amazonaws.${AWS::Region}.s3"))
+                                                           .Set("VpcId", Ref("VpcId"))
+                                                           .Set("RouteTableIds", Ref("RouteTableIds"))));
+  res_.Set("SqsEndpoint", InterfaceEndpoint("sqs"));
+  res_.Set("LambdaEndpoint", InterfaceEndpoint("lambda"));
+  if (!role_by_account_.empty()) res_.Set("StsEndpoint", InterfaceEndpoint("sts"));
+}
 
-  // --- Athena: the same table definition as `dlq-archive ddl`.
-  const bool athena = o.athena && (hive || default_layout);
-  if (o.athena && !athena) {
-    out.warnings.push_back(
+// The same table definition as `dlq-archive ddl`, for the default and hive layouts.
+Status StackBuilder::AddAthena() {
+  athena_ = o_.athena && (hive_ || default_layout_);
+  if (o_.athena && !athena_) {
+    out_.warnings.push_back(
         fmt::format("key_template '{}' is neither default nor hive: no Glue table (Athena's "
                     "partition projection needs one of the two layouts)",
-                    group.key_template_text));
+                    group_->key_template_text));
   }
-  if (athena) DLQ_RETURN_IF_ERROR(AddGlueTable(res, o, dest.bucket, prefix, hive, queues));
+  if (!athena_) return Status::Ok();
+  return AddGlueTable(res_, o_, dest_.bucket, prefix_, hive_, queues_);
+}
 
-  if (res.entries().size() > kMaxStackResources) {
-    return InvalidArgument(fmt::format(
-        "the template would have {} resources, more than CloudFormation's {} (each DLQ of this account adds 4): "
-        "split the queues over several stacks (--group NAME, a distinct --function-name each)",
-        res.entries().size(), kMaxStackResources));
-  }
-  t.Set("Resources", std::move(res));
-
-  // --- Outputs.
+TemplateValue StackBuilder::Outputs() const {
   TemplateValue outputs = TemplateValue::Map();
   auto output = [&](std::string_view name, TemplateValue value, std::string_view description) {
     outputs.Set(name, TemplateValue::Map().Set("Description", description).Set("Value", std::move(value)));
@@ -909,25 +1175,66 @@ Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vec
   output("FunctionName", Ref(kFunction), "invoke with {\"queues\": [...]} to archive on demand");
   output("RoleArn", GetAtt(kRole, "Arn"), "the function's execution role");
   output("ArchiveBucketName", Ref(kBucket), "where archives are written");
-  output("ArchiveDestination", Sub(fmt::format("s3://${{{}}}/{}", kBucket, SubLiteral(prefix))),
+  output("ArchiveDestination", Sub(fmt::format("s3://${{{}}}/{}", kBucket, SubLiteral(prefix_))),
          "give this to search, ls, show, stats and replay --from");
   output("LogGroupName", Ref(kLogGroup), "the function's logs and EMF metrics");
   output("ScheduleRuleArn", GetAtt(kSchedule, "Arn"), "the sweep schedule");
-  if (athena) {
+  output("AlertTopicArn", Ref(kAlertTopic), "subscribe people here: every alarm and every failed invocation");
+  if (athena_) {
     output("GlueDatabaseName", Ref("GlueDatabase"), "Athena database");
     output("GlueTableName", Ref("GlueTable"),
            "Athena table (partition projection; see `dlq-archive ddl` for the view)");
   }
   // Output values are limited (4 KiB): past that, the prefix finds them all.
-  std::string alarm_list = JoinComma(alarm_names);
+  std::string alarm_list = JoinComma(alarm_names_);
   if (alarm_list.empty()) alarm_list = "(none)";
   if (alarm_list.size() > kMaxOutputValue) alarm_list = "(too many: see AlarmNamePrefix)";
   output("AlarmNames", alarm_list, "the CloudWatch alarms that invoke the function");
-  output("AlarmNamePrefix", fn + "-", "aws cloudwatch describe-alarms --alarm-name-prefix VALUE");
-  output("QueueCount", std::to_string(queues.size()), "DLQs this stack archives");
-  t.Set("Outputs", std::move(outputs));
-  out.tmpl = std::move(t);
-  return out;
+  output("AlarmNamePrefix", fn_ + "-", "aws cloudwatch describe-alarms --alarm-name-prefix VALUE");
+  output("QueueCount", std::to_string(queues_.size()), "DLQs this stack archives");
+  return outputs;
+}
+
+Result<GeneratedStack> StackBuilder::Build() {
+  DLQ_RETURN_IF_ERROR(Resolve());
+  DLQ_RETURN_IF_ERROR(CheckQueues());
+  if (o_.policy == kAutoPolicy) DLQ_RETURN_IF_ERROR(ResolveAutoPolicy());
+  DLQ_RETURN_IF_ERROR(AnalyzeSafety());
+  TemplateValue t = TemplateValue::Map();
+  t.Set("AWSTemplateFormatVersion", "2010-09-09");
+  t.Set("Description", fmt::format("dlq-archive: archives {} SQS dead-letter queue(s) to s3://{}/{} with the Lambda "
+                                   "custom runtime (generated by `dlq-archive stack` from {})",
+                                   queues_.size(), dest_.bucket, prefix_, config_.path));
+  t.Set("Parameters", Parameters());
+  t.Set("Conditions", TemplateValue::Map()
+                          .Set("HasAlertEmail", NotEmpty("AlertEmail"))
+                          .Set("HasAlertHttpsEndpoint", NotEmpty("AlertHttpsEndpoint")));
+  AddLogGroup();
+  AddRole();
+  AddFunction();
+  AddSchedule();
+  DLQ_RETURN_IF_ERROR(AddAlarms());
+  AddAlerts();
+  if (o_.create_bucket) AddArchiveBucket(res_, o_, dest_.bucket, prefix_, group_->put, kms_);
+  AddVpcEndpoints();
+  DLQ_RETURN_IF_ERROR(AddAthena());
+  if (res_.entries().size() > kMaxStackResources) {
+    return InvalidArgument(fmt::format(
+        "the template would have {} resources, more than CloudFormation's {} (each DLQ of this account adds 4): "
+        "split the queues over several stacks (--group NAME, a distinct --function-name each)",
+        res_.entries().size(), kMaxStackResources));
+  }
+  t.Set("Resources", std::move(res_));
+  t.Set("Outputs", Outputs());
+  out_.tmpl = std::move(t);
+  return std::move(out_);
+}
+
+}  // namespace
+
+Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vector<StackQueue>& queues,
+                                     const StackOptions& o) {
+  return StackBuilder(config, queues, o).Build();
 }
 
 }  // namespace dlq

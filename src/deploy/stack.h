@@ -42,6 +42,8 @@ StackQueue StackQueueFromDiscovery(const GroupConfig& group, const DiscoveredQue
 Result<std::vector<StackQueue>> StackQueuesFromConfig(const GroupConfig& group, std::chrono::seconds retention,
                                                       std::chrono::seconds source_retention);
 
+inline constexpr std::string_view kAutoPolicy = "auto";
+
 struct StackOptions {
   std::string function_name = "dlq-archive";  // also the prefix of alarm names
   std::string lambda_code;                    // s3://BUCKET/KEY of the package-lambda zip (required)
@@ -52,8 +54,10 @@ struct StackOptions {
   // EventBridge schedule of the sweep: "rate(N minutes|hours|days)" or
   // "cron(...)"; empty = the config's sweep_interval as a rate.
   std::string schedule;
-  // DLQ_ARCHIVE_POLICY: all | older_than:DURATION | expiring_within:DURATION.
-  std::string policy = "all";
+  // DLQ_ARCHIVE_POLICY: all | older_than:DURATION | expiring_within:DURATION,
+  // or auto: what the daemon archives (the messages that near expiry: the
+  // expiry alarm's lead window, the widest over the stack's queues).
+  std::string policy = std::string(kAutoPolicy);
   int log_retention_days = 30;
 
   bool create_bucket = false;                           // else the bucket is the ArchiveBucket parameter
@@ -61,6 +65,10 @@ struct StackOptions {
   int transition_days = 30;                             // 0 = no transition
   int expiration_days = 0;                              // 0 = never expire
   int abort_multipart_days = 7;
+  // With create_bucket the bucket is versioned: a deleted or overwritten
+  // object's old version expires after this many days (the default of the
+  // template's NoncurrentVersionDays parameter).
+  int noncurrent_version_days = 30;
 
   std::vector<std::string> vpc_subnets;          // non-empty: the function runs in the VPC
   std::vector<std::string> vpc_security_groups;  // required with subnets

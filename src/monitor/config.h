@@ -149,10 +149,11 @@ struct MonitorConfig {
   std::vector<GroupConfig> groups;
 };
 
-// The schema: every key the file accepts, in one table (ConfigSchema()). The
-// parser walks a mapping with it: unknown keys, type and range errors, and
-// the stored value all come from a key's entry; checks that span several
-// keys (per_queue <= global, external_id needs role_arn, ...) come after.
+// The schema: every key the file accepts, in one table (ConfigSchema(), built
+// in config_schema.cc). The parser (config_parse.cc) walks a mapping with it:
+// unknown keys, type and range errors, and the stored value all come from a
+// key's entry; checks that span several keys (per_queue <= global,
+// external_id needs role_arn, ...; config_checks.cc) come after.
 enum class ConfigScope {
   kTop,       // top level (nested keys such as "concurrency.global" are mappings)
   kSettings,  // under defaults: or in a group (GroupSettings)
@@ -196,12 +197,13 @@ struct ConfigKey {
   std::string default_text;               // the built-in default, as get() renders it
   std::string example;                    // a valid non-default value, as get() renders it
   std::string doc;
-  // Stores a checked value; returns what is wrong with it (empty: stored).
-  std::function<std::string(const ConfigTarget&, const ConfigValue&)> set;
+  // Stores a checked value; kInvalidArgument saying what is wrong with it
+  // (nothing is stored then).
+  std::function<Status(const ConfigTarget&, const ConfigValue&)> set;
   // The stored value as YAML text that sets it (empty for kWebhooks, kHeaders).
   std::function<std::string(const ConfigTarget&)> get;
-  // kList: what is wrong with one item (empty: fine), reported at the item.
-  std::function<std::string(const std::string&)> check_item;
+  // kList: kInvalidArgument saying what is wrong with one item, reported at the item.
+  std::function<Status(const std::string&)> check_item;
   // Message for a value that is not a scalar (empty: "expected a string").
   std::string_view not_scalar;
 };

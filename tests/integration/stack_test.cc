@@ -119,11 +119,12 @@ class StackMotoTest : public ::testing::Test {
     for (const auto& x : n) out.push_back(x.as<std::string>());
     return out;
   }
-  // Alarm resources of the template, by AlarmName.
+  // The queues' alarm resources (on AWS/SQS; not the function's own), by AlarmName.
   static std::map<std::string, YAML::Node> Alarms(const Deployed& d) {
     std::map<std::string, YAML::Node> out;
     for (const auto& kv : d.tmpl["Resources"]) {
-      if (kv.second["Type"].as<std::string>() == "AWS::CloudWatch::Alarm") {
+      if (kv.second["Type"].as<std::string>() == "AWS::CloudWatch::Alarm" &&
+          kv.second["Properties"]["Namespace"].as<std::string>() == "AWS/SQS") {
         out[kv.second["Properties"]["AlarmName"].as<std::string>()] = kv.second["Properties"];
       }
     }

@@ -6,17 +6,23 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "app/stack_command.h"
+#include "archiver/selection_spec.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -221,6 +227,15 @@ std::vector<std::pair<std::string, const TemplateValue*>> ResourcesOfType(const 
   return out;
 }
 
+// The alarms on the queues' AWS/SQS metrics (not the function's own).
+std::vector<std::pair<std::string, const TemplateValue*>> SqsAlarms(const GeneratedStack& s) {
+  auto alarms = ResourcesOfType(s, "AWS::CloudWatch::Alarm");
+  std::erase_if(alarms, [](const auto& a) {
+    return a.second->FindPath({"Properties", "Namespace"})->AsString() != "AWS/SQS";
+  });
+  return alarms;
+}
+
 // The role's statements by Sid.
 std::map<std::string, const TemplateValue*> Statements(const GeneratedStack& s) {
   std::map<std::string, const TemplateValue*> out;
@@ -308,7 +323,8 @@ TEST(StackTest, ExpiryThresholdIsCheckSafetyAnalysisOnCloudWatchAge) {
   EXPECT_EQ(p.Find("Period")->AsInt(), 60);
   EXPECT_EQ(*p.Find("Dimensions"),
             TemplateValue::List({TemplateValue::Map().Set("Name", "QueueName").Set("Value", "orders-dlq")}));
-  EXPECT_EQ(*p.Find("AlarmActions"), TemplateValue::List({GetAtt("ArchiverFunction", "Arn")}));
+  // The function archives; people hear of it through the alert topic.
+  EXPECT_EQ(*p.Find("AlarmActions"), TemplateValue::List({GetAtt("ArchiverFunction", "Arn"), Ref("AlertTopic")}));
   const std::string& d = p.Find("AlarmDescription")->AsString();
   EXPECT_LE(d.size(), 1024u);
   EXPECT_THAT(d, HasSubstr("restarts at the move to the DLQ"));
@@ -357,7 +373,7 @@ groups:
   GeneratedStack s =
       Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("payments-dlq", 14 * kDay, 4 * kDay)}, Options());
   auto st = Statements(s);
-  ASSERT_EQ(st.size(), 4u);  // SQS, S3, logs, self-invoke: no KMS, STS or VPC statement here
+  ASSERT_EQ(st.size(), 5u);  // SQS, S3, logs, failed invocations to SNS, self-invoke: no KMS, STS or VPC here
   EXPECT_THAT(Actions(*st["ArchiveDeadLetterQueues"]),
               ElementsAre("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility",
                           "sqs:GetQueueAttributes", "sqs:GetQueueUrl"));
@@ -370,6 +386,8 @@ groups:
   EXPECT_THAT(ResourceTexts(*st["WriteOwnLogs"]),
               ElementsAre("arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/"
                           "dlq-archive:*"));
+  EXPECT_THAT(Actions(*st["PublishFailedInvocations"]), ElementsAre("sns:Publish"));
+  EXPECT_THAT(ResourceTexts(*st["PublishFailedInvocations"]), ElementsAre("${AlertTopic}"));
   EXPECT_THAT(ResourceTexts(*st["FollowUpInvoke"]),
               ElementsAre("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:dlq-archive"));
   for (const auto& [sid, statement] : st) {
@@ -385,7 +403,7 @@ TEST(StackTest, EveryAlarmInvokesTheFunctionThroughAPermissionScopedToItsArn) {
   MonitorConfig c = Config(kOneGroup);
   GeneratedStack s =
       Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("billing-dlq", 14 * kDay, 4 * kDay)}, Options());
-  auto alarms = ResourcesOfType(s, "AWS::CloudWatch::Alarm");
+  auto alarms = SqsAlarms(s);  // the function's own alarms are for people only
   ASSERT_EQ(alarms.size(), 4u);
   std::set<std::string> alarm_arns;
   for (const auto& [id, a] : alarms) {
@@ -418,6 +436,154 @@ TEST(StackTest, EveryAlarmInvokesTheFunctionThroughAPermissionScopedToItsArn) {
   const TemplateValue& rule = Resource(s, "SweepSchedule");
   EXPECT_EQ(*rule.FindPath({"Properties", "ScheduleExpression"}), Ref("ScheduleExpression"));
   EXPECT_EQ(s.tmpl.FindPath({"Parameters", "ScheduleExpression", "Default"})->AsString(), "rate(5 minutes)");
+}
+
+TEST(StackTest, AlarmPeriodsOnSqsMetricsAreWholeMinutes) {
+  // The daemon may alarm every 10 s (it reads SQS itself); SQS publishes to
+  // CloudWatch once a minute, so the stack's alarms round up, and say so.
+  MonitorConfig c = Config(R"(
+collection_interval: 10s
+groups:
+  - name: main
+    destination: s3://archive-bucket/dlq
+    queues: [orders-dlq]
+    alarms:
+      expiry: { period: 90s }
+      depth: { period: 10s, evaluation_periods: 3, datapoints_to_alarm: 3 }
+)");
+  GeneratedStack s = Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, Options());
+  auto alarms = SqsAlarms(s);
+  ASSERT_EQ(alarms.size(), 2u);
+  for (const auto& [id, a] : alarms) {
+    EXPECT_EQ(a->FindPath({"Properties", "Period"})->AsInt() % 60, 0) << id;
+  }
+  EXPECT_EQ(Resource(s, "ExpiryAlarmOrdersDlq" + Sha256Hex("orders-dlq").substr(0, 8))
+                .FindPath({"Properties", "Period"})
+                ->AsInt(),
+            120);
+  EXPECT_EQ(Resource(s, "DepthAlarmOrdersDlq" + Sha256Hex("orders-dlq").substr(0, 8))
+                .FindPath({"Properties", "Period"})
+                ->AsInt(),
+            60);
+  std::string warnings;
+  for (const std::string& w : s.warnings) warnings += w + "\n";
+  EXPECT_THAT(warnings, HasSubstr("group main: alarms.expiry.period 1m30s is not a whole number of minutes"));
+  EXPECT_THAT(warnings, HasSubstr("group main: alarms.depth.period 10s is not a whole number of minutes"));
+  EXPECT_THAT(warnings, HasSubstr("use 1m"));
+
+  // Whole minutes stay as they are, without a warning.
+  GeneratedStack plain = Generate(Config(kOneGroup), {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, Options());
+  EXPECT_EQ(Resource(plain, "DepthAlarmOrdersDlq" + Sha256Hex("orders-dlq").substr(0, 8))
+                .FindPath({"Properties", "Period"})
+                ->AsInt(),
+            300);
+  for (const std::string& w : plain.warnings) EXPECT_THAT(w, Not(HasSubstr("whole number of minutes")));
+}
+
+TEST(StackTest, PeopleHearOfAlarmsErrorsThrottlesAndFailedInvocations) {
+  GeneratedStack s = Generate(Config(kOneGroup), {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, Options());
+  EXPECT_EQ(Resource(s, "AlertTopic").Find("Type")->AsString(), "AWS::SNS::Topic");
+  EXPECT_EQ(Resource(s, "AlertTopic").FindPath({"Properties", "TopicName"})->AsString(), "dlq-archive-alerts");
+  EXPECT_EQ(s.tmpl.FindPath({"Outputs", "AlertTopicArn", "Value"})->Find("Ref")->AsString(), "AlertTopic");
+  // Optional subscriptions: made only when their parameter is not empty.
+  for (const auto& [id, parameter, condition, protocol] :
+       {std::tuple{"AlertEmailSubscription", "AlertEmail", "HasAlertEmail", "email"},
+        std::tuple{"AlertHttpsSubscription", "AlertHttpsEndpoint", "HasAlertHttpsEndpoint", "https"}}) {
+    const TemplateValue& sub = Resource(s, id);
+    EXPECT_EQ(sub.Find("Condition")->AsString(), condition);
+    EXPECT_EQ(sub.FindPath({"Properties", "Protocol"})->AsString(), protocol);
+    EXPECT_EQ(*sub.FindPath({"Properties", "Endpoint"}), Ref(parameter));
+    EXPECT_EQ(*sub.FindPath({"Properties", "TopicArn"}), Ref("AlertTopic"));
+    EXPECT_EQ(s.tmpl.FindPath({"Parameters", parameter, "Default"})->AsString(), "");
+    const TemplateValue* equals = s.tmpl.FindPath({"Conditions", condition, "Fn::Not"});
+    ASSERT_NE(equals, nullptr) << condition;
+    EXPECT_EQ(*equals->items().at(0).Find("Fn::Equals"), TemplateValue::List({Ref(parameter), ""}));
+  }
+  // Every alarm notifies the topic; the function's errors and throttles have alarms of their own.
+  for (const auto& [id, a] : ResourcesOfType(s, "AWS::CloudWatch::Alarm")) {
+    const TemplateValue& actions = *a->FindPath({"Properties", "AlarmActions"});
+    EXPECT_NE(std::find(actions.items().begin(), actions.items().end(), Ref("AlertTopic")), actions.items().end())
+        << id;
+  }
+  for (const auto& [id, metric] :
+       {std::pair{"FunctionErrorsAlarm", "Errors"}, {"FunctionThrottlesAlarm", "Throttles"}}) {
+    const TemplateValue& p = *Resource(s, id).Find("Properties");
+    EXPECT_EQ(p.Find("Namespace")->AsString(), "AWS/Lambda") << id;
+    EXPECT_EQ(p.Find("MetricName")->AsString(), metric);
+    EXPECT_EQ(
+        *p.Find("Dimensions"),
+        TemplateValue::List({TemplateValue::Map().Set("Name", "FunctionName").Set("Value", Ref("ArchiverFunction"))}));
+    EXPECT_EQ(p.Find("Statistic")->AsString(), "Sum");
+    EXPECT_EQ(p.Find("Period")->AsInt() % 60, 0);
+    EXPECT_EQ(p.Find("ComparisonOperator")->AsString(), "GreaterThanOrEqualToThreshold");
+    EXPECT_EQ(*p.Find("AlarmActions"), TemplateValue::List({Ref("AlertTopic")}));
+  }
+  // An asynchronous invocation that fails (after Lambda's retries) lands on the topic.
+  const TemplateValue& invoke = Resource(s, "ArchiverEventInvokeConfig");
+  EXPECT_EQ(invoke.Find("Type")->AsString(), "AWS::Lambda::EventInvokeConfig");
+  EXPECT_EQ(*invoke.FindPath({"Properties", "FunctionName"}), Ref("ArchiverFunction"));
+  EXPECT_EQ(invoke.FindPath({"Properties", "Qualifier"})->AsString(), "$LATEST");
+  EXPECT_EQ(*invoke.FindPath({"Properties", "DestinationConfig", "OnFailure", "Destination"}), Ref("AlertTopic"));
+}
+
+TEST(StackTest, DefaultPolicyArchivesWhatNearsExpiryLikeTheDaemon) {
+  // The daemon's default (policy.select: auto) archives, when the expiry
+  // alarm fires, the messages expiring within the alarm's lead window; the
+  // stack's default does the same on every invocation instead of emptying
+  // the DLQ.
+  MonitorConfig c = Config(kOneGroup);
+  const StackQueue q = Queue("orders-dlq", 14 * kDay, 4 * kDay);
+  GeneratedStack s = Generate(c, {q}, Options());
+  ASSERT_EQ(Options().policy, "auto");
+  GroupConfig g = c.groups[0];
+  g.cloudwatch_age = true;
+  MonitorConfig pc = c;
+  pc.sweep_interval = seconds(300);
+  AlarmPlanOptions po;
+  po.max_messages_per_run = 0;
+  DiscoveredQueue dq;
+  dq.name = q.name;
+  dq.retention = q.retention;
+  dq.redrive_sources.push_back({"", "", q.source_retention, 0});
+  const Selection daemon = PlanAlarms(pc, g, dq, po).expiry_selection;
+  ASSERT_EQ(daemon.kind, SelectionKind::kExpiringWithin);
+  const std::string policy = Resource(s, "ArchiverFunction")
+                                 .FindPath({"Properties", "Environment", "Variables", "DLQ_ARCHIVE_POLICY"})
+                                 ->AsString();
+  EXPECT_EQ(policy, fmt::format("expiring_within:{}s", daemon.window.count()));
+  auto parsed = ParseSelectionSpec(policy);  // what the runtime reads
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->window, daemon.window);
+  EXPECT_LT(daemon.window, q.retention);  // not the whole DLQ
+  EXPECT_THAT(Resource(s, "SweepSchedule").FindPath({"Properties", "Description"})->AsString(),
+              HasSubstr("expiring within"));
+  EXPECT_TRUE(s.queues[0].schedule_path_safe) << s.queues[0].schedule_report;
+
+  // `all` stays available.
+  StackOptions all = Options();
+  all.policy = "all";
+  GeneratedStack a = Generate(c, {q}, all);
+  EXPECT_EQ(Resource(a, "ArchiverFunction")
+                .FindPath({"Properties", "Environment", "Variables", "DLQ_ARCHIVE_POLICY"})
+                ->AsString(),
+            "all");
+
+  // Groups whose daemon policies cannot be one: --policy must say.
+  MonitorConfig mixed = Config(R"(
+defaults:
+  destination: s3://archive-bucket/dlq
+groups:
+  - name: a
+    queues: [qa]
+    policy: { select: older-than, window: 1d }
+  - name: b
+    queues: [qb]
+    policy: { select: expiring-within, window: 1d }
+)");
+  auto r =
+      GenerateStack(mixed, {Queue("qa", 14 * kDay, 4 * kDay, "a"), Queue("qb", 14 * kDay, 4 * kDay, "b")}, Options());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("--policy auto: group b archives"));
 }
 
 TEST(StackTest, FunctionEnvironmentIsWhatTheRuntimeReads) {
@@ -491,7 +657,7 @@ groups:
               ElementsAre("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:orders-dlq"));
   EXPECT_THAT(ResourceTexts(*st["EncryptArchiveObjects"]), ElementsAre(c.groups[0].put.sse_kms_key_id));
   EXPECT_THAT(Actions(*st["EncryptArchiveObjects"]), ElementsAre("kms:GenerateDataKey"));
-  EXPECT_EQ(ResourcesOfType(s, "AWS::CloudWatch::Alarm").size(), 2u);  // orders-dlq's two
+  EXPECT_EQ(SqsAlarms(s).size(), 2u);  // orders-dlq's two
   EXPECT_EQ(s.queues[1].expiry_alarm, "");
   bool warned = false;
   for (const std::string& w : s.warnings)
@@ -547,6 +713,11 @@ groups:
   EXPECT_EQ(rule.Find("Transitions")->items().at(0).Find("TransitionInDays")->AsInt(), 90);
   EXPECT_EQ(rule.Find("ExpirationInDays")->AsInt(), 2555);
   EXPECT_EQ(rule.FindPath({"AbortIncompleteMultipartUpload", "DaysAfterInitiation"})->AsInt(), 7);
+  // Versioned: a mistaken delete or overwrite keeps the old version for NoncurrentVersionDays (30 by default).
+  EXPECT_EQ(p.FindPath({"VersioningConfiguration", "Status"})->AsString(), "Enabled");
+  EXPECT_EQ(rule.FindPath({"NoncurrentVersionExpiration", "NoncurrentDays", "Ref"})->AsString(),
+            "NoncurrentVersionDays");
+  EXPECT_EQ(s.tmpl.FindPath({"Parameters", "NoncurrentVersionDays", "Default"})->AsInt(), 30);
   const TemplateValue& deny =
       Resource(s, "ArchiveBucketPolicy").FindPath({"Properties", "PolicyDocument", "Statement"})->items().at(0);
   EXPECT_EQ(deny.Find("Effect")->AsString(), "Deny");
@@ -728,6 +899,19 @@ groups:
   auto big = GenerateStack(c, many, Options());
   ASSERT_FALSE(big.ok());
   EXPECT_THAT(big.status().message(), HasSubstr("more than CloudFormation's 500"));
+}
+
+TEST(StackTest, AQueueOfNoConfigGroupIsAnErrorValue) {
+  MonitorConfig c = Config(kOneGroup);
+  for (const std::vector<StackQueue>& queues :
+       {std::vector<StackQueue>{Queue("stray-dlq", 14 * kDay, 4 * kDay, "nope")},
+        std::vector<StackQueue>{Queue("orders-dlq", 14 * kDay, 4 * kDay),
+                                Queue("stray-dlq", 14 * kDay, 4 * kDay, "nope")}}) {
+    auto r = GenerateStack(c, queues, Options());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr("queue stray-dlq: no group nope"));
+  }
 }
 
 TEST(StackTest, ConfiguredQueuesWithoutDiscovery) {
@@ -943,6 +1127,47 @@ TEST(StackCommandTest, FailuresExitWithTheirCodes) {
   EXPECT_EQ(RunStack(o, c, failing, out, err), 2);
   EXPECT_THAT(err, HasSubstr("--lambda-code"));
   EXPECT_TRUE(out.empty());
+}
+
+TEST(StackCommandTest, OnlyTheVariablesTheStackUsesMustBeSet) {
+  const std::string path = ::testing::TempDir() + "/stack-env-" + std::to_string(::getpid()) + ".yaml";
+  auto load = [&](const std::string& yaml, const MapEnvironment& env) {
+    { std::ofstream(path) << yaml; }
+    return LoadStackConfig(path, env);
+  };
+  // Webhook secrets and dashboard tokens: the template uses neither.
+  const std::string secrets = R"(
+dashboard: { write_token: "${DLQ_DASHBOARD_TOKEN}", read_token: "${DLQ_READ_TOKEN}" }
+notify:
+  webhooks:
+    - url: "${WEBHOOK_URL}"
+      headers: { Authorization: "Bearer ${WEBHOOK_TOKEN}" }
+groups:
+  - name: main
+    destination: s3://${BUCKET}/dlq
+    role_arn: "arn:aws:iam::${ACCOUNT}:role/reader"
+    queues: [orders-dlq]
+)";
+  auto c = load(secrets, MapEnvironment{{"BUCKET", "archive-bucket"}, {"ACCOUNT", "210987654321"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->groups[0].destination, "s3://archive-bucket/dlq");
+  EXPECT_EQ(c->groups[0].role_arn, "arn:aws:iam::210987654321:role/reader");
+  // The daemon still needs them.
+  EXPECT_FALSE(LoadMonitorConfig(path, MapEnvironment{{"BUCKET", "archive-bucket"}, {"ACCOUNT", "210987654321"}}).ok());
+
+  // A variable the stack uses must be set, and the error says where it is used.
+  auto missing = load(secrets, MapEnvironment{{"ACCOUNT", "210987654321"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(missing.status().message(), HasSubstr("environment variable BUCKET is not set"));
+  missing = load(secrets, MapEnvironment{{"BUCKET", "archive-bucket"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("environment variable ACCOUNT is not set"));
+  // A bad config is reported as the daemon reports it.
+  auto bad = load("groups: []\n", MapEnvironment());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("at least one group is required"));
+  std::remove(path.c_str());
 }
 
 }  // namespace
