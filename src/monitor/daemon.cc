@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
 #include "replay/audit.h"
 #include "sqs/queue_client_wrapper.h"
@@ -601,28 +602,29 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
 }
 
 void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
-  using Action = AlarmSettings::Action;
   MutexLock lock(q->mu);
-  const bool expiry_alarm = q->expiry && q->expiry->state() == AlarmState::kAlarm;
-  const bool depth_alarm = q->depth && q->depth->state() == AlarmState::kAlarm;
-  const bool archive_e = expiry_alarm && q->expiry_action == Action::kArchive;
-  const bool archive_d = depth_alarm && q->depth_action == Action::kArchive;
-  const bool requested = q->archive_requested;  // ArchiveNow: all, deleting what is archived
-  const bool archive = archive_e || archive_d || requested;
-  // Archiving also writes the copy; a copy runs once per transition into ALARM.
-  const bool copy = !archive && q->copy_due;
-  if ((!archive && !copy) || q->queued || q->clients.store == nullptr) return;
-  const bool sweep_due = !q->last_submit || now - *q->last_submit >= config_.sweep_interval;
-  if (archive && !requested) {
-    if (!transitioned && !sweep_due && !q->more) return;
-    // The last collection saw the queue empty: nothing to archive until it
-    // fills again (the alarm returns to OK when its period completes).
-    if (!transitioned && !q->more && q->visible == 0 && q->not_visible == 0 && q->delayed <= 0) return;
-  }
-  if (!g.destination.ok) {
-    // The destination check failed: receive nothing, but count the run that
-    // was due as failed so that it shows (metrics, /api/queues, logs).
-    if (!transitioned && !sweep_due) return;
+  const SubmitDecision decision =
+      DecideSubmit(SubmitState{.expiry_alarm = q->expiry && q->expiry->state() == AlarmState::kAlarm,
+                               .depth_alarm = q->depth && q->depth->state() == AlarmState::kAlarm,
+                               .expiry_action = q->expiry_action,
+                               .depth_action = q->depth_action,
+                               .expiry_selection = q->expiry_selection,
+                               .depth_selection = q->depth_selection,
+                               .archive_requested = q->archive_requested,
+                               .copy_due = q->copy_due,
+                               .copy_selection = q->copy_selection,
+                               .queued = q->queued,
+                               .has_store = q->clients.store != nullptr,
+                               .more = q->more,
+                               .last_submit = q->last_submit,
+                               .visible = q->visible,
+                               .not_visible = q->not_visible,
+                               .delayed = q->delayed,
+                               .destination_ok = g.destination.ok,
+                               .transitioned = transitioned},
+                   now, config_.sweep_interval);
+  if (decision.verdict == SubmitVerdict::kNone) return;
+  if (decision.verdict == SubmitVerdict::kBlocked) {
     q->last_submit = now;
     ++q->runs;
     const std::string name = q->dq.name, region = q->dq.region;
@@ -634,28 +636,20 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                   now, "archive_blocked");
     return;
   }
+  const bool requested = decision.requested;
   q->queued = true;
   q->last_submit = now;
   q->archive_requested = false;
   std::string requested_by = std::exchange(q->archive_requested_by, std::string());
   if (requested && requested_by.empty()) requested_by = "unknown";
+  if (decision.keep) q->copy_due = false;
   ArchiveJob job;
   job.queue_key = q->dq.region + "/" + q->dq.url;
   job.deadline = q->nearest_expiry.value_or(now);
   QueueInfo info = q->dq;  // the DiscoveredQueue's QueueInfo part
   DrainOptions opts = q->drain;
-  if (requested) {
-    opts.selection = Selection{};  // all
-    opts.keep = false;
-  } else if (archive) {
-    // A depth-alarm run (all, under policy auto) covers the expiry alarm's window.
-    opts.selection = archive_d ? q->depth_selection : q->expiry_selection;
-    opts.keep = false;
-  } else {
-    opts.selection = q->copy_selection;
-    opts.keep = true;
-    q->copy_due = false;
-  }
+  opts.selection = decision.selection;
+  opts.keep = decision.keep;
   const bool keep = opts.keep;
   ArchiveContext ctx = MakeArchiveContext(info, options_.host);
   GroupClients clients = q->clients;
