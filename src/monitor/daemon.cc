@@ -4,22 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <stop_token>
 #include <thread>
-#include <unordered_map>
 
-#include "archive/destination.h"
-#include "archive/expiry.h"
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "monitor/daemon_archive_job.h"
 #include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
-#include "replay/audit.h"
-#include "sqs/queue_client_wrapper.h"
 
 namespace dlq {
 namespace {
@@ -48,38 +43,6 @@ void WriteLastRun(JsonWriter& w, const std::optional<SystemTime>& at, uint64_t a
   w.EndObject();
 }
 
-// The audit record of an archive run someone asked for (ArchiveNow).
-void WriteArchiveAudit(ObjectStore& store, const std::string& destination, const QueueInfo& queue,
-                       const std::string& requested_by, SystemTime started, const DrainResult& r, SystemTime now) {
-  AuditRecord a;
-  a.kind = "archive";
-  a.caller_arn = requested_by;
-  a.started_at = started;
-  a.finished_at = now;
-  a.source = queue.url;
-  a.filter = "all";
-  a.destination = destination;
-  a.outcome = r.status.ok() ? "done" : r.status.code() == ErrorCode::kCancelled ? "stopped" : "failed";
-  const DrainStats& s = r.stats;
-  a.archive = {.received = s.received,
-               .archived = s.archived,
-               .deleted = s.deleted,
-               .skipped = s.skipped,
-               .released = s.released,
-               .delete_failures = s.delete_failures,
-               .objects = s.objects,
-               .bytes_uploaded = s.bytes_uploaded};
-  auto parsed = ParseDestination(destination);
-  auto key = parsed.ok() ? WriteAudit(store, ArchivePrefix(*parsed), a) : Result<std::string>(parsed.status());
-  if (key.ok()) {
-    Log().Log(LogLevel::kInfo, "archive_audit_written",
-              {{"queue", queue.name}, {"key", *key}, {"outcome", a.outcome}, {"requested_by", requested_by}});
-  } else {
-    Log().Log(LogLevel::kError, "archive_audit_failed",
-              {{"queue", queue.name}, {"error", key.status().ToString()}, {"outcome", a.outcome}});
-  }
-}
-
 double Secs(Duration d) {
   return std::chrono::duration<double>(d).count();
 }
@@ -94,71 +57,6 @@ std::string SpecKey(const AlarmSpec& s) {
   return fmt::format("{}|{}|{}|{}|{}|{}|{}", s.name, s.metric, s.period.count(), s.evaluation_periods,
                      s.datapoints_to_alarm, s.threshold, static_cast<int>(s.missing));
 }
-
-// Wraps the group's QueueClient for one archive run and remembers which
-// received messages were not deleted: what the archiver saw still queued.
-class ObservingQueueClient final : public QueueClientWrapper {
- public:
-  ObservingQueueClient(QueueClient& inner, bool fifo, seconds retention, Clock& clock)
-      : QueueClientWrapper(inner), fifo_(fifo), retention_(retention), clock_(clock) {}
-
-  Result<std::vector<Message>> ReceiveMessages(const std::string& url, const ReceiveOptions& options) override {
-    auto r = QueueClientWrapper::ReceiveMessages(url, options);
-    if (r.ok()) {
-      MutexLock lock(mu_);
-      SystemTime now = clock_.Now();
-      for (const Message& m : *r) {
-        Seen s;
-        s.expiry = ComputeExpiry(m, fifo_, retention_, now);
-        s.sent = AttributeMillis(m, "SentTimestamp");
-        seen_[m.message_id] = s;
-        handle_to_id_[m.receipt_handle] = m.message_id;
-      }
-    }
-    return r;
-  }
-  Result<BatchResult> DeleteMessageBatch(const std::string& url, const std::vector<DeleteEntry>& entries) override {
-    auto r = QueueClientWrapper::DeleteMessageBatch(url, entries);
-    if (r.ok()) {
-      MutexLock lock(mu_);
-      std::set<std::string> ok(r->successful_ids.begin(), r->successful_ids.end());
-      for (const DeleteEntry& e : entries) {
-        if (!ok.count(e.id)) continue;
-        auto it = handle_to_id_.find(e.receipt_handle);
-        if (it != handle_to_id_.end()) seen_.erase(it->second);
-      }
-    }
-    return r;
-  }
-
-  // Nearest expiry and oldest SentTimestamp among messages seen and not deleted.
-  std::optional<SystemTime> NearestRemaining() const {
-    MutexLock lock(mu_);
-    std::optional<SystemTime> out;
-    for (const auto& [id, s] : seen_) out = out ? std::min(*out, s.expiry) : s.expiry;
-    return out;
-  }
-  std::optional<SystemTime> OldestSentRemaining() const {
-    MutexLock lock(mu_);
-    std::optional<SystemTime> out;
-    for (const auto& [id, s] : seen_) {
-      if (s.sent) out = out ? std::min(*out, *s.sent) : *s.sent;
-    }
-    return out;
-  }
-
- private:
-  struct Seen {
-    SystemTime expiry;
-    std::optional<SystemTime> sent;
-  };
-  const bool fifo_;
-  const seconds retention_;
-  Clock& clock_;
-  mutable Mutex mu_;
-  std::unordered_map<std::string, Seen> seen_ DLQ_GUARDED_BY(mu_);
-  std::unordered_map<std::string, std::string> handle_to_id_ DLQ_GUARDED_BY(mu_);
-};
 
 }  // namespace
 
@@ -651,11 +549,9 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   opts.selection = decision.selection;
   opts.keep = decision.keep;
   const bool keep = opts.keep;
-  ArchiveContext ctx = MakeArchiveContext(info, options_.host);
   GroupClients clients = q->clients;
   lock.Unlock();
   const std::string group = g.config.name;
-  const std::string destination = g.config.destination;
   ++generation_;
   Log().Log(LogLevel::kInfo, "archive_submitted",
             {{"group", group},
@@ -668,102 +564,18 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                                                                            : "expiring-within"},
              {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
 
-  job.run = [this, q, info, opts, ctx, clients, group, keep, requested_by,
-             destination](const std::stop_token& stop) -> JobOutcome {
-    ObservingQueueClient observed(*clients.sqs, info.fifo, info.retention, clock_);
-    QueueDrainer drainer(observed, *clients.store, clock_, info, opts, ctx);
-    // Scheduler::Stop() stops the drain (at once when it came before this line).
-    std::stop_callback on_stop(stop, [&drainer] { drainer.RequestStop(); });
-    SystemTime start = clock_.Now();
-    const std::string& name = info.name;
-    const std::string& region = info.region;
-    // The counts that only grow reach the metrics, and the queue's archived
-    // total, while the run goes (every progress_interval), so a long drain
-    // shows as it happens; each call adds what grew since the last one.
-    DrainStats published;
-    auto publish = [&](const DrainStats& now) {
-      if (now.archived > published.archived) {
-        {
-          MutexLock l(q->mu);
-          q->archived += now.archived - published.archived;  // /api/queues and the dashboard, as the run goes
-        }
-        ++generation_;  // the overview shows it too
-      }
-      auto add = [&](metrics::CounterFamily& family, uint64_t DrainStats::*field) {
-        if (now.*field > published.*field) {
-          family.WithLabels({name, region}).Add(static_cast<double>(now.*field - published.*field));
-          published.*field = now.*field;
-        }
-      };
-      add(metrics_.messages_archived_total, &DrainStats::archived);
-      add(metrics_.messages_deleted_total, &DrainStats::deleted);
-      add(metrics_.messages_duplicates_total, &DrainStats::duplicates);
-      add(metrics_.objects_total, &DrainStats::objects);
-      add(metrics_.bytes_uploaded_total, &DrainStats::bytes_uploaded);
-    };
-    Mutex progress_mu;
-    CondVar progress_cv;
-    bool run_done = false;  // under progress_mu
-    std::thread progress([&] {
-      MutexLock lock(progress_mu);
-      while (!progress_cv.WaitFor(progress_mu, options_.progress_interval, [&] { return run_done; })) {
-        lock.Unlock();
-        publish(drainer.Snapshot());
-        lock.Lock();
-      }
-    });
-    DrainResult r = drainer.Run();
-    {
-      MutexLock lock(progress_mu);
-      run_done = true;
-      progress_cv.NotifyAll();
-    }
-    progress.join();  // before the last publish: one thread publishes at a time
-    const DrainStats& s = r.stats;
-    publish(s);
-    const bool failed = !r.status.ok() && r.status.code() != ErrorCode::kCancelled;
-    // Still in the DLQ because the run failed (released unarchived), or archived but not deleted.
-    metrics_.messages_failed_total.WithLabels({name, region})
-        .Add(static_cast<double>(s.delete_failures + (failed ? s.released : 0)));
-    metrics_.archive_runs_total.WithLabels({name, region, r.status.ok() ? "ok" : "error"}).Inc();
-    JobOutcome out;
-    out.status = r.status;
-    out.throttled = r.status.code() == ErrorCode::kThrottled;
-    // A copy keeps what it took, so running it again would only copy the same messages.
-    out.more = r.status.ok() && !r.drained && !r.stopped && !keep;
-    {
-      MutexLock l(q->mu);
-      ++q->runs;  // q->archived: publish() added the run's messages
-      q->more = out.more;
-      q->last_run_at = clock_.Now();
-      q->last_run_archived = s.archived;
-      q->last_run_ok = r.status.ok();
-      if (r.status.ok()) q->consecutive_failures = 0;
-      if (r.drained && !r.stopped && r.status.ok()) {
-        // The run saw every queued message: what it left is all that is older
-        // than its start.
-        q->run_start = start;
-        q->seen_nearest = observed.NearestRemaining();
-        q->oldest_sent = observed.OldestSentRemaining();
-      }
-    }
-    ++generation_;
-    if (failed) RecordFailure(group, *q, r.status, clock_.Now(), "archive_failed");
-    if (!requested_by.empty())
-      WriteArchiveAudit(*clients.store, destination, info, requested_by, start, r, clock_.Now());
-    Log().Log(r.status.ok() ? LogLevel::kInfo : LogLevel::kError, "archive_run",
-              {{"group", group},
-               {"queue", name},
-               {"action", keep ? "copy" : "archive"},
-               {"archived", s.archived},
-               {"deleted", s.deleted},
-               {"skipped", s.skipped},
-               {"objects", s.objects},
-               {"drained", r.drained},
-               {"more", out.more},
-               {"elapsed_ms", static_cast<int64_t>(r.elapsed.count())},
-               {"error", r.status.ok() ? std::string() : r.status.ToString()}});
-    return out;
+  DaemonArchiveRunSpec spec{.group = group,
+                            .destination = g.config.destination,
+                            .queue = info,
+                            .drain = opts,
+                            .context = MakeArchiveContext(info, options_.host),
+                            .clients = clients,
+                            .requested_by = requested_by};
+  DaemonArchiveRunReports reports{
+      .archived = [this, q](uint64_t archived) { RunArchived(*q, archived); },
+      .finished = [this, q, group](const DaemonArchiveRunReport& r) { RunFinished(group, *q, r); }};
+  job.run = [this, spec = std::move(spec), reports = std::move(reports)](const std::stop_token& stop) {
+    return DaemonArchiveRun(spec, clock_, metrics_, options_.progress_interval, reports).Run(stop);
   };
   job.done = [this, q](const JobOutcome&) {
     {
@@ -773,6 +585,35 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     ++generation_;
   };
   scheduler_->Submit(std::move(job));
+}
+
+void Daemon::RunArchived(QueueState& q, uint64_t archived) {
+  {
+    MutexLock l(q.mu);
+    q.archived += archived;  // /api/queues and the dashboard, as the run goes
+  }
+  ++generation_;  // the overview shows it too
+}
+
+void Daemon::RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r) {
+  {
+    MutexLock l(q.mu);
+    ++q.runs;  // q.archived: RunArchived added the run's messages
+    q.more = r.more;
+    q.last_run_at = r.ended;
+    q.last_run_archived = r.result.stats.archived;
+    q.last_run_ok = r.result.status.ok();
+    if (r.result.status.ok()) q.consecutive_failures = 0;
+    if (r.complete) {
+      // The run saw every queued message: what it left is all that is older
+      // than its start.
+      q.run_start = r.started;
+      q.seen_nearest = r.nearest_remaining;
+      q.oldest_sent = r.oldest_sent_remaining;
+    }
+  }
+  ++generation_;
+  if (r.failed) RecordFailure(group, q, r.result.status, clock_.Now(), "archive_failed");
 }
 
 void Daemon::RunOnce() {

@@ -45,6 +45,8 @@
 
 namespace dlq {
 
+struct DaemonArchiveRunReport;
+
 struct DaemonOptions {
   AlarmPlanOptions plan;         // the run budget (plan.max_messages_per_run) and auto-threshold assumptions
   std::string host = "unknown";  // archiver host recorded in archives
@@ -193,6 +195,9 @@ class Daemon {
   // Counts a failed run (metrics, last_error, log). Any thread; `q.mu` must not be held.
   void RecordFailure(const std::string& group, QueueState& q, const Status& status, SystemTime now,
                      std::string_view event);
+  // An archive run's reports (monitor/daemon_archive_job.h), on its threads.
+  void RunArchived(QueueState& q, uint64_t archived);
+  void RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r);
   void Notify(const QueueState& q, const Alarm& alarm, const Transition& t);
   std::vector<AlarmSpec> AlarmsFor(const GroupConfig& g, const DiscoveredQueue& dq, double* expiry_threshold) const;
 
