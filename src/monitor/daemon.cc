@@ -13,6 +13,7 @@
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "monitor/daemon_archive_job.h"
+#include "monitor/daemon_state.h"
 #include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
 
@@ -62,49 +63,15 @@ std::string SpecKey(const AlarmSpec& s) {
 
 // ---- Daemon state.
 
+// One watched queue, one part per concern (monitor/daemon_state.h). The
+// identity is written by the control thread at discovery under mu and read
+// under mu by other threads; the other parts are guarded by mu.
 struct Daemon::QueueState {
-  std::string group;
-  DiscoveredQueue dq;
-  GroupClients clients;
-  DrainOptions drain;
-  double expiry_threshold = 0;
-
+  QueueIdentity id;
   mutable Mutex mu;
-  std::unique_ptr<Alarm> expiry DLQ_GUARDED_BY(mu);  // may be null
-  std::unique_ptr<Alarm> depth DLQ_GUARDED_BY(mu);   // may be null
-  std::string spec_key DLQ_GUARDED_BY(mu);
-  int64_t visible DLQ_GUARDED_BY(mu) = -1;
-  int64_t not_visible DLQ_GUARDED_BY(mu) = -1;
-  int64_t delayed DLQ_GUARDED_BY(mu) = -1;
-  std::optional<SystemTime> last_empty DLQ_GUARDED_BY(mu);
-  std::optional<SystemTime> nearest_expiry DLQ_GUARDED_BY(mu);  // conservative estimate
-  // From the last complete archive run: started at run_start, saw every
-  // queued message; seen_nearest is the nearest expiry among those left.
-  std::optional<SystemTime> run_start DLQ_GUARDED_BY(mu);
-  std::optional<SystemTime> seen_nearest DLQ_GUARDED_BY(mu);
-  std::optional<SystemTime> oldest_sent DLQ_GUARDED_BY(mu);
-  bool queued DLQ_GUARDED_BY(mu) = false;  // submitted, not done
-  bool more DLQ_GUARDED_BY(mu) = false;    // last run stopped at its budget
-  std::optional<SystemTime> last_submit DLQ_GUARDED_BY(mu);
-  uint64_t runs DLQ_GUARDED_BY(mu) = 0;
-  uint64_t archived DLQ_GUARDED_BY(mu) = 0;
-  uint64_t failed_runs DLQ_GUARDED_BY(mu) = 0;
-  uint64_t consecutive_failures DLQ_GUARDED_BY(mu) = 0;
-  std::optional<ArchiveError> last_error DLQ_GUARDED_BY(mu);  // kept after a success
-  std::string collect_error DLQ_GUARDED_BY(mu);
-  // Set by the plan at discovery.
-  AlarmSettings::Action expiry_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kArchive;
-  AlarmSettings::Action depth_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kNotify;
-  Selection expiry_selection DLQ_GUARDED_BY(mu);
-  Selection depth_selection DLQ_GUARDED_BY(mu);
-  bool copy_due DLQ_GUARDED_BY(mu) = false;             // a copy-action alarm entered ALARM, copy not yet submitted
-  Selection copy_selection DLQ_GUARDED_BY(mu);          // what that copy takes
-  bool archive_requested DLQ_GUARDED_BY(mu) = false;    // ArchiveNow, not yet submitted
-  std::string archive_requested_by DLQ_GUARDED_BY(mu);  // who asked (for the audit record)
-  std::optional<SystemTime> last_run_at DLQ_GUARDED_BY(mu);  // when the last run ended
-  uint64_t last_run_archived DLQ_GUARDED_BY(mu) = 0;
-  bool last_run_ok DLQ_GUARDED_BY(mu) = true;
-  QueueHistory history DLQ_GUARDED_BY(mu);
+  QueueObservation seen DLQ_GUARDED_BY(mu);
+  QueueAlarms alarms DLQ_GUARDED_BY(mu);
+  QueueArchiveRuns archive DLQ_GUARDED_BY(mu);
 };
 
 // Written by the control thread; what other threads read (QueuesJson,
@@ -182,7 +149,7 @@ void Daemon::Reload(MonitorConfig config) {
     bool kept = std::any_of(fresh.begin(), fresh.end(), [&](auto& f) { return f->config.name == old->config.name; });
     if (kept) continue;
     metrics_.destination_up.RemoveLabels({old->config.name});
-    for (auto& [url, q] : old->queues) metrics_.RemoveQueue(q->dq.name, q->dq.region);
+    for (auto& [url, q] : old->queues) metrics_.RemoveQueue(q->id.dq.name, q->id.dq.region);
   }
   groups_ = std::move(fresh);
   (void)metrics_.shard_info.RemoveLabels({std::to_string(shard_.index), std::to_string(shard_.count)});
@@ -249,11 +216,11 @@ void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status
   std::string name, region;
   {
     MutexLock lock(q.mu);
-    ++q.failed_runs;
-    consecutive = ++q.consecutive_failures;
-    q.last_error = e;
-    name = q.dq.name;
-    region = q.dq.region;
+    ++q.archive.failed_runs;
+    consecutive = ++q.archive.consecutive_failures;
+    q.archive.last_error = e;
+    name = q.id.dq.name;
+    region = q.id.dq.region;
   }
   ++generation_;
   metrics_.archive_failures_total.WithLabels({name, region, e.error_class}).Inc();
@@ -310,7 +277,7 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       q = std::make_shared<QueueState>();
       {
         MutexLock lock(q->mu);
-        q->history = QueueHistory(options_.history_samples);
+        q->seen.history = QueueHistory(options_.history_samples);
       }
       // Both outcomes exist from the start, so increase() sees the first failure.
       metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
@@ -322,20 +289,20 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
                  {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())}});
     }
     MutexLock lock(q->mu);
-    q->group = g.config.name;
-    q->dq = dq;
-    q->clients = *g.clients;
-    q->drain = g.config.ToDrainOptions();
-    q->drain.max_messages = options_.plan.max_messages_per_run;
-    q->expiry_action = plan.expiry_action;
-    q->depth_action = plan.depth_action;
-    q->expiry_selection = plan.expiry_selection;
-    q->depth_selection = plan.depth_selection;
-    if (q->spec_key != key) {
-      q->spec_key = key;
-      q->expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
-      q->depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
-      q->expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
+    q->id.group = g.config.name;
+    q->id.dq = dq;
+    q->id.clients = *g.clients;
+    q->id.drain = g.config.ToDrainOptions();
+    q->id.drain.max_messages = options_.plan.max_messages_per_run;
+    q->alarms.expiry_action = plan.expiry_action;
+    q->alarms.depth_action = plan.depth_action;
+    q->alarms.expiry_selection = plan.expiry_selection;
+    q->alarms.depth_selection = plan.depth_selection;
+    if (q->alarms.spec_key != key) {
+      q->alarms.spec_key = key;
+      q->alarms.expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
+      q->alarms.depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
+      q->id.expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
       if (plan.expiry) {
         Log().Log(LogLevel::kInfo, "alarm_configured",
                   {{"queue", dq.name},
@@ -348,8 +315,8 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
   }
   for (auto& [url, q] : g.queues) {
     if (!next.count(url)) {
-      Log().Log(LogLevel::kInfo, "queue_unwatched", {{"group", g.config.name}, {"queue", q->dq.name}});
-      metrics_.RemoveQueue(q->dq.name, q->dq.region);
+      Log().Log(LogLevel::kInfo, "queue_unwatched", {{"group", g.config.name}, {"queue", q->id.dq.name}});
+      metrics_.RemoveQueue(q->id.dq.name, q->id.dq.region);
     }
   }
   if (config_.shard.count > 1) {
@@ -367,12 +334,12 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
 
 void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t) {
   AlarmNotification n;
-  n.queue = q.dq.name;
-  n.queue_url = q.dq.url;
-  n.region = q.dq.region;
-  n.account_id = q.dq.account_id;
+  n.queue = q.id.dq.name;
+  n.queue_url = q.id.dq.url;
+  n.region = q.id.dq.region;
+  n.account_id = q.id.dq.account_id;
   n.alarm_name = alarm.spec().name;
-  n.alarm_description = fmt::format("dlq-archive {} alarm of {}", alarm.spec().metric, q.dq.name);
+  n.alarm_description = fmt::format("dlq-archive {} alarm of {}", alarm.spec().metric, q.id.dq.name);
   n.old_state = std::string(AlarmStateName(t.from));
   n.new_state = std::string(AlarmStateName(t.to));
   n.reason = t.reason;
@@ -393,15 +360,15 @@ void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t
 
 void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   (void)g;
-  auto attrs = q.clients.sqs->GetQueueAttributes(
-      q.dq.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                 "ApproximateNumberOfMessagesDelayed", "MessageRetentionPeriod"});
-  const std::string& name = q.dq.name;
-  const std::string& region = q.dq.region;
+  auto attrs = q.id.clients.sqs->GetQueueAttributes(
+      q.id.dq.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                    "ApproximateNumberOfMessagesDelayed", "MessageRetentionPeriod"});
+  const std::string& name = q.id.dq.name;
+  const std::string& region = q.id.dq.region;
   if (!attrs.ok()) {
     MutexLock lock(q.mu);
-    q.collect_error = attrs.status().ToString();
-    Log().Log(LogLevel::kError, "collect_failed", {{"queue", name}, {"error", q.collect_error}});
+    q.seen.collect_error = attrs.status().ToString();
+    Log().Log(LogLevel::kError, "collect_failed", {{"queue", name}, {"error", q.seen.collect_error}});
     return;  // no sample: the alarm's missing-data rule applies
   }
   int64_t visible = IntAttr(*attrs, "ApproximateNumberOfMessages");
@@ -409,61 +376,61 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   int64_t delayed = IntAttr(*attrs, "ApproximateNumberOfMessagesDelayed");
   if (int64_t r = IntAttr(*attrs, "MessageRetentionPeriod"); r > 0) {
     MutexLock lock(q.mu);
-    q.dq.retention = seconds(r);
+    q.id.dq.retention = seconds(r);
   }
 
   std::optional<double> cw_age;
-  if (q.clients.cloudwatch != nullptr) {
+  if (q.id.clients.cloudwatch != nullptr) {
     // Only read when the group asks for it (cloudwatch client present).
     auto query = SqsQueueMetricQuery("age", name, "ApproximateAgeOfOldestMessage", "Maximum", seconds(60));
-    auto data = q.clients.cloudwatch->GetMetricData({query}, now - seconds(900), now);
+    auto data = q.id.clients.cloudwatch->GetMetricData({query}, now - seconds(900), now);
     if (data.ok() && data->count("age") && !data->at("age").values.empty()) cw_age = data->at("age").values.back();
   }
 
-  const double retention = static_cast<double>(q.dq.retention.count());
-  const seconds src = q.dq.MaxSourceRetention().count() > 0 ? q.dq.MaxSourceRetention() : kSqsMaxRetention;
+  const double retention = static_cast<double>(q.id.dq.retention.count());
+  const seconds src = q.id.dq.MaxSourceRetention().count() > 0 ? q.id.dq.MaxSourceRetention() : kSqsMaxRetention;
   // Earliest expiry a message can have after arriving in the DLQ.
-  const seconds earliest = q.dq.fifo ? q.dq.retention : std::max(seconds(0), q.dq.retention - src);
+  const seconds earliest = q.id.dq.fifo ? q.id.dq.retention : std::max(seconds(0), q.id.dq.retention - src);
 
   MutexLock lock(q.mu);
-  q.visible = visible;
-  q.not_visible = not_visible;
-  q.delayed = delayed;
-  q.collect_error.clear();
+  q.seen.visible = visible;
+  q.seen.not_visible = not_visible;
+  q.seen.delayed = delayed;
+  q.seen.collect_error.clear();
   double age_sample = 0;
   if (visible >= 0 && not_visible >= 0 && visible + not_visible + std::max<int64_t>(delayed, 0) == 0) {
-    q.last_empty = now;
-    q.nearest_expiry.reset();
-    q.seen_nearest.reset();
-    q.oldest_sent.reset();
+    q.seen.last_empty = now;
+    q.seen.nearest_expiry.reset();
+    q.seen.seen_nearest.reset();
+    q.seen.oldest_sent.reset();
   } else {
     // Each source gives a lower bound on the nearest expiry; the largest wins.
     // With none, a message may be about to expire.
     std::optional<SystemTime> bound;
-    if (q.last_empty) bound = *q.last_empty + earliest;
-    if (q.run_start) {
-      SystemTime b = *q.run_start + earliest;
-      if (q.seen_nearest) b = std::min(b, *q.seen_nearest);
+    if (q.seen.last_empty) bound = *q.seen.last_empty + earliest;
+    if (q.seen.run_start) {
+      SystemTime b = *q.seen.run_start + earliest;
+      if (q.seen.seen_nearest) b = std::min(b, *q.seen.seen_nearest);
       bound = bound ? std::max(*bound, b) : b;
     }
     SystemTime nearest = bound.value_or(now);
-    q.nearest_expiry = nearest;
+    q.seen.nearest_expiry = nearest;
     age_sample = std::clamp(retention - Secs(nearest - now), 0.0, retention);
   }
-  q.history.Add(
-      {.time = now,
-       .visible = visible,
-       .not_visible = not_visible,
-       .delayed = delayed,
-       .expiry_in_s = q.nearest_expiry ? std::optional<double>(Secs(*q.nearest_expiry - now)) : std::nullopt});
+  q.seen.history.Add({.time = now,
+                      .visible = visible,
+                      .not_visible = not_visible,
+                      .delayed = delayed,
+                      .expiry_in_s = q.seen.nearest_expiry ? std::optional<double>(Secs(*q.seen.nearest_expiry - now))
+                                                           : std::nullopt});
   metrics_.queue_messages.WithLabels({name, region, "visible"}).Set(static_cast<double>(visible));
   metrics_.queue_messages.WithLabels({name, region, "not_visible"}).Set(static_cast<double>(not_visible));
   metrics_.queue_messages.WithLabels({name, region, "delayed"}).Set(static_cast<double>(delayed));
   metrics_.queue_retention_seconds.WithLabels({name, region}).Set(retention);
   metrics_.queue_seconds_to_expiry.WithLabels({name, region})
-      .Set(q.nearest_expiry ? Secs(*q.nearest_expiry - now) : retention);
-  if (q.oldest_sent)
-    metrics_.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *q.oldest_sent));
+      .Set(q.seen.nearest_expiry ? Secs(*q.seen.nearest_expiry - now) : retention);
+  if (q.seen.oldest_sent)
+    metrics_.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *q.seen.oldest_sent));
   if (cw_age) metrics_.queue_oldest_age_seconds.WithLabels({name, region, "cloudwatch"}).Set(*cw_age);
 
   struct Fired {
@@ -472,27 +439,29 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   };
   std::vector<Fired> fired;
   using Action = AlarmSettings::Action;
-  if (q.expiry) {
-    q.expiry->AddSample(now, age_sample);
-    if (auto t = q.expiry->Evaluate(now)) {
-      fired.push_back({q.expiry.get(), *t});
-      if (t->to == AlarmState::kAlarm && q.expiry_action == Action::kCopy) {
-        q.copy_selection = q.copy_due ? Selection{} : q.expiry_selection;  // both: the union, all
-        q.copy_due = true;
+  if (q.alarms.expiry) {
+    q.alarms.expiry->AddSample(now, age_sample);
+    if (auto t = q.alarms.expiry->Evaluate(now)) {
+      fired.push_back({q.alarms.expiry.get(), *t});
+      if (t->to == AlarmState::kAlarm && q.alarms.expiry_action == Action::kCopy) {
+        q.alarms.copy_selection = q.alarms.copy_due ? Selection{} : q.alarms.expiry_selection;  // both: the union, all
+        q.alarms.copy_due = true;
       }
     }
-    metrics_.SetAlarmState(name, region, q.expiry->spec().name, std::string(AlarmStateName(q.expiry->state())));
+    metrics_.SetAlarmState(name, region, q.alarms.expiry->spec().name,
+                           std::string(AlarmStateName(q.alarms.expiry->state())));
   }
-  if (q.depth) {
-    if (visible >= 0) q.depth->AddSample(now, static_cast<double>(visible));
-    if (auto t = q.depth->Evaluate(now)) {
-      fired.push_back({q.depth.get(), *t});
-      if (t->to == AlarmState::kAlarm && q.depth_action == Action::kCopy) {
-        q.copy_selection = q.copy_due ? Selection{} : q.depth_selection;
-        q.copy_due = true;
+  if (q.alarms.depth) {
+    if (visible >= 0) q.alarms.depth->AddSample(now, static_cast<double>(visible));
+    if (auto t = q.alarms.depth->Evaluate(now)) {
+      fired.push_back({q.alarms.depth.get(), *t});
+      if (t->to == AlarmState::kAlarm && q.alarms.depth_action == Action::kCopy) {
+        q.alarms.copy_selection = q.alarms.copy_due ? Selection{} : q.alarms.depth_selection;
+        q.alarms.copy_due = true;
       }
     }
-    metrics_.SetAlarmState(name, region, q.depth->spec().name, std::string(AlarmStateName(q.depth->state())));
+    metrics_.SetAlarmState(name, region, q.alarms.depth->spec().name,
+                           std::string(AlarmStateName(q.alarms.depth->state())));
   }
   lock.Unlock();
   // Alarms are only mutated on this thread, so reading them unlocked is safe.
@@ -502,30 +471,30 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
 void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
   MutexLock lock(q->mu);
   const SubmitDecision decision =
-      DecideSubmit(SubmitState{.expiry_alarm = q->expiry && q->expiry->state() == AlarmState::kAlarm,
-                               .depth_alarm = q->depth && q->depth->state() == AlarmState::kAlarm,
-                               .expiry_action = q->expiry_action,
-                               .depth_action = q->depth_action,
-                               .expiry_selection = q->expiry_selection,
-                               .depth_selection = q->depth_selection,
-                               .archive_requested = q->archive_requested,
-                               .copy_due = q->copy_due,
-                               .copy_selection = q->copy_selection,
-                               .queued = q->queued,
-                               .has_store = q->clients.store != nullptr,
-                               .more = q->more,
-                               .last_submit = q->last_submit,
-                               .visible = q->visible,
-                               .not_visible = q->not_visible,
-                               .delayed = q->delayed,
+      DecideSubmit(SubmitState{.expiry_alarm = q->alarms.expiry && q->alarms.expiry->state() == AlarmState::kAlarm,
+                               .depth_alarm = q->alarms.depth && q->alarms.depth->state() == AlarmState::kAlarm,
+                               .expiry_action = q->alarms.expiry_action,
+                               .depth_action = q->alarms.depth_action,
+                               .expiry_selection = q->alarms.expiry_selection,
+                               .depth_selection = q->alarms.depth_selection,
+                               .archive_requested = q->archive.requested,
+                               .copy_due = q->alarms.copy_due,
+                               .copy_selection = q->alarms.copy_selection,
+                               .queued = q->archive.queued,
+                               .has_store = q->id.clients.store != nullptr,
+                               .more = q->archive.more,
+                               .last_submit = q->archive.last_submit,
+                               .visible = q->seen.visible,
+                               .not_visible = q->seen.not_visible,
+                               .delayed = q->seen.delayed,
                                .destination_ok = g.destination.ok,
                                .transitioned = transitioned},
                    now, config_.sweep_interval);
   if (decision.verdict == SubmitVerdict::kNone) return;
   if (decision.verdict == SubmitVerdict::kBlocked) {
-    q->last_submit = now;
-    ++q->runs;
-    const std::string name = q->dq.name, region = q->dq.region;
+    q->archive.last_submit = now;
+    ++q->archive.runs;
+    const std::string name = q->id.dq.name, region = q->id.dq.region;
     lock.Unlock();
     metrics_.archive_runs_total.WithLabels({name, region, "error"}).Inc();
     RecordFailure(g.config.name, *q,
@@ -535,21 +504,21 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     return;
   }
   const bool requested = decision.requested;
-  q->queued = true;
-  q->last_submit = now;
-  q->archive_requested = false;
-  std::string requested_by = std::exchange(q->archive_requested_by, std::string());
+  q->archive.queued = true;
+  q->archive.last_submit = now;
+  q->archive.requested = false;
+  std::string requested_by = std::exchange(q->archive.requested_by, std::string());
   if (requested && requested_by.empty()) requested_by = "unknown";
-  if (decision.keep) q->copy_due = false;
+  if (decision.keep) q->alarms.copy_due = false;
   ArchiveJob job;
-  job.queue_key = q->dq.region + "/" + q->dq.url;
-  job.deadline = q->nearest_expiry.value_or(now);
-  QueueInfo info = q->dq;  // the DiscoveredQueue's QueueInfo part
-  DrainOptions opts = q->drain;
+  job.queue_key = q->id.dq.region + "/" + q->id.dq.url;
+  job.deadline = q->seen.nearest_expiry.value_or(now);
+  QueueInfo info = q->id.dq;  // the DiscoveredQueue's QueueInfo part
+  DrainOptions opts = q->id.drain;
   opts.selection = decision.selection;
   opts.keep = decision.keep;
   const bool keep = opts.keep;
-  GroupClients clients = q->clients;
+  GroupClients clients = q->id.clients;
   lock.Unlock();
   const std::string group = g.config.name;
   ++generation_;
@@ -580,7 +549,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   job.done = [this, q](const JobOutcome&) {
     {
       MutexLock l(q->mu);
-      q->queued = false;
+      q->archive.queued = false;
     }
     ++generation_;
   };
@@ -590,7 +559,7 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
 void Daemon::RunArchived(QueueState& q, uint64_t archived) {
   {
     MutexLock l(q.mu);
-    q.archived += archived;  // /api/queues and the dashboard, as the run goes
+    q.archive.archived += archived;  // /api/queues and the dashboard, as the run goes
   }
   ++generation_;  // the overview shows it too
 }
@@ -598,18 +567,18 @@ void Daemon::RunArchived(QueueState& q, uint64_t archived) {
 void Daemon::RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r) {
   {
     MutexLock l(q.mu);
-    ++q.runs;  // q.archived: RunArchived added the run's messages
-    q.more = r.more;
-    q.last_run_at = r.ended;
-    q.last_run_archived = r.result.stats.archived;
-    q.last_run_ok = r.result.status.ok();
-    if (r.result.status.ok()) q.consecutive_failures = 0;
+    ++q.archive.runs;  // q.archive.archived: RunArchived added the run's messages
+    q.archive.more = r.more;
+    q.archive.last_run_at = r.ended;
+    q.archive.last_run_archived = r.result.stats.archived;
+    q.archive.last_run_ok = r.result.status.ok();
+    if (r.result.status.ok()) q.archive.consecutive_failures = 0;
     if (r.complete) {
       // The run saw every queued message: what it left is all that is older
       // than its start.
-      q.run_start = r.started;
-      q.seen_nearest = r.nearest_remaining;
-      q.oldest_sent = r.oldest_sent_remaining;
+      q.seen.run_start = r.started;
+      q.seen.seen_nearest = r.nearest_remaining;
+      q.seen.oldest_sent = r.oldest_sent_remaining;
     }
   }
   ++generation_;
@@ -636,14 +605,15 @@ void Daemon::RunOnce() {
       AlarmState before_e, before_d;
       {
         MutexLock lock(q->mu);
-        before_e = q->expiry ? q->expiry->state() : AlarmState::kOk;
-        before_d = q->depth ? q->depth->state() : AlarmState::kOk;
+        before_e = q->alarms.expiry ? q->alarms.expiry->state() : AlarmState::kOk;
+        before_d = q->alarms.depth ? q->alarms.depth->state() : AlarmState::kOk;
       }
       Collect(*g, *q, now);
       bool transitioned;
       {
         MutexLock lock(q->mu);
-        transitioned = (q->expiry && q->expiry->state() != before_e) || (q->depth && q->depth->state() != before_d);
+        transitioned = (q->alarms.expiry && q->alarms.expiry->state() != before_e) ||
+                       (q->alarms.depth && q->alarms.depth->state() != before_d);
       }
       MaybeSubmit(*g, q, now, transitioned);
       ++watched;
@@ -665,25 +635,25 @@ std::vector<QueueStatus> Daemon::Queues() const {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       QueueStatus s;
-      s.group = q->group;
-      s.queue = q->dq;
-      s.visible = q->visible;
-      s.not_visible = q->not_visible;
-      s.delayed = q->delayed;
-      s.nearest_expiry = q->nearest_expiry;
-      s.oldest_sent = q->oldest_sent;
-      s.last_empty = q->last_empty;
-      s.expiry_threshold_s = q->expiry_threshold;
-      if (q->expiry) s.alarms.emplace_back(q->expiry->spec(), q->expiry->state());
-      if (q->depth) s.alarms.emplace_back(q->depth->spec(), q->depth->state());
-      s.runs = q->runs;
-      s.archived = q->archived;
-      s.running = q->queued;
-      s.failed_runs = q->failed_runs;
-      s.consecutive_failures = q->consecutive_failures;
-      s.failing = q->consecutive_failures > 0;
-      s.last_error = q->last_error;
-      s.collect_error = q->collect_error;
+      s.group = q->id.group;
+      s.queue = q->id.dq;
+      s.visible = q->seen.visible;
+      s.not_visible = q->seen.not_visible;
+      s.delayed = q->seen.delayed;
+      s.nearest_expiry = q->seen.nearest_expiry;
+      s.oldest_sent = q->seen.oldest_sent;
+      s.last_empty = q->seen.last_empty;
+      s.expiry_threshold_s = q->id.expiry_threshold;
+      if (q->alarms.expiry) s.alarms.emplace_back(q->alarms.expiry->spec(), q->alarms.expiry->state());
+      if (q->alarms.depth) s.alarms.emplace_back(q->alarms.depth->spec(), q->alarms.depth->state());
+      s.runs = q->archive.runs;
+      s.archived = q->archive.archived;
+      s.running = q->archive.queued;
+      s.failed_runs = q->archive.failed_runs;
+      s.consecutive_failures = q->archive.consecutive_failures;
+      s.failing = q->archive.consecutive_failures > 0;
+      s.last_error = q->archive.last_error;
+      s.collect_error = q->seen.collect_error;
       out.push_back(std::move(s));
     }
   }
@@ -695,7 +665,7 @@ std::optional<std::vector<QueueSample>> Daemon::History(const std::string& queue
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      if (q->dq.name == queue) return q->history.Samples();
+      if (q->id.dq.name == queue) return q->seen.history.Samples();
     }
   }
   return std::nullopt;
@@ -713,10 +683,10 @@ std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      if (q->dq.name != queue) continue;
+      if (q->id.dq.name != queue) continue;
       QueueArchiveAccess a{.group = g->config.name,
-                           .queue = q->dq,
-                           .clients = q->clients,
+                           .queue = q->id.dq,
+                           .clients = q->id.clients,
                            .destination = g->config.destination,
                            .key_template = g->config.key_template};
       return a;
@@ -732,9 +702,9 @@ Status Daemon::ArchiveNow(const std::string& queue, const std::string& requested
     for (const auto& g : groups_) {
       for (const auto& [url, q] : g->queues) {
         MutexLock l(q->mu);
-        if (q->dq.name != queue) continue;
-        q->archive_requested = true;
-        q->archive_requested_by = requested_by;
+        if (q->id.dq.name != queue) continue;
+        q->archive.requested = true;
+        q->archive.requested_by = requested_by;
         found = true;
       }
     }
@@ -761,54 +731,59 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      if (!options.queue.empty() && q->dq.name != options.queue) continue;
+      if (!options.queue.empty() && q->id.dq.name != options.queue) continue;
       w.BeginObject();
-      w.Key("group").String(q->group);
-      w.Key("queue").String(q->dq.name);
-      w.Key("url").String(q->dq.url);
-      w.Key("region").String(q->dq.region);
-      w.Key("fifo").Bool(q->dq.fifo);
-      w.Key("retention_s").Int(q->dq.retention.count());
-      w.Key("source_retention_s").Int(q->dq.MaxSourceRetention().count());
+      w.Key("group").String(q->id.group);
+      w.Key("queue").String(q->id.dq.name);
+      w.Key("url").String(q->id.dq.url);
+      w.Key("region").String(q->id.dq.region);
+      w.Key("fifo").Bool(q->id.dq.fifo);
+      w.Key("retention_s").Int(q->id.dq.retention.count());
+      w.Key("source_retention_s").Int(q->id.dq.MaxSourceRetention().count());
       w.Key("sources").BeginArray();
-      for (const RedriveSource& src : q->dq.redrive_sources) {
+      for (const RedriveSource& src : q->id.dq.redrive_sources) {
         w.BeginObject().Key("name").String(src.name).Key("retention_s").Int(src.retention.count()).EndObject();
       }
       w.EndArray();
       w.Key("messages").BeginObject();
-      w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
+      w.Key("visible")
+          .Int(q->seen.visible)
+          .Key("not_visible")
+          .Int(q->seen.not_visible)
+          .Key("delayed")
+          .Int(q->seen.delayed);
       w.EndObject();
       w.Key("nearest_expiry");
-      WriteOptTime(w, q->nearest_expiry);
+      WriteOptTime(w, q->seen.nearest_expiry);
       w.Key("oldest_sent");
-      WriteOptTime(w, q->oldest_sent);
+      WriteOptTime(w, q->seen.oldest_sent);
       w.Key("last_empty");
-      WriteOptTime(w, q->last_empty);
-      w.Key("collect_error").String(q->collect_error);
+      WriteOptTime(w, q->seen.last_empty);
+      w.Key("collect_error").String(q->seen.collect_error);
       w.Key("archive").BeginObject();
-      w.Key("runs").Uint(q->runs);
-      w.Key("archived").Uint(q->archived);
-      w.Key("failed_runs").Uint(q->failed_runs);
-      w.Key("consecutive_failures").Uint(q->consecutive_failures);
-      w.Key("failing").Bool(q->consecutive_failures > 0);
-      w.Key("running").Bool(q->queued);
-      w.Key("more").Bool(q->more);
-      WriteLastRun(w.Key("last_run"), q->last_run_at, q->last_run_archived, q->last_run_ok);
+      w.Key("runs").Uint(q->archive.runs);
+      w.Key("archived").Uint(q->archive.archived);
+      w.Key("failed_runs").Uint(q->archive.failed_runs);
+      w.Key("consecutive_failures").Uint(q->archive.consecutive_failures);
+      w.Key("failing").Bool(q->archive.consecutive_failures > 0);
+      w.Key("running").Bool(q->archive.queued);
+      w.Key("more").Bool(q->archive.more);
+      WriteLastRun(w.Key("last_run"), q->archive.last_run_at, q->archive.last_run_archived, q->archive.last_run_ok);
       w.Key("last_error");
-      if (q->last_error) {
+      if (q->archive.last_error) {
         w.BeginObject();
-        w.Key("time").String(FormatIso8601(q->last_error->time));
-        w.Key("code").String(q->last_error->code);
-        w.Key("class").String(q->last_error->error_class);
-        w.Key("message").String(q->last_error->message);
+        w.Key("time").String(FormatIso8601(q->archive.last_error->time));
+        w.Key("code").String(q->archive.last_error->code);
+        w.Key("class").String(q->archive.last_error->error_class);
+        w.Key("message").String(q->archive.last_error->message);
         w.EndObject();
       } else {
         w.Null();
       }
       w.EndObject();
-      if (q->consecutive_failures > 0) failing.emplace_back(q->group, q->dq.name);
+      if (q->archive.consecutive_failures > 0) failing.emplace_back(q->id.group, q->id.dq.name);
       w.Key("alarms").BeginArray();
-      for (const Alarm* a : {q->expiry.get(), q->depth.get()}) {
+      for (const Alarm* a : {q->alarms.expiry.get(), q->alarms.depth.get()}) {
         if (a == nullptr) continue;
         w.BeginObject();
         w.Key("name").String(a->spec().name);
@@ -819,7 +794,8 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
         w.Key("evaluation_periods").Int(a->spec().evaluation_periods);
         w.Key("datapoints_to_alarm").Int(a->spec().datapoints_to_alarm);
         w.Key("comparison").String(ComparisonName(a->spec().comparison));
-        w.Key("action").String(AlarmActionName(a == q->expiry.get() ? q->expiry_action : q->depth_action));
+        w.Key("action").String(
+            AlarmActionName(a == q->alarms.expiry.get() ? q->alarms.expiry_action : q->alarms.depth_action));
         w.Key("reason").String(a->last_reason());
         if (options.history) {
           w.Key("history").BeginArray();
@@ -888,27 +864,30 @@ Overview Daemon::BuildOverview() const {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       OverviewQueue& o = out.queues.emplace_back();
-      o.group = q->group;
-      o.queue = q->dq.name;
-      o.region = q->dq.region;
-      o.fifo = q->dq.fifo;
-      o.retention_s = q->dq.retention.count();
-      o.source_retention_s = q->dq.MaxSourceRetention().count();
-      o.visible = q->visible;
-      o.not_visible = q->not_visible;
-      o.delayed = q->delayed;
-      if (q->nearest_expiry) o.nearest_expiry = WholeMillis(*q->nearest_expiry);
-      o.collect_error = !q->collect_error.empty();
-      o.archived = q->archived;
-      o.running = q->queued;
-      o.failing = q->consecutive_failures > 0;
-      if (o.failing && q->last_error) o.error_code = q->last_error->code;
-      if (q->last_run_at) {
-        o.last_run = OverviewLastRun{
-            .time = WholeMillis(*q->last_run_at), .archived = q->last_run_archived, .ok = q->last_run_ok};
+      o.group = q->id.group;
+      o.queue = q->id.dq.name;
+      o.region = q->id.dq.region;
+      o.fifo = q->id.dq.fifo;
+      o.retention_s = q->id.dq.retention.count();
+      o.source_retention_s = q->id.dq.MaxSourceRetention().count();
+      o.visible = q->seen.visible;
+      o.not_visible = q->seen.not_visible;
+      o.delayed = q->seen.delayed;
+      if (q->seen.nearest_expiry) o.nearest_expiry = WholeMillis(*q->seen.nearest_expiry);
+      o.collect_error = !q->seen.collect_error.empty();
+      o.archived = q->archive.archived;
+      o.running = q->archive.queued;
+      o.failing = q->archive.consecutive_failures > 0;
+      if (o.failing && q->archive.last_error) o.error_code = q->archive.last_error->code;
+      if (q->archive.last_run_at) {
+        o.last_run = OverviewLastRun{.time = WholeMillis(*q->archive.last_run_at),
+                                     .archived = q->archive.last_run_archived,
+                                     .ok = q->archive.last_run_ok};
       }
-      if (q->expiry) o.alarms.push_back({.kind = "expiry", .state = std::string(AlarmStateName(q->expiry->state()))});
-      if (q->depth) o.alarms.push_back({.kind = "depth", .state = std::string(AlarmStateName(q->depth->state()))});
+      if (q->alarms.expiry)
+        o.alarms.push_back({.kind = "expiry", .state = std::string(AlarmStateName(q->alarms.expiry->state()))});
+      if (q->alarms.depth)
+        o.alarms.push_back({.kind = "depth", .state = std::string(AlarmStateName(q->alarms.depth->state()))});
     }
   }
   for (const auto& g : groups_) {
