@@ -8,11 +8,10 @@
 #include <thread>
 
 #include "cloudwatch/cloudwatch_client.h"
-#include "common/json_writer.h"
 #include "common/log.h"
 #include "common/strings.h"
-#include "common/time_util.h"
 #include "monitor/daemon_archive_job.h"
+#include "monitor/daemon_json.h"
 #include "monitor/daemon_state.h"
 #include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
@@ -21,28 +20,6 @@ namespace dlq {
 namespace {
 
 using std::chrono::seconds;
-
-// An ISO 8601 time or null.
-void WriteOptTime(JsonWriter& w, const std::optional<SystemTime>& t) {
-  if (t) {
-    w.String(FormatIso8601(*t));
-  } else {
-    w.Null();
-  }
-}
-
-// A queue's last archive run: {"time", "archived", "ok"}, or null before the first.
-void WriteLastRun(JsonWriter& w, const std::optional<SystemTime>& at, uint64_t archived, bool ok) {
-  if (!at) {
-    w.Null();
-    return;
-  }
-  w.BeginObject();
-  w.Key("time").String(FormatIso8601(*at));
-  w.Key("archived").Uint(archived);
-  w.Key("ok").Bool(ok);
-  w.EndObject();
-}
 
 double Secs(Duration d) {
   return std::chrono::duration<double>(d).count();
@@ -724,138 +701,25 @@ std::optional<DestinationStatus> Daemon::Destination(const std::string& group) c
 }
 
 std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
-  JsonWriter w;
-  std::vector<std::pair<std::string, std::string>> failing;  // (group, queue) whose last run failed or could not start
+  QueuesJsonWriter writer(options.history);
+  std::vector<QueuesJsonGroup> groups;
   MutexLock lock(mu_);
-  w.BeginObject().Key("queues").BeginArray();
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       if (!options.queue.empty() && q->id.dq.name != options.queue) continue;
-      w.BeginObject();
-      w.Key("group").String(q->id.group);
-      w.Key("queue").String(q->id.dq.name);
-      w.Key("url").String(q->id.dq.url);
-      w.Key("region").String(q->id.dq.region);
-      w.Key("fifo").Bool(q->id.dq.fifo);
-      w.Key("retention_s").Int(q->id.dq.retention.count());
-      w.Key("source_retention_s").Int(q->id.dq.MaxSourceRetention().count());
-      w.Key("sources").BeginArray();
-      for (const RedriveSource& src : q->id.dq.redrive_sources) {
-        w.BeginObject().Key("name").String(src.name).Key("retention_s").Int(src.retention.count()).EndObject();
-      }
-      w.EndArray();
-      w.Key("messages").BeginObject();
-      w.Key("visible")
-          .Int(q->seen.visible)
-          .Key("not_visible")
-          .Int(q->seen.not_visible)
-          .Key("delayed")
-          .Int(q->seen.delayed);
-      w.EndObject();
-      w.Key("nearest_expiry");
-      WriteOptTime(w, q->seen.nearest_expiry);
-      w.Key("oldest_sent");
-      WriteOptTime(w, q->seen.oldest_sent);
-      w.Key("last_empty");
-      WriteOptTime(w, q->seen.last_empty);
-      w.Key("collect_error").String(q->seen.collect_error);
-      w.Key("archive").BeginObject();
-      w.Key("runs").Uint(q->archive.runs);
-      w.Key("archived").Uint(q->archive.archived);
-      w.Key("failed_runs").Uint(q->archive.failed_runs);
-      w.Key("consecutive_failures").Uint(q->archive.consecutive_failures);
-      w.Key("failing").Bool(q->archive.consecutive_failures > 0);
-      w.Key("running").Bool(q->archive.queued);
-      w.Key("more").Bool(q->archive.more);
-      WriteLastRun(w.Key("last_run"), q->archive.last_run_at, q->archive.last_run_archived, q->archive.last_run_ok);
-      w.Key("last_error");
-      if (q->archive.last_error) {
-        w.BeginObject();
-        w.Key("time").String(FormatIso8601(q->archive.last_error->time));
-        w.Key("code").String(q->archive.last_error->code);
-        w.Key("class").String(q->archive.last_error->error_class);
-        w.Key("message").String(q->archive.last_error->message);
-        w.EndObject();
-      } else {
-        w.Null();
-      }
-      w.EndObject();
-      if (q->archive.consecutive_failures > 0) failing.emplace_back(q->id.group, q->id.dq.name);
-      w.Key("alarms").BeginArray();
-      for (const Alarm* a : {q->alarms.expiry.get(), q->alarms.depth.get()}) {
-        if (a == nullptr) continue;
-        w.BeginObject();
-        w.Key("name").String(a->spec().name);
-        w.Key("metric").String(a->spec().metric);
-        w.Key("state").String(AlarmStateName(a->state()));
-        w.Key("threshold").Double(a->spec().threshold);
-        w.Key("period_s").Int(a->spec().period.count());
-        w.Key("evaluation_periods").Int(a->spec().evaluation_periods);
-        w.Key("datapoints_to_alarm").Int(a->spec().datapoints_to_alarm);
-        w.Key("comparison").String(ComparisonName(a->spec().comparison));
-        w.Key("action").String(
-            AlarmActionName(a == q->alarms.expiry.get() ? q->alarms.expiry_action : q->alarms.depth_action));
-        w.Key("reason").String(a->last_reason());
-        if (options.history) {
-          w.Key("history").BeginArray();
-          for (const Transition& t : a->history()) {
-            w.BeginObject();
-            w.Key("from").String(AlarmStateName(t.from));
-            w.Key("to").String(AlarmStateName(t.to));
-            w.Key("time").String(FormatIso8601(t.time));
-            w.Key("reason").String(t.reason);
-            w.EndObject();
-          }
-          w.EndArray();
-        }
-        w.EndObject();
-      }
-      w.EndArray();
-      w.EndObject();
+      writer.AddQueue(q->id, q->seen, q->alarms, q->archive);
     }
+    groups.push_back({.name = g->config.name,
+                      .error = g->error,
+                      .queues = g->queues.size(),
+                      .other_shards = g->other_shards,
+                      .empty = g->empty,
+                      .destination_uri = g->config.destination,
+                      .destination = g->destination});
   }
-  w.EndArray();
-  w.Key("failing").BeginArray();
-  for (const auto& [group, queue] : failing)
-    w.BeginObject().Key("group").String(group).Key("queue").String(queue).EndObject();
-  w.EndArray();
-  w.Key("groups").BeginArray();
-  for (const auto& g : groups_) {
-    w.BeginObject();
-    w.Key("name").String(g->config.name);
-    w.Key("error").String(g->error);
-    w.Key("queues").Uint(g->queues.size());
-    w.Key("other_shards").Uint(g->other_shards);
-    w.Key("warning").String(g->empty ? "the group's selectors match no queue" : "");
-    w.Key("destination").BeginObject();
-    w.Key("uri").String(g->config.destination);
-    w.Key("checked").Bool(g->destination.checked);
-    w.Key("ok").Bool(g->destination.ok);
-    w.Key("confirmed").Bool(g->destination.confirmed);
-    w.Key("checked_at");
-    WriteOptTime(w, g->destination.checked_at);
-    w.Key("code").String(g->destination.code);
-    w.Key("error").String(g->destination.error);
-    w.Key("note").String(g->destination.note);
-    w.EndObject();
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("shard").BeginObject();
-  w.Key("index").Int(shard_.index).Key("count").Int(shard_.count);
-  w.EndObject();
-  w.EndObject();
-  return w.Take();
+  return writer.Finish(groups, shard_);
 }
-
-namespace {
-// The overview shows times to the millisecond, as its JSON does, so the page's
-// order (by nearest expiry) is the same whether it comes from the JSON or not.
-SystemTime WholeMillis(SystemTime t) {
-  return std::chrono::floor<std::chrono::milliseconds>(t);
-}
-}  // namespace
 
 Overview Daemon::BuildOverview() const {
   Overview out;
@@ -863,31 +727,7 @@ Overview Daemon::BuildOverview() const {
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      OverviewQueue& o = out.queues.emplace_back();
-      o.group = q->id.group;
-      o.queue = q->id.dq.name;
-      o.region = q->id.dq.region;
-      o.fifo = q->id.dq.fifo;
-      o.retention_s = q->id.dq.retention.count();
-      o.source_retention_s = q->id.dq.MaxSourceRetention().count();
-      o.visible = q->seen.visible;
-      o.not_visible = q->seen.not_visible;
-      o.delayed = q->seen.delayed;
-      if (q->seen.nearest_expiry) o.nearest_expiry = WholeMillis(*q->seen.nearest_expiry);
-      o.collect_error = !q->seen.collect_error.empty();
-      o.archived = q->archive.archived;
-      o.running = q->archive.queued;
-      o.failing = q->archive.consecutive_failures > 0;
-      if (o.failing && q->archive.last_error) o.error_code = q->archive.last_error->code;
-      if (q->archive.last_run_at) {
-        o.last_run = OverviewLastRun{.time = WholeMillis(*q->archive.last_run_at),
-                                     .archived = q->archive.last_run_archived,
-                                     .ok = q->archive.last_run_ok};
-      }
-      if (q->alarms.expiry)
-        o.alarms.push_back({.kind = "expiry", .state = std::string(AlarmStateName(q->alarms.expiry->state()))});
-      if (q->alarms.depth)
-        o.alarms.push_back({.kind = "depth", .state = std::string(AlarmStateName(q->alarms.depth->state()))});
+      out.queues.push_back(OverviewRow(q->id, q->seen, q->alarms, q->archive));
     }
   }
   for (const auto& g : groups_) {
