@@ -36,6 +36,141 @@ std::string SpecKey(const AlarmSpec& s) {
                      s.datapoints_to_alarm, s.threshold, static_cast<int>(s.missing));
 }
 
+// A collection's message counts (-1: not reported).
+struct Counts {
+  int64_t visible = -1, not_visible = -1, delayed = -1;
+};
+
+// The age of the queue's oldest message per CloudWatch, when the group asks
+// for it (a cloudwatch client is present) and CloudWatch has a datapoint.
+std::optional<double> CloudWatchAge(const QueueIdentity& id, SystemTime now) {
+  if (id.clients.cloudwatch == nullptr) return std::nullopt;
+  auto query = SqsQueueMetricQuery("age", id.dq.name, "ApproximateAgeOfOldestMessage", "Maximum", seconds(60));
+  auto data = id.clients.cloudwatch->GetMetricData({query}, now - seconds(900), now);
+  if (data.ok() && data->count("age") && !data->at("age").values.empty()) return data->at("age").values.back();
+  return std::nullopt;
+}
+
+// Records a collection's counts and updates the nearest-expiry estimate;
+// returns the expiry alarm's sample: the age the oldest message may have.
+double Observe(QueueObservation& seen, const DiscoveredQueue& dq, const Counts& c, SystemTime now) {
+  const double retention = static_cast<double>(dq.retention.count());
+  const seconds src = dq.MaxSourceRetention().count() > 0 ? dq.MaxSourceRetention() : kSqsMaxRetention;
+  // Earliest expiry a message can have after arriving in the DLQ.
+  const seconds earliest = dq.fifo ? dq.retention : std::max(seconds(0), dq.retention - src);
+  seen.visible = c.visible;
+  seen.not_visible = c.not_visible;
+  seen.delayed = c.delayed;
+  seen.collect_error.clear();
+  double age_sample = 0;
+  if (c.visible >= 0 && c.not_visible >= 0 && c.visible + c.not_visible + std::max<int64_t>(c.delayed, 0) == 0) {
+    seen.last_empty = now;
+    seen.nearest_expiry.reset();
+    seen.seen_nearest.reset();
+    seen.oldest_sent.reset();
+  } else {
+    // Each source gives a lower bound on the nearest expiry; the largest wins.
+    // With none, a message may be about to expire.
+    std::optional<SystemTime> bound;
+    if (seen.last_empty) bound = *seen.last_empty + earliest;
+    if (seen.run_start) {
+      SystemTime b = *seen.run_start + earliest;
+      if (seen.seen_nearest) b = std::min(b, *seen.seen_nearest);
+      bound = bound ? std::max(*bound, b) : b;
+    }
+    SystemTime nearest = bound.value_or(now);
+    seen.nearest_expiry = nearest;
+    age_sample = std::clamp(retention - Secs(nearest - now), 0.0, retention);
+  }
+  seen.history.Add(
+      {.time = now,
+       .visible = c.visible,
+       .not_visible = c.not_visible,
+       .delayed = c.delayed,
+       .expiry_in_s = seen.nearest_expiry ? std::optional<double>(Secs(*seen.nearest_expiry - now)) : std::nullopt});
+  return age_sample;
+}
+
+void ExportQueueMetrics(DaemonMetrics& m, const DiscoveredQueue& dq, const QueueObservation& seen,
+                        std::optional<double> cw_age, SystemTime now) {
+  const std::string& name = dq.name;
+  const std::string& region = dq.region;
+  const double retention = static_cast<double>(dq.retention.count());
+  m.queue_messages.WithLabels({name, region, "visible"}).Set(static_cast<double>(seen.visible));
+  m.queue_messages.WithLabels({name, region, "not_visible"}).Set(static_cast<double>(seen.not_visible));
+  m.queue_messages.WithLabels({name, region, "delayed"}).Set(static_cast<double>(seen.delayed));
+  m.queue_retention_seconds.WithLabels({name, region}).Set(retention);
+  m.queue_seconds_to_expiry.WithLabels({name, region})
+      .Set(seen.nearest_expiry ? Secs(*seen.nearest_expiry - now) : retention);
+  if (seen.oldest_sent)
+    m.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *seen.oldest_sent));
+  if (cw_age) m.queue_oldest_age_seconds.WithLabels({name, region, "cloudwatch"}).Set(*cw_age);
+}
+
+struct FiredAlarm {
+  const Alarm* alarm;
+  Transition t;
+};
+
+// Evaluates one alarm (its sample already added); a copy-action alarm
+// entering ALARM makes a copy due.
+void EvaluateAlarm(QueueAlarms& alarms, Alarm& alarm, AlarmSettings::Action action, const Selection& selection,
+                   SystemTime now, std::vector<FiredAlarm>& fired) {
+  if (auto t = alarm.Evaluate(now)) {
+    fired.push_back({&alarm, *t});
+    if (t->to == AlarmState::kAlarm && action == AlarmSettings::Action::kCopy) {
+      alarms.copy_selection = alarms.copy_due ? Selection{} : selection;  // both: the union, all
+      alarms.copy_due = true;
+    }
+  }
+}
+
+// Feeds the queue's alarms a collection's samples, evaluates them and exports
+// their states; returns their transitions, expiry first.
+std::vector<FiredAlarm> EvaluateAlarms(DaemonMetrics& m, const DiscoveredQueue& dq, QueueAlarms& alarms,
+                                       double age_sample, int64_t visible, SystemTime now) {
+  std::vector<FiredAlarm> fired;
+  if (alarms.expiry) {
+    alarms.expiry->AddSample(now, age_sample);
+    EvaluateAlarm(alarms, *alarms.expiry, alarms.expiry_action, alarms.expiry_selection, now, fired);
+    m.SetAlarmState(dq.name, dq.region, alarms.expiry->spec().name,
+                    std::string(AlarmStateName(alarms.expiry->state())));
+  }
+  if (alarms.depth) {
+    if (visible >= 0) alarms.depth->AddSample(now, static_cast<double>(visible));
+    EvaluateAlarm(alarms, *alarms.depth, alarms.depth_action, alarms.depth_selection, now, fired);
+    m.SetAlarmState(dq.name, dq.region, alarms.depth->spec().name, std::string(AlarmStateName(alarms.depth->state())));
+  }
+  return fired;
+}
+
+// What the submit decision reads of a queue (its parts under its mutex).
+SubmitState SubmitStateOf(const QueueIdentity& id, const QueueObservation& seen, const QueueAlarms& alarms,
+                          const QueueArchiveRuns& archive, bool destination_ok, bool transitioned) {
+  return SubmitState{.expiry_alarm = alarms.expiry && alarms.expiry->state() == AlarmState::kAlarm,
+                     .depth_alarm = alarms.depth && alarms.depth->state() == AlarmState::kAlarm,
+                     .expiry_action = alarms.expiry_action,
+                     .depth_action = alarms.depth_action,
+                     .expiry_selection = alarms.expiry_selection,
+                     .depth_selection = alarms.depth_selection,
+                     .archive_requested = archive.requested,
+                     .copy_due = alarms.copy_due,
+                     .copy_selection = alarms.copy_selection,
+                     .queued = archive.queued,
+                     .has_store = id.clients.store != nullptr,
+                     .more = archive.more,
+                     .last_submit = archive.last_submit,
+                     .visible = seen.visible,
+                     .not_visible = seen.not_visible,
+                     .delayed = seen.delayed,
+                     .destination_ok = destination_ok,
+                     .transitioned = transitioned};
+}
+
+const char* SelectionName(SelectionKind kind) {
+  return kind == SelectionKind::kAll ? "all" : kind == SelectionKind::kOlderThan ? "older-than" : "expiring-within";
+}
+
 }  // namespace
 
 // ---- Daemon state.
@@ -245,51 +380,64 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       ++other_shards;
       continue;
     }
-    QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan);
-    std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
-    std::shared_ptr<QueueState> q;
-    if (auto it = g.queues.find(dq.url); it != g.queues.end()) {
-      q = it->second;
-    } else {
-      q = std::make_shared<QueueState>();
-      {
-        MutexLock lock(q->mu);
-        q->seen.history = QueueHistory(options_.history_samples);
-      }
-      // Both outcomes exist from the start, so increase() sees the first failure.
-      metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
-      metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
-      Log().Log(LogLevel::kInfo, "queue_watched",
-                {{"group", g.config.name},
-                 {"queue", dq.name},
-                 {"retention_s", static_cast<int64_t>(dq.retention.count())},
-                 {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())}});
-    }
-    MutexLock lock(q->mu);
-    q->id.group = g.config.name;
-    q->id.dq = dq;
-    q->id.clients = *g.clients;
-    q->id.drain = g.config.ToDrainOptions();
-    q->id.drain.max_messages = options_.plan.max_messages_per_run;
-    q->alarms.expiry_action = plan.expiry_action;
-    q->alarms.depth_action = plan.depth_action;
-    q->alarms.expiry_selection = plan.expiry_selection;
-    q->alarms.depth_selection = plan.depth_selection;
-    if (q->alarms.spec_key != key) {
-      q->alarms.spec_key = key;
-      q->alarms.expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
-      q->alarms.depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
-      q->id.expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
-      if (plan.expiry) {
-        Log().Log(LogLevel::kInfo, "alarm_configured",
-                  {{"queue", dq.name},
-                   {"alarm", plan.expiry->name},
-                   {"threshold", plan.expiry->threshold},
-                   {"threshold_source", plan.threshold_source}});
-      }
-    }
-    next[dq.url] = q;
+    next[dq.url] = Watch(g, dq);
   }
+  Replace(g, std::move(next), other_shards);
+}
+
+std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const DiscoveredQueue& dq) {
+  QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan);
+  std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
+  std::shared_ptr<QueueState> q;
+  if (auto it = g.queues.find(dq.url); it != g.queues.end()) {
+    q = it->second;
+  } else {
+    q = NewQueue(g.config.name, dq);
+  }
+  MutexLock lock(q->mu);
+  q->id.group = g.config.name;
+  q->id.dq = dq;
+  q->id.clients = *g.clients;
+  q->id.drain = g.config.ToDrainOptions();
+  q->id.drain.max_messages = options_.plan.max_messages_per_run;
+  q->alarms.expiry_action = plan.expiry_action;
+  q->alarms.depth_action = plan.depth_action;
+  q->alarms.expiry_selection = plan.expiry_selection;
+  q->alarms.depth_selection = plan.depth_selection;
+  if (q->alarms.spec_key != key) {
+    q->alarms.spec_key = key;
+    q->alarms.expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
+    q->alarms.depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
+    q->id.expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
+    if (plan.expiry) {
+      Log().Log(LogLevel::kInfo, "alarm_configured",
+                {{"queue", dq.name},
+                 {"alarm", plan.expiry->name},
+                 {"threshold", plan.expiry->threshold},
+                 {"threshold_source", plan.threshold_source}});
+    }
+  }
+  return q;
+}
+
+std::shared_ptr<Daemon::QueueState> Daemon::NewQueue(const std::string& group, const DiscoveredQueue& dq) {
+  auto q = std::make_shared<QueueState>();
+  {
+    MutexLock lock(q->mu);
+    q->seen.history = QueueHistory(options_.history_samples);
+  }
+  // Both outcomes exist from the start, so increase() sees the first failure.
+  metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
+  metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
+  Log().Log(LogLevel::kInfo, "queue_watched",
+            {{"group", group},
+             {"queue", dq.name},
+             {"retention_s", static_cast<int64_t>(dq.retention.count())},
+             {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())}});
+  return q;
+}
+
+void Daemon::Replace(GroupState& g, std::map<std::string, std::shared_ptr<QueueState>> next, size_t other_shards) {
   for (auto& [url, q] : g.queues) {
     if (!next.count(url)) {
       Log().Log(LogLevel::kInfo, "queue_unwatched", {{"group", g.config.name}, {"queue", q->id.dq.name}});
@@ -340,133 +488,36 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   auto attrs = q.id.clients.sqs->GetQueueAttributes(
       q.id.dq.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
                     "ApproximateNumberOfMessagesDelayed", "MessageRetentionPeriod"});
-  const std::string& name = q.id.dq.name;
-  const std::string& region = q.id.dq.region;
   if (!attrs.ok()) {
     MutexLock lock(q.mu);
     q.seen.collect_error = attrs.status().ToString();
-    Log().Log(LogLevel::kError, "collect_failed", {{"queue", name}, {"error", q.seen.collect_error}});
+    Log().Log(LogLevel::kError, "collect_failed", {{"queue", q.id.dq.name}, {"error", q.seen.collect_error}});
     return;  // no sample: the alarm's missing-data rule applies
   }
-  int64_t visible = IntAttr(*attrs, "ApproximateNumberOfMessages");
-  int64_t not_visible = IntAttr(*attrs, "ApproximateNumberOfMessagesNotVisible");
-  int64_t delayed = IntAttr(*attrs, "ApproximateNumberOfMessagesDelayed");
+  const Counts counts{.visible = IntAttr(*attrs, "ApproximateNumberOfMessages"),
+                      .not_visible = IntAttr(*attrs, "ApproximateNumberOfMessagesNotVisible"),
+                      .delayed = IntAttr(*attrs, "ApproximateNumberOfMessagesDelayed")};
   if (int64_t r = IntAttr(*attrs, "MessageRetentionPeriod"); r > 0) {
     MutexLock lock(q.mu);
     q.id.dq.retention = seconds(r);
   }
-
-  std::optional<double> cw_age;
-  if (q.id.clients.cloudwatch != nullptr) {
-    // Only read when the group asks for it (cloudwatch client present).
-    auto query = SqsQueueMetricQuery("age", name, "ApproximateAgeOfOldestMessage", "Maximum", seconds(60));
-    auto data = q.id.clients.cloudwatch->GetMetricData({query}, now - seconds(900), now);
-    if (data.ok() && data->count("age") && !data->at("age").values.empty()) cw_age = data->at("age").values.back();
+  const std::optional<double> cw_age = CloudWatchAge(q.id, now);
+  std::vector<FiredAlarm> fired;
+  {
+    MutexLock lock(q.mu);
+    const double age_sample = Observe(q.seen, q.id.dq, counts, now);
+    ExportQueueMetrics(metrics_, q.id.dq, q.seen, cw_age, now);
+    fired = EvaluateAlarms(metrics_, q.id.dq, q.alarms, age_sample, counts.visible, now);
   }
-
-  const double retention = static_cast<double>(q.id.dq.retention.count());
-  const seconds src = q.id.dq.MaxSourceRetention().count() > 0 ? q.id.dq.MaxSourceRetention() : kSqsMaxRetention;
-  // Earliest expiry a message can have after arriving in the DLQ.
-  const seconds earliest = q.id.dq.fifo ? q.id.dq.retention : std::max(seconds(0), q.id.dq.retention - src);
-
-  MutexLock lock(q.mu);
-  q.seen.visible = visible;
-  q.seen.not_visible = not_visible;
-  q.seen.delayed = delayed;
-  q.seen.collect_error.clear();
-  double age_sample = 0;
-  if (visible >= 0 && not_visible >= 0 && visible + not_visible + std::max<int64_t>(delayed, 0) == 0) {
-    q.seen.last_empty = now;
-    q.seen.nearest_expiry.reset();
-    q.seen.seen_nearest.reset();
-    q.seen.oldest_sent.reset();
-  } else {
-    // Each source gives a lower bound on the nearest expiry; the largest wins.
-    // With none, a message may be about to expire.
-    std::optional<SystemTime> bound;
-    if (q.seen.last_empty) bound = *q.seen.last_empty + earliest;
-    if (q.seen.run_start) {
-      SystemTime b = *q.seen.run_start + earliest;
-      if (q.seen.seen_nearest) b = std::min(b, *q.seen.seen_nearest);
-      bound = bound ? std::max(*bound, b) : b;
-    }
-    SystemTime nearest = bound.value_or(now);
-    q.seen.nearest_expiry = nearest;
-    age_sample = std::clamp(retention - Secs(nearest - now), 0.0, retention);
-  }
-  q.seen.history.Add({.time = now,
-                      .visible = visible,
-                      .not_visible = not_visible,
-                      .delayed = delayed,
-                      .expiry_in_s = q.seen.nearest_expiry ? std::optional<double>(Secs(*q.seen.nearest_expiry - now))
-                                                           : std::nullopt});
-  metrics_.queue_messages.WithLabels({name, region, "visible"}).Set(static_cast<double>(visible));
-  metrics_.queue_messages.WithLabels({name, region, "not_visible"}).Set(static_cast<double>(not_visible));
-  metrics_.queue_messages.WithLabels({name, region, "delayed"}).Set(static_cast<double>(delayed));
-  metrics_.queue_retention_seconds.WithLabels({name, region}).Set(retention);
-  metrics_.queue_seconds_to_expiry.WithLabels({name, region})
-      .Set(q.seen.nearest_expiry ? Secs(*q.seen.nearest_expiry - now) : retention);
-  if (q.seen.oldest_sent)
-    metrics_.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *q.seen.oldest_sent));
-  if (cw_age) metrics_.queue_oldest_age_seconds.WithLabels({name, region, "cloudwatch"}).Set(*cw_age);
-
-  struct Fired {
-    const Alarm* alarm;
-    Transition t;
-  };
-  std::vector<Fired> fired;
-  using Action = AlarmSettings::Action;
-  if (q.alarms.expiry) {
-    q.alarms.expiry->AddSample(now, age_sample);
-    if (auto t = q.alarms.expiry->Evaluate(now)) {
-      fired.push_back({q.alarms.expiry.get(), *t});
-      if (t->to == AlarmState::kAlarm && q.alarms.expiry_action == Action::kCopy) {
-        q.alarms.copy_selection = q.alarms.copy_due ? Selection{} : q.alarms.expiry_selection;  // both: the union, all
-        q.alarms.copy_due = true;
-      }
-    }
-    metrics_.SetAlarmState(name, region, q.alarms.expiry->spec().name,
-                           std::string(AlarmStateName(q.alarms.expiry->state())));
-  }
-  if (q.alarms.depth) {
-    if (visible >= 0) q.alarms.depth->AddSample(now, static_cast<double>(visible));
-    if (auto t = q.alarms.depth->Evaluate(now)) {
-      fired.push_back({q.alarms.depth.get(), *t});
-      if (t->to == AlarmState::kAlarm && q.alarms.depth_action == Action::kCopy) {
-        q.alarms.copy_selection = q.alarms.copy_due ? Selection{} : q.alarms.depth_selection;
-        q.alarms.copy_due = true;
-      }
-    }
-    metrics_.SetAlarmState(name, region, q.alarms.depth->spec().name,
-                           std::string(AlarmStateName(q.alarms.depth->state())));
-  }
-  lock.Unlock();
   // Alarms are only mutated on this thread, so reading them unlocked is safe.
-  for (const Fired& f : fired) Notify(q, *f.alarm, f.t);
+  for (const FiredAlarm& f : fired) Notify(q, *f.alarm, f.t);
 }
 
 void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
   MutexLock lock(q->mu);
   const SubmitDecision decision =
-      DecideSubmit(SubmitState{.expiry_alarm = q->alarms.expiry && q->alarms.expiry->state() == AlarmState::kAlarm,
-                               .depth_alarm = q->alarms.depth && q->alarms.depth->state() == AlarmState::kAlarm,
-                               .expiry_action = q->alarms.expiry_action,
-                               .depth_action = q->alarms.depth_action,
-                               .expiry_selection = q->alarms.expiry_selection,
-                               .depth_selection = q->alarms.depth_selection,
-                               .archive_requested = q->archive.requested,
-                               .copy_due = q->alarms.copy_due,
-                               .copy_selection = q->alarms.copy_selection,
-                               .queued = q->archive.queued,
-                               .has_store = q->id.clients.store != nullptr,
-                               .more = q->archive.more,
-                               .last_submit = q->archive.last_submit,
-                               .visible = q->seen.visible,
-                               .not_visible = q->seen.not_visible,
-                               .delayed = q->seen.delayed,
-                               .destination_ok = g.destination.ok,
-                               .transitioned = transitioned},
-                   now, config_.sweep_interval);
+      DecideSubmit(SubmitStateOf(q->id, q->seen, q->alarms, q->archive, g.destination.ok, transitioned), now,
+                   config_.sweep_interval);
   if (decision.verdict == SubmitVerdict::kNone) return;
   if (decision.verdict == SubmitVerdict::kBlocked) {
     q->archive.last_submit = now;
@@ -480,46 +531,45 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                   now, "archive_blocked");
     return;
   }
-  const bool requested = decision.requested;
   q->archive.queued = true;
   q->archive.last_submit = now;
   q->archive.requested = false;
   std::string requested_by = std::exchange(q->archive.requested_by, std::string());
-  if (requested && requested_by.empty()) requested_by = "unknown";
+  if (decision.requested && requested_by.empty()) requested_by = "unknown";
   if (decision.keep) q->alarms.copy_due = false;
-  ArchiveJob job;
-  job.queue_key = q->id.dq.region + "/" + q->id.dq.url;
-  job.deadline = q->seen.nearest_expiry.value_or(now);
-  QueueInfo info = q->id.dq;  // the DiscoveredQueue's QueueInfo part
-  DrainOptions opts = q->id.drain;
-  opts.selection = decision.selection;
-  opts.keep = decision.keep;
-  const bool keep = opts.keep;
-  GroupClients clients = q->id.clients;
+  DaemonArchiveRunSpec spec{.group = g.config.name,
+                            .destination = g.config.destination,
+                            .queue = q->id.dq,  // the DiscoveredQueue's QueueInfo part
+                            .drain = q->id.drain,
+                            .context = {},
+                            .clients = q->id.clients,
+                            .requested_by = std::move(requested_by)};
+  spec.drain.selection = decision.selection;
+  spec.drain.keep = decision.keep;
+  spec.context = MakeArchiveContext(spec.queue, options_.host);
+  const std::string queue_key = q->id.dq.region + "/" + q->id.dq.url;
+  const SystemTime deadline = q->seen.nearest_expiry.value_or(now);
   lock.Unlock();
-  const std::string group = g.config.name;
+  Submit(q, std::move(spec), queue_key, deadline, decision.requested);
+}
+
+void Daemon::Submit(const std::shared_ptr<QueueState>& q, DaemonArchiveRunSpec spec, const std::string& queue_key,
+                    SystemTime deadline, bool requested) {
   ++generation_;
   Log().Log(LogLevel::kInfo, "archive_submitted",
-            {{"group", group},
-             {"queue", info.name},
+            {{"group", spec.group},
+             {"queue", spec.queue.name},
              {"budget", options_.plan.max_messages_per_run},
-             {"action", keep ? "copy" : "archive"},
+             {"action", spec.drain.keep ? "copy" : "archive"},
              {"requested", requested},
-             {"select", opts.selection.kind == SelectionKind::kAll         ? "all"
-                        : opts.selection.kind == SelectionKind::kOlderThan ? "older-than"
-                                                                           : "expiring-within"},
-             {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
-
-  DaemonArchiveRunSpec spec{.group = group,
-                            .destination = g.config.destination,
-                            .queue = info,
-                            .drain = opts,
-                            .context = MakeArchiveContext(info, options_.host),
-                            .clients = clients,
-                            .requested_by = requested_by};
+             {"select", SelectionName(spec.drain.selection.kind)},
+             {"window_s", static_cast<int64_t>(spec.drain.selection.window.count())}});
   DaemonArchiveRunReports reports{
       .archived = [this, q](uint64_t archived) { RunArchived(*q, archived); },
-      .finished = [this, q, group](const DaemonArchiveRunReport& r) { RunFinished(group, *q, r); }};
+      .finished = [this, q, group = spec.group](const DaemonArchiveRunReport& r) { RunFinished(group, *q, r); }};
+  ArchiveJob job;
+  job.queue_key = queue_key;
+  job.deadline = deadline;
   job.run = [this, spec = std::move(spec), reports = std::move(reports)](const std::stop_token& stop) {
     return DaemonArchiveRun(spec, clock_, metrics_, options_.progress_interval, reports).Run(stop);
   };

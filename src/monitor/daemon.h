@@ -46,6 +46,7 @@
 namespace dlq {
 
 struct DaemonArchiveRunReport;
+struct DaemonArchiveRunSpec;
 
 struct DaemonOptions {
   AlarmPlanOptions plan;         // the run budget (plan.max_messages_per_run) and auto-threshold assumptions
@@ -187,8 +188,16 @@ class Daemon {
   struct GroupState;
 
   void Discover(GroupState& group, SystemTime now);
+  // Discovery's parts: the state of a queue found (kept, or new), and the
+  // group's new set of queues replacing the old one.
+  std::shared_ptr<QueueState> Watch(const GroupState& group, const DiscoveredQueue& dq);
+  std::shared_ptr<QueueState> NewQueue(const std::string& group, const DiscoveredQueue& dq);
+  void Replace(GroupState& group, std::map<std::string, std::shared_ptr<QueueState>> next, size_t other_shards);
   void Collect(GroupState& group, QueueState& q, SystemTime now);
   void MaybeSubmit(GroupState& group, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned);
+  // Hands an archive run of q to the scheduler.
+  void Submit(const std::shared_ptr<QueueState>& q, DaemonArchiveRunSpec spec, const std::string& queue_key,
+              SystemTime deadline, bool requested);
   // Runs the store's CheckWritable, logs and exports the outcome; sets
   // group.destination (and destination_error) under mu_ unless `locked`.
   void CheckDestination(GroupState& group, SystemTime now, bool locked);
