@@ -6,7 +6,9 @@
 // first. Nothing depends on a single transition. doc/operations.md explains
 // how the expiry estimate is made. With config.shard.count > 1 discovery keeps
 // only the queues this shard owns (monitor/shard.h); the others are counted,
-// never watched.
+// never watched. Parts: the submit decision (monitor/daemon_submit.h), one
+// archive run (monitor/daemon_archive_job.h), a queue's state
+// (monitor/daemon_state.h), the JSON documents (monitor/daemon_json.h).
 //
 // Thread-safety: RunOnce, Reload and Stop are called from one control thread
 // (Run does that); QueuesJson, health() and the HTTP handlers may be called
