@@ -21,7 +21,8 @@
 
 namespace dlq {
 
-// Which queue, and how it is archived: set at discovery by the control thread.
+// Which queue, and how it is archived: set at discovery (the retention also
+// at each collection) by the control thread.
 struct QueueIdentity {
   std::string group;
   DiscoveredQueue dq;
