@@ -4,80 +4,22 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <stop_token>
 #include <thread>
-#include <unordered_map>
 
-#include "archive/destination.h"
-#include "archive/expiry.h"
 #include "cloudwatch/cloudwatch_client.h"
-#include "common/json_writer.h"
 #include "common/log.h"
 #include "common/strings.h"
-#include "common/time_util.h"
+#include "monitor/daemon_archive_job.h"
+#include "monitor/daemon_json.h"
+#include "monitor/daemon_state.h"
+#include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
-#include "replay/audit.h"
-#include "sqs/queue_client_wrapper.h"
 
 namespace dlq {
 namespace {
 
 using std::chrono::seconds;
-
-// An ISO 8601 time or null.
-void WriteOptTime(JsonWriter& w, const std::optional<SystemTime>& t) {
-  if (t) {
-    w.String(FormatIso8601(*t));
-  } else {
-    w.Null();
-  }
-}
-
-// A queue's last archive run: {"time", "archived", "ok"}, or null before the first.
-void WriteLastRun(JsonWriter& w, const std::optional<SystemTime>& at, uint64_t archived, bool ok) {
-  if (!at) {
-    w.Null();
-    return;
-  }
-  w.BeginObject();
-  w.Key("time").String(FormatIso8601(*at));
-  w.Key("archived").Uint(archived);
-  w.Key("ok").Bool(ok);
-  w.EndObject();
-}
-
-// The audit record of an archive run someone asked for (ArchiveNow).
-void WriteArchiveAudit(ObjectStore& store, const std::string& destination, const QueueInfo& queue,
-                       const std::string& requested_by, SystemTime started, const DrainResult& r, SystemTime now) {
-  AuditRecord a;
-  a.kind = "archive";
-  a.caller_arn = requested_by;
-  a.started_at = started;
-  a.finished_at = now;
-  a.source = queue.url;
-  a.filter = "all";
-  a.destination = destination;
-  a.outcome = r.status.ok() ? "done" : r.status.code() == ErrorCode::kCancelled ? "stopped" : "failed";
-  const DrainStats& s = r.stats;
-  a.archive = {.received = s.received,
-               .archived = s.archived,
-               .deleted = s.deleted,
-               .skipped = s.skipped,
-               .released = s.released,
-               .delete_failures = s.delete_failures,
-               .objects = s.objects,
-               .bytes_uploaded = s.bytes_uploaded};
-  auto parsed = ParseDestination(destination);
-  auto key = parsed.ok() ? WriteAudit(store, ArchivePrefix(*parsed), a) : Result<std::string>(parsed.status());
-  if (key.ok()) {
-    Log().Log(LogLevel::kInfo, "archive_audit_written",
-              {{"queue", queue.name}, {"key", *key}, {"outcome", a.outcome}, {"requested_by", requested_by}});
-  } else {
-    Log().Log(LogLevel::kError, "archive_audit_failed",
-              {{"queue", queue.name}, {"error", key.status().ToString()}, {"outcome", a.outcome}});
-  }
-}
 
 double Secs(Duration d) {
   return std::chrono::duration<double>(d).count();
@@ -94,118 +36,154 @@ std::string SpecKey(const AlarmSpec& s) {
                      s.datapoints_to_alarm, s.threshold, static_cast<int>(s.missing));
 }
 
-// Wraps the group's QueueClient for one archive run and remembers which
-// received messages were not deleted: what the archiver saw still queued.
-class ObservingQueueClient final : public QueueClientWrapper {
- public:
-  ObservingQueueClient(QueueClient& inner, bool fifo, seconds retention, Clock& clock)
-      : QueueClientWrapper(inner), fifo_(fifo), retention_(retention), clock_(clock) {}
-
-  Result<std::vector<Message>> ReceiveMessages(const std::string& url, const ReceiveOptions& options) override {
-    auto r = QueueClientWrapper::ReceiveMessages(url, options);
-    if (r.ok()) {
-      MutexLock lock(mu_);
-      SystemTime now = clock_.Now();
-      for (const Message& m : *r) {
-        Seen s;
-        s.expiry = ComputeExpiry(m, fifo_, retention_, now);
-        s.sent = AttributeMillis(m, "SentTimestamp");
-        seen_[m.message_id] = s;
-        handle_to_id_[m.receipt_handle] = m.message_id;
-      }
-    }
-    return r;
-  }
-  Result<BatchResult> DeleteMessageBatch(const std::string& url, const std::vector<DeleteEntry>& entries) override {
-    auto r = QueueClientWrapper::DeleteMessageBatch(url, entries);
-    if (r.ok()) {
-      MutexLock lock(mu_);
-      std::set<std::string> ok(r->successful_ids.begin(), r->successful_ids.end());
-      for (const DeleteEntry& e : entries) {
-        if (!ok.count(e.id)) continue;
-        auto it = handle_to_id_.find(e.receipt_handle);
-        if (it != handle_to_id_.end()) seen_.erase(it->second);
-      }
-    }
-    return r;
-  }
-
-  // Nearest expiry and oldest SentTimestamp among messages seen and not deleted.
-  std::optional<SystemTime> NearestRemaining() const {
-    MutexLock lock(mu_);
-    std::optional<SystemTime> out;
-    for (const auto& [id, s] : seen_) out = out ? std::min(*out, s.expiry) : s.expiry;
-    return out;
-  }
-  std::optional<SystemTime> OldestSentRemaining() const {
-    MutexLock lock(mu_);
-    std::optional<SystemTime> out;
-    for (const auto& [id, s] : seen_) {
-      if (s.sent) out = out ? std::min(*out, *s.sent) : *s.sent;
-    }
-    return out;
-  }
-
- private:
-  struct Seen {
-    SystemTime expiry;
-    std::optional<SystemTime> sent;
-  };
-  const bool fifo_;
-  const seconds retention_;
-  Clock& clock_;
-  mutable Mutex mu_;
-  std::unordered_map<std::string, Seen> seen_ DLQ_GUARDED_BY(mu_);
-  std::unordered_map<std::string, std::string> handle_to_id_ DLQ_GUARDED_BY(mu_);
+// A collection's message counts (-1: not reported).
+struct Counts {
+  int64_t visible = -1, not_visible = -1, delayed = -1;
 };
+
+// The age of the queue's oldest message per CloudWatch, when the group asks
+// for it (a cloudwatch client is present) and CloudWatch has a datapoint.
+std::optional<double> CloudWatchAge(const QueueIdentity& id, SystemTime now) {
+  if (id.clients.cloudwatch == nullptr) return std::nullopt;
+  auto query = SqsQueueMetricQuery("age", id.dq.name, "ApproximateAgeOfOldestMessage", "Maximum", seconds(60));
+  auto data = id.clients.cloudwatch->GetMetricData({query}, now - seconds(900), now);
+  if (data.ok() && data->count("age") && !data->at("age").values.empty()) return data->at("age").values.back();
+  return std::nullopt;
+}
+
+// Records a collection's counts and updates the nearest-expiry estimate;
+// returns the expiry alarm's sample: the age the oldest message may have.
+double Observe(QueueObservation& seen, const DiscoveredQueue& dq, const Counts& c, SystemTime now) {
+  const double retention = static_cast<double>(dq.retention.count());
+  const seconds src = dq.MaxSourceRetention().count() > 0 ? dq.MaxSourceRetention() : kSqsMaxRetention;
+  // Earliest expiry a message can have after arriving in the DLQ.
+  const seconds earliest = dq.fifo ? dq.retention : std::max(seconds(0), dq.retention - src);
+  seen.visible = c.visible;
+  seen.not_visible = c.not_visible;
+  seen.delayed = c.delayed;
+  seen.collect_error.clear();
+  double age_sample = 0;
+  if (c.visible >= 0 && c.not_visible >= 0 && c.visible + c.not_visible + std::max<int64_t>(c.delayed, 0) == 0) {
+    seen.last_empty = now;
+    seen.nearest_expiry.reset();
+    seen.seen_nearest.reset();
+    seen.oldest_sent.reset();
+  } else {
+    // Each source gives a lower bound on the nearest expiry; the largest wins.
+    // With none, a message may be about to expire.
+    std::optional<SystemTime> bound;
+    if (seen.last_empty) bound = *seen.last_empty + earliest;
+    if (seen.run_start) {
+      SystemTime b = *seen.run_start + earliest;
+      if (seen.seen_nearest) b = std::min(b, *seen.seen_nearest);
+      bound = bound ? std::max(*bound, b) : b;
+    }
+    SystemTime nearest = bound.value_or(now);
+    seen.nearest_expiry = nearest;
+    age_sample = std::clamp(retention - Secs(nearest - now), 0.0, retention);
+  }
+  seen.history.Add(
+      {.time = now,
+       .visible = c.visible,
+       .not_visible = c.not_visible,
+       .delayed = c.delayed,
+       .expiry_in_s = seen.nearest_expiry ? std::optional<double>(Secs(*seen.nearest_expiry - now)) : std::nullopt});
+  return age_sample;
+}
+
+void ExportQueueMetrics(DaemonMetrics& m, const DiscoveredQueue& dq, const QueueObservation& seen,
+                        std::optional<double> cw_age, SystemTime now) {
+  const std::string& name = dq.name;
+  const std::string& region = dq.region;
+  const double retention = static_cast<double>(dq.retention.count());
+  m.queue_messages.WithLabels({name, region, "visible"}).Set(static_cast<double>(seen.visible));
+  m.queue_messages.WithLabels({name, region, "not_visible"}).Set(static_cast<double>(seen.not_visible));
+  m.queue_messages.WithLabels({name, region, "delayed"}).Set(static_cast<double>(seen.delayed));
+  m.queue_retention_seconds.WithLabels({name, region}).Set(retention);
+  m.queue_seconds_to_expiry.WithLabels({name, region})
+      .Set(seen.nearest_expiry ? Secs(*seen.nearest_expiry - now) : retention);
+  if (seen.oldest_sent)
+    m.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *seen.oldest_sent));
+  if (cw_age) m.queue_oldest_age_seconds.WithLabels({name, region, "cloudwatch"}).Set(*cw_age);
+}
+
+struct FiredAlarm {
+  const Alarm* alarm;
+  Transition t;
+};
+
+// Evaluates one alarm (its sample already added); a copy-action alarm
+// entering ALARM makes a copy due.
+void EvaluateAlarm(QueueAlarms& alarms, Alarm& alarm, AlarmSettings::Action action, const Selection& selection,
+                   SystemTime now, std::vector<FiredAlarm>& fired) {
+  if (auto t = alarm.Evaluate(now)) {
+    fired.push_back({&alarm, *t});
+    if (t->to == AlarmState::kAlarm && action == AlarmSettings::Action::kCopy) {
+      alarms.copy_selection = alarms.copy_due ? Selection{} : selection;  // both: the union, all
+      alarms.copy_due = true;
+    }
+  }
+}
+
+// Feeds the queue's alarms a collection's samples, evaluates them and exports
+// their states; returns their transitions, expiry first.
+std::vector<FiredAlarm> EvaluateAlarms(DaemonMetrics& m, const DiscoveredQueue& dq, QueueAlarms& alarms,
+                                       double age_sample, int64_t visible, SystemTime now) {
+  std::vector<FiredAlarm> fired;
+  if (alarms.expiry) {
+    alarms.expiry->AddSample(now, age_sample);
+    EvaluateAlarm(alarms, *alarms.expiry, alarms.expiry_action, alarms.expiry_selection, now, fired);
+    m.SetAlarmState(dq.name, dq.region, alarms.expiry->spec().name,
+                    std::string(AlarmStateName(alarms.expiry->state())));
+  }
+  if (alarms.depth) {
+    if (visible >= 0) alarms.depth->AddSample(now, static_cast<double>(visible));
+    EvaluateAlarm(alarms, *alarms.depth, alarms.depth_action, alarms.depth_selection, now, fired);
+    m.SetAlarmState(dq.name, dq.region, alarms.depth->spec().name, std::string(AlarmStateName(alarms.depth->state())));
+  }
+  return fired;
+}
+
+// What the submit decision reads of a queue (its parts under its mutex).
+SubmitState SubmitStateOf(const QueueIdentity& id, const QueueObservation& seen, const QueueAlarms& alarms,
+                          const QueueArchiveRuns& archive, bool destination_ok, bool transitioned) {
+  return SubmitState{.expiry_alarm = alarms.expiry && alarms.expiry->state() == AlarmState::kAlarm,
+                     .depth_alarm = alarms.depth && alarms.depth->state() == AlarmState::kAlarm,
+                     .expiry_action = alarms.expiry_action,
+                     .depth_action = alarms.depth_action,
+                     .expiry_selection = alarms.expiry_selection,
+                     .depth_selection = alarms.depth_selection,
+                     .archive_requested = archive.requested,
+                     .copy_due = alarms.copy_due,
+                     .copy_selection = alarms.copy_selection,
+                     .queued = archive.queued,
+                     .has_store = id.clients.store != nullptr,
+                     .more = archive.more,
+                     .last_submit = archive.last_submit,
+                     .visible = seen.visible,
+                     .not_visible = seen.not_visible,
+                     .delayed = seen.delayed,
+                     .destination_ok = destination_ok,
+                     .transitioned = transitioned};
+}
+
+const char* SelectionName(SelectionKind kind) {
+  return kind == SelectionKind::kAll ? "all" : kind == SelectionKind::kOlderThan ? "older-than" : "expiring-within";
+}
 
 }  // namespace
 
 // ---- Daemon state.
 
+// One watched queue, one part per concern (monitor/daemon_state.h). The
+// identity is written by the control thread at discovery under mu and read
+// under mu by other threads; the other parts are guarded by mu.
 struct Daemon::QueueState {
-  std::string group;
-  DiscoveredQueue dq;
-  GroupClients clients;
-  DrainOptions drain;
-  double expiry_threshold = 0;
-
+  QueueIdentity id;
   mutable Mutex mu;
-  std::unique_ptr<Alarm> expiry DLQ_GUARDED_BY(mu);  // may be null
-  std::unique_ptr<Alarm> depth DLQ_GUARDED_BY(mu);   // may be null
-  std::string spec_key DLQ_GUARDED_BY(mu);
-  int64_t visible DLQ_GUARDED_BY(mu) = -1;
-  int64_t not_visible DLQ_GUARDED_BY(mu) = -1;
-  int64_t delayed DLQ_GUARDED_BY(mu) = -1;
-  std::optional<SystemTime> last_empty DLQ_GUARDED_BY(mu);
-  std::optional<SystemTime> nearest_expiry DLQ_GUARDED_BY(mu);  // conservative estimate
-  // From the last complete archive run: started at run_start, saw every
-  // queued message; seen_nearest is the nearest expiry among those left.
-  std::optional<SystemTime> run_start DLQ_GUARDED_BY(mu);
-  std::optional<SystemTime> seen_nearest DLQ_GUARDED_BY(mu);
-  std::optional<SystemTime> oldest_sent DLQ_GUARDED_BY(mu);
-  bool queued DLQ_GUARDED_BY(mu) = false;  // submitted, not done
-  bool more DLQ_GUARDED_BY(mu) = false;    // last run stopped at its budget
-  std::optional<SystemTime> last_submit DLQ_GUARDED_BY(mu);
-  uint64_t runs DLQ_GUARDED_BY(mu) = 0;
-  uint64_t archived DLQ_GUARDED_BY(mu) = 0;
-  uint64_t failed_runs DLQ_GUARDED_BY(mu) = 0;
-  uint64_t consecutive_failures DLQ_GUARDED_BY(mu) = 0;
-  std::optional<ArchiveError> last_error DLQ_GUARDED_BY(mu);  // kept after a success
-  std::string collect_error DLQ_GUARDED_BY(mu);
-  // Set by the plan at discovery.
-  AlarmSettings::Action expiry_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kArchive;
-  AlarmSettings::Action depth_action DLQ_GUARDED_BY(mu) = AlarmSettings::Action::kNotify;
-  Selection expiry_selection DLQ_GUARDED_BY(mu);
-  Selection depth_selection DLQ_GUARDED_BY(mu);
-  bool copy_due DLQ_GUARDED_BY(mu) = false;             // a copy-action alarm entered ALARM, copy not yet submitted
-  Selection copy_selection DLQ_GUARDED_BY(mu);          // what that copy takes
-  bool archive_requested DLQ_GUARDED_BY(mu) = false;    // ArchiveNow, not yet submitted
-  std::string archive_requested_by DLQ_GUARDED_BY(mu);  // who asked (for the audit record)
-  std::optional<SystemTime> last_run_at DLQ_GUARDED_BY(mu);  // when the last run ended
-  uint64_t last_run_archived DLQ_GUARDED_BY(mu) = 0;
-  bool last_run_ok DLQ_GUARDED_BY(mu) = true;
-  QueueHistory history DLQ_GUARDED_BY(mu);
+  QueueObservation seen DLQ_GUARDED_BY(mu);
+  QueueAlarms alarms DLQ_GUARDED_BY(mu);
+  QueueArchiveRuns archive DLQ_GUARDED_BY(mu);
 };
 
 // Written by the control thread; what other threads read (QueuesJson,
@@ -283,7 +261,7 @@ void Daemon::Reload(MonitorConfig config) {
     bool kept = std::any_of(fresh.begin(), fresh.end(), [&](auto& f) { return f->config.name == old->config.name; });
     if (kept) continue;
     metrics_.destination_up.RemoveLabels({old->config.name});
-    for (auto& [url, q] : old->queues) metrics_.RemoveQueue(q->dq.name, q->dq.region);
+    for (auto& [url, q] : old->queues) metrics_.RemoveQueue(q->id.dq.name, q->id.dq.region);
   }
   groups_ = std::move(fresh);
   (void)metrics_.shard_info.RemoveLabels({std::to_string(shard_.index), std::to_string(shard_.count)});
@@ -350,11 +328,11 @@ void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status
   std::string name, region;
   {
     MutexLock lock(q.mu);
-    ++q.failed_runs;
-    consecutive = ++q.consecutive_failures;
-    q.last_error = e;
-    name = q.dq.name;
-    region = q.dq.region;
+    ++q.archive.failed_runs;
+    consecutive = ++q.archive.consecutive_failures;
+    q.archive.last_error = e;
+    name = q.id.dq.name;
+    region = q.id.dq.region;
   }
   ++generation_;
   metrics_.archive_failures_total.WithLabels({name, region, e.error_class}).Inc();
@@ -402,55 +380,68 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
       ++other_shards;
       continue;
     }
-    QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan);
-    std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
-    std::shared_ptr<QueueState> q;
-    if (auto it = g.queues.find(dq.url); it != g.queues.end()) {
-      q = it->second;
-    } else {
-      q = std::make_shared<QueueState>();
-      {
-        MutexLock lock(q->mu);
-        q->history = QueueHistory(options_.history_samples);
-      }
-      // Both outcomes exist from the start, so increase() sees the first failure.
-      metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
-      metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
-      Log().Log(LogLevel::kInfo, "queue_watched",
-                {{"group", g.config.name},
-                 {"queue", dq.name},
-                 {"retention_s", static_cast<int64_t>(dq.retention.count())},
-                 {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())}});
-    }
-    MutexLock lock(q->mu);
-    q->group = g.config.name;
-    q->dq = dq;
-    q->clients = *g.clients;
-    q->drain = g.config.ToDrainOptions();
-    q->drain.max_messages = options_.plan.max_messages_per_run;
-    q->expiry_action = plan.expiry_action;
-    q->depth_action = plan.depth_action;
-    q->expiry_selection = plan.expiry_selection;
-    q->depth_selection = plan.depth_selection;
-    if (q->spec_key != key) {
-      q->spec_key = key;
-      q->expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
-      q->depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
-      q->expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
-      if (plan.expiry) {
-        Log().Log(LogLevel::kInfo, "alarm_configured",
-                  {{"queue", dq.name},
-                   {"alarm", plan.expiry->name},
-                   {"threshold", plan.expiry->threshold},
-                   {"threshold_source", plan.threshold_source}});
-      }
-    }
-    next[dq.url] = q;
+    next[dq.url] = Watch(g, dq);
   }
+  Replace(g, std::move(next), other_shards);
+}
+
+std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const DiscoveredQueue& dq) {
+  QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan);
+  std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
+  std::shared_ptr<QueueState> q;
+  if (auto it = g.queues.find(dq.url); it != g.queues.end()) {
+    q = it->second;
+  } else {
+    q = NewQueue(g.config.name, dq);
+  }
+  MutexLock lock(q->mu);
+  q->id.group = g.config.name;
+  q->id.dq = dq;
+  q->id.clients = *g.clients;
+  q->id.drain = g.config.ToDrainOptions();
+  q->id.drain.max_messages = options_.plan.max_messages_per_run;
+  q->alarms.expiry_action = plan.expiry_action;
+  q->alarms.depth_action = plan.depth_action;
+  q->alarms.expiry_selection = plan.expiry_selection;
+  q->alarms.depth_selection = plan.depth_selection;
+  if (q->alarms.spec_key != key) {
+    q->alarms.spec_key = key;
+    q->alarms.expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
+    q->alarms.depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
+    q->id.expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
+    if (plan.expiry) {
+      Log().Log(LogLevel::kInfo, "alarm_configured",
+                {{"queue", dq.name},
+                 {"alarm", plan.expiry->name},
+                 {"threshold", plan.expiry->threshold},
+                 {"threshold_source", plan.threshold_source}});
+    }
+  }
+  return q;
+}
+
+std::shared_ptr<Daemon::QueueState> Daemon::NewQueue(const std::string& group, const DiscoveredQueue& dq) {
+  auto q = std::make_shared<QueueState>();
+  {
+    MutexLock lock(q->mu);
+    q->seen.history = QueueHistory(options_.history_samples);
+  }
+  // Both outcomes exist from the start, so increase() sees the first failure.
+  metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
+  metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
+  Log().Log(LogLevel::kInfo, "queue_watched",
+            {{"group", group},
+             {"queue", dq.name},
+             {"retention_s", static_cast<int64_t>(dq.retention.count())},
+             {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())}});
+  return q;
+}
+
+void Daemon::Replace(GroupState& g, std::map<std::string, std::shared_ptr<QueueState>> next, size_t other_shards) {
   for (auto& [url, q] : g.queues) {
     if (!next.count(url)) {
-      Log().Log(LogLevel::kInfo, "queue_unwatched", {{"group", g.config.name}, {"queue", q->dq.name}});
-      metrics_.RemoveQueue(q->dq.name, q->dq.region);
+      Log().Log(LogLevel::kInfo, "queue_unwatched", {{"group", g.config.name}, {"queue", q->id.dq.name}});
+      metrics_.RemoveQueue(q->id.dq.name, q->id.dq.region);
     }
   }
   if (config_.shard.count > 1) {
@@ -468,12 +459,12 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
 
 void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t) {
   AlarmNotification n;
-  n.queue = q.dq.name;
-  n.queue_url = q.dq.url;
-  n.region = q.dq.region;
-  n.account_id = q.dq.account_id;
+  n.queue = q.id.dq.name;
+  n.queue_url = q.id.dq.url;
+  n.region = q.id.dq.region;
+  n.account_id = q.id.dq.account_id;
   n.alarm_name = alarm.spec().name;
-  n.alarm_description = fmt::format("dlq-archive {} alarm of {}", alarm.spec().metric, q.dq.name);
+  n.alarm_description = fmt::format("dlq-archive {} alarm of {}", alarm.spec().metric, q.id.dq.name);
   n.old_state = std::string(AlarmStateName(t.from));
   n.new_state = std::string(AlarmStateName(t.to));
   n.reason = t.reason;
@@ -494,138 +485,44 @@ void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t
 
 void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   (void)g;
-  auto attrs = q.clients.sqs->GetQueueAttributes(
-      q.dq.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                 "ApproximateNumberOfMessagesDelayed", "MessageRetentionPeriod"});
-  const std::string& name = q.dq.name;
-  const std::string& region = q.dq.region;
+  auto attrs = q.id.clients.sqs->GetQueueAttributes(
+      q.id.dq.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                    "ApproximateNumberOfMessagesDelayed", "MessageRetentionPeriod"});
   if (!attrs.ok()) {
     MutexLock lock(q.mu);
-    q.collect_error = attrs.status().ToString();
-    Log().Log(LogLevel::kError, "collect_failed", {{"queue", name}, {"error", q.collect_error}});
+    q.seen.collect_error = attrs.status().ToString();
+    Log().Log(LogLevel::kError, "collect_failed", {{"queue", q.id.dq.name}, {"error", q.seen.collect_error}});
     return;  // no sample: the alarm's missing-data rule applies
   }
-  int64_t visible = IntAttr(*attrs, "ApproximateNumberOfMessages");
-  int64_t not_visible = IntAttr(*attrs, "ApproximateNumberOfMessagesNotVisible");
-  int64_t delayed = IntAttr(*attrs, "ApproximateNumberOfMessagesDelayed");
+  const Counts counts{.visible = IntAttr(*attrs, "ApproximateNumberOfMessages"),
+                      .not_visible = IntAttr(*attrs, "ApproximateNumberOfMessagesNotVisible"),
+                      .delayed = IntAttr(*attrs, "ApproximateNumberOfMessagesDelayed")};
   if (int64_t r = IntAttr(*attrs, "MessageRetentionPeriod"); r > 0) {
     MutexLock lock(q.mu);
-    q.dq.retention = seconds(r);
+    q.id.dq.retention = seconds(r);
   }
-
-  std::optional<double> cw_age;
-  if (q.clients.cloudwatch != nullptr) {
-    // Only read when the group asks for it (cloudwatch client present).
-    auto query = SqsQueueMetricQuery("age", name, "ApproximateAgeOfOldestMessage", "Maximum", seconds(60));
-    auto data = q.clients.cloudwatch->GetMetricData({query}, now - seconds(900), now);
-    if (data.ok() && data->count("age") && !data->at("age").values.empty()) cw_age = data->at("age").values.back();
+  const std::optional<double> cw_age = CloudWatchAge(q.id, now);
+  std::vector<FiredAlarm> fired;
+  {
+    MutexLock lock(q.mu);
+    const double age_sample = Observe(q.seen, q.id.dq, counts, now);
+    ExportQueueMetrics(metrics_, q.id.dq, q.seen, cw_age, now);
+    fired = EvaluateAlarms(metrics_, q.id.dq, q.alarms, age_sample, counts.visible, now);
   }
-
-  const double retention = static_cast<double>(q.dq.retention.count());
-  const seconds src = q.dq.MaxSourceRetention().count() > 0 ? q.dq.MaxSourceRetention() : kSqsMaxRetention;
-  // Earliest expiry a message can have after arriving in the DLQ.
-  const seconds earliest = q.dq.fifo ? q.dq.retention : std::max(seconds(0), q.dq.retention - src);
-
-  MutexLock lock(q.mu);
-  q.visible = visible;
-  q.not_visible = not_visible;
-  q.delayed = delayed;
-  q.collect_error.clear();
-  double age_sample = 0;
-  if (visible >= 0 && not_visible >= 0 && visible + not_visible + std::max<int64_t>(delayed, 0) == 0) {
-    q.last_empty = now;
-    q.nearest_expiry.reset();
-    q.seen_nearest.reset();
-    q.oldest_sent.reset();
-  } else {
-    // Each source gives a lower bound on the nearest expiry; the largest wins.
-    // With none, a message may be about to expire.
-    std::optional<SystemTime> bound;
-    if (q.last_empty) bound = *q.last_empty + earliest;
-    if (q.run_start) {
-      SystemTime b = *q.run_start + earliest;
-      if (q.seen_nearest) b = std::min(b, *q.seen_nearest);
-      bound = bound ? std::max(*bound, b) : b;
-    }
-    SystemTime nearest = bound.value_or(now);
-    q.nearest_expiry = nearest;
-    age_sample = std::clamp(retention - Secs(nearest - now), 0.0, retention);
-  }
-  q.history.Add(
-      {.time = now,
-       .visible = visible,
-       .not_visible = not_visible,
-       .delayed = delayed,
-       .expiry_in_s = q.nearest_expiry ? std::optional<double>(Secs(*q.nearest_expiry - now)) : std::nullopt});
-  metrics_.queue_messages.WithLabels({name, region, "visible"}).Set(static_cast<double>(visible));
-  metrics_.queue_messages.WithLabels({name, region, "not_visible"}).Set(static_cast<double>(not_visible));
-  metrics_.queue_messages.WithLabels({name, region, "delayed"}).Set(static_cast<double>(delayed));
-  metrics_.queue_retention_seconds.WithLabels({name, region}).Set(retention);
-  metrics_.queue_seconds_to_expiry.WithLabels({name, region})
-      .Set(q.nearest_expiry ? Secs(*q.nearest_expiry - now) : retention);
-  if (q.oldest_sent)
-    metrics_.queue_oldest_age_seconds.WithLabels({name, region, "observed"}).Set(Secs(now - *q.oldest_sent));
-  if (cw_age) metrics_.queue_oldest_age_seconds.WithLabels({name, region, "cloudwatch"}).Set(*cw_age);
-
-  struct Fired {
-    const Alarm* alarm;
-    Transition t;
-  };
-  std::vector<Fired> fired;
-  using Action = AlarmSettings::Action;
-  if (q.expiry) {
-    q.expiry->AddSample(now, age_sample);
-    if (auto t = q.expiry->Evaluate(now)) {
-      fired.push_back({q.expiry.get(), *t});
-      if (t->to == AlarmState::kAlarm && q.expiry_action == Action::kCopy) {
-        q.copy_selection = q.copy_due ? Selection{} : q.expiry_selection;  // both: the union, all
-        q.copy_due = true;
-      }
-    }
-    metrics_.SetAlarmState(name, region, q.expiry->spec().name, std::string(AlarmStateName(q.expiry->state())));
-  }
-  if (q.depth) {
-    if (visible >= 0) q.depth->AddSample(now, static_cast<double>(visible));
-    if (auto t = q.depth->Evaluate(now)) {
-      fired.push_back({q.depth.get(), *t});
-      if (t->to == AlarmState::kAlarm && q.depth_action == Action::kCopy) {
-        q.copy_selection = q.copy_due ? Selection{} : q.depth_selection;
-        q.copy_due = true;
-      }
-    }
-    metrics_.SetAlarmState(name, region, q.depth->spec().name, std::string(AlarmStateName(q.depth->state())));
-  }
-  lock.Unlock();
   // Alarms are only mutated on this thread, so reading them unlocked is safe.
-  for (const Fired& f : fired) Notify(q, *f.alarm, f.t);
+  for (const FiredAlarm& f : fired) Notify(q, *f.alarm, f.t);
 }
 
 void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
-  using Action = AlarmSettings::Action;
   MutexLock lock(q->mu);
-  const bool expiry_alarm = q->expiry && q->expiry->state() == AlarmState::kAlarm;
-  const bool depth_alarm = q->depth && q->depth->state() == AlarmState::kAlarm;
-  const bool archive_e = expiry_alarm && q->expiry_action == Action::kArchive;
-  const bool archive_d = depth_alarm && q->depth_action == Action::kArchive;
-  const bool requested = q->archive_requested;  // ArchiveNow: all, deleting what is archived
-  const bool archive = archive_e || archive_d || requested;
-  // Archiving also writes the copy; a copy runs once per transition into ALARM.
-  const bool copy = !archive && q->copy_due;
-  if ((!archive && !copy) || q->queued || q->clients.store == nullptr) return;
-  const bool sweep_due = !q->last_submit || now - *q->last_submit >= config_.sweep_interval;
-  if (archive && !requested) {
-    if (!transitioned && !sweep_due && !q->more) return;
-    // The last collection saw the queue empty: nothing to archive until it
-    // fills again (the alarm returns to OK when its period completes).
-    if (!transitioned && !q->more && q->visible == 0 && q->not_visible == 0 && q->delayed <= 0) return;
-  }
-  if (!g.destination.ok) {
-    // The destination check failed: receive nothing, but count the run that
-    // was due as failed so that it shows (metrics, /api/queues, logs).
-    if (!transitioned && !sweep_due) return;
-    q->last_submit = now;
-    ++q->runs;
-    const std::string name = q->dq.name, region = q->dq.region;
+  const SubmitDecision decision =
+      DecideSubmit(SubmitStateOf(q->id, q->seen, q->alarms, q->archive, g.destination.ok, transitioned), now,
+                   config_.sweep_interval);
+  if (decision.verdict == SubmitVerdict::kNone) return;
+  if (decision.verdict == SubmitVerdict::kBlocked) {
+    q->archive.last_submit = now;
+    ++q->archive.runs;
+    const std::string name = q->id.dq.name, region = q->id.dq.region;
     lock.Unlock();
     metrics_.archive_runs_total.WithLabels({name, region, "error"}).Inc();
     RecordFailure(g.config.name, *q,
@@ -634,151 +531,85 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                   now, "archive_blocked");
     return;
   }
-  q->queued = true;
-  q->last_submit = now;
-  q->archive_requested = false;
-  std::string requested_by = std::exchange(q->archive_requested_by, std::string());
-  if (requested && requested_by.empty()) requested_by = "unknown";
-  ArchiveJob job;
-  job.queue_key = q->dq.region + "/" + q->dq.url;
-  job.deadline = q->nearest_expiry.value_or(now);
-  QueueInfo info = q->dq;  // the DiscoveredQueue's QueueInfo part
-  DrainOptions opts = q->drain;
-  if (requested) {
-    opts.selection = Selection{};  // all
-    opts.keep = false;
-  } else if (archive) {
-    // A depth-alarm run (all, under policy auto) covers the expiry alarm's window.
-    opts.selection = archive_d ? q->depth_selection : q->expiry_selection;
-    opts.keep = false;
-  } else {
-    opts.selection = q->copy_selection;
-    opts.keep = true;
-    q->copy_due = false;
-  }
-  const bool keep = opts.keep;
-  ArchiveContext ctx = MakeArchiveContext(info, options_.host);
-  GroupClients clients = q->clients;
+  q->archive.queued = true;
+  q->archive.last_submit = now;
+  q->archive.requested = false;
+  std::string requested_by = std::exchange(q->archive.requested_by, std::string());
+  if (decision.requested && requested_by.empty()) requested_by = "unknown";
+  if (decision.keep) q->alarms.copy_due = false;
+  DaemonArchiveRunSpec spec{.group = g.config.name,
+                            .destination = g.config.destination,
+                            .queue = q->id.dq,  // the DiscoveredQueue's QueueInfo part
+                            .drain = q->id.drain,
+                            .context = {},
+                            .clients = q->id.clients,
+                            .requested_by = std::move(requested_by)};
+  spec.drain.selection = decision.selection;
+  spec.drain.keep = decision.keep;
+  spec.context = MakeArchiveContext(spec.queue, options_.host);
+  const std::string queue_key = q->id.dq.region + "/" + q->id.dq.url;
+  const SystemTime deadline = q->seen.nearest_expiry.value_or(now);
   lock.Unlock();
-  const std::string group = g.config.name;
-  const std::string destination = g.config.destination;
+  Submit(q, std::move(spec), queue_key, deadline, decision.requested);
+}
+
+void Daemon::Submit(const std::shared_ptr<QueueState>& q, DaemonArchiveRunSpec spec, const std::string& queue_key,
+                    SystemTime deadline, bool requested) {
   ++generation_;
   Log().Log(LogLevel::kInfo, "archive_submitted",
-            {{"group", group},
-             {"queue", info.name},
+            {{"group", spec.group},
+             {"queue", spec.queue.name},
              {"budget", options_.plan.max_messages_per_run},
-             {"action", keep ? "copy" : "archive"},
+             {"action", spec.drain.keep ? "copy" : "archive"},
              {"requested", requested},
-             {"select", opts.selection.kind == SelectionKind::kAll         ? "all"
-                        : opts.selection.kind == SelectionKind::kOlderThan ? "older-than"
-                                                                           : "expiring-within"},
-             {"window_s", static_cast<int64_t>(opts.selection.window.count())}});
-
-  job.run = [this, q, info, opts, ctx, clients, group, keep, requested_by,
-             destination](const std::stop_token& stop) -> JobOutcome {
-    ObservingQueueClient observed(*clients.sqs, info.fifo, info.retention, clock_);
-    QueueDrainer drainer(observed, *clients.store, clock_, info, opts, ctx);
-    // Scheduler::Stop() stops the drain (at once when it came before this line).
-    std::stop_callback on_stop(stop, [&drainer] { drainer.RequestStop(); });
-    SystemTime start = clock_.Now();
-    const std::string& name = info.name;
-    const std::string& region = info.region;
-    // The counts that only grow reach the metrics, and the queue's archived
-    // total, while the run goes (every progress_interval), so a long drain
-    // shows as it happens; each call adds what grew since the last one.
-    DrainStats published;
-    auto publish = [&](const DrainStats& now) {
-      if (now.archived > published.archived) {
-        {
-          MutexLock l(q->mu);
-          q->archived += now.archived - published.archived;  // /api/queues and the dashboard, as the run goes
-        }
-        ++generation_;  // the overview shows it too
-      }
-      auto add = [&](metrics::CounterFamily& family, uint64_t DrainStats::*field) {
-        if (now.*field > published.*field) {
-          family.WithLabels({name, region}).Add(static_cast<double>(now.*field - published.*field));
-          published.*field = now.*field;
-        }
-      };
-      add(metrics_.messages_archived_total, &DrainStats::archived);
-      add(metrics_.messages_deleted_total, &DrainStats::deleted);
-      add(metrics_.messages_duplicates_total, &DrainStats::duplicates);
-      add(metrics_.objects_total, &DrainStats::objects);
-      add(metrics_.bytes_uploaded_total, &DrainStats::bytes_uploaded);
-    };
-    Mutex progress_mu;
-    CondVar progress_cv;
-    bool run_done = false;  // under progress_mu
-    std::thread progress([&] {
-      MutexLock lock(progress_mu);
-      while (!progress_cv.WaitFor(progress_mu, options_.progress_interval, [&] { return run_done; })) {
-        lock.Unlock();
-        publish(drainer.Snapshot());
-        lock.Lock();
-      }
-    });
-    DrainResult r = drainer.Run();
-    {
-      MutexLock lock(progress_mu);
-      run_done = true;
-      progress_cv.NotifyAll();
-    }
-    progress.join();  // before the last publish: one thread publishes at a time
-    const DrainStats& s = r.stats;
-    publish(s);
-    const bool failed = !r.status.ok() && r.status.code() != ErrorCode::kCancelled;
-    // Still in the DLQ because the run failed (released unarchived), or archived but not deleted.
-    metrics_.messages_failed_total.WithLabels({name, region})
-        .Add(static_cast<double>(s.delete_failures + (failed ? s.released : 0)));
-    metrics_.archive_runs_total.WithLabels({name, region, r.status.ok() ? "ok" : "error"}).Inc();
-    JobOutcome out;
-    out.status = r.status;
-    out.throttled = r.status.code() == ErrorCode::kThrottled;
-    // A copy keeps what it took, so running it again would only copy the same messages.
-    out.more = r.status.ok() && !r.drained && !r.stopped && !keep;
-    {
-      MutexLock l(q->mu);
-      ++q->runs;  // q->archived: publish() added the run's messages
-      q->more = out.more;
-      q->last_run_at = clock_.Now();
-      q->last_run_archived = s.archived;
-      q->last_run_ok = r.status.ok();
-      if (r.status.ok()) q->consecutive_failures = 0;
-      if (r.drained && !r.stopped && r.status.ok()) {
-        // The run saw every queued message: what it left is all that is older
-        // than its start.
-        q->run_start = start;
-        q->seen_nearest = observed.NearestRemaining();
-        q->oldest_sent = observed.OldestSentRemaining();
-      }
-    }
-    ++generation_;
-    if (failed) RecordFailure(group, *q, r.status, clock_.Now(), "archive_failed");
-    if (!requested_by.empty())
-      WriteArchiveAudit(*clients.store, destination, info, requested_by, start, r, clock_.Now());
-    Log().Log(r.status.ok() ? LogLevel::kInfo : LogLevel::kError, "archive_run",
-              {{"group", group},
-               {"queue", name},
-               {"action", keep ? "copy" : "archive"},
-               {"archived", s.archived},
-               {"deleted", s.deleted},
-               {"skipped", s.skipped},
-               {"objects", s.objects},
-               {"drained", r.drained},
-               {"more", out.more},
-               {"elapsed_ms", static_cast<int64_t>(r.elapsed.count())},
-               {"error", r.status.ok() ? std::string() : r.status.ToString()}});
-    return out;
+             {"select", SelectionName(spec.drain.selection.kind)},
+             {"window_s", static_cast<int64_t>(spec.drain.selection.window.count())}});
+  DaemonArchiveRunReports reports{
+      .archived = [this, q](uint64_t archived) { RunArchived(*q, archived); },
+      .finished = [this, q, group = spec.group](const DaemonArchiveRunReport& r) { RunFinished(group, *q, r); }};
+  ArchiveJob job;
+  job.queue_key = queue_key;
+  job.deadline = deadline;
+  job.run = [this, spec = std::move(spec), reports = std::move(reports)](const std::stop_token& stop) {
+    return DaemonArchiveRun(spec, clock_, metrics_, options_.progress_interval, reports).Run(stop);
   };
   job.done = [this, q](const JobOutcome&) {
     {
       MutexLock l(q->mu);
-      q->queued = false;
+      q->archive.queued = false;
     }
     ++generation_;
   };
   scheduler_->Submit(std::move(job));
+}
+
+void Daemon::RunArchived(QueueState& q, uint64_t archived) {
+  {
+    MutexLock l(q.mu);
+    q.archive.archived += archived;  // /api/queues and the dashboard, as the run goes
+  }
+  ++generation_;  // the overview shows it too
+}
+
+void Daemon::RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r) {
+  {
+    MutexLock l(q.mu);
+    ++q.archive.runs;  // q.archive.archived: RunArchived added the run's messages
+    q.archive.more = r.more;
+    q.archive.last_run_at = r.ended;
+    q.archive.last_run_archived = r.result.stats.archived;
+    q.archive.last_run_ok = r.result.status.ok();
+    if (r.result.status.ok()) q.archive.consecutive_failures = 0;
+    if (r.complete) {
+      // The run saw every queued message: what it left is all that is older
+      // than its start.
+      q.seen.run_start = r.started;
+      q.seen.seen_nearest = r.nearest_remaining;
+      q.seen.oldest_sent = r.oldest_sent_remaining;
+    }
+  }
+  ++generation_;
+  if (r.failed) RecordFailure(group, q, r.result.status, clock_.Now(), "archive_failed");
 }
 
 void Daemon::RunOnce() {
@@ -801,14 +632,15 @@ void Daemon::RunOnce() {
       AlarmState before_e, before_d;
       {
         MutexLock lock(q->mu);
-        before_e = q->expiry ? q->expiry->state() : AlarmState::kOk;
-        before_d = q->depth ? q->depth->state() : AlarmState::kOk;
+        before_e = q->alarms.expiry ? q->alarms.expiry->state() : AlarmState::kOk;
+        before_d = q->alarms.depth ? q->alarms.depth->state() : AlarmState::kOk;
       }
       Collect(*g, *q, now);
       bool transitioned;
       {
         MutexLock lock(q->mu);
-        transitioned = (q->expiry && q->expiry->state() != before_e) || (q->depth && q->depth->state() != before_d);
+        transitioned = (q->alarms.expiry && q->alarms.expiry->state() != before_e) ||
+                       (q->alarms.depth && q->alarms.depth->state() != before_d);
       }
       MaybeSubmit(*g, q, now, transitioned);
       ++watched;
@@ -830,25 +662,25 @@ std::vector<QueueStatus> Daemon::Queues() const {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       QueueStatus s;
-      s.group = q->group;
-      s.queue = q->dq;
-      s.visible = q->visible;
-      s.not_visible = q->not_visible;
-      s.delayed = q->delayed;
-      s.nearest_expiry = q->nearest_expiry;
-      s.oldest_sent = q->oldest_sent;
-      s.last_empty = q->last_empty;
-      s.expiry_threshold_s = q->expiry_threshold;
-      if (q->expiry) s.alarms.emplace_back(q->expiry->spec(), q->expiry->state());
-      if (q->depth) s.alarms.emplace_back(q->depth->spec(), q->depth->state());
-      s.runs = q->runs;
-      s.archived = q->archived;
-      s.running = q->queued;
-      s.failed_runs = q->failed_runs;
-      s.consecutive_failures = q->consecutive_failures;
-      s.failing = q->consecutive_failures > 0;
-      s.last_error = q->last_error;
-      s.collect_error = q->collect_error;
+      s.group = q->id.group;
+      s.queue = q->id.dq;
+      s.visible = q->seen.visible;
+      s.not_visible = q->seen.not_visible;
+      s.delayed = q->seen.delayed;
+      s.nearest_expiry = q->seen.nearest_expiry;
+      s.oldest_sent = q->seen.oldest_sent;
+      s.last_empty = q->seen.last_empty;
+      s.expiry_threshold_s = q->id.expiry_threshold;
+      if (q->alarms.expiry) s.alarms.emplace_back(q->alarms.expiry->spec(), q->alarms.expiry->state());
+      if (q->alarms.depth) s.alarms.emplace_back(q->alarms.depth->spec(), q->alarms.depth->state());
+      s.runs = q->archive.runs;
+      s.archived = q->archive.archived;
+      s.running = q->archive.queued;
+      s.failed_runs = q->archive.failed_runs;
+      s.consecutive_failures = q->archive.consecutive_failures;
+      s.failing = q->archive.consecutive_failures > 0;
+      s.last_error = q->archive.last_error;
+      s.collect_error = q->seen.collect_error;
       out.push_back(std::move(s));
     }
   }
@@ -860,7 +692,7 @@ std::optional<std::vector<QueueSample>> Daemon::History(const std::string& queue
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      if (q->dq.name == queue) return q->history.Samples();
+      if (q->id.dq.name == queue) return q->seen.history.Samples();
     }
   }
   return std::nullopt;
@@ -878,10 +710,10 @@ std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      if (q->dq.name != queue) continue;
+      if (q->id.dq.name != queue) continue;
       QueueArchiveAccess a{.group = g->config.name,
-                           .queue = q->dq,
-                           .clients = q->clients,
+                           .queue = q->id.dq,
+                           .clients = q->id.clients,
                            .destination = g->config.destination,
                            .key_template = g->config.key_template};
       return a;
@@ -897,9 +729,9 @@ Status Daemon::ArchiveNow(const std::string& queue, const std::string& requested
     for (const auto& g : groups_) {
       for (const auto& [url, q] : g->queues) {
         MutexLock l(q->mu);
-        if (q->dq.name != queue) continue;
-        q->archive_requested = true;
-        q->archive_requested_by = requested_by;
+        if (q->id.dq.name != queue) continue;
+        q->archive.requested = true;
+        q->archive.requested_by = requested_by;
         found = true;
       }
     }
@@ -919,132 +751,25 @@ std::optional<DestinationStatus> Daemon::Destination(const std::string& group) c
 }
 
 std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
-  JsonWriter w;
-  std::vector<std::pair<std::string, std::string>> failing;  // (group, queue) whose last run failed or could not start
+  QueuesJsonWriter writer(options.history);
+  std::vector<QueuesJsonGroup> groups;
   MutexLock lock(mu_);
-  w.BeginObject().Key("queues").BeginArray();
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      if (!options.queue.empty() && q->dq.name != options.queue) continue;
-      w.BeginObject();
-      w.Key("group").String(q->group);
-      w.Key("queue").String(q->dq.name);
-      w.Key("url").String(q->dq.url);
-      w.Key("region").String(q->dq.region);
-      w.Key("fifo").Bool(q->dq.fifo);
-      w.Key("retention_s").Int(q->dq.retention.count());
-      w.Key("source_retention_s").Int(q->dq.MaxSourceRetention().count());
-      w.Key("sources").BeginArray();
-      for (const RedriveSource& src : q->dq.redrive_sources) {
-        w.BeginObject().Key("name").String(src.name).Key("retention_s").Int(src.retention.count()).EndObject();
-      }
-      w.EndArray();
-      w.Key("messages").BeginObject();
-      w.Key("visible").Int(q->visible).Key("not_visible").Int(q->not_visible).Key("delayed").Int(q->delayed);
-      w.EndObject();
-      w.Key("nearest_expiry");
-      WriteOptTime(w, q->nearest_expiry);
-      w.Key("oldest_sent");
-      WriteOptTime(w, q->oldest_sent);
-      w.Key("last_empty");
-      WriteOptTime(w, q->last_empty);
-      w.Key("collect_error").String(q->collect_error);
-      w.Key("archive").BeginObject();
-      w.Key("runs").Uint(q->runs);
-      w.Key("archived").Uint(q->archived);
-      w.Key("failed_runs").Uint(q->failed_runs);
-      w.Key("consecutive_failures").Uint(q->consecutive_failures);
-      w.Key("failing").Bool(q->consecutive_failures > 0);
-      w.Key("running").Bool(q->queued);
-      w.Key("more").Bool(q->more);
-      WriteLastRun(w.Key("last_run"), q->last_run_at, q->last_run_archived, q->last_run_ok);
-      w.Key("last_error");
-      if (q->last_error) {
-        w.BeginObject();
-        w.Key("time").String(FormatIso8601(q->last_error->time));
-        w.Key("code").String(q->last_error->code);
-        w.Key("class").String(q->last_error->error_class);
-        w.Key("message").String(q->last_error->message);
-        w.EndObject();
-      } else {
-        w.Null();
-      }
-      w.EndObject();
-      if (q->consecutive_failures > 0) failing.emplace_back(q->group, q->dq.name);
-      w.Key("alarms").BeginArray();
-      for (const Alarm* a : {q->expiry.get(), q->depth.get()}) {
-        if (a == nullptr) continue;
-        w.BeginObject();
-        w.Key("name").String(a->spec().name);
-        w.Key("metric").String(a->spec().metric);
-        w.Key("state").String(AlarmStateName(a->state()));
-        w.Key("threshold").Double(a->spec().threshold);
-        w.Key("period_s").Int(a->spec().period.count());
-        w.Key("evaluation_periods").Int(a->spec().evaluation_periods);
-        w.Key("datapoints_to_alarm").Int(a->spec().datapoints_to_alarm);
-        w.Key("comparison").String(ComparisonName(a->spec().comparison));
-        w.Key("action").String(AlarmActionName(a == q->expiry.get() ? q->expiry_action : q->depth_action));
-        w.Key("reason").String(a->last_reason());
-        if (options.history) {
-          w.Key("history").BeginArray();
-          for (const Transition& t : a->history()) {
-            w.BeginObject();
-            w.Key("from").String(AlarmStateName(t.from));
-            w.Key("to").String(AlarmStateName(t.to));
-            w.Key("time").String(FormatIso8601(t.time));
-            w.Key("reason").String(t.reason);
-            w.EndObject();
-          }
-          w.EndArray();
-        }
-        w.EndObject();
-      }
-      w.EndArray();
-      w.EndObject();
+      if (!options.queue.empty() && q->id.dq.name != options.queue) continue;
+      writer.AddQueue(q->id, q->seen, q->alarms, q->archive);
     }
+    groups.push_back({.name = g->config.name,
+                      .error = g->error,
+                      .queues = g->queues.size(),
+                      .other_shards = g->other_shards,
+                      .empty = g->empty,
+                      .destination_uri = g->config.destination,
+                      .destination = g->destination});
   }
-  w.EndArray();
-  w.Key("failing").BeginArray();
-  for (const auto& [group, queue] : failing)
-    w.BeginObject().Key("group").String(group).Key("queue").String(queue).EndObject();
-  w.EndArray();
-  w.Key("groups").BeginArray();
-  for (const auto& g : groups_) {
-    w.BeginObject();
-    w.Key("name").String(g->config.name);
-    w.Key("error").String(g->error);
-    w.Key("queues").Uint(g->queues.size());
-    w.Key("other_shards").Uint(g->other_shards);
-    w.Key("warning").String(g->empty ? "the group's selectors match no queue" : "");
-    w.Key("destination").BeginObject();
-    w.Key("uri").String(g->config.destination);
-    w.Key("checked").Bool(g->destination.checked);
-    w.Key("ok").Bool(g->destination.ok);
-    w.Key("confirmed").Bool(g->destination.confirmed);
-    w.Key("checked_at");
-    WriteOptTime(w, g->destination.checked_at);
-    w.Key("code").String(g->destination.code);
-    w.Key("error").String(g->destination.error);
-    w.Key("note").String(g->destination.note);
-    w.EndObject();
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("shard").BeginObject();
-  w.Key("index").Int(shard_.index).Key("count").Int(shard_.count);
-  w.EndObject();
-  w.EndObject();
-  return w.Take();
+  return writer.Finish(groups, shard_);
 }
-
-namespace {
-// The overview shows times to the millisecond, as its JSON does, so the page's
-// order (by nearest expiry) is the same whether it comes from the JSON or not.
-SystemTime WholeMillis(SystemTime t) {
-  return std::chrono::floor<std::chrono::milliseconds>(t);
-}
-}  // namespace
 
 Overview Daemon::BuildOverview() const {
   Overview out;
@@ -1052,28 +777,7 @@ Overview Daemon::BuildOverview() const {
   for (const auto& g : groups_) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
-      OverviewQueue& o = out.queues.emplace_back();
-      o.group = q->group;
-      o.queue = q->dq.name;
-      o.region = q->dq.region;
-      o.fifo = q->dq.fifo;
-      o.retention_s = q->dq.retention.count();
-      o.source_retention_s = q->dq.MaxSourceRetention().count();
-      o.visible = q->visible;
-      o.not_visible = q->not_visible;
-      o.delayed = q->delayed;
-      if (q->nearest_expiry) o.nearest_expiry = WholeMillis(*q->nearest_expiry);
-      o.collect_error = !q->collect_error.empty();
-      o.archived = q->archived;
-      o.running = q->queued;
-      o.failing = q->consecutive_failures > 0;
-      if (o.failing && q->last_error) o.error_code = q->last_error->code;
-      if (q->last_run_at) {
-        o.last_run = OverviewLastRun{
-            .time = WholeMillis(*q->last_run_at), .archived = q->last_run_archived, .ok = q->last_run_ok};
-      }
-      if (q->expiry) o.alarms.push_back({.kind = "expiry", .state = std::string(AlarmStateName(q->expiry->state()))});
-      if (q->depth) o.alarms.push_back({.kind = "depth", .state = std::string(AlarmStateName(q->depth->state()))});
+      out.queues.push_back(OverviewRow(q->id, q->seen, q->alarms, q->archive));
     }
   }
   for (const auto& g : groups_) {

@@ -6,7 +6,9 @@
 // first. Nothing depends on a single transition. doc/operations.md explains
 // how the expiry estimate is made. With config.shard.count > 1 discovery keeps
 // only the queues this shard owns (monitor/shard.h); the others are counted,
-// never watched.
+// never watched. Parts: the submit decision (monitor/daemon_submit.h), one
+// archive run (monitor/daemon_archive_job.h), a queue's state
+// (monitor/daemon_state.h), the JSON documents (monitor/daemon_json.h).
 //
 // Thread-safety: RunOnce, Reload and Stop are called from one control thread
 // (Run does that); QueuesJson, health() and the HTTP handlers may be called
@@ -44,6 +46,9 @@
 #include "sqs/sqs_client.h"
 
 namespace dlq {
+
+struct DaemonArchiveRunReport;
+struct DaemonArchiveRunSpec;
 
 struct DaemonOptions {
   AlarmPlanOptions plan;         // the run budget (plan.max_messages_per_run) and auto-threshold assumptions
@@ -185,14 +190,25 @@ class Daemon {
   struct GroupState;
 
   void Discover(GroupState& group, SystemTime now);
+  // Discovery's parts: the state of a queue found (kept, or new), and the
+  // group's new set of queues replacing the old one.
+  std::shared_ptr<QueueState> Watch(const GroupState& group, const DiscoveredQueue& dq);
+  std::shared_ptr<QueueState> NewQueue(const std::string& group, const DiscoveredQueue& dq);
+  void Replace(GroupState& group, std::map<std::string, std::shared_ptr<QueueState>> next, size_t other_shards);
   void Collect(GroupState& group, QueueState& q, SystemTime now);
   void MaybeSubmit(GroupState& group, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned);
+  // Hands an archive run of q to the scheduler.
+  void Submit(const std::shared_ptr<QueueState>& q, DaemonArchiveRunSpec spec, const std::string& queue_key,
+              SystemTime deadline, bool requested);
   // Runs the store's CheckWritable, logs and exports the outcome; sets
   // group.destination (and destination_error) under mu_ unless `locked`.
   void CheckDestination(GroupState& group, SystemTime now, bool locked);
   // Counts a failed run (metrics, last_error, log). Any thread; `q.mu` must not be held.
   void RecordFailure(const std::string& group, QueueState& q, const Status& status, SystemTime now,
                      std::string_view event);
+  // An archive run's reports (monitor/daemon_archive_job.h), on its threads.
+  void RunArchived(QueueState& q, uint64_t archived);
+  void RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r);
   void Notify(const QueueState& q, const Alarm& alarm, const Transition& t);
   std::vector<AlarmSpec> AlarmsFor(const GroupConfig& g, const DiscoveredQueue& dq, double* expiry_threshold) const;
 
