@@ -1,5 +1,3 @@
-#include "archiver/drainer.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,6 +6,7 @@
 #include <random>
 
 #include "archive/expiry.h"
+#include "archiver/drainer.h"
 #include "archiver/queue_depth.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -122,8 +121,10 @@ Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url,
             fmt::format("'{}' is not an SQS queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", name_or_url));
       }
       if (parts[3] != default_region) {
-        return InvalidArgument(fmt::format("queue {} is in region {}, but the region in use is {}: pass --region {}",
-                                           name_or_url, parts[3], default_region, parts[3]));
+        return InvalidArgument(
+            fmt::format("queue {} is in region {}, but the region in use is "
+                        "{}: pass --region {}",
+                        name_or_url, parts[3], default_region, parts[3]));
       }
       q.name = std::string(parts[5]);
       owner = std::string(parts[4]);
@@ -299,19 +300,22 @@ std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn(bool keep_turn
   MutexLock lock(mu_);
   // A reservation ends here; it is taken again below while in turns.
   if (keep_turn) fifo_probing_ = false;
-  const auto deadline = std::chrono::steady_clock::now() + kFifoProbeEvery;
+  const SteadyTime deadline = clock_.SteadyNow() + kFifoProbeEvery;
+  // No receive running or due: nothing more arrives from the groups held
+  // until they are stored and deleted.
+  auto seal_due = [&]() DLQ_REQUIRES(mu_) { return !fifo_probing_ && !builder_->empty() && in_hand_ == 0; };
+  auto probe_due = [&]() DLQ_REQUIRES(mu_) { return !fifo_probing_ && fifo_probe_due_; };
   while (fifo_turns_ && !keep_turn) {
     if (stop_) return std::nullopt;
-    if (!fifo_probing_ && fifo_probe_due_) break;
-    if (!fifo_probing_ && !builder_->empty() && in_hand_ == 0) {
-      // No receive running or due: nothing more arrives from the groups
-      // held until they are stored and deleted, so seal them now.
+    if (probe_due()) break;
+    if (seal_due()) {
       lock.Unlock();
       SealBuilding(/*wait=*/true, /*only_if_full=*/false);
       return std::nullopt;
     }
     // No news for a while: probe anyway (or wait again behind a probe).
-    if (!cv_.WaitUntil(mu_, deadline)) {
+    if (!clock_.WaitUntil(mu_, cv_, deadline,
+                          [&]() DLQ_REQUIRES(mu_) { return stop_ || !fifo_turns_ || probe_due() || seal_due(); })) {
       if (fifo_probing_) return std::nullopt;
       break;
     }
@@ -448,7 +452,9 @@ void QueueDrainer::HoldExamined(std::vector<Held> held) {
     Log().Log(LogLevel::kWarn, "archive.examined_released_early",
               {{"queue", queue_.name},
                {"messages", static_cast<int64_t>(release_now.size())},
-               {"note", "more messages examined than can be held; the pass may not reach every message"}});
+               {"note",
+                "more messages examined than can be held; the pass may "
+                "not reach every message"}});
     ReleaseHeld(release_now, /*count_released=*/false);
   }
 }
@@ -463,8 +469,8 @@ void QueueDrainer::ReceiverLoop(int slot) {
       // Not needed at this level: wait until it rises or the run stops.
       // (Every stop notifies cv_; the timeout covers a stop_ set without.)
       MutexLock lock(mu_);
-      cv_.WaitFor(mu_, std::chrono::milliseconds(200),
-                  [&]() DLQ_REQUIRES(mu_) { return stop_ || slot < receiver_limit_.load(); });
+      clock_.WaitFor(mu_, cv_, std::chrono::milliseconds(200),
+                     [&]() DLQ_REQUIRES(mu_) { return stop_ || slot < receiver_limit_.load(); });
       continue;
     }
     FifoTurn turn;
@@ -623,7 +629,7 @@ void QueueDrainer::ReceiverLoop(int slot) {
       auto busy = [&]() DLQ_REQUIRES(mu_) {
         return !building_.held.empty() || !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0;
       };
-      cv_.WaitFor(mu_, std::chrono::seconds(2), [&]() DLQ_REQUIRES(mu_) { return !busy() || stop_; });
+      clock_.WaitFor(mu_, cv_, std::chrono::seconds(2), [&]() DLQ_REQUIRES(mu_) { return !busy() || stop_; });
       if (busy() || stop_) continue;
     }
     Depth depth = CheckDepth();
@@ -651,7 +657,8 @@ void QueueDrainer::ReceiverLoop(int slot) {
       auto limit = options_.visibility_timeout + std::chrono::seconds(options_.wait_time_seconds + 5);
       if (waited > limit && looked_since) {
         MarkIncomplete(fmt::format(
-            "{} message(s) stayed in flight for {}s without this run holding them (another consumer may hold "
+            "{} message(s) stayed in flight for {}s without this run holding "
+            "them (another consumer may hold "
             "them); run again after {}s",
             counters_.approximate_in_flight.load(), std::chrono::duration_cast<std::chrono::seconds>(waited).count(),
             options_.visibility_timeout.count()));
@@ -661,7 +668,7 @@ void QueueDrainer::ReceiverLoop(int slot) {
         {
           MutexLock lock(mu_);
           ++receive_waiters_;
-          cv_.WaitFor(mu_, kInFlightPoll, [&]() DLQ_REQUIRES(mu_) {
+          clock_.WaitFor(mu_, cv_, kInFlightPoll, [&]() DLQ_REQUIRES(mu_) {
             return !visibility_ledger_.ReceiveRunningSince(t) || stop_ || stop_requested_;
           });
           --receive_waiters_;
@@ -671,14 +678,16 @@ void QueueDrainer::ReceiverLoop(int slot) {
       continue;
     }
     // Give a receiver that holds a reply it has not placed yet (a FIFO
-    // group stays blocked meanwhile) time to run: at least a second of real
-    // time passes before the run gives up.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // group stays blocked meanwhile) time to run: at least a second passes
+    // before the run gives up.
+    clock_.SleepFor(std::chrono::milliseconds(50));
     if (counted && ++depth_checks >= options_.depth_checks_before_incomplete) {
-      MarkIncomplete(fmt::format(
-          "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "
-          "back, a FIFO group is held elsewhere, or the queue is being refilled); run again",
-          counters_.approximate_remaining.load()));
+      MarkIncomplete(
+          fmt::format("receives brought nothing new while ~{} message(s) "
+                      "remained visible (messages examined earlier came "
+                      "back, a FIFO group is held elsewhere, or the queue is "
+                      "being refilled); run again",
+                      counters_.approximate_remaining.load()));
     }
   }
 }
@@ -708,14 +717,14 @@ void QueueDrainer::ObserveReceive(std::chrono::steady_clock::time_point end, uin
     cv_.NotifyAll();  // receivers waiting for the level
   }
   if (announce) {
-    Log().Log(
-        LogLevel::kInfo, "archive.receivers",
-        {{"queue", queue_.name},
-         {"receivers", limit},
-         {"max", options_.receivers},
-         {"messages_per_s", std::round(rate)},
-         {"note", limit < options_.receivers ? "more receivers did not raise the rate enough; measured again every 30s"
-                                             : "every receiver raises the rate"}});
+    Log().Log(LogLevel::kInfo, "archive.receivers",
+              {{"queue", queue_.name},
+               {"receivers", limit},
+               {"max", options_.receivers},
+               {"messages_per_s", std::round(rate)},
+               {"note", limit < options_.receivers ? "more receivers did not raise the rate enough; "
+                                                     "measured again every 30s"
+                                                   : "every receiver raises the rate"}});
   } else {
     Log().Log(LogLevel::kDebug, "archive.receivers_probe", {{"queue", queue_.name}, {"receivers", limit}});
   }
@@ -857,10 +866,11 @@ void QueueDrainer::DeleteBatch(Batch& batch) {
           if (!r.status().retryable() && r.status().code() != ErrorCode::kInternal) {
             // Denied or gone: every later batch would be archived and left
             // behind too, and archived again once visible. Stop here.
-            Fail(Status(r.status().code(),
-                        fmt::format("sqs:DeleteMessage failed on {} ({}): the archived messages stay in the DLQ and "
-                                    "will be archived again; check the role's policy for sqs:DeleteMessage",
-                                    queue_.name, r.status().message())));
+            Fail(Status(r.status().code(), fmt::format("sqs:DeleteMessage failed on {} ({}): the "
+                                                       "archived messages stay in the DLQ and "
+                                                       "will be archived again; check the role's "
+                                                       "policy for sqs:DeleteMessage",
+                                                       queue_.name, r.status().message())));
             break;
           }
           continue;
@@ -983,7 +993,8 @@ void QueueDrainer::UploaderLoop() {
     lock.Lock();
     if (batch.deleting) --deleting_;
     std::erase(uploading_, &batch);
-    ++fifo_leaves_;  // its FIFO groups are free (NoteFifoLeave, under the lock already held)
+    ++fifo_leaves_;  // its FIFO groups are free (NoteFifoLeave, under the lock
+                     // already held)
     fifo_probe_due_ = true;
     cv_.NotifyAll();
   }
@@ -994,7 +1005,7 @@ void QueueDrainer::HeartbeatLoop() {
   MutexLock lock(mu_);
   while (!heartbeat_stop_) {
     // Every interval, not at each notification (the pipeline notifies often).
-    cv_.WaitFor(mu_, options_.heartbeat_interval, [&]() DLQ_REQUIRES(mu_) { return heartbeat_stop_; });
+    clock_.WaitFor(mu_, cv_, options_.heartbeat_interval, [&]() DLQ_REQUIRES(mu_) { return heartbeat_stop_; });
     if (heartbeat_stop_) break;
     auto now = clock_.SteadyNow();
     bool seal = !builder_->empty() && builder_->ShouldSeal();
@@ -1181,7 +1192,8 @@ DrainResult QueueDrainer::Run() {
       complete = initial_total_ >= 0 && examined_count >= static_cast<uint64_t>(initial_total_.load());
       if (!complete) {
         result.incomplete_reason = fmt::format(
-            "the pass examined {} distinct messages of ~{} (more than {} examined messages cannot be held at once)",
+            "the pass examined {} distinct messages of ~{} (more than {} "
+            "examined messages cannot be held at once)",
             examined_count, initial_total_.load(), options_.max_examined_held);
       }
     }
@@ -1189,7 +1201,8 @@ DrainResult QueueDrainer::Run() {
       complete = false;
       result.stats = Snapshot();
       result.incomplete_reason = fmt::format(
-          "the queue still shows {} visible and {} in flight at the end (new messages, or another consumer); run "
+          "the queue still shows {} visible and {} in flight at "
+          "the end (new messages, or another consumer); run "
           "again after {}s",
           result.stats.approximate_remaining, result.stats.approximate_in_flight, options_.visibility_timeout.count());
     }
@@ -1203,9 +1216,10 @@ DrainResult QueueDrainer::Run() {
     } else {
       result.incomplete = true;
       if (!result.corrupt_ids.empty() && result.incomplete_reason.empty()) {
-        result.incomplete_reason =
-            fmt::format("{} message(s) failed their MD5 check on every receive and were left in the DLQ: {}",
-                        result.corrupt_ids.size(), fmt::join(result.corrupt_ids, ", "));
+        result.incomplete_reason = fmt::format(
+            "{} message(s) failed their MD5 check on every receive and were "
+            "left in the DLQ: {}",
+            result.corrupt_ids.size(), fmt::join(result.corrupt_ids, ", "));
       }
       if (result.incomplete_reason.empty()) {
         result.incomplete_reason =

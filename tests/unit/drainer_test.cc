@@ -534,7 +534,12 @@ TEST_F(DrainerTest, VisibilityDeadlineCountsFromTheReceiveRequestNotItsReply) {
   client_ = &slow;
   bool extended_in_time = false;
   store_.SetPutHook([&](const std::string&, std::string_view) {
-    WaitForVisibilityCallsAbove(0, seconds(5));
+    // The heartbeat looks each time the drainer's clock reaches its next
+    // tick: step it a tick at a time (from t=12, far from SQS's t=20).
+    for (int tick = 0; tick < 100 && sqs_.calls(Op::kChangeMessageVisibilityBatch) == 0; ++tick) {
+      clock_.Advance(options_.heartbeat_interval);
+      WaitForVisibilityCallsAbove(0, std::chrono::milliseconds(50));
+    }
     extended_in_time = sqs_.calls(Op::kChangeMessageVisibilityBatch) > 0;
     clock_.Advance(seconds(13));  // past SQS's first deadline (t=20)
     return Status::Ok();
@@ -964,7 +969,8 @@ TEST_F(DrainerTest, FifoWithOneGroupReceivesOneAtATimeWithFewEmptyReceives) {
 // group is free at SQS while the run still counts its batch as held.
 class FirstDeleteReplyOvertaken final : public ReceiveObserver {
  public:
-  using ReceiveObserver::ReceiveObserver;
+  FirstDeleteReplyOvertaken(QueueClient& target, FakeClock& clock)
+      : ReceiveObserver(target, std::chrono::milliseconds(20)), clock_(clock) {}
 
   Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
     auto got = ReceiveObserver::ReceiveMessages(queue_url, options);
@@ -982,6 +988,12 @@ class FirstDeleteReplyOvertaken final : public ReceiveObserver {
     if (!held_one_.exchange(true)) {
       std::unique_lock lock(mu_);
       const int before = brought_;
+      lock.unlock();
+      // A second without news: a receiver waiting for its turn probes. (The
+      // heartbeat and at least one receiver wait on the clock.)
+      clock_.WaitForWaiters(2);
+      clock_.Advance(seconds(1));
+      lock.lock();
       overtaken_ = cv_.wait_for(lock, seconds(5), [&] { return brought_ > before; });
       lock.unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the receiver handles its reply first
@@ -1000,6 +1012,7 @@ class FirstDeleteReplyOvertaken final : public ReceiveObserver {
   std::condition_variable cv_;
   int brought_ = 0;
   bool overtaken_ = false;
+  FakeClock& clock_;
 };
 
 TEST_F(DrainerTest, FifoOneGroupKeepsTakingTurnsWhenAReceiveOvertakesADeleteReply) {
@@ -1009,7 +1022,7 @@ TEST_F(DrainerTest, FifoOneGroupKeepsTakingTurnsWhenAReceiveOvertakesADeleteRepl
   // keep taking turns, one receive at a time.
   auto ids = SendFifo(1, 30);
   options_.receivers = 4;
-  FirstDeleteReplyOvertaken observer(sqs_, std::chrono::milliseconds(20));
+  FirstDeleteReplyOvertaken observer(sqs_, clock_);
   client_ = &observer;
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
