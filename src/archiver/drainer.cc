@@ -171,9 +171,9 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
       queue_(std::move(queue)),
       options_(std::move(options)),
       context_(std::move(context)),
+      visibility_ledger_(options_.receivers),
       builder_(
           std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_)),
-      visibility_ledger_(options_.receivers),
       fifo_turns_(queue_.fifo) {
   examined_.seq = UINT64_MAX;
   set_aside_.seq = UINT64_MAX - 1;
