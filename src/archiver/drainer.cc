@@ -6,6 +6,7 @@
 #include <random>
 
 #include "archive/expiry.h"
+#include "archiver/drain_completion.h"
 #include "archiver/drainer.h"
 #include "archiver/queue_depth.h"
 #include "common/log.h"
@@ -1183,49 +1184,33 @@ DrainResult QueueDrainer::Run() {
   }
   result.stopped = stop_requested_;
   if (result.status.ok() && !result.stopped) {
-    bool complete = queue_seen_empty_ && result.incomplete_reason.empty() && result.corrupt_ids.empty() &&
-                    result.stats.released == 0;
-    if (complete && examined_released_early_) {
-      // The pass released messages it examined before its end: it reached
-      // every message only if it examined as many as were there.
-      uint64_t examined_count = result.stats.skipped + result.stats.selected;
-      complete = initial_total_ >= 0 && examined_count >= static_cast<uint64_t>(initial_total_.load());
-      if (!complete) {
-        result.incomplete_reason = fmt::format(
-            "the pass examined {} distinct messages of ~{} (more than {} "
-            "examined messages cannot be held at once)",
-            examined_count, initial_total_.load(), options_.max_examined_held);
-      }
+    CompletionFacts facts;
+    facts.queue_seen_empty = queue_seen_empty_;
+    facts.incomplete_reason = result.incomplete_reason;
+    facts.corrupt_ids = result.corrupt_ids;
+    facts.released = result.stats.released;
+    facts.examined_released_early = examined_released_early_;
+    facts.examined = result.stats.skipped + result.stats.selected;
+    facts.initial_total = initial_total_;
+    facts.max_examined_held = options_.max_examined_held;
+    facts.budget_reached = options_.max_messages > 0 && budget_used_ >= options_.max_messages;
+    std::function<std::string()> final_check;
+    if (whole_queue) {
+      final_check = [&]() -> std::string {
+        if (FinalQueueEmpty()) return "";
+        result.stats = Snapshot();
+        return fmt::format(
+            "the queue still shows {} visible and {} in flight at the end (new "
+            "messages, or another consumer); run "
+            "again after {}s",
+            result.stats.approximate_remaining, result.stats.approximate_in_flight,
+            options_.visibility_timeout.count());
+      };
     }
-    if (complete && whole_queue && !FinalQueueEmpty()) {
-      complete = false;
-      result.stats = Snapshot();
-      result.incomplete_reason = fmt::format(
-          "the queue still shows {} visible and {} in flight at "
-          "the end (new messages, or another consumer); run "
-          "again after {}s",
-          result.stats.approximate_remaining, result.stats.approximate_in_flight, options_.visibility_timeout.count());
-    }
-    if (options_.max_messages > 0 && budget_used_ >= options_.max_messages) {
-      // Ended by --max-messages: not a failure, and never "drained" (a
-      // receiver may have seen the queue empty while the messages over the
-      // limit were being put back).
-      result.drained = false;
-    } else if (complete) {
-      result.drained = true;
-    } else {
-      result.incomplete = true;
-      if (!result.corrupt_ids.empty() && result.incomplete_reason.empty()) {
-        result.incomplete_reason = fmt::format(
-            "{} message(s) failed their MD5 check on every receive and were "
-            "left in the DLQ: {}",
-            result.corrupt_ids.size(), fmt::join(result.corrupt_ids, ", "));
-      }
-      if (result.incomplete_reason.empty()) {
-        result.incomplete_reason =
-            fmt::format("{} message(s) were released unarchived; run again", result.stats.released);
-      }
-    }
+    Completion c = JudgeCompletion(facts, final_check);
+    result.drained = c.drained;
+    result.incomplete = c.incomplete;
+    result.incomplete_reason = std::move(c.reason);
   }
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.SteadyNow() - start);
   const char* outcome = !result.status.ok() ? "failed"
