@@ -175,7 +175,7 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
       visibility_ledger_(options_.receivers),
       builder_(
           std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_)),
-      fifo_turns_(queue_.fifo) {
+      fifo_(queue_.fifo) {
   examined_.seq = UINT64_MAX;
   set_aside_.seq = UINT64_MAX - 1;
 }
@@ -297,81 +297,36 @@ size_t QueueDrainer::PipelineHeldLocked() const {
   return n;
 }
 
-std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn(bool keep_turn) {
+std::optional<FifoTurns::Turn> QueueDrainer::AwaitFifoTurn(bool keep_turn) {
   MutexLock lock(mu_);
   // A reservation ends here; it is taken again below while in turns.
-  if (keep_turn) fifo_probing_ = false;
+  if (keep_turn) fifo_.EndReservation();
   const SteadyTime deadline = clock_.SteadyNow() + kFifoProbeEvery;
-  // No receive running or due: nothing more arrives from the groups held
-  // until they are stored and deleted.
-  auto seal_due = [&]() DLQ_REQUIRES(mu_) { return !fifo_probing_ && !builder_->empty() && in_hand_ == 0; };
-  auto probe_due = [&]() DLQ_REQUIRES(mu_) { return !fifo_probing_ && fifo_probe_due_; };
-  while (fifo_turns_ && !keep_turn) {
+  auto seal_due = [&]() DLQ_REQUIRES(mu_) { return fifo_.should_seal(!builder_->empty(), in_hand_ != 0); };
+  while (fifo_.in_turns() && !keep_turn) {
     if (stop_) return std::nullopt;
-    if (probe_due()) break;
+    if (fifo_.probe_due()) break;
     if (seal_due()) {
       lock.Unlock();
       SealBuilding(/*wait=*/true, /*only_if_full=*/false);
       return std::nullopt;
     }
     // No news for a while: probe anyway (or wait again behind a probe).
-    if (!clock_.WaitUntil(mu_, cv_, deadline,
-                          [&]() DLQ_REQUIRES(mu_) { return stop_ || !fifo_turns_ || probe_due() || seal_due(); })) {
-      if (fifo_probing_) return std::nullopt;
+    if (!clock_.WaitUntil(mu_, cv_, deadline, [&]() DLQ_REQUIRES(mu_) {
+          return stop_ || !fifo_.in_turns() || fifo_.probe_due() || seal_due();
+        })) {
+      if (fifo_.probing()) return std::nullopt;
       break;
     }
   }
-  FifoTurn turn;
-  turn.probe = fifo_turns_;
-  if (turn.probe) {
-    fifo_probing_ = true;
-    fifo_probe_due_ = false;
-  }
-  turn.held_before = PipelineHeldLocked();
-  turn.leaves_before = fifo_leaves_;
-  turn.deletes_before = fifo_deletes_;
-  turn.deleting_before = deleting_ > 0;
-  return turn;
+  return fifo_.Begin(PipelineHeldLocked(), deleting_ > 0);
 }
 
-bool QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
+bool QueueDrainer::AfterFifoReceive(const FifoTurns::Turn& turn, int64_t got) {
   bool keep = false;
   {
     MutexLock lock(mu_);
-    if (turn.probe) fifo_probing_ = false;
-    const bool left_meanwhile = fifo_leaves_ != turn.leaves_before;
-    // SQS frees a group on a delete before the reply tells us (and the batch
-    // leaves): what such a probe brought may be the next of a group we held.
-    const bool may_have_left = left_meanwhile || fifo_deletes_ != turn.deletes_before || turn.deleting_before;
-    if (got < 0) {
-      if (turn.probe) fifo_probe_due_ = true;
-    } else if (got > 0) {
-      if (turn.probe) {
-        // Messages while others stayed held: more groups in sight than ours.
-        if (turn.held_before > 0 && !may_have_left) {
-          fifo_turns_ = false;
-        } else {
-          keep = true;  // its next probe tells whether this group was the only one
-        }
-      }
-    } else if (PipelineHeldLocked() == 0) {
-      // Blocking nothing: the queue looks empty (or blocked elsewhere). This
-      // receiver checks the depth and polls again; the others wait rather
-      // than start long polls that the end of the run would wait for.
-      if (turn.probe || !fifo_turns_) {
-        fifo_turns_ = true;
-        keep = true;
-      }
-    } else if (!fifo_turns_) {
-      fifo_turns_ = true;
-      fifo_probe_due_ = left_meanwhile;
-    } else if (turn.probe) {
-      fifo_probe_due_ = left_meanwhile;
-    }
-    if (keep) {
-      fifo_probing_ = true;  // reserved for this receiver's next receive
-      fifo_probe_due_ = false;
-    }
+    keep = fifo_.After(turn, got, PipelineHeldLocked());
   }
   cv_.NotifyAll();
   return keep;
@@ -380,8 +335,7 @@ bool QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
 void QueueDrainer::NoteFifoLeave() {
   {
     MutexLock lock(mu_);
-    ++fifo_leaves_;
-    fifo_probe_due_ = true;
+    fifo_.Left();
   }
   cv_.NotifyAll();
 }
@@ -474,7 +428,7 @@ void QueueDrainer::ReceiverLoop(int slot) {
                      [&]() DLQ_REQUIRES(mu_) { return stop_ || slot < receiver_limit_.load(); });
       continue;
     }
-    FifoTurn turn;
+    FifoTurns::Turn turn;
     if (queue_.fifo) {
       auto t = AwaitFifoTurn(keep_turn);
       keep_turn = false;
@@ -984,7 +938,7 @@ void QueueDrainer::UploaderLoop() {
             MutexLock g(mu_);
             batch.deleting = true;
             ++deleting_;
-            ++fifo_deletes_;
+            fifo_.DeleteBegan();
           }
           cv_.NotifyAll();  // a slot for the next batch is free
           DeleteBatch(batch);
@@ -994,9 +948,8 @@ void QueueDrainer::UploaderLoop() {
     lock.Lock();
     if (batch.deleting) --deleting_;
     std::erase(uploading_, &batch);
-    ++fifo_leaves_;  // its FIFO groups are free (NoteFifoLeave, under the lock
-                     // already held)
-    fifo_probe_due_ = true;
+    fifo_.Left();  // its FIFO groups are free (NoteFifoLeave, under the lock
+                   // already held)
     cv_.NotifyAll();
   }
 }

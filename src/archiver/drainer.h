@@ -38,6 +38,7 @@
 #include "archive/batch_builder.h"
 #include "archive/key_layout.h"
 #include "archive/record.h"
+#include "archiver/fifo_turns.h"
 #include "archiver/receiver_governor.h"
 #include "archiver/visibility_ledger.h"
 #include "common/clock.h"
@@ -205,22 +206,15 @@ class QueueDrainer {
   enum class Depth { kEmpty, kWaitInFlight, kNotEmpty, kUnknown };
 
   void ReceiverLoop(int slot);  // slot: this receiver's in visibility_ledger_
-  // FIFO turn taking (see the header comment).
-  struct FifoTurn {
-    bool probe = false;            // this receive is the one probe of a turn
-    size_t held_before = 0;        // PipelineHeldLocked() when it started
-    uint64_t leaves_before = 0;    // fifo_leaves_ when it started
-    uint64_t deletes_before = 0;   // fifo_deletes_ when it started
-    bool deleting_before = false;  // a delete was on the wire when it started
-  };
-  // Before a receive: waits for this receiver's turn (sealing what is held
-  // first when nothing else can arrive), at once with `keep_turn`; nullopt
-  // when the loop should start over (stopping, or another receiver's turn).
-  std::optional<FifoTurn> AwaitFifoTurn(bool keep_turn) DLQ_EXCLUDES(mu_);
+  // FIFO turn taking (FifoTurns). Before a receive: waits for this
+  // receiver's turn (sealing what is held first when nothing else can
+  // arrive), at once with `keep_turn`; nullopt when the loop should start
+  // over (stopping, or another receiver's turn).
+  std::optional<FifoTurns::Turn> AwaitFifoTurn(bool keep_turn) DLQ_EXCLUDES(mu_);
   // After the receive: `got` messages (corrupt ones included), -1 on error.
   // True: the turn stays reserved for this receiver's next receive, which
   // must pass keep_turn.
-  bool AfterFifoReceive(const FifoTurn& turn, int64_t got) DLQ_EXCLUDES(mu_);
+  bool AfterFifoReceive(const FifoTurns::Turn& turn, int64_t got) DLQ_EXCLUDES(mu_);
   // A batch or released messages left the pipeline: their groups are free.
   void NoteFifoLeave() DLQ_EXCLUDES(mu_);
   // Messages this run holds that block their FIFO group until the pipeline
@@ -331,15 +325,8 @@ class QueueDrainer {
   Batch set_aside_ DLQ_GUARDED_BY(mu_);  // failed the MD5 check every time; released at the end
   std::map<std::string, int> corrupt_counts_ DLQ_GUARDED_BY(mu_);  // message id -> MD5 failures
   std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_ DLQ_GUARDED_BY(mu_);
-  // -- FIFO turn taking: receivers take turns (one probe at a time); a probe
-  // is due (after a batch left the pipeline, or after a probe that brought
-  // messages); batches that left the pipeline so far.
-  bool fifo_turns_ DLQ_GUARDED_BY(mu_) = false;
-  bool fifo_probing_ DLQ_GUARDED_BY(mu_) = false;
-  bool fifo_probe_due_ DLQ_GUARDED_BY(mu_) = true;
-  uint64_t fifo_leaves_ DLQ_GUARDED_BY(mu_) = 0;
-  // Batches whose delete began: SQS may free their groups before they leave.
-  uint64_t fifo_deletes_ DLQ_GUARDED_BY(mu_) = 0;
+  // -- FIFO turn taking.
+  FifoTurns fifo_ DLQ_GUARDED_BY(mu_);
   // -- The outcome.
   std::string incomplete_reason_ DLQ_GUARDED_BY(mu_);
   std::vector<std::string> keys_ DLQ_GUARDED_BY(mu_);
