@@ -175,6 +175,11 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
       visibility_ledger_(options_.receivers),
       builder_(
           std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_)),
+      selection_({.selection = options_.selection,
+                  .dry_run = options_.dry_run,
+                  .keep = options_.keep,
+                  .fifo = queue_.fifo,
+                  .retention = queue_.retention}),
       fifo_(queue_.fifo) {
   examined_.seq = UINT64_MAX;
   set_aside_.seq = UINT64_MAX - 1;
@@ -265,20 +270,6 @@ void QueueDrainer::MarkIncomplete(std::string reason) {
   }
   stop_ = true;
   cv_.NotifyAll();
-}
-
-bool QueueDrainer::Selected(const Message& m) const {
-  SystemTime now = clock_.Now();
-  switch (options_.selection.kind) {
-    case SelectionKind::kAll: return true;
-    case SelectionKind::kOlderThan: {
-      auto sent = AttributeMillis(m, "SentTimestamp");
-      return !sent || *sent <= now - options_.selection.window;
-    }
-    case SelectionKind::kExpiringWithin:
-      return ComputeExpiry(m, queue_.fifo, queue_.retention, now) <= now + options_.selection.window;
-  }
-  return true;
 }
 
 size_t QueueDrainer::HeldLocked() const {
@@ -493,41 +484,29 @@ void QueueDrainer::ReceiverLoop(int slot) {
     }
     consecutive_errors = 0;
     std::vector<Message>& msgs = *got;
+    const bool got_none = msgs.empty();  // msgs is moved into the selection below
     if (queue_.fifo) keep_turn = AfterFifoReceive(turn, static_cast<int64_t>(msgs.size() + corrupt.size()));
     counters_.received += msgs.size() + corrupt.size();
     if (!corrupt.empty()) HandleCorrupt(corrupt, receive_started);
 
-    std::vector<Message> take;
-    take.reserve(msgs.size());
-    std::vector<Held> examined;
-    bool progress = false;
     // SQS started their visibility timeout when it answered, at some moment
     // after the request went out: counting from the request's start keeps
     // our deadline at or before SQS's, never after it.
     const auto now = receive_started;
+    SelectionPass::Sorted sorted;
     {
       MutexLock lock(mu_);
-      for (Message& m : msgs) {
-        bool selected = Selected(m);
-        bool track = !selected || options_.dry_run || options_.keep;
-        if (track) {
-          bool fresh = seen_skipped_.insert(m.message_id).second;
-          if (fresh) progress = true;
-          if (fresh && selected && options_.dry_run) ++counters_.selected;
-          if (fresh && !selected) ++counters_.skipped;
-          if (fresh && selected && !options_.dry_run) {
-            take.push_back(std::move(m));  // keep: archived, then held to the end of the pass
-            continue;
-          }
-          // Examined and not taken (or a copy already archived that came
-          // back): held invisible until the pass ends, so the next receives
-          // reach messages not seen yet.
-          examined.push_back({m.message_id, m.receipt_handle, now, now + options_.visibility_timeout});
-          continue;
-        }
-        progress = true;
-        take.push_back(std::move(m));
-      }
+      sorted = selection_.Sort(std::move(msgs), clock_.Now());
+    }
+    counters_.selected += sorted.selected;
+    counters_.skipped += sorted.skipped;
+    const bool progress = sorted.progress;
+    std::vector<Message>& take = sorted.take;
+    std::vector<Held> examined;
+    examined.reserve(sorted.examined.size());
+    for (Message& m : sorted.examined) {
+      examined.push_back(
+          {std::move(m.message_id), std::move(m.receipt_handle), now, now + options_.visibility_timeout});
     }
     HoldExamined(std::move(examined));
     // Enforce --max-messages across receivers.
@@ -552,17 +531,17 @@ void QueueDrainer::ReceiverLoop(int slot) {
 
     // An empty long poll: SQS looked at every server and found nothing
     // visible, so the queue is at its end (or refilling).
-    const bool empty_long_poll = msgs.empty() && corrupt.empty() && ro.wait_time_seconds > 0;
+    const bool empty_long_poll = got_none && corrupt.empty() && ro.wait_time_seconds > 0;
     // Receives come back empty while messages are held: archive them now
     // rather than at the batch's age limit (a FIFO group is blocked until
     // they are deleted; a standard queue is near its end). After an empty
     // long poll, wait for an upload slot rather than for another long poll.
     // (Not while another receiver still has messages in hand for the batch.)
-    if (msgs.empty() && corrupt.empty() && in_hand_ == 0) {
+    if (got_none && corrupt.empty() && in_hand_ == 0) {
       SealBuilding(/*wait=*/empty_long_poll, /*only_if_full=*/false);
     }
 
-    if (!msgs.empty() && progress) {
+    if (!got_none && progress) {
       no_progress_receives_ = 0;
       depth_checks = 0;
       MutexLock lock(mu_);

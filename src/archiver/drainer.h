@@ -40,6 +40,7 @@
 #include "archive/record.h"
 #include "archiver/fifo_turns.h"
 #include "archiver/receiver_governor.h"
+#include "archiver/selection_pass.h"
 #include "archiver/visibility_ledger.h"
 #include "common/clock.h"
 #include "common/mutex.h"
@@ -49,13 +50,6 @@
 #include "sqs/sqs_client.h"
 
 namespace dlq {
-
-enum class SelectionKind { kAll, kOlderThan, kExpiringWithin };
-
-struct Selection {
-  SelectionKind kind = SelectionKind::kAll;
-  std::chrono::seconds window{0};  // for kOlderThan (by SentTimestamp) and kExpiringWithin (by expiry)
-};
 
 struct DrainOptions {
   Selection selection;
@@ -238,7 +232,6 @@ class QueueDrainer {
   bool FinalQueueEmpty();
   void UploaderLoop();
   void HeartbeatLoop();
-  bool Selected(const Message& m) const;
   void AddSelected(std::vector<Message>&& msgs, std::chrono::steady_clock::time_point received) DLQ_EXCLUDES(mu_);
   // Seals the building batch if non-empty and queues it for upload. With
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;
@@ -319,8 +312,7 @@ class QueueDrainer {
   bool heartbeat_stop_ DLQ_GUARDED_BY(mu_) = false;
   bool receivers_done_ DLQ_GUARDED_BY(mu_) = false;
   // -- Held by the pass, not archived.
-  // Ids examined, not taken (skipped, dry run, keep).
-  std::unordered_set<std::string> seen_skipped_ DLQ_GUARDED_BY(mu_);
+  SelectionPass selection_ DLQ_GUARDED_BY(mu_);
   Batch examined_ DLQ_GUARDED_BY(mu_);   // examined and held to the end of the pass (heartbeat)
   Batch set_aside_ DLQ_GUARDED_BY(mu_);  // failed the MD5 check every time; released at the end
   std::map<std::string, int> corrupt_counts_ DLQ_GUARDED_BY(mu_);  // message id -> MD5 failures
