@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -106,9 +107,8 @@ struct QueueInfo {
 // Resolves a name or URL into QueueInfo with GetQueueUrl/GetQueueAttributes.
 Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url, const std::string& default_region);
 
-// The ArchiveContext for draining `queue` on `host`: the queue's fields and
-// this build's version (DLQ_VERSION). The one place that fills an
-// ArchiveContext.
+// The ArchiveContext for draining `queue` on `host`: the queue's fields and this
+// build's version (DLQ_VERSION). The one place that fills an ArchiveContext.
 ArchiveContext MakeArchiveContext(const QueueInfo& queue, std::string host);
 
 struct DrainStats {
@@ -156,8 +156,7 @@ struct DrainResult {
 
 class QueueDrainer {
  public:
-  // sqs, store and clock must outlive the drainer. `options` must pass
-  // Validate().
+  // sqs, store and clock must outlive the drainer. `options` must pass Validate().
   QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, QueueInfo queue, DrainOptions options,
                ArchiveContext context);
   ~QueueDrainer();
@@ -199,7 +198,56 @@ class QueueDrainer {
 
   enum class Depth { kEmpty, kWaitInFlight, kNotEmpty, kUnknown };
 
-  void ReceiverLoop(int slot);  // slot: this receiver's in visibility_ledger_
+  // One receiver: waits for its level or FIFO turn, receives, places what
+  // came, and looks for the end of the queue when receives stop bringing
+  // anything new. `slot`: this receiver's in visibility_ledger_.
+  void ReceiverLoop(int slot);
+  // Messages received and not yet placed (in a batch, held or released):
+  // not "in flight elsewhere" for a depth check. Counts into in_hand_ until
+  // Done() or destruction.
+  class InHand {
+   public:
+    explicit InHand(std::atomic<int64_t>& total) : total_(total) {}
+    ~InHand() { Done(); }
+    InHand(const InHand&) = delete;
+    InHand& operator=(const InHand&) = delete;
+    void Add(int64_t n) {
+      total_ += n;
+      mine_ += n;
+    }
+    void Done() {
+      total_ -= mine_;
+      mine_ = 0;
+    }
+
+   private:
+    std::atomic<int64_t>& total_;
+    int64_t mine_ = 0;
+  };
+  // What one ReceiveMessage call brought.
+  struct Receipt {
+    Result<std::vector<Message>> got;
+    std::vector<CorruptMessage> corrupt;  // failed the MD5 check
+    SteadyTime started;                   // when the call was sent
+    bool long_poll = false;
+  };
+  // Standard queues with the governor: waits while `slot` is above the level.
+  void WaitForReceiverLevel(int slot) DLQ_EXCLUDES(mu_);
+  // One ReceiveMessage call; what it brought is in `in_hand` before the
+  // visibility ledger sees the call end.
+  Receipt Receive(int slot, const FifoTurns::Turn& turn, InHand& in_hand) DLQ_EXCLUDES(mu_);
+  // After a failed receive (the `consecutive_errors`th): true when the
+  // receiver should try again (after a backoff); false when it ends (the run
+  // is stopping, or failed now).
+  bool RetryAfterReceiveError(const Status& st, int consecutive_errors, std::mt19937_64& rng) DLQ_EXCLUDES(mu_);
+  // Sorts what a receive sent at `received` brought (SelectionPass), holds
+  // what it examined, applies max_messages and adds the rest to the
+  // building batch. True: something not seen before.
+  bool Place(std::vector<Message>&& msgs, SteadyTime received) DLQ_EXCLUDES(mu_);
+  // After receives without progress: waits for our own batches, checks the
+  // depth, and ends the run (empty, or incomplete after enough `counted`
+  // checks; depth_checks counts them) or lets the receivers go on.
+  void LookForTheEnd(bool counted, int& depth_checks) DLQ_EXCLUDES(mu_);
   // FIFO turn taking (FifoTurns). Before a receive: waits for this
   // receiver's turn (sealing what is held first when nothing else can
   // arrive), at once with `keep_turn`; nullopt when the loop should start
@@ -230,6 +278,15 @@ class QueueDrainer {
   std::optional<Counts> ReadCounts();
   Depth CheckDepth() DLQ_EXCLUDES(mu_);
   bool FinalQueueEmpty();
+  // Run's steps: sets the receivers' level (the governor's, or all of them);
+  // seals what is building, or releases it when aborting; releases what the
+  // pass examined or set aside and returns the corrupt ids; fills the
+  // verdict of a run that neither failed nor stopped (JudgeCompletion).
+  void StartGovernor() DLQ_EXCLUDES(governor_mu_);
+  void FinishBuilding() DLQ_EXCLUDES(mu_);
+  std::vector<std::string> EndPass() DLQ_EXCLUDES(mu_);
+  void Judge(DrainResult& result) DLQ_EXCLUDES(mu_);
+  void LogDone(const DrainResult& result) const;
   void UploaderLoop();
   void HeartbeatLoop();
   void AddSelected(std::vector<Message>&& msgs, std::chrono::steady_clock::time_point received) DLQ_EXCLUDES(mu_);
