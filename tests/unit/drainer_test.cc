@@ -69,6 +69,53 @@ class ReceiveObserver : public QueueClientWrapper {
   std::atomic<int> calls_{0}, empty_{0}, running_{0}, max_running_{0}, blocked_long_polls_{0};
 };
 
+// The drainer's clock for a test that steps the heartbeat: a FakeClock whose
+// timed waits of `tick` are counted, so the test can wait until the loop
+// that waits `tick` at a time (the heartbeat) has done a round at the
+// current time or later. Nothing else in the drainer waits 20 ms.
+class RoundCountingClock final : public Clock {
+ public:
+  RoundCountingClock(FakeClock& clock, std::chrono::milliseconds tick) : clock_(clock), tick_(tick) {}
+  SystemTime Now() const override { return clock_.Now(); }
+  SteadyTime SteadyNow() const override { return clock_.SteadyNow(); }
+  void SleepFor(Duration d) override { clock_.SleepFor(d); }
+  bool WaitUntil(Mutex& mu, CondVar& cv, SteadyTime deadline, const std::function<bool()>& pred) override
+      DLQ_REQUIRES(mu) {
+    if (deadline - clock_.SteadyNow() == tick_) {
+      std::lock_guard lock(rounds_mu_);
+      ++rounds_;
+      rounds_cv_.notify_all();
+    }
+    return clock_.WaitUntil(mu, cv, deadline, pred);
+  }
+
+  // Advances by `d`, then until the ticking loop has begun a round after
+  // it: one round woken by the advance may have started before it, so wait
+  // for a round, advance one tick, and wait for the next one. False when a
+  // round took more than 10 s of real time.
+  bool AdvanceAndAwaitRound(Duration d) {
+    for (Duration step : {d, Duration(tick_)}) {
+      int before = Rounds();
+      clock_.Advance(step);
+      std::unique_lock lock(rounds_mu_);
+      if (!rounds_cv_.wait_for(lock, seconds(10), [&] { return rounds_ > before; })) return false;
+    }
+    return true;
+  }
+
+ private:
+  int Rounds() {
+    std::lock_guard lock(rounds_mu_);
+    return rounds_;
+  }
+
+  FakeClock& clock_;
+  const Duration tick_;
+  std::mutex rounds_mu_;
+  std::condition_variable rounds_cv_;
+  int rounds_ = 0;
+};
+
 class DrainerTest : public ::testing::Test {
  protected:
   DrainerTest() : sqs_(clock_), store_("fake://archive", &clock_) {
@@ -1134,16 +1181,13 @@ TEST_F(DrainerTest, SelectionPassKeepsExaminedMessagesInvisibleWithAHeartbeat) {
   options_.selection = {SelectionKind::kOlderThan, std::chrono::hours(24)};
   options_.batch.max_messages = 10;
   options_.visibility_timeout = seconds(20);
-  std::atomic<int> puts{0};
+  // Each upload takes 8 s of the drainer's time, and the heartbeat looks at
+  // every new time before the upload ends (it lost that race to a real-time
+  // sleep under ASan with 4 test processes on 2 cores).
+  RoundCountingClock drain_clock(clock_, options_.heartbeat_interval);
+  drain_clock_ = &drain_clock;
   store_.SetPutHook([&](const std::string&, std::string_view) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    const int before = sqs_.calls(Op::kChangeMessageVisibilityBatch);
-    clock_.Advance(seconds(8));
-    if (++puts == 2) {
-      // 16 s in: the messages received first are due for extension (the
-      // sleep alone lost that race under ASan with 4 test processes on 2 cores).
-      WaitForVisibilityCallsAbove(before, seconds(10));
-    }
+    EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(seconds(8)));
     return Status::Ok();
   });
   DrainResult r = Drain();
