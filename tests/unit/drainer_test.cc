@@ -133,14 +133,10 @@ class DrainerTest : public ::testing::Test {
     options_.batch.max_messages = 25;
   }
 
-  // Waits, in real time and at most `limit`, until the drainer has made more
-  // than `calls` ChangeMessageVisibilityBatch calls (the heartbeat looks every
-  // 20 ms of real time; under sanitizers and load, a fixed sleep loses).
-  void WaitForVisibilityCallsAbove(int calls, std::chrono::milliseconds limit) {
-    const auto give_up = std::chrono::steady_clock::now() + limit;
-    while (sqs_.calls(Op::kChangeMessageVisibilityBatch) <= calls && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+  // ApproximateNumberOfMessages: visible now.
+  int64_t VisibleNow() {
+    auto attrs = sqs_.GetQueueAttributes(url_, {"ApproximateNumberOfMessages"});
+    return attrs.ok() ? ParseInt64(attrs->at("ApproximateNumberOfMessages")).value_or(-1) : -1;
   }
 
   std::vector<std::string> Send(int n, SystemTime sent_at = SystemTime{}) {
@@ -533,16 +529,12 @@ TEST_F(DrainerTest, SlowUploadGetsVisibilityExtended) {
   // (SleepFor advances it) and could run the messages' visibility out
   // before this test's steps begin.
   options_.receivers = 1;
-  // Each Put takes 3 visibility timeouts of (fake) time, in steps the
-  // heartbeat can follow: after every 10 s the hook waits (up to 5 s of real
-  // time, for slow sanitizer builds) for the heartbeat's extension call.
-  store_.SetPutHook([this](const std::string&, std::string_view) {
-    for (int i = 0; i < 12; ++i) {
-      int before = sqs_.calls(Op::kChangeMessageVisibilityBatch);
-      clock_.Advance(seconds(5));
-      if (i % 2 == 0) continue;
-      WaitForVisibilityCallsAbove(before, seconds(5));
-    }
+  // Each Put takes 3 visibility timeouts of (fake) time, in 5 s steps the
+  // heartbeat follows: it looks at each new time before the next step.
+  RoundCountingClock drain_clock(clock_, options_.heartbeat_interval);
+  drain_clock_ = &drain_clock;
+  store_.SetPutHook([&](const std::string&, std::string_view) {
+    for (int i = 0; i < 12; ++i) EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(seconds(5)));
     return Status::Ok();
   });
   DrainResult r = Drain();
@@ -580,13 +572,11 @@ TEST_F(DrainerTest, VisibilityDeadlineCountsFromTheReceiveRequestNotItsReply) {
   SlowReceiveReply slow(sqs_, clock_, seconds(12));
   client_ = &slow;
   bool extended_in_time = false;
+  RoundCountingClock drain_clock(clock_, options_.heartbeat_interval);
+  drain_clock_ = &drain_clock;
   store_.SetPutHook([&](const std::string&, std::string_view) {
-    // The heartbeat looks each time the drainer's clock reaches its next
-    // tick: step it a tick at a time (from t=12, far from SQS's t=20).
-    for (int tick = 0; tick < 100 && sqs_.calls(Op::kChangeMessageVisibilityBatch) == 0; ++tick) {
-      clock_.Advance(options_.heartbeat_interval);
-      WaitForVisibilityCallsAbove(0, std::chrono::milliseconds(50));
-    }
+    // The heartbeat looks at t=12 and a tick, with the messages in hand.
+    EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(options_.heartbeat_interval));
     extended_in_time = sqs_.calls(Op::kChangeMessageVisibilityBatch) > 0;
     clock_.Advance(seconds(13));  // past SQS's first deadline (t=20)
     return Status::Ok();
@@ -1181,12 +1171,23 @@ TEST_F(DrainerTest, SelectionPassKeepsExaminedMessagesInvisibleWithAHeartbeat) {
   options_.selection = {SelectionKind::kOlderThan, std::chrono::hours(24)};
   options_.batch.max_messages = 10;
   options_.visibility_timeout = seconds(20);
-  // Each upload takes 8 s of the drainer's time, and the heartbeat looks at
-  // every new time before the upload ends (it lost that race to a real-time
-  // sleep under ASan with 4 test processes on 2 cores).
+  // Each upload takes 8 s of the drainer's time, one upload at a time (two
+  // uploads side by side moved the time 16 s at once), and the heartbeat
+  // looks at every new time before the upload ends (it lost that race to a
+  // real-time sleep under ASan with 4 test processes on 2 cores).
   RoundCountingClock drain_clock(clock_, options_.heartbeat_interval);
   drain_clock_ = &drain_clock;
+  std::mutex one_upload;
+  bool first = true;  // under one_upload
   store_.SetPutHook([&](const std::string&, std::string_view) {
+    std::lock_guard lock(one_upload);
+    // The receivers take every message at t=0 before time moves (one that
+    // waits for an upload slot holds its messages in hand: not visible).
+    for (const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+         first && VisibleNow() > 0 && std::chrono::steady_clock::now() < give_up;) {
+      std::this_thread::yield();
+    }
+    first = false;
     EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(seconds(8)));
     return Status::Ok();
   });
