@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <deque>
 #include <map>
-#include <thread>
 
 #include "app/queue_selection.h"
 #include "common/byte_size.h"
+#include "common/clock.h"
 #include "common/count_noun.h"
 #include "common/json_writer.h"
 #include "common/log.h"
@@ -276,20 +276,18 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
   for (const QueueInfo& q : queues) {
     if (stop) break;
     QueueDrainer drainer(services.sqs(), **store, services.clock(), q, options.drain, MakeArchiveContext(q, host));
-    std::atomic<bool> done{false};
-    std::thread watcher([&] {
-      std::optional<ProgressLine> progress;
-      if (show_progress) progress.emplace(q.name, options.drain);
-      int tick = 0;
-      while (!done) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (stop) drainer.RequestStop();
-        if (progress && ++tick % 5 == 0) progress->Update(drainer.Snapshot(), std::chrono::steady_clock::now());
-      }
-    });
-    DrainResult r = drainer.Run();
-    done = true;
-    watcher.join();
+    std::optional<ProgressLine> progress;
+    if (show_progress) progress.emplace(q.name, options.drain);
+    int tick = 0;
+    DrainResult r;
+    // A signal sets `stop` (nobody can notify): seen within 100 ms.
+    RunWatched(
+        services.clock(), std::chrono::milliseconds(100), [&] { r = drainer.Run(); },
+        [&] {
+          if (stop) drainer.RequestStop();
+          if (progress && ++tick % 5 == 0) progress->Update(drainer.Snapshot(), services.clock().SteadyNow());
+          return true;
+        });
     results.push_back(std::move(r));
     if (!results.back().status.ok()) break;  // stop before touching more queues
   }

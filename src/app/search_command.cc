@@ -40,7 +40,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
   scan.memory_budget_bytes = *memory;
   scan.stop = stop;
 
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = DefaultClock().SteadyNow();
   uint64_t count = 0;
   std::string buf;
   if (output == "table") {
@@ -79,7 +79,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
   if (output == "count") fmt::print(out, "{}\n", count);
   std::fflush(out);
   if (output == "table") {
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    double secs = std::chrono::duration<double>(DefaultClock().SteadyNow() - started).count();
     fmt::print(err, "{} ({} dropped) from {} in {:.2f} s\n", CountNoun(count, "record", "records"),
                CountNoun(stats->duplicates, "duplicate copy", "duplicate copies"),
                CountNoun(stats->objects, "object", "objects"), secs);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "archive/expiry.h"
+#include "archiver/drain_completion.h"
 #include "archiver/queue_depth.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -170,10 +171,15 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
       queue_(std::move(queue)),
       options_(std::move(options)),
       context_(std::move(context)),
+      visibility_ledger_(options_.receivers),
       builder_(
           std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch, clock_)),
-      visibility_ledger_(options_.receivers),
-      fifo_turns_(queue_.fifo) {
+      selection_({.selection = options_.selection,
+                  .dry_run = options_.dry_run,
+                  .keep = options_.keep,
+                  .fifo = queue_.fifo,
+                  .retention = queue_.retention}),
+      fifo_(queue_.fifo) {
   examined_.seq = UINT64_MAX;
   set_aside_.seq = UINT64_MAX - 1;
 }
@@ -265,20 +271,6 @@ void QueueDrainer::MarkIncomplete(std::string reason) {
   cv_.NotifyAll();
 }
 
-bool QueueDrainer::Selected(const Message& m) const {
-  SystemTime now = clock_.Now();
-  switch (options_.selection.kind) {
-    case SelectionKind::kAll: return true;
-    case SelectionKind::kOlderThan: {
-      auto sent = AttributeMillis(m, "SentTimestamp");
-      return !sent || *sent <= now - options_.selection.window;
-    }
-    case SelectionKind::kExpiringWithin:
-      return ComputeExpiry(m, queue_.fifo, queue_.retention, now) <= now + options_.selection.window;
-  }
-  return true;
-}
-
 size_t QueueDrainer::HeldLocked() const {
   size_t n = building_.held.size() + examined_.held.size() + set_aside_.held.size();
   for (const Batch& b : upload_queue_) n += b.held.size();
@@ -295,78 +287,36 @@ size_t QueueDrainer::PipelineHeldLocked() const {
   return n;
 }
 
-std::optional<QueueDrainer::FifoTurn> QueueDrainer::AwaitFifoTurn(bool keep_turn) {
+std::optional<FifoTurns::Turn> QueueDrainer::AwaitFifoTurn(bool keep_turn) {
   MutexLock lock(mu_);
   // A reservation ends here; it is taken again below while in turns.
-  if (keep_turn) fifo_probing_ = false;
-  const auto deadline = std::chrono::steady_clock::now() + kFifoProbeEvery;
-  while (fifo_turns_ && !keep_turn) {
+  if (keep_turn) fifo_.EndReservation();
+  const SteadyTime deadline = clock_.SteadyNow() + kFifoProbeEvery;
+  auto seal_due = [&]() DLQ_REQUIRES(mu_) { return fifo_.should_seal(!builder_->empty(), in_hand_ != 0); };
+  while (fifo_.in_turns() && !keep_turn) {
     if (stop_) return std::nullopt;
-    if (!fifo_probing_ && fifo_probe_due_) break;
-    if (!fifo_probing_ && !builder_->empty() && in_hand_ == 0) {
-      // No receive running or due: nothing more arrives from the groups
-      // held until they are stored and deleted, so seal them now.
+    if (fifo_.probe_due()) break;
+    if (seal_due()) {
       lock.Unlock();
       SealBuilding(/*wait=*/true, /*only_if_full=*/false);
       return std::nullopt;
     }
     // No news for a while: probe anyway (or wait again behind a probe).
-    if (!cv_.WaitUntil(mu_, deadline)) {
-      if (fifo_probing_) return std::nullopt;
+    if (!clock_.WaitUntil(mu_, cv_, deadline, [&]() DLQ_REQUIRES(mu_) {
+          return stop_ || !fifo_.in_turns() || fifo_.probe_due() || seal_due();
+        })) {
+      if (fifo_.probing()) return std::nullopt;
       break;
     }
   }
-  FifoTurn turn;
-  turn.probe = fifo_turns_;
-  if (turn.probe) {
-    fifo_probing_ = true;
-    fifo_probe_due_ = false;
-  }
-  turn.held_before = PipelineHeldLocked();
-  turn.leaves_before = fifo_leaves_;
-  turn.deletes_before = fifo_deletes_;
-  turn.deleting_before = deleting_ > 0;
-  return turn;
+  return fifo_.Begin(PipelineHeldLocked(), deleting_ > 0);
 }
 
-bool QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
+bool QueueDrainer::AfterFifoReceive(const FifoTurns::Turn& turn, int64_t got) {
   bool keep = false;
   {
     MutexLock lock(mu_);
-    if (turn.probe) fifo_probing_ = false;
-    const bool left_meanwhile = fifo_leaves_ != turn.leaves_before;
-    // SQS frees a group on a delete before the reply tells us (and the batch
-    // leaves): what such a probe brought may be the next of a group we held.
-    const bool may_have_left = left_meanwhile || fifo_deletes_ != turn.deletes_before || turn.deleting_before;
-    if (got < 0) {
-      if (turn.probe) fifo_probe_due_ = true;
-    } else if (got > 0) {
-      if (turn.probe) {
-        // Messages while others stayed held: more groups in sight than ours.
-        if (turn.held_before > 0 && !may_have_left) {
-          fifo_turns_ = false;
-        } else {
-          keep = true;  // its next probe tells whether this group was the only one
-        }
-      }
-    } else if (PipelineHeldLocked() == 0) {
-      // Blocking nothing: the queue looks empty (or blocked elsewhere). This
-      // receiver checks the depth and polls again; the others wait rather
-      // than start long polls that the end of the run would wait for.
-      if (turn.probe || !fifo_turns_) {
-        fifo_turns_ = true;
-        keep = true;
-      }
-    } else if (!fifo_turns_) {
-      fifo_turns_ = true;
-      fifo_probe_due_ = left_meanwhile;
-    } else if (turn.probe) {
-      fifo_probe_due_ = left_meanwhile;
-    }
-    if (keep) {
-      fifo_probing_ = true;  // reserved for this receiver's next receive
-      fifo_probe_due_ = false;
-    }
+    keep = fifo_.After(turn, got, PipelineHeldLocked());
   }
   cv_.NotifyAll();
   return keep;
@@ -375,8 +325,7 @@ bool QueueDrainer::AfterFifoReceive(const FifoTurn& turn, int64_t got) {
 void QueueDrainer::NoteFifoLeave() {
   {
     MutexLock lock(mu_);
-    ++fifo_leaves_;
-    fifo_probe_due_ = true;
+    fifo_.Left();
   }
   cv_.NotifyAll();
 }
@@ -460,148 +409,44 @@ void QueueDrainer::ReceiverLoop(int slot) {
   std::mt19937_64 rng(std::random_device{}());
   while (!stop_) {
     if (governed_ && slot >= receiver_limit_.load()) {
-      // Not needed at this level: wait until it rises or the run stops.
-      // (Every stop notifies cv_; the timeout covers a stop_ set without.)
-      MutexLock lock(mu_);
-      cv_.WaitFor(mu_, std::chrono::milliseconds(200),
-                  [&]() DLQ_REQUIRES(mu_) { return stop_ || slot < receiver_limit_.load(); });
+      WaitForReceiverLevel(slot);
       continue;
     }
-    FifoTurn turn;
+    FifoTurns::Turn turn;
     if (queue_.fifo) {
       auto t = AwaitFifoTurn(keep_turn);
       keep_turn = false;
       if (!t) continue;
       turn = *t;
     }
-    ReceiveOptions ro;
-    ro.max_messages = static_cast<int>(kSqsBatch);
-    // A FIFO group stays blocked while we hold its messages: do not sit in a
-    // long poll then, find out at once and seal what is held.
-    ro.wait_time_seconds = queue_.fifo && turn.held_before > 0 ? 0 : options_.wait_time_seconds;
-    ro.visibility_timeout = static_cast<int>(options_.visibility_timeout.count());
-    std::vector<CorruptMessage> corrupt;
-    ro.corrupt = &corrupt;
-    ro.cancel = &abort_receives_;
-    ++counters_.receive_calls;
-    const auto receive_started = clock_.SteadyNow();
-    visibility_ledger_.ReceiveStarted(slot, receive_started);
-    auto got = sqs_.ReceiveMessages(queue_.url, ro);
-    // In hand until placed: not "in flight elsewhere" for a depth check. (A
-    // check between SQS's reply and here sees the receive still running.)
-    struct InHand {
-      std::atomic<int64_t>& n;
-      int64_t k = 0;
-      explicit InHand(std::atomic<int64_t>& c) : n(c) {}
-      void Add(int64_t count) {
-        n += count;
-        k += count;
-      }
-      void Done() {
-        n -= k;
-        k = 0;
-      }
-      ~InHand() { Done(); }
-    } in_hand(in_hand_);
-    // In hand before the receive stops counting as running. A receive that
-    // brought messages, or failed (its reply may be lost after SQS took
-    // messages), put them in flight until at most a timeout after its end.
-    if (got.ok()) in_hand.Add(static_cast<int64_t>(got->size() + corrupt.size()));
-    const auto receive_ended = clock_.SteadyNow();
-    visibility_ledger_.ReceiveEnded(slot, receive_started, receive_ended,
-                                    !got.ok() || !got->empty() || !corrupt.empty(), options_.visibility_timeout);
-    if (governed_) ObserveReceive(receive_ended, got.ok() ? got->size() + corrupt.size() : 0);
-    if (receive_waiters_ > 0) {
-      MutexLock lock(mu_);  // the waiter checks and sleeps under it
-      cv_.NotifyAll();      // a depth check waits for receives on the wire
-    }
-    if (!got.ok()) {
+    InHand in_hand(in_hand_);
+    Receipt r = Receive(slot, turn, in_hand);
+    if (!r.got.ok()) {
       if (queue_.fifo) AfterFifoReceive(turn, -1);
-      const Status& st = got.status();
-      if (st.code() == ErrorCode::kCancelled && abort_receives_) {  // stopping or failed already
-        ++counters_.abandoned_receives;
-        return;
-      }
-      if (st.retryable() && ++consecutive_errors < 5) {
-        Log().Log(LogLevel::kWarn, "archive.receive_retry", {{"queue", queue_.name}, {"error", st.ToString()}});
-        clock_.SleepFor(BackoffDelay(kLocalRetry, consecutive_errors, rng));
-        continue;
-      }
-      Fail(st.WithContext(fmt::format("receive from {}", queue_.name)));
-      return;
+      if (!RetryAfterReceiveError(r.got.status(), ++consecutive_errors, rng)) return;
+      continue;
     }
     consecutive_errors = 0;
-    std::vector<Message>& msgs = *got;
-    if (queue_.fifo) keep_turn = AfterFifoReceive(turn, static_cast<int64_t>(msgs.size() + corrupt.size()));
-    counters_.received += msgs.size() + corrupt.size();
-    if (!corrupt.empty()) HandleCorrupt(corrupt, receive_started);
-
-    std::vector<Message> take;
-    take.reserve(msgs.size());
-    std::vector<Held> examined;
-    bool progress = false;
-    // SQS started their visibility timeout when it answered, at some moment
-    // after the request went out: counting from the request's start keeps
-    // our deadline at or before SQS's, never after it.
-    const auto now = receive_started;
-    {
-      MutexLock lock(mu_);
-      for (Message& m : msgs) {
-        bool selected = Selected(m);
-        bool track = !selected || options_.dry_run || options_.keep;
-        if (track) {
-          bool fresh = seen_skipped_.insert(m.message_id).second;
-          if (fresh) progress = true;
-          if (fresh && selected && options_.dry_run) ++counters_.selected;
-          if (fresh && !selected) ++counters_.skipped;
-          if (fresh && selected && !options_.dry_run) {
-            take.push_back(std::move(m));  // keep: archived, then held to the end of the pass
-            continue;
-          }
-          // Examined and not taken (or a copy already archived that came
-          // back): held invisible until the pass ends, so the next receives
-          // reach messages not seen yet.
-          examined.push_back({m.message_id, m.receipt_handle, now, now + options_.visibility_timeout});
-          continue;
-        }
-        progress = true;
-        take.push_back(std::move(m));
-      }
-    }
-    HoldExamined(std::move(examined));
-    // Enforce --max-messages across receivers.
-    if (options_.max_messages > 0 && !take.empty()) {
-      uint64_t before = budget_used_.fetch_add(take.size());
-      uint64_t allowed =
-          before >= options_.max_messages ? 0 : std::min<uint64_t>(take.size(), options_.max_messages - before);
-      if (allowed < take.size()) {
-        std::vector<Held> over;
-        for (size_t i = allowed; i < take.size(); ++i)
-          over.push_back({take[i].message_id, take[i].receipt_handle, {}, {}});
-        take.resize(allowed);
-        ReleaseHeld(over, /*count_released=*/false);
-        stop_ = true;
-      } else if (before + take.size() >= options_.max_messages) {
-        stop_ = true;
-      }
-    }
-    if (options_.dry_run && options_.max_messages > 0 && counters_.selected >= options_.max_messages) stop_ = true;
-    if (!take.empty()) AddSelected(std::move(take), receive_started);
+    const bool got_none = r.got->empty();
+    const bool nothing = got_none && r.corrupt.empty();  // not even a corrupt message
+    const size_t got = r.got->size() + r.corrupt.size();
+    if (queue_.fifo) keep_turn = AfterFifoReceive(turn, static_cast<int64_t>(got));
+    counters_.received += got;
+    if (!r.corrupt.empty()) HandleCorrupt(r.corrupt, r.started);
+    const bool progress = Place(std::move(*r.got), r.started);
     in_hand.Done();
 
     // An empty long poll: SQS looked at every server and found nothing
     // visible, so the queue is at its end (or refilling).
-    const bool empty_long_poll = msgs.empty() && corrupt.empty() && ro.wait_time_seconds > 0;
+    const bool empty_long_poll = nothing && r.long_poll;
     // Receives come back empty while messages are held: archive them now
     // rather than at the batch's age limit (a FIFO group is blocked until
     // they are deleted; a standard queue is near its end). After an empty
     // long poll, wait for an upload slot rather than for another long poll.
     // (Not while another receiver still has messages in hand for the batch.)
-    if (msgs.empty() && corrupt.empty() && in_hand_ == 0) {
-      SealBuilding(/*wait=*/empty_long_poll, /*only_if_full=*/false);
-    }
+    if (nothing && in_hand_ == 0) SealBuilding(/*wait=*/empty_long_poll, /*only_if_full=*/false);
 
-    if (!msgs.empty() && progress) {
+    if (!got_none && progress) {
       no_progress_receives_ = 0;
       depth_checks = 0;
       MutexLock lock(mu_);
@@ -615,71 +460,169 @@ void QueueDrainer::ReceiverLoop(int slot) {
     const bool counted = ++no_progress_receives_ >= options_.empty_receives_to_drain;
     if (!counted && !empty_long_poll) continue;
     if (counted) no_progress_receives_ = 0;
-    {
-      // Our own batches may be what is in flight, or what blocks a FIFO
-      // group: nothing to conclude until they are stored and deleted. Wait
-      // for that (briefly) rather than for another empty long poll.
-      MutexLock lock(mu_);
-      auto busy = [&]() DLQ_REQUIRES(mu_) {
-        return !building_.held.empty() || !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0;
-      };
-      cv_.WaitFor(mu_, std::chrono::seconds(2), [&]() DLQ_REQUIRES(mu_) { return !busy() || stop_; });
-      if (busy() || stop_) continue;
-    }
-    Depth depth = CheckDepth();
-    if (depth == Depth::kEmpty) {
-      queue_seen_empty_ = true;
+    LookForTheEnd(counted, depth_checks);
+  }
+}
+
+void QueueDrainer::WaitForReceiverLevel(int slot) {
+  // Not needed at this level: wait until it rises or the run stops.
+  // (Every stop notifies cv_; the timeout covers a stop_ set without.)
+  MutexLock lock(mu_);
+  clock_.WaitFor(mu_, cv_, std::chrono::milliseconds(200),
+                 [&]() DLQ_REQUIRES(mu_) { return stop_ || slot < receiver_limit_.load(); });
+}
+
+QueueDrainer::Receipt QueueDrainer::Receive(int slot, const FifoTurns::Turn& turn, InHand& in_hand) {
+  ReceiveOptions ro;
+  ro.max_messages = static_cast<int>(kSqsBatch);
+  // A FIFO group stays blocked while we hold its messages: do not sit in a
+  // long poll then, find out at once and seal what is held.
+  ro.wait_time_seconds = queue_.fifo && turn.held_before > 0 ? 0 : options_.wait_time_seconds;
+  ro.visibility_timeout = static_cast<int>(options_.visibility_timeout.count());
+  std::vector<CorruptMessage> corrupt;
+  ro.corrupt = &corrupt;
+  ro.cancel = &abort_receives_;
+  ++counters_.receive_calls;
+  const auto started = clock_.SteadyNow();
+  visibility_ledger_.ReceiveStarted(slot, started);
+  auto got = sqs_.ReceiveMessages(queue_.url, ro);
+  // In hand before the receive stops counting as running (a depth check
+  // between SQS's reply and here sees the receive still running). A receive
+  // that brought messages, or failed (its reply may be lost after SQS took
+  // messages), put them in flight until at most a timeout after its end.
+  if (got.ok()) in_hand.Add(static_cast<int64_t>(got->size() + corrupt.size()));
+  const auto ended = clock_.SteadyNow();
+  visibility_ledger_.ReceiveEnded(slot, started, ended, !got.ok() || !got->empty() || !corrupt.empty(),
+                                  options_.visibility_timeout);
+  if (governed_) ObserveReceive(ended, got.ok() ? got->size() + corrupt.size() : 0);
+  if (receive_waiters_ > 0) {
+    MutexLock lock(mu_);  // the waiter checks and sleeps under it
+    cv_.NotifyAll();      // a depth check waits for receives on the wire
+  }
+  return Receipt{std::move(got), std::move(corrupt), started, ro.wait_time_seconds > 0};
+}
+
+bool QueueDrainer::RetryAfterReceiveError(const Status& st, int consecutive_errors, std::mt19937_64& rng) {
+  if (st.code() == ErrorCode::kCancelled && abort_receives_) {  // stopping or failed already
+    ++counters_.abandoned_receives;
+    return false;
+  }
+  if (st.retryable() && consecutive_errors < 5) {
+    Log().Log(LogLevel::kWarn, "archive.receive_retry", {{"queue", queue_.name}, {"error", st.ToString()}});
+    clock_.SleepFor(BackoffDelay(kLocalRetry, consecutive_errors, rng));
+    return true;
+  }
+  Fail(st.WithContext(fmt::format("receive from {}", queue_.name)));
+  return false;
+}
+
+bool QueueDrainer::Place(std::vector<Message>&& msgs, SteadyTime received) {
+  // SQS started their visibility timeout when it answered, at some moment
+  // after the request went out: counting from the request's start keeps
+  // our deadline at or before SQS's, never after it.
+  const auto now = received;
+  SelectionPass::Sorted sorted;
+  {
+    MutexLock lock(mu_);
+    sorted = selection_.Sort(std::move(msgs), clock_.Now());
+  }
+  counters_.selected += sorted.selected;
+  counters_.skipped += sorted.skipped;
+  std::vector<Message>& take = sorted.take;
+  std::vector<Held> examined;
+  examined.reserve(sorted.examined.size());
+  for (Message& m : sorted.examined) {
+    examined.push_back({std::move(m.message_id), std::move(m.receipt_handle), now, now + options_.visibility_timeout});
+  }
+  // Held invisible until the pass ends, so the next receives reach messages
+  // not seen yet.
+  HoldExamined(std::move(examined));
+  // Enforce --max-messages across receivers.
+  if (options_.max_messages > 0 && !take.empty()) {
+    uint64_t before = budget_used_.fetch_add(take.size());
+    uint64_t allowed =
+        before >= options_.max_messages ? 0 : std::min<uint64_t>(take.size(), options_.max_messages - before);
+    if (allowed < take.size()) {
+      std::vector<Held> over;
+      for (size_t i = allowed; i < take.size(); ++i)
+        over.push_back({take[i].message_id, take[i].receipt_handle, {}, {}});
+      take.resize(allowed);
+      ReleaseHeld(over, /*count_released=*/false);
       stop_ = true;
-      cv_.NotifyAll();
-      continue;
+    } else if (before + take.size() >= options_.max_messages) {
+      stop_ = true;
     }
-    if (depth == Depth::kWaitInFlight) {
-      auto t = clock_.SteadyNow();
-      std::chrono::steady_clock::duration waited{0};
-      bool looked_since = false;
+  }
+  if (options_.dry_run && options_.max_messages > 0 && counters_.selected >= options_.max_messages) stop_ = true;
+  if (!take.empty()) AddSelected(std::move(take), received);
+  return sorted.progress;
+}
+
+void QueueDrainer::LookForTheEnd(bool counted, int& depth_checks) {
+  {
+    // Our own batches may be what is in flight, or what blocks a FIFO
+    // group: nothing to conclude until they are stored and deleted. Wait
+    // for that (briefly) rather than for another empty long poll.
+    MutexLock lock(mu_);
+    auto busy = [&]() DLQ_REQUIRES(mu_) {
+      return !building_.held.empty() || !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0;
+    };
+    clock_.WaitFor(mu_, cv_, std::chrono::seconds(2), [&]() DLQ_REQUIRES(mu_) { return !busy() || stop_; });
+    if (busy() || stop_) return;
+  }
+  Depth depth = CheckDepth();
+  if (depth == Depth::kEmpty) {
+    queue_seen_empty_ = true;
+    stop_ = true;
+    cv_.NotifyAll();
+    return;
+  }
+  if (depth == Depth::kWaitInFlight) {
+    auto t = clock_.SteadyNow();
+    std::chrono::steady_clock::duration waited{0};
+    bool looked_since = false;
+    {
+      MutexLock lock(mu_);
+      if (!unexplained_in_flight_since_) unexplained_in_flight_since_ = t;
+      waited = t - *unexplained_in_flight_since_;
+      // An empty receive that began after their visibility ran out: they
+      // are not ours to catch. (Time alone is not proof: it also passes
+      // while no receiver ran.)
+      looked_since = visibility_ledger_.LookedAfter(*unexplained_in_flight_since_ + options_.visibility_timeout);
+    }
+    // Their visibility runs out within one timeout (ours, for a lost
+    // reply); a few seconds more for the long poll to catch them.
+    auto limit = options_.visibility_timeout + std::chrono::seconds(options_.wait_time_seconds + 5);
+    if (waited > limit && looked_since) {
+      MarkIncomplete(fmt::format(
+          "{} message(s) stayed in flight for {}s without this run holding them (another consumer may hold "
+          "them); run again after {}s",
+          counters_.approximate_in_flight.load(), std::chrono::duration_cast<std::chrono::seconds>(waited).count(),
+          options_.visibility_timeout.count()));
+    } else if (options_.wait_time_seconds == 0) {
+      // A receive on the wire may be what holds them: let it come back
+      // before time moves on (a reply is not lost for waiting).
       {
         MutexLock lock(mu_);
-        if (!unexplained_in_flight_since_) unexplained_in_flight_since_ = t;
-        waited = t - *unexplained_in_flight_since_;
-        // An empty receive that began after their visibility ran out: they
-        // are not ours to catch. (Time alone is not proof: it also passes
-        // while no receiver ran.)
-        looked_since = visibility_ledger_.LookedAfter(*unexplained_in_flight_since_ + options_.visibility_timeout);
+        ++receive_waiters_;
+        clock_.WaitFor(mu_, cv_, kInFlightPoll, [&]() DLQ_REQUIRES(mu_) {
+          return !visibility_ledger_.ReceiveRunningSince(t) || stop_ || stop_requested_;
+        });
+        --receive_waiters_;
       }
-      // Their visibility runs out within one timeout (ours, for a lost
-      // reply); a few seconds more for the long poll to catch them.
-      auto limit = options_.visibility_timeout + std::chrono::seconds(options_.wait_time_seconds + 5);
-      if (waited > limit && looked_since) {
-        MarkIncomplete(fmt::format(
-            "{} message(s) stayed in flight for {}s without this run holding them (another consumer may hold "
-            "them); run again after {}s",
-            counters_.approximate_in_flight.load(), std::chrono::duration_cast<std::chrono::seconds>(waited).count(),
-            options_.visibility_timeout.count()));
-      } else if (options_.wait_time_seconds == 0) {
-        // A receive on the wire may be what holds them: let it come back
-        // before time moves on (a reply is not lost for waiting).
-        {
-          MutexLock lock(mu_);
-          ++receive_waiters_;
-          cv_.WaitFor(mu_, kInFlightPoll, [&]() DLQ_REQUIRES(mu_) {
-            return !visibility_ledger_.ReceiveRunningSince(t) || stop_ || stop_requested_;
-          });
-          --receive_waiters_;
-        }
-        clock_.SleepFor(kInFlightPoll);
-      }
-      continue;
+      clock_.SleepFor(kInFlightPoll);
     }
-    // Give a receiver that holds a reply it has not placed yet (a FIFO
-    // group stays blocked meanwhile) time to run: at least a second of real
-    // time passes before the run gives up.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (counted && ++depth_checks >= options_.depth_checks_before_incomplete) {
-      MarkIncomplete(fmt::format(
-          "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "
-          "back, a FIFO group is held elsewhere, or the queue is being refilled); run again",
-          counters_.approximate_remaining.load()));
-    }
+    return;
+  }
+  // Give a receiver that holds a reply it has not placed yet (a FIFO
+  // group stays blocked meanwhile) time to run: at least a second passes
+  // before the run gives up.
+  clock_.SleepFor(std::chrono::milliseconds(50));
+  if (counted && ++depth_checks >= options_.depth_checks_before_incomplete) {
+    MarkIncomplete(fmt::format(
+        "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "
+        "back, a FIFO group is held elsewhere, or the queue is being refilled); run again",
+        counters_.approximate_remaining.load()));
   }
 }
 
@@ -973,7 +916,7 @@ void QueueDrainer::UploaderLoop() {
             MutexLock g(mu_);
             batch.deleting = true;
             ++deleting_;
-            ++fifo_deletes_;
+            fifo_.DeleteBegan();
           }
           cv_.NotifyAll();  // a slot for the next batch is free
           DeleteBatch(batch);
@@ -983,8 +926,7 @@ void QueueDrainer::UploaderLoop() {
     lock.Lock();
     if (batch.deleting) --deleting_;
     std::erase(uploading_, &batch);
-    ++fifo_leaves_;  // its FIFO groups are free (NoteFifoLeave, under the lock already held)
-    fifo_probe_due_ = true;
+    fifo_.Left();  // its FIFO groups are free (NoteFifoLeave, under the lock already held)
     cv_.NotifyAll();
   }
 }
@@ -994,7 +936,7 @@ void QueueDrainer::HeartbeatLoop() {
   MutexLock lock(mu_);
   while (!heartbeat_stop_) {
     // Every interval, not at each notification (the pipeline notifies often).
-    cv_.WaitFor(mu_, options_.heartbeat_interval, [&]() DLQ_REQUIRES(mu_) { return heartbeat_stop_; });
+    clock_.WaitFor(mu_, cv_, options_.heartbeat_interval, [&]() DLQ_REQUIRES(mu_) { return heartbeat_stop_; });
     if (heartbeat_stop_) break;
     auto now = clock_.SteadyNow();
     bool seal = !builder_->empty() && builder_->ShouldSeal();
@@ -1098,8 +1040,6 @@ DrainResult QueueDrainer::Run() {
              {"destination", store_.Describe()},
              {"dry_run", options_.dry_run},
              {"keep", options_.keep}});
-  const bool whole_queue = options_.selection.kind == SelectionKind::kAll && !options_.keep && !options_.dry_run &&
-                           options_.max_messages == 0;
   if (auto c = ReadCounts()) initial_total_ = c->visible + c->in_flight;
 
   std::thread heartbeat([this] { HeartbeatLoop(); });
@@ -1108,35 +1048,13 @@ DrainResult QueueDrainer::Run() {
   // Twice the in-flight bound: some threads delete stored batches while the
   // others upload the next ones.
   for (int i = 0; i < 2 * options_.max_batches_in_flight; ++i) uploaders.emplace_back([this] { UploaderLoop(); });
-  governed_ = options_.adaptive_receivers && !queue_.fifo && options_.receivers > 1;
-  if (governed_) {
-    ReceiverGovernor::Options g;
-    g.max_receivers = options_.receivers;
-    MutexLock lock(governor_mu_);
-    governor_.emplace(g, clock_.SteadyNow());
-    receiver_limit_ = governor_->limit();
-    if (governor_->settled()) announced_receivers_ = governor_->limit();  // nothing to choose, nothing to say
-  } else {
-    receiver_limit_ = options_.receivers;
-  }
+  StartGovernor();
   std::vector<std::thread> receivers;
   receivers.reserve(static_cast<size_t>(options_.receivers));
   for (int i = 0; i < options_.receivers; ++i) receivers.emplace_back([this, i] { ReceiverLoop(i); });
   for (auto& t : receivers) t.join();
 
-  if (Aborting()) {
-    // Stop or failure: what is still being built goes back at once.
-    std::vector<Held> rest;
-    {
-      MutexLock lock(mu_);
-      rest = std::move(building_.held);
-      building_ = Batch{};
-      builder_ = NewBuilderLocked();
-    }
-    ReleaseHeld(rest);
-  } else {
-    SealBuilding(/*wait=*/true, /*only_if_full=*/false);
-  }
+  FinishBuilding();
   {
     MutexLock lock(mu_);
     receivers_done_ = true;
@@ -1150,19 +1068,7 @@ DrainResult QueueDrainer::Run() {
   cv_.NotifyAll();
   heartbeat.join();
 
-  // The pass is over: what it examined and what it set aside go back.
-  std::vector<Held> examined, set_aside;
-  {
-    MutexLock lock(mu_);
-    examined.swap(examined_.held);
-    set_aside.swap(set_aside_.held);
-    for (const auto& [id, n] : corrupt_counts_) {
-      if (n >= options_.corrupt_receipts_to_give_up) result.corrupt_ids.push_back(id);
-    }
-  }
-  ReleaseHeld(examined, /*count_released=*/false);
-  ReleaseHeld(set_aside, /*count_released=*/false);
-
+  result.corrupt_ids = EndPass();
   result.stats = Snapshot();
   {
     MutexLock lock(mu_);
@@ -1171,49 +1077,90 @@ DrainResult QueueDrainer::Run() {
     result.incomplete_reason = incomplete_reason_;
   }
   result.stopped = stop_requested_;
-  if (result.status.ok() && !result.stopped) {
-    bool complete = queue_seen_empty_ && result.incomplete_reason.empty() && result.corrupt_ids.empty() &&
-                    result.stats.released == 0;
-    if (complete && examined_released_early_) {
-      // The pass released messages it examined before its end: it reached
-      // every message only if it examined as many as were there.
-      uint64_t examined_count = result.stats.skipped + result.stats.selected;
-      complete = initial_total_ >= 0 && examined_count >= static_cast<uint64_t>(initial_total_.load());
-      if (!complete) {
-        result.incomplete_reason = fmt::format(
-            "the pass examined {} distinct messages of ~{} (more than {} examined messages cannot be held at once)",
-            examined_count, initial_total_.load(), options_.max_examined_held);
-      }
+  if (result.status.ok() && !result.stopped) Judge(result);
+  result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.SteadyNow() - start);
+  LogDone(result);
+  return result;
+}
+
+void QueueDrainer::StartGovernor() {
+  governed_ = options_.adaptive_receivers && !queue_.fifo && options_.receivers > 1;
+  if (!governed_) {
+    receiver_limit_ = options_.receivers;
+    return;
+  }
+  ReceiverGovernor::Options g;
+  g.max_receivers = options_.receivers;
+  MutexLock lock(governor_mu_);
+  governor_.emplace(g, clock_.SteadyNow());
+  receiver_limit_ = governor_->limit();
+  if (governor_->settled()) announced_receivers_ = governor_->limit();  // nothing to choose, nothing to say
+}
+
+void QueueDrainer::FinishBuilding() {
+  if (!Aborting()) {
+    SealBuilding(/*wait=*/true, /*only_if_full=*/false);
+    return;
+  }
+  // Stop or failure: what is still being built goes back at once.
+  std::vector<Held> rest;
+  {
+    MutexLock lock(mu_);
+    rest = std::move(building_.held);
+    building_ = Batch{};
+    builder_ = NewBuilderLocked();
+  }
+  ReleaseHeld(rest);
+}
+
+std::vector<std::string> QueueDrainer::EndPass() {
+  // The pass is over: what it examined and what it set aside go back.
+  std::vector<Held> examined, set_aside;
+  std::vector<std::string> corrupt_ids;
+  {
+    MutexLock lock(mu_);
+    examined.swap(examined_.held);
+    set_aside.swap(set_aside_.held);
+    for (const auto& [id, n] : corrupt_counts_) {
+      if (n >= options_.corrupt_receipts_to_give_up) corrupt_ids.push_back(id);
     }
-    if (complete && whole_queue && !FinalQueueEmpty()) {
-      complete = false;
+  }
+  ReleaseHeld(examined, /*count_released=*/false);
+  ReleaseHeld(set_aside, /*count_released=*/false);
+  return corrupt_ids;
+}
+
+void QueueDrainer::Judge(DrainResult& result) {
+  const bool whole_queue = options_.selection.kind == SelectionKind::kAll && !options_.keep && !options_.dry_run &&
+                           options_.max_messages == 0;
+  CompletionFacts facts;
+  facts.queue_seen_empty = queue_seen_empty_;
+  facts.incomplete_reason = result.incomplete_reason;
+  facts.corrupt_ids = result.corrupt_ids;
+  facts.released = result.stats.released;
+  facts.examined_released_early = examined_released_early_;
+  facts.examined = result.stats.skipped + result.stats.selected;
+  facts.initial_total = initial_total_;
+  facts.max_examined_held = options_.max_examined_held;
+  facts.budget_reached = options_.max_messages > 0 && budget_used_ >= options_.max_messages;
+  std::function<std::string()> final_check;
+  if (whole_queue) {
+    final_check = [&]() -> std::string {
+      if (FinalQueueEmpty()) return "";
       result.stats = Snapshot();
-      result.incomplete_reason = fmt::format(
+      return fmt::format(
           "the queue still shows {} visible and {} in flight at the end (new messages, or another consumer); run "
           "again after {}s",
           result.stats.approximate_remaining, result.stats.approximate_in_flight, options_.visibility_timeout.count());
-    }
-    if (options_.max_messages > 0 && budget_used_ >= options_.max_messages) {
-      // Ended by --max-messages: not a failure, and never "drained" (a
-      // receiver may have seen the queue empty while the messages over the
-      // limit were being put back).
-      result.drained = false;
-    } else if (complete) {
-      result.drained = true;
-    } else {
-      result.incomplete = true;
-      if (!result.corrupt_ids.empty() && result.incomplete_reason.empty()) {
-        result.incomplete_reason =
-            fmt::format("{} message(s) failed their MD5 check on every receive and were left in the DLQ: {}",
-                        result.corrupt_ids.size(), fmt::join(result.corrupt_ids, ", "));
-      }
-      if (result.incomplete_reason.empty()) {
-        result.incomplete_reason =
-            fmt::format("{} message(s) were released unarchived; run again", result.stats.released);
-      }
-    }
+    };
   }
-  result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.SteadyNow() - start);
+  Completion c = JudgeCompletion(facts, final_check);
+  result.drained = c.drained;
+  result.incomplete = c.incomplete;
+  result.incomplete_reason = std::move(c.reason);
+}
+
+void QueueDrainer::LogDone(const DrainResult& result) const {
   const char* outcome = !result.status.ok() ? "failed"
                         : result.stopped    ? "stopped"
                         : result.incomplete ? "incomplete"
@@ -1229,7 +1176,6 @@ DrainResult QueueDrainer::Run() {
              {"objects", static_cast<int64_t>(result.stats.objects)},
              {"receivers", result.stats.receivers},
              {"drained", result.drained}});
-  return result;
 }
 
 }  // namespace dlq

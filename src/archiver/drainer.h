@@ -1,48 +1,25 @@
-// QueueDrainer: archives one DLQ into an ObjectStore with no loss.
+// QueueDrainer: archives one DLQ into an ObjectStore, deleting a message
+// only once the object holding it is stored. How: doc/drainer.md.
 //
-// Pipeline: receivers (long poll, 10 per call) -> selection -> BatchBuilder
-// -> sealed batches (bounded queue) -> uploaders (create-only Put) -> only
-// after a confirmed Put, DeleteMessageBatch with every failed entry retried
-// or accounted for. A heartbeat extends the visibility of every message held
-// (batches being built or uploaded, and messages a selection pass examined
-// but did not take), and seals batches early when SQS's 12-hour visibility
-// limit approaches or when receives come back empty while messages are held
-// (a FIFO group blocks while any of its messages is in flight). Memory is
-// bounded by the batches in flight, never by queue depth.
+// Guarantees:
+// - No loss: a message is deleted only after a create-only Put of its batch
+//   succeeded. What could not be archived goes back to the queue (visibility
+//   0) or stays in it; an expired receipt handle makes a duplicate, never a
+//   loss.
+// - Held messages stay invisible (a heartbeat extends them, within SQS's
+//   12-hour limit); memory is bounded by the batches in flight, not by
+//   queue depth. A FIFO group's messages are archived in SQS's order.
+// - On an upload error, or RequestStop(), the run ends within seconds:
+//   receiving stops, stored batches are still deleted, everything else held
+//   is released. A stop lets uploads already running finish.
+// - The result says which: `drained` (every selected message present at the
+//   start archived, and for a whole-queue drain the queue seen empty),
+//   `stopped`, a failed `status`, or `incomplete` with the reason.
 //
-// FIFO queues: while this run holds messages of a group (building, sealing,
-// uploading or deleting), SQS returns nothing more of that group, so
-// receives there are short polls. Once a receive comes back empty while
-// messages are held, the groups in sight may all be ours: receivers then
-// take turns, one short-poll probe at a time, after each batch leaves the
-// pipeline (or every second). A probe that brings messages while others
-// stay held, and overlapped no delete (which can free a group of ours),
-// shows more groups than ours and restores full concurrency; any other
-// probe that brings messages keeps the turn for a second probe, which
-// tells. A receive that comes back empty with nothing held keeps the turn
-// too: that receiver alone long-polls and checks for the end of the queue.
-// A run starts in turns (a one-group queue never leaves them).
-// Within a group the archive keeps SQS's order: a group's later messages
-// can only arrive after its earlier ones were stored and deleted.
-//
-// Failure behaviour: an upload error (non-retryable, or retries exhausted)
-// ends the run within seconds in every pipeline state: receiving stops,
-// every message held and not in a confirmed object is released (visibility
-// 0), messages of confirmed objects are still deleted. A stop request does
-// the same but lets uploads already running finish. A message that fails
-// its MD5 check is released alone (never archived); one that fails every
-// time is reported. A receipt handle that expired before delete means the
-// message comes back and is archived again: a duplicate, never a loss.
-//
-// Completion: a run is `drained` only when every selected message present at
-// its start was archived (and deleted unless keep or dry run) and, for a
-// whole-queue drain, the queue finally shows 0 visible and 0 in flight.
-// Messages in flight that the drainer does not hold (a lost receive reply,
-// another consumer) are waited for up to one visibility timeout; what is
-// still left makes the run `incomplete`, with the reason.
-//
-// Thread-safety: Run() is called once; RequestStop() and Snapshot() may be
-// called from any thread (including a signal-watching thread).
+// Callers must: pass options that passed Validate(); keep sqs, store and
+// clock alive until the drainer is destroyed; call Run() once. RequestStop()
+// and Snapshot() may be called from any thread, during Run() too (see
+// RunWatched in common/clock.h for a watcher thread).
 #pragma once
 
 #include <atomic>
@@ -53,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -61,7 +39,9 @@
 #include "archive/batch_builder.h"
 #include "archive/key_layout.h"
 #include "archive/record.h"
+#include "archiver/fifo_turns.h"
 #include "archiver/receiver_governor.h"
+#include "archiver/selection_pass.h"
 #include "archiver/visibility_ledger.h"
 #include "common/clock.h"
 #include "common/mutex.h"
@@ -71,13 +51,6 @@
 #include "sqs/sqs_client.h"
 
 namespace dlq {
-
-enum class SelectionKind { kAll, kOlderThan, kExpiringWithin };
-
-struct Selection {
-  SelectionKind kind = SelectionKind::kAll;
-  std::chrono::seconds window{0};  // for kOlderThan (by SentTimestamp) and kExpiringWithin (by expiry)
-};
 
 struct DrainOptions {
   Selection selection;
@@ -225,23 +198,65 @@ class QueueDrainer {
 
   enum class Depth { kEmpty, kWaitInFlight, kNotEmpty, kUnknown };
 
-  void ReceiverLoop(int slot);  // slot: this receiver's in visibility_ledger_
-  // FIFO turn taking (see the header comment).
-  struct FifoTurn {
-    bool probe = false;            // this receive is the one probe of a turn
-    size_t held_before = 0;        // PipelineHeldLocked() when it started
-    uint64_t leaves_before = 0;    // fifo_leaves_ when it started
-    uint64_t deletes_before = 0;   // fifo_deletes_ when it started
-    bool deleting_before = false;  // a delete was on the wire when it started
+  // One receiver: waits for its level or FIFO turn, receives, places what
+  // came, and looks for the end of the queue when receives stop bringing
+  // anything new. `slot`: this receiver's in visibility_ledger_.
+  void ReceiverLoop(int slot);
+  // Messages received and not yet placed (in a batch, held or released):
+  // not "in flight elsewhere" for a depth check. Counts into in_hand_ until
+  // Done() or destruction.
+  class InHand {
+   public:
+    explicit InHand(std::atomic<int64_t>& total) : total_(total) {}
+    ~InHand() { Done(); }
+    InHand(const InHand&) = delete;
+    InHand& operator=(const InHand&) = delete;
+    void Add(int64_t n) {
+      total_ += n;
+      mine_ += n;
+    }
+    void Done() {
+      total_ -= mine_;
+      mine_ = 0;
+    }
+
+   private:
+    std::atomic<int64_t>& total_;
+    int64_t mine_ = 0;
   };
-  // Before a receive: waits for this receiver's turn (sealing what is held
-  // first when nothing else can arrive), at once with `keep_turn`; nullopt
-  // when the loop should start over (stopping, or another receiver's turn).
-  std::optional<FifoTurn> AwaitFifoTurn(bool keep_turn) DLQ_EXCLUDES(mu_);
+  // What one ReceiveMessage call brought.
+  struct Receipt {
+    Result<std::vector<Message>> got;
+    std::vector<CorruptMessage> corrupt;  // failed the MD5 check
+    SteadyTime started;                   // when the call was sent
+    bool long_poll = false;
+  };
+  // Standard queues with the governor: waits while `slot` is above the level.
+  void WaitForReceiverLevel(int slot) DLQ_EXCLUDES(mu_);
+  // One ReceiveMessage call; what it brought is in `in_hand` before the
+  // visibility ledger sees the call end.
+  Receipt Receive(int slot, const FifoTurns::Turn& turn, InHand& in_hand) DLQ_EXCLUDES(mu_);
+  // After a failed receive (the `consecutive_errors`th): true when the
+  // receiver should try again (after a backoff); false when it ends (the run
+  // is stopping, or failed now).
+  bool RetryAfterReceiveError(const Status& st, int consecutive_errors, std::mt19937_64& rng) DLQ_EXCLUDES(mu_);
+  // Sorts what a receive sent at `received` brought (SelectionPass), holds
+  // what it examined, applies max_messages and adds the rest to the
+  // building batch. True: something not seen before.
+  bool Place(std::vector<Message>&& msgs, SteadyTime received) DLQ_EXCLUDES(mu_);
+  // After receives without progress: waits for our own batches, checks the
+  // depth, and ends the run (empty, or incomplete after enough `counted`
+  // checks; depth_checks counts them) or lets the receivers go on.
+  void LookForTheEnd(bool counted, int& depth_checks) DLQ_EXCLUDES(mu_);
+  // FIFO turn taking (FifoTurns). Before a receive: waits for this
+  // receiver's turn (sealing what is held first when nothing else can
+  // arrive), at once with `keep_turn`; nullopt when the loop should start
+  // over (stopping, or another receiver's turn).
+  std::optional<FifoTurns::Turn> AwaitFifoTurn(bool keep_turn) DLQ_EXCLUDES(mu_);
   // After the receive: `got` messages (corrupt ones included), -1 on error.
   // True: the turn stays reserved for this receiver's next receive, which
   // must pass keep_turn.
-  bool AfterFifoReceive(const FifoTurn& turn, int64_t got) DLQ_EXCLUDES(mu_);
+  bool AfterFifoReceive(const FifoTurns::Turn& turn, int64_t got) DLQ_EXCLUDES(mu_);
   // A batch or released messages left the pipeline: their groups are free.
   void NoteFifoLeave() DLQ_EXCLUDES(mu_);
   // Messages this run holds that block their FIFO group until the pipeline
@@ -263,9 +278,17 @@ class QueueDrainer {
   std::optional<Counts> ReadCounts();
   Depth CheckDepth() DLQ_EXCLUDES(mu_);
   bool FinalQueueEmpty();
+  // Run's steps: sets the receivers' level (the governor's, or all of them);
+  // seals what is building, or releases it when aborting; releases what the
+  // pass examined or set aside and returns the corrupt ids; fills the
+  // verdict of a run that neither failed nor stopped (JudgeCompletion).
+  void StartGovernor() DLQ_EXCLUDES(governor_mu_);
+  void FinishBuilding() DLQ_EXCLUDES(mu_);
+  std::vector<std::string> EndPass() DLQ_EXCLUDES(mu_);
+  void Judge(DrainResult& result) DLQ_EXCLUDES(mu_);
+  void LogDone(const DrainResult& result) const;
   void UploaderLoop();
   void HeartbeatLoop();
-  bool Selected(const Message& m) const;
   void AddSelected(std::vector<Message>&& msgs, std::chrono::steady_clock::time_point received) DLQ_EXCLUDES(mu_);
   // Seals the building batch if non-empty and queues it for upload. With
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;
@@ -284,13 +307,22 @@ class QueueDrainer {
   void Fail(const Status& status) DLQ_EXCLUDES(mu_);
   bool Aborting() const DLQ_EXCLUDES(mu_);  // stop requested or an error: release instead of archiving
 
+  void ObserveReceive(std::chrono::steady_clock::time_point end, uint64_t messages) DLQ_EXCLUDES(mu_, governor_mu_);
+
+  // Set by the constructor (governed_: by Run() before the receivers start);
+  // read-only afterwards, from any thread.
   QueueClient& sqs_;
   ObjectStore& store_;
   Clock& clock_;
-  QueueInfo queue_;
-  DrainOptions options_;
-  ArchiveContext context_;
+  const QueueInfo queue_;
+  const DrainOptions options_;
+  const ArchiveContext context_;
+  // Standard queues with adaptive_receivers: receivers whose slot is at or
+  // above receiver_limit_ wait (on cv_) instead of receiving; each receive
+  // that comes back tells the governor, which moves the limit.
+  bool governed_ = false;
 
+  // Atomics: read and written by any thread without a lock.
   Counters counters_;
   std::atomic<bool> stop_{false};  // stop receiving (requested, drained, limit or error)
   std::atomic<bool> stop_requested_{false};
@@ -301,9 +333,24 @@ class QueueDrainer {
   std::atomic<bool> examined_released_early_{false};
   std::atomic<int64_t> initial_total_{-1};  // visible + in flight at the start, -1 unknown
   std::atomic<uint64_t> budget_used_{0};    // selected messages counted against max_messages
+  std::atomic<int> receive_waiters_{0};     // depth checks waiting for receives on the wire
+  std::atomic<int> receiver_limit_{0};      // written under governor_mu_
 
+  // Internally synchronized. Receives and visibility changes: when what this
+  // run put in flight is visible again, and which empty receives looked
+  // after that.
+  VisibilityLedger visibility_ledger_;
+
+  // Guarded by governor_mu_, which is taken alone, never with mu_.
+  Mutex governor_mu_;
+  std::optional<ReceiverGovernor> governor_ DLQ_GUARDED_BY(governor_mu_);
+  int announced_receivers_ DLQ_GUARDED_BY(governor_mu_) = 0;  // the level archive.receivers last logged
+
+  // Guarded by mu_: the pipeline's batches, the pass's held messages, FIFO
+  // turns and the outcome. cv_ signals every change to them and shutdown.
   mutable Mutex mu_;
-  CondVar cv_;  // signals upload queue changes and shutdown
+  CondVar cv_;
+  // -- Batches, from building to stored and deleted.
   std::unique_ptr<BatchBuilder> builder_ DLQ_GUARDED_BY(mu_);
   // Buffers kept for the next batches, so a drain allocates and faults in
   // its MiB-sized buffers once, not per batch: the builder that compressed
@@ -321,34 +368,15 @@ class QueueDrainer {
   std::vector<Batch*> sealing_batches_ DLQ_GUARDED_BY(mu_);
   bool heartbeat_stop_ DLQ_GUARDED_BY(mu_) = false;
   bool receivers_done_ DLQ_GUARDED_BY(mu_) = false;
-  // Ids examined, not taken (skipped, dry run, keep).
-  std::unordered_set<std::string> seen_skipped_ DLQ_GUARDED_BY(mu_);
+  // -- Held by the pass, not archived.
+  SelectionPass selection_ DLQ_GUARDED_BY(mu_);
   Batch examined_ DLQ_GUARDED_BY(mu_);   // examined and held to the end of the pass (heartbeat)
   Batch set_aside_ DLQ_GUARDED_BY(mu_);  // failed the MD5 check every time; released at the end
   std::map<std::string, int> corrupt_counts_ DLQ_GUARDED_BY(mu_);  // message id -> MD5 failures
   std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_ DLQ_GUARDED_BY(mu_);
-  // Receives and visibility changes: when what this run put in flight is
-  // visible again, and which empty receives looked after that.
-  VisibilityLedger visibility_ledger_;
-  std::atomic<int> receive_waiters_{0};  // depth checks waiting for receives on the wire
-  // Standard queues with adaptive_receivers: receivers whose slot is at or
-  // above receiver_limit_ wait (on cv_) instead of receiving; each receive
-  // that comes back tells the governor, which moves the limit.
-  bool governed_ = false;  // set before the receivers start
-  std::atomic<int> receiver_limit_{0};
-  Mutex governor_mu_;  // taken alone, never with mu_
-  std::optional<ReceiverGovernor> governor_ DLQ_GUARDED_BY(governor_mu_);
-  int announced_receivers_ DLQ_GUARDED_BY(governor_mu_) = 0;  // the level archive.receivers last logged
-  void ObserveReceive(std::chrono::steady_clock::time_point end, uint64_t messages) DLQ_EXCLUDES(mu_, governor_mu_);
-  // FIFO turn taking: receivers take turns (one probe at a time); a probe is
-  // due (after a batch left the pipeline, or after a probe that brought
-  // messages); batches that left the pipeline so far.
-  bool fifo_turns_ DLQ_GUARDED_BY(mu_) = false;
-  bool fifo_probing_ DLQ_GUARDED_BY(mu_) = false;
-  bool fifo_probe_due_ DLQ_GUARDED_BY(mu_) = true;
-  uint64_t fifo_leaves_ DLQ_GUARDED_BY(mu_) = 0;
-  // Batches whose delete began: SQS may free their groups before they leave.
-  uint64_t fifo_deletes_ DLQ_GUARDED_BY(mu_) = 0;
+  // -- FIFO turn taking.
+  FifoTurns fifo_ DLQ_GUARDED_BY(mu_);
+  // -- The outcome.
   std::string incomplete_reason_ DLQ_GUARDED_BY(mu_);
   std::vector<std::string> keys_ DLQ_GUARDED_BY(mu_);
   Status first_error_ DLQ_GUARDED_BY(mu_);

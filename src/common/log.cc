@@ -69,7 +69,7 @@ std::unique_ptr<Logger>& GlobalLogger() {
 std::string RenderJsonLogLine(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("ts").String(FormatIso8601(std::chrono::system_clock::now()));
+  w.Key("ts").String(FormatIso8601(DefaultClock().Now()));
   w.Key("level").String(LogLevelName(level));
   w.Key("event").String(event);
   for (const auto& f : fields) {
@@ -100,7 +100,7 @@ void StreamLogger::Log(LogLevel level, std::string_view event, std::initializer_
     line = RenderJsonLogLine(level, event, fields);
     EscapeJsonForTerminal(line);
   } else {
-    line = fmt::format("{} {:5} {}", FormatIso8601(std::chrono::system_clock::now()), LogLevelName(level), event);
+    line = fmt::format("{} {:5} {}", FormatIso8601(DefaultClock().Now()), LogLevelName(level), event);
     for (const auto& f : fields) {
       line += ' ';
       line += f.key;

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <thread>
-
+#include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -156,19 +155,14 @@ LambdaOutcome HandleLambdaEvent(std::string_view event_json, SystemTime deadline
     ctx.fifo = info->fifo;
     ctx.retention = info->retention;
     QueueDrainer drainer(**sqs, *deps.store, clock, *info, drain, ctx);
-    std::atomic<bool> done{false};
-    std::thread watcher([&] {
-      while (!done) {
-        if (clock.Now() >= stop_at) {
+    // Stops receiving at stop_at, seen within 10 ms of the clock's time.
+    RunWatched(
+        clock, std::chrono::milliseconds(10), [&] { qo.drain = drainer.Run(); },
+        [&] {
+          if (clock.Now() < stop_at) return true;
           drainer.RequestStop();
-          return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-    });
-    qo.drain = drainer.Run();
-    done = true;
-    watcher.join();
+          return false;
+        });
     const DrainResult& r = qo.drain;
     if (!r.status.ok()) {
       qo.result = "failed";

@@ -232,7 +232,9 @@ Status WebhookNotifier::Post(const WebhookTarget& target, const std::string& bod
 }
 
 QueuedNotifier::QueuedNotifier(std::unique_ptr<Notifier> inner, QueuedNotifierOptions options)
-    : inner_(std::move(inner)), options_(std::move(options)) {
+    : inner_(std::move(inner)),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : DefaultClock()) {
   worker_ = std::thread([this] { Work(); });
 }
 
@@ -297,7 +299,7 @@ void QueuedNotifier::BeginShutdown() {
   MutexLock lock(mu_);
   if (closing_) return;
   closing_ = true;
-  deadline_ = std::chrono::steady_clock::now() + options_.drain_timeout;
+  deadline_ = clock_.SteadyNow() + options_.drain_timeout;
   cv_.NotifyAll();
 }
 
@@ -307,7 +309,8 @@ void QueuedNotifier::FinishShutdown() {
   bool gave_up = false;
   {
     MutexLock lock(mu_);
-    if (!cv_.WaitUntil(mu_, deadline_, [&]() DLQ_REQUIRES(mu_) { return abandon_ || (queue_.empty() && !busy_); })) {
+    if (!clock_.WaitUntil(mu_, cv_, deadline_,
+                          [&]() DLQ_REQUIRES(mu_) { return abandon_ || (queue_.empty() && !busy_); })) {
       gave_up = true;
       abandon_ = true;
       abandoned = queue_.size();
@@ -328,7 +331,7 @@ void QueuedNotifier::FinishShutdown() {
 
 bool QueuedNotifier::Flush(std::chrono::milliseconds timeout) {
   MutexLock lock(mu_);
-  return cv_.WaitFor(mu_, timeout, [&]() DLQ_REQUIRES(mu_) { return queue_.empty() && !busy_; });
+  return clock_.WaitFor(mu_, cv_, timeout, [&]() DLQ_REQUIRES(mu_) { return queue_.empty() && !busy_; });
 }
 
 std::vector<std::string> WebhookLabels(const std::vector<WebhookConfig>& webhooks) {
@@ -417,7 +420,8 @@ Status WebhookSet::Apply(const std::vector<WebhookConfig>& webhooks) {
     old = std::exchange(entries_, fresh);
     configs_ = webhooks;
     std::erase_if(retiring_, [](const std::shared_future<void>& f) {
-      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+      // Whether it is ready, without waiting.
+      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;  // lint: allow-raw-wait
     });
     if (!old->empty()) {
       for (Entry& e : *old) e.notifier->BeginShutdown();
@@ -464,14 +468,19 @@ bool WebhookSet::Flush(std::chrono::milliseconds timeout) {
     entries = entries_;
     retiring = retiring_;
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // The same clock as the notifiers' own waits (they take the default).
+  Clock& clock = DefaultClock();
+  const SteadyTime deadline = clock.SteadyNow() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.SteadyNow()),
+                    std::chrono::milliseconds(0));
+  };
   bool drained = true;
-  for (Entry& e : *entries) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    drained = e.notifier->Flush(std::max(left, std::chrono::milliseconds(0))) && drained;
-  }
+  for (Entry& e : *entries) drained = e.notifier->Flush(left()) && drained;
   for (const std::shared_future<void>& f : retiring) {
-    drained = f.wait_until(deadline) == std::future_status::ready && drained;
+    // A retiring set's shutdown runs on its own thread, timed by its own
+    // drain_timeout: this only bounds how long Flush looks at it.
+    drained = f.wait_for(left()) == std::future_status::ready && drained;  // lint: allow-raw-wait
   }
   return drained;
 }

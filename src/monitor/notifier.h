@@ -133,6 +133,8 @@ struct QueuedNotifierOptions {
   std::string name;  // for logs: a RedactUrl form, never a full URL
   size_t capacity = kDefaultWebhookQueueCapacity;
   std::chrono::milliseconds drain_timeout = kDefaultWebhookDrainTimeout;
+  // Times drain_timeout and Flush; nullptr: DefaultClock(). Must outlive the notifier.
+  Clock* clock = nullptr;
   // Bumped per notification when set; must outlive the notifier.
   metrics::Counter* delivered = nullptr;
   metrics::Counter* failed = nullptr;
@@ -177,6 +179,7 @@ class QueuedNotifier final : public Notifier {
 
   const std::unique_ptr<Notifier> inner_;
   const QueuedNotifierOptions options_;
+  Clock& clock_;
   std::atomic<uint64_t> delivered_{0}, failed_{0}, dropped_{0};
   Mutex mu_;
   CondVar cv_;  // queue_, closing_, abandon_ or busy_ changed

@@ -11,15 +11,20 @@
 #include <csignal>
 #include <cstring>
 
+#include "common/clock.h"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration): <unistd.h> declares it only with _GNU_SOURCE
 
 namespace dlq {
 namespace {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
+// A child process keeps real time: its timeouts are on the real clock.
+Clock& TimeoutClock() {
+  return DefaultClock();
+}
 
 int RemainingMs(SteadyTime deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - TimeoutClock().SteadyNow());
   return static_cast<int>(std::max<int64_t>(0, left.count()));
 }
 
@@ -70,16 +75,16 @@ CommandTransform::CommandTransform(std::string command, std::chrono::millisecond
 
 CommandTransform::~CommandTransform() {
   if (in_fd_ >= 0) ::close(in_fd_);
-  auto deadline = std::chrono::steady_clock::now() + timeout_;
+  auto deadline = TimeoutClock().SteadyNow() + timeout_;
   while (!reaped_) {
     pid_t r = ::waitpid(pid_, &wait_status_, WNOHANG);
     if (r == pid_ || (r < 0 && errno != EINTR)) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (TimeoutClock().SteadyNow() >= deadline) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &wait_status_, 0);
       break;
     }
-    ::usleep(5000);
+    TimeoutClock().SleepFor(std::chrono::milliseconds(5));
   }
   if (out_fd_ >= 0) ::close(out_fd_);
 }
@@ -94,7 +99,7 @@ std::string CommandTransform::ExitDescription() {
     } else if (r < 0) {
       return "";
     } else {
-      ::usleep(10000);
+      TimeoutClock().SleepFor(std::chrono::milliseconds(10));
     }
   }
   if (!reaped_) return "";
@@ -112,7 +117,7 @@ Result<ArchiveRecord> CommandTransform::Apply(const ArchiveRecord& record) {
   if (failed_) return Fail("stopped after an earlier error");
   std::string line;
   AppendRecordJson(record, line);
-  const SteadyTime deadline = std::chrono::steady_clock::now() + timeout_;
+  const SteadyTime deadline = TimeoutClock().SteadyNow() + timeout_;
   // Write the line and read one back, polling both ends so a command that
   // answers early (or not at all) cannot deadlock us.
   std::string_view to_write = line;

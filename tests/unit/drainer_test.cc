@@ -69,6 +69,53 @@ class ReceiveObserver : public QueueClientWrapper {
   std::atomic<int> calls_{0}, empty_{0}, running_{0}, max_running_{0}, blocked_long_polls_{0};
 };
 
+// The drainer's clock for a test that steps the heartbeat: a FakeClock whose
+// timed waits of `tick` are counted, so the test can wait until the loop
+// that waits `tick` at a time (the heartbeat) has done a round at the
+// current time or later. Nothing else in the drainer waits 20 ms.
+class RoundCountingClock final : public Clock {
+ public:
+  RoundCountingClock(FakeClock& clock, std::chrono::milliseconds tick) : clock_(clock), tick_(tick) {}
+  SystemTime Now() const override { return clock_.Now(); }
+  SteadyTime SteadyNow() const override { return clock_.SteadyNow(); }
+  void SleepFor(Duration d) override { clock_.SleepFor(d); }
+  bool WaitUntil(Mutex& mu, CondVar& cv, SteadyTime deadline, const std::function<bool()>& pred) override
+      DLQ_REQUIRES(mu) {
+    if (deadline - clock_.SteadyNow() == tick_) {
+      std::lock_guard lock(rounds_mu_);
+      ++rounds_;
+      rounds_cv_.notify_all();
+    }
+    return clock_.WaitUntil(mu, cv, deadline, pred);
+  }
+
+  // Advances by `d`, then until the ticking loop has begun a round after
+  // it: one round woken by the advance may have started before it, so wait
+  // for a round, advance one tick, and wait for the next one. False when a
+  // round took more than 10 s of real time.
+  bool AdvanceAndAwaitRound(Duration d) {
+    for (Duration step : {d, Duration(tick_)}) {
+      int before = Rounds();
+      clock_.Advance(step);
+      std::unique_lock lock(rounds_mu_);
+      if (!rounds_cv_.wait_for(lock, seconds(10), [&] { return rounds_ > before; })) return false;
+    }
+    return true;
+  }
+
+ private:
+  int Rounds() {
+    std::lock_guard lock(rounds_mu_);
+    return rounds_;
+  }
+
+  FakeClock& clock_;
+  const Duration tick_;
+  std::mutex rounds_mu_;
+  std::condition_variable rounds_cv_;
+  int rounds_ = 0;
+};
+
 class DrainerTest : public ::testing::Test {
  protected:
   DrainerTest() : sqs_(clock_), store_("fake://archive", &clock_) {
@@ -86,14 +133,10 @@ class DrainerTest : public ::testing::Test {
     options_.batch.max_messages = 25;
   }
 
-  // Waits, in real time and at most `limit`, until the drainer has made more
-  // than `calls` ChangeMessageVisibilityBatch calls (the heartbeat looks every
-  // 20 ms of real time; under sanitizers and load, a fixed sleep loses).
-  void WaitForVisibilityCallsAbove(int calls, std::chrono::milliseconds limit) {
-    const auto give_up = std::chrono::steady_clock::now() + limit;
-    while (sqs_.calls(Op::kChangeMessageVisibilityBatch) <= calls && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+  // ApproximateNumberOfMessages: visible now.
+  int64_t VisibleNow() {
+    auto attrs = sqs_.GetQueueAttributes(url_, {"ApproximateNumberOfMessages"});
+    return attrs.ok() ? ParseInt64(attrs->at("ApproximateNumberOfMessages")).value_or(-1) : -1;
   }
 
   std::vector<std::string> Send(int n, SystemTime sent_at = SystemTime{}) {
@@ -486,16 +529,12 @@ TEST_F(DrainerTest, SlowUploadGetsVisibilityExtended) {
   // (SleepFor advances it) and could run the messages' visibility out
   // before this test's steps begin.
   options_.receivers = 1;
-  // Each Put takes 3 visibility timeouts of (fake) time, in steps the
-  // heartbeat can follow: after every 10 s the hook waits (up to 5 s of real
-  // time, for slow sanitizer builds) for the heartbeat's extension call.
-  store_.SetPutHook([this](const std::string&, std::string_view) {
-    for (int i = 0; i < 12; ++i) {
-      int before = sqs_.calls(Op::kChangeMessageVisibilityBatch);
-      clock_.Advance(seconds(5));
-      if (i % 2 == 0) continue;
-      WaitForVisibilityCallsAbove(before, seconds(5));
-    }
+  // Each Put takes 3 visibility timeouts of (fake) time, in 5 s steps the
+  // heartbeat follows: it looks at each new time before the next step.
+  RoundCountingClock drain_clock(clock_, options_.heartbeat_interval);
+  drain_clock_ = &drain_clock;
+  store_.SetPutHook([&](const std::string&, std::string_view) {
+    for (int i = 0; i < 12; ++i) EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(seconds(5)));
     return Status::Ok();
   });
   DrainResult r = Drain();
@@ -533,8 +572,11 @@ TEST_F(DrainerTest, VisibilityDeadlineCountsFromTheReceiveRequestNotItsReply) {
   SlowReceiveReply slow(sqs_, clock_, seconds(12));
   client_ = &slow;
   bool extended_in_time = false;
+  RoundCountingClock drain_clock(clock_, options_.heartbeat_interval);
+  drain_clock_ = &drain_clock;
   store_.SetPutHook([&](const std::string&, std::string_view) {
-    WaitForVisibilityCallsAbove(0, seconds(5));
+    // The heartbeat looks at t=12 and a tick, with the messages in hand.
+    EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(options_.heartbeat_interval));
     extended_in_time = sqs_.calls(Op::kChangeMessageVisibilityBatch) > 0;
     clock_.Advance(seconds(13));  // past SQS's first deadline (t=20)
     return Status::Ok();
@@ -964,7 +1006,8 @@ TEST_F(DrainerTest, FifoWithOneGroupReceivesOneAtATimeWithFewEmptyReceives) {
 // group is free at SQS while the run still counts its batch as held.
 class FirstDeleteReplyOvertaken final : public ReceiveObserver {
  public:
-  using ReceiveObserver::ReceiveObserver;
+  FirstDeleteReplyOvertaken(QueueClient& target, FakeClock& clock)
+      : ReceiveObserver(target, std::chrono::milliseconds(20)), clock_(clock) {}
 
   Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
     auto got = ReceiveObserver::ReceiveMessages(queue_url, options);
@@ -982,6 +1025,12 @@ class FirstDeleteReplyOvertaken final : public ReceiveObserver {
     if (!held_one_.exchange(true)) {
       std::unique_lock lock(mu_);
       const int before = brought_;
+      lock.unlock();
+      // A second without news: a receiver waiting for its turn probes. (The
+      // heartbeat and at least one receiver wait on the clock.)
+      clock_.WaitForWaiters(2);
+      clock_.Advance(seconds(1));
+      lock.lock();
       overtaken_ = cv_.wait_for(lock, seconds(5), [&] { return brought_ > before; });
       lock.unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the receiver handles its reply first
@@ -1000,6 +1049,7 @@ class FirstDeleteReplyOvertaken final : public ReceiveObserver {
   std::condition_variable cv_;
   int brought_ = 0;
   bool overtaken_ = false;
+  FakeClock& clock_;
 };
 
 TEST_F(DrainerTest, FifoOneGroupKeepsTakingTurnsWhenAReceiveOvertakesADeleteReply) {
@@ -1009,7 +1059,7 @@ TEST_F(DrainerTest, FifoOneGroupKeepsTakingTurnsWhenAReceiveOvertakesADeleteRepl
   // keep taking turns, one receive at a time.
   auto ids = SendFifo(1, 30);
   options_.receivers = 4;
-  FirstDeleteReplyOvertaken observer(sqs_, std::chrono::milliseconds(20));
+  FirstDeleteReplyOvertaken observer(sqs_, clock_);
   client_ = &observer;
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
@@ -1121,16 +1171,24 @@ TEST_F(DrainerTest, SelectionPassKeepsExaminedMessagesInvisibleWithAHeartbeat) {
   options_.selection = {SelectionKind::kOlderThan, std::chrono::hours(24)};
   options_.batch.max_messages = 10;
   options_.visibility_timeout = seconds(20);
-  std::atomic<int> puts{0};
+  // Each upload takes 8 s of the drainer's time, one upload at a time (two
+  // uploads side by side moved the time 16 s at once), and the heartbeat
+  // looks at every new time before the upload ends (it lost that race to a
+  // real-time sleep under ASan with 4 test processes on 2 cores).
+  RoundCountingClock drain_clock(clock_, options_.heartbeat_interval);
+  drain_clock_ = &drain_clock;
+  std::mutex one_upload;
+  bool first = true;  // under one_upload
   store_.SetPutHook([&](const std::string&, std::string_view) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    const int before = sqs_.calls(Op::kChangeMessageVisibilityBatch);
-    clock_.Advance(seconds(8));
-    if (++puts == 2) {
-      // 16 s in: the messages received first are due for extension (the
-      // sleep alone lost that race under ASan with 4 test processes on 2 cores).
-      WaitForVisibilityCallsAbove(before, seconds(10));
+    std::lock_guard lock(one_upload);
+    // The receivers take every message at t=0 before time moves (one that
+    // waits for an upload slot holds its messages in hand: not visible).
+    for (const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+         first && VisibleNow() > 0 && std::chrono::steady_clock::now() < give_up;) {
+      std::this_thread::yield();
     }
+    first = false;
+    EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(seconds(8)));
     return Status::Ok();
   });
   DrainResult r = Drain();

@@ -390,21 +390,6 @@ std::string BigLines(const std::string& prefix, int count, size_t body_bytes) {
   return Lines("q", msgs, kDay1);
 }
 
-// A clock whose monotonic time moves 1 ms on every reading: a deadline N ms
-// away passes after N readings, whatever the machine's speed.
-class TickingClock final : public Clock {
- public:
-  SystemTime Now() const override { return SystemTime(std::chrono::seconds(1700000000)); }
-  std::chrono::steady_clock::time_point SteadyNow() const override {
-    return std::chrono::steady_clock::time_point(std::chrono::milliseconds(++ticks_));
-  }
-  void SleepFor(Duration) override {}
-  int64_t ticks() const { return ticks_.load(); }
-
- private:
-  mutable std::atomic<int64_t> ticks_{0};
-};
-
 TEST(ScanTest, StopFlagEndsTheScanInsideAnObject) {
   FakeObjectStore store;
   // 4000 records of 1 KiB: about 4.5 MiB decompressed, read in 18 pieces.
@@ -447,7 +432,10 @@ TEST(ScanTest, DeadlineEndsTheScanInsideAnObjectAndSaysHowFarItGot) {
   while (big.size() < (size_t{64} << 20)) big += line;
   PutObject(store, ObjKey(2), big);
   big = std::string();
-  TickingClock clock;
+  // Monotonic time moves 1 ms on every reading: the 100 ms deadline passes
+  // after 100 readings, whatever the machine's speed.
+  FakeClock clock;
+  clock.AdvanceOnEachSteadyRead(std::chrono::milliseconds(1));
   ScanOptions o;
   o.parallelism = 1;  // object 1 is finished before object 2 starts
   o.deduplicate = false;
