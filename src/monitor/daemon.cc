@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <stop_token>
-#include <thread>
 
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/log.h"
@@ -614,7 +613,7 @@ void Daemon::RunFinished(const std::string& group, QueueState& q, const DaemonAr
 
 void Daemon::RunOnce() {
   const SystemTime now = clock_.Now();
-  auto started = std::chrono::steady_clock::now();
+  const SteadyTime started = clock_.SteadyNow();
   size_t watched = 0, other_shards = 0;
   std::vector<GroupState*> groups;  // only this thread (the control thread) replaces groups_
   {
@@ -649,7 +648,7 @@ void Daemon::RunOnce() {
   metrics_.queues_watched.WithLabels({}).Set(static_cast<double>(watched));
   metrics_.queues_other_shards.WithLabels({}).Set(static_cast<double>(other_shards));
   metrics_.collection_duration_seconds.WithLabels({}).Observe(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      std::chrono::duration<double>(clock_.SteadyNow() - started).count());
   ++generation_;
   health_.Heartbeat();
   health_.SetReady();
@@ -827,11 +826,9 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
     }
     wake_ = false;
     RunOnce();
-    // Sleep in small steps so signals are seen promptly.
-    auto until = std::chrono::steady_clock::now() + config_.collection_interval;
-    while (!stop && !reload && !wake_ && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    // Look every 100 ms so signals (flags a handler sets) are seen promptly.
+    PollUntil(clock_, clock_.SteadyNow() + config_.collection_interval, std::chrono::milliseconds(100),
+              [&] { return stop || reload || wake_; });
   }
   Log().Log(LogLevel::kInfo, "stopping", {{"reason", "signal"}});
   health_.SetNotReady("stopping");

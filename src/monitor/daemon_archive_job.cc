@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -149,24 +148,14 @@ JobOutcome DaemonArchiveRun::Run(const std::stop_token& stop) {
   // Scheduler::Stop() stops the drain (at once when it came before this line).
   std::stop_callback on_stop(stop, [&drainer] { drainer.RequestStop(); });
   const SystemTime start = clock_.Now();
-  Mutex progress_mu;
-  CondVar progress_cv;
-  bool run_done = false;  // under progress_mu
-  std::thread progress([&] {
-    MutexLock lock(progress_mu);
-    while (!progress_cv.WaitFor(progress_mu, progress_interval_, [&] { return run_done; })) {
-      lock.Unlock();
-      Publish(drainer.Snapshot());
-      lock.Lock();
-    }
-  });
-  DrainResult r = drainer.Run();
-  {
-    MutexLock lock(progress_mu);
-    run_done = true;
-    progress_cv.NotifyAll();
-  }
-  progress.join();  // before the last publish: one thread publishes at a time
+  DrainResult r;
+  // One thread publishes at a time: RunWatched has joined its watcher when it returns.
+  RunWatched(
+      clock_, progress_interval_, [&] { r = drainer.Run(); },
+      [&] {
+        Publish(drainer.Snapshot());
+        return true;
+      });
   Publish(r.stats);
   const bool failed = !r.status.ok() && r.status.code() != ErrorCode::kCancelled;
   CountEnd(r, failed);

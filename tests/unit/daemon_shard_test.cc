@@ -194,9 +194,13 @@ TEST_F(DaemonShardTest, ReloadToOneShardTakesOverEveryQueue) {
   EXPECT_THAT(text, HasSubstr("dlq_archive_queues_other_shards 0\n"));
 }
 
-bool WaitFor(const std::function<bool()>& done) {
+// The daemon's Run loop waits on the fake clock between sweeps: each look
+// moves it 100 ms (one of the loop's polls) and gives the loop's thread a
+// real moment to run.
+bool WaitFor(FakeClock& clock, const std::function<bool()>& done) {
   for (int i = 0; i < 200; ++i) {
     if (done()) return true;
+    clock.Advance(std::chrono::milliseconds(100));
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   return done();
@@ -215,20 +219,20 @@ TEST_F(DaemonShardTest, ReloadThatFailsToLoadKeepsThePreviousConfigAndLogsTheErr
     return one;
   };
   std::thread runner([&] { (void)r.daemon->Run(stop, reload, load); });
-  ASSERT_TRUE(WaitFor([&] { return !r.Watched().empty(); }));
+  ASSERT_TRUE(WaitFor(clock_, [&] { return !r.Watched().empty(); }));
   const std::set<std::string> before = r.Watched();
   ASSERT_LT(before.size(), names_.size());
 
   reload = true;
-  EXPECT_TRUE(WaitFor([&] { return log->Contains("config_reload_failed"); }));
+  EXPECT_TRUE(WaitFor(clock_, [&] { return log->Contains("config_reload_failed"); }));
   EXPECT_TRUE(log->Contains("shard.index: 2 is not below shard.count (2)"));
   EXPECT_TRUE(log->Contains("previous configuration"));
   EXPECT_EQ(r.Watched(), before);
   EXPECT_THAT(r.registry.Render(), HasSubstr("dlq_archive_shard_info{index=\"0\",count=\"2\"} 1"));
 
   reload = true;
-  EXPECT_TRUE(WaitFor([&] { return log->Contains("config_reloaded"); }));
-  EXPECT_TRUE(WaitFor([&] { return r.Watched() == names_; }));
+  EXPECT_TRUE(WaitFor(clock_, [&] { return log->Contains("config_reloaded"); }));
+  EXPECT_TRUE(WaitFor(clock_, [&] { return r.Watched() == names_; }));
   stop = true;
   runner.join();
 }
