@@ -7,6 +7,9 @@
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 
+#include <CLI/CLI.hpp>
+
+#include "app/command.h"
 #include "common/count_noun.h"
 #include "common/crypto.h"
 #include "common/text.h"
@@ -183,6 +186,39 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
                Base64Encode(r.body));
   }
   return damage;
+}
+
+namespace {
+
+struct ShowFlags {
+  ShowCommandOptions options;
+  std::string from;
+};
+
+Runner AddShowFlags(CLI::App& cmd) {
+  auto f = std::make_shared<ShowFlags>();
+  cmd.add_option("message_id", f->options.message_id, "the SQS MessageId (required)");
+  AddFromFlag(cmd, f->from);
+  cmd.add_option("--queue", f->options.queues, "look only in this queue (repeatable)");
+  cmd.add_option("--output", f->options.output, "text or json (the archive line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd.add_flag("--raw", f->options.raw,
+               "print the body alone, byte for byte as stored (text output escapes control characters)")
+      ->excludes("--output");
+  AddArchiveSourceFlags(cmd, f->options.source);
+  AddScanMemoryFlag(cmd, f->options.source);
+  return [f](const CommandContext& ctx) {
+    if (f->options.message_id.empty()) return ctx.usage.Fail("name a MESSAGE_ID");
+    return WithArchive(ctx, f->from, [&](ObjectStore& store, const Destination& from) {
+      return RunShowCommand(f->options, store, from, stdout, stderr, &ctx.stop);
+    });
+  };
+}
+
+}  // namespace
+
+Command ShowCommand() {
+  return {"show", "print one archived message in full, with where it is stored", "", AddShowFlags};
 }
 
 }  // namespace dlq

@@ -34,4 +34,8 @@ int RunStack(const StackCommandOptions& options, const MonitorConfig& config, co
 
 int RunStackCommand(const StackCommandOptions& options);
 
+struct Command;
+// The `stack` entry of the command line (app/command.h).
+Command StackCommand();
+
 }  // namespace dlq
