@@ -58,7 +58,9 @@ void InstallSignalHandlers() {
 // which dlq-archive-lambda links without the rest of the command line.
 Command LambdaCommand() {
   return {"lambda", "AWS Lambda custom runtime (configured by environment variables)",
-          "Configuration: see doc/lambda.md (AWS_LAMBDA_RUNTIME_API, DLQ_ARCHIVE_DESTINATION, DLQ_ARCHIVE_QUEUES, ...)",
+          "Configuration: see doc/lambda.md (AWS_LAMBDA_RUNTIME_API, DLQ_ARCHIVE_DESTINATION, DLQ_ARCHIVE_QUEUES, "
+          "...)\nExit codes: 0 the Runtime API went away; 1 the Runtime API failed; 2 bad configuration (also "
+          "reported to the Runtime API as an init error)",
           [](CLI::App&) -> Runner {
             return [](const CommandContext& ctx) { return RunLambdaCommand(ctx.global.Services(), ctx.stop); };
           }};

@@ -194,7 +194,10 @@ Runner AddLsFlags(CLI::App& cmd) {
 }  // namespace
 
 Command LsCommand() {
-  return {"ls", "list the archive's queues, days and objects with their sizes", "", AddLsFlags};
+  return {"ls", "list the archive's queues, days and objects with their sizes",
+          "Exit codes: 0 done; 1 the archive cannot be listed; 2 usage error; 3 listed, but entries the store "
+          "skipped (links, special files) are named on stderr; 130 stopped by a signal",
+          AddLsFlags};
 }
 
 }  // namespace dlq

@@ -205,7 +205,10 @@ Runner AddRunFlags(CLI::App& cmd) {
 }  // namespace
 
 Command RunCommand() {
-  return {"run", "monitor DLQs from a config file: metrics, alarms, archiving (daemon)", "", AddRunFlags};
+  return {"run", "monitor DLQs from a config file: metrics, alarms, archiving (daemon)",
+          "Exit codes: 0 stopped by SIGTERM or SIGINT; 1 the daemon failed (e.g. its port cannot be bound); 2 usage "
+          "error or a bad config (every problem listed). SIGHUP reloads the config. See doc/operations.md.",
+          AddRunFlags};
 }
 
 }  // namespace dlq

@@ -218,7 +218,10 @@ Runner AddShowFlags(CLI::App& cmd) {
 }  // namespace
 
 Command ShowCommand() {
-  return {"show", "print one archived message in full, with where it is stored", "", AddShowFlags};
+  return {"show", "print one archived message in full, with where it is stored",
+          "Exit codes: 0 found; 1 not found, or the archive cannot be listed; 2 usage error; 3 unreadable objects "
+          "or lines were skipped, so a copy may have been missed; 130 stopped by a signal",
+          AddShowFlags};
 }
 
 }  // namespace dlq
