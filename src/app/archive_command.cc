@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <deque>
 #include <map>
 
+#include "app/command.h"
+#include "app/flag_validators.h"
 #include "app/queue_selection.h"
 #include "common/byte_size.h"
 #include "common/clock.h"
@@ -386,6 +389,114 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     std::fprintf(stderr, "%s%s\n", code == 130 ? "" : code == 4 ? "" : "error: ", TerminalSafe(reason).c_str());
   }
   return code;
+}
+
+namespace {
+
+constexpr const char* kArchiveExitCodes =
+    "Exit codes:\n"
+    "  0    done: every selected message archived and deleted\n"
+    "  1    error (the message says what and where; nothing unarchived was deleted), or --queue-prefix matched no\n"
+    "       dead-letter queue\n"
+    "  2    usage error\n"
+    "  3    archived, but some deletes failed (those messages stay in the DLQ and are archived again)\n"
+    "  4    incomplete: selected messages were left in the DLQ\n"
+    "  130  stopped by a signal (uploads in flight finished first)";
+
+// The command line's values: the options, and the flags that become options
+// only once they are checked against each other.
+struct ArchiveFlags {
+  ArchiveCommandOptions options;
+  std::string older_than, expiring_within, batch_max_age, batch_max_bytes, visibility = "2m";
+  size_t batch_max_messages = 0;
+  int gzip_level = -1;
+  bool all = false;
+  bool fixed_concurrency = false;
+};
+
+int RunArchiveFlags(const ArchiveFlags& f, const CommandContext& ctx) {
+  ArchiveCommandOptions o = f.options;
+  if (o.destination.empty()) return ctx.usage.Fail("--to is required (s3://BUCKET/PREFIX or file:///DIR)");
+  if (f.all && (!f.older_than.empty() || !f.expiring_within.empty())) {
+    return ctx.usage.Fail("--all cannot be combined with --older-than or --expiring-within");
+  }
+  if (!f.older_than.empty() && !f.expiring_within.empty()) {
+    return ctx.usage.Fail("choose one of --older-than and --expiring-within");
+  }
+  if (o.any_queue && o.queue_prefix.empty()) return ctx.usage.Fail("--any-queue applies to --queue-prefix");
+  std::optional<FileModes> modes = FileModesOrReport();
+  if (!modes) return 2;
+  o.file_modes = *modes;
+  return WithServices(ctx, [&](AwsServices& services) {
+    // The validators accepted every value below.
+    if (!f.older_than.empty()) o.drain.selection = {SelectionKind::kOlderThan, *ParseDuration(f.older_than)};
+    if (!f.expiring_within.empty()) {
+      o.drain.selection = {SelectionKind::kExpiringWithin, *ParseDuration(f.expiring_within)};
+    }
+    if (f.batch_max_messages) o.drain.batch.max_messages = f.batch_max_messages;
+    if (!f.batch_max_bytes.empty()) o.drain.batch.max_bytes = static_cast<size_t>(*ParseByteSize(f.batch_max_bytes));
+    if (!f.batch_max_age.empty()) o.drain.batch.max_age = *ParseDuration(f.batch_max_age);
+    if (f.gzip_level > 0) o.drain.batch.gzip_level = f.gzip_level;
+    o.drain.visibility_timeout = *ParseDuration(f.visibility);
+    o.drain.adaptive_receivers = !f.fixed_concurrency;
+    return RunArchiveCommand(std::move(o), services, ctx.stop);
+  });
+}
+
+Runner AddArchiveFlags(CLI::App& cmd) {
+  auto f = std::make_shared<ArchiveFlags>();
+  ArchiveCommandOptions& ar = f->options;
+  cmd.add_option("--queue", ar.queues, "queue name or URL (repeatable)");
+  cmd.add_option("--queue-prefix", ar.queue_prefix,
+                 "every dead-letter queue whose name starts with this (queues that are no queue's DLQ are "
+                 "listed as skipped)");
+  cmd.add_flag("--any-queue", ar.any_queue, "--queue-prefix takes every queue it matches, DLQ or not");
+  cmd.add_option("--to", ar.destination, "s3://BUCKET/PREFIX or file:///DIR (required)");
+  cmd.add_flag("--all", f->all, "archive every message (default)");
+  cmd.add_option("--older-than", f->older_than, "only messages sent longer ago than this (by SentTimestamp)")
+      ->check(DurationValidator());
+  cmd.add_option("--expiring-within", f->expiring_within,
+                 "only messages that expire within this (standard: SentTimestamp + retention)")
+      ->check(DurationValidator());
+  cmd.add_option("--max-messages", ar.drain.max_messages, "stop after this many messages (0: no limit)")
+      ->check(IntegerValidator(0, UINT64_MAX));
+  cmd.add_option("--batch-max-messages", f->batch_max_messages, "messages per object (default 10000)")
+      ->check(IntegerValidator(1, 10'000'000));
+  cmd.add_option("--batch-max-bytes", f->batch_max_bytes,
+                 "uncompressed bytes per object, e.g. 8MiB, 512KiB, 1048576 (default 8MiB; 1KiB..1GiB)")
+      ->check(BatchBytesValidator());
+  cmd.add_option("--batch-max-age", f->batch_max_age, "seal a batch after this long (default 30s)")
+      ->check(DurationValidator());
+  cmd.add_option("--gzip-level", f->gzip_level, "1 (fast, default) .. 12 (small)")->check(IntegerValidator(1, 12));
+  cmd.add_option("--key-template", ar.key_template,
+                 "object key template (default {prefix}/{queue}/{yyyymmdd}/{queue}-{hhmmss}-{batch_id}.json.gz)");
+  cmd.add_flag("--hive", ar.hive, "Hive-style keys: {prefix}/queue={queue}/dt={yyyy-mm-dd}/...");
+  cmd.add_option("--sse", ar.drain.put.sse, "server-side encryption: AES256 or aws:kms")
+      ->check(CLI::IsMember({"AES256", "aws:kms"}));
+  cmd.add_option("--sse-kms-key-id", ar.drain.put.sse_kms_key_id, "KMS key id, ARN or alias (with --sse aws:kms)");
+  cmd.add_option("--storage-class", ar.drain.put.storage_class, "e.g. STANDARD_IA, GLACIER_IR");
+  cmd.add_option("--visibility-timeout", f->visibility, "visibility of received messages; extended while in flight")
+      ->check(DurationValidator())
+      ->capture_default_str();
+  cmd.add_flag("--keep", ar.drain.keep, "archive a copy; delete nothing");
+  cmd.add_flag("--dry-run", ar.drain.dry_run,
+               "count what would be archived; uploads and deletes nothing (receiving raises receive counts)");
+  cmd.add_option("--concurrency", ar.drain.receivers,
+                 "receivers per queue, at most (1..64): a standard queue's run receives with as many as raise "
+                 "its rate (2, doubled while a doubling pays)")
+      ->capture_default_str()
+      ->check(IntegerValidator(1, 64));
+  cmd.add_flag("--fixed-concurrency", f->fixed_concurrency, "receive with all --concurrency receivers, always");
+  cmd.add_option("--output", ar.output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd.add_option("--progress", ar.progress, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  return [f](const CommandContext& ctx) { return RunArchiveFlags(*f, ctx); };
+}
+
+}  // namespace
+
+Command ArchiveCommand() {
+  return {"archive", "archive DLQ messages, deleting each only after its object is stored", kArchiveExitCodes,
+          AddArchiveFlags};
 }
 
 }  // namespace dlq

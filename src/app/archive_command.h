@@ -27,4 +27,8 @@ struct ArchiveCommandOptions {
 // Prints the summary to stdout and returns the exit code (see cli.h).
 int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std::atomic<bool>& stop);
 
+struct Command;
+// The `archive` entry of the command line (app/command.h).
+Command ArchiveCommand();
+
 }  // namespace dlq

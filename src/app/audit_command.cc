@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <optional>
 #include <vector>
 
+#include "app/archive_source.h"
+#include "app/command.h"
 #include "common/json_writer.h"
 #include "common/text.h"
 #include "common/time_util.h"
@@ -210,6 +213,47 @@ int RunAuditShowCommand(const AuditCommandOptions& options, ObjectStore& store, 
                  TerminalSafe(f.reason).c_str());
   }
   return 0;
+}
+
+namespace {
+
+struct AuditFlags {
+  AuditCommandOptions options;
+  std::string from;
+  CLI::App* ls = nullptr;
+  CLI::App* show = nullptr;
+};
+
+Runner AddAuditFlags(CLI::App& cmd) {
+  auto f = std::make_shared<AuditFlags>();
+  cmd.require_subcommand(1);
+  f->ls = cmd.add_subcommand("ls", "one line per audit record, oldest first");
+  f->show = cmd.add_subcommand("show", "one audit record in full, with every message's outcome");
+  f->show->add_option("id", f->options.id, "the record's id, as `audit ls` prints it (required)");
+  for (CLI::App* sub : {f->ls, f->show}) {
+    AddFromFlag(*sub, f->from);
+    sub->add_option("--output", f->options.output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  }
+  return [f](const CommandContext& ctx) {
+    if (*f->ls) {
+      return WithArchive(ctx, f->from, [&](ObjectStore& store, const Destination& from) {
+        return RunAuditLsCommand(f->options, store, from, stdout, stderr, &ctx.stop);
+      });
+    }
+    if (f->options.id.empty()) return ctx.usage.Fail("name an audit record ID (see `dlq-archive audit ls`)");
+    return WithArchive(ctx, f->from, [&](ObjectStore& store, const Destination& from) {
+      return RunAuditShowCommand(f->options, store, from, stdout, stderr);
+    });
+  };
+}
+
+}  // namespace
+
+Command AuditCommand() {
+  return {"audit", "list replays (and archive runs) from the audit trail, or show one",
+          "Records are read from {prefix}/_audit/ of --from (the archive, or a replay's --audit-to). Exit "
+          "codes: 0 ok; 1 cannot list or read, or no such record; 2 usage error; 3 unreadable records left out",
+          AddAuditFlags};
 }
 
 }  // namespace dlq

@@ -27,4 +27,8 @@ int RunAuditLsCommand(const AuditCommandOptions& options, ObjectStore& store, co
 int RunAuditShowCommand(const AuditCommandOptions& options, ObjectStore& store, const Destination& from, std::FILE* out,
                         std::FILE* err);
 
+struct Command;
+// The `audit` entry of the command line (app/command.h).
+Command AuditCommand();
+
 }  // namespace dlq

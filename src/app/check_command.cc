@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 
+#include "app/command.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/text.h"
@@ -330,6 +332,28 @@ int RunCheckCommand(const CheckCommandOptions& options) {
   if (options.output != "json") out = TerminalSafe(out, TextLines::kMulti);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return code;
+}
+
+namespace {
+
+Runner AddCheckFlags(CLI::App& cmd) {
+  auto o = std::make_shared<CheckCommandOptions>();
+  cmd.add_option("--config", o->config_path, "YAML config (doc/configuration.md) (required)");
+  cmd.add_option("--output", o->output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  return [o](const CommandContext& ctx) {
+    if (o->config_path.empty()) return ctx.usage.Fail("--config is required");
+    CheckCommandOptions options = *o;
+    options.services = ctx.global.Services();
+    return RunCheckCommand(options);
+  };
+}
+
+}  // namespace
+
+Command CheckCommand() {
+  return {"check", "print the resolved plan and a safety analysis per queue",
+          "Exit codes: 0 every queue is safe; 1 some queue is unsafe or the config is invalid; 2 usage error",
+          AddCheckFlags};
 }
 
 }  // namespace dlq

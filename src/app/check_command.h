@@ -23,4 +23,8 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
 
 int RunCheckCommand(const CheckCommandOptions& options);
 
+struct Command;
+// The `check` entry of the command line (app/command.h).
+Command CheckCommand();
+
 }  // namespace dlq

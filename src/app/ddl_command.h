@@ -19,4 +19,8 @@ struct DdlCommandOptions {
 int RunDdl(const DdlCommandOptions& options, std::string& out, std::string& err);
 int RunDdlCommand(const DdlCommandOptions& options);
 
+struct Command;
+// The `ddl` entry of the command line (app/command.h).
+Command DdlCommand();
+
 }  // namespace dlq

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "app/command.h"
 #include "common/byte_size.h"
 #include "common/count_noun.h"
 #include "common/strings.h"
@@ -164,6 +166,38 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
     return 3;
   }
   return 0;
+}
+
+namespace {
+
+struct LsFlags {
+  LsCommandOptions options;
+  std::string from;
+};
+
+Runner AddLsFlags(CLI::App& cmd) {
+  auto f = std::make_shared<LsFlags>();
+  AddFromFlag(cmd, f->from);
+  cmd.add_option("--queue", f->options.queues, "only this queue (repeatable)");
+  cmd.add_option("--since", f->options.since,
+                 "only objects archived at or after T (RFC 3339, a date, or 24h / 7d ago)");
+  cmd.add_option("--until", f->options.until, "only objects archived before T");
+  cmd.add_flag("--objects", f->options.objects, "one line per object instead of per queue and day");
+  AddArchiveSourceFlags(cmd, f->options.source);
+  return [f](const CommandContext& ctx) {
+    return WithArchive(ctx, f->from, [&](ObjectStore& store, const Destination& from) {
+      return RunLsCommand(f->options, store, from, DefaultClock().Now(), stdout, stderr, &ctx.stop);
+    });
+  };
+}
+
+}  // namespace
+
+Command LsCommand() {
+  return {"ls", "list the archive's queues, days and objects with their sizes",
+          "Exit codes: 0 done; 1 the archive cannot be listed; 2 usage error; 3 listed, but entries the store "
+          "skipped (links, special files) are named on stderr; 130 stopped by a signal",
+          AddLsFlags};
 }
 
 }  // namespace dlq

@@ -35,4 +35,8 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
 // found.
 std::vector<std::string> FindArchivePrefixes(ObjectStore& store, int max_lists = 60);
 
+struct Command;
+// The `ls` entry of the command line (app/command.h).
+Command LsCommand();
+
 }  // namespace dlq

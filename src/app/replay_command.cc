@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <optional>
 
 #include "app/archive_source.h"
+#include "app/command.h"
+#include "app/flag_validators.h"
 #include "app/replay_guards.h"
 #include "archive/key_layout.h"
 #include "archiver/drainer.h"
@@ -427,6 +430,61 @@ int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services,
   deps.region = services.settings().region;
   deps.clock = &services.clock();
   return RunReplay(options, deps, stop);
+}
+
+namespace {
+
+Runner AddReplayFlags(CLI::App& cmd) {
+  auto rp = std::make_shared<ReplayCommandOptions>();
+  cmd.add_option("--from", rp->from, "archive to read: s3://BUCKET/PREFIX or file:///DIR");
+  cmd.add_option("--from-queue", rp->from_queue, "live form: move messages out of this DLQ (name, URL or ARN)");
+  AddFilterFlags(cmd, rp->filter);
+  cmd.add_flag("--to-source", rp->to_source, "send each message to the queue it failed from");
+  cmd.add_option("--to-queue", rp->to_queue, "send every message to this queue (name, URL or ARN)");
+  cmd.add_flag("--all", rp->all, "--from with no filter: replay every archived message (required then)");
+  cmd.add_flag("--all-queues", rp->all_queues,
+               "--to-queue: send the messages of several DLQs into the one queue (required then)");
+  cmd.add_flag("--allow-cross-account", rp->allow_cross_account,
+               "--to-source: send to sources in another account or region than their DLQ (each is printed)");
+  cmd.add_option("--rate", rp->rate, "messages per second, e.g. 100/s (default: unlimited)");
+  cmd.add_option("--max", rp->max, "send at most this many messages (0: no limit)")
+      ->check(IntegerValidator(0, UINT64_MAX));
+  cmd.add_option("--concurrency", rp->concurrency,
+                 "SendMessageBatch calls in flight (default 4; 1 with --checkpoint, so a crash duplicates at most "
+                 "one batch)")
+      ->check(IntegerValidator(1, 64));
+  cmd.add_flag("--dry-run", rp->dry_run, "print what would be sent; send and write nothing");
+  cmd.add_option("--checkpoint", rp->checkpoint, "progress file: a rerun resumes where a killed run stopped");
+  cmd.add_option("--transform", rp->transform,
+                 "pipe each record (one JSON line) through `sh -c CMD`; send the record it prints back");
+  cmd.add_option("--transform-timeout", rp->transform_timeout_s, "seconds to wait for each transformed line")
+      ->capture_default_str()
+      ->check(SecondsValidator());
+  cmd.add_option("--audit-to", rp->audit_to,
+                 "archive URL for the audit record and the record of what was sent (required by --from-queue; "
+                 "default: the --from archive)");
+  cmd.add_flag("--again", rp->again, "also send messages an earlier replay delivered to the same destination");
+  cmd.add_option("--progress", rp->progress, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  return [rp](const CommandContext& ctx) {
+    std::optional<FileModes> modes = FileModesOrReport();
+    if (!modes) return 2;
+    ReplayCommandOptions options = *rp;
+    options.file_modes = *modes;
+    return WithServices(ctx, [&](AwsServices& services) { return RunReplayCommand(options, services, ctx.stop); });
+  };
+}
+
+}  // namespace
+
+Command ReplayCommand() {
+  return {"replay", "send archived or live DLQ messages back to a queue, filtered",
+          "Exit codes: 0 every selected message sent; 1 some failed or an error stopped the run; 2 usage error, an "
+          "unresolvable or missing destination, another run's checkpoint, no filter without --all, several DLQs "
+          "into --to-queue without --all-queues, or a source in another account or region without "
+          "--allow-cross-account (nothing sent); 3 sent, but unreadable archive objects or lines were skipped; 130 "
+          "stopped by a signal",
+          AddReplayFlags};
 }
 
 }  // namespace dlq

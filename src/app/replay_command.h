@@ -73,4 +73,8 @@ int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services,
 // "250", "250/s", "0.5/s" -> messages per second; nullopt unless > 0.
 std::optional<double> ParseRate(std::string_view text);
 
+struct Command;
+// The `replay` entry of the command line (app/command.h).
+Command ReplayCommand();
+
 }  // namespace dlq

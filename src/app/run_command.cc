@@ -3,15 +3,19 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 
+#include "app/command.h"
 #include "app/dashboard_replay.h"
+#include "app/flag_validators.h"
 #include "aws/http_client_choice.h"
 #include "common/log.h"
 #include "dashboard/dashboard.h"
 #include "monitor/daemon.h"
 #include "monitor/notifier.h"
+#include "monitor/shard.h"
 #include "server/metrics.h"
 
 namespace dlq {
@@ -161,6 +165,51 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   }
   Log().Log(LogLevel::kInfo, "stopped", {});
   return 0;
+}
+
+namespace {
+
+struct RunFlags {
+  RunCommandOptions options;
+  std::string shard;
+};
+
+int RunRunFlags(const RunFlags& f, const CommandContext& ctx) {
+  RunCommandOptions o = f.options;
+  if (o.config_path.empty()) return ctx.usage.Fail("--config is required");
+  if (!f.shard.empty()) {
+    auto shard = ParseShardSpec(f.shard);
+    if (!shard.ok()) return ctx.usage.Fail("--shard: " + shard.status().message());
+    o.shard = *shard;
+  }
+  std::optional<FileModes> modes = FileModesOrReport();
+  if (!modes) return 2;
+  o.file_modes = *modes;
+  o.services = ctx.global.Services();
+  // Flags given on the command line win over the config file's log section.
+  if (ctx.global.log_level_given) o.log_level = ctx.global.log_level;
+  if (ctx.global.log_format_given) o.log_format = ctx.global.log_format;
+  return RunRunCommand(o, ctx.stop);
+}
+
+Runner AddRunFlags(CLI::App& cmd) {
+  auto f = std::make_shared<RunFlags>();
+  cmd.add_option("--config", f->options.config_path, "YAML config (doc/configuration.md) (required)");
+  cmd.add_option("--listen-port", f->options.listen_port, "override the config's listen port (0: any free port)")
+      ->check(IntegerValidator(0, 65535));
+  cmd.add_option("--shard", f->shard,
+                 "I/N: this replica is shard I of N and handles only the queues it owns (overrides the config's "
+                 "shard)");
+  return [f](const CommandContext& ctx) { return RunRunFlags(*f, ctx); };
+}
+
+}  // namespace
+
+Command RunCommand() {
+  return {"run", "monitor DLQs from a config file: metrics, alarms, archiving (daemon)",
+          "Exit codes: 0 stopped by SIGTERM or SIGINT; 1 the daemon failed (e.g. its port cannot be bound); 2 usage "
+          "error or a bad config (every problem listed). SIGHUP reloads the config. See doc/operations.md.",
+          AddRunFlags};
 }
 
 }  // namespace dlq

@@ -35,4 +35,8 @@ GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, Daem
 // then runs until `stop`; SIGHUP reloads the config. Returns the exit code.
 int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop);
 
+struct Command;
+// The `run` entry of the command line (app/command.h).
+Command RunCommand();
+
 }  // namespace dlq

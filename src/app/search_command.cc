@@ -1,9 +1,14 @@
 #include "app/search_command.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
+#include <memory>
 
+#include "app/command.h"
+#include "app/flag_validators.h"
 #include "common/count_noun.h"
 #include "common/text.h"
 #include "common/time_util.h"
@@ -85,6 +90,42 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
                CountNoun(stats->objects, "object", "objects"), secs);
   }
   return ReportDamage(*stats, from, err);
+}
+
+namespace {
+
+struct SearchFlags {
+  SearchCommandOptions options;
+  std::string from;
+};
+
+Runner AddSearchFlags(CLI::App& cmd) {
+  auto f = std::make_shared<SearchFlags>();
+  AddFromFlag(cmd, f->from);
+  AddFilterFlags(cmd, f->options.filter);
+  cmd.add_option("--limit", f->options.limit, "stop after N messages (0: no limit)")
+      ->check(IntegerValidator(0, UINT64_MAX));
+  cmd.add_option("--output", f->options.output,
+                 "table (default on a terminal), jsonl (default when piped), ids "
+                 "or count")
+      ->check(CLI::IsMember({"table", "jsonl", "ids", "count"}));
+  AddArchiveSourceFlags(cmd, f->options.source);
+  AddScanMemoryFlag(cmd, f->options.source);
+  return [f](const CommandContext& ctx) {
+    return WithArchive(ctx, f->from, [&](ObjectStore& store, const Destination& from) {
+      return RunSearchCommand(f->options, store, from, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, stdout, stderr,
+                              &ctx.stop);
+    });
+  };
+}
+
+}  // namespace
+
+Command SearchCommand() {
+  return {"search", "print the archived messages that match a filter",
+          "Exit codes: 0 done; 1 the archive cannot be listed; 2 usage error; 3 done, but unreadable objects "
+          "or lines were skipped (each named on stderr)",
+          AddSearchFlags};
 }
 
 }  // namespace dlq

@@ -30,4 +30,8 @@ struct SearchCommandOptions {
 int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                      bool out_is_terminal, std::FILE* out, std::FILE* err, const std::atomic<bool>* stop = nullptr);
 
+struct Command;
+// The `search` entry of the command line (app/command.h).
+Command SearchCommand();
+
 }  // namespace dlq

@@ -9,6 +9,9 @@
 
 #include <utility>
 
+#include <CLI/CLI.hpp>
+
+#include "app/command.h"
 #include "common/count_noun.h"
 #include "common/crypto.h"
 #include "common/text.h"
@@ -215,6 +218,46 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
                Base64Encode(r.body));
   }
   return damage;
+}
+
+namespace {
+
+struct ShowFlags {
+  ShowCommandOptions options;
+  std::string from;
+};
+
+Runner AddShowFlags(CLI::App& cmd) {
+  auto f = std::make_shared<ShowFlags>();
+  cmd.add_option("message_id", f->options.message_id, "the SQS MessageId (required without --fingerprint)");
+  cmd.add_option("--fingerprint", f->options.fingerprint, "ID: a failure group; alone: its earliest message");
+  cmd.add_option("--fingerprint-fields", f->options.fingerprint_fields, "the JSON fields --fingerprint groups by");
+  AddFromFlag(cmd, f->from);
+  cmd.add_option("--queue", f->options.queues, "look only in this queue (repeatable)");
+  cmd.add_option("--output", f->options.output, "text or json (the archive line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd.add_flag("--raw", f->options.raw,
+               "print the body alone, byte for byte as stored (text output escapes control characters)")
+      ->excludes("--output");
+  AddArchiveSourceFlags(cmd, f->options.source);
+  AddScanMemoryFlag(cmd, f->options.source);
+  return [f](const CommandContext& ctx) {
+    if (f->options.message_id.empty() && f->options.fingerprint.empty()) {
+      return ctx.usage.Fail("name a MESSAGE_ID or a --fingerprint ID");
+    }
+    return WithArchive(ctx, f->from, [&](ObjectStore& store, const Destination& from) {
+      return RunShowCommand(f->options, store, from, stdout, stderr, &ctx.stop);
+    });
+  };
+}
+
+}  // namespace
+
+Command ShowCommand() {
+  return {"show", "print one archived message in full, with where it is stored",
+          "Exit codes: 0 found; 1 not found, or the archive cannot be listed; 2 usage error; 3 unreadable objects "
+          "or lines were skipped, so a copy may have been missed; 130 stopped by a signal",
+          AddShowFlags};
 }
 
 }  // namespace dlq

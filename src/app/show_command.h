@@ -41,4 +41,8 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
 // written) when it is a JSON object or array, else nullopt.
 std::optional<std::string> PrettyJson(std::string_view body);
 
+struct Command;
+// The `show` entry of the command line (app/command.h).
+Command ShowCommand();
+
 }  // namespace dlq

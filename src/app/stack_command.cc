@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 
+#include "app/command.h"
+#include "app/flag_validators.h"
 #include "app/run_command.h"
 #include "common/time_util.h"
 #include "monitor/discovery.h"
@@ -171,6 +174,100 @@ int RunStackCommand(const StackCommandOptions& options) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fwrite(err.data(), 1, err.size(), stderr);
   return code;
+}
+
+namespace {
+
+struct StackFlags {
+  StackCommandOptions options;
+  bool no_vpc_endpoints = false;
+  bool no_athena = false;
+};
+
+int RunStackFlags(const StackFlags& f, const CommandContext& ctx) {
+  StackCommandOptions o = f.options;
+  if (o.config_path.empty()) return ctx.usage.Fail("--config is required");
+  if (o.stack.lambda_code.empty()) {
+    return ctx.usage.Fail("--lambda-code is required (s3://BUCKET/KEY of the zip built by scripts/package-lambda)");
+  }
+  o.stack.vpc_endpoints = !f.no_vpc_endpoints;
+  o.stack.athena = !f.no_athena;
+  o.services = ctx.global.Services();
+  return RunStackCommand(o);
+}
+
+Runner AddStackFlags(CLI::App& cmd) {
+  auto f = std::make_shared<StackFlags>();
+  StackCommandOptions& st = f->options;
+  cmd.add_option("--config", st.config_path, "YAML config (doc/configuration.md) (required)");
+  cmd.add_option("--lambda-code", st.stack.lambda_code, "s3://BUCKET/KEY of the package-lambda zip (required)");
+  cmd.add_option("--group", st.groups, "only this config group (repeatable; default: every group)");
+  cmd.add_flag("--no-discovery", st.no_discovery,
+               "no AWS call: only the queues the config names, with assumed retention periods");
+  cmd.add_option("--assume-retention", st.assumed_retention, "with --no-discovery: each DLQ's retention")
+      ->capture_default_str()
+      ->check(DurationValidator());
+  cmd.add_option("--assume-source-retention", st.assumed_source_retention,
+                 "with --no-discovery: the source queues' retention (default: unknown)")
+      ->check(DurationValidator());
+  cmd.add_option("--function-name", st.stack.function_name, "Lambda function name, prefix of alarm names")
+      ->capture_default_str();
+  cmd.add_option("--architecture", st.stack.architecture, "x86_64 or arm64 (the zip's)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"x86_64", "arm64"}));
+  cmd.add_option("--timeout", st.stack.timeout_s, "function timeout, seconds")
+      ->capture_default_str()
+      ->check(IntegerValidator(30, 900));
+  cmd.add_option("--memory", st.stack.memory_mb, "function memory, MB")
+      ->capture_default_str()
+      ->check(IntegerValidator(128, 10240));
+  cmd.add_option("--reserved-concurrency", st.stack.reserved_concurrency, "reserved concurrent executions")
+      ->capture_default_str()
+      ->check(IntegerValidator(1, 1000));
+  cmd.add_option("--schedule", st.stack.schedule,
+                 "sweep schedule, e.g. 'rate(15 minutes)' (default: the config's sweep_interval)");
+  cmd.add_option("--policy", st.stack.policy, "what every invocation archives: all, older_than:D, expiring_within:D")
+      ->capture_default_str();
+  cmd.add_option("--log-retention-days", st.stack.log_retention_days, "function log retention")->capture_default_str();
+  cmd.add_flag("--create-bucket", st.stack.create_bucket,
+               "create the destination bucket (encrypted, private, TLS only, lifecycle); default: it exists");
+  cmd.add_option("--transition-storage-class", st.stack.transition_storage_class,
+                 "lifecycle target: GLACIER_IR, GLACIER or DEEP_ARCHIVE")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"GLACIER_IR", "GLACIER", "DEEP_ARCHIVE"}));
+  cmd.add_option("--transition-days", st.stack.transition_days, "days before the transition (0: none)")
+      ->capture_default_str()
+      ->check(IntegerValidator(0, 36500));
+  cmd.add_option("--expiration-days", st.stack.expiration_days, "days before archives are deleted (0: never)")
+      ->capture_default_str()
+      ->check(IntegerValidator(0, 36500));
+  cmd.add_option("--abort-multipart-days", st.stack.abort_multipart_days, "abort incomplete uploads after")
+      ->capture_default_str()
+      ->check(IntegerValidator(1, 36500));
+  cmd.add_option("--vpc-subnets", st.stack.vpc_subnets, "run the function in these subnets (comma-separated)")
+      ->delimiter(',');
+  cmd.add_option("--vpc-security-groups", st.stack.vpc_security_groups, "its security groups (comma-separated)")
+      ->delimiter(',');
+  cmd.add_option("--vpc-id", st.stack.vpc_id, "the subnets' VPC (for the endpoints)");
+  cmd.add_option("--vpc-route-tables", st.stack.vpc_route_tables, "route tables for the S3 gateway endpoint")
+      ->delimiter(',');
+  cmd.add_flag("--no-vpc-endpoints", f->no_vpc_endpoints, "the VPC already has S3, SQS, Lambda (and STS) endpoints");
+  cmd.add_flag("--no-athena", f->no_athena, "no Glue database and table");
+  cmd.add_option("--athena-database", st.stack.athena_database, "Glue database")->capture_default_str();
+  cmd.add_option("--athena-table", st.stack.athena_table, "Glue table")->capture_default_str();
+  cmd.add_option("--first-day", st.stack.first_day, "YYYY-MM-DD: first day of the date projection")
+      ->capture_default_str();
+  cmd.add_option("--output", st.output, "yaml or json")->capture_default_str()->check(CLI::IsMember({"yaml", "json"}));
+  return [f](const CommandContext& ctx) { return RunStackFlags(*f, ctx); };
+}
+
+}  // namespace
+
+Command StackCommand() {
+  return {"stack", "print a CloudFormation template that runs the archiver on AWS Lambda",
+          "Exit codes: 0 printed (warnings such as unsafe queues on stderr); 1 discovery failed; 2 bad config or "
+          "options. See doc/deployment.md.",
+          AddStackFlags};
 }
 
 }  // namespace dlq

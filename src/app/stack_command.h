@@ -41,4 +41,8 @@ Result<MonitorConfig> LoadStackConfig(const std::string& path, const Environment
 
 int RunStackCommand(const StackCommandOptions& options);
 
+struct Command;
+// The `stack` entry of the command line (app/command.h).
+Command StackCommand();
+
 }  // namespace dlq

@@ -1,7 +1,13 @@
 #include "app/stats_command.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "app/command.h"
+#include "app/flag_validators.h"
 #include "common/count_noun.h"
 #include "common/text.h"
 #include "query/scan.h"
@@ -77,6 +83,45 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   fmt::print(err, "stats: {} read, {}, {} skipped\n", CountNoun(stats->objects, "object", "objects"),
              CountNoun(report.records, "record", "records"), CountNoun(stats->duplicates, "duplicate", "duplicates"));
   return ReportDamage(*stats, from, err);
+}
+
+namespace {
+
+struct StatsFlags {
+  StatsCommandOptions options;
+  std::string from;
+};
+
+Runner AddStatsFlags(CLI::App& cmd) {
+  auto f = std::make_shared<StatsFlags>();
+  AddFromFlag(cmd, f->from);
+  AddFilterFlags(cmd, f->options.filter);
+  cmd.add_option("--group-by", f->options.group_by, "queue, day, attr:NAME, json:PATH or fingerprint (required)");
+  cmd.add_option("--output", f->options.output, "table, json or jsonl (default: table on a terminal, else jsonl)")
+      ->check(CLI::IsMember({"table", "json", "jsonl"}));
+  cmd.add_option("--max-groups", f->options.max_groups, "groups kept; later groups count as (other)")
+      ->capture_default_str()
+      ->check(IntegerValidator(1, 10'000'000));
+  AddArchiveSourceFlags(cmd, f->options.source);
+  AddScanMemoryFlag(cmd, f->options.source);
+  return [f](const CommandContext& ctx) {
+    if (Status st = ValidateStatsOptions(f->options, DefaultClock().Now()); !st.ok()) {
+      return ctx.usage.Fail(st.message());
+    }
+    return WithArchive(ctx, f->from, [&](ObjectStore& store, const Destination& from) {
+      return RunStatsCommand(f->options, store, from, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, ctx.stop,
+                             stdout, stderr);
+    });
+  };
+}
+
+}  // namespace
+
+Command StatsCommand() {
+  return {"stats", "group archived messages by queue, day, attribute, JSON value or failure",
+          "Exit codes: 0 done; 1 the archive could not be read; 2 usage error; 3 done, but unreadable objects or "
+          "lines were skipped; 130 stopped by a signal",
+          AddStatsFlags};
 }
 
 }  // namespace dlq

@@ -37,4 +37,8 @@ Status ValidateStatsOptions(const StatsCommandOptions& options, SystemTime now);
 int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                     bool out_is_terminal, const std::atomic<bool>& stop, std::FILE* out, std::FILE* err);
 
+struct Command;
+// The `stats` entry of the command line (app/command.h).
+Command StatsCommand();
+
 }  // namespace dlq
