@@ -7,9 +7,8 @@
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 
-#include <utility>
-
 #include <CLI/CLI.hpp>
+#include <utility>
 
 #include "app/command.h"
 #include "common/count_noun.h"

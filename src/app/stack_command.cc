@@ -226,7 +226,9 @@ Runner AddStackFlags(CLI::App& cmd) {
       ->check(IntegerValidator(1, 1000));
   cmd.add_option("--schedule", st.stack.schedule,
                  "sweep schedule, e.g. 'rate(15 minutes)' (default: the config's sweep_interval)");
-  cmd.add_option("--policy", st.stack.policy, "what every invocation archives: all, older_than:D, expiring_within:D")
+  cmd.add_option("--policy", st.stack.policy,
+                 "what every invocation archives: auto (the default: what the daemon archives, the messages nearing "
+                 "expiry), all, older_than:D, expiring_within:D")
       ->capture_default_str();
   cmd.add_option("--log-retention-days", st.stack.log_retention_days, "function log retention")->capture_default_str();
   cmd.add_flag("--create-bucket", st.stack.create_bucket,

@@ -279,8 +279,8 @@ void AddDashboardKeys(std::vector<ConfigKey>& k) {
   k.push_back(List(  // the failure groups' discriminator fields (query/fingerprint.h); empty: the defaults
       "dashboard.fingerprint_fields", "JSON fields whose values tell the dashboard's failure groups apart",
       [](const ConfigTarget& t) -> std::vector<std::string>& { return t.config->dashboard_fingerprint_fields; },
-      [](const std::string& f) { return f.empty() ? Bad("a field name must not be empty") : Status::Ok(); },
-      kTop, "[type, error.code]"));
+      [](const std::string& f) { return f.empty() ? Bad("a field name must not be empty") : Status::Ok(); }, kTop,
+      "[type, error.code]"));
   k.push_back(Dur<seconds>(kTop, "dashboard.scan_deadline", seconds(1), minutes(10),
                            FormatDuration(dc.dashboard_scan_deadline), "30s",
                            "a dashboard request that reads the archive (search, message, failures) stops after this "
