@@ -166,10 +166,10 @@ std::string AbandonedNote(const DrainStats& s, std::chrono::seconds timeout, Sys
       s.abandoned_receives == 1 ? "it took" : "they took", FormatDuration(timeout), FormatIso8601(now + timeout));
 }
 
-}  // namespace
-
-int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std::atomic<bool>& stop) {
-  // Validate everything before touching any queue.
+// Checks the flags before touching any queue; completes options.drain from
+// the destination and the key template. Returns 2 (the error printed), or
+// nullopt to go on.
+std::optional<int> CheckFlags(ArchiveCommandOptions& options, std::optional<Destination>& dest) {
   if (options.queues.empty() && options.queue_prefix.empty()) {
     std::fprintf(stderr, "error: name at least one --queue or a --queue-prefix\n");
     return 2;
@@ -178,11 +178,12 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     std::fprintf(stderr, "error: --output must be text or json\n");
     return 2;
   }
-  auto dest = ParseDestination(options.destination);
-  if (!dest.ok()) {
-    std::fprintf(stderr, "error: --to: %s\n", TerminalSafe(dest.status().message()).c_str());
+  auto parsed_dest = ParseDestination(options.destination);
+  if (!parsed_dest.ok()) {
+    std::fprintf(stderr, "error: --to: %s\n", TerminalSafe(parsed_dest.status().message()).c_str());
     return 2;
   }
+  dest = *parsed_dest;
   if (!dest->prefix.empty()) options.drain.prefix = dest->prefix;
   std::string tmpl = options.key_template.empty() ? std::string(options.hive ? kHiveKeyTemplate : kDefaultKeyTemplate)
                                                   : options.key_template;
@@ -196,89 +197,85 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     return 2;
   }
-  std::string uri_prefix =
-      dest->scheme == "s3" ? fmt::format("s3://{}/", dest->bucket) : fmt::format("file://{}/", dest->root);
-  RequestCounter requests;
-  services.SetObserver([&requests](const CallRecord& record) { requests.Add(record); });
-  struct ObserverReset {
-    AwsServices& services;
-    ~ObserverReset() { services.SetObserver(nullptr); }
-  } observer_reset{services};
+  return std::nullopt;
+}
 
-  // Resolve the queues.
-  std::vector<std::string> names = options.queues;
-  std::vector<SkippedQueue> skipped_queues;
-  if (!options.queue_prefix.empty()) {
-    auto urls = services.sqs().ListQueues(options.queue_prefix);
-    if (!urls.ok()) {
-      return EarlyFailure(options, 1,
-                          urls.status().WithContext(fmt::format("list queues with prefix '{}'", options.queue_prefix)));
-    }
-    if (urls->empty()) {
-      return EarlyFailure(options, 1,
-                          NotFound(fmt::format("no queue name starts with '{}' in region {}", options.queue_prefix,
-                                               services.settings().region)));
-    }
-    PatternSelection picked = SelectDeadLetterQueues(services.sqs(), *urls, options.any_queue);
-    for (const SkippedQueue& q : picked.skipped) {
-      skipped_queues.push_back(q);
-      if (options.output != "json") {
-        std::fprintf(stderr, "skipped: %s: %s\n", TerminalSafe(q.url.substr(q.url.rfind('/') + 1)).c_str(),
-                     TerminalSafe(q.reason).c_str());
-      }
-    }
-    if (picked.taken.empty() && names.empty()) {
-      return EarlyFailure(
-          options, 1,
-          NotFound(fmt::format("none of the {} {} whose name starts with '{}' is a dead-letter queue; "
-                               "nothing was received (--any-queue takes them)",
-                               urls->size(), urls->size() == 1 ? "queue" : "queues", options.queue_prefix)));
-    }
-    names.insert(names.end(), picked.taken.begin(), picked.taken.end());
+// Adds the dead-letter queues whose names start with --queue-prefix to
+// `names`; the other queues go to `skipped` (and, in text output, to stderr).
+// Returns the error when the prefix selects no dead-letter queue.
+Status SelectByPrefix(const ArchiveCommandOptions& options, AwsServices& services, std::vector<std::string>& names,
+                      std::vector<SkippedQueue>& skipped) {
+  auto urls = services.sqs().ListQueues(options.queue_prefix);
+  if (!urls.ok()) return urls.status().WithContext(fmt::format("list queues with prefix '{}'", options.queue_prefix));
+  if (urls->empty()) {
+    return NotFound(
+        fmt::format("no queue name starts with '{}' in region {}", options.queue_prefix, services.settings().region));
   }
-  std::vector<QueueInfo> queues;
-  for (const auto& n : names) {
-    auto q = ResolveQueue(services.sqs(), n, services.settings().region);
-    if (!q.ok()) {
-      Status st = q.status();
-      if (st.code() == ErrorCode::kNotFound && !StartsWith(n, "arn:")) {
-        // Name the account that was asked: the usual cause is the wrong
-        // profile or role, not the wrong name.
-        if (auto who = services.sts().GetCallerIdentity(); who.ok() && !who->account.empty()) {
-          std::string m = st.message();
-          const std::string_view unknown = "(the credentials' account)";
-          if (auto at = m.find(unknown); at != std::string::npos) {
-            m.replace(at, unknown.size(), fmt::format("(account {}, the credentials' account)", who->account));
-          }
-          Status named(st.code(), std::move(m));
-          st = st.aws() ? named.WithAws(*st.aws()) : named;
-        }
-      }
-      return EarlyFailure(options, 1, st);
+  PatternSelection picked = SelectDeadLetterQueues(services.sqs(), *urls, options.any_queue);
+  for (const SkippedQueue& q : picked.skipped) {
+    skipped.push_back(q);
+    if (options.output != "json") {
+      std::fprintf(stderr, "skipped: %s: %s\n", TerminalSafe(q.url.substr(q.url.rfind('/') + 1)).c_str(),
+                   TerminalSafe(q.reason).c_str());
     }
-    queues.push_back(*q);
   }
+  if (picked.taken.empty() && names.empty()) {
+    return NotFound(
+        fmt::format("none of the {} {} whose name starts with '{}' is a dead-letter queue; "
+                    "nothing was received (--any-queue takes them)",
+                    urls->size(), urls->size() == 1 ? "queue" : "queues", options.queue_prefix));
+  }
+  names.insert(names.end(), picked.taken.begin(), picked.taken.end());
+  return Status::Ok();
+}
 
-  // Check the destination before receiving anything: a receive raises
-  // receive counts, and a cron job must fail on an empty queue too.
-  auto store = OpenStore(*dest, &services, options.file_modes);
-  if (!store.ok()) return EarlyFailure(options, 1, store.status().WithContext("destination " + options.destination));
+// Resolves one queue name; a name not found says which account was asked:
+// the usual cause is the wrong profile or role, not the wrong name.
+Result<QueueInfo> ResolveNamedQueue(AwsServices& services, const std::string& n) {
+  auto q = ResolveQueue(services.sqs(), n, services.settings().region);
+  if (q.ok()) return q;
+  Status st = q.status();
+  if (st.code() == ErrorCode::kNotFound && !StartsWith(n, "arn:")) {
+    if (auto who = services.sts().GetCallerIdentity(); who.ok() && !who->account.empty()) {
+      std::string m = st.message();
+      const std::string_view unknown = "(the credentials' account)";
+      if (auto at = m.find(unknown); at != std::string::npos) {
+        m.replace(at, unknown.size(), fmt::format("(account {}, the credentials' account)", who->account));
+      }
+      Status named(st.code(), std::move(m));
+      st = st.aws() ? named.WithAws(*st.aws()) : named;
+    }
+  }
+  return st;
+}
+
+// Opens the destination and checks that it takes writes, before receiving
+// anything: a receive raises receive counts, and a cron job must fail on an
+// empty queue too.
+Result<std::unique_ptr<ObjectStore>> OpenCheckedDestination(const ArchiveCommandOptions& options,
+                                                            const Destination& dest, AwsServices& services) {
+  auto store = OpenStore(dest, &services, options.file_modes);
+  if (!store.ok()) return store.status().WithContext("destination " + options.destination);
   auto check = (*store)->CheckWritable();
-  if (!check.ok()) {
-    return EarlyFailure(options, 1, check.status().WithContext(fmt::format("destination {}", options.destination)));
-  }
+  if (!check.ok()) return check.status().WithContext(fmt::format("destination {}", options.destination));
   if (!check->confirmed) {
     Log().Log(LogLevel::kWarn, "archive.destination_unchecked",
               {{"destination", options.destination}, {"note", check->note}});
   }
+  return std::move(*store);
+}
 
+// Drains the queues one after another, with a progress line; stops before
+// the next queue on a signal or after a queue that failed.
+std::vector<DrainResult> DrainQueues(const ArchiveCommandOptions& options, AwsServices& services, ObjectStore& store,
+                                     const std::vector<QueueInfo>& queues, std::atomic<bool>& stop) {
   bool tty = isatty(STDERR_FILENO) != 0;
   bool show_progress = options.progress == "always" || (options.progress == "auto" && tty);
   std::vector<DrainResult> results;
   std::string host = LocalHostName();
   for (const QueueInfo& q : queues) {
     if (stop) break;
-    QueueDrainer drainer(services.sqs(), **store, services.clock(), q, options.drain, MakeArchiveContext(q, host));
+    QueueDrainer drainer(services.sqs(), store, services.clock(), q, options.drain, MakeArchiveContext(q, host));
     std::optional<ProgressLine> progress;
     if (show_progress) progress.emplace(q.name, options.drain);
     int tick = 0;
@@ -294,101 +291,163 @@ int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std:
     results.push_back(std::move(r));
     if (!results.back().status.ok()) break;  // stop before touching more queues
   }
+  return results;
+}
 
-  // Exit code: 1 error > 130 signal > 4 incomplete > 3 delete failures > 0.
+// The exit code and its reason: 1 error > 130 signal > 4 incomplete > 3
+// delete failures > 0; the highest-ranked cause wins.
+struct Verdict {
   int code = 0;
   std::string reason;
-  auto raise = [&](int c, std::string why) {
+
+  void Raise(int c, std::string why) {
     auto rank = [](int x) { return x == 1 ? 4 : x == 130 ? 3 : x == 4 ? 2 : x == 3 ? 1 : 0; };
     if (rank(c) > rank(code)) {
       code = c;
       reason = std::move(why);
     }
-  };
+  }
+};
+
+Verdict Judge(const ArchiveCommandOptions& options, const std::vector<DrainResult>& results, size_t queue_count,
+              bool stopped, Clock& clock) {
+  Verdict v;
   for (const auto& r : results) {
     const DrainStats& s = r.stats;
     if (!r.status.ok()) {
-      raise(1, fmt::format("{}: {}; nothing unarchived was deleted ({} archived and deleted, {} released back to "
-                           "the queue)",
-                           r.queue.name, r.status.ToString(), s.deleted, s.released));
+      v.Raise(1, fmt::format("{}: {}; nothing unarchived was deleted ({} archived and deleted, {} released back to "
+                             "the queue)",
+                             r.queue.name, r.status.ToString(), s.deleted, s.released));
     } else if (r.stopped) {
-      raise(130, fmt::format("stopped by signal: uploads in flight finished and their messages were deleted; {} "
-                             "back to {}{}",
-                             CountNoun(s.released, "message was released", "messages were released"), r.queue.name,
-                             AbandonedNote(s, options.drain.visibility_timeout, services.clock().Now())));
+      v.Raise(130, fmt::format("stopped by signal: uploads in flight finished and their messages were deleted; {} "
+                               "back to {}{}",
+                               CountNoun(s.released, "message was released", "messages were released"), r.queue.name,
+                               AbandonedNote(s, options.drain.visibility_timeout, clock.Now())));
     } else if (r.incomplete) {
-      raise(4, fmt::format("incomplete: {}: {}", r.queue.name, r.incomplete_reason));
+      v.Raise(4, fmt::format("incomplete: {}: {}", r.queue.name, r.incomplete_reason));
     } else if (!options.drain.keep && !options.drain.dry_run && (s.duplicates > 0 || s.delete_failures > 0)) {
-      raise(3, fmt::format("{}: {} archived messages could not be deleted and stay in the DLQ (they will be "
-                           "archived again; readers de-duplicate)",
-                           r.queue.name, s.duplicates + s.delete_failures));
+      v.Raise(3, fmt::format("{}: {} archived messages could not be deleted and stay in the DLQ (they will be "
+                             "archived again; readers de-duplicate)",
+                             r.queue.name, s.duplicates + s.delete_failures));
     }
   }
-  if (results.size() < queues.size()) {
-    raise(stop ? 130 : 1, fmt::format("{} of {} not processed", queues.size() - results.size(),
-                                      CountNoun(queues.size(), "queue was", "queues were")));
+  if (results.size() < queue_count) {
+    v.Raise(stopped ? 130 : 1, fmt::format("{} of {} not processed", queue_count - results.size(),
+                                           CountNoun(queue_count, "queue was", "queues were")));
   }
-  if (options.output == "json") {
-    JsonWriter w;
+  return v;
+}
+
+// The --output json summary: one document on stdout.
+void PrintJsonSummary(const ArchiveCommandOptions& options, const Verdict& v, const std::vector<DrainResult>& results,
+                      const std::vector<SkippedQueue>& skipped_queues, const std::string& uri_prefix,
+                      const RequestCounter& requests) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("ok").Bool(v.code == 0);
+  w.Key("exit_code").Int(v.code);
+  w.Key("destination").String(options.destination);
+  w.Key("dry_run").Bool(options.drain.dry_run);
+  w.Key("queues").BeginArray();
+  for (const DrainResult& r : results) WriteResultJson(w, r, uri_prefix);
+  w.EndArray();
+  w.Key("skipped_queues").BeginArray();
+  for (const SkippedQueue& q : skipped_queues) {
     w.BeginObject();
-    w.Key("ok").Bool(code == 0);
-    w.Key("exit_code").Int(code);
-    w.Key("destination").String(options.destination);
-    w.Key("dry_run").Bool(options.drain.dry_run);
-    w.Key("queues").BeginArray();
-    for (const DrainResult& r : results) WriteResultJson(w, r, uri_prefix);
-    w.EndArray();
-    w.Key("skipped_queues").BeginArray();
-    for (const SkippedQueue& q : skipped_queues) {
-      w.BeginObject();
-      w.Key("queue_url").String(q.url);
-      w.Key("reason").String(q.reason);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("reason").String(reason);
-    w.Key("requests").BeginObject();
-    for (const auto& [name, n] : requests.Counts()) w.Key(name).Uint(n);
+    w.Key("queue_url").String(q.url);
+    w.Key("reason").String(q.reason);
     w.EndObject();
-    w.EndObject();
-    std::string out = w.Take() + "\n";
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return code;
   }
-  for (const auto& r : results) {
-    const DrainStats& s = r.stats;
-    double secs = r.elapsed.count() / 1000.0;
-    if (options.drain.dry_run) {
-      std::printf("%s: dry run%s: %s be archived, %lu not selected (received %s; receive counts went up)\n",
-                  TerminalSafe(r.queue.name).c_str(), r.status.ok() ? "" : " FAILED",
-                  CountNoun(s.selected, "message would", "messages would").c_str(),
-                  static_cast<unsigned long>(s.skipped), CountNoun(s.received, "time", "times").c_str());
-      continue;
+  w.EndArray();
+  w.Key("reason").String(v.reason);
+  w.Key("requests").BeginObject();
+  for (const auto& [name, n] : requests.Counts()) w.Key(name).Uint(n);
+  w.EndObject();
+  w.EndObject();
+  std::string out = w.Take() + "\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+// One queue's text summary on stdout: its counts, and the first ten objects
+// written.
+void PrintQueueSummary(const ArchiveCommandOptions& options, const DrainResult& r, const std::string& uri_prefix) {
+  const DrainStats& s = r.stats;
+  double secs = r.elapsed.count() / 1000.0;
+  if (options.drain.dry_run) {
+    std::printf("%s: dry run%s: %s be archived, %lu not selected (received %s; receive counts went up)\n",
+                TerminalSafe(r.queue.name).c_str(), r.status.ok() ? "" : " FAILED",
+                CountNoun(s.selected, "message would", "messages would").c_str(), static_cast<unsigned long>(s.skipped),
+                CountNoun(s.received, "time", "times").c_str());
+    return;
+  }
+  const char* state = !r.status.ok() ? "FAILED: " : r.stopped ? "STOPPED: " : r.incomplete ? "INCOMPLETE: " : "";
+  std::printf(
+      "%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs "
+      "(%.0f msg/s)%s\n",
+      TerminalSafe(r.queue.name).c_str(), state, static_cast<unsigned long>(s.archived),
+      static_cast<unsigned long>(s.deleted), static_cast<unsigned long>(s.released + s.kept),
+      static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.skipped),
+      static_cast<unsigned long>(s.objects), FormatByteSize(s.bytes_uploaded).c_str(), secs,
+      secs > 0 ? s.archived / secs : 0.0,
+      options.drain.keep ? " [--keep: nothing deleted; what was archived went back to the queue]" : "");
+  size_t shown = 0;
+  for (const auto& k : r.keys) {
+    if (++shown > 10) {
+      std::printf("  ... and %s\n", CountNoun(r.keys.size() - 10, "more object", "more objects").c_str());
+      break;
     }
-    const char* state = !r.status.ok() ? "FAILED: " : r.stopped ? "STOPPED: " : r.incomplete ? "INCOMPLETE: " : "";
-    std::printf(
-        "%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs "
-        "(%.0f msg/s)%s\n",
-        TerminalSafe(r.queue.name).c_str(), state, static_cast<unsigned long>(s.archived),
-        static_cast<unsigned long>(s.deleted), static_cast<unsigned long>(s.released + s.kept),
-        static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.skipped),
-        static_cast<unsigned long>(s.objects), FormatByteSize(s.bytes_uploaded).c_str(), secs,
-        secs > 0 ? s.archived / secs : 0.0,
-        options.drain.keep ? " [--keep: nothing deleted; what was archived went back to the queue]" : "");
-    size_t shown = 0;
-    for (const auto& k : r.keys) {
-      if (++shown > 10) {
-        std::printf("  ... and %s\n", CountNoun(r.keys.size() - 10, "more object", "more objects").c_str());
-        break;
-      }
-      std::printf("  %s\n", TerminalSafe(uri_prefix + k).c_str());
+    std::printf("  %s\n", TerminalSafe(uri_prefix + k).c_str());
+  }
+}
+
+}  // namespace
+
+int RunArchiveCommand(ArchiveCommandOptions options, AwsServices& services, std::atomic<bool>& stop) {
+  std::optional<Destination> dest;
+  if (auto code = CheckFlags(options, dest)) return *code;
+  std::string uri_prefix =
+      dest->scheme == "s3" ? fmt::format("s3://{}/", dest->bucket) : fmt::format("file://{}/", dest->root);
+  RequestCounter requests;
+  services.SetObserver([&requests](const CallRecord& record) { requests.Add(record); });
+  struct ObserverReset {
+    AwsServices& services;
+    ~ObserverReset() { services.SetObserver(nullptr); }
+  } observer_reset{services};
+
+  // Resolve the queues, then check the destination.
+  std::vector<std::string> names = options.queues;
+  std::vector<SkippedQueue> skipped_queues;
+  if (!options.queue_prefix.empty()) {
+    if (Status st = SelectByPrefix(options, services, names, skipped_queues); !st.ok()) {
+      return EarlyFailure(options, 1, st);
     }
   }
+  std::vector<QueueInfo> queues;
+  for (const auto& n : names) {
+    auto q = ResolveNamedQueue(services, n);
+    if (!q.ok()) return EarlyFailure(options, 1, q.status());
+    queues.push_back(*q);
+  }
+  auto store = OpenCheckedDestination(options, *dest, services);
+  if (!store.ok()) return EarlyFailure(options, 1, store.status());
+
+  std::vector<DrainResult> results = DrainQueues(options, services, **store, queues, stop);
+
+  Verdict verdict = Judge(options, results, queues.size(), stop, services.clock());
+  if (options.output == "json") {
+    PrintJsonSummary(options, verdict, results, skipped_queues, uri_prefix, requests);
+    return verdict.code;
+  }
+  for (const auto& r : results) PrintQueueSummary(options, r, uri_prefix);
   std::fflush(stdout);
-  if (code != 0) {
-    std::fprintf(stderr, "%s%s\n", code == 130 ? "" : code == 4 ? "" : "error: ", TerminalSafe(reason).c_str());
+  if (verdict.code != 0) {
+    std::fprintf(stderr, "%s%s\n",
+                 verdict.code == 130 ? ""
+                 : verdict.code == 4 ? ""
+                                     : "error: ",
+                 TerminalSafe(verdict.reason).c_str());
   }
-  return code;
+  return verdict.code;
 }
 
 namespace {

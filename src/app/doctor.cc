@@ -111,12 +111,12 @@ std::string ExplainFailure(const Status& status, std::string_view service, std::
   return fmt::format("{} ({})", what, status.ToString());
 }
 
-DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
-  DoctorReport report;
-  auto& checks = report.checks;
-  const SettingsDiagnosis& setup = deps.setup;
-  const AwsSettings* s = setup.settings ? &*setup.settings : nullptr;
+namespace {
 
+// The config files, the profile and the region, as the settings diagnosis
+// found them.
+void CheckSetup(const SettingsDiagnosis& setup, std::vector<DoctorCheck>& checks) {
+  const AwsSettings* s = setup.settings ? &*setup.settings : nullptr;
   if (!setup.config.ok()) {
     checks.push_back(Fail("config", setup.config.message(), setup.config.code()));
   } else if (s != nullptr) {
@@ -134,7 +134,6 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
     checks.push_back(Skip("profile", "needs readable config files"));
   }
 
-  bool region_ok = setup.region.ok() && s != nullptr;
   if (!setup.region.ok()) {
     checks.push_back(Fail("region", setup.region.message(), setup.region.code()));
   } else if (s != nullptr) {
@@ -143,43 +142,103 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
   } else {
     checks.push_back(Skip("region", "needs readable config files"));
   }
+}
 
-  if (region_ok) {
-    std::string endpoints;
-    for (const char* svc : {"sqs", "s3", "monitoring", "sts"}) {
-      if (!endpoints.empty()) endpoints += ", ";
-      endpoints += fmt::format("{} {}{}", svc, s->Endpoint(svc).endpoint, s->HasCustomEndpoint(svc) ? " (custom)" : "");
-    }
-    if (!deps.sso_portal.empty()) {
-      endpoints +=
-          fmt::format(", sso portal {}{}", deps.sso_portal, s->HasCustomEndpoint("portal.sso") ? " (custom)" : "");
-    }
-    checks.push_back(Ok("endpoints", endpoints));
-  } else {
-    checks.push_back(Skip("endpoints", "needs a region"));
+// Each service's endpoint in the region (and the SSO portal's).
+DoctorCheck CheckEndpoints(const AwsSettings& s, const std::string& sso_portal) {
+  std::string endpoints;
+  for (const char* svc : {"sqs", "s3", "monitoring", "sts"}) {
+    if (!endpoints.empty()) endpoints += ", ";
+    endpoints += fmt::format("{} {}{}", svc, s.Endpoint(svc).endpoint, s.HasCustomEndpoint(svc) ? " (custom)" : "");
   }
-  if (!deps.http_client.empty()) checks.push_back(Ok("http", deps.http_client));
+  if (!sso_portal.empty()) {
+    endpoints += fmt::format(", sso portal {}{}", sso_portal, s.HasCustomEndpoint("portal.sso") ? " (custom)" : "");
+  }
+  return Ok("endpoints", endpoints);
+}
 
-  // Credentials need the profile (a misspelt one would silently fall back to
-  // other credentials), not the region.
-  std::string source;
-  bool creds_ok = false;
+// Credentials need the profile (a misspelt one would silently fall back to
+// other credentials), not the region. Sets `source` to where they came from
+// when they were found.
+DoctorCheck CheckCredentials(const DoctorDeps& deps, std::string& source) {
+  const SettingsDiagnosis& setup = deps.setup;
   if (deps.credentials == nullptr || !setup.profile.ok()) {
-    checks.push_back(Skip("credentials", setup.profile.ok() ? "needs readable config files" : "needs the profile"));
-  } else if (auto creds = deps.credentials->GetCredentials(); !creds.ok()) {
-    checks.push_back(Fail("credentials",
-                          fmt::format("{}. Set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or run "
-                                      "where a role is available",
-                                      creds.status().message()),
-                          creds.status().code()));
-  } else {
-    creds_ok = true;
-    source = creds->source;
-    std::string cred_detail = fmt::format("{} from {}", creds->RedactedKeyId(), creds->source);
-    if (!creds->session_token.empty()) cred_detail += ", temporary";
-    if (creds->expiration) cred_detail += fmt::format(", expires {}", FormatIso8601(*creds->expiration));
-    checks.push_back(Ok("credentials", cred_detail));
+    return Skip("credentials", setup.profile.ok() ? "needs readable config files" : "needs the profile");
   }
+  auto creds = deps.credentials->GetCredentials();
+  if (!creds.ok()) {
+    return Fail("credentials",
+                fmt::format("{}. Set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or run "
+                            "where a role is available",
+                            creds.status().message()),
+                creds.status().code());
+  }
+  source = creds->source;
+  std::string cred_detail = fmt::format("{} from {}", creds->RedactedKeyId(), creds->source);
+  if (!creds->session_token.empty()) cred_detail += ", temporary";
+  if (creds->expiration) cred_detail += fmt::format(", expires {}", FormatIso8601(*creds->expiration));
+  return Ok("credentials", cred_detail);
+}
+
+// --queue: its URL resolved, its depth and retention read.
+DoctorCheck CheckQueue(const DoctorDeps& deps, const std::string& queue, const std::string& region,
+                       const std::string& source) {
+  std::string url = queue;
+  Status st;
+  if (!StartsWith(url, "http://") && !StartsWith(url, "https://")) {
+    auto u = deps.sqs->GetQueueUrl(queue, "");
+    if (u.ok()) {
+      url = *u;
+    } else {
+      st = u.status();
+    }
+  }
+  if (st.ok()) {
+    auto attrs = deps.sqs->GetQueueAttributes(
+        url, {"ApproximateNumberOfMessages", "MessageRetentionPeriod", "QueueArn", "RedrivePolicy"});
+    if (attrs.ok()) {
+      auto get = [&](const char* k) {
+        auto it = attrs->find(k);
+        return it == attrs->end() ? std::string("?") : it->second;
+      };
+      int64_t retention = ParseInt64(get("MessageRetentionPeriod")).value_or(0);
+      return Ok("queue", fmt::format("{}: {} messages, retention {}", url, get("ApproximateNumberOfMessages"),
+                                     FormatDuration(std::chrono::seconds(retention))));
+    }
+    st = attrs.status();
+  }
+  std::string detail = ExplainFailure(st, "SQS", source);
+  if (st.code() == ErrorCode::kNotFound) {
+    detail = fmt::format("queue '{}' does not exist in {} ({})", queue, region, st.ToString());
+  }
+  return Fail("queue", detail, st.code());
+}
+
+// --bucket: it exists and is reachable.
+DoctorCheck CheckBucket(const DoctorDeps& deps, const std::string& bucket, const std::string& source) {
+  Status st = deps.head_bucket(bucket);
+  if (st.ok()) return Ok("bucket", fmt::format("s3://{} exists and is reachable", bucket));
+  if (st.code() == ErrorCode::kNotFound) {
+    return Fail("bucket", fmt::format("bucket '{}' does not exist ({})", bucket, st.ToString()), st.code());
+  }
+  return Fail("bucket", ExplainFailure(st, "S3", source), st.code());
+}
+
+}  // namespace
+
+DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
+  DoctorReport report;
+  auto& checks = report.checks;
+  const SettingsDiagnosis& setup = deps.setup;
+  const AwsSettings* s = setup.settings ? &*setup.settings : nullptr;
+
+  CheckSetup(setup, checks);
+  bool region_ok = setup.region.ok() && s != nullptr;
+  checks.push_back(region_ok ? CheckEndpoints(*s, deps.sso_portal) : Skip("endpoints", "needs a region"));
+  if (!deps.http_client.empty()) checks.push_back(Ok("http", deps.http_client));
+  std::string source;
+  checks.push_back(CheckCredentials(deps, source));
+  bool creds_ok = checks.back().state == CheckState::kOk;
 
   // The remaining checks call AWS: they need both a region and credentials.
   std::string blocked;
@@ -197,7 +256,6 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
   } else {
     checks.push_back(Fail("identity", ExplainFailure(identity.status(), "STS", source), identity.status().code()));
   }
-
   auto queues = deps.sqs->ListQueues("");
   if (queues.ok()) {
     checks.push_back(
@@ -205,58 +263,10 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
   } else {
     checks.push_back(Fail("sqs", ExplainFailure(queues.status(), "SQS", source), queues.status().code()));
   }
-
-  if (!options.queue.empty()) {
-    std::string url = options.queue;
-    Status st;
-    if (!StartsWith(url, "http://") && !StartsWith(url, "https://")) {
-      auto u = deps.sqs->GetQueueUrl(options.queue, "");
-      if (u.ok()) {
-        url = *u;
-      } else {
-        st = u.status();
-      }
-    }
-    if (st.ok()) {
-      auto attrs = deps.sqs->GetQueueAttributes(
-          url, {"ApproximateNumberOfMessages", "MessageRetentionPeriod", "QueueArn", "RedrivePolicy"});
-      if (attrs.ok()) {
-        auto get = [&](const char* k) {
-          auto it = attrs->find(k);
-          return it == attrs->end() ? std::string("?") : it->second;
-        };
-        int64_t retention = ParseInt64(get("MessageRetentionPeriod")).value_or(0);
-        checks.push_back(
-            Ok("queue", fmt::format("{}: {} messages, retention {}", url, get("ApproximateNumberOfMessages"),
-                                    FormatDuration(std::chrono::seconds(retention)))));
-      } else {
-        st = attrs.status();
-      }
-    }
-    if (!st.ok()) {
-      std::string detail = ExplainFailure(st, "SQS", source);
-      if (st.code() == ErrorCode::kNotFound) {
-        detail = fmt::format("queue '{}' does not exist in {} ({})", options.queue, s->region, st.ToString());
-      }
-      checks.push_back(Fail("queue", detail, st.code()));
-    }
-  } else {
-    checks.push_back(Skip("queue", "no --queue given"));
-  }
-
-  if (!options.bucket.empty()) {
-    Status st = deps.head_bucket(options.bucket);
-    if (st.ok()) {
-      checks.push_back(Ok("bucket", fmt::format("s3://{} exists and is reachable", options.bucket)));
-    } else if (st.code() == ErrorCode::kNotFound) {
-      checks.push_back(
-          Fail("bucket", fmt::format("bucket '{}' does not exist ({})", options.bucket, st.ToString()), st.code()));
-    } else {
-      checks.push_back(Fail("bucket", ExplainFailure(st, "S3", source), st.code()));
-    }
-  } else {
-    checks.push_back(Skip("bucket", "no --bucket given"));
-  }
+  checks.push_back(options.queue.empty() ? Skip("queue", "no --queue given")
+                                         : CheckQueue(deps, options.queue, s->region, source));
+  checks.push_back(options.bucket.empty() ? Skip("bucket", "no --bucket given")
+                                          : CheckBucket(deps, options.bucket, source));
   return report;
 }
 

@@ -127,25 +127,14 @@ void PrintGuardNotes(const ReplayCommandOptions& options, const Filter& filter, 
   }
 }
 
-}  // namespace
-
-std::optional<double> ParseRate(std::string_view text) {
-  if (EndsWith(text, "/s")) text.remove_suffix(2);
-  double v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size() || !(v > 0) || v > 1e6) return std::nullopt;
-  return v;
-}
-
-int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const std::atomic<bool>& stop) {
-  Clock& clock = *deps.clock;
-  // ---- Validate everything before any call.
-  const bool live = !options.from_queue.empty();
+// Checks the flags that need no call, in order; sets ro.rate. Returns the exit
+// code to stop with (the error printed), or nullopt to go on.
+std::optional<int> CheckFlags(const ReplayCommandOptions& options, const ReplayDeps& deps, bool live,
+                              ReplayOptions& ro) {
   if (live == !options.from.empty()) return Fail(deps, kExitUsage, "give one of --from URL and --from-queue DLQ");
   if (options.to_source == !options.to_queue.empty()) {
     return Fail(deps, kExitUsage, "give one of --to-source and --to-queue NAME|URL");
   }
-  ReplayOptions ro;
   if (!options.rate.empty()) {
     auto rate = ParseRate(options.rate);
     if (!rate) return Fail(deps, kExitUsage, fmt::format("--rate '{}' is not a rate (e.g. 100/s)", options.rate));
@@ -162,38 +151,43 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
                 "was sent go there, so a rerun skips what this run delivers (or --dry-run)");
   }
   if (!(options.transform_timeout_s > 0)) return Fail(deps, kExitUsage, "--transform-timeout must be positive");
-  auto filter = BuildFilter(options.filter, clock.Now());
-  if (!filter.ok()) return Fail(deps, kExitUsage, filter.status().message());
-  if (Status st = filter->CompileRegex(); !st.ok()) return Fail(deps, kExitUsage, st.message());
-  if (Status st = CheckFilterNotEmpty(!live, options.dry_run, options.all, *filter); !st.ok()) {
-    return Fail(deps, kExitUsage, st.message());
-  }
+  return std::nullopt;
+}
+
+// Where a replay reads and writes: the archive (--from), and the audit record
+// and the ledger (--audit-to, else beside the archive). The ledger is
+// declared last so it goes before the stores it writes to.
+struct ReplayStores {
   std::optional<Destination> archive, audit_at;
   std::unique_ptr<ObjectStore> store, own_audit_store;
+  ObjectStore* audit_store = nullptr;
+  std::optional<ReplayLedger> ledger;
+};
+
+std::optional<int> OpenStores(const ReplayCommandOptions& options, const ReplayDeps& deps, ReplayStores& s) {
   for (const std::string* url : {&options.from, &options.audit_to}) {
     if (url->empty()) continue;
     auto parsed = ParseDestination(*url);
     if (!parsed.ok()) return Fail(deps, kExitUsage, parsed.status().message());
     auto opened = deps.open_store(*parsed);
     if (!opened.ok()) return Fail(deps, kExitFailure, opened.status().message());
-    (url == &options.from ? archive : audit_at) = *parsed;
-    (url == &options.from ? store : own_audit_store) = std::move(*opened);
+    (url == &options.from ? s.archive : s.audit_at) = *parsed;
+    (url == &options.from ? s.store : s.own_audit_store) = std::move(*opened);
   }
-  // The audit record and the ledger go to --audit-to, else beside the archive.
-  if (!audit_at) audit_at = archive;
-  ObjectStore* audit_store = own_audit_store ? own_audit_store.get() : store.get();
-  std::optional<ReplayLedger> ledger;
-  if (audit_store != nullptr) {
-    ledger.emplace(*audit_store, ArchivePrefix(*audit_at), clock);
-    if (options.dry_run) ledger->DisableIndexRebuild();
+  if (!s.audit_at) s.audit_at = s.archive;
+  s.audit_store = s.own_audit_store ? s.own_audit_store.get() : s.store.get();
+  if (s.audit_store != nullptr) {
+    s.ledger.emplace(*s.audit_store, ArchivePrefix(*s.audit_at), *deps.clock);
+    if (options.dry_run) s.ledger->DisableIndexRebuild();
   }
+  return std::nullopt;
+}
 
-  // ---- Resolve the destinations before anything is sent.
-  std::unique_ptr<TargetResolver> targets = options.to_source
-                                                ? TargetResolver::ToSource(*deps.sqs, deps.region)
-                                                : TargetResolver::Fixed(*deps.sqs, options.to_queue, deps.region);
-  targets->AllowCrossAccount(options.allow_cross_account);
-  std::optional<QueueInfo> dlq;
+// Resolves the destinations before anything is sent: the --to-queue, and in
+// the live form the DLQ (and, with --to-source, whether it has one redrive
+// source for messages that do not name theirs).
+std::optional<int> ResolveDestinations(const ReplayCommandOptions& options, const ReplayDeps& deps, bool live,
+                                       TargetResolver& targets, std::optional<QueueInfo>& dlq) {
   if (live) {
     auto q = ResolveQueue(*deps.sqs, options.from_queue, deps.region);
     if (!q.ok()) return Fail(deps, ExitCodeFor(q.status()), q.status().message());
@@ -201,7 +195,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   }
   if (!options.to_source) {
     ArchiveRecord any;
-    auto t = targets->Resolve(any);
+    auto t = targets.Resolve(any);
     if (!t.ok()) return Fail(deps, ExitCodeFor(t.status()), t.status().message());
   } else if (live) {
     // Messages without DeadLetterQueueSourceArn go to the DLQ's single
@@ -210,62 +204,72 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
     probe.queue = dlq->name;
     probe.queue_url = dlq->url;
     probe.message_id = "(any without DeadLetterQueueSourceArn)";
-    auto t = targets->Resolve(probe);
+    auto t = targets.Resolve(probe);
     if (!t.ok()) {
       Log().Log(LogLevel::kWarn, "replay.no_single_source", {{"queue", dlq->name}, {"reason", t.status().message()}});
     }
   }
-  if (!live) {
-    // A first pass over the selection: counted by DLQ, and with --to-source
-    // every record's source resolved.
-    Status resolve_error;
-    uint64_t seen = 0;
-    DlqCounts by_dlq;
-    auto pass = ForEachSelected(*store, *archive, *filter, [&](const ArchiveRecord& r) {
-      if (options.max > 0 && seen >= options.max) return false;
-      ++seen;
-      ++by_dlq[r.queue];
-      if (!options.to_source) return true;
-      auto t = targets->Resolve(r);
-      if (!t.ok()) resolve_error = t.status();
-      return t.ok();
-    });
-    if (!pass.ok()) return Fail(deps, kExitFailure, pass.status().message());
-    if (!resolve_error.ok()) {
-      return Fail(deps, ExitCodeFor(resolve_error), resolve_error.message() + "; nothing was sent");
-    }
-    if (Status st = CheckDlqSpan(by_dlq, !options.to_source, options.dry_run, options.all_queues, options.to_queue);
-        !st.ok()) {
-      return Fail(deps, kExitUsage, st.message());
-    }
-    PrintGuardNotes(options, *filter, by_dlq, *targets, deps.out);
-  }
+  return std::nullopt;
+}
 
-  // ---- The run.
-  std::string caller_arn, caller_error;
+// The archive form's first pass over the selection: counted by DLQ, and with
+// --to-source every record's source resolved; then the DLQ-span guard and
+// the notes on what the guards let through.
+std::optional<int> CheckArchiveSelection(const ReplayCommandOptions& options, const ReplayDeps& deps,
+                                         const ReplayStores& stores, const Filter& filter, TargetResolver& targets) {
+  Status resolve_error;
+  uint64_t seen = 0;
+  DlqCounts by_dlq;
+  auto pass = ForEachSelected(*stores.store, *stores.archive, filter, [&](const ArchiveRecord& r) {
+    if (options.max > 0 && seen >= options.max) return false;
+    ++seen;
+    ++by_dlq[r.queue];
+    if (!options.to_source) return true;
+    auto t = targets.Resolve(r);
+    if (!t.ok()) resolve_error = t.status();
+    return t.ok();
+  });
+  if (!pass.ok()) return Fail(deps, kExitFailure, pass.status().message());
+  if (!resolve_error.ok()) {
+    return Fail(deps, ExitCodeFor(resolve_error), resolve_error.message() + "; nothing was sent");
+  }
+  if (Status st = CheckDlqSpan(by_dlq, !options.to_source, options.dry_run, options.all_queues, options.to_queue);
+      !st.ok()) {
+    return Fail(deps, kExitUsage, st.message());
+  }
+  PrintGuardNotes(options, filter, by_dlq, targets, deps.out);
+  return std::nullopt;
+}
+
+// Who runs a real replay, for the audit record: the caller's ARN, or why it
+// is unknown.
+struct Caller {
+  std::string arn, error;
+};
+
+Caller LookUpCaller(const ReplayCommandOptions& options, const ReplayDeps& deps) {
+  Caller caller;
   if (!options.dry_run && deps.caller_arn) {
     auto who = deps.caller_arn();
     if (who.ok()) {
-      caller_arn = *who;
+      caller.arn = *who;
     } else {
-      caller_error = who.status().message();
+      caller.error = who.status().message();
     }
   }
-  std::unique_ptr<RecordTransform> transform;
-  if (!options.transform.empty()) {
-    auto t = CommandTransform::Start(
-        options.transform, std::chrono::milliseconds(static_cast<int64_t>(options.transform_timeout_s * 1000)));
-    if (!t.ok()) return Fail(deps, kExitUsage, t.status().message());
-    transform = std::move(*t);
-  }
-  const std::string source = live ? dlq->url : archive->uri;
-  const std::string canonical = filter->Canonical();
+  return caller;
+}
+
+// The engine's options besides the rate: limits, concurrency, the checkpoint,
+// and the ledger's skip and record hooks.
+void ConfigureEngine(const ReplayCommandOptions& options, std::string identity_text,
+                     std::optional<ReplayLedger>& ledger, const std::atomic<bool>& stop, ReplayOptions& ro) {
   ro.max = options.max;
   ro.concurrency = options.concurrency > 0 ? options.concurrency : options.checkpoint.empty() ? 4 : 1;
   ro.dry_run = options.dry_run;
   ro.checkpoint_path = options.dry_run ? "" : options.checkpoint;
   ro.checkpoint_mode = options.file_modes.file;
-  ro.identity_text = CheckpointIdentityText(source, canonical, targets->Describe(), options.transform);
+  ro.identity_text = std::move(identity_text);
   ro.stop = &stop;
   if (ledger && !options.again) {
     ro.already_sent = [&ledger](const std::string& url, const ArchiveRecord& r) {
@@ -275,133 +279,159 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   if (ledger && !options.dry_run) {
     ro.on_sent = [&ledger](const std::string& url, const std::string& id) { return ledger->RecordSent(url, id); };
   }
-  Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
-  if (Status st = replayer.Start(); !st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
-  replayer.OnDryRun([&](const std::string& line) { std::fprintf(deps.out, "%s\n", TerminalSafe(line).c_str()); });
-  const bool tty = isatty(fileno(deps.err)) != 0;
-  Progress progress(options.progress == "always" || (options.progress == "auto" && tty), clock);
-  replayer.OnProgress([&](const ReplayStats& s) { progress.Update(s); });
+}
 
-  const SystemTime started = clock.Now();
-  const auto steady_start = clock.SteadyNow();
-  Status run_status;
-  std::optional<ScanStats> scan_stats;
-  std::optional<LiveReplayStats> live_stats;
-  if (live) {
+// What the send pass did, for the audit record, the summary and the exit code.
+struct PassResult {
+  bool live = false;  // received from the DLQ
+  Status status;
+  std::optional<ScanStats> scan;              // archive form
+  std::optional<LiveReplayStats> live_stats;  // live form
+};
+
+// Feeds the selection to the replayer (received from the DLQ, or read from
+// the archive in key order) and waits for what is in flight.
+PassResult SendSelection(const ReplayDeps& deps, const std::optional<QueueInfo>& dlq, const ReplayStores& stores,
+                         const Filter& filter, Replayer& replayer, const std::atomic<bool>& stop, bool dry_run) {
+  PassResult pass;
+  pass.live = dlq.has_value();
+  if (pass.live) {
     LiveReplayOptions lo;
-    lo.dry_run = options.dry_run;
+    lo.dry_run = dry_run;
     lo.stop = &stop;
-    const Filter& f = *filter;
+    const Filter& f = filter;
     auto r = ReplayFromQueue(
-        *deps.sqs, *dlq, replayer, [&f](const ArchiveRecord& rec) { return f.Matches(rec); }, clock, lo);
+        *deps.sqs, *dlq, replayer, [&f](const ArchiveRecord& rec) { return f.Matches(rec); }, *deps.clock, lo);
     if (r.ok()) {
-      live_stats = *r;
+      pass.live_stats = *r;
     } else {
-      run_status = r.status();
+      pass.status = r.status();
     }
   } else {
-    auto r = ForEachSelected(*store, *archive, *filter, [&](const ArchiveRecord& rec) {
+    auto r = ForEachSelected(*stores.store, *stores.archive, filter, [&](const ArchiveRecord& rec) {
       auto added = replayer.Add(ReplayItem{rec, ""});
       if (!added.ok()) {
-        run_status = added.status();
+        pass.status = added.status();
         return false;
       }
       return *added;
     });
-    if (!r.ok() && run_status.ok()) run_status = r.status();
-    if (r.ok()) scan_stats = *r;
+    if (!r.ok() && pass.status.ok()) pass.status = r.status();
+    if (r.ok()) pass.scan = *r;
   }
-  if (run_status.ok()) run_status = replayer.Finish();
-  if (run_status.ok() && stop.load()) run_status = Cancelled("replay stopped by a signal");
-  const double secs = std::chrono::duration<double>(clock.SteadyNow() - steady_start).count();
-  const ReplayStats& s = replayer.stats();
+  if (pass.status.ok()) pass.status = replayer.Finish();
+  if (pass.status.ok() && stop.load()) pass.status = Cancelled("replay stopped by a signal");
+  return pass;
+}
 
-  // ---- Audit, summary, exit code.
-  std::string audit_key;
-  Status audit_status;
-  if (ledger && !options.dry_run) {
-    Status flushed = ledger->Flush();
-    if (!flushed.ok() && run_status.ok()) run_status = flushed;
-  }
-  if (!options.dry_run && audit_store != nullptr) {
-    AuditRecord a;
-    a.caller_arn = caller_arn;
-    a.caller_error = caller_error;
-    a.started_at = started;
-    a.finished_at = clock.Now();
-    a.source = source;
-    a.filter = canonical;
-    a.destination = targets->Describe();
-    a.transform = options.transform;
-    a.outcome = !run_status.ok() ? (run_status.code() == ErrorCode::kCancelled ? "stopped" : "failed")
-                                 : (s.failed > 0 ? "failed" : "done");
-    a.again = options.again;
-    a.stats = s;
-    a.sent_by_destination = replayer.sent_by_destination();
-    a.sent = replayer.sent();
-    a.failures = replayer.failures();
-    auto key = WriteAudit(*audit_store, ArchivePrefix(*audit_at), a);
-    if (key.ok()) {
-      audit_key = *key;
-    } else {
-      audit_status = key.status();
-    }
-  }
-  for (size_t i = 0; i < replayer.failures().size() && i < kFailuresShown; ++i) {
-    const ReplayFailure& f = replayer.failures()[i];
-    std::fprintf(deps.err, "failed: %s -> %s: %s\n", TerminalSafe(f.message_id).c_str(),
+// What a run is, as its checkpoint identity and its audit record name it.
+struct RunIdentity {
+  std::string source;  // the DLQ's URL, or the archive's URI
+  std::string filter;  // canonical
+  Caller caller;
+  SystemTime started;
+};
+
+// Writes the audit record of a real run; returns its key.
+Result<std::string> WriteAuditRecord(const ReplayCommandOptions& options, const ReplayStores& stores,
+                                     const RunIdentity& run, const TargetResolver& targets, const Status& run_status,
+                                     const Replayer& replayer, Clock& clock) {
+  const ReplayStats& s = replayer.stats();
+  AuditRecord a;
+  a.caller_arn = run.caller.arn;
+  a.caller_error = run.caller.error;
+  a.started_at = run.started;
+  a.finished_at = clock.Now();
+  a.source = run.source;
+  a.filter = run.filter;
+  a.destination = targets.Describe();
+  a.transform = options.transform;
+  a.outcome = !run_status.ok() ? (run_status.code() == ErrorCode::kCancelled ? "stopped" : "failed")
+                               : (s.failed > 0 ? "failed" : "done");
+  a.again = options.again;
+  a.stats = s;
+  a.sent_by_destination = replayer.sent_by_destination();
+  a.sent = replayer.sent();
+  a.failures = replayer.failures();
+  return WriteAudit(*stores.audit_store, ArchivePrefix(*stores.audit_at), a);
+}
+
+void PrintFailures(const std::vector<ReplayFailure>& failures, std::FILE* err) {
+  for (size_t i = 0; i < failures.size() && i < kFailuresShown; ++i) {
+    const ReplayFailure& f = failures[i];
+    std::fprintf(err, "failed: %s -> %s: %s\n", TerminalSafe(f.message_id).c_str(),
                  f.destination.empty() ? "(unresolved)" : TerminalSafe(f.destination).c_str(),
                  TerminalSafe(f.reason).c_str());
   }
-  if (replayer.failures().size() > kFailuresShown) {
-    std::fprintf(deps.err, "failed: ... and %zu more (all are in the audit record)\n",
-                 replayer.failures().size() - kFailuresShown);
+  if (failures.size() > kFailuresShown) {
+    std::fprintf(err, "failed: ... and %zu more (all are in the audit record)\n", failures.size() - kFailuresShown);
   }
-  std::string summary =
-      options.dry_run
-          ? fmt::format("dry run: would send {} of {} selected to {}", s.would_send,
-                        CountNoun(s.accepted, "message", "messages"), targets->Describe())
-          : fmt::format(
-                "replayed to {}: selected {}, sent {}, failed {}{}, {:.1f} s, {:.0f} msg/s (sending: {:.2f} s, "
-                "{:.0f} msg/s)",
-                targets->Describe(), s.accepted, s.sent, s.failed,
-                options.checkpoint.empty() && s.resumed == 0
-                    ? ""
-                    : fmt::format(", skipped {} (finished by an earlier run)", s.resumed),
-                secs, secs > 0 ? s.sent / secs : 0.0, s.send_seconds,
-                s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
-  summary += AlreadyReplayedNote(s, ledger.has_value(), options.again);
+}
+
+// The summary's first part: what was (or would be) sent where, and how fast.
+std::string SentSummary(const ReplayCommandOptions& options, const ReplayStats& s, const std::string& destination,
+                        double secs) {
+  if (options.dry_run) {
+    return fmt::format("dry run: would send {} of {} selected to {}", s.would_send,
+                       CountNoun(s.accepted, "message", "messages"), destination);
+  }
+  return fmt::format(
+      "replayed to {}: selected {}, sent {}, failed {}{}, {:.1f} s, {:.0f} msg/s (sending: {:.2f} s, "
+      "{:.0f} msg/s)",
+      destination, s.accepted, s.sent, s.failed,
+      options.checkpoint.empty() && s.resumed == 0
+          ? ""
+          : fmt::format(", skipped {} (finished by an earlier run)", s.resumed),
+      secs, secs > 0 ? s.sent / secs : 0.0, s.send_seconds, s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
+}
+
+// The archive's part of the summary when objects or lines were skipped; each
+// skipped entry and unreadable line is named on `err`.
+std::string SkippedSummary(const ScanStats& scan, const Destination& archive, std::FILE* err) {
+  std::string out = fmt::format("; archive: {} and {} skipped",
+                                CountNoun(scan.skipped_objects, "unreadable object", "unreadable objects"),
+                                CountNoun(scan.skipped_lines, "unreadable line", "unreadable lines"));
+  if (!scan.skipped_entries.empty()) {
+    out += fmt::format(", {} of the archive directory not read",
+                       CountNoun(scan.skipped_entries.size(), "entry", "entries"));
+    ReportSkipped(scan.skipped_entries, archive, err);
+  }
+  for (const ReadError& e : scan.errors) {
+    std::fprintf(err, "warning: %s line %llu: %s\n", TerminalSafe(e.key).c_str(),
+                 static_cast<unsigned long long>(e.line), TerminalSafe(e.message).c_str());
+  }
+  return out;
+}
+
+// Prints the failures, the summary line and where the audit record went.
+void PrintSummary(const ReplayCommandOptions& options, const ReplayDeps& deps, const ReplayStores& stores,
+                  const TargetResolver& targets, const Replayer& replayer, const PassResult& pass, double secs,
+                  const std::string& audit_key) {
+  const ReplayStats& s = replayer.stats();
+  PrintFailures(replayer.failures(), deps.err);
+  std::string summary = SentSummary(options, s, targets.Describe(), secs);
+  summary += AlreadyReplayedNote(s, stores.ledger.has_value(), options.again);
   if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
-  if (live) {
-    for (const std::string& route : targets->CrossAccountRoutes()) {
+  if (pass.live) {
+    for (const std::string& route : targets.CrossAccountRoutes()) {
       std::fprintf(deps.out, "cross-account: %s\n", TerminalSafe(route).c_str());
     }
   }
-  if (live_stats) summary += LiveSummary(*live_stats);
-  if (scan_stats && !scan_stats->complete()) {
-    summary += fmt::format("; archive: {} and {} skipped",
-                           CountNoun(scan_stats->skipped_objects, "unreadable object", "unreadable objects"),
-                           CountNoun(scan_stats->skipped_lines, "unreadable line", "unreadable lines"));
-    if (!scan_stats->skipped_entries.empty()) {
-      summary += fmt::format(", {} of the archive directory not read",
-                             CountNoun(scan_stats->skipped_entries.size(), "entry", "entries"));
-      ReportSkipped(scan_stats->skipped_entries, *archive, deps.err);
-    }
-    for (const ReadError& e : scan_stats->errors) {
-      std::fprintf(deps.err, "warning: %s line %llu: %s\n", TerminalSafe(e.key).c_str(),
-                   static_cast<unsigned long long>(e.line), TerminalSafe(e.message).c_str());
-    }
-  }
+  if (pass.live_stats) summary += LiveSummary(*pass.live_stats);
+  if (pass.scan && !pass.scan->complete()) summary += SkippedSummary(*pass.scan, *stores.archive, deps.err);
   std::fprintf(deps.out, "%s\n", TerminalSafe(summary).c_str());
   if (!audit_key.empty()) {
-    std::fprintf(deps.out, "audit: %s\n", TerminalSafe(audit_store->Describe() + "/" + audit_key).c_str());
+    std::fprintf(deps.out, "audit: %s\n", TerminalSafe(stores.audit_store->Describe() + "/" + audit_key).c_str());
   }
+}
 
-  if (!run_status.ok()) {
-    std::fprintf(deps.err, "error: replay: %s\n", TerminalSafe(run_status.message()).c_str());
+// The exit code of a run that got to sending (see replay_command.h).
+int RunExitCode(const ReplayDeps& deps, const PassResult& pass, const Status& audit_status, const ReplayStats& s) {
+  if (!pass.status.ok()) {
+    std::fprintf(deps.err, "error: replay: %s\n", TerminalSafe(pass.status.message()).c_str());
     // A resolution or checkpoint error found only now still means bad input,
     // but if something was sent the run failed part-way.
-    int code = ExitCodeFor(run_status);
+    int code = ExitCodeFor(pass.status);
     return code == kExitUsage && s.sent > 0 ? kExitFailure : code;
   }
   if (!audit_status.ok()) {
@@ -410,13 +440,90 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
     return kExitFailure;
   }
   if (s.failed > 0) return kExitFailure;
-  if (live_stats && !live_stats->incomplete_reason.empty()) {
-    std::fprintf(deps.err, "incomplete: %s\n", TerminalSafe(live_stats->incomplete_reason).c_str());
+  if (pass.live_stats && !pass.live_stats->incomplete_reason.empty()) {
+    std::fprintf(deps.err, "incomplete: %s\n", TerminalSafe(pass.live_stats->incomplete_reason).c_str());
     return kExitIncomplete;
   }
-  if (live_stats && live_stats->delete_failures > 0) return kExitSkipped;
-  if (scan_stats && !scan_stats->complete()) return kExitSkipped;
+  if (pass.live_stats && pass.live_stats->delete_failures > 0) return kExitSkipped;
+  if (pass.scan && !pass.scan->complete()) return kExitSkipped;
   return 0;
+}
+
+}  // namespace
+
+std::optional<double> ParseRate(std::string_view text) {
+  if (EndsWith(text, "/s")) text.remove_suffix(2);
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || !(v > 0) || v > 1e6) return std::nullopt;
+  return v;
+}
+
+int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const std::atomic<bool>& stop) {
+  Clock& clock = *deps.clock;
+  // Validate everything before any call.
+  const bool live = !options.from_queue.empty();
+  ReplayOptions ro;
+  if (auto code = CheckFlags(options, deps, live, ro)) return *code;
+  auto filter = BuildFilter(options.filter, clock.Now());
+  if (!filter.ok()) return Fail(deps, kExitUsage, filter.status().message());
+  if (Status st = filter->CompileRegex(); !st.ok()) return Fail(deps, kExitUsage, st.message());
+  if (Status st = CheckFilterNotEmpty(!live, options.dry_run, options.all, *filter); !st.ok()) {
+    return Fail(deps, kExitUsage, st.message());
+  }
+  ReplayStores stores;
+  if (auto code = OpenStores(options, deps, stores)) return *code;
+
+  // Resolve the destinations and check the guards before anything is sent.
+  std::unique_ptr<TargetResolver> targets = options.to_source
+                                                ? TargetResolver::ToSource(*deps.sqs, deps.region)
+                                                : TargetResolver::Fixed(*deps.sqs, options.to_queue, deps.region);
+  targets->AllowCrossAccount(options.allow_cross_account);
+  std::optional<QueueInfo> dlq;
+  if (auto code = ResolveDestinations(options, deps, live, *targets, dlq)) return *code;
+  if (!live) {
+    if (auto code = CheckArchiveSelection(options, deps, stores, *filter, *targets)) return *code;
+  }
+
+  // The run.
+  RunIdentity run{live ? dlq->url : stores.archive->uri, filter->Canonical(), LookUpCaller(options, deps), {}};
+  std::unique_ptr<RecordTransform> transform;
+  if (!options.transform.empty()) {
+    auto t = CommandTransform::Start(
+        options.transform, std::chrono::milliseconds(static_cast<int64_t>(options.transform_timeout_s * 1000)));
+    if (!t.ok()) return Fail(deps, kExitUsage, t.status().message());
+    transform = std::move(*t);
+  }
+  ConfigureEngine(options, CheckpointIdentityText(run.source, run.filter, targets->Describe(), options.transform),
+                  stores.ledger, stop, ro);
+  Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
+  if (Status st = replayer.Start(); !st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
+  replayer.OnDryRun([&](const std::string& line) { std::fprintf(deps.out, "%s\n", TerminalSafe(line).c_str()); });
+  const bool tty = isatty(fileno(deps.err)) != 0;
+  Progress progress(options.progress == "always" || (options.progress == "auto" && tty), clock);
+  replayer.OnProgress([&](const ReplayStats& s) { progress.Update(s); });
+  run.started = clock.Now();
+  const auto steady_start = clock.SteadyNow();
+  PassResult pass = SendSelection(deps, dlq, stores, *filter, replayer, stop, options.dry_run);
+  const double secs = std::chrono::duration<double>(clock.SteadyNow() - steady_start).count();
+
+  // Audit, summary, exit code.
+  if (stores.ledger && !options.dry_run) {
+    Status flushed = stores.ledger->Flush();
+    if (!flushed.ok() && pass.status.ok()) pass.status = flushed;
+  }
+  std::string audit_key;
+  Status audit_status;
+  if (!options.dry_run && stores.audit_store != nullptr) {
+    auto key = WriteAuditRecord(options, stores, run, *targets, pass.status, replayer, clock);
+    if (key.ok()) {
+      audit_key = *key;
+    } else {
+      audit_status = key.status();
+    }
+  }
+  PrintSummary(options, deps, stores, *targets, replayer, pass, secs, audit_key);
+  return RunExitCode(deps, pass, audit_status, replayer.stats());
 }
 
 int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop) {

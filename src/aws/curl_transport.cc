@@ -201,6 +201,111 @@ bool Append(Slist& list, const std::string& line) {
   return true;
 }
 
+// Checks what the transport can send: the method and the URL's scheme.
+Status CheckRequest(const HttpRequest& request) {
+  const std::string& method = request.method;
+  if (method != "GET" && method != "HEAD" && method != "PUT" && method != "POST" && method != "DELETE") {
+    return InvalidArgument(fmt::format("curl transport: unsupported HTTP method '{}'", method));
+  }
+  if (!StartsWith(request.url, "http://") && !StartsWith(request.url, "https://")) {
+    return InvalidArgument(
+        fmt::format("curl transport: {}: URL must start with http:// or https://", DescribeTarget(request)));
+  }
+  return Status::Ok();
+}
+
+// The header list curl sends: the request's headers, and an empty "Name:"
+// (which stops curl from adding its own default) for each of Expect, Accept
+// and Content-Type the request does not set.
+Status BuildHeaders(const HttpRequest& request, Slist& headers) {
+  bool has_expect = false, has_accept = false, has_content_type = false;
+  for (const auto& [name, value] : request.headers) {
+    if (name.empty() || name.find_first_of(":\r\n") != std::string::npos ||
+        value.find_first_of("\r\n") != std::string::npos) {
+      return InvalidArgument(
+          fmt::format("curl transport: {}: malformed header name or value", DescribeTarget(request)));
+    }
+    has_expect |= IEquals(name, "expect");
+    has_accept |= IEquals(name, "accept");
+    has_content_type |= IEquals(name, "content-type");
+    // "Name;" is curl's way to send a header with an empty value.
+    std::string line = name;
+    line += value.empty() ? ";" : ": ";
+    line += value;
+    if (!Append(headers, line)) return Internal("curl transport: out of memory");
+  }
+  if (!has_expect && !Append(headers, "Expect:")) return Internal("curl transport: out of memory");
+  if (!has_accept && !Append(headers, "Accept:")) return Internal("curl transport: out of memory");
+  if (!has_content_type && !Append(headers, "Content-Type:")) return Internal("curl transport: out of memory");
+  return Status::Ok();
+}
+
+// Sets every option that differs between requests, each time: the handle
+// may come from the pool with an earlier request's options.
+void SetRequestOptions(CURL* curl, const HttpRequest& request, long timeout_ms, curl_slist* headers,
+                       HttpResponse& response, char* errbuf) {
+  const std::string& method = request.method;
+  Curl().easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  Curl().easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+  Curl().easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  Curl().easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  Curl().easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  Curl().easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+  // HTTPGET resets the method, the upload flag and NOBODY left by an
+  // earlier request on this handle.
+  Curl().easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  Curl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, nullptr);
+  if (method == "HEAD") {
+    Curl().easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (method != "GET") {
+    // PUT, POST and DELETE: the body is sent from memory with an exact
+    // Content-Length (no chunked encoding), under the requested method.
+    Curl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    std::string_view body = request.Body();
+    if (method != "DELETE" || !body.empty()) {
+      Curl().easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      Curl().easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+    }
+  }
+  Curl().easy_setopt(curl, CURLOPT_NOPROGRESS, request.cancel != nullptr ? 0L : 1L);
+  Curl().easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
+}
+
+// Drops per-request pointers before the handle goes back to the pool.
+void ClearRequestOptions(CURL* curl) {
+  Curl().easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_WRITEDATA, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_HEADERDATA, nullptr);
+  Curl().easy_setopt(curl, CURLOPT_XFERINFODATA, nullptr);
+}
+
+// The error of a transfer that did not complete (rc != CURLE_OK):
+// abandoned on request, refused by the proxy, or curl's error, which names
+// the proxy variable in force when the connection itself failed.
+Status TransferError(const HttpRequest& request, CURLcode rc, long connect_status, const char* errbuf,
+                     const std::string& proxy_variable) {
+  if (rc == CURLE_ABORTED_BY_CALLBACK && request.cancel != nullptr && request.cancel->load()) {
+    return Cancelled(fmt::format("{}: abandoned on request", DescribeTarget(request)));
+  }
+  if (connect_status >= 400) {
+    // The proxy refused the tunnel: the same answer comes on every attempt.
+    return ProxyRefused(DescribeTarget(request), static_cast<int>(connect_status));
+  }
+  std::string detail = errbuf[0] != '\0' ? std::string(Trim(errbuf)) : Curl().easy_strerror(rc);
+  std::string message = fmt::format("{}: {} (curl error {})", DescribeTarget(request), detail, static_cast<int>(rc));
+  if (!proxy_variable.empty() && ConnectionLevel(rc)) {
+    // curl's text names the proxy's host when the proxy was the one it
+    // could not reach, which reads like the endpoint: say a proxy was set.
+    message += fmt::format(
+        "; libcurl sends this through the proxy in {} unless NO_PROXY exempts the host: check that proxy, or set "
+        "DLQ_HTTP_CLIENT=builtin to connect directly",
+        proxy_variable);
+  }
+  return Status(MapCurlError(rc), std::move(message));
+}
+
 }  // namespace
 
 struct CurlTransport::Shared {
@@ -336,36 +441,9 @@ void CurlTransport::ReleaseHandle(void* handle) {
 }
 
 Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
-  const std::string& method = request.method;
-  if (method != "GET" && method != "HEAD" && method != "PUT" && method != "POST" && method != "DELETE") {
-    return InvalidArgument(fmt::format("curl transport: unsupported HTTP method '{}'", method));
-  }
-  if (!StartsWith(request.url, "http://") && !StartsWith(request.url, "https://")) {
-    return InvalidArgument(
-        fmt::format("curl transport: {}: URL must start with http:// or https://", DescribeTarget(request)));
-  }
-
+  if (Status st = CheckRequest(request); !st.ok()) return st;
   Slist headers;
-  bool has_expect = false, has_accept = false, has_content_type = false;
-  for (const auto& [name, value] : request.headers) {
-    if (name.empty() || name.find_first_of(":\r\n") != std::string::npos ||
-        value.find_first_of("\r\n") != std::string::npos) {
-      return InvalidArgument(
-          fmt::format("curl transport: {}: malformed header name or value", DescribeTarget(request)));
-    }
-    has_expect |= IEquals(name, "expect");
-    has_accept |= IEquals(name, "accept");
-    has_content_type |= IEquals(name, "content-type");
-    // "Name;" is curl's way to send a header with an empty value.
-    std::string line = name;
-    line += value.empty() ? ";" : ": ";
-    line += value;
-    if (!Append(headers, line)) return Internal("curl transport: out of memory");
-  }
-  // An empty "Name:" stops curl from adding its own default.
-  if (!has_expect && !Append(headers, "Expect:")) return Internal("curl transport: out of memory");
-  if (!has_accept && !Append(headers, "Accept:")) return Internal("curl transport: out of memory");
-  if (!has_content_type && !Append(headers, "Content-Type:")) return Internal("curl transport: out of memory");
+  if (Status st = BuildHeaders(request, headers); !st.ok()) return st;
 
   CURL* curl = static_cast<CURL*>(AcquireHandle());
   if (curl == nullptr) return Internal("curl transport: curl_easy_init failed");
@@ -373,67 +451,19 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   HttpResponse response;
   std::array<char, CURL_ERROR_SIZE> errbuf{};
   auto timeout = request.timeout.count() > 0 ? request.timeout : options_.request_timeout;
-
-  // Every option that differs between requests is set here, each time.
-  Curl().easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  Curl().easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  Curl().easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf.data());
-  Curl().easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-  Curl().easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
-  Curl().easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
-  // HTTPGET resets the method, the upload flag and NOBODY left by an
-  // earlier request on this handle.
-  Curl().easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-  Curl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, nullptr);
-  if (method == "HEAD") {
-    Curl().easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else if (method != "GET") {
-    // PUT, POST and DELETE: the body is sent from memory with an exact
-    // Content-Length (no chunked encoding), under the requested method.
-    Curl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-    std::string_view body = request.Body();
-    if (method != "DELETE" || !body.empty()) {
-      Curl().easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-      Curl().easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-    }
-  }
-  Curl().easy_setopt(curl, CURLOPT_NOPROGRESS, request.cancel != nullptr ? 0L : 1L);
-  Curl().easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
+  SetRequestOptions(curl, request, static_cast<long>(timeout.count()), headers.get(), response, errbuf.data());
   CURLcode rc = Curl().easy_perform(curl);
   long status = 0;
   long connect_status = 0;  // a proxy's answer to CONNECT (https through a proxy)
   Curl().easy_getinfo(curl, rc == CURLE_OK ? CURLINFO_RESPONSE_CODE : CURLINFO_HTTP_CONNECTCODE,
                       rc == CURLE_OK ? &status : &connect_status);
-  // Drop per-request pointers before the handle goes back to the pool.
-  Curl().easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
-  Curl().easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
-  Curl().easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
-  Curl().easy_setopt(curl, CURLOPT_WRITEDATA, nullptr);
-  Curl().easy_setopt(curl, CURLOPT_HEADERDATA, nullptr);
-  Curl().easy_setopt(curl, CURLOPT_XFERINFODATA, nullptr);
+  ClearRequestOptions(curl);
   ReleaseHandle(curl);
 
-  if (rc == CURLE_ABORTED_BY_CALLBACK && request.cancel != nullptr && request.cancel->load()) {
-    return Cancelled(fmt::format("{}: abandoned on request", DescribeTarget(request)));
-  }
-  if (rc != CURLE_OK && connect_status >= 400) {
-    // The proxy refused the tunnel: the same answer comes on every attempt.
-    return ProxyRefused(DescribeTarget(request), static_cast<int>(connect_status));
-  }
   if (rc != CURLE_OK) {
-    std::string detail = errbuf[0] != '\0' ? std::string(Trim(errbuf.data())) : Curl().easy_strerror(rc);
-    std::string message = fmt::format("{}: {} (curl error {})", DescribeTarget(request), detail, static_cast<int>(rc));
-    const std::string& proxy_variable =
-        StartsWith(request.url, "https://") ? options_.proxy_variable_https : options_.proxy_variable_http;
-    if (!proxy_variable.empty() && ConnectionLevel(rc)) {
-      // curl's text names the proxy's host when the proxy was the one it
-      // could not reach, which reads like the endpoint: say a proxy was set.
-      message += fmt::format(
-          "; libcurl sends this through the proxy in {} unless NO_PROXY exempts the host: check that proxy, or set "
-          "DLQ_HTTP_CLIENT=builtin to connect directly",
-          proxy_variable);
-    }
-    return Status(MapCurlError(rc), std::move(message));
+    return TransferError(
+        request, rc, connect_status, errbuf.data(),
+        StartsWith(request.url, "https://") ? options_.proxy_variable_https : options_.proxy_variable_http);
   }
   response.status = static_cast<int>(status);
   return response;

@@ -319,10 +319,10 @@ struct Exchanged {
   bool keep_alive = false;
 };
 
-// Sends the request on `conn` and reads its response. *stale is set when the
-// peer closed or reset the connection before any byte of the response.
-Result<Exchanged> Exchange(Connection& conn, std::string_view head, std::string_view body, std::string_view method,
-                           SteadyClock::time_point deadline, const std::atomic<bool>* cancel, bool* stale) {
+// Writes the request's head and body. *stale is set when the peer reset the
+// connection.
+Status SendRequest(Connection& conn, std::string_view head, std::string_view body, SteadyClock::time_point deadline,
+                   const std::atomic<bool>* cancel, bool* stale) {
   bool reset = false;
   if (Status s = conn.WriteAll(head, deadline, cancel, &reset); !s.ok()) {
     *stale = reset;
@@ -334,12 +334,15 @@ Result<Exchanged> Exchange(Connection& conn, std::string_view head, std::string_
       return s;
     }
   }
-  // The answer cannot be there yet: wait for it rather than try a read that
-  // would only fail with EAGAIN (one syscall fewer per request).
-  if (conn.ssl == nullptr || SSL_pending(conn.ssl) == 0) {
-    DLQ_RETURN_IF_ERROR(WaitReady(conn.fd, POLLIN, deadline, cancel));
-  }
-  std::string buf;
+  return Status::Ok();
+}
+
+// Reads up to the final response's head, past any 1xx interim responses;
+// what was read beyond it stays in `buf`. *stale is set when the peer closed
+// or reset the connection before any byte of the response.
+Result<ResponseHead> ReadFinalHead(Connection& conn, std::string_view method, std::string& buf,
+                                   SteadyClock::time_point deadline, const std::atomic<bool>* cancel, bool* stale) {
+  bool reset = false;
   ResponseHead parsed;
   for (;;) {  // 1xx interim responses come before the final one
     auto [end, head_len] = FindHeadEnd(buf);
@@ -361,14 +364,17 @@ Result<Exchanged> Exchange(Connection& conn, std::string_view head, std::string_
     DLQ_ASSIGN_OR_RETURN(parsed, ParseResponseHead(std::string_view(buf).substr(0, head_len), method));
     buf.erase(0, end);
     if (parsed.status == 101) return Unavailable("unexpected protocol switch (HTTP 101)");
-    if (parsed.status >= 200) break;
+    if (parsed.status >= 200) return parsed;
   }
+}
 
-  Exchanged out;
-  out.response.status = parsed.status;
-  out.response.headers = std::move(parsed.headers);
-  std::string& body_out = out.response.body;
-  bool leftover = false;  // bytes after the body: the connection's framing is off, do not reuse it
+// Reads the body as the head frames it into `body_out`, starting with the
+// bytes already in `buf`. Returns whether bytes came after the body (the
+// connection's framing is off: do not reuse it).
+Result<bool> ReadBody(Connection& conn, const ResponseHead& parsed, std::string& buf, std::string& body_out,
+                      SteadyClock::time_point deadline, const std::atomic<bool>* cancel) {
+  bool reset = false;
+  bool leftover = false;
   switch (parsed.framing) {
     case ResponseHead::Framing::kNone: leftover = !buf.empty(); break;
     case ResponseHead::Framing::kLength: {
@@ -416,6 +422,25 @@ Result<Exchanged> Exchange(Connection& conn, std::string_view head, std::string_
       break;
     }
   }
+  return leftover;
+}
+
+// Sends the request on `conn` and reads its response. *stale is set when the
+// peer closed or reset the connection before any byte of the response.
+Result<Exchanged> Exchange(Connection& conn, std::string_view head, std::string_view body, std::string_view method,
+                           SteadyClock::time_point deadline, const std::atomic<bool>* cancel, bool* stale) {
+  DLQ_RETURN_IF_ERROR(SendRequest(conn, head, body, deadline, cancel, stale));
+  // The answer cannot be there yet: wait for it rather than try a read that
+  // would only fail with EAGAIN (one syscall fewer per request).
+  if (conn.ssl == nullptr || SSL_pending(conn.ssl) == 0) {
+    DLQ_RETURN_IF_ERROR(WaitReady(conn.fd, POLLIN, deadline, cancel));
+  }
+  std::string buf;
+  DLQ_ASSIGN_OR_RETURN(ResponseHead parsed, ReadFinalHead(conn, method, buf, deadline, cancel, stale));
+  Exchanged out;
+  out.response.status = parsed.status;
+  out.response.headers = std::move(parsed.headers);
+  DLQ_ASSIGN_OR_RETURN(bool leftover, ReadBody(conn, parsed, buf, out.response.body, deadline, cancel));
   out.keep_alive = parsed.keep_alive && !leftover;
   return out;
 }

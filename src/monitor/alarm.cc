@@ -182,21 +182,110 @@ std::optional<double> Alarm::Datapoint(SystemTime period_start) const {
   return Value(it->second);
 }
 
+namespace {
+
+// A real datapoint of the evaluation range.
+struct Point {
+  int64_t index;  // of its period
+  double value;
+  bool breaching;
+};
+
+// The state the datapoints call for, CloudWatch's way: `breaching` of the
+// `real` ones breach, the other N - real are missing and treated as the spec
+// says.
+struct Decision {
+  AlarmState next;
+  int fill_breaching = 0;  // missing datapoints counted as breaching
+  bool decided = true;     // false: missing data ignored, the state is kept
+};
+
+Decision Decide(const AlarmSpec& spec, AlarmState current, int real, int breaching) {
+  const int n = spec.evaluation_periods;
+  const int m = spec.datapoints_to_alarm;
+  const int r = real, b = breaching;
+  const int fills = n - r;  // missing datapoints that need a treatment
+  Decision d{current};
+  if (fills == 0) {
+    d.next = b >= m ? AlarmState::kAlarm : AlarmState::kOk;
+    return d;
+  }
+  switch (spec.missing) {
+    case MissingData::kBreaching:
+      d.fill_breaching = fills;
+      d.next = b + fills >= m ? AlarmState::kAlarm : AlarmState::kOk;
+      break;
+    case MissingData::kNotBreaching: d.next = b >= m ? AlarmState::kAlarm : AlarmState::kOk; break;
+    case MissingData::kIgnore:
+      if (b >= m) {
+        d.next = AlarmState::kAlarm;
+      } else if (r - b > n - m) {
+        d.next = AlarmState::kOk;  // ALARM impossible whatever the missing points were
+      } else {
+        d.decided = false;  // retain the current state
+      }
+      break;
+    case MissingData::kMissing:
+      if (r == 0) {
+        d.next = AlarmState::kInsufficientData;
+      } else if (b >= m) {
+        d.next = AlarmState::kAlarm;
+      } else if (r - b > n - m) {
+        d.next = AlarmState::kOk;
+      } else {
+        // Judged on the real datapoints only: ALARM when every one breaches.
+        d.next = b == r ? AlarmState::kAlarm : AlarmState::kOk;
+      }
+      break;
+  }
+  return d;
+}
+
+// The reason, in CloudWatch's StateReason form.
+std::string StateReason(const AlarmSpec& spec, AlarmState current, const std::vector<Point>& real, int breaching,
+                        const Decision& d) {
+  const int64_t p = spec.period.count();
+  const int n = spec.evaluation_periods;
+  const int m = spec.datapoints_to_alarm;
+  const int r = static_cast<int>(real.size()), b = breaching;
+  const int fills = n - r;
+  std::string points;
+  for (const Point& pt : real) {
+    if (!points.empty()) points += ", ";
+    points += fmt::format("{:.1f} ({})", pt.value, ReasonTime(pt.index * p));
+  }
+  if (r == 0 && (d.next == AlarmState::kInsufficientData || !d.decided)) {
+    return fmt::format("Insufficient Data: {} unknown.", Plural(n, "datapoint") + (n == 1 ? " was" : " were"));
+  }
+  if (!d.decided) {
+    return fmt::format("Missing data ignored: {} of the last {} breached the threshold ({:.1f}); state kept.", b,
+                       Plural(n, "datapoint"), spec.threshold);
+  }
+  const bool to_alarm = d.next == AlarmState::kAlarm;
+  const int counted = to_alarm ? b + d.fill_breaching : n - b - d.fill_breaching;
+  std::string fill_note;
+  if (fills > 0) {
+    fill_note = fmt::format(" ({} treated as {})", Plural(fills, "missing datapoint"), MissingDataName(spec.missing));
+  }
+  return fmt::format(
+      "Threshold Crossed: {} out of the last {} [{}]{} {} {}{} the threshold ({:.1f}) (minimum {} for {} -> {} "
+      "transition).",
+      counted, Plural(n, "datapoint"), points, fill_note, counted == 1 ? "was" : "were", to_alarm ? "" : "not ",
+      OperatorPhrase(spec.comparison), spec.threshold, Plural(to_alarm ? m : n - m + 1, "datapoint"),
+      AlarmStateName(current), AlarmStateName(d.next));
+}
+
+}  // namespace
+
 std::optional<Transition> Alarm::Evaluate(SystemTime now) {
   if (!valid_) return std::nullopt;
   const int64_t p = spec_.period.count();
   const int n = spec_.evaluation_periods;
-  const int m = spec_.datapoints_to_alarm;
   const int range = n + kExtraRangePeriods;
   // Index of the newest complete period: it ends at or before `now`.
   const int64_t newest = FloorDiv(UnixSeconds(now), p) - 1;
   const int64_t oldest = newest - range + 1;
 
-  struct Point {
-    int64_t index;
-    double value;
-    bool breaching;
-  };
   std::vector<Point> real;  // newest first, at most n
   for (int64_t i = newest; i >= oldest && static_cast<int>(real.size()) < n; --i) {
     auto it = periods_.find(i);
@@ -207,74 +296,11 @@ std::optional<Transition> Alarm::Evaluate(SystemTime now) {
   // Forget periods that can never be evaluated again.
   periods_.erase(periods_.begin(), periods_.lower_bound(oldest - range));
 
-  const int r = static_cast<int>(real.size());
   int b = 0;
   for (const Point& pt : real) b += pt.breaching ? 1 : 0;
-  const int fills = n - r;  // missing datapoints that need a treatment
-
-  AlarmState next = state_;
-  int fill_breaching = 0;
-  bool decided = true;
-  if (fills == 0) {
-    next = b >= m ? AlarmState::kAlarm : AlarmState::kOk;
-  } else {
-    switch (spec_.missing) {
-      case MissingData::kBreaching:
-        fill_breaching = fills;
-        next = b + fills >= m ? AlarmState::kAlarm : AlarmState::kOk;
-        break;
-      case MissingData::kNotBreaching: next = b >= m ? AlarmState::kAlarm : AlarmState::kOk; break;
-      case MissingData::kIgnore:
-        if (b >= m) {
-          next = AlarmState::kAlarm;
-        } else if (r - b > n - m) {
-          next = AlarmState::kOk;  // ALARM impossible whatever the missing points were
-        } else {
-          decided = false;  // retain the current state
-        }
-        break;
-      case MissingData::kMissing:
-        if (r == 0) {
-          next = AlarmState::kInsufficientData;
-        } else if (b >= m) {
-          next = AlarmState::kAlarm;
-        } else if (r - b > n - m) {
-          next = AlarmState::kOk;
-        } else {
-          // Judged on the real datapoints only: ALARM when every one breaches.
-          next = b == r ? AlarmState::kAlarm : AlarmState::kOk;
-        }
-        break;
-    }
-  }
-
-  // Reason, in CloudWatch's StateReason form.
-  std::string points;
-  for (const Point& pt : real) {
-    if (!points.empty()) points += ", ";
-    points += fmt::format("{:.1f} ({})", pt.value, ReasonTime(pt.index * p));
-  }
-  std::string reason;
-  if (r == 0 && (next == AlarmState::kInsufficientData || !decided)) {
-    reason = fmt::format("Insufficient Data: {} unknown.", Plural(n, "datapoint") + (n == 1 ? " was" : " were"));
-  } else if (!decided) {
-    reason = fmt::format("Missing data ignored: {} of the last {} breached the threshold ({:.1f}); state kept.", b,
-                         Plural(n, "datapoint"), spec_.threshold);
-  } else {
-    const bool to_alarm = next == AlarmState::kAlarm;
-    const int counted = to_alarm ? b + fill_breaching : n - b - fill_breaching;
-    std::string fill_note;
-    if (fills > 0) {
-      fill_note =
-          fmt::format(" ({} treated as {})", Plural(fills, "missing datapoint"), MissingDataName(spec_.missing));
-    }
-    reason = fmt::format(
-        "Threshold Crossed: {} out of the last {} [{}]{} {} {}{} the threshold ({:.1f}) (minimum {} for {} -> {} "
-        "transition).",
-        counted, Plural(n, "datapoint"), points, fill_note, counted == 1 ? "was" : "were", to_alarm ? "" : "not ",
-        OperatorPhrase(spec_.comparison), spec_.threshold, Plural(to_alarm ? m : n - m + 1, "datapoint"),
-        AlarmStateName(state_), AlarmStateName(next));
-  }
+  const Decision d = Decide(spec_, state_, static_cast<int>(real.size()), b);
+  const AlarmState next = d.next;
+  std::string reason = StateReason(spec_, state_, real, b, d);
   last_reason_ = reason;
 
   if (next == state_) return std::nullopt;
