@@ -218,7 +218,11 @@ TEST_F(DaemonShardTest, ReloadThatFailsToLoadKeepsThePreviousConfigAndLogsTheErr
     MonitorConfig one = config_;  // the fixed file: one shard, every queue
     return one;
   };
-  std::thread runner([&] { (void)r.daemon->Run(stop, reload, load); });
+  std::atomic<bool> returned{false};
+  std::thread runner([&] {
+    (void)r.daemon->Run(stop, reload, load);
+    returned = true;
+  });
   ASSERT_TRUE(WaitFor(clock_, [&] { return !r.Watched().empty(); }));
   const std::set<std::string> before = r.Watched();
   ASSERT_LT(before.size(), names_.size());
@@ -234,6 +238,7 @@ TEST_F(DaemonShardTest, ReloadThatFailsToLoadKeepsThePreviousConfigAndLogsTheErr
   EXPECT_TRUE(WaitFor(clock_, [&] { return log->Contains("config_reloaded"); }));
   EXPECT_TRUE(WaitFor(clock_, [&] { return r.Watched() == names_; }));
   stop = true;
+  EXPECT_TRUE(WaitFor(clock_, [&] { return returned.load(); }));  // the loop sees the flag at its next look
   runner.join();
 }
 
