@@ -119,7 +119,7 @@ TEST(CliTest, MissingValuesAndConflictingFlagsExitTwoBeforeAnyWork) {
       {{"ddl"}, "error: ddl: --from is required (s3://BUCKET/PREFIX)\n"},
       {{"ls"}, "error: ls: --from is required (s3://BUCKET/PREFIX or file:///DIR)\n"},
       {{"search", "--from", "notaurl"}, "error: search: --from: "},
-      {{"show", "--from", "file:///tmp/x"}, "error: show: name a MESSAGE_ID\n"},
+      {{"show", "--from", "file:///tmp/x"}, "error: show: name a MESSAGE_ID or a --fingerprint ID\n"},
       {{"show", "m", "--from", "file:///tmp/x", "--raw", "--output", "json"}, "error: show: --output excludes --raw"},
       {{"stats", "--from", "file:///tmp/x"}, "error: stats: --group-by is required"},
       {{"audit", "show", "--from", "file:///tmp/x"}, "error: audit: name an audit record ID"},

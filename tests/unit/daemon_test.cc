@@ -158,7 +158,10 @@ TEST_F(DaemonTest, MetricsShowARunsProgressWhileItGoes) {
   store_.SetPutHook([&](const std::string&, std::string_view) {
     if (++puts == 3) {
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      // The publisher ticks on the daemon's (fake) clock: move it one
+      // progress_interval per look.
       while ((during = shown()) != "4" && std::chrono::steady_clock::now() < give_up) {
+        clock_.Advance(std::chrono::milliseconds(10));
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       api_during = d->QueuesJson();
