@@ -86,9 +86,12 @@ std::vector<std::string> FindArchivePrefixes(ObjectStore& store, int max_lists) 
   return found;
 }
 
-int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
-                 std::FILE* out, std::FILE* err, const std::atomic<bool>* stop) {
-  // The filter flags' own parsing, so ls accepts exactly what search does.
+namespace {
+
+// What to list, parsed as search parses its filter flags (so ls accepts
+// exactly what search does); nullopt after saying why on `err`.
+std::optional<ListOptions> LsListOptions(const LsCommandOptions& options, SystemTime now, const std::atomic<bool>* stop,
+                                         std::FILE* err) {
   FilterFlags flags;
   flags.queues = options.queues;
   flags.since = options.since;
@@ -96,12 +99,12 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
   Result<Filter> filter = BuildFilter(flags, now);
   if (!filter.ok()) {
     fmt::print(err, "error: ls: {}\n", TerminalSafe(filter.status().message()));
-    return 2;
+    return std::nullopt;
   }
   Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
   if (!layouts.ok()) {
     fmt::print(err, "error: ls: {}\n", TerminalSafe(layouts.status().message()));
-    return 2;
+    return std::nullopt;
   }
   ListOptions list;
   list.layouts = std::move(*layouts);
@@ -109,8 +112,64 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
   list.since = filter->since;
   list.until = filter->until;
   list.stop = stop;
+  return list;
+}
+
+struct LsTotals {
+  uint64_t bytes = 0;
+  std::set<std::string> queues;
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> by_day;  // (queue, day) -> n, bytes
+};
+
+// Without a layout a key says nothing of its queue or day, so filters cannot apply to it.
+LsTotals Summarize(const std::vector<ArchiveObject>& objects) {
+  LsTotals t;
+  for (const ArchiveObject& o : objects) {
+    t.bytes += o.info.size;
+    t.queues.insert(Queue(o));
+    auto& [n, bytes] = t.by_day[{Queue(o), Day(o)}];
+    ++n;
+    bytes += o.info.size;
+  }
+  return t;
+}
+
+void PrintListing(std::FILE* out, bool each_object, const std::vector<ArchiveObject>& objects, const LsTotals& t,
+                  const std::string& uri) {
+  if (each_object) {
+    fmt::print(out, "{:<10}  {:<24}  {:>10}  {}\n", "DAY", "QUEUE", "BYTES", "OBJECT");
+    for (const ArchiveObject& o : objects) {
+      fmt::print(out, "{:<10}  {:<24}  {:>10}  {}{}\n", Day(o), Queue(o), o.info.size, uri, TerminalSafe(o.info.key));
+    }
+  } else {
+    fmt::print(out, "{:<24}  {:<10}  {:>7}  {:>10}\n", "QUEUE", "DAY", "OBJECTS", "SIZE");
+    for (const auto& [qd, nb] : t.by_day) {
+      fmt::print(out, "{:<24}  {:<10}  {:>7}  {:>10}\n", qd.first, qd.second, nb.first, FormatByteSize(nb.second));
+    }
+  }
+  fmt::print(out, "total: {}, {}, {}, {}\n", CountNoun(t.queues.size(), "queue", "queues"),
+             CountNoun(t.by_day.size(), "queue-day", "queue-days"), CountNoun(objects.size(), "object", "objects"),
+             FormatByteSize(t.bytes));
+}
+
+// Nothing under --from: says where archives are instead, if anywhere.
+void PointAtOtherArchives(ObjectStore& store, const Destination& from, const std::string& uri, std::FILE* err) {
+  fmt::print(err, "note: nothing is archived under {}{}/\n", uri, TerminalSafe(ArchivePrefix(from)));
+  std::vector<std::string> found = FindArchivePrefixes(store);
+  for (const std::string& p : found) {
+    if (p == ArchivePrefix(from)) continue;
+    fmt::print(err, "note: archives are under {}{} (--from {}{})\n", uri, TerminalSafe(p), uri, TerminalSafe(p));
+  }
+}
+
+}  // namespace
+
+int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
+                 std::FILE* out, std::FILE* err, const std::atomic<bool>* stop) {
+  std::optional<ListOptions> list = LsListOptions(options, now, stop, err);
+  if (!list) return 2;
   ListStats stats;
-  Result<std::vector<ArchiveObject>> objects = ListArchive(store, from, list, &stats);
+  Result<std::vector<ArchiveObject>> objects = ListArchive(store, from, *list, &stats);
   if (!objects.ok() && objects.status().code() == ErrorCode::kCancelled) {
     fmt::print(err, "ls: stopped by a signal while listing; nothing is printed\n");
     return 130;
@@ -119,39 +178,10 @@ int RunLsCommand(const LsCommandOptions& options, ObjectStore& store, const Dest
     fmt::print(err, "error: ls: {}\n", TerminalSafe(ReadFailure(objects.status(), from)));
     return 1;
   }
-  // Without a layout a key says nothing of its queue or day, so filters cannot apply to it.
-  uint64_t total = 0;
-  std::set<std::string> queues;
-  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> by_day;  // (queue, day) -> n, bytes
-  for (const ArchiveObject& o : *objects) {
-    total += o.info.size;
-    queues.insert(Queue(o));
-    auto& [n, bytes] = by_day[{Queue(o), Day(o)}];
-    ++n;
-    bytes += o.info.size;
-  }
   const std::string uri = TerminalSafe(KeyUriPrefix(from));
-  if (options.objects) {
-    fmt::print(out, "{:<10}  {:<24}  {:>10}  {}\n", "DAY", "QUEUE", "BYTES", "OBJECT");
-    for (const ArchiveObject& o : *objects) {
-      fmt::print(out, "{:<10}  {:<24}  {:>10}  {}{}\n", Day(o), Queue(o), o.info.size, uri, TerminalSafe(o.info.key));
-    }
-  } else {
-    fmt::print(out, "{:<24}  {:<10}  {:>7}  {:>10}\n", "QUEUE", "DAY", "OBJECTS", "SIZE");
-    for (const auto& [qd, nb] : by_day) {
-      fmt::print(out, "{:<24}  {:<10}  {:>7}  {:>10}\n", qd.first, qd.second, nb.first, FormatByteSize(nb.second));
-    }
-  }
-  fmt::print(out, "total: {}, {}, {}, {}\n", CountNoun(queues.size(), "queue", "queues"),
-             CountNoun(by_day.size(), "queue-day", "queue-days"), CountNoun(objects->size(), "object", "objects"),
-             FormatByteSize(total));
-  if (objects->empty() && flags.queues.empty() && flags.since.empty() && flags.until.empty()) {
-    fmt::print(err, "note: nothing is archived under {}{}/\n", uri, TerminalSafe(ArchivePrefix(from)));
-    std::vector<std::string> found = FindArchivePrefixes(store);
-    for (const std::string& p : found) {
-      if (p == ArchivePrefix(from)) continue;
-      fmt::print(err, "note: archives are under {}{} (--from {}{})\n", uri, TerminalSafe(p), uri, TerminalSafe(p));
-    }
+  PrintListing(out, options.objects, *objects, Summarize(*objects), uri);
+  if (objects->empty() && options.queues.empty() && options.since.empty() && options.until.empty()) {
+    PointAtOtherArchives(store, from, uri, err);
   }
   if (!stats.unrecognised_key.empty()) {
     fmt::print(err,

@@ -79,6 +79,56 @@ GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, Daem
   };
 }
 
+namespace {
+
+void SetUpLogging(const RunCommandOptions& options, const MonitorConfig& config) {
+  LogLevel level = config.log_level;
+  LogFormat format = config.log_format;
+  if (options.log_level) (void)ParseLogLevel(*options.log_level, level);  // validated by the CLI
+  if (options.log_format) format = *options.log_format == "json" ? LogFormat::kJson : LogFormat::kText;
+  SetLogger(std::make_unique<StreamLogger>(stderr, format, level));
+}
+
+// SIGHUP asks the daemon to reload its configuration.
+void CatchHangup() {
+  struct sigaction sa {};
+  sa.sa_handler = OnHangup;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+// The dashboard keeps the token of the configuration it started with; a
+// reload (SIGHUP) does not change it.
+DashboardOptions DashboardOptionsFor(const MonitorConfig& config) {
+  DashboardOptions dash;
+  dash.write_token = config.dashboard_write_token;
+  dash.read_token = config.dashboard_read_token;
+  dash.replay = MakeDashboardReplay(DefaultClock());
+  dash.poll_interval = config.collection_interval;
+  dash.scan_deadline = config.dashboard_scan_deadline;
+  dash.request_memory = static_cast<size_t>(config.dashboard_request_memory);
+  dash.max_concurrent_scans = config.dashboard_max_scans;
+  if (!config.dashboard_fingerprint_fields.empty()) dash.fingerprint.fields = config.dashboard_fingerprint_fields;
+  return dash;
+}
+
+void LogDashboardAccess(const MonitorConfig& config) {
+  Log().Log(LogLevel::kInfo, "dashboard",
+            {{"actions", config.dashboard_write_token.empty() ? "disabled (no dashboard.write_token)" : "enabled"},
+             {"message_content",
+              config.dashboard_read_token.empty() ? "open (no dashboard.read_token)" : "needs the read token"}});
+  if (!IsLoopbackHost(config.listen_host) && config.dashboard_read_token.empty()) {
+    Log().Log(LogLevel::kWarn, "dashboard_unprotected",
+              {{"listen", HostForUrl(config.listen_host) + ":" + std::to_string(config.listen_port)},
+               {"message",
+                "WARNING: the listener is not on loopback and dashboard.read_token is not set: anyone who "
+                "can reach it can read every archived message (search, message detail); set "
+                "dashboard.read_token, or listen on 127.0.0.1"}});
+  }
+}
+
+}  // namespace
+
 int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
   auto load = [&]() -> Result<MonitorConfig> {
     DLQ_ASSIGN_OR_RETURN(MonitorConfig c, LoadMonitorConfig(options.config_path, DefaultEnvironment()));
@@ -95,16 +145,8 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
     std::fprintf(stderr, "error: %s\n", config.status().message().c_str());
     return 2;
   }
-  LogLevel level = config->log_level;
-  LogFormat format = config->log_format;
-  if (options.log_level) (void)ParseLogLevel(*options.log_level, level);  // validated by the CLI
-  if (options.log_format) format = *options.log_format == "json" ? LogFormat::kJson : LogFormat::kText;
-  SetLogger(std::make_unique<StreamLogger>(stderr, format, level));
-
-  struct sigaction sa {};
-  sa.sa_handler = OnHangup;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGHUP, &sa, nullptr);
+  SetUpLogging(options, *config);
+  CatchHangup();
 
   metrics::Registry registry;
   DaemonMetrics metrics(registry, DLQ_VERSION);
@@ -132,31 +174,9 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
              {"version", DLQ_VERSION}});
   Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics, options.file_modes), webhooks,
                 DefaultClock(), registry, metrics, dopts);
-  // The dashboard keeps the token of the configuration it started with; a
-  // reload (SIGHUP) does not change it.
-  DashboardOptions dash;
-  dash.write_token = config->dashboard_write_token;
-  dash.read_token = config->dashboard_read_token;
-  dash.replay = MakeDashboardReplay(DefaultClock());
-  dash.poll_interval = config->collection_interval;
-  dash.scan_deadline = config->dashboard_scan_deadline;
-  dash.request_memory = static_cast<size_t>(config->dashboard_request_memory);
-  dash.max_concurrent_scans = config->dashboard_max_scans;
-  if (!config->dashboard_fingerprint_fields.empty()) dash.fingerprint.fields = config->dashboard_fingerprint_fields;
-  Dashboard dashboard(daemon, DefaultClock(), dash);
+  Dashboard dashboard(daemon, DefaultClock(), DashboardOptionsFor(*config));
   daemon.SetExtraRoutes([&dashboard](HttpServer& server) { dashboard.Register(server); });
-  Log().Log(LogLevel::kInfo, "dashboard",
-            {{"actions", config->dashboard_write_token.empty() ? "disabled (no dashboard.write_token)" : "enabled"},
-             {"message_content",
-              config->dashboard_read_token.empty() ? "open (no dashboard.read_token)" : "needs the read token"}});
-  if (!IsLoopbackHost(config->listen_host) && config->dashboard_read_token.empty()) {
-    Log().Log(LogLevel::kWarn, "dashboard_unprotected",
-              {{"listen", HostForUrl(config->listen_host) + ":" + std::to_string(config->listen_port)},
-               {"message",
-                "WARNING: the listener is not on loopback and dashboard.read_token is not set: anyone who "
-                "can reach it can read every archived message (search, message detail); set "
-                "dashboard.read_token, or listen on 127.0.0.1"}});
-  }
+  LogDashboardAccess(*config);
   Status st = daemon.Run(stop, g_reload, load);
   if (!st.ok()) {
     Log().Log(LogLevel::kError, "run_failed", {{"error", st.ToString()}});

@@ -73,11 +73,15 @@ std::optional<std::string> PrettyJson(std::string_view body) {
   return std::string(buf.GetString(), buf.GetSize());
 }
 
-int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const Destination& from, std::FILE* out,
-                   std::FILE* err, const std::atomic<bool>* stop) {
+namespace {
+
+// The scan `show` runs, or nullopt (after saying why on `err`) when the flags
+// do not make one.
+std::optional<ScanOptions> ShowScanOptions(const ShowCommandOptions& options, const std::atomic<bool>* stop,
+                                           std::FILE* err) {
   if (options.message_id.empty() && options.fingerprint.empty()) {
     fmt::print(err, "error: show: name a MESSAGE_ID or a --fingerprint ID\n");
-    return 2;
+    return std::nullopt;
   }
   FilterFlags group_flags;
   group_flags.fingerprint = options.fingerprint;
@@ -85,25 +89,25 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   Result<Filter> group = BuildFilter(group_flags, SystemTime{});
   if (!group.ok()) {
     fmt::print(err, "error: show: {}\n", TerminalSafe(group.status().message()));
-    return 2;
+    return std::nullopt;
   }
   if (options.output != "text" && options.output != "json") {
     fmt::print(err, "error: show: --output '{}': must be text or json\n", TerminalSafe(options.output));
-    return 2;
+    return std::nullopt;
   }
   if (options.raw && options.output != "text") {
     fmt::print(err, "error: show: --raw prints the body alone; it does not combine with --output json\n");
-    return 2;
+    return std::nullopt;
   }
   Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
   if (!layouts.ok()) {
     fmt::print(err, "error: show: {}\n", TerminalSafe(layouts.status().message()));
-    return 2;
+    return std::nullopt;
   }
   Result<size_t> memory = ParseScanMemory(options.source);
   if (!memory.ok()) {
     fmt::print(err, "error: show: {}\n", memory.status().message());
-    return 2;
+    return std::nullopt;
   }
   ScanOptions scan;
   scan.memory_budget_bytes = *memory;
@@ -114,18 +118,28 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   scan.parallelism = options.source.parallelism;
   scan.deduplicate = false;  // every copy, to say where they all are
   scan.stop = stop;
+  return scan;
+}
+
+// The record `show` prints and every place the archive holds a copy of it.
+struct Found {
   std::optional<ArchiveRecord> first;
   std::vector<std::string> locations;
+};
+
+// By message id: the first copy read, then where the others are. By group
+// alone: the group's earliest message, whatever order the scan reads in.
+Result<ScanStats> FindRecord(ObjectStore& store, const Destination& from, const ScanOptions& scan, bool by_group,
+                             Found& found) {
   const std::string uri = KeyUriPrefix(from);
-  // By message id: the first copy read, then where the others are. By group
-  // alone: the group's earliest message, whatever order the scan reads in.
   auto earlier = [](const ArchiveRecord& a, const ArchiveRecord& b) {
     return std::make_pair(!a.sent_at.has_value(), a.sent_at.value_or(SystemTime{})) <
                std::make_pair(!b.sent_at.has_value(), b.sent_at.value_or(SystemTime{})) ||
            (a.sent_at == b.sent_at && a.message_id < b.message_id);
   };
-  const bool by_group = options.message_id.empty();
-  Result<ScanStats> stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& r, const RecordLocation& loc) {
+  std::optional<ArchiveRecord>& first = found.first;
+  std::vector<std::string>& locations = found.locations;
+  return ScanArchive(store, from, scan, [&](const ArchiveRecord& r, const RecordLocation& loc) {
     if (by_group && first && r.message_id != first->message_id) {
       if (!earlier(r, *first)) return true;
       first.reset();
@@ -136,40 +150,40 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
                                     r.queue == first->queue ? "" : fmt::format(" (queue {})", r.queue)));
     return true;
   });
-  if (!stats.ok() && stats.status().code() == ErrorCode::kCancelled) {
-    fmt::print(err, "show: stopped by a signal while listing the archive; nothing was read\n");
-    return 130;
+}
+
+void PrintMessageAttributes(std::FILE* out, const ArchiveRecord& r) {
+  fmt::print(out, "\nmessage attributes ({}):\n", r.message_attributes.size());
+  for (const auto& [raw_name, value] : r.message_attributes) {
+    const std::string name = TerminalSafe(raw_name), type = TerminalSafe(value.data_type);
+    if (value.IsBinary()) {
+      fmt::print(out, "  {:<24} {:<14} {}, base64 {}\n", name, type,
+                 CountNoun(value.binary_value.size(), "byte", "bytes"), Base64Encode(value.binary_value));
+    } else if (IsUtf8Text(value.string_value)) {
+      fmt::print(out, "  {:<24} {:<14} {}\n", name, type, TerminalSafe(value.string_value));
+    } else {
+      fmt::print(out, "  {:<24} {:<14} {}, not UTF-8, base64 {}\n", name, type,
+                 CountNoun(value.string_value.size(), "byte", "bytes"), Base64Encode(value.string_value));
+    }
   }
-  if (stats.ok() && stats->stopped) {
-    fmt::print(err, "show: {}, before the whole archive was read\n", StoppedLine(*stats));
-    return 130;
+}
+
+void PrintBody(std::FILE* out, const ArchiveRecord& r) {
+  if (std::optional<std::string> pretty = PrettyJson(r.body)) {
+    // The writer puts DEL and C1 characters out raw, even those the body held as JSON escapes.
+    fmt::print(out, "\nbody ({}, JSON):\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
+               TerminalSafe(*pretty, TextLines::kMulti));
+  } else if (IsUtf8Text(r.body)) {
+    fmt::print(out, "\nbody ({}):\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
+               TerminalSafe(r.body, TextLines::kMulti));
+  } else {
+    fmt::print(out, "\nbody ({}, not UTF-8), base64:\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
+               Base64Encode(r.body));
   }
-  if (!stats.ok()) {
-    fmt::print(err, "error: show: {}\n", TerminalSafe(ReadFailure(stats.status(), from)));
-    return 1;
-  }
-  int damage = ReportDamage(*stats, from, err);
-  if (!first) {
-    std::string what = by_group ? fmt::format("no message of failure group {}", scan.filter.fingerprint)
-                                : fmt::format("message {}", TerminalSafe(options.message_id));
-    if (!by_group && !scan.filter.fingerprint.empty())
-      what += fmt::format(" of failure group {}", scan.filter.fingerprint);
-    fmt::print(err, "error: show: {} is not in {}{}\n", what, TerminalSafe(from.uri),
-               damage == 0 ? "" : " (some objects could not be read; see the warnings)");
-    return damage != 0 ? damage : 1;
-  }
-  const ArchiveRecord& r = *first;
-  if (options.raw) {
-    std::fwrite(r.body.data(), 1, r.body.size(), out);
-    return damage;
-  }
-  if (options.output == "json") {
-    std::string line;
-    AppendRecordJson(r, line);
-    EscapeJsonForTerminal(line);
-    std::fwrite(line.data(), 1, line.size(), out);
-    return damage;
-  }
+}
+
+void PrintRecordText(std::FILE* out, const ArchiveRecord& r, const std::vector<std::string>& locations,
+                     const FingerprintOptions& fingerprint) {
   Field(out, "message_id", r.message_id);
   Field(out, "queue", r.queue);
   Field(out, "queue_url", r.queue_url.empty() ? "-" : r.queue_url);
@@ -186,36 +200,60 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
   Field(out, "md5_of_message_attributes", r.md5_of_message_attributes.empty() ? "-" : r.md5_of_message_attributes);
   if (r.extended_client_pointer) Field(out, "extended_client_pointer", "true (the body points to an S3 payload)");
   Field(out, "archiver", fmt::format("{} on {}", r.archiver.version, r.archiver.host));
-  const std::string group_key = FailureGroupKey(r, scan.filter.fingerprint_options);
+  const std::string group_key = FailureGroupKey(r, fingerprint);
   Field(out, "failure group", fmt::format("{} {}", GroupId(group_key), group_key));
   fmt::print(out, "\nattributes ({}):\n", r.attributes.size());
   for (const auto& [name, value] : r.attributes) {
     fmt::print(out, "  {:<34} {}\n", TerminalSafe(name), TerminalSafe(value));
   }
-  fmt::print(out, "\nmessage attributes ({}):\n", r.message_attributes.size());
-  for (const auto& [raw_name, value] : r.message_attributes) {
-    const std::string name = TerminalSafe(raw_name), type = TerminalSafe(value.data_type);
-    if (value.IsBinary()) {
-      fmt::print(out, "  {:<24} {:<14} {}, base64 {}\n", name, type,
-                 CountNoun(value.binary_value.size(), "byte", "bytes"), Base64Encode(value.binary_value));
-    } else if (IsUtf8Text(value.string_value)) {
-      fmt::print(out, "  {:<24} {:<14} {}\n", name, type, TerminalSafe(value.string_value));
-    } else {
-      fmt::print(out, "  {:<24} {:<14} {}, not UTF-8, base64 {}\n", name, type,
-                 CountNoun(value.string_value.size(), "byte", "bytes"), Base64Encode(value.string_value));
-    }
+  PrintMessageAttributes(out, r);
+  PrintBody(out, r);
+}
+
+}  // namespace
+
+int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const Destination& from, std::FILE* out,
+                   std::FILE* err, const std::atomic<bool>* stop) {
+  std::optional<ScanOptions> scan = ShowScanOptions(options, stop, err);
+  if (!scan) return 2;
+  const bool by_group = options.message_id.empty();
+  Found found;
+  Result<ScanStats> stats = FindRecord(store, from, *scan, by_group, found);
+  if (!stats.ok() && stats.status().code() == ErrorCode::kCancelled) {
+    fmt::print(err, "show: stopped by a signal while listing the archive; nothing was read\n");
+    return 130;
   }
-  if (std::optional<std::string> pretty = PrettyJson(r.body)) {
-    // The writer puts DEL and C1 characters out raw, even those the body held as JSON escapes.
-    fmt::print(out, "\nbody ({}, JSON):\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
-               TerminalSafe(*pretty, TextLines::kMulti));
-  } else if (IsUtf8Text(r.body)) {
-    fmt::print(out, "\nbody ({}):\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
-               TerminalSafe(r.body, TextLines::kMulti));
-  } else {
-    fmt::print(out, "\nbody ({}, not UTF-8), base64:\n{}\n", CountNoun(r.body.size(), "byte", "bytes"),
-               Base64Encode(r.body));
+  if (stats.ok() && stats->stopped) {
+    fmt::print(err, "show: {}, before the whole archive was read\n", StoppedLine(*stats));
+    return 130;
   }
+  if (!stats.ok()) {
+    fmt::print(err, "error: show: {}\n", TerminalSafe(ReadFailure(stats.status(), from)));
+    return 1;
+  }
+  int damage = ReportDamage(*stats, from, err);
+  if (!found.first) {
+    std::string what = by_group ? fmt::format("no message of failure group {}", scan->filter.fingerprint)
+                                : fmt::format("message {}", TerminalSafe(options.message_id));
+    if (!by_group && !scan->filter.fingerprint.empty())
+      what += fmt::format(" of failure group {}", scan->filter.fingerprint);
+    fmt::print(err, "error: show: {} is not in {}{}\n", what, TerminalSafe(from.uri),
+               damage == 0 ? "" : " (some objects could not be read; see the warnings)");
+    return damage != 0 ? damage : 1;
+  }
+  const ArchiveRecord& r = *found.first;
+  if (options.raw) {
+    std::fwrite(r.body.data(), 1, r.body.size(), out);
+    return damage;
+  }
+  if (options.output == "json") {
+    std::string line;
+    AppendRecordJson(r, line);
+    EscapeJsonForTerminal(line);
+    std::fwrite(line.data(), 1, line.size(), out);
+    return damage;
+  }
+  PrintRecordText(out, r, found.locations, scan->filter.fingerprint_options);
   return damage;
 }
 

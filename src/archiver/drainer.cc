@@ -931,82 +931,27 @@ void QueueDrainer::UploaderLoop() {
   }
 }
 
+struct QueueDrainer::Due {
+  uint64_t seq;
+  size_t index;
+  std::string receipt_handle;
+  int seconds;
+};
+
 void QueueDrainer::HeartbeatLoop() {
-  const auto timeout = options_.visibility_timeout;
   MutexLock lock(mu_);
   while (!heartbeat_stop_) {
     // Every interval, not at each notification (the pipeline notifies often).
     clock_.WaitFor(mu_, cv_, options_.heartbeat_interval, [&]() DLQ_REQUIRES(mu_) { return heartbeat_stop_; });
     if (heartbeat_stop_) break;
-    auto now = clock_.SteadyNow();
+    const SteadyTime now = clock_.SteadyNow();
     bool seal = !builder_->empty() && builder_->ShouldSeal();
-
-    struct Due {
-      uint64_t seq;
-      size_t index;
-      std::string receipt_handle;
-      int seconds;
-    };
-    std::vector<Due> due;
-    auto scan = [&](Batch& batch, bool building) {
-      for (size_t i = 0; i < batch.held.size(); ++i) {
-        const Held& h = batch.held[i];
-        if (h.visible_until - now > timeout / 2) continue;
-        auto cap_left = std::chrono::duration_cast<std::chrono::seconds>(h.received_at + kMaxVisibilityWindow - now);
-        auto extend = std::min(timeout, cap_left - std::chrono::seconds(30));
-        if (extend < std::chrono::seconds(10)) {
-          if (building) seal = true;  // cannot extend much longer: get it archived now
-          continue;
-        }
-        due.push_back({batch.seq, i, h.receipt_handle, static_cast<int>(extend.count())});
-      }
-    };
-    scan(building_, true);
-    scan(examined_, false);
-    for (Batch& b : upload_queue_) scan(b, false);
-    for (Batch* b : uploading_) scan(*b, false);
-    for (Batch* b : sealing_batches_) scan(*b, false);
-
+    std::vector<Due> due = DueLocked(now, seal);
     if (!due.empty()) {
       lock.Unlock();
-      std::vector<std::pair<size_t, std::chrono::steady_clock::time_point>> extended;  // index into due
-      for (size_t begin = 0; begin < due.size(); begin += kSqsBatch) {
-        size_t end = std::min(due.size(), begin + kSqsBatch);
-        std::vector<VisibilityEntry> entries;
-        for (size_t i = begin; i < end; ++i) {
-          entries.push_back({std::to_string(i - begin), due[i].receipt_handle, due[i].seconds});
-        }
-        // SQS counts the new timeout from when it handles the call: from
-        // the call's start, our deadline is never later than SQS's.
-        const auto sent = clock_.SteadyNow();
-        auto r = sqs_.ChangeMessageVisibilityBatch(queue_.url, entries);
-        // Applied or not (a lost reply), at most until a timeout after its end.
-        visibility_ledger_.VisibilityChanged(clock_.SteadyNow(), timeout);
-        if (!r.ok()) {
-          Log().Log(LogLevel::kWarn, "archive.heartbeat_failed",
-                    {{"queue", queue_.name}, {"error", r.status().ToString()}});
-          continue;
-        }
-        counters_.visibility_extensions += r->successful_ids.size();
-        for (const std::string& id : r->successful_ids) {
-          if (auto i = EntryIndex(id, end - begin)) {
-            extended.emplace_back(begin + *i, sent + std::chrono::seconds(due[begin + *i].seconds));
-          }
-        }
-      }
+      std::vector<Extension> extended = ExtendVisibility(due);
       lock.Lock();
-      std::vector<Held> orphans;
-      for (const auto& [i, until] : extended) {
-        // The batch may have moved on meanwhile: match by receipt handle.
-        if (Batch* b = FindBatchLocked(due[i].seq); b != nullptr && due[i].index < b->held.size() &&
-                                                    b->held[due[i].index].receipt_handle == due[i].receipt_handle) {
-          b->held[due[i].index].visible_until = until;
-        } else {
-          // Released (or deleted) while this extension was on the wire: the
-          // extension must not hide it again.
-          orphans.push_back({"", due[i].receipt_handle, now, now});
-        }
-      }
+      std::vector<Held> orphans = RecordExtensionsLocked(due, extended, now);
       if (!orphans.empty()) {
         lock.Unlock();
         ReleaseHeld(orphans, /*count_released=*/false);
@@ -1019,6 +964,78 @@ void QueueDrainer::HeartbeatLoop() {
       lock.Lock();
     }
   }
+}
+
+std::vector<QueueDrainer::Due> QueueDrainer::DueLocked(SteadyTime now, bool& seal) {
+  const auto timeout = options_.visibility_timeout;
+  std::vector<Due> due;
+  auto scan = [&](Batch& batch, bool building) {
+    for (size_t i = 0; i < batch.held.size(); ++i) {
+      const Held& h = batch.held[i];
+      if (h.visible_until - now > timeout / 2) continue;
+      auto cap_left = std::chrono::duration_cast<std::chrono::seconds>(h.received_at + kMaxVisibilityWindow - now);
+      auto extend = std::min(timeout, cap_left - std::chrono::seconds(30));
+      if (extend < std::chrono::seconds(10)) {
+        if (building) seal = true;  // cannot extend much longer: get it archived now
+        continue;
+      }
+      due.push_back({batch.seq, i, h.receipt_handle, static_cast<int>(extend.count())});
+    }
+  };
+  scan(building_, true);
+  scan(examined_, false);
+  for (Batch& b : upload_queue_) scan(b, false);
+  for (Batch* b : uploading_) scan(*b, false);
+  for (Batch* b : sealing_batches_) scan(*b, false);
+  return due;
+}
+
+std::vector<QueueDrainer::Extension> QueueDrainer::ExtendVisibility(const std::vector<Due>& due) {
+  const auto timeout = options_.visibility_timeout;
+  std::vector<Extension> extended;
+  for (size_t begin = 0; begin < due.size(); begin += kSqsBatch) {
+    size_t end = std::min(due.size(), begin + kSqsBatch);
+    std::vector<VisibilityEntry> entries;
+    for (size_t i = begin; i < end; ++i) {
+      entries.push_back({std::to_string(i - begin), due[i].receipt_handle, due[i].seconds});
+    }
+    // SQS counts the new timeout from when it handles the call: from
+    // the call's start, our deadline is never later than SQS's.
+    const auto sent = clock_.SteadyNow();
+    auto r = sqs_.ChangeMessageVisibilityBatch(queue_.url, entries);
+    // Applied or not (a lost reply), at most until a timeout after its end.
+    visibility_ledger_.VisibilityChanged(clock_.SteadyNow(), timeout);
+    if (!r.ok()) {
+      Log().Log(LogLevel::kWarn, "archive.heartbeat_failed",
+                {{"queue", queue_.name}, {"error", r.status().ToString()}});
+      continue;
+    }
+    counters_.visibility_extensions += r->successful_ids.size();
+    for (const std::string& id : r->successful_ids) {
+      if (auto i = EntryIndex(id, end - begin)) {
+        extended.emplace_back(begin + *i, sent + std::chrono::seconds(due[begin + *i].seconds));
+      }
+    }
+  }
+  return extended;
+}
+
+std::vector<QueueDrainer::Held> QueueDrainer::RecordExtensionsLocked(const std::vector<Due>& due,
+                                                                     const std::vector<Extension>& extended,
+                                                                     SteadyTime now) {
+  std::vector<Held> orphans;
+  for (const auto& [i, until] : extended) {
+    // The batch may have moved on meanwhile: match by receipt handle.
+    if (Batch* b = FindBatchLocked(due[i].seq); b != nullptr && due[i].index < b->held.size() &&
+                                                b->held[due[i].index].receipt_handle == due[i].receipt_handle) {
+      b->held[due[i].index].visible_until = until;
+    } else {
+      // Released (or deleted) while this extension was on the wire: the
+      // extension must not hide it again.
+      orphans.push_back({"", due[i].receipt_handle, now, now});
+    }
+  }
+  return orphans;
 }
 
 bool QueueDrainer::FinalQueueEmpty() {

@@ -289,6 +289,17 @@ class QueueDrainer {
   void LogDone(const DrainResult& result) const;
   void UploaderLoop();
   void HeartbeatLoop();
+  // HeartbeatLoop's steps: the held messages whose visibility ends within
+  // half a timeout (sets `seal` when the building batch holds one that cannot
+  // be extended much longer); their extension, sent without the lock, as
+  // (index into due, new deadline); the new deadlines recorded, returning the
+  // messages that left their batch meanwhile (to release again).
+  struct Due;
+  using Extension = std::pair<size_t, SteadyTime>;
+  std::vector<Due> DueLocked(SteadyTime now, bool& seal) DLQ_REQUIRES(mu_);
+  std::vector<Extension> ExtendVisibility(const std::vector<Due>& due) DLQ_EXCLUDES(mu_);
+  std::vector<Held> RecordExtensionsLocked(const std::vector<Due>& due, const std::vector<Extension>& extended,
+                                           SteadyTime now) DLQ_REQUIRES(mu_);
   void AddSelected(std::vector<Message>&& msgs, std::chrono::steady_clock::time_point received) DLQ_EXCLUDES(mu_);
   // Seals the building batch if non-empty and queues it for upload. With
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;

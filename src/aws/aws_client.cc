@@ -484,57 +484,34 @@ void AwsClient::SetObserver(CallObserver observer) {
   observer_ = std::move(observer);
 }
 
+namespace {
+
+Status GaveUp(Status error, int attempts) {
+  if (attempts <= 1) return error;
+  Status gave_up(error.code(), fmt::format("{} (after {} attempts)", error.message(), attempts));
+  if (error.aws()) gave_up = gave_up.WithAws(*error.aws());
+  return gave_up;
+}
+
+}  // namespace
+
 Result<HttpResponse> AwsClient::Call(const AwsRequest& request) {
-  const auto start = clock_.SteadyNow();
+  const SteadyTime start = clock_.SteadyNow();
   const std::string target = Target(request.operation, request.resource);
   CallRecord record;
   record.service = endpoint_.service;
   record.operation = request.operation;
-
-  auto finish = [&](Result<HttpResponse> result) -> Result<HttpResponse> {
-    record.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock_.SteadyNow() - start);
-    record.code = result.ok() ? ErrorCode::kOk : result.status().code();
-    if (!result.ok() && result.status().aws()) record.aws_error_code = result.status().aws()->error_code;
-    CallObserver observer;
-    {
-      MutexLock lock(mu_);
-      observer = observer_;
-    }
-    if (observer) observer(record);
-    return result;
-  };
-
   auto url = BuildUrl(endpoint_, request);
-  if (!url.ok()) return finish(url.status().WithContext(target));
+  if (!url.ok()) return Report(record, start, url.status().WithContext(target));
 
   // Skew and token corrections each get one extra attempt of their own.
   int budget = retry_.max_attempts;
-  bool corrected_skew = false;
-  bool refreshed_credentials = false;
+  Corrections corrections;
   for (int attempt = 1;; ++attempt) {
     record.attempts = attempt;
     auto creds = credentials_.GetCredentials();
-    if (!creds.ok()) return finish(creds.status().WithContext("get credentials").WithContext(target));
-
-    HttpRequest http;
-    http.method = request.method;
-    http.url = *url;
-    http.headers = request.headers;
-    if (request.body_view) {
-      http.body_view = request.body_view;
-    } else {
-      http.body = request.body;
-    }
-    http.timeout = request.timeout;
-    http.cancel = request.cancel;
-    SigningOptions signing;
-    signing.region = endpoint_.region;
-    signing.service = endpoint_.service;
-    signing.time = clock_.Now() + std::chrono::seconds(skew_seconds_.load());
-    signing.s3 = endpoint_.s3;
-    signing.unsigned_payload = request.unsigned_payload;
-    SignRequest(http, *creds, signing);
-
+    if (!creds.ok()) return Report(record, start, creds.status().WithContext("get credentials").WithContext(target));
+    HttpRequest http = Sign(request, *url, *creds);
     auto response = transport_.Send(http);
     Status error;
     if (!response.ok()) {
@@ -542,43 +519,80 @@ Result<HttpResponse> AwsClient::Call(const AwsRequest& request) {
       error = Redact(response.status(), *creds, http).WithContext(target);
     } else {
       record.http_status = response->status;
-      if (IsSuccess(response->status)) return finish(std::move(response));
+      if (IsSuccess(response->status)) return Report(record, start, std::move(response));
       error = Redact(ErrorFromResponse(*response, request.operation, request.resource), *creds, http);
-      std::string_view code = error.aws() ? std::string_view(error.aws()->error_code) : std::string_view();
-      if (!corrected_skew && IsSkewError(code, error.message())) {
-        corrected_skew = true;
-        if (auto server_time = ServerTime(*response)) {
-          auto skew = std::chrono::round<std::chrono::seconds>(*server_time - clock_.Now());
-          if (skew.count() != skew_seconds_.load()) {
-            skew_seconds_.store(skew.count());
-            ++budget;
-            continue;
-          }
-        }
-      }
-      if (!refreshed_credentials && IsExpiredToken(code)) {
-        refreshed_credentials = true;
-        credentials_.Invalidate();
+      if (Correct(*response, error, corrections)) {
         ++budget;
         continue;
       }
     }
-
-    if (!error.retryable() || attempt >= budget) {
-      if (attempt > 1) {
-        Status gave_up(error.code(), fmt::format("{} (after {} attempts)", error.message(), attempt));
-        if (error.aws()) gave_up = gave_up.WithAws(*error.aws());
-        error = gave_up;
-      }
-      return finish(std::move(error));
-    }
-    std::chrono::milliseconds delay;
-    {
-      MutexLock lock(mu_);
-      delay = BackoffDelay(retry_, attempt - 1, rng_);
-    }
-    clock_.SleepFor(delay);
+    if (!error.retryable() || attempt >= budget) return Report(record, start, GaveUp(std::move(error), attempt));
+    Backoff(attempt);
   }
+}
+
+HttpRequest AwsClient::Sign(const AwsRequest& request, const std::string& url, const Credentials& creds) const {
+  HttpRequest http;
+  http.method = request.method;
+  http.url = url;
+  http.headers = request.headers;
+  if (request.body_view) {
+    http.body_view = request.body_view;
+  } else {
+    http.body = request.body;
+  }
+  http.timeout = request.timeout;
+  http.cancel = request.cancel;
+  SigningOptions signing;
+  signing.region = endpoint_.region;
+  signing.service = endpoint_.service;
+  signing.time = clock_.Now() + std::chrono::seconds(skew_seconds_.load());
+  signing.s3 = endpoint_.s3;
+  signing.unsigned_payload = request.unsigned_payload;
+  SignRequest(http, creds, signing);
+  return http;
+}
+
+bool AwsClient::Correct(const HttpResponse& response, const Status& error, Corrections& done) {
+  std::string_view code = error.aws() ? std::string_view(error.aws()->error_code) : std::string_view();
+  if (!done.skew && IsSkewError(code, error.message())) {
+    done.skew = true;
+    if (auto server_time = ServerTime(response)) {
+      auto skew = std::chrono::round<std::chrono::seconds>(*server_time - clock_.Now());
+      if (skew.count() != skew_seconds_.load()) {
+        skew_seconds_.store(skew.count());
+        return true;
+      }
+    }
+  }
+  if (!done.credentials && IsExpiredToken(code)) {
+    done.credentials = true;
+    credentials_.Invalidate();
+    return true;
+  }
+  return false;
+}
+
+void AwsClient::Backoff(int attempt) {
+  std::chrono::milliseconds delay;
+  {
+    MutexLock lock(mu_);
+    delay = BackoffDelay(retry_, attempt - 1, rng_);
+  }
+  clock_.SleepFor(delay);
+}
+
+Result<HttpResponse> AwsClient::Report(CallRecord& record, SteadyTime start, Result<HttpResponse> result) {
+  record.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock_.SteadyNow() - start);
+  record.code = result.ok() ? ErrorCode::kOk : result.status().code();
+  if (!result.ok() && result.status().aws()) record.aws_error_code = result.status().aws()->error_code;
+  CallObserver observer;
+  {
+    MutexLock lock(mu_);
+    observer = observer_;
+  }
+  if (observer) observer(record);
+  return result;
 }
 
 }  // namespace dlq

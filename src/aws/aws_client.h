@@ -102,6 +102,21 @@ class AwsClient {
   std::chrono::seconds clock_skew() const { return std::chrono::seconds(skew_seconds_.load()); }
 
  private:
+  // The self-corrections one Call has made (each at most once).
+  struct Corrections {
+    bool skew = false;
+    bool credentials = false;
+  };
+  // One attempt's request, signed with the clock skew learned so far.
+  HttpRequest Sign(const AwsRequest& request, const std::string& url, const Credentials& creds) const;
+  // Corrects what an error response says (clock skew, an expired token) and
+  // returns true when an extra attempt can help.
+  bool Correct(const HttpResponse& response, const Status& error, Corrections& done);
+  // Sleeps the jittered backoff after failed attempt `attempt` (from 1).
+  void Backoff(int attempt);
+  // Tells the observer how the call went and returns `result`.
+  Result<HttpResponse> Report(CallRecord& record, SteadyTime start, Result<HttpResponse> result);
+
   ServiceEndpoint endpoint_;
   HttpTransport& transport_;
   CredentialsProvider& credentials_;

@@ -91,6 +91,89 @@ std::string EmfLine(const std::string& metrics_namespace, const std::string& que
   return w.Take();
 }
 
+namespace {
+
+ArchiveContext ContextFor(const QueueInfo& info, const LambdaConfig& config) {
+  ArchiveContext ctx;
+  ctx.queue = info.name;
+  ctx.queue_url = info.url;
+  ctx.region = info.region;
+  ctx.account_id = info.account_id;
+  ctx.archiver_version = DLQ_VERSION;
+  ctx.host = config.host;
+  ctx.fifo = info.fifo;
+  ctx.retention = info.retention;
+  return ctx;
+}
+
+// Names the queue's result after its drain (qo.drain).
+void SetResult(QueueOutcome& qo) {
+  const DrainResult& r = qo.drain;
+  if (!r.status.ok()) {
+    qo.result = "failed";
+    qo.error = r.status.ToString();
+  } else if (r.stopped) {
+    qo.result = "stopped";
+    qo.work_left = true;
+  } else if (r.incomplete) {
+    qo.result = "incomplete";
+    qo.error = r.incomplete_reason;
+    qo.work_left = true;
+  } else {
+    qo.result = "done";
+  }
+}
+
+// Resolves and drains one queue until it is done or the clock reaches
+// stop_at, and emits its metric line. A queue that cannot be resolved is
+// "failed" with no drain.
+QueueOutcome DrainQueue(const std::string& name, SystemTime stop_at, const DrainOptions& drain,
+                        const LambdaConfig& config, LambdaDeps& deps) {
+  Clock& clock = *deps.clock;
+  QueueOutcome qo;
+  qo.queue = name;
+  auto sqs = deps.sqs_for(QueueAccount(name));
+  Result<QueueInfo> info = sqs.ok() ? ResolveQueue(**sqs, name, deps.region) : Result<QueueInfo>(sqs.status());
+  if (!info.ok()) {
+    qo.result = "failed";
+    qo.error = info.status().ToString();
+    return qo;
+  }
+  QueueDrainer drainer(**sqs, *deps.store, clock, *info, drain, ContextFor(*info, config));
+  // Stops receiving at stop_at, seen within 10 ms of the clock's time.
+  RunWatched(
+      clock, std::chrono::milliseconds(10), [&] { qo.drain = drainer.Run(); },
+      [&] {
+        if (clock.Now() < stop_at) return true;
+        drainer.RequestStop();
+        return false;
+      });
+  SetResult(qo);
+  const DrainResult& r = qo.drain;
+  const DrainStats& s = r.stats;
+  uint64_t failed_count = s.delete_failures + s.corrupt + (r.status.ok() ? 0 : s.released);
+  if (deps.emit_metric) {
+    deps.emit_metric(EmfLine(config.metrics_namespace, info->name, s.archived, failed_count, r.elapsed, clock.Now()));
+  }
+  return qo;
+}
+
+// Hands the queues with work left to the next invocation: "none", "invoked",
+// "schedule" (no invoker), "hop_limit" or "failed".
+std::string FollowUp(const std::vector<std::string>& remaining, const LambdaEvent& ev, const LambdaConfig& config,
+                     LambdaDeps& deps) {
+  if (remaining.empty()) return "none";
+  if (deps.invoker == nullptr) return "schedule";
+  if (ev.hop + 1 > config.max_hops) return "hop_limit";
+  if (Status st = deps.invoker->InvokeAsync(BuildDirectInvokePayload(remaining, ev.policy, ev.hop + 1)); !st.ok()) {
+    Log().Log(LogLevel::kWarn, "lambda.follow_up_failed", {{"error", st.ToString()}});
+    return "failed";
+  }
+  return "invoked";
+}
+
+}  // namespace
+
 LambdaOutcome HandleLambdaEvent(std::string_view event_json, SystemTime deadline, const LambdaConfig& config,
                                 LambdaDeps& deps) {
   auto parsed = ParseLambdaEvent(event_json);
@@ -128,82 +211,23 @@ LambdaOutcome HandleLambdaEvent(std::string_view event_json, SystemTime deadline
   std::vector<QueueOutcome> outcomes;
   bool failed = false;
   for (const std::string& name : names) {
-    QueueOutcome qo;
-    qo.queue = name;
     if (failed || clock.Now() >= stop_at) {
+      QueueOutcome qo;
+      qo.queue = name;
       qo.result = "not_started";
       qo.work_left = !failed;
       outcomes.push_back(std::move(qo));
       continue;
     }
-    auto sqs = deps.sqs_for(QueueAccount(name));
-    Result<QueueInfo> info = sqs.ok() ? ResolveQueue(**sqs, name, deps.region) : Result<QueueInfo>(sqs.status());
-    if (!info.ok()) {
-      qo.result = "failed";
-      qo.error = info.status().ToString();
-      failed = true;
-      outcomes.push_back(std::move(qo));
-      continue;
-    }
-    ArchiveContext ctx;
-    ctx.queue = info->name;
-    ctx.queue_url = info->url;
-    ctx.region = info->region;
-    ctx.account_id = info->account_id;
-    ctx.archiver_version = DLQ_VERSION;
-    ctx.host = config.host;
-    ctx.fifo = info->fifo;
-    ctx.retention = info->retention;
-    QueueDrainer drainer(**sqs, *deps.store, clock, *info, drain, ctx);
-    // Stops receiving at stop_at, seen within 10 ms of the clock's time.
-    RunWatched(
-        clock, std::chrono::milliseconds(10), [&] { qo.drain = drainer.Run(); },
-        [&] {
-          if (clock.Now() < stop_at) return true;
-          drainer.RequestStop();
-          return false;
-        });
-    const DrainResult& r = qo.drain;
-    if (!r.status.ok()) {
-      qo.result = "failed";
-      qo.error = r.status.ToString();
-      failed = true;
-    } else if (r.stopped) {
-      qo.result = "stopped";
-      qo.work_left = true;
-    } else if (r.incomplete) {
-      qo.result = "incomplete";
-      qo.error = r.incomplete_reason;
-      qo.work_left = true;
-    } else {
-      qo.result = "done";
-    }
-    const DrainStats& s = r.stats;
-    uint64_t failed_count = s.delete_failures + s.corrupt + (r.status.ok() ? 0 : s.released);
-    if (deps.emit_metric) {
-      deps.emit_metric(EmfLine(config.metrics_namespace, info->name, s.archived, failed_count, r.elapsed, clock.Now()));
-    }
-    outcomes.push_back(std::move(qo));
+    outcomes.push_back(DrainQueue(name, stop_at, drain, config, deps));
+    failed = outcomes.back().result == "failed";
   }
 
   std::vector<std::string> remaining;
   for (const auto& q : outcomes) {
     if (q.work_left) remaining.push_back(q.queue);
   }
-  std::string follow_up = "none";
-  if (!remaining.empty()) {
-    if (deps.invoker == nullptr) {
-      follow_up = "schedule";
-    } else if (ev.hop + 1 > config.max_hops) {
-      follow_up = "hop_limit";
-    } else if (Status st = deps.invoker->InvokeAsync(BuildDirectInvokePayload(remaining, ev.policy, ev.hop + 1));
-               !st.ok()) {
-      Log().Log(LogLevel::kWarn, "lambda.follow_up_failed", {{"error", st.ToString()}});
-      follow_up = "failed";
-    } else {
-      follow_up = "invoked";
-    }
-  }
+  const std::string follow_up = FollowUp(remaining, ev, config, deps);
 
   JsonWriter w;
   WriteEventHead(w, ev);

@@ -24,6 +24,68 @@ Result<int64_t> IntVar(const Environment& env, std::string_view var, int64_t lo,
   return *n;
 }
 
+// DLQ_ARCHIVE_KEY_TEMPLATE, or the default (Hive with DLQ_ARCHIVE_HIVE=1) layout.
+Status ReadKeyTemplate(const Environment& env, DrainOptions& d) {
+  bool hive = env.GetNonEmpty("DLQ_ARCHIVE_HIVE").value_or("0") == "1";
+  std::string tmpl =
+      env.GetNonEmpty("DLQ_ARCHIVE_KEY_TEMPLATE").value_or(std::string(hive ? kHiveKeyTemplate : kDefaultKeyTemplate));
+  auto key_template = KeyTemplate::Parse(tmpl);
+  if (!key_template.ok()) return key_template.status().WithContext("DLQ_ARCHIVE_KEY_TEMPLATE");
+  d.key_template = *key_template;
+  return Status::Ok();
+}
+
+// DLQ_ARCHIVE_SSE, DLQ_ARCHIVE_SSE_KMS_KEY_ID and DLQ_ARCHIVE_STORAGE_CLASS.
+Status ReadPutOptions(const Environment& env, PutOptions& put) {
+  if (auto sse = env.GetNonEmpty("DLQ_ARCHIVE_SSE")) {
+    if (*sse != "AES256" && *sse != "aws:kms") return Bad("DLQ_ARCHIVE_SSE", *sse, "AES256 or aws:kms");
+    put.sse = *sse;
+  }
+  if (auto kms = env.GetNonEmpty("DLQ_ARCHIVE_SSE_KMS_KEY_ID")) {
+    if (put.sse != "aws:kms") {
+      return InvalidArgument("DLQ_ARCHIVE_SSE_KMS_KEY_ID is set but DLQ_ARCHIVE_SSE is not aws:kms");
+    }
+    put.sse_kms_key_id = *kms;
+  }
+  if (auto sc = env.GetNonEmpty("DLQ_ARCHIVE_STORAGE_CLASS")) put.storage_class = *sc;
+  return Status::Ok();
+}
+
+// DLQ_ARCHIVE_BATCH_MAX_MESSAGES, _MAX_BYTES and _MAX_AGE.
+Status ReadBatchLimits(const Environment& env, BatchLimits& batch) {
+  DLQ_ASSIGN_OR_RETURN(int64_t batch_messages, IntVar(env, "DLQ_ARCHIVE_BATCH_MAX_MESSAGES", 1, 1000000, 0));
+  if (batch_messages > 0) batch.max_messages = static_cast<size_t>(batch_messages);
+  if (auto b = env.GetNonEmpty("DLQ_ARCHIVE_BATCH_MAX_BYTES")) {
+    auto n = ParseByteSize(*b);
+    if (!n || *n == 0) return Bad("DLQ_ARCHIVE_BATCH_MAX_BYTES", *b, "a size such as 64MiB");
+    batch.max_bytes = static_cast<size_t>(*n);
+  }
+  if (auto a = env.GetNonEmpty("DLQ_ARCHIVE_BATCH_MAX_AGE")) {
+    auto age = ParseDuration(*a);
+    if (!age || age->count() <= 0) return Bad("DLQ_ARCHIVE_BATCH_MAX_AGE", *a, "a duration such as 30s");
+    batch.max_age = *age;
+  }
+  return Status::Ok();
+}
+
+// DLQ_ARCHIVE_ROLE_ARNS: ACCOUNT=ROLE_ARN pairs, comma-separated.
+Status ReadRoleArns(const Environment& env, std::map<std::string, std::string>& role_arns) {
+  if (auto roles = env.GetNonEmpty("DLQ_ARCHIVE_ROLE_ARNS")) {
+    for (std::string_view part : Split(*roles, ',')) {
+      part = Trim(part);
+      if (part.empty()) continue;
+      auto eq = part.find('=');
+      std::string_view account = eq == std::string_view::npos ? "" : part.substr(0, eq);
+      std::string_view arn = eq == std::string_view::npos ? "" : part.substr(eq + 1);
+      if (account.size() != 12 || !ParseInt64(account) || !StartsWith(arn, "arn:")) {
+        return Bad("DLQ_ARCHIVE_ROLE_ARNS", part, "ACCOUNT=ROLE_ARN pairs, comma-separated (12-digit account ids)");
+      }
+      role_arns[std::string(account)] = std::string(arn);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<LambdaSettings> LambdaSettingsFromEnv(const Environment& env) {
@@ -53,37 +115,9 @@ Result<LambdaSettings> LambdaSettingsFromEnv(const Environment& env) {
   // invocation finds it visible at once.
   d.finish_receives_on_stop = true;
   if (!s.destination.prefix.empty()) d.prefix = s.destination.prefix;
-  bool hive = env.GetNonEmpty("DLQ_ARCHIVE_HIVE").value_or("0") == "1";
-  std::string tmpl =
-      env.GetNonEmpty("DLQ_ARCHIVE_KEY_TEMPLATE").value_or(std::string(hive ? kHiveKeyTemplate : kDefaultKeyTemplate));
-  auto key_template = KeyTemplate::Parse(tmpl);
-  if (!key_template.ok()) return key_template.status().WithContext("DLQ_ARCHIVE_KEY_TEMPLATE");
-  d.key_template = *key_template;
-
-  if (auto sse = env.GetNonEmpty("DLQ_ARCHIVE_SSE")) {
-    if (*sse != "AES256" && *sse != "aws:kms") return Bad("DLQ_ARCHIVE_SSE", *sse, "AES256 or aws:kms");
-    d.put.sse = *sse;
-  }
-  if (auto kms = env.GetNonEmpty("DLQ_ARCHIVE_SSE_KMS_KEY_ID")) {
-    if (d.put.sse != "aws:kms") {
-      return InvalidArgument("DLQ_ARCHIVE_SSE_KMS_KEY_ID is set but DLQ_ARCHIVE_SSE is not aws:kms");
-    }
-    d.put.sse_kms_key_id = *kms;
-  }
-  if (auto sc = env.GetNonEmpty("DLQ_ARCHIVE_STORAGE_CLASS")) d.put.storage_class = *sc;
-
-  DLQ_ASSIGN_OR_RETURN(int64_t batch_messages, IntVar(env, "DLQ_ARCHIVE_BATCH_MAX_MESSAGES", 1, 1000000, 0));
-  if (batch_messages > 0) d.batch.max_messages = static_cast<size_t>(batch_messages);
-  if (auto b = env.GetNonEmpty("DLQ_ARCHIVE_BATCH_MAX_BYTES")) {
-    auto n = ParseByteSize(*b);
-    if (!n || *n == 0) return Bad("DLQ_ARCHIVE_BATCH_MAX_BYTES", *b, "a size such as 64MiB");
-    d.batch.max_bytes = static_cast<size_t>(*n);
-  }
-  if (auto a = env.GetNonEmpty("DLQ_ARCHIVE_BATCH_MAX_AGE")) {
-    auto age = ParseDuration(*a);
-    if (!age || age->count() <= 0) return Bad("DLQ_ARCHIVE_BATCH_MAX_AGE", *a, "a duration such as 30s");
-    d.batch.max_age = *age;
-  }
+  DLQ_RETURN_IF_ERROR(ReadKeyTemplate(env, d));
+  DLQ_RETURN_IF_ERROR(ReadPutOptions(env, d.put));
+  DLQ_RETURN_IF_ERROR(ReadBatchLimits(env, d.batch));
 
   if (auto p = env.GetNonEmpty("DLQ_ARCHIVE_POLICY")) {
     auto selection = ParseSelectionSpec(*p);
@@ -105,19 +139,7 @@ Result<LambdaSettings> LambdaSettingsFromEnv(const Environment& env) {
   c.max_hops = static_cast<int>(hops);
   c.metrics_namespace = env.GetNonEmpty("DLQ_ARCHIVE_METRICS_NAMESPACE").value_or(c.metrics_namespace);
 
-  if (auto roles = env.GetNonEmpty("DLQ_ARCHIVE_ROLE_ARNS")) {
-    for (std::string_view part : Split(*roles, ',')) {
-      part = Trim(part);
-      if (part.empty()) continue;
-      auto eq = part.find('=');
-      std::string_view account = eq == std::string_view::npos ? "" : part.substr(0, eq);
-      std::string_view arn = eq == std::string_view::npos ? "" : part.substr(eq + 1);
-      if (account.size() != 12 || !ParseInt64(account) || !StartsWith(arn, "arn:")) {
-        return Bad("DLQ_ARCHIVE_ROLE_ARNS", part, "ACCOUNT=ROLE_ARN pairs, comma-separated (12-digit account ids)");
-      }
-      s.role_arns[std::string(account)] = std::string(arn);
-    }
-  }
+  DLQ_RETURN_IF_ERROR(ReadRoleArns(env, s.role_arns));
   if (Status st = d.Validate(); !st.ok()) return st;
   return s;
 }

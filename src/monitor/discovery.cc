@@ -94,6 +94,11 @@ class Discoverer {
   Result<std::vector<DiscoveredQueue>> Run();
 
  private:
+  struct Candidate {
+    std::string url;
+    bool named = false;  // explicitly listed: must exist
+  };
+
   // The queue's attributes; nullopt when it no longer exists.
   Result<std::optional<const Attributes*>> Attrs(const std::string& url);
   Result<const std::vector<std::string>*> AllUrls();
@@ -109,15 +114,20 @@ class Discoverer {
     if (Excluded(u) || !seen_.insert(u).second) return;
     candidates_.push_back({u, named});
   }
+  // Candidates from the group's queues, prefixes, regex and discovery, less
+  // its exclusions.
+  Status AddCandidates();
+  Status AddNamed();
   Status AddDiscovered();
+  // The candidate with its attributes and redrive sources; nullopt (after a
+  // warning) when a queue that was not named explicitly has vanished.
+  Result<std::optional<DiscoveredQueue>> Describe(const Candidate& c);
+  // The queues whose dead-letter queue `q` is.
+  Result<std::vector<std::string>> ListSources(const DiscoveredQueue& q);
+  Status AddSources(const std::vector<std::string>& urls, DiscoveredQueue& q);
   // Sources found by reading every queue's RedrivePolicy, for endpoints that
   // do not implement ListDeadLetterSourceQueues.
   Result<std::vector<std::string>> SourcesByScan(const std::string& dlq_arn);
-
-  struct Candidate {
-    std::string url;
-    bool named = false;  // explicitly listed: must exist
-  };
 
   QueueClient& sqs_;
   const GroupConfig& group_;
@@ -216,23 +226,19 @@ Status Discoverer::AddDiscovered() {
 }
 
 Result<std::vector<DiscoveredQueue>> Discoverer::Run() {
+  DLQ_RETURN_IF_ERROR(AddCandidates());
+  std::vector<DiscoveredQueue> out;
+  for (const Candidate& c : candidates_) {
+    DLQ_ASSIGN_OR_RETURN(std::optional<DiscoveredQueue> q, Describe(c));
+    if (q) out.push_back(std::move(*q));
+  }
+  return out;
+}
+
+Status Discoverer::AddCandidates() {
   excluded_.insert(group_.exclude.begin(), group_.exclude.end());
   for (const std::string& e : group_.exclude) excluded_.insert(TrimUrl(e));
-
-  for (const std::string& q : group_.queues) {
-    if (StartsWith(q, "http://") || StartsWith(q, "https://")) {
-      Add(q, true);
-      continue;
-    }
-    auto url = sqs_.GetQueueUrl(q, "");
-    if (!url.ok()) {
-      if (Vanished(url.status())) {
-        return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, q));
-      }
-      return url.status().WithContext(fmt::format("group {}: queue {}", group_.name, q));
-    }
-    Add(*url, true);
-  }
+  DLQ_RETURN_IF_ERROR(AddNamed());
   for (const std::string& prefix : group_.prefixes) {
     auto urls = sqs_.ListQueues(prefix);
     if (!urls.ok()) {
@@ -249,65 +255,92 @@ Result<std::vector<DiscoveredQueue>> Discoverer::Run() {
     }
   }
   if (group_.discover) DLQ_RETURN_IF_ERROR(AddDiscovered());
+  return Status::Ok();
+}
 
-  std::vector<DiscoveredQueue> out;
-  for (const Candidate& c : candidates_) {
-    DLQ_ASSIGN_OR_RETURN(auto attrs, Attrs(c.url));
-    if (!attrs) {
-      if (c.named) return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, c.url));
-      Warn("attributes", c.url, NotFound("queue no longer exists"));
+Status Discoverer::AddNamed() {
+  for (const std::string& q : group_.queues) {
+    if (StartsWith(q, "http://") || StartsWith(q, "https://")) {
+      Add(q, true);
       continue;
     }
-    DiscoveredQueue q;
-    q.url = c.url;
-    q.name = NameFromUrl(c.url);
-    q.region = group_.region;
-    if (auto it = (*attrs)->find("QueueArn"); it != (*attrs)->end()) {
-      q.arn = it->second;
-      std::string region, account;
-      if (ParseSqsArn(q.arn, &region, &account, nullptr)) {
-        q.region = region;
-        q.account_id = account;
+    auto url = sqs_.GetQueueUrl(q, "");
+    if (!url.ok()) {
+      if (Vanished(url.status())) {
+        return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, q));
       }
+      return url.status().WithContext(fmt::format("group {}: queue {}", group_.name, q));
     }
-    auto fifo = (*attrs)->find("FifoQueue");
-    q.fifo = (fifo != (*attrs)->end() && fifo->second == "true") || EndsWith(q.name, ".fifo");
-    q.retention = RetentionOf(**attrs, q.retention);
-
-    auto sources = sqs_.ListDeadLetterSourceQueues(c.url);
-    if (!sources.ok() && sources.status().aws() &&
-        (sources.status().aws()->error_code == "InvalidAction" ||
-         sources.status().aws()->error_code == "UnsupportedOperation") &&
-        !q.arn.empty()) {
-      Log().Log(LogLevel::kDebug, "discovery.sources_by_scan", {{"group", group_.name}, {"queue", q.name}});
-      sources = SourcesByScan(q.arn);
-    }
-    if (!sources.ok()) {
-      if (!Vanished(sources.status())) {
-        return sources.status().WithContext(fmt::format("group {}: list redrive sources of {}", group_.name, q.name));
-      }
-      if (c.named) return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, c.url));
-      Warn("list sources", c.url, sources.status());
-      continue;
-    }
-    for (const std::string& src_url : *sources) {
-      DLQ_ASSIGN_OR_RETURN(auto src_attrs, Attrs(src_url));
-      if (!src_attrs) {
-        Warn("source attributes", src_url, NotFound("queue no longer exists"));
-        continue;
-      }
-      RedriveSource s;
-      s.url = src_url;
-      s.name = NameFromUrl(src_url);
-      s.retention = RetentionOf(**src_attrs, s.retention);
-      if (auto it = (*src_attrs)->find("RedrivePolicy"); it != (*src_attrs)->end()) {
-        if (auto policy = ParseRedrivePolicy(it->second); policy.ok()) s.max_receive_count = policy->max_receive_count;
-      }
-      q.redrive_sources.push_back(std::move(s));
-    }
-    out.push_back(std::move(q));
+    Add(*url, true);
   }
-  return out;
+  return Status::Ok();
+}
+
+Result<std::optional<DiscoveredQueue>> Discoverer::Describe(const Candidate& c) {
+  DLQ_ASSIGN_OR_RETURN(auto attrs, Attrs(c.url));
+  if (!attrs) {
+    if (c.named) return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, c.url));
+    Warn("attributes", c.url, NotFound("queue no longer exists"));
+    return std::optional<DiscoveredQueue>();
+  }
+  DiscoveredQueue q;
+  q.url = c.url;
+  q.name = NameFromUrl(c.url);
+  q.region = group_.region;
+  if (auto it = (*attrs)->find("QueueArn"); it != (*attrs)->end()) {
+    q.arn = it->second;
+    std::string region, account;
+    if (ParseSqsArn(q.arn, &region, &account, nullptr)) {
+      q.region = region;
+      q.account_id = account;
+    }
+  }
+  auto fifo = (*attrs)->find("FifoQueue");
+  q.fifo = (fifo != (*attrs)->end() && fifo->second == "true") || EndsWith(q.name, ".fifo");
+  q.retention = RetentionOf(**attrs, q.retention);
+
+  Result<std::vector<std::string>> sources = ListSources(q);
+  if (!sources.ok()) {
+    if (!Vanished(sources.status())) {
+      return sources.status().WithContext(fmt::format("group {}: list redrive sources of {}", group_.name, q.name));
+    }
+    if (c.named) return NotFound(fmt::format("group {}: queue '{}' does not exist", group_.name, c.url));
+    Warn("list sources", c.url, sources.status());
+    return std::optional<DiscoveredQueue>();
+  }
+  DLQ_RETURN_IF_ERROR(AddSources(*sources, q));
+  return std::optional<DiscoveredQueue>(std::move(q));
+}
+
+Result<std::vector<std::string>> Discoverer::ListSources(const DiscoveredQueue& q) {
+  auto sources = sqs_.ListDeadLetterSourceQueues(q.url);
+  if (!sources.ok() && sources.status().aws() &&
+      (sources.status().aws()->error_code == "InvalidAction" ||
+       sources.status().aws()->error_code == "UnsupportedOperation") &&
+      !q.arn.empty()) {
+    Log().Log(LogLevel::kDebug, "discovery.sources_by_scan", {{"group", group_.name}, {"queue", q.name}});
+    return SourcesByScan(q.arn);
+  }
+  return sources;
+}
+
+Status Discoverer::AddSources(const std::vector<std::string>& urls, DiscoveredQueue& q) {
+  for (const std::string& src_url : urls) {
+    DLQ_ASSIGN_OR_RETURN(auto src_attrs, Attrs(src_url));
+    if (!src_attrs) {
+      Warn("source attributes", src_url, NotFound("queue no longer exists"));
+      continue;
+    }
+    RedriveSource s;
+    s.url = src_url;
+    s.name = NameFromUrl(src_url);
+    s.retention = RetentionOf(**src_attrs, s.retention);
+    if (auto it = (*src_attrs)->find("RedrivePolicy"); it != (*src_attrs)->end()) {
+      if (auto policy = ParseRedrivePolicy(it->second); policy.ok()) s.max_receive_count = policy->max_receive_count;
+    }
+    q.redrive_sources.push_back(std::move(s));
+  }
+  return Status::Ok();
 }
 
 }  // namespace

@@ -103,18 +103,19 @@ Status QueueSafetyInput::Validate() const {
   return Status::Ok();
 }
 
-Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
-  DLQ_RETURN_IF_ERROR(in.Validate());
-  SafetyReport rep;
-  rep.queue = in.queue;
-  const double r = Secs(in.dlq_retention);
-  const double t = in.expiry_alarm.threshold;
-  const double src = EffectiveSourceRetention(in);
-  rep.detection_delay_s = DetectionDelay(in);
-  rep.drain_time_s = DrainTime(in);
-  rep.required_margin_s = Secs(in.required_margin);
-  bool structural_ok = true;
+namespace {
 
+// The ages that matter, in seconds.
+struct AgeLimits {
+  double dlq;        // the DLQ's retention
+  double threshold;  // the expiry alarm's age threshold
+  double source;     // the source queue's (its maximum when unknown)
+};
+
+// Adds the reasons that do not depend on timing; false when one of them
+// means some message is never archived.
+bool CheckStructure(const QueueSafetyInput& in, SafetyReport& rep) {
+  bool structural_ok = true;
   if (!in.fifo && in.source_retention.count() == 0) {
     rep.reasons.push_back(fmt::format(
         "source queue retention unknown: assumed the SQS maximum {} s, so a message can reach the DLQ with no time "
@@ -141,7 +142,13 @@ Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
         "transition into ALARM (an alarm that stays in ALARM is not signalled again)",
         in.max_messages_per_run, in.depth));
   }
+  return structural_ok;
+}
 
+// The worst case: when a message is archived at the latest and when it
+// expires, from the clock origin the queue type and the age source imply.
+void SetWorstCase(const QueueSafetyInput& in, const AgeLimits& k, SafetyReport& rep) {
+  const double r = k.dlq, t = k.threshold, src = k.source;
   const double work = rep.detection_delay_s + rep.drain_time_s;
   rep.worst_case_arrival_to_archive_s = std::max(t, 0.0) + work;
   if (in.fifo) {
@@ -169,6 +176,12 @@ Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
     rep.latest_archive_s = std::max({t, src, 0.0}) + work;
     rep.expires_s = r;
   }
+}
+
+// Reasons about the threshold and the retentions themselves.
+void CheckRetentions(const QueueSafetyInput& in, const AgeLimits& k, SafetyReport& rep) {
+  const double r = k.dlq, t = k.threshold, src = k.source;
+  const double work = rep.detection_delay_s + rep.drain_time_s;
   if (r - t < work && std::isfinite(work)) {
     rep.reasons.push_back(fmt::format(
         "threshold {} s leaves {} s before expiry, less than detection delay {} ({} of {} s periods + {} metric "
@@ -182,6 +195,21 @@ Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
         "{} s)",
         r, src, kSqsMaxRetention.count()));
   }
+}
+
+}  // namespace
+
+Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in) {
+  DLQ_RETURN_IF_ERROR(in.Validate());
+  SafetyReport rep;
+  rep.queue = in.queue;
+  const AgeLimits k{Secs(in.dlq_retention), in.expiry_alarm.threshold, EffectiveSourceRetention(in)};
+  rep.detection_delay_s = DetectionDelay(in);
+  rep.drain_time_s = DrainTime(in);
+  rep.required_margin_s = Secs(in.required_margin);
+  const bool structural_ok = CheckStructure(in, rep);
+  SetWorstCase(in, k, rep);
+  CheckRetentions(in, k, rep);
   rep.safe = structural_ok && rep.margin_s >= rep.required_margin_s;
   rep.reasons.push_back(
       fmt::format("worst case, counted from {}: archived at the latest after {}, expires after {}; so a message {} "

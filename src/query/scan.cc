@@ -958,6 +958,180 @@ std::string_view ScanStopName(ScanStop stop) {
   return "";
 }
 
+namespace {
+
+ListOptions ScanListOptions(const ScanOptions& options, const Clock& clock) {
+  ListOptions list;
+  list.layouts = options.layouts;
+  list.queues = options.filter.queues;
+  if (options.filter.since) list.since = *options.filter.since - kKeyTimeSlack;
+  if (options.filter.until && options.filter.by == TimeField::kArchived) list.until = options.filter.until;
+  list.stop = options.stop;
+  list.deadline = options.deadline;
+  list.clock = &clock;
+  return list;
+}
+
+int ScanWorkers(const ScanOptions& options, const Destination& from) {
+  if (options.parallelism > 0) return options.parallelism;
+  return from.scheme == "s3" ? 16 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Runs the passes of one scan over listed objects and delivers their matches
+// to `fn` in key order (with deduplication: each id once, over as many passes
+// as the set of seen ids needs). Holds references only; lives for one
+// ScanArchive call on one thread (the workers it starts are joined per pass).
+class Scanner {
+ public:
+  using RecordFn = std::function<bool(const ArchiveRecord&, const RecordLocation&)>;
+
+  Scanner(ObjectStore& store, const ScanOptions& options, const Clock& clock, const std::vector<ArchiveObject>& objects,
+          int workers, const RecordFn& fn, ScanStats& stats)
+      : store_(store),
+        options_(options),
+        clock_(clock),
+        objects_(objects),
+        workers_(workers),
+        fn_(fn),
+        stats_(stats),
+        limits_(Limits::For(options)),
+        prefilter_(Prefilter::For(options.filter)),
+        seen_(std::max<size_t>(options.dedup_memory_bytes, 4096)) {}
+
+  void Run() {
+    while (!passes_.empty()) {
+      Pass pass = passes_.front();
+      passes_.pop_front();
+      if (!RunPass(pass)) return;
+    }
+  }
+
+ private:
+  enum class Delivery { kGoOn, kStopping, kCallerDone };
+
+  // Reads every object for `pass`; false when the scan ended early.
+  bool RunPass(Pass& pass) {
+    const bool first_pass = stats_.passes == 0;
+    ++stats_.passes;
+    stats_.objects_done = 0;
+    seen_.Clear();
+    PassState state(options_, limits_, clock_, objects_.size(), static_cast<size_t>(workers_) + 2);
+    Workers reader(store_, options_, limits_, prefilter_, objects_, state, workers_);
+    for (size_t i = 0; i < objects_.size(); ++i) {
+      if (state.Stopping()) return StopAt(state, i);
+      ObjectResult r;
+      PassState::Pull pull;
+      while ((pull = state.Next(i, batch_, r)) == PassState::Pull::kMatches) {
+        switch (DeliverBatch(state, i, pass)) {
+          case Delivery::kGoOn: break;
+          case Delivery::kStopping: return StopAt(state, i);
+          case Delivery::kCallerDone: NotePeak(state); return false;
+        }
+      }
+      if (pull == PassState::Pull::kStopped) return StopAt(state, i);
+      if (r.stopped) {
+        stats_.compressed_bytes += r.compressed;
+        stats_.bytes += r.bytes;
+        return StopAt(state, objects_.size());
+      }
+      CountObject(r, first_pass);
+    }
+    NotePeak(state);
+    return true;
+  }
+
+  // Hands the matches of object `i` in batch_ to fn_, then releases their memory.
+  Delivery DeliverBatch(PassState& state, size_t i, Pass& pass) {
+    size_t cost = 0;
+    for (const Match& m : batch_) cost += m.cost;
+    bool go_on = true, stopping = false;
+    for (size_t k = 0; k < batch_.size() && go_on; ++k) {
+      if (state.Stopping()) {
+        stopping = true;
+        break;
+      }
+      const Match& m = batch_[k];
+      if (options_.deduplicate && !FirstCopyInPass(m, Position{i, m.line}, pass)) continue;
+      ++stats_.records;
+      go_on = fn_(m.record, RecordLocation{objects_[i].info.key, m.line});
+    }
+    batch_.clear();
+    state.Delivered(i, cost);
+    if (stopping) return Delivery::kStopping;
+    return go_on ? Delivery::kGoOn : Delivery::kCallerDone;
+  }
+
+  // Whether `m` is the first copy of its id in this pass's hash range that an
+  // earlier pass did not deliver. When the set is full, the upper half of the
+  // range moves to a later pass.
+  bool FirstCopyInPass(const Match& m, const Position& pos, Pass& pass) {
+    Hash128 h = HashId(m.record);
+    if (h.hi < pass.lo || h.hi > pass.hi) return false;
+    if (seen_.Contains(h)) {
+      if (!(pos < pass.done_before)) ++stats_.duplicates;
+      return false;
+    }
+    while (seen_.Full() && pass.lo < pass.hi) {
+      uint64_t mid = pass.lo + (pass.hi - pass.lo) / 2;
+      passes_.push_back(Pass{mid + 1, pass.hi, std::max(pass.done_before, pos)});
+      pass.hi = mid;
+      seen_.RemoveAbove(mid);
+    }
+    if (h.hi > pass.hi) return false;
+    seen_.Insert(h);
+    return !(pos < pass.done_before);
+  }
+
+  // Counts one object read to its end. Lines, parses and errors are counted
+  // on the first pass only: later passes read the same objects again.
+  void CountObject(ObjectResult& r, bool first_pass) {
+    ++stats_.objects;
+    ++stats_.objects_done;
+    stats_.compressed_bytes += r.compressed;
+    stats_.bytes += r.bytes;
+    if (!first_pass) return;
+    stats_.lines += r.lines;
+    stats_.parsed += r.parsed;
+    stats_.skipped_lines += r.skipped_lines;
+    stats_.skipped_objects += r.skipped_object ? 1 : 0;
+    for (ReadError& e : r.errors) {
+      if (stats_.errors.size() < options_.max_reported_errors) stats_.errors.push_back(std::move(e));
+    }
+  }
+
+  // Ends the scan while object `i` is being read: what was read of it counts
+  // in the byte totals (how far the scan got). Returns false, as RunPass does.
+  bool StopAt(PassState& state, size_t i) {
+    stats_.stopped = true;
+    stats_.stop_reason = options_.stop != nullptr && options_.stop->load() ? ScanStop::kCancelled : ScanStop::kDeadline;
+    state.Shutdown();
+    ObjectResult partial = state.Partial(i);
+    stats_.compressed_bytes += partial.compressed;
+    stats_.bytes += partial.bytes;
+    NotePeak(state);
+    return false;
+  }
+
+  void NotePeak(const PassState& state) {
+    stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, state.peak());
+  }
+
+  ObjectStore& store_;
+  const ScanOptions& options_;
+  const Clock& clock_;
+  const std::vector<ArchiveObject>& objects_;
+  const int workers_;
+  const RecordFn& fn_;
+  ScanStats& stats_;
+  const Limits limits_;
+  const Prefilter prefilter_;
+  HashSet seen_;
+  std::deque<Pass> passes_{Pass{}};
+  std::vector<Match> batch_;  // reused: one object's matches at a time
+};
+
+}  // namespace
+
 Result<ScanStats> ScanArchive(ObjectStore& store, const Destination& from, const ScanOptions& in_options,
                               const std::function<bool(const ArchiveRecord&, const RecordLocation&)>& fn) {
   ScanOptions options = in_options;
@@ -967,119 +1141,15 @@ Result<ScanStats> ScanArchive(ObjectStore& store, const Destination& from, const
                                        options.memory_budget_bytes));
   }
   const Clock& clock = options.clock != nullptr ? *options.clock : DefaultClock();
-  ScanStats stats;
-
-  ListOptions list;
-  list.layouts = options.layouts;
-  list.queues = options.filter.queues;
-  if (options.filter.since) list.since = *options.filter.since - kKeyTimeSlack;
-  if (options.filter.until && options.filter.by == TimeField::kArchived) list.until = options.filter.until;
-  list.stop = options.stop;
-  list.deadline = options.deadline;
-  list.clock = &clock;
   ListStats list_stats;
-  DLQ_ASSIGN_OR_RETURN(std::vector<ArchiveObject> objects, ListArchive(store, from, list, &list_stats));
+  DLQ_ASSIGN_OR_RETURN(std::vector<ArchiveObject> objects,
+                       ListArchive(store, from, ScanListOptions(options, clock), &list_stats));
+  ScanStats stats;
   stats.pruned_prefixes = list_stats.pruned_prefixes;
   stats.unrecognised_key = list_stats.unrecognised_key;
   stats.objects_listed = objects.size();
   stats.skipped_entries = std::move(list_stats.skipped);
-
-  int workers = options.parallelism;
-  if (workers <= 0) {
-    workers = from.scheme == "s3" ? 16 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }
-  const Limits limits = Limits::For(options);
-  const Prefilter prefilter = Prefilter::For(options.filter);
-  HashSet seen(std::max<size_t>(options.dedup_memory_bytes, 4096));
-  // Ends the scan while object `i` is being read: what was read of it counts
-  // in the byte totals (how far the scan got).
-  auto stop_at = [&](PassState& state, size_t i) {
-    stats.stopped = true;
-    stats.stop_reason = options.stop != nullptr && options.stop->load() ? ScanStop::kCancelled : ScanStop::kDeadline;
-    state.Shutdown();
-    ObjectResult partial = state.Partial(i);
-    stats.compressed_bytes += partial.compressed;
-    stats.bytes += partial.bytes;
-    stats.peak_reserved_bytes = std::max(stats.peak_reserved_bytes, state.peak());
-    return stats;
-  };
-  std::deque<Pass> passes{Pass{}};
-  std::vector<Match> batch;
-  while (!passes.empty()) {
-    Pass pass = passes.front();
-    passes.pop_front();
-    const bool first_pass = stats.passes == 0;
-    ++stats.passes;
-    stats.objects_done = 0;
-    seen.Clear();
-    PassState state(options, limits, clock, objects.size(), static_cast<size_t>(workers) + 2);
-    Workers reader(store, options, limits, prefilter, objects, state, workers);
-    for (size_t i = 0; i < objects.size(); ++i) {
-      if (state.Stopping()) return stop_at(state, i);
-      ObjectResult r;
-      PassState::Pull pull;
-      while ((pull = state.Next(i, batch, r)) == PassState::Pull::kMatches) {
-        size_t cost = 0;
-        for (const Match& m : batch) cost += m.cost;
-        bool go_on = true, stopping = false;
-        for (size_t k = 0; k < batch.size() && go_on; ++k) {
-          if (state.Stopping()) {
-            stopping = true;
-            break;
-          }
-          const Match& m = batch[k];
-          const Position pos{i, m.line};
-          if (options.deduplicate) {
-            Hash128 h = HashId(m.record);
-            if (h.hi < pass.lo || h.hi > pass.hi) continue;
-            if (seen.Contains(h)) {
-              if (!(pos < pass.done_before)) ++stats.duplicates;
-              continue;
-            }
-            while (seen.Full() && pass.lo < pass.hi) {
-              // Out of room: finish the upper half of this range in a later pass.
-              uint64_t mid = pass.lo + (pass.hi - pass.lo) / 2;
-              passes.push_back(Pass{mid + 1, pass.hi, std::max(pass.done_before, pos)});
-              pass.hi = mid;
-              seen.RemoveAbove(mid);
-            }
-            if (h.hi > pass.hi) continue;
-            seen.Insert(h);
-            if (pos < pass.done_before) continue;
-          }
-          ++stats.records;
-          go_on = fn(m.record, RecordLocation{objects[i].info.key, m.line});
-        }
-        batch.clear();
-        state.Delivered(i, cost);
-        if (stopping) return stop_at(state, i);
-        if (!go_on) {
-          stats.peak_reserved_bytes = std::max(stats.peak_reserved_bytes, state.peak());
-          return stats;
-        }
-      }
-      if (pull == PassState::Pull::kStopped) return stop_at(state, i);
-      if (r.stopped) {
-        stats.compressed_bytes += r.compressed;
-        stats.bytes += r.bytes;
-        return stop_at(state, objects.size());
-      }
-      ++stats.objects;
-      ++stats.objects_done;
-      stats.compressed_bytes += r.compressed;
-      stats.bytes += r.bytes;
-      if (first_pass) {
-        stats.lines += r.lines;
-        stats.parsed += r.parsed;
-        stats.skipped_lines += r.skipped_lines;
-        stats.skipped_objects += r.skipped_object ? 1 : 0;
-        for (ReadError& e : r.errors) {
-          if (stats.errors.size() < options.max_reported_errors) stats.errors.push_back(std::move(e));
-        }
-      }
-    }
-    stats.peak_reserved_bytes = std::max(stats.peak_reserved_bytes, state.peak());
-  }
+  Scanner(store, options, clock, objects, ScanWorkers(options, from), fn, stats).Run();
   return stats;
 }
 

@@ -26,6 +26,25 @@ std::string FifoSortKey(const ArchiveRecord& r) {
   return fmt::format("{}{:0>40}|{:020}|{}", seq.empty() ? '0' : '1', seq, sent, r.message_id);
 }
 
+// The SendMessageBatch entry `e{i}` that puts `r` back on `target`.
+SendEntry EntryFor(const ArchiveRecord& r, const ReplayTarget& target, size_t i) {
+  SendEntry e;
+  e.id = fmt::format("e{}", i);
+  e.body = r.body;
+  e.message_attributes = r.message_attributes;
+  if (std::string trace = Attribute(r, "AWSTraceHeader"); !trace.empty()) {
+    e.message_system_attributes["AWSTraceHeader"] = trace;
+  }
+  if (target.fifo) {
+    e.message_group_id = Attribute(r, "MessageGroupId");
+    e.message_deduplication_id = Attribute(r, "MessageDeduplicationId");
+    if (e.message_deduplication_id.empty() && !target.content_based_deduplication) {
+      e.message_deduplication_id = r.message_id;
+    }
+  }
+  return e;
+}
+
 }  // namespace
 
 size_t MessageSize(const std::string& body, const MessageAttributes& attributes) {
@@ -300,34 +319,12 @@ Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<c
         break;
       }
     }
-    if (options_.rate > 0) {
-      MutexLock lock(bucket_mu_);
-      // Made on first use, so reading the archive before the first send
-      // does not fill it. Burst: one second's worth, so a pause in reading
-      // (the next archive object) does not lose the tokens accrued meanwhile.
-      if (!bucket_) bucket_.emplace(options_.rate, std::max<double>(sqs::kMaxBatchEntries, options_.rate), clock_);
-      bucket_->Acquire(static_cast<double>(pending.size()));
-    }
+    AwaitTokens(pending.size());
     std::vector<SendEntry> entries;
     std::vector<std::string> ids;
     for (size_t i : pending) {
-      const ArchiveRecord& r = ready[i]->item.record;
-      SendEntry e;
-      e.id = fmt::format("e{}", i);
-      e.body = r.body;
-      e.message_attributes = r.message_attributes;
-      if (std::string trace = Attribute(r, "AWSTraceHeader"); !trace.empty()) {
-        e.message_system_attributes["AWSTraceHeader"] = trace;
-      }
-      if (ready[i]->target.fifo) {
-        e.message_group_id = Attribute(r, "MessageGroupId");
-        e.message_deduplication_id = Attribute(r, "MessageDeduplicationId");
-        if (e.message_deduplication_id.empty() && !ready[i]->target.content_based_deduplication) {
-          e.message_deduplication_id = r.message_id;
-        }
-      }
-      ids.push_back(e.id);
-      entries.push_back(std::move(e));
+      entries.push_back(EntryFor(ready[i]->item.record, ready[i]->target, i));
+      ids.push_back(entries.back().id);
     }
     auto reply = sqs_.SendMessageBatch(url, entries);
     if (!reply.ok()) {
@@ -342,32 +339,47 @@ Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<c
       out.fatal = st.WithContext(fmt::format("SendMessageBatch to {}", url));
       break;
     }
-    std::vector<size_t> again;
-    auto index_of = [](const std::string& id) { return static_cast<size_t>(std::stoul(id.substr(1))); };
-    for (const SentMessage& sent : reply->sent) {
-      size_t i = index_of(sent.id);
-      const ArchiveRecord& r = ready[i]->item.record;
-      std::string want_body = Md5OfBody(r.body), want_attrs = Md5OfMessageAttributes(r.message_attributes);
-      if (sent.md5_of_body != want_body || sent.md5_of_message_attributes != want_attrs) {
-        // Not retried: SQS accepted the message; a resend would duplicate it.
-        out.reasons[i] = fmt::format(
-            "MD5Mismatch: SQS returned MD5OfMessageBody {} / MD5OfMessageAttributes {}, expected {} / {} (sent as "
-            "{}; not resent)",
-            sent.md5_of_body, sent.md5_of_message_attributes.empty() ? "(none)" : sent.md5_of_message_attributes,
-            want_body, want_attrs.empty() ? "(none)" : want_attrs, sent.message_id);
-        continue;
-      }
-      out.ok[i] = true;
-      out.new_ids[i] = sent.message_id;
-    }
-    for (const BatchEntryError& f : reply->failed) {
-      size_t i = index_of(f.id);
-      out.reasons[i] = fmt::format("{}: {}", f.code, f.message);
-      if (!f.sender_fault && f.code != "MD5Mismatch") again.push_back(i);
-    }
-    pending = std::move(again);
+    pending = RecordReply(*reply, ready, out);
   }
   return out;
+}
+
+void Replayer::AwaitTokens(size_t n) {
+  if (options_.rate <= 0) return;
+  MutexLock lock(bucket_mu_);
+  // Made on first use, so reading the archive before the first send
+  // does not fill it. Burst: one second's worth, so a pause in reading
+  // (the next archive object) does not lose the tokens accrued meanwhile.
+  if (!bucket_) bucket_.emplace(options_.rate, std::max<double>(sqs::kMaxBatchEntries, options_.rate), clock_);
+  bucket_->Acquire(static_cast<double>(n));
+}
+
+std::vector<size_t> Replayer::RecordReply(const SendBatchResult& reply, const std::vector<const Pending*>& ready,
+                                          Outcome& out) {
+  std::vector<size_t> again;
+  auto index_of = [](const std::string& id) { return static_cast<size_t>(std::stoul(id.substr(1))); };
+  for (const SentMessage& sent : reply.sent) {
+    size_t i = index_of(sent.id);
+    const ArchiveRecord& r = ready[i]->item.record;
+    std::string want_body = Md5OfBody(r.body), want_attrs = Md5OfMessageAttributes(r.message_attributes);
+    if (sent.md5_of_body != want_body || sent.md5_of_message_attributes != want_attrs) {
+      // Not retried: SQS accepted the message; a resend would duplicate it.
+      out.reasons[i] = fmt::format(
+          "MD5Mismatch: SQS returned MD5OfMessageBody {} / MD5OfMessageAttributes {}, expected {} / {} (sent as "
+          "{}; not resent)",
+          sent.md5_of_body, sent.md5_of_message_attributes.empty() ? "(none)" : sent.md5_of_message_attributes,
+          want_body, want_attrs.empty() ? "(none)" : want_attrs, sent.message_id);
+      continue;
+    }
+    out.ok[i] = true;
+    out.new_ids[i] = sent.message_id;
+  }
+  for (const BatchEntryError& f : reply.failed) {
+    size_t i = index_of(f.id);
+    out.reasons[i] = fmt::format("{}: {}", f.code, f.message);
+    if (!f.sender_fault && f.code != "MD5Mismatch") again.push_back(i);
+  }
+  return again;
 }
 
 Status Replayer::Drain(size_t keep) {

@@ -204,6 +204,12 @@ class Replayer {
   // Sends (retrying with backoff); runs on a worker thread, touches no state
   // but the bucket (under bucket_mu_).
   Outcome Transmit(const std::string& url, const std::vector<const Pending*>& ready);
+  // Transmit's steps: waits for `n` tokens of the rate limit (when there is
+  // one); records what a SendMessageBatch reply says of each entry in `out`
+  // and returns the indexes (into ready) worth sending again.
+  void AwaitTokens(size_t n) DLQ_EXCLUDES(bucket_mu_);
+  static std::vector<size_t> RecordReply(const SendBatchResult& reply, const std::vector<const Pending*>& ready,
+                                         Outcome& out);
   // Completes the oldest flights until at most `keep` are in flight.
   Status Drain(size_t keep);
   // Records a finished flight: stats, on_batch_done, checkpoint.
