@@ -18,6 +18,7 @@
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/virtual_clock.h"
 
 namespace dlq {
 namespace {
@@ -26,23 +27,27 @@ using Op = FakeQueueClient::Operation;
 using std::chrono::seconds;
 
 // Counts ReceiveMessage calls, the empty ones and the most running at once;
-// each call first sleeps `delay` of real time so that concurrent receives
-// overlap, or, `one_at_a_time`, queue behind each other (a server that
-// serves one receive at a time).
+// each call first takes `delay` of `clock`'s time, so that concurrent
+// receives overlap, or, `one_at_a_time`, queue behind each other (a server
+// that serves one receive at a time).
 class ReceiveObserver : public QueueClientWrapper {
  public:
-  ReceiveObserver(QueueClient& target, std::chrono::milliseconds delay, bool one_at_a_time = false)
-      : QueueClientWrapper(target), delay_(delay), one_at_a_time_(one_at_a_time) {}
+  ReceiveObserver(QueueClient& target, Clock& clock, std::chrono::milliseconds delay, bool one_at_a_time = false)
+      : QueueClientWrapper(target), clock_(clock), delay_(delay), one_at_a_time_(one_at_a_time) {}
 
   Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
     int running = ++running_;
     for (int max = max_running_; running > max && !max_running_.compare_exchange_weak(max, running);) {
     }
-    std::unique_lock<std::mutex> serve(server_, std::defer_lock);
-    if (one_at_a_time_) serve.lock();
-    std::this_thread::sleep_for(delay_);
+    SteadyTime served;
+    {
+      std::lock_guard lock(server_);
+      const SteadyTime now = clock_.SteadyNow();
+      served = (one_at_a_time_ ? std::max(now, server_free_at_) : now) + delay_;
+      if (one_at_a_time_) server_free_at_ = served;
+    }
+    clock_.SleepFor(served - clock_.SteadyNow());
     auto got = QueueClientWrapper::ReceiveMessages(queue_url, options);
-    if (serve.owns_lock()) serve.unlock();
     --running_;
     ++calls_;
     if (got.ok() && got->empty()) {
@@ -63,9 +68,11 @@ class ReceiveObserver : public QueueClientWrapper {
   int blocked_long_polls() const { return blocked_long_polls_; }
 
  private:
+  Clock& clock_;
   const std::chrono::milliseconds delay_;
   const bool one_at_a_time_;
   std::mutex server_;
+  SteadyTime server_free_at_{};  // under server_: when the server has served every receive so far
   std::atomic<int> calls_{0}, empty_{0}, running_{0}, max_running_{0}, blocked_long_polls_{0};
 };
 
@@ -124,7 +131,7 @@ class DrainerTest : public ::testing::Test {
     url_ = *url;
     options_.wait_time_seconds = 0;
     // Every receiver receives (the tests of the governor turn it on: it
-    // measures in real time, this clock stands still).
+    // measures rates, and this clock stands still).
     options_.adaptive_receivers = false;
     options_.receivers = 2;
     options_.deleters = 2;
@@ -167,13 +174,20 @@ class DrainerTest : public ::testing::Test {
     return n;
   }
 
-  // Up to eight receivers under the governor, receiving through `observer`;
-  // the drainer keeps real time (the governor measures rates).
+  // The drainer's clock from now on: virtual time, which moves only while
+  // the run's threads all wait (VirtualClock). Its SQS keeps clock_.
+  VirtualClock& UseVirtualTime() {
+    virtual_clock_ = std::make_unique<VirtualClock>(clock_.Now());
+    drain_clock_ = virtual_clock_.get();
+    return *virtual_clock_;
+  }
+
+  // Up to eight receivers under the governor, receiving through `observer`
+  // (the governor measures rates: on virtual time they are exact).
   void GovernEight(ReceiveObserver& observer) {
     options_.receivers = 8;
     options_.adaptive_receivers = true;
     client_ = &observer;
-    drain_clock_ = &DefaultClock();
   }
 
   DrainResult Drain(QueueDrainer** out = nullptr) {
@@ -254,8 +268,9 @@ class DrainerTest : public ::testing::Test {
   FakeObjectStore store_;
   std::string url_;
   DrainOptions options_;
-  QueueClient* client_ = nullptr;  // the drainer's SQS when set (a wrapper over sqs_)
-  Clock* drain_clock_ = &clock_;   // the drainer's clock
+  QueueClient* client_ = nullptr;                // the drainer's SQS when set (a wrapper over sqs_)
+  std::unique_ptr<VirtualClock> virtual_clock_;  // see UseVirtualTime
+  Clock* drain_clock_ = &clock_;                 // the drainer's clock
   std::unique_ptr<QueueDrainer> drainer_;
 };
 
@@ -321,15 +336,13 @@ TEST_F(DrainerTest, TwoBatchBuffersServeTheRunWhateverTheReceivers) {
 
 // A server that serves one receive at a time (a stand-in, a throttled
 // endpoint): receivers beyond two only wait in its queue. The run tries
-// four, sees no more messages per second, and keeps two of its eight; on a
-// loaded machine (a CI run compiling beside it) one phase can measure slow
-// by chance and a probe seem to pay once, so this asserts only that the run
-// never settles on all eight. The exact levels are ReceiverGovernor's tests,
-// on simulated time (AServerThatServesOneReceiveAtATimeKeepsTwoReceivers).
+// four, sees no more messages per second, and keeps two of its eight. (The
+// exact levels are ReceiverGovernor's tests, on simulated time:
+// AServerThatServesOneReceiveAtATimeKeepsTwoReceivers.)
 TEST_F(DrainerTest, ReceiversBeyondWhatTheServerServesAtOnceWait) {
   Send(1000);
   options_.batch.max_messages = 200;
-  ReceiveObserver observer(sqs_, std::chrono::milliseconds(20), /*one_at_a_time=*/true);
+  ReceiveObserver observer(sqs_, UseVirtualTime(), std::chrono::milliseconds(20), /*one_at_a_time=*/true);
   GovernEight(observer);
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
@@ -347,7 +360,7 @@ TEST_F(DrainerTest, ReceiversBeyondWhatTheServerServesAtOnceWait) {
 TEST_F(DrainerTest, ReceiversServedSideBySideAllReceive) {
   Send(2400);
   options_.batch.max_messages = 400;
-  ReceiveObserver observer(sqs_, std::chrono::milliseconds(20));
+  ReceiveObserver observer(sqs_, UseVirtualTime(), std::chrono::milliseconds(20));
   GovernEight(observer);
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
@@ -363,24 +376,25 @@ TEST_F(DrainerTest, AStopEndsARunWhoseReceiversWaitForTheLevel) {
   Send(3000);
   options_.batch.max_messages = 300;
   options_.max_batches_in_flight = 1;
-  ReceiveObserver observer(sqs_, std::chrono::milliseconds(10), /*one_at_a_time=*/true);
+  VirtualClock& virtual_time = UseVirtualTime();
+  ReceiveObserver observer(sqs_, virtual_time, std::chrono::milliseconds(10), /*one_at_a_time=*/true);
   GovernEight(observer);
   QueueDrainer* drainer = nullptr;
   std::atomic<int> puts{0};
-  std::chrono::steady_clock::time_point stopped_at;
+  SteadyTime stopped_at;
   int receivers_at_stop = 0;
   store_.SetPutHook([&](const std::string&, std::string_view) {
     // The third object is 900 messages in: past the governor's probe (about
     // 500 at this server's 1000 a second).
     if (++puts == 3) {
       receivers_at_stop = drainer->Snapshot().receivers;
-      stopped_at = std::chrono::steady_clock::now();
+      stopped_at = virtual_time.SteadyNow();
       drainer->RequestStop();
     }
     return Status::Ok();
   });
   DrainResult r = Drain(&drainer);
-  const auto stopping = std::chrono::steady_clock::now() - stopped_at;
+  const auto stopping = virtual_time.SteadyNow() - stopped_at;
   EXPECT_EQ(receivers_at_stop, 2);
   EXPECT_TRUE(r.stopped);
   EXPECT_LT(stopping, std::chrono::seconds(2));
@@ -984,7 +998,7 @@ TEST_F(DrainerTest, FifoWithOneGroupReceivesOneAtATimeWithFewEmptyReceives) {
   options_.batch.max_messages = 10000;
   options_.batch.max_age = std::chrono::hours(1);  // only empty receives can seal
   options_.wait_time_seconds = 2;                  // (the fake answers at once)
-  ReceiveObserver observer(sqs_, std::chrono::milliseconds(1));
+  ReceiveObserver observer(sqs_, DefaultClock(), std::chrono::milliseconds(1));
   client_ = &observer;
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
@@ -1007,7 +1021,7 @@ TEST_F(DrainerTest, FifoWithOneGroupReceivesOneAtATimeWithFewEmptyReceives) {
 class FirstDeleteReplyOvertaken final : public ReceiveObserver {
  public:
   FirstDeleteReplyOvertaken(QueueClient& target, FakeClock& clock)
-      : ReceiveObserver(target, std::chrono::milliseconds(20)), clock_(clock) {}
+      : ReceiveObserver(target, DefaultClock(), std::chrono::milliseconds(20)), clock_(clock) {}
 
   Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
     auto got = ReceiveObserver::ReceiveMessages(queue_url, options);
@@ -1099,7 +1113,7 @@ TEST_F(DrainerTest, FifoWithManyGroupsKeepsEveryReceiverBusy) {
   options_.receivers = 4;
   options_.batch.max_messages = 10000;
   options_.batch.max_age = std::chrono::hours(1);
-  ReceiveObserver observer(sqs_, std::chrono::milliseconds(5));
+  ReceiveObserver observer(sqs_, DefaultClock(), std::chrono::milliseconds(5));
   client_ = &observer;
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
