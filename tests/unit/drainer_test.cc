@@ -770,6 +770,9 @@ TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
   std::atomic<int> puts{0};
   QueueDrainer* drainer = nullptr;
   std::atomic<bool> ready{false};
+  // The drainer, the hook's waits and the trigger's looks share virtual
+  // time: each look sees the run where it stands, whatever the machine.
+  VirtualClock& virtual_time = UseVirtualTime();
   auto activate = [&] {
     if (fault_on.exchange(true)) return;
     switch (c.fault) {
@@ -785,19 +788,18 @@ TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
   };
   store_.SetPutHook([&](const std::string&, std::string_view) -> Status {
     int n = ++puts;
-    // The trigger thread below must fire while the run is still in its state,
-    // however the threads are scheduled (under load it could otherwise see
-    // the state only after the run ended): hold the upload that would let
-    // the run move on, for at most 10 s, until it has fired.
+    // The trigger thread below must fire while the run is still in its
+    // state: hold the upload that would let the run move on, for at most
+    // 10 s, until it has fired.
     const bool wait_for_trigger =
         c.state == State::kReceiving || c.state == State::kBuilding || (c.state == State::kDeleting && n >= 3);
     for (int i = 0; wait_for_trigger && !fault_on && i < 10000; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      virtual_time.SleepFor(std::chrono::milliseconds(1));
     }
     if (c.state == State::kUploading && n == 1) activate();
     if (c.state == State::kWaitingForSlot) {
       if (n == 2) activate();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      virtual_time.SleepFor(std::chrono::milliseconds(20));
     }
     if (c.fault == Fault::kUploadDenied && fault_on) {
       return Status(ErrorCode::kPermissionDenied, "Access Denied").WithAws({"AccessDenied", 403, "REQ1"});
@@ -809,7 +811,7 @@ TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
   ArchiveContext ctx;
   ctx.queue = q->name;
   ctx.retention = q->retention;
-  QueueDrainer d(sqs_, store_, clock_, *q, options_, ctx);
+  QueueDrainer d(sqs_, store_, virtual_time, *q, options_, ctx);
   drainer = &d;
   ready = true;
   std::atomic<bool> done{false};
@@ -823,14 +825,14 @@ TEST_P(DrainerFailureTest, EndsLosesNothingAndHoldsNothing) {
         default: break;
       }
       if (fire) activate();
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      virtual_time.SleepFor(std::chrono::microseconds(200));
     }
   });
-  auto start = std::chrono::steady_clock::now();
+  const SteadyTime start = virtual_time.SteadyNow();
   DrainResult r = d.Run();
   done = true;
   trigger.join();
-  auto took = std::chrono::steady_clock::now() - start;
+  const auto took = virtual_time.SteadyNow() - start;
   EXPECT_LT(took, std::chrono::seconds(20));
   ASSERT_TRUE(fault_on) << "the fault never fired: this case tested nothing";
   EXPECT_TRUE(Lost(sent).empty()) << Lost(sent).size() << " lost";
