@@ -1004,7 +1004,7 @@ TEST_F(DrainerTest, FifoWithOneGroupReceivesOneAtATimeWithFewEmptyReceives) {
   options_.batch.max_messages = 10000;
   options_.batch.max_age = std::chrono::hours(1);  // only empty receives can seal
   options_.wait_time_seconds = 2;                  // (the fake answers at once)
-  ReceiveObserver observer(sqs_, DefaultClock(), std::chrono::milliseconds(1));
+  ReceiveObserver observer(sqs_, UseVirtualTime(), std::chrono::milliseconds(1));
   client_ = &observer;
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
@@ -1119,7 +1119,7 @@ TEST_F(DrainerTest, FifoWithManyGroupsKeepsEveryReceiverBusy) {
   options_.receivers = 4;
   options_.batch.max_messages = 10000;
   options_.batch.max_age = std::chrono::hours(1);
-  ReceiveObserver observer(sqs_, DefaultClock(), std::chrono::milliseconds(5));
+  ReceiveObserver observer(sqs_, UseVirtualTime(), std::chrono::milliseconds(5));
   client_ = &observer;
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
