@@ -1026,8 +1026,8 @@ TEST_F(DrainerTest, FifoWithOneGroupReceivesOneAtATimeWithFewEmptyReceives) {
 // group is free at SQS while the run still counts its batch as held.
 class FirstDeleteReplyOvertaken final : public ReceiveObserver {
  public:
-  FirstDeleteReplyOvertaken(QueueClient& target, FakeClock& clock)
-      : ReceiveObserver(target, DefaultClock(), std::chrono::milliseconds(20)), clock_(clock) {}
+  FirstDeleteReplyOvertaken(QueueClient& target, VirtualClock& clock)
+      : ReceiveObserver(target, clock, std::chrono::milliseconds(20)), clock_(clock) {}
 
   Result<std::vector<Message>> ReceiveMessages(const std::string& queue_url, const ReceiveOptions& options) override {
     auto got = ReceiveObserver::ReceiveMessages(queue_url, options);
@@ -1045,15 +1045,12 @@ class FirstDeleteReplyOvertaken final : public ReceiveObserver {
     if (!held_one_.exchange(true)) {
       std::unique_lock lock(mu_);
       const int before = brought_;
-      lock.unlock();
-      // A second without news: a receiver waiting for its turn probes. (The
-      // heartbeat and at least one receiver wait on the clock.)
-      clock_.WaitForWaiters(2);
-      clock_.Advance(seconds(1));
-      lock.lock();
+      // Virtual time runs on while this thread blocks: after a second
+      // without news a receiver waiting for its turn probes. (5 s of real
+      // time bound a run in which none does.)
       overtaken_ = cv_.wait_for(lock, seconds(5), [&] { return brought_ > before; });
       lock.unlock();
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the receiver handles its reply first
+      clock_.SleepFor(std::chrono::milliseconds(200));  // the receiver handles its reply first
     }
     return r;
   }
@@ -1069,7 +1066,7 @@ class FirstDeleteReplyOvertaken final : public ReceiveObserver {
   std::condition_variable cv_;
   int brought_ = 0;
   bool overtaken_ = false;
-  FakeClock& clock_;
+  VirtualClock& clock_;
 };
 
 TEST_F(DrainerTest, FifoOneGroupKeepsTakingTurnsWhenAReceiveOvertakesADeleteReply) {
@@ -1079,7 +1076,7 @@ TEST_F(DrainerTest, FifoOneGroupKeepsTakingTurnsWhenAReceiveOvertakesADeleteRepl
   // keep taking turns, one receive at a time.
   auto ids = SendFifo(1, 30);
   options_.receivers = 4;
-  FirstDeleteReplyOvertaken observer(sqs_, clock_);
+  FirstDeleteReplyOvertaken observer(sqs_, UseVirtualTime());
   client_ = &observer;
   DrainResult r = Drain();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
