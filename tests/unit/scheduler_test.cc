@@ -423,13 +423,16 @@ TEST(SchedulerTest, MoreIsNotResubmittedButResubmissionFromDoneIsAwaited) {
   EXPECT_EQ(runs.load(), 1);
 
   // A daemon-style resubmission from done: WaitIdle waits for all slices.
+  // Each slice ends only once this thread waits in WaitIdle (the workers
+  // started before the watch, so it watches this thread alone).
+  ThreadWatch watch;
   std::atomic<int> slices{0};
   std::function<void(const JobOutcome&)> resubmit;
   auto make = [&] {
     return MakeJob(
         "sliced", clock.Now(),
         [&](std::stop_token) {
-          std::this_thread::sleep_for(2ms);
+          EXPECT_TRUE(watch.AwaitQuiescent());
           JobOutcome o;
           o.more = ++slices < 4;
           return o;
