@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "testing/fake_clock.h"
+#include "testing/quiescence.h"
 
 namespace dlq {
 namespace {
@@ -206,6 +207,7 @@ TEST(SchedulerTest, PerQueueCapOfTwoLetsTwoJobsOfOneQueueOverlap) {
 
 TEST(SchedulerTest, GlobalCapLimitsJobsRunningAtOnce) {
   FakeClock clock;
+  ThreadWatch watch;  // the scheduler's workers, started below
   Scheduler sched(Options(3, 1), clock);
   sched.Start();
   Gate gate;
@@ -222,7 +224,9 @@ TEST(SchedulerTest, GlobalCapLimitsJobsRunningAtOnce) {
     }));
   }
   ASSERT_TRUE(Eventually([&] { return running.load() == 3; }));
-  std::this_thread::sleep_for(50ms);  // give a buggy scheduler time to overshoot
+  // Every worker waits (for the gate or for work): a buggy scheduler has
+  // overshot by now.
+  ASSERT_TRUE(watch.AwaitQuiescent());
   SchedulerStats s = sched.Stats();
   EXPECT_EQ(s.running, 3u);
   EXPECT_EQ(s.pending, 7u);
@@ -258,6 +262,7 @@ TEST(SchedulerTest, ReplacingPendingJobKeepsEarlierDeadlineAndNewestWork) {
 
 TEST(SchedulerTest, ThrottlingHalvesConcurrencyAndSuccessesRestoreIt) {
   FakeClock clock;
+  ThreadWatch watch;  // the scheduler's workers, started below
   Scheduler sched(Options(8, 1, 1), clock);
   sched.Start();
   auto run_one = [&](JobOutcome outcome) {
@@ -276,7 +281,7 @@ TEST(SchedulerTest, ThrottlingHalvesConcurrencyAndSuccessesRestoreIt) {
   Gate gate;
   for (int i = 0; i < 6; ++i) sched.Submit(BlockingJob(fmt::format("b{}", i), clock.Now(), gate));
   ASSERT_TRUE(Eventually([&] { return sched.Stats().running == 2; }));
-  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(watch.AwaitQuiescent());  // every worker waits: nothing more starts
   EXPECT_EQ(sched.Stats().running, 2u);
   EXPECT_EQ(sched.Stats().pending, 4u);
   gate.Open();
@@ -329,8 +334,12 @@ TEST(SchedulerTest, StopInterruptsRunningJobsAndDropsPendingOnes) {
       "long", clock.Now(),
       [&](std::stop_token stop) {
         started = true;
-        const auto give_up = std::chrono::steady_clock::now() + 30s;
-        while (!stop.stop_requested() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+        // Runs until stopped (30 s at most: a scheduler that never stops it
+        // fails below instead of hanging).
+        std::mutex m;
+        std::condition_variable_any never;
+        std::unique_lock lock(m);
+        never.wait_for(lock, stop, 30s, [] { return false; });
         return stop.stop_requested() ? JobOutcome{Cancelled("archive long: stopped")} : JobOutcome{};
       },
       [&](const JobOutcome& o) {
@@ -414,13 +423,16 @@ TEST(SchedulerTest, MoreIsNotResubmittedButResubmissionFromDoneIsAwaited) {
   EXPECT_EQ(runs.load(), 1);
 
   // A daemon-style resubmission from done: WaitIdle waits for all slices.
+  // Each slice ends only once this thread waits in WaitIdle (the workers
+  // started before the watch, so it watches this thread alone).
+  ThreadWatch watch;
   std::atomic<int> slices{0};
   std::function<void(const JobOutcome&)> resubmit;
   auto make = [&] {
     return MakeJob(
         "sliced", clock.Now(),
         [&](std::stop_token) {
-          std::this_thread::sleep_for(2ms);
+          EXPECT_TRUE(watch.AwaitQuiescent());
           JobOutcome o;
           o.more = ++slices < 4;
           return o;
