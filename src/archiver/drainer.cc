@@ -562,12 +562,13 @@ void QueueDrainer::LookForTheEnd(bool counted, int& depth_checks) {
   {
     // Our own batches may be what is in flight, or what blocks a FIFO
     // group: nothing to conclude until they are stored and deleted. Wait
-    // for that (briefly) rather than for another empty long poll.
+    // for that (briefly) rather than for another empty long poll. A batch
+    // still being built is not in flight: once nothing is, the next pass
+    // of the loop seals it (waiting on, the wait only ran out its time).
     MutexLock lock(mu_);
-    auto busy = [&]() DLQ_REQUIRES(mu_) {
-      return !building_.held.empty() || !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0;
-    };
-    clock_.WaitFor(mu_, cv_, std::chrono::seconds(2), [&]() DLQ_REQUIRES(mu_) { return !busy() || stop_; });
+    auto in_flight = [&]() DLQ_REQUIRES(mu_) { return !upload_queue_.empty() || !uploading_.empty() || sealing_ > 0; };
+    auto busy = [&]() DLQ_REQUIRES(mu_) { return !building_.held.empty() || in_flight(); };
+    clock_.WaitFor(mu_, cv_, std::chrono::seconds(2), [&]() DLQ_REQUIRES(mu_) { return !in_flight() || stop_; });
     if (busy() || stop_) return;
   }
   Depth depth = CheckDepth();

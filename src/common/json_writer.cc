@@ -120,6 +120,8 @@ size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
 }
 
 // Writes through a raw pointer into `out`, grown geometrically.
+// The escape loop of every archived line: its SIMD fast path and fallback share raw pointers into `out`.
+// NOLINTNEXTLINE(readability-function-size)
 bool AppendJsonEscaped(std::string& out, std::string_view s) {
   static_assert(std::endian::native == std::endian::little, "SpecialMask byte order assumes little-endian");
   const size_t start = out.size();

@@ -143,6 +143,8 @@ SimScenario StandardScenario(bool fifo) {
   return s;
 }
 
+// The simulation's event loop, one pass over the fleet per tick (test support).
+// NOLINTNEXTLINE(readability-function-size)
 SimulationResult RunSimulation(const SimScenario& scenario, SimPolicy policy, const SimOptions& o) {
   SimulationResult r;
   r.scenario = scenario.name;
