@@ -195,6 +195,24 @@ QueueDrainer::Batch* QueueDrainer::FindBatchLocked(uint64_t seq) {
     if (b->seq == seq) return b;
   for (Batch* b : sealing_batches_)
     if (b->seq == seq) return b;
+  for (Batch& b : waiting_)
+    if (b.seq == seq) return &b;
+  return nullptr;
+}
+
+QueueDrainer::Held* QueueDrainer::FindMovedLocked(const std::string& receipt_handle) {
+  auto find = [&](Batch& b) -> Held* {
+    for (Held& h : b.held)
+      if (h.receipt_handle == receipt_handle) return &h;
+    return nullptr;
+  };
+  if (Held* h = find(building_)) return h;
+  for (Batch& b : upload_queue_)
+    if (Held* h = find(b)) return h;
+  for (Batch* b : uploading_)
+    if (Held* h = find(*b)) return h;
+  for (Batch* b : sealing_batches_)
+    if (Held* h = find(*b)) return h;
   return nullptr;
 }
 
@@ -668,6 +686,9 @@ void QueueDrainer::ObserveReceive(std::chrono::steady_clock::time_point end, uin
 void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_clock::time_point received) {
   const auto now = received;
   size_t i = 0;
+  // Set (with the index of its first message) once this receiver waits for room.
+  std::optional<std::list<Batch>::iterator> waiting;
+  size_t waiting_from = 0;
   while (i < msgs.size()) {
     bool need_seal = false;
     {
@@ -682,21 +703,50 @@ void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_
           building_.held.reserve(std::min<size_t>(options_.batch.max_messages, kReserveHeld));
         }
         builder_->Add(msgs[i]);
-        // The builder keeps only the record: the ids move, not copied.
-        building_.held.push_back(
-            {std::move(msgs[i].message_id), std::move(msgs[i].receipt_handle), now, now + options_.visibility_timeout});
+        building_.held.push_back(TakeHeld(msgs[i], i, waiting.value_or(waiting_.end()), waiting_from, now));
         ++counters_.selected;
         ++i;
       }
       need_seal = builder_->Full();
+      if (need_seal && i < msgs.size() && !waiting) {
+        // The wait for room can outlast the visibility timeout (slow
+        // uploads): the heartbeat extends what waits here.
+        Batch& w = waiting_.emplace_back();
+        w.seq = next_seq_++;
+        for (size_t j = i; j < msgs.size(); ++j) {
+          w.held.push_back({msgs[j].message_id, msgs[j].receipt_handle, now, now + options_.visibility_timeout});
+        }
+        waiting = std::prev(waiting_.end());
+        waiting_from = i;
+      }
     }
     if (need_seal) SealBuilding(/*wait=*/true, /*only_if_full=*/true);
   }
-  if (i < msgs.size()) {
-    std::vector<Held> rest;
-    for (; i < msgs.size(); ++i) rest.push_back({msgs[i].message_id, msgs[i].receipt_handle, now, now});
-    ReleaseHeld(rest);
+  std::vector<Held> rest;
+  {
+    MutexLock lock(mu_);
+    for (; i < msgs.size(); ++i) {
+      Held h = TakeHeld(msgs[i], i, waiting.value_or(waiting_.end()), waiting_from, now);
+      h.visible_until = now;
+      rest.push_back(std::move(h));
+    }
+    if (waiting) waiting_.erase(*waiting);
   }
+  if (!rest.empty()) ReleaseHeld(rest);
+}
+
+QueueDrainer::Held QueueDrainer::TakeHeld(Message& m, size_t i, std::list<Batch>::iterator waiting,
+                                          size_t waiting_from, std::chrono::steady_clock::time_point received) {
+  if (waiting == waiting_.end() || i < waiting_from) {
+    // The builder keeps only the record: the ids move, not copied.
+    return {std::move(m.message_id), std::move(m.receipt_handle), received, received + options_.visibility_timeout};
+  }
+  // With the deadline the heartbeat gave it; its place stays (due entries
+  // name messages by index) with an empty handle, which nothing extends.
+  Held& w = waiting->held[i - waiting_from];
+  Held h{std::move(w.message_id), std::move(w.receipt_handle), w.received_at, w.visible_until};
+  w.receipt_handle.clear();
+  return h;
 }
 
 void QueueDrainer::SealBuilding(bool wait, bool only_if_full) {
@@ -937,6 +987,7 @@ struct QueueDrainer::Due {
   size_t index;
   std::string receipt_handle;
   int seconds;
+  bool moves;  // from waiting_: may be in the building batch (or beyond) when extended
 };
 
 void QueueDrainer::HeartbeatLoop() {
@@ -970,9 +1021,11 @@ void QueueDrainer::HeartbeatLoop() {
 std::vector<QueueDrainer::Due> QueueDrainer::DueLocked(SteadyTime now, bool& seal) {
   const auto timeout = options_.visibility_timeout;
   std::vector<Due> due;
-  auto scan = [&](Batch& batch, bool building) {
+  // `moves`: its messages may go to another batch before the extension is recorded.
+  auto scan = [&](Batch& batch, bool building, bool moves = false) {
     for (size_t i = 0; i < batch.held.size(); ++i) {
       const Held& h = batch.held[i];
+      if (h.receipt_handle.empty()) continue;  // moved from waiting_ to a batch, which extends it
       if (h.visible_until - now > timeout / 2) continue;
       auto cap_left = std::chrono::duration_cast<std::chrono::seconds>(h.received_at + kMaxVisibilityWindow - now);
       auto extend = std::min(timeout, cap_left - std::chrono::seconds(30));
@@ -980,7 +1033,7 @@ std::vector<QueueDrainer::Due> QueueDrainer::DueLocked(SteadyTime now, bool& sea
         if (building) seal = true;  // cannot extend much longer: get it archived now
         continue;
       }
-      due.push_back({batch.seq, i, h.receipt_handle, static_cast<int>(extend.count())});
+      due.push_back({batch.seq, i, h.receipt_handle, static_cast<int>(extend.count()), moves});
     }
   };
   scan(building_, true);
@@ -988,6 +1041,7 @@ std::vector<QueueDrainer::Due> QueueDrainer::DueLocked(SteadyTime now, bool& sea
   for (Batch& b : upload_queue_) scan(b, false);
   for (Batch* b : uploading_) scan(*b, false);
   for (Batch* b : sealing_batches_) scan(*b, false);
+  for (Batch& b : waiting_) scan(b, false, /*moves=*/true);
   return due;
 }
 
@@ -1030,6 +1084,8 @@ std::vector<QueueDrainer::Held> QueueDrainer::RecordExtensionsLocked(const std::
     if (Batch* b = FindBatchLocked(due[i].seq); b != nullptr && due[i].index < b->held.size() &&
                                                 b->held[due[i].index].receipt_handle == due[i].receipt_handle) {
       b->held[due[i].index].visible_until = until;
+    } else if (Held* moved = due[i].moves ? FindMovedLocked(due[i].receipt_handle) : nullptr) {
+      moved->visible_until = until;  // left waiting_ for a batch meanwhile: still ours
     } else {
       // Released (or deleted) while this extension was on the wire: the
       // extension must not hide it again.

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -300,7 +301,16 @@ class QueueDrainer {
   std::vector<Extension> ExtendVisibility(const std::vector<Due>& due) DLQ_EXCLUDES(mu_);
   std::vector<Held> RecordExtensionsLocked(const std::vector<Due>& due, const std::vector<Extension>& extended,
                                            SteadyTime now) DLQ_REQUIRES(mu_);
+  // Puts selected messages into batches, sealing each full one. While the
+  // receiver waits for room (max_batches_in_flight), the messages it still
+  // has in hand wait in waiting_, where the heartbeat keeps them invisible.
   void AddSelected(std::vector<Message>&& msgs, std::chrono::steady_clock::time_point received) DLQ_EXCLUDES(mu_);
+  // The Held of msgs[i], from `waiting` if it was set there.
+  Held TakeHeld(Message& m, size_t i, std::list<Batch>::iterator waiting, size_t waiting_from,
+                std::chrono::steady_clock::time_point received) DLQ_REQUIRES(mu_);
+  // The held message with this receipt handle in any batch but examined_ and set_aside_ (which nothing leaves
+  // for another batch), or null.
+  Held* FindMovedLocked(const std::string& receipt_handle) DLQ_REQUIRES(mu_);
   // Seals the building batch if non-empty and queues it for upload. With
   // `wait`, blocks until fewer than max_batches_in_flight are in flight;
   // without, gives up when the bound is reached.
@@ -377,6 +387,10 @@ class QueueDrainer {
   int sealing_ DLQ_GUARDED_BY(mu_) = 0;                 // batches being compressed outside the lock
   int deleting_ DLQ_GUARDED_BY(mu_) = 0;                // batches in uploading_ that only delete
   std::vector<Batch*> sealing_batches_ DLQ_GUARDED_BY(mu_);
+  // Selected messages a receiver holds while it waits for room in a batch
+  // (one entry per waiting receiver). An entry that went into the building
+  // batch keeps its place with an empty receipt handle.
+  std::list<Batch> waiting_ DLQ_GUARDED_BY(mu_);
   bool heartbeat_stop_ DLQ_GUARDED_BY(mu_) = false;
   bool receivers_done_ DLQ_GUARDED_BY(mu_) = false;
   // -- Held by the pass, not archived.

@@ -16,6 +16,7 @@
 #include "query/scan.h"
 #include "sqs/queue_client_wrapper.h"
 #include "testing/fake_clock.h"
+#include "testing/quiescence.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 #include "testing/virtual_clock.h"
@@ -1187,6 +1188,7 @@ TEST_F(DrainerTest, SelectionPassKeepsExaminedMessagesInvisibleWithAHeartbeat) {
   Send(30, clock_.Now() - std::chrono::minutes(5));
   options_.selection = {SelectionKind::kOlderThan, std::chrono::hours(24)};
   options_.batch.max_messages = 10;
+  options_.max_batches_in_flight = 3;
   options_.visibility_timeout = seconds(20);
   // Each upload takes 8 s of the drainer's time, one upload at a time (two
   // uploads side by side moved the time 16 s at once), and the heartbeat
@@ -1196,25 +1198,69 @@ TEST_F(DrainerTest, SelectionPassKeepsExaminedMessagesInvisibleWithAHeartbeat) {
   drain_clock_ = &drain_clock;
   std::mutex one_upload;
   bool first = true;  // under one_upload
+  QueueDrainer* drainer = nullptr;
+  auto placed = [&] {
+    DrainStats s = drainer->Snapshot();
+    return s.selected + s.skipped;
+  };
   store_.SetPutHook([&](const std::string&, std::string_view) {
     std::lock_guard lock(one_upload);
-    // The receivers take every message at t=0 before time moves (one that
-    // waits for an upload slot holds its messages in hand: not visible).
+    // The receivers take every message at t=0 and place it (in a batch or
+    // among the examined) before time moves: between SQS's reply and that,
+    // a receiver holds them where no heartbeat sees them (in a real run for
+    // microseconds; here time could jump 16 s meanwhile). All three batches
+    // fit in flight: no receiver waits for room (MessagesWaitingForRoom...
+    // tests that wait).
     for (const auto give_up = std::chrono::steady_clock::now() + seconds(10);
-         first && VisibleNow() > 0 && std::chrono::steady_clock::now() < give_up;) {
+         first && placed() < 60 && std::chrono::steady_clock::now() < give_up;) {
       std::this_thread::yield();
     }
+    EXPECT_EQ(placed(), 60u);
     first = false;
     EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(seconds(8)));
     return Status::Ok();
   });
-  DrainResult r = Drain();
+  DrainResult r = Drain(&drainer);
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_TRUE(r.drained) << r.incomplete_reason;
   EXPECT_EQ(r.stats.archived, 30u);
   EXPECT_EQ(r.stats.skipped, 30u);
   EXPECT_GT(r.stats.visibility_extensions, 0u);
   EXPECT_EQ(sqs_.Depth(url_), 30u);
+}
+
+TEST_F(DrainerTest, MessagesWaitingForRoomInABatchStayInvisibleWithAHeartbeat) {
+  // One batch in flight and its upload slow: a receiver whose messages do
+  // not fit the full batch being built waits with them in hand. The
+  // heartbeat keeps them invisible too (they expired, came back and were
+  // archived twice).
+  Send(60);
+  options_.batch.max_messages = 15;
+  options_.max_batches_in_flight = 1;
+  options_.visibility_timeout = seconds(20);
+  RoundCountingClock drain_clock(clock_, options_.heartbeat_interval);
+  drain_clock_ = &drain_clock;
+  ThreadWatch watch;  // the drainer's threads, started below
+  std::atomic<bool> first{true};
+  store_.SetPutHook([&](const std::string&, std::string_view) {
+    if (first.exchange(false)) {
+      // Every receiver now waits for room: the building batch is full.
+      EXPECT_TRUE(watch.AwaitQuiescent());
+      EXPECT_GT(sqs_.Depth(url_), 0u);  // still to receive: the receivers wait
+      // Past half the timeout (extended), then past the timeout.
+      EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(seconds(15)));
+      EXPECT_TRUE(drain_clock.AdvanceAndAwaitRound(seconds(15)));
+    }
+    return Status::Ok();
+  });
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.drained) << r.incomplete_reason;
+  EXPECT_EQ(r.stats.duplicates, 0u);
+  EXPECT_EQ(r.stats.archived, 60u);
+  EXPECT_EQ(r.stats.deleted, 60u);
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+  EXPECT_EQ(Archived().size(), 60u);
 }
 
 TEST_F(DrainerTest, SelectionPassThatCannotHoldWhatItExaminedSaysItIsIncomplete) {
