@@ -735,8 +735,8 @@ void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_
   if (!rest.empty()) ReleaseHeld(rest);
 }
 
-QueueDrainer::Held QueueDrainer::TakeHeld(Message& m, size_t i, std::list<Batch>::iterator waiting,
-                                          size_t waiting_from, std::chrono::steady_clock::time_point received) {
+QueueDrainer::Held QueueDrainer::TakeHeld(Message& m, size_t i, std::list<Batch>::iterator waiting, size_t waiting_from,
+                                          std::chrono::steady_clock::time_point received) {
   if (waiting == waiting_.end() || i < waiting_from) {
     // The builder keeps only the record: the ids move, not copied.
     return {std::move(m.message_id), std::move(m.receipt_handle), received, received + options_.visibility_timeout};

@@ -16,9 +16,9 @@
 #include "query/scan.h"
 #include "sqs/queue_client_wrapper.h"
 #include "testing/fake_clock.h"
-#include "testing/quiescence.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/quiescence.h"
 #include "testing/virtual_clock.h"
 
 namespace dlq {
