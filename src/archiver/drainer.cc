@@ -17,6 +17,15 @@
 namespace dlq {
 namespace {
 
+// "s3://bucket" and "arch/" as "s3://bucket/arch": where the run's objects go.
+std::string DestinationWithPrefix(std::string store, std::string_view prefix) {
+  while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
+  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+  if (prefix.empty()) return store;
+  while (!store.empty() && store.back() == '/') store.pop_back();
+  return store + "/" + std::string(prefix);
+}
+
 using sqs::kMaxVisibilityWindow;
 constexpr size_t kSqsBatch = 10;
 // Local retries of receives and deletes (after AwsClient's own retries):
@@ -1111,7 +1120,7 @@ DrainResult QueueDrainer::Run() {
   Log().Log(LogLevel::kInfo, "archive.start",
             {{"queue", queue_.name},
              {"queue_url", queue_.url},
-             {"destination", store_.Describe()},
+             {"destination", DestinationWithPrefix(store_.Describe(), options_.prefix)},
              {"dry_run", options_.dry_run},
              {"keep", options_.keep}});
   if (auto c = ReadCounts()) initial_total_ = c->visible + c->in_flight;

@@ -19,6 +19,7 @@
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 #include "testing/quiescence.h"
+#include "testing/scoped_capturing_logger.h"
 #include "testing/virtual_clock.h"
 
 namespace dlq {
@@ -293,6 +294,21 @@ TEST_F(DrainerTest, ArchivesEveryMessageThenDeletesIt) {
     EXPECT_TRUE(obj.options.create_only);
     EXPECT_EQ(key.substr(key.size() - 8), ".json.gz");
   }
+}
+
+TEST_F(DrainerTest, StartLogNamesTheDestinationWithItsKeyPrefix) {
+  ScopedCapturingLogger log;
+  Send(3);
+  options_.prefix = "arch";
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  bool found = false;
+  for (const auto& e : log->entries()) {
+    if (e.event != "archive.start") continue;
+    found = true;
+    EXPECT_NE(e.line.find("\"destination\":\"fake://archive/arch\""), std::string::npos) << e.line;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(DrainerTest, SealsOnlyFullBatchesWhileReceiversWaitForUploadSlots) {
