@@ -52,6 +52,23 @@ Status CombineFailures(std::string_view what, size_t total, const std::vector<St
 
 }  // namespace
 
+std::string_view MetricNamespace(std::string_view metric_name) {
+  // The SQS metrics in CloudWatch whose names the daemon's alarms reuse.
+  static constexpr std::string_view kSqsMetrics[] = {"ApproximateAgeOfOldestMessage",
+                                                     "ApproximateNumberOfMessagesVisible",
+                                                     "ApproximateNumberOfMessagesNotVisible",
+                                                     "ApproximateNumberOfMessagesDelayed",
+                                                     "NumberOfMessagesSent",
+                                                     "NumberOfMessagesReceived",
+                                                     "NumberOfMessagesDeleted",
+                                                     "NumberOfEmptyReceives",
+                                                     "SentMessageSize"};
+  for (std::string_view m : kSqsMetrics) {
+    if (m == metric_name) return "AWS/SQS";
+  }
+  return kOwnMetricNamespace;
+}
+
 std::string AlarmNotification::ToJson() const {
   JsonWriter w;
   w.BeginObject();
@@ -67,7 +84,7 @@ std::string AlarmNotification::ToJson() const {
   w.Key("OldStateValue").String(old_state);
   w.Key("Trigger").BeginObject();
   w.Key("MetricName").String(metric_name);
-  w.Key("Namespace").String("AWS/SQS");
+  w.Key("Namespace").String(MetricNamespace(metric_name));
   w.Key("ComparisonOperator").String(comparison);
   w.Key("Threshold");
   CloudWatchNumber(w, threshold);

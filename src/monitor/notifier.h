@@ -20,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -56,11 +57,18 @@ struct AlarmNotification {
   // One JSON object shaped like CloudWatch's SNS alarm message where the
   // fields overlap (AlarmName, AlarmDescription, NewStateValue, OldStateValue,
   // NewStateReason, StateChangeTime, Region, AWSAccountId, Trigger{MetricName,
-  // Namespace, Threshold, ComparisonOperator}) plus Source, Queue, QueueUrl
-  // and MetricValue. Times are ISO-8601 UTC with milliseconds; doc/metrics.md
-  // has an example.
+  // Namespace (MetricNamespace), Threshold, ComparisonOperator}) plus
+  // Source, Queue, QueueUrl and MetricValue. Times are ISO-8601 UTC with
+  // milliseconds; doc/metrics.md has an example.
   std::string ToJson() const;
 };
+
+// Trigger.Namespace of a notification: "AWS/SQS" for the metrics SQS
+// publishes to CloudWatch (ApproximateAgeOfOldestMessage,
+// ApproximateNumberOfMessagesVisible, ...), kOwnMetricNamespace for
+// dlq-archive's own (AgeOnExpiryClock, ...).
+inline constexpr std::string_view kOwnMetricNamespace = "DLQArchive";
+std::string_view MetricNamespace(std::string_view metric_name);
 
 // True for an alarm's first evaluation settling INSUFFICIENT_DATA -> OK, which
 // webhooks skip unless they ask for it (WebhookTarget::notify_on_startup).

@@ -83,6 +83,19 @@ TEST(AlarmNotificationTest, ToJsonHasCloudWatchAndOwnFields) {
   EXPECT_EQ(d["MetricValue"].GetDouble(), 90000);
 }
 
+TEST(AlarmNotificationTest, OwnMetricsUseOurNamespaceNotAwsSqs) {
+  AlarmNotification n = SampleNotification();
+  n.metric_name = "AgeOnExpiryClock";
+  rapidjson::Document doc;
+  std::string json = n.ToJson();
+  doc.Parse(json.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << json;
+  EXPECT_STREQ(doc["Trigger"]["Namespace"].GetString(), "DLQArchive");
+  EXPECT_STREQ(doc["Trigger"]["MetricName"].GetString(), "AgeOnExpiryClock");
+  EXPECT_EQ(MetricNamespace("ApproximateNumberOfMessagesVisible"), "AWS/SQS");
+  EXPECT_EQ(MetricNamespace("SomethingOfOurs"), "DLQArchive");
+}
+
 TEST(AlarmNotificationTest, MissingMetricValueIsNullAndStringsAreEscaped) {
   AlarmNotification n = SampleNotification();
   n.metric_value.reset();
