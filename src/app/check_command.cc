@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -236,10 +237,47 @@ void EndFailedGroup(CheckReport& r, const std::string& error, const std::vector<
   r.js.EndObject();
 }
 
-void CheckGroup(const MonitorConfig& config, const GroupConfig& g, const GroupClientsFactory& factory, CheckReport& r) {
+// A group's clients and what its selectors matched, found for every group
+// before any is reported: a queue matched by two groups is known only then.
+struct GroupDiscovery {
+  Result<GroupClients> clients = FailedPrecondition("not created");
+  Result<std::vector<DiscoveredQueue>> found = FailedPrecondition("not discovered");
+};
+
+std::vector<GroupDiscovery> DiscoverGroups(const MonitorConfig& config, const GroupClientsFactory& factory,
+                                           std::vector<GroupOverlap>& overlaps) {
+  std::vector<GroupDiscovery> out(config.groups.size());
+  std::vector<const GroupConfig*> groups;
+  std::vector<std::vector<DiscoveredQueue>*> found;
+  for (size_t i = 0; i < config.groups.size(); ++i) {
+    const GroupConfig& g = config.groups[i];
+    out[i].clients = factory(g);
+    if (out[i].clients.ok()) out[i].found = DiscoverQueues(*out[i].clients->sqs, g);
+    groups.push_back(&g);
+    found.push_back(out[i].found.ok() ? &*out[i].found : nullptr);
+  }
+  overlaps = ResolveGroupOverlaps(groups, found);
+  return out;
+}
+
+// The queues of `g` that another group watches: an error on equal priorities.
+void ReportOverlaps(const GroupConfig& g, const std::vector<GroupOverlap>& overlaps, GroupCheck& gc, CheckReport& r) {
+  for (const GroupOverlap& o : overlaps) {
+    if (o.dropped != g.name) continue;
+    if (o.error()) {
+      r.text += fmt::format("  ERROR: {}\n", o.Message());
+      AddError(gc.error, o.Message());
+    } else {
+      r.text += fmt::format("  {}\n", o.Message());
+    }
+  }
+}
+
+void CheckGroup(const MonitorConfig& config, const GroupConfig& g, GroupDiscovery& d,
+                const std::vector<GroupOverlap>& overlaps, CheckReport& r) {
   r.js.BeginObject().Key("name").String(g.name);
   r.text += fmt::format("group {} -> {}\n", g.name, g.destination);
-  auto clients = factory(g);
+  const Result<GroupClients>& clients = d.clients;
   if (!clients.ok()) {
     r.text += fmt::format("  ERROR: {}\n", clients.status().ToString());
     EndFailedGroup(r, clients.status().ToString(), {}, /*with_destination=*/true);
@@ -247,7 +285,7 @@ void CheckGroup(const MonitorConfig& config, const GroupConfig& g, const GroupCl
   }
   GroupCheck gc;
   CheckDestination(g, clients->store, gc, r);
-  auto found = DiscoverQueues(*clients->sqs, g);
+  Result<std::vector<DiscoveredQueue>>& found = d.found;
   if (!found.ok()) {
     r.text += fmt::format("  ERROR: {}\n", found.status().ToString());
     AddError(gc.error, found.status().ToString());
@@ -255,7 +293,11 @@ void CheckGroup(const MonitorConfig& config, const GroupConfig& g, const GroupCl
     r.warnings += static_cast<int>(gc.warnings.size());
     return;
   }
-  if (found->empty()) {
+  ReportOverlaps(g, overlaps, gc, r);
+  // A group whose every queue another group watches is not empty.
+  const bool all_elsewhere =
+      std::any_of(overlaps.begin(), overlaps.end(), [&](const GroupOverlap& o) { return o.dropped == g.name; });
+  if (found->empty() && !all_elsewhere) {
     if (g.allow_empty) {
       r.text += "  (no queue matches the selectors; allowed by allow_empty: true)\n";
     } else {
@@ -307,7 +349,9 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
                 std::string& out) {
   CheckReport r;
   r.js.BeginObject().Key("groups").BeginArray();
-  for (const GroupConfig& g : config.groups) CheckGroup(config, g, factory, r);
+  std::vector<GroupOverlap> overlaps;
+  std::vector<GroupDiscovery> discovered = DiscoverGroups(config, factory, overlaps);
+  for (size_t i = 0; i < config.groups.size(); ++i) CheckGroup(config, config.groups[i], discovered[i], overlaps, r);
   r.js.EndArray();
   CheckListener(config, r);
   int code = (r.unsafe > 0 || r.failed_groups > 0) ? 1 : 0;

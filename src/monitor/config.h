@@ -102,6 +102,9 @@ struct GroupConfig : GroupSettings {
   bool discover = false;              // every deadLetterTargetArn of a RedrivePolicy
   std::vector<std::string> exclude;   // names (or URLs) never selected
   bool allow_empty = false;           // selectors matching no queue: not an error for `check`
+  // Which group watches a queue that several groups' selectors match: the
+  // highest priority (ResolveGroupOverlaps in monitor/discovery.h).
+  int priority = 0;
 
   // Drain options for queues of this group (selection, batch, key template,
   // key prefix from the destination, put options, visibility, receivers).

@@ -597,6 +597,10 @@ void AddSelectorKeys(std::vector<ConfigKey>& k) {
   k.push_back(List(
       "exclude", "queue names or URLs never selected",
       [](const ConfigTarget& t) -> std::vector<std::string>& { return t.group->exclude; }, QueueCheck(false)));
+  k.push_back(Int(kGrp, "priority", -1000, 1000, "0", "10",
+                  "which group watches a queue that several groups match: the highest priority; equal priorities "
+                  "are an error",
+                  Ref<int>([](const ConfigTarget& t) -> int& { return t.group->priority; })));
   k.push_back(BoolKey(kGrp, "allow_empty", "false", "true", "selectors matching no queue are not an error for check",
                       [](const ConfigTarget& t) -> bool& { return t.group->allow_empty; }));
 }

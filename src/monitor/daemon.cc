@@ -360,15 +360,16 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
     Log().Log(LogLevel::kError, "discovery_failed", {{"group", g.config.name}, {"error", error}});
     return;  // keep watching what was found before
   }
-  {
-    MutexLock lock(mu_);
-    g.error.clear();
-  }
   g.last_discovery = now;
   if (found->empty() && (first_discovery || !g.empty)) {
     Log().Log(LogLevel::kWarn, "group_empty",
               {{"group", g.config.name},
                {"warning", "the group's selectors (queues, prefixes, regex, discover) match no queue"}});
+  }
+  std::string overlap_error = ResolveOverlaps(g, *found);
+  {
+    MutexLock lock(mu_);
+    g.error = std::move(overlap_error);
   }
   std::map<std::string, std::shared_ptr<QueueState>> next;
   size_t other_shards = 0;
@@ -382,6 +383,48 @@ void Daemon::Discover(GroupState& g, SystemTime now) {
     next[dq.url] = Watch(g, dq);
   }
   Replace(g, std::move(next), other_shards);
+}
+
+std::string Daemon::ResolveOverlaps(GroupState& g, std::vector<DiscoveredQueue>& found) {
+  std::vector<GroupState*> all;
+  {
+    MutexLock lock(mu_);
+    for (auto& other : groups_) all.push_back(other.get());
+  }
+  // What the other groups watch now, and what this one found.
+  std::vector<const GroupConfig*> configs;
+  std::vector<std::vector<DiscoveredQueue>> watched(all.size());
+  std::vector<std::vector<DiscoveredQueue>*> lists;
+  for (size_t i = 0; i < all.size(); ++i) {
+    configs.push_back(&all[i]->config);
+    if (all[i] == &g) {
+      lists.push_back(&found);
+      continue;
+    }
+    for (auto& [url, q] : all[i]->queues) {
+      MutexLock lock(q->mu);
+      watched[i].push_back(q->id.dq);
+    }
+    lists.push_back(&watched[i]);
+  }
+  std::string error;
+  for (const GroupOverlap& o : ResolveGroupOverlaps(configs, lists)) {
+    if (o.kept != g.config.name && o.dropped != g.config.name) continue;
+    Log().Log(o.error() ? LogLevel::kError : LogLevel::kInfo, "queue_in_two_groups",
+              {{"queue", o.queue}, {"group", o.kept}, {"other_group", o.dropped}, {"message", o.Message()}});
+    if (o.error() && o.dropped == g.config.name) error += (error.empty() ? "" : "; ") + o.Message();
+    if (o.kept != g.config.name) continue;
+    // This group wins a queue another group watched: it carries on with its state.
+    for (GroupState* other : all) {
+      if (other->config.name != o.dropped) continue;
+      MutexLock lock(mu_);
+      if (auto it = other->queues.find(o.url); it != other->queues.end()) {
+        g.queues.emplace(o.url, it->second);
+        other->queues.erase(it);
+      }
+    }
+  }
+  return error;
 }
 
 std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const DiscoveredQueue& dq) {

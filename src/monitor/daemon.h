@@ -190,6 +190,11 @@ class Daemon {
   struct GroupState;
 
   void Discover(GroupState& group, SystemTime now);
+  // Drops from `found` the queues another group wins (GroupOverlap), takes
+  // over the state of those `group` wins from the group that watched them,
+  // and logs each overlap; returns the equal-priority overlaps as one error
+  // ("" when none).
+  std::string ResolveOverlaps(GroupState& group, std::vector<DiscoveredQueue>& found);
   // Discovery's parts: the state of a queue found (kept, or new), and the
   // group's new set of queues replacing the old one.
   std::shared_ptr<QueueState> Watch(const GroupState& group, const DiscoveredQueue& dq);

@@ -349,4 +349,47 @@ Result<std::vector<DiscoveredQueue>> DiscoverQueues(QueueClient& sqs, const Grou
   return Discoverer(sqs, group).Run();
 }
 
+std::string GroupOverlap::Message() const {
+  if (by_priority) {
+    return fmt::format("queue {} matches groups {} and {}; group {} watches it (higher priority)", queue, kept, dropped,
+                       kept);
+  }
+  return fmt::format(
+      "queue {} matches groups {} and {}, which have the same priority; set `priority:` on one of them (the "
+      "higher one watches it) or exclude it from the other; until then group {} watches it",
+      queue, kept, dropped, kept);
+}
+
+const GroupConfig& OverlapWinner(const GroupConfig& a, const GroupConfig& b) {
+  return b.priority > a.priority ? b : a;
+}
+
+std::vector<GroupOverlap> ResolveGroupOverlaps(const std::vector<const GroupConfig*>& groups,
+                                               const std::vector<std::vector<DiscoveredQueue>*>& found) {
+  const size_t n = std::min(groups.size(), found.size());
+  std::map<std::string, size_t> owner;  // url -> index of the winning group
+  for (size_t i = 0; i < n; ++i) {
+    if (found[i] == nullptr) continue;
+    for (const DiscoveredQueue& q : *found[i]) {
+      auto [it, first] = owner.emplace(q.url, i);
+      if (!first && &OverlapWinner(*groups[it->second], *groups[i]) == groups[i]) it->second = i;
+    }
+  }
+  std::vector<GroupOverlap> out;
+  for (size_t i = 0; i < n; ++i) {
+    if (found[i] == nullptr) continue;
+    std::erase_if(*found[i], [&](const DiscoveredQueue& q) {
+      const size_t w = owner.at(q.url);
+      if (w == i) return false;
+      out.push_back({.queue = q.name,
+                     .url = q.url,
+                     .kept = groups[w]->name,
+                     .dropped = groups[i]->name,
+                     .by_priority = groups[w]->priority != groups[i]->priority});
+      return true;
+    });
+  }
+  return out;
+}
+
 }  // namespace dlq

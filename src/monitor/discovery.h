@@ -56,4 +56,32 @@ bool ParseSqsArn(std::string_view arn, std::string* region, std::string* account
 // validated MonitorConfig.
 Result<std::vector<DiscoveredQueue>> DiscoverQueues(QueueClient& sqs, const GroupConfig& group);
 
+// A queue that the selectors of two groups match. Which group watches it:
+// the one with the higher `priority`; on equal priorities the first in
+// config order, and the overlap is a configuration error (`check` fails,
+// `run` logs `queue_in_two_groups` at error level and reports it as the
+// group's error until the config says which wins).
+struct GroupOverlap {
+  std::string queue;  // name
+  std::string url;
+  std::string kept;     // the group that watches it
+  std::string dropped;  // the group that does not
+  bool by_priority = false;
+
+  bool error() const { return !by_priority; }
+  // One line naming the queue and both groups.
+  std::string Message() const;
+};
+
+// The winner of two groups that match the same queue, as GroupOverlap says;
+// `a` comes before `b` in the config.
+const GroupConfig& OverlapWinner(const GroupConfig& a, const GroupConfig& b);
+
+// Resolves every queue matched by several groups: `found[i]` is what
+// `groups[i]` discovered (nullptr when its discovery failed), both in config
+// order. The queue stays only in the winning group's list; one GroupOverlap
+// per removal, in config order. Queues are the same when their URLs are.
+std::vector<GroupOverlap> ResolveGroupOverlaps(const std::vector<const GroupConfig*>& groups,
+                                               const std::vector<std::vector<DiscoveredQueue>*>& found);
+
 }  // namespace dlq

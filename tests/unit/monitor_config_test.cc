@@ -38,6 +38,13 @@ std::string ErrorsOf(const std::string& text, const Environment& env = MapEnviro
   return r.status().message();
 }
 
+TEST(MonitorConfigTest, GroupPriorityIsParsedAndBounded) {
+  auto r = ParseMonitorConfig(Config("", "    priority: 10\n"), "dlq-archive.yaml", MapEnvironment());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->groups[0].priority, 10);
+  EXPECT_THAT(ErrorsOf(Config("", "    priority: 5000\n")), HasSubstr("groups[0].priority"));
+}
+
 TEST(MonitorConfigTest, ParsesTheShippedExample) {
   MapEnvironment env{{"WEBHOOK_TOKEN", "s3cret"}};
   auto r = LoadMonitorConfig(kExamplePath, env);
