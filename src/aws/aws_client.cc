@@ -434,6 +434,59 @@ std::chrono::milliseconds BackoffDelay(const RetryOptions& options, int attempt,
   return std::chrono::milliseconds(dist(rng));
 }
 
+namespace {
+
+// One line for an HTML error page. A 500 page is not retried: AWS answers its
+// own 500s with an error document, so this comes from something else (moto
+// failing on a bad region, a wrong AWS_ENDPOINT_URL) that fails the same way
+// every time. Gateway pages (502, 503, 504) and 408/429 stay retryable.
+Status HtmlError(const HttpResponse& response, std::string_view operation, std::string_view resource,
+                 const std::string& gist) {
+  std::string code(CodeForStatus(response.status));
+  std::string text = fmt::format("{}: the endpoint answered HTTP {} with an HTML page{}; is AWS_ENDPOINT_URL right?",
+                                 Target(operation, resource), response.status,
+                                 gist.empty() ? std::string() : fmt::format(" (\"{}\")", gist));
+  ErrorCode ec = ClassifyAwsError("", response.status);
+  if (response.status == 500 || response.status == 501) ec = ErrorCode::kInternal;
+  AwsErrorInfo info;
+  info.error_code = code.empty() ? fmt::format("HTTP{}", response.status) : code;
+  info.http_status = response.status;
+  return Status(ec, std::move(text)).WithAws(std::move(info));
+}
+
+// An HTML page where an AWS error document belongs: a stand-in that failed on
+// the request, a proxy or a wrong host, never AWS itself. Sets `gist` to the
+// page's <title>, else the start of its text without tags, cleaned ("" when
+// it might echo the signed request).
+bool IsHtmlPage(const HttpResponse& response, std::string& gist) {
+  const std::string* type = response.Header("content-type");
+  const std::string_view body = Trim(response.body).substr(0, 4096);
+  const std::string head = ToLower(body);
+  const bool html = (type != nullptr && ToLower(*type).find("text/html") != std::string::npos) ||
+                    StartsWith(head, "<!doctype html") || StartsWith(head, "<html");
+  if (!html || LooksLikeCredentials(response.body)) return html;
+  const size_t open = head.find("<title>");
+  const size_t close = open == std::string::npos ? std::string::npos : head.find("</title>", open);
+  if (close != std::string::npos) {
+    gist = Clean(body.substr(open + 7, close - open - 7), 120);
+    if (!gist.empty()) return true;
+  }
+  std::string text;
+  bool in_tag = false;
+  for (char c : body) {
+    if (c == '<') in_tag = true;
+    if (!in_tag) text += c;
+    if (c == '>') {
+      in_tag = false;
+      text += ' ';
+    }
+  }
+  gist = std::string(Trim(Clean(text, 120)));
+  return true;
+}
+
+}  // namespace
+
 Status ErrorFromResponse(const HttpResponse& response, std::string_view operation, std::string_view resource) {
   if (response.status == 407) {
     // Only a proxy answers 407 (a plain-http endpoint through http_proxy).
@@ -443,6 +496,9 @@ Status ErrorFromResponse(const HttpResponse& response, std::string_view operatio
     return ProxyRefused(Target(operation, resource), response.status).WithAws(std::move(info));
   }
   ParsedError parsed = ParseErrorResponse(response);
+  if (std::string gist; parsed.code.empty() && IsHtmlPage(response, gist)) {
+    return HtmlError(response, operation, resource, gist);
+  }
   std::string code = Clean(parsed.code, kMaxCodeBytes);
   if (code.empty()) code = std::string(CodeForStatus(response.status));
   std::string message = Clean(parsed.message, kMaxMessageBytes);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "common/aws_regions.h"
 #include "common/time_util.h"
 #include "monitor/config_internal.h"
 
@@ -149,6 +150,15 @@ void CheckGroup(const GroupConfig& g, const Origins& origins, const std::set<std
   if (auto it = origins.find("external_id"); it != origins.end() && g.role_arn.empty()) {
     out.push_back({it->second.loc, it->second.path, "needs role_arn"});
   }
+}
+
+void CheckGroupRegion(const GroupConfig& g, const Origins& origins, bool allow_unknown, Problems& out) {
+  auto it = origins.find("region");
+  if (it == origins.end() || g.region.empty() || allow_unknown || IsKnownAwsRegion(g.region)) return;
+  std::string msg = fmt::format("unknown region '{}'", g.region);
+  if (std::string s = SuggestAwsRegion(g.region); !s.empty()) msg += fmt::format(": did you mean '{}'?", s);
+  msg += " (a region not in dlq-archive's table needs DLQ_ARCHIVE_ALLOW_UNKNOWN_REGION=1)";
+  out.push_back({it->second.loc, it->second.path, std::move(msg)});
 }
 
 }  // namespace dlq::config_internal

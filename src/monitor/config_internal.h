@@ -71,5 +71,10 @@ void CheckSettings(const GroupSettings& s, const Origins& origins, const std::st
 // valid or not.
 void CheckGroup(const GroupConfig& g, const Origins& origins, const std::set<std::string>& present,
                 const std::string& base, Loc at, std::set<std::string>& names, Problems& out);
+// A group's `region:` is a region AWS has (common/aws_regions.h), reported at
+// its line with a suggestion, unless `allow_unknown`
+// (DLQ_ARCHIVE_ALLOW_UNKNOWN_REGION=1). Endpoint overrides do not excuse it:
+// a stand-in such as moto fails on an unknown region too, with an HTML 500.
+void CheckGroupRegion(const GroupConfig& g, const Origins& origins, bool allow_unknown, Problems& out);
 
 }  // namespace dlq::config_internal

@@ -20,6 +20,7 @@ namespace dlq {
 namespace {
 
 using config_internal::CheckGroup;
+using config_internal::CheckGroupRegion;
 using config_internal::CheckSettings;
 using config_internal::CheckTop;
 using config_internal::Contains;
@@ -542,6 +543,7 @@ void ConfigParser::ParseGroup(const YAML::Node& n, size_t index, const GroupSett
   ApplyMapping(b, n, "");
   Problems problems;
   CheckGroup(g, origins, b.present, base, LocOf(n), names, problems);
+  CheckGroupRegion(g, origins, env_.GetNonEmpty("DLQ_ARCHIVE_ALLOW_UNKNOWN_REGION") == "1", problems);
   CheckSettings(g, origins, base, LocOf(n), /*in_group=*/true, config, problems);
   Report(problems);
   config.groups.push_back(std::move(g));

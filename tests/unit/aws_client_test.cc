@@ -149,6 +149,50 @@ TEST_F(AwsClientTest, AccessDeniedIsNotRetried) {
   EXPECT_EQ(clock_.Now(), start);
 }
 
+// What moto serves when a request names a region it does not know (a typo in
+// a group's `region:` with AWS_ENDPOINT_URL set).
+constexpr char kMotoHtml500[] =
+    "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 3.2 Final//EN\">\n<html>\n<head>\n"
+    "  <title>500 Internal Server Error</title>\n</head>\n<body><h1>Internal Server Error</h1>\n"
+    "<p>The server encountered an internal error and was unable to complete your request.</p></body>\n</html>\n";
+
+TEST_F(AwsClientTest, HtmlErrorPageIsOneLineAndA500IsNotRetried) {
+  AwsClient client(SqsEndpoint(), transport_, creds_, clock_);
+  transport_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> {
+    return MakeResponse(500, kMotoHtml500, {{"Content-Type", "text/html; charset=utf-8"}});
+  });
+
+  auto result = client.Call(ReceiveRequest());
+
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(transport_.calls(), 1);
+  EXPECT_FALSE(result.status().retryable());
+  const std::string& m = result.status().message();
+  EXPECT_THAT(m, HasSubstr("the endpoint answered HTTP 500 with an HTML page (\"500 Internal Server Error\"); is "
+                           "AWS_ENDPOINT_URL right?"));
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_EQ(m.find("<html"), std::string::npos) << m;
+  EXPECT_EQ(m.find("attempts"), std::string::npos) << m;
+  ASSERT_TRUE(result.status().aws().has_value());
+  EXPECT_EQ(result.status().aws()->http_status, 500);
+}
+
+TEST_F(AwsClientTest, HtmlGatewayPageIsSummarisedAndStillRetried) {
+  RetryOptions retry{
+      .max_attempts = 3, .base_delay = std::chrono::milliseconds(10), .max_delay = std::chrono::milliseconds(100)};
+  AwsClient client(SqsEndpoint(), transport_, creds_, clock_, retry);
+  transport_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> {
+    return MakeResponse(502, "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>");
+  });
+
+  auto result = client.Call(ReceiveRequest());
+
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(transport_.calls(), 3);
+  EXPECT_EQ(result.status().code(), ErrorCode::kUnavailable);
+  EXPECT_THAT(result.status().message(), HasSubstr("HTTP 502 with an HTML page (\"502 Bad Gateway\")"));
+}
+
 TEST_F(AwsClientTest, TransportFailureIsRetried) {
   AwsClient client(SqsEndpoint(), transport_, creds_, clock_);
   transport_.FailCall(1, Unavailable("POST https://sqs.us-east-1.amazonaws.com/: Connection refused"));

@@ -38,6 +38,17 @@ std::string ErrorsOf(const std::string& text, const Environment& env = MapEnviro
   return r.status().message();
 }
 
+TEST(MonitorConfigTest, UnknownGroupRegionIsReportedAtItsLineEvenWithAnEndpoint) {
+  const std::string text = Config("", "    endpoint_url: http://127.0.0.1:5000\n    region: us-est-1\n");
+  EXPECT_EQ(ErrorsOf(text),
+            "dlq-archive.yaml:7:13: groups[0].region: unknown region 'us-est-1': did you mean "
+            "'us-east-1'? (a region not in dlq-archive's table needs "
+            "DLQ_ARCHIVE_ALLOW_UNKNOWN_REGION=1)");
+  EXPECT_TRUE(
+      ParseMonitorConfig(text, "dlq-archive.yaml", MapEnvironment{{"DLQ_ARCHIVE_ALLOW_UNKNOWN_REGION", "1"}}).ok());
+  EXPECT_TRUE(ParseMonitorConfig(Config("", "    region: eu-west-1\n"), "dlq-archive.yaml", MapEnvironment()).ok());
+}
+
 TEST(MonitorConfigTest, GroupPriorityIsParsedAndBounded) {
   auto r = ParseMonitorConfig(Config("", "    priority: 10\n"), "dlq-archive.yaml", MapEnvironment());
   ASSERT_TRUE(r.ok()) << r.status().message();
