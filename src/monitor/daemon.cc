@@ -166,6 +166,31 @@ SubmitState SubmitStateOf(const QueueIdentity& id, const QueueObservation& seen,
                      .transitioned = transitioned};
 }
 
+// The webhook of a destination check that starts failing (`ok` false) or
+// recovers (doc/metrics.md): the group stands where a queue would.
+AlarmNotification DestinationNotification(const GroupConfig& g, const std::string& uri, const DestinationStatus& now,
+                                          bool was_checked, const std::string& region) {
+  AlarmNotification n;
+  n.group = g.name;
+  n.destination = uri;
+  n.region = region;
+  n.alarm_name = g.name + "-destination";
+  n.alarm_description = fmt::format("dlq-archive destination check of group {} ({})", g.name, uri);
+  n.old_state = !was_checked ? "INSUFFICIENT_DATA" : now.ok ? "ALARM" : "OK";
+  n.new_state = now.ok ? "OK" : "ALARM";
+  n.reason = now.ok ? fmt::format("destination {} can be written again", uri)
+                    : fmt::format(
+                          "destination {} failed its check ({}): {}; this group archives nothing until it "
+                          "passes",
+                          uri, now.code, now.error);
+  n.time = now.checked_at.value_or(SystemTime{});
+  n.metric_name = "DestinationWritable";
+  n.metric_value = now.ok ? 1 : 0;
+  n.threshold = 1;
+  n.comparison = "LessThanThreshold";
+  return n;
+}
+
 const char* SelectionName(SelectionKind kind) {
   return kind == SelectionKind::kAll ? "all" : kind == SelectionKind::kOlderThan ? "older-than" : "expiring-within";
 }
@@ -244,6 +269,10 @@ void Daemon::Reload(MonitorConfig config) {
     auto clients = factory_(g);
     if (clients.ok()) {
       gs->clients = *clients;
+      // The previous check of this group: a destination still failing is not notified again.
+      for (auto& old : groups_) {
+        if (old->config.name == g.name) gs->destination = old->destination;
+      }
       CheckDestination(*gs, clock_.Now(), /*locked=*/true);
     } else {
       gs->error = clients.status().ToString();
@@ -306,6 +335,15 @@ void Daemon::CheckDestination(GroupState& g, SystemTime now, bool locked) {
     }
   }
   metrics_.destination_up.WithLabels({g.config.name}).Set(d.ok ? 1 : 0);
+  // A webhook on the first failure and on recovery, not on every repeat.
+  const bool was_failing = g.destination.checked && !g.destination.ok;
+  if (d.ok == was_failing) {
+    AlarmNotification n = DestinationNotification(g.config, uri, d, g.destination.checked, g.clients->default_region);
+    if (Status st = notifier_.Notify(n); !st.ok()) {
+      Log().Log(LogLevel::kError, "notify_failed",
+                {{"group", g.config.name}, {"alarm", n.alarm_name}, {"error", st.ToString()}});
+    }
+  }
   if (locked) {
     g.destination = std::move(d);
     g.destination_error = error;

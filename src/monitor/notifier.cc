@@ -89,12 +89,20 @@ std::string AlarmNotification::ToJson() const {
   w.Key("Threshold");
   CloudWatchNumber(w, threshold);
   w.Key("Dimensions").BeginArray();
-  w.BeginObject().Key("name").String("QueueName").Key("value").String(queue).EndObject();
+  if (group.empty()) {
+    w.BeginObject().Key("name").String("QueueName").Key("value").String(queue).EndObject();
+  } else {
+    w.BeginObject().Key("name").String("Group").Key("value").String(group).EndObject();
+  }
   w.EndArray();
   w.EndObject();
   w.Key("Source").String("dlq-archive");
   w.Key("Queue").String(queue);
   w.Key("QueueUrl").String(queue_url);
+  if (!group.empty()) {
+    w.Key("Group").String(group);
+    w.Key("Destination").String(destination);
+  }
   w.Key("MetricValue");
   CloudWatchNumber(w, metric_value);
   w.EndObject();

@@ -36,8 +36,12 @@
 namespace dlq {
 
 struct AlarmNotification {
-  std::string queue;  // DLQ name
+  std::string queue;  // DLQ name; empty for a group's destination check
   std::string queue_url;
+  // The destination check of a group (metric DestinationWritable): the
+  // group's name and destination URI; empty for a queue's alarms.
+  std::string group;
+  std::string destination;
   std::string region;
   std::string account_id;  // optional
   std::string alarm_name;
@@ -58,15 +62,16 @@ struct AlarmNotification {
   // fields overlap (AlarmName, AlarmDescription, NewStateValue, OldStateValue,
   // NewStateReason, StateChangeTime, Region, AWSAccountId, Trigger{MetricName,
   // Namespace (MetricNamespace), Threshold, ComparisonOperator}) plus
-  // Source, Queue, QueueUrl and MetricValue. Times are ISO-8601 UTC with
-  // milliseconds; doc/metrics.md has an example.
+  // Source, Queue, QueueUrl and MetricValue; Group and Destination (and a
+  // Group dimension instead of QueueName) when `group` is set. Times are
+  // ISO-8601 UTC with milliseconds; doc/metrics.md has an example.
   std::string ToJson() const;
 };
 
 // Trigger.Namespace of a notification: "AWS/SQS" for the metrics SQS
 // publishes to CloudWatch (ApproximateAgeOfOldestMessage,
 // ApproximateNumberOfMessagesVisible, ...), kOwnMetricNamespace for
-// dlq-archive's own (AgeOnExpiryClock, ...).
+// dlq-archive's own (AgeOnExpiryClock, DestinationWritable, ...).
 inline constexpr std::string_view kOwnMetricNamespace = "DLQArchive";
 std::string_view MetricNamespace(std::string_view metric_name);
 

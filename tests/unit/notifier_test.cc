@@ -93,7 +93,7 @@ TEST(AlarmNotificationTest, OwnMetricsUseOurNamespaceNotAwsSqs) {
   EXPECT_STREQ(doc["Trigger"]["Namespace"].GetString(), "DLQArchive");
   EXPECT_STREQ(doc["Trigger"]["MetricName"].GetString(), "AgeOnExpiryClock");
   EXPECT_EQ(MetricNamespace("ApproximateNumberOfMessagesVisible"), "AWS/SQS");
-  EXPECT_EQ(MetricNamespace("SomethingOfOurs"), "DLQArchive");
+  EXPECT_EQ(MetricNamespace("DestinationWritable"), "DLQArchive");
 }
 
 TEST(AlarmNotificationTest, MissingMetricValueIsNullAndStringsAreEscaped) {
