@@ -582,7 +582,8 @@ Runner AddCheckFlags(CLI::App& cmd) {
 
 Command CheckCommand() {
   return {"check", "print the resolved plan and a safety analysis per queue",
-          "Exit codes: 0 every queue is safe; 1 some queue is unsafe or the config is invalid; 2 usage error.\n"
+          "Exit codes: 0 every queue is safe; 1 some queue is unsafe or a group failed; 2 usage error or a config "
+          "that does not load.\n"
           "With --fix-retention: 0 nothing to change (with --yes: every change made and the check again passes); "
           "1 changes planned but not made (no --yes), or a DLQ no retention can fix; 2 usage error or invalid "
           "config; 3 some change failed or a group could not be read (the report names each queue changed and "
