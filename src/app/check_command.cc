@@ -523,7 +523,8 @@ int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory
   PrintPlan(groups, out, to_change, blocked);
   const bool group_failed = AnyGroupFailed(groups);
   if (to_change == 0) {
-    out += blocked == 0 ? "nothing to change\n" : "nothing --fix-retention can change\n";
+    out += blocked == 0 ? "nothing to change" : "nothing --fix-retention can change";
+    out += group_failed ? " in the groups that could be read\n" : "\n";
     if (group_failed) return kFixPartial;
     return blocked == 0 ? kFixNothingToDo : kFixPending;
   }

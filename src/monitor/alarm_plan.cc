@@ -47,8 +47,8 @@ QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& 
   in.expiry_alarm_archives = e.enabled && e.action == AlarmSettings::Action::kArchive;
   in.depth = options.assumed_depth;
   in.drain_rate = options.assumed_drain_rate;
-  in.depth_source = "assumed backlog";
-  in.drain_rate_source = "assumed";
+  in.depth_source = "the daemon's assumed backlog";
+  in.drain_rate_source = "the daemon's assumed rate";
   in.max_messages_per_run = static_cast<int64_t>(options.max_messages_per_run);
   in.required_margin = e.safety_margin;
   in.expiry_alarm = DefaultExpiryAlarm(q.name, 1);

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "app/check_command.h"
+#include "app/cli.h"
 #include "monitor/safety.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
@@ -200,6 +202,22 @@ TEST_F(CheckRetentionTest, AQueueThatIsAlsoASourceIsNeverChanged) {
   EXPECT_TRUE(Has(out, "orders-dlq: not changed: it is also the redrive source of a DLQ")) << out;
 }
 
+TEST_F(CheckRetentionTest, AGroupThatCannotBeReadIsAPartialFailure) {
+  GroupConfig broken = config_.groups[0];
+  broken.name = "broken";
+  broken.queues = {"no-such-dlq"};
+  config_.groups.push_back(broken);
+  std::string out;
+  EXPECT_EQ(FixRetention(config_, Factory(), /*apply=*/true, out), kFixPartial) << out;
+  EXPECT_TRUE(Has(out, "group broken: ERROR: ")) << out;
+  EXPECT_TRUE(Has(out, "no-such-dlq")) << out;
+  EXPECT_EQ(Retention(orders_dlq_), 352800);  // the readable group is still fixed
+  config_.groups.erase(config_.groups.begin());
+  out.clear();
+  EXPECT_EQ(FixRetention(config_, Factory(), /*apply=*/false, out), kFixPartial) << out;
+  EXPECT_TRUE(Has(out, "nothing to change in the groups that could be read")) << out;
+}
+
 TEST_F(CheckRetentionTest, DetectionDelayAddsUp) {
   QueueSafetyInput in = DefaultSafetyInput("q", false, kSqsMaxRetention, seconds(kFourDays));
   in.sweep_interval = seconds(10);
@@ -230,6 +248,18 @@ TEST_F(CheckRetentionTest, DrainTimeComesFromTheDepthNowAndARateWithItsSource) {
   out.clear();
   CheckConfig(config_, Factory(), "text", out, /*drain_rate=*/2);
   EXPECT_TRUE(Has(out, "drain time 15 s (30 messages, queued now, at 2 msg/s, configured: --drain-rate)")) << out;
+}
+
+TEST(CheckRetentionCliTest, YesWithoutFixRetentionIsAUsageError) {
+  std::vector<std::string> storage = {"dlq-archive", "check", "--config", "/nonexistent.yaml", "--yes"};
+  std::vector<char*> argv;
+  for (std::string& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  testing::internal::CaptureStderr();
+  const int code = RunCli(static_cast<int>(storage.size()), argv.data());
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_TRUE(Has(err, "--yes applies --fix-retention's plan")) << err;
 }
 
 }  // namespace
