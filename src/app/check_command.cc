@@ -411,9 +411,25 @@ struct GroupRetention {
   std::string error;  // the group could not be read
 };
 
+// Why a DLQ must not be changed although it is short: it is itself a source
+// (it has a RedrivePolicy), or that could not be read. "" = it may be changed.
+std::string SourceBlock(QueueClient& sqs, const DiscoveredQueue& q) {
+  auto attrs = sqs.GetQueueAttributes(q.url, {"RedrivePolicy"});
+  if (!attrs.ok())
+    return "could not read its RedrivePolicy to rule out that it is a source: " + attrs.status().ToString();
+  auto it = attrs->find("RedrivePolicy");
+  if (it == attrs->end() || it->second.empty()) return "";
+  auto policy = ParseRedrivePolicy(it->second);
+  const std::string target = policy.ok() ? policy->dead_letter_target_arn : it->second;
+  return fmt::format(
+      "it is also the redrive source of {}, and --fix-retention never changes a source queue (a longer source "
+      "retention shortens its DLQ's margin)",
+      target);
+}
+
 std::vector<GroupRetention> ReadRetention(const MonitorConfig& config, const GroupClientsFactory& factory) {
   std::vector<GroupRetention> groups;
-  std::set<std::string> seen, sources;
+  std::set<std::string> seen;
   const std::string rate_source = DrainRateSource(0);
   for (const GroupConfig& g : config.groups) {
     GroupRetention& gr = groups.emplace_back();
@@ -430,24 +446,15 @@ std::vector<GroupRetention> ReadRetention(const MonitorConfig& config, const Gro
       continue;
     }
     for (const DiscoveredQueue& q : *found) {
-      for (const RedriveSource& src : q.redrive_sources) sources.insert(src.url);
       if (!seen.insert(q.url).second) continue;  // in an earlier group: planned there
       QueueAlarmPlan plan = PlanAlarms(config, g, q, AlarmPlanOptions());
       const QueueSafetyInput measured =
           MeasuredSafetyInput(*gr.clients.sqs, q, plan.safety, kAssumedDrainRate, rate_source);
-      gr.rows.push_back({q, StricterAdvice(plan.safety, measured), ""});
-    }
-  }
-  for (GroupRetention& gr : groups) {
-    for (RetentionRow& row : gr.rows) {
-      if (!row.advice.needed) continue;
-      if (!row.advice.fixable) {
-        row.blocked = row.advice.line;
-      } else if (sources.count(row.q.url) > 0) {
-        row.blocked =
-            "it is also the redrive source of a DLQ, and --fix-retention never changes a source queue "
-            "(a longer source retention shortens its DLQ's margin)";
+      RetentionRow row{q, StricterAdvice(plan.safety, measured), ""};
+      if (row.advice.needed) {
+        row.blocked = row.advice.fixable ? SourceBlock(*gr.clients.sqs, q) : row.advice.line;
       }
+      gr.rows.push_back(std::move(row));
     }
   }
   return groups;

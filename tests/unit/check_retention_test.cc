@@ -199,7 +199,7 @@ TEST_F(CheckRetentionTest, AQueueThatIsAlsoASourceIsNeverChanged) {
   EXPECT_EQ(Retention(orders_dlq_), kFourDays);
   EXPECT_EQ(Retention(billing_dlq_), 352800);
   EXPECT_EQ(Retention(*last), 352800);
-  EXPECT_TRUE(Has(out, "orders-dlq: not changed: it is also the redrive source of a DLQ")) << out;
+  EXPECT_TRUE(Has(out, "orders-dlq: not changed: it is also the redrive source of " + arn->at("QueueArn"))) << out;
 }
 
 TEST_F(CheckRetentionTest, AGroupThatCannotBeReadIsAPartialFailure) {
