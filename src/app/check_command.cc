@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 
 #include "app/command.h"
 #include "common/json_writer.h"
@@ -89,7 +91,55 @@ struct CheckReport {
   std::string text;
   JsonWriter js;
   int unsafe = 0, queues = 0, failed_groups = 0, warnings = 0;
+  double drain_rate = kAssumedDrainRate;
+  std::string drain_rate_source;
 };
+
+std::string DrainRateSource(double configured) {
+  if (configured > 0) return "configured: --drain-rate";
+  return fmt::format(
+      "assumed: bench/drain measured ~6,600 msg/s against a loopback stand-in, {:.0f} allows for SQS round trips; "
+      "set --drain-rate",
+      kAssumedDrainRate);
+}
+
+// Messages in the DLQ now (visible, in flight and delayed): what a run started
+// now would have ahead of a new arrival.
+Result<int64_t> QueuedNow(QueueClient& sqs, const std::string& url) {
+  static const std::vector<std::string> kCounts = {
+      "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"};
+  DLQ_ASSIGN_OR_RETURN(auto attrs, sqs.GetQueueAttributes(url, kCounts));
+  int64_t total = 0;
+  for (const std::string& name : kCounts) {
+    auto it = attrs.find(name);
+    if (it != attrs.end()) total += std::strtoll(it->second.c_str(), nullptr, 10);
+  }
+  return total;
+}
+
+// The plan's safety input with the depth read now and the check's drain rate;
+// the plan's assumptions (and why) when the depth cannot be read.
+QueueSafetyInput MeasuredSafetyInput(QueueClient& sqs, const DiscoveredQueue& q, const QueueSafetyInput& planned,
+                                     double drain_rate, const std::string& drain_rate_source) {
+  QueueSafetyInput in = planned;
+  in.drain_rate = drain_rate;
+  in.drain_rate_source = drain_rate_source;
+  auto depth = QueuedNow(sqs, q.url);
+  if (depth.ok()) {
+    in.depth = *depth;
+    in.depth_source = "queued now";
+  } else {
+    in.depth_source = "assumed backlog; the depth could not be read: " + depth.status().ToString();
+  }
+  return in;
+}
+
+// The advice that needs the longer retention: the daemon sizes its auto
+// threshold for its own assumed backlog, the analysis for the depth now.
+RetentionAdvice StricterAdvice(const QueueSafetyInput& planned, const QueueSafetyInput& measured) {
+  RetentionAdvice a = AdviseRetention(planned), b = AdviseRetention(measured);
+  return a.margin >= b.margin ? a : b;
+}
 
 // One group's state while its queues are reported.
 struct GroupCheck {
@@ -197,20 +247,41 @@ void WriteSafetyJson(JsonWriter& js, const SafetyReport& report, const GroupChec
   js.EndArray();
 }
 
-void CheckQueue(const MonitorConfig& config, const GroupConfig& g, const DiscoveredQueue& q, const GroupCheck& gc,
-                CheckReport& r) {
+void WriteRetentionJson(JsonWriter& js, const RetentionAdvice& a) {
+  js.Key("retention_fix").BeginObject();
+  js.Key("needed").Bool(a.needed).Key("fixable").Bool(a.fixable);
+  js.Key("current_s").Int(a.current.count()).Key("proposed_s").Int(a.proposed.count());
+  js.Key("source_s").Int(a.source.count()).Key("source_known").Bool(a.source_known);
+  js.Key("margin_s").Int(a.margin.count()).Key("message").String(a.line);
+  js.EndObject();
+}
+
+// One line about the retention in the report: the stricter advice replaces
+// the analysis's own (drawn from the depth now).
+void UseAdvice(SafetyReport& report, const RetentionAdvice& measured, const RetentionAdvice& chosen) {
+  auto& reasons = report.reasons;
+  if (measured.needed) reasons.erase(std::remove(reasons.begin(), reasons.end(), measured.line), reasons.end());
+  if (chosen.needed) reasons.push_back(chosen.line);
+}
+
+void CheckQueue(const MonitorConfig& config, const GroupConfig& g, const DiscoveredQueue& q, QueueClient& sqs,
+                const GroupCheck& gc, CheckReport& r) {
   ++r.queues;
   QueueAlarmPlan plan = PlanAlarms(config, g, q, AlarmPlanOptions());  // the daemon's defaults
-  auto report = AnalyzeQueueSafety(plan.safety);
+  const QueueSafetyInput measured = MeasuredSafetyInput(sqs, q, plan.safety, r.drain_rate, r.drain_rate_source);
+  const RetentionAdvice advice = StricterAdvice(plan.safety, measured);
+  auto report = AnalyzeQueueSafety(measured);
   QueuePlanText(q, plan, r.text);
   BeginQueueJson(r.js, q, plan);
+  WriteRetentionJson(r.js, advice);
   if (!report.ok()) {
     ++r.unsafe;
     r.text += fmt::format("    {}: UNSAFE (analysis failed: {})\n", q.name, report.status().ToString());
     r.js.Key("safe").Bool(false).Key("error").String(report.status().ToString()).EndObject();
     return;
   }
-  const bool safe = report->safe && !gc.dest_failed;
+  UseAdvice(*report, AdviseRetention(measured), advice);
+  const bool safe = report->safe && !gc.dest_failed && !advice.needed;
   if (!safe) ++r.unsafe;
   if (gc.dest_failed) {
     // The timing analysis is moot: no run can store anything.
@@ -319,7 +390,7 @@ void CheckGroup(const MonitorConfig& config, const GroupConfig& g, GroupDiscover
   r.js.Key("warnings");
   WriteStrings(r.js, gc.warnings);
   r.js.Key("queues").BeginArray();
-  for (const DiscoveredQueue& q : *found) CheckQueue(config, g, q, gc, r);
+  for (const DiscoveredQueue& q : *found) CheckQueue(config, g, q, *clients->sqs, gc, r);
   r.js.EndArray();
   r.js.EndObject();
 }
@@ -346,8 +417,10 @@ void CheckListener(const MonitorConfig& config, CheckReport& r) {
 }  // namespace
 
 int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory, const std::string& output,
-                std::string& out) {
+                std::string& out, double drain_rate) {
   CheckReport r;
+  if (drain_rate > 0) r.drain_rate = drain_rate;
+  r.drain_rate_source = DrainRateSource(drain_rate);
   r.js.BeginObject().Key("groups").BeginArray();
   std::vector<GroupOverlap> overlaps;
   std::vector<GroupDiscovery> discovered = DiscoverGroups(config, factory, overlaps);
@@ -364,6 +437,158 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
   return code;
 }
 
+namespace {
+
+// One DLQ of the retention plan.
+struct RetentionRow {
+  DiscoveredQueue q;
+  RetentionAdvice advice;
+  std::string blocked;  // why it is not changed although it needs it ("" = it may be changed)
+};
+
+// One group's DLQs as read now, with the clients that read them.
+struct GroupRetention {
+  std::string name;
+  GroupClients clients;
+  std::vector<RetentionRow> rows;
+  std::string error;  // the group could not be read
+};
+
+// Why a DLQ must not be changed although it is short: it is itself a source
+// (it has a RedrivePolicy), or that could not be read. "" = it may be changed.
+std::string SourceBlock(QueueClient& sqs, const DiscoveredQueue& q) {
+  auto attrs = sqs.GetQueueAttributes(q.url, {"RedrivePolicy"});
+  if (!attrs.ok())
+    return "could not read its RedrivePolicy to rule out that it is a source: " + attrs.status().ToString();
+  auto it = attrs->find("RedrivePolicy");
+  if (it == attrs->end() || it->second.empty()) return "";
+  auto policy = ParseRedrivePolicy(it->second);
+  const std::string target = policy.ok() ? policy->dead_letter_target_arn : it->second;
+  return fmt::format(
+      "it is also the redrive source of {}, and --fix-retention never changes a source queue (a longer source "
+      "retention shortens its DLQ's margin)",
+      target);
+}
+
+std::vector<GroupRetention> ReadRetention(const MonitorConfig& config, const GroupClientsFactory& factory) {
+  std::vector<GroupRetention> groups;
+  std::set<std::string> seen;
+  const std::string rate_source = DrainRateSource(0);
+  for (const GroupConfig& g : config.groups) {
+    GroupRetention& gr = groups.emplace_back();
+    gr.name = g.name;
+    auto clients = factory(g);
+    if (!clients.ok()) {
+      gr.error = clients.status().ToString();
+      continue;
+    }
+    gr.clients = *clients;
+    auto found = DiscoverQueues(*gr.clients.sqs, g);
+    if (!found.ok()) {
+      gr.error = found.status().ToString();
+      continue;
+    }
+    for (const DiscoveredQueue& q : *found) {
+      if (!seen.insert(q.url).second) continue;  // in an earlier group: planned there
+      QueueAlarmPlan plan = PlanAlarms(config, g, q, AlarmPlanOptions());
+      const QueueSafetyInput measured =
+          MeasuredSafetyInput(*gr.clients.sqs, q, plan.safety, kAssumedDrainRate, rate_source);
+      RetentionRow row{q, StricterAdvice(plan.safety, measured), ""};
+      if (row.advice.needed) {
+        row.blocked = row.advice.fixable ? SourceBlock(*gr.clients.sqs, q) : row.advice.line;
+      }
+      gr.rows.push_back(std::move(row));
+    }
+  }
+  return groups;
+}
+
+void PrintPlan(const std::vector<GroupRetention>& groups, std::string& out, int& to_change, int& blocked) {
+  out += fmt::format("{:<40} {:<24} {}\n", "QUEUE", "CURRENT", "PROPOSED");
+  std::string not_changed;
+  for (const GroupRetention& gr : groups) {
+    if (!gr.error.empty()) out += fmt::format("group {}: ERROR: {}\n", gr.name, gr.error);
+    for (const RetentionRow& row : gr.rows) {
+      if (!row.advice.needed) continue;
+      if (!row.blocked.empty()) {
+        ++blocked;
+        not_changed += fmt::format("  {}: not changed: {}\n", row.q.name, row.blocked);
+        continue;
+      }
+      ++to_change;
+      out += fmt::format("{:<40} {:<24} {}\n", row.q.name, FormatSpan(static_cast<double>(row.advice.current.count())),
+                         FormatSpan(static_cast<double>(row.advice.proposed.count())));
+    }
+  }
+  out += not_changed;
+}
+
+// Sets the proposed retention on each DLQ of the plan; returns how many failed.
+int ApplyPlan(const std::vector<GroupRetention>& groups, std::string& out) {
+  std::string changed, failed;
+  int failures = 0;
+  for (const GroupRetention& gr : groups) {
+    for (const RetentionRow& row : gr.rows) {
+      if (!row.advice.needed || !row.blocked.empty()) continue;
+      const std::string seconds = std::to_string(row.advice.proposed.count());
+      Status st = gr.clients.sqs->SetQueueAttributes(row.q.url, {{"MessageRetentionPeriod", seconds}});
+      if (st.ok()) {
+        changed +=
+            fmt::format("  {}: MessageRetentionPeriod {} -> {}\n", row.q.name, row.advice.current.count(), seconds);
+      } else {
+        ++failures;
+        failed += fmt::format("  {}: still {} s: {}\n", row.q.name, row.advice.current.count(), st.ToString());
+      }
+    }
+  }
+  out += "changed:\n" + (changed.empty() ? std::string("  (none)\n") : changed);
+  if (failures > 0) out += "not changed (SetQueueAttributes failed):\n" + failed;
+  return failures;
+}
+
+// The DLQs whose retention is still too short, one line each; the count.
+int Recheck(const std::vector<GroupRetention>& groups, std::string& out) {
+  int short_ones = 0;
+  for (const GroupRetention& gr : groups) {
+    if (!gr.error.empty()) out += fmt::format("  group {}: ERROR: {}\n", gr.name, gr.error);
+    for (const RetentionRow& row : gr.rows) {
+      if (!row.advice.needed) continue;
+      ++short_ones;
+      out += fmt::format("  {}: {}\n", row.q.name, row.advice.line);
+    }
+  }
+  if (short_ones == 0) out += "  every DLQ keeps messages long enough after they arrive\n";
+  return short_ones;
+}
+
+bool AnyGroupFailed(const std::vector<GroupRetention>& groups) {
+  return std::any_of(groups.begin(), groups.end(), [](const GroupRetention& g) { return !g.error.empty(); });
+}
+
+}  // namespace
+
+int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory, bool apply, std::string& out) {
+  const std::vector<GroupRetention> groups = ReadRetention(config, factory);
+  int to_change = 0, blocked = 0;
+  PrintPlan(groups, out, to_change, blocked);
+  const bool group_failed = AnyGroupFailed(groups);
+  if (to_change == 0) {
+    out += blocked == 0 ? "nothing to change" : "nothing --fix-retention can change";
+    out += group_failed ? " in the groups that could be read\n" : "\n";
+    if (group_failed) return kFixPartial;
+    return blocked == 0 ? kFixNothingToDo : kFixPending;
+  }
+  if (!apply) {
+    out += fmt::format("{} DLQ(s) to change; nothing changed: run again with --yes to apply\n", to_change);
+    return group_failed ? kFixPartial : kFixPending;
+  }
+  const int failures = ApplyPlan(groups, out);
+  out += "check again:\n";
+  const int still_short = Recheck(ReadRetention(config, factory), out);
+  if (failures > 0 || group_failed) return kFixPartial;
+  return still_short > 0 ? kFixPending : kFixNothingToDo;
+}
+
 int RunCheckCommand(const CheckCommandOptions& options) {
   auto config = LoadMonitorConfig(options.config_path, DefaultEnvironment());
   if (!config.ok()) {
@@ -371,9 +596,11 @@ int RunCheckCommand(const CheckCommandOptions& options) {
     return 2;
   }
   std::string out;
-  int code = CheckConfig(*config, MakeAwsGroupClientsFactory(options.services, nullptr), options.output, out);
+  auto factory = MakeAwsGroupClientsFactory(options.services, nullptr);
+  int code = options.fix_retention ? FixRetention(*config, factory, options.yes, out)
+                                   : CheckConfig(*config, factory, options.output, out, options.drain_rate);
   // The text report names queues and errors from AWS, one per line.
-  if (options.output != "json") out = TerminalSafe(out, TextLines::kMulti);
+  if (options.output != "json" || options.fix_retention) out = TerminalSafe(out, TextLines::kMulti);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return code;
 }
@@ -384,8 +611,18 @@ Runner AddCheckFlags(CLI::App& cmd) {
   auto o = std::make_shared<CheckCommandOptions>();
   cmd.add_option("--config", o->config_path, "YAML config (doc/configuration.md) (required)");
   cmd.add_option("--output", o->output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd.add_option(
+         "--drain-rate", o->drain_rate,
+         fmt::format("messages per second an archive run sustains, for the drain time (default: assumed {:.0f})",
+                     kAssumedDrainRate))
+      ->check(CLI::PositiveNumber);
+  cmd.add_flag("--fix-retention", o->fix_retention,
+               "print the DLQs whose retention is too short for their sources, with the retention proposed; "
+               "changes nothing without --yes");
+  cmd.add_flag("--yes", o->yes, "with --fix-retention: set MessageRetentionPeriod on those DLQs, then check again");
   return [o](const CommandContext& ctx) {
     if (o->config_path.empty()) return ctx.usage.Fail("--config is required");
+    if (o->yes && !o->fix_retention) return ctx.usage.Fail("--yes applies --fix-retention's plan: give both");
     CheckCommandOptions options = *o;
     options.services = ctx.global.Services();
     return RunCheckCommand(options);
@@ -396,7 +633,12 @@ Runner AddCheckFlags(CLI::App& cmd) {
 
 Command CheckCommand() {
   return {"check", "print the resolved plan and a safety analysis per queue",
-          "Exit codes: 0 every queue is safe; 1 some queue is unsafe or the config is invalid; 2 usage error",
+          "Exit codes: 0 every queue is safe; 1 some queue is unsafe or a group failed; 2 usage error or a config "
+          "that does not load.\n"
+          "With --fix-retention: 0 nothing to change (with --yes: every change made and the check again passes); "
+          "1 changes planned but not made (no --yes), or a DLQ no retention can fix; 2 usage error or invalid "
+          "config; 3 some change failed or a group could not be read (the report names each queue changed and "
+          "not changed)",
           AddCheckFlags};
 }
 

@@ -47,6 +47,8 @@ QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& 
   in.expiry_alarm_archives = e.enabled && e.action == AlarmSettings::Action::kArchive;
   in.depth = options.assumed_depth;
   in.drain_rate = options.assumed_drain_rate;
+  in.depth_source = "the daemon's assumed backlog";
+  in.drain_rate_source = "the daemon's assumed rate";
   in.max_messages_per_run = static_cast<int64_t>(options.max_messages_per_run);
   in.required_margin = e.safety_margin;
   in.expiry_alarm = DefaultExpiryAlarm(q.name, 1);
@@ -69,8 +71,9 @@ QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group,
       auto derived = DeriveExpiryThreshold(plan.safety);
       if (derived.ok()) {
         spec.threshold = derived->age_threshold_s;
-        plan.threshold_source = fmt::format("auto: retention - (detection {:.0f} s + drain {:.0f} s + margin {} s)",
-                                            derived->detection_delay_s, derived->drain_time_s, e.safety_margin.count());
+        plan.threshold_source =
+            fmt::format("auto: retention - (detection {} + drain {} + margin {} s)", DetectionDelayText(plan.safety),
+                        DrainTimeText(plan.safety), e.safety_margin.count());
       } else {
         spec.threshold = 1;  // no safe threshold exists: alarm as soon as anything may be queued
         plan.threshold_source = "auto: no safe threshold (" + derived.status().message() + "); using 1 s";

@@ -38,14 +38,36 @@ double MetricDelay(const QueueSafetyInput& in) {
   return in.age_source == AgeSource::kCloudWatchAge ? Secs(in.expiry_alarm.period) + kCloudWatchExtraDelay : 0;
 }
 
+}  // namespace
+
+std::vector<DelayTerm> DetectionDelayTerms(const QueueSafetyInput& in) {
+  const AlarmSpec& a = in.expiry_alarm;
+  const double alarm_delay = a.datapoints_to_alarm * Secs(a.period);
+  const DelayTerm alarm{alarm_delay, fmt::format("{} x {} s alarm periods", a.datapoints_to_alarm, a.period.count())};
+  const DelayTerm metric{MetricDelay(in), "metric delay"};
+  if (in.age_source == AgeSource::kCloudWatchAge) return {alarm, metric};
+  const DelayTerm look = in.sweep_interval.count() > 0 ? DelayTerm{Secs(in.sweep_interval), "sweep interval"} : alarm;
+  return {look, {Secs(in.collection_interval), "collection interval"}, metric};
+}
+
+std::string DetectionDelayText(const QueueSafetyInput& in) {
+  double total = 0;
+  std::string terms;
+  for (const DelayTerm& t : DetectionDelayTerms(in)) {
+    total += t.seconds;
+    if (!terms.empty()) terms += " + ";
+    terms += fmt::format("{} {}", Num(t.seconds), t.what);
+  }
+  return fmt::format("{} ({})", Num(total), terms);
+}
+
+namespace {
+
 // Time from "the message's age reached the threshold" to "an archive run starts".
 double DetectionDelay(const QueueSafetyInput& in) {
-  const double alarm_delay = in.expiry_alarm.datapoints_to_alarm * Secs(in.expiry_alarm.period);
-  if (in.age_source == AgeSource::kCloudWatchAge) {
-    return alarm_delay + MetricDelay(in);
-  }
-  const double look = in.sweep_interval.count() > 0 ? Secs(in.sweep_interval) : alarm_delay;
-  return look + Secs(in.collection_interval) + MetricDelay(in);
+  double total = 0;
+  for (const DelayTerm& t : DetectionDelayTerms(in)) total += t.seconds;
+  return total;
 }
 
 // Time an archive run needs to reach a message with `depth` messages ahead;
@@ -61,6 +83,11 @@ double DrainTime(const QueueSafetyInput& in) {
 }
 
 }  // namespace
+
+std::string DrainTimeText(const QueueSafetyInput& in) {
+  return fmt::format("{} ({} messages, {}, at {:.0f} msg/s, {})", Num(DrainTime(in)), in.depth, in.depth_source,
+                     in.drain_rate, in.drain_rate_source);
+}
 
 std::string FormatSpan(double v) {
   if (std::isinf(v)) return v > 0 ? "unbounded" : "-unbounded";
@@ -118,8 +145,8 @@ bool CheckStructure(const QueueSafetyInput& in, SafetyReport& rep) {
   bool structural_ok = true;
   if (!in.fifo && in.source_retention.count() == 0) {
     rep.reasons.push_back(fmt::format(
-        "source queue retention unknown: assumed the SQS maximum {} s, so a message can reach the DLQ with no time "
-        "left (its expiry clock started at SentTimestamp in the source queue); set the source retention",
+        "source queue retention unknown: assumed the SQS maximum {} s (its expiry clock started at SentTimestamp "
+        "in the source queue)",
         kSqsMaxRetention.count()));
   }
   if (in.age_source == AgeSource::kCloudWatchAge && !in.archive_on_depth_alarm) {
@@ -180,21 +207,16 @@ void SetWorstCase(const QueueSafetyInput& in, const AgeLimits& k, SafetyReport& 
 
 // Reasons about the threshold and the retentions themselves.
 void CheckRetentions(const QueueSafetyInput& in, const AgeLimits& k, SafetyReport& rep) {
-  const double r = k.dlq, t = k.threshold, src = k.source;
+  const double r = k.dlq, t = k.threshold;
   const double work = rep.detection_delay_s + rep.drain_time_s;
+  rep.reasons.push_back(fmt::format("detection delay {}; drain time {}", DetectionDelayText(in), DrainTimeText(in)));
   if (r - t < work && std::isfinite(work)) {
-    rep.reasons.push_back(fmt::format(
-        "threshold {} s leaves {} s before expiry, less than detection delay {} ({} of {} s periods + {} metric "
-        "delay) + drain time {}",
-        t, r - t, Num(rep.detection_delay_s), in.expiry_alarm.datapoints_to_alarm, in.expiry_alarm.period.count(),
-        Num(MetricDelay(in)), Num(rep.drain_time_s)));
+    rep.reasons.push_back(
+        fmt::format("threshold {} s leaves {} s before expiry, less than detection delay {} s + drain time {} s", t,
+                    r - t, rep.detection_delay_s, rep.drain_time_s));
   }
-  if (!in.fifo && r <= src) {
-    rep.reasons.push_back(fmt::format(
-        "DLQ retention {} s is not longer than the source retention {} s: raise the DLQ retention (SQS allows up to "
-        "{} s)",
-        r, src, kSqsMaxRetention.count()));
-  }
+  RetentionAdvice advice = AdviseRetention(in);
+  if (advice.needed) rep.reasons.push_back(advice.line);
 }
 
 }  // namespace
@@ -258,6 +280,47 @@ Result<ExpiryThresholdPlan> DeriveExpiryThreshold(const QueueSafetyInput& in) {
   }
   plan.age_threshold_s = std::floor(threshold);
   return plan;
+}
+
+RetentionAdvice AdviseRetention(const QueueSafetyInput& in) {
+  RetentionAdvice a;
+  a.current = in.dlq_retention;
+  a.proposed = in.dlq_retention;
+  a.source_known = in.source_retention.count() > 0;
+  a.source = a.source_known ? in.source_retention : kSqsMaxRetention;
+  if (in.fifo || !in.Validate().ok()) return a;
+  const double margin = DetectionDelay(in) + DrainTime(in) + Secs(in.required_margin);
+  if (!std::isfinite(margin)) return a;  // a partial drain without re-runs: no retention helps (reported apart)
+  a.margin = std::chrono::seconds(static_cast<int64_t>(std::ceil(margin)));
+  const std::chrono::seconds needed = a.source + a.margin;
+  if (a.current >= needed) return a;
+  a.needed = true;
+  const std::string need = fmt::format("{} + the {} the expiry alarm needs (detection + drain + safety margin)",
+                                       FormatSpan(Secs(a.source)), FormatSpan(Secs(a.margin)));
+  if (needed <= kSqsMaxRetention) {
+    a.fixable = true;
+    constexpr int64_t kHour = 3600;
+    a.proposed = std::min(kSqsMaxRetention, std::chrono::seconds((needed.count() + kHour - 1) / kHour * kHour));
+    a.line = fmt::format(
+        "the DLQ keeps messages no longer than its source, so a message can arrive with no time left; raise the "
+        "DLQ's retention to {} (at most 14 days): retention {} < source {}",
+        FormatSpan(Secs(a.proposed)), FormatSpan(Secs(a.current)), need);
+    return a;
+  }
+  const std::string lower_to = FormatSpan(Secs(kSqsMaxRetention - a.margin));
+  if (a.source_known) {
+    a.line = fmt::format(
+        "the DLQ keeps messages no longer than its source, so a message can arrive with no time left; even 14 days "
+        "(the SQS maximum) cannot exceed source {}: lower the source's retention to at most {}",
+        need, lower_to);
+  } else {
+    a.line = fmt::format(
+        "the DLQ keeps messages no longer than its source, so a message can arrive with no time left; no source "
+        "queue was found, so its retention is taken as 14 days (the SQS maximum), which no DLQ retention can "
+        "exceed: give the sources a retention of at most {} and a RedrivePolicy naming this DLQ",
+        lower_to);
+  }
+  return a;
 }
 
 AlarmSpec DefaultExpiryAlarm(const std::string& queue, double threshold_s) {

@@ -46,8 +46,12 @@ struct QueueSafetyInput {
   // The expiry alarm's action archives (and deletes) on every sweep. False
   // (notify or copy): the expiry alarm archives nothing it can be relied on.
   bool expiry_alarm_archives = true;
-  double drain_rate = 5;             // messages per second the archiver sustains
-  int64_t depth = 10000;             // messages that may be ahead of a given one
+  double drain_rate = 5;  // messages per second the archiver sustains
+  int64_t depth = 10000;  // messages that may be ahead of a given one
+  // Where depth and drain_rate come from, for people: "queued now",
+  // "assumed backlog", "configured: --drain-rate".
+  std::string depth_source = "assumed backlog";
+  std::string drain_rate_source = "assumed";
   int64_t max_messages_per_run = 0;  // 0 = a run drains everything
   std::chrono::seconds required_margin{3600};
 
@@ -83,6 +87,36 @@ std::string FormatSpan(double seconds);
 
 // InvalidArgument on a bad input; otherwise the analysis (which may say unsafe).
 Result<SafetyReport> AnalyzeQueueSafety(const QueueSafetyInput& in);
+
+// One term of the detection delay: its seconds and what they are.
+struct DelayTerm {
+  double seconds = 0;
+  std::string what;  // "sweep interval", "metric delay", "1 of 60 s periods"
+};
+// The terms DetectionDelay adds up, in order; their sum is the delay.
+std::vector<DelayTerm> DetectionDelayTerms(const QueueSafetyInput& in);
+// "15 s (10 s sweep interval + 5 s collection interval + 0 s metric delay)".
+std::string DetectionDelayText(const QueueSafetyInput& in);
+// "2 s (30 messages, queued now, at 20 msg/s, assumed: ...)"; "unbounded (...)"
+// when runs stop before the queue is drained.
+std::string DrainTimeText(const QueueSafetyInput& in);
+
+// Whether a standard DLQ keeps messages long enough after they arrive: its
+// retention R must exceed the longest source retention S (unknown: the SQS
+// maximum) by the time the expiry alarm needs (detection delay + drain time +
+// required margin). FIFO DLQs restart the clock and never need a change.
+struct RetentionAdvice {
+  bool needed = false;   // R < S + needed margin
+  bool fixable = false;  // needed, and some R up to the SQS maximum suffices
+  std::chrono::seconds current{0};
+  std::chrono::seconds source{0};  // S as used (the maximum when unknown)
+  bool source_known = false;
+  std::chrono::seconds margin{0};    // detection + drain + required margin, rounded up to a second
+  std::chrono::seconds proposed{0};  // min(max, S + margin rounded up to the hour); current when not needed
+  std::string line;                  // one line for people; "" when not needed
+};
+// Pure; `in` must pass Validate() (otherwise: not needed, empty line).
+RetentionAdvice AdviseRetention(const QueueSafetyInput& in);
 
 struct ExpiryThresholdPlan {
   double age_threshold_s = 0;   // alarm when age >= this

@@ -55,7 +55,8 @@ TEST(SafetyTest, ReferenceDesignIsUnsafeWithNumbers) {
   EXPECT_TRUE(AnyReasonHas(*rep, "leaves 600 s before expiry, less than detection delay 720 s"));
   EXPECT_TRUE(AnyReasonHas(*rep, "skips messages received 3 or more times"));
   EXPECT_TRUE(AnyReasonHas(*rep, "restarts on the move to the DLQ"));
-  EXPECT_TRUE(AnyReasonHas(*rep, "not longer than the source retention"));
+  EXPECT_TRUE(AnyReasonHas(
+      *rep, "the DLQ keeps messages no longer than its source, so a message can arrive with no time left"));
   EXPECT_NE(rep->ToString().find("orders-dlq: UNSAFE"), std::string::npos) << rep->ToString();
 }
 
@@ -104,7 +105,7 @@ TEST(SafetyTest, StandardQueueWithEqualRetentionCannotBeMadeSafe) {
   auto rep = AnalyzeQueueSafety(in);
   ASSERT_TRUE(rep.ok());
   EXPECT_FALSE(rep->safe);
-  EXPECT_TRUE(AnyReasonHas(*rep, "raise the DLQ retention"));
+  EXPECT_TRUE(AnyReasonHas(*rep, "raise the DLQ's retention to"));
   auto plan = DeriveExpiryThreshold(in);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), ErrorCode::kFailedPrecondition);
