@@ -400,19 +400,39 @@ class SqliteStateStore final : public StateStore {
     if (!n.ok()) return n.status();
     c.queues = *n;
     DLQ_RETURN_IF_ERROR(Exec(db_, "DELETE FROM alarms WHERE qid NOT IN (SELECT id FROM queues)"));
-    n = Delete(
-        "DELETE FROM samples WHERE qid NOT IN (SELECT id FROM queues) OR t < ?1 OR t <= (SELECT s2.t FROM samples s2 "
-        "WHERE s2.qid = samples.qid ORDER BY s2.t DESC LIMIT 1 OFFSET ?2)",
-        {cutoff, static_cast<int64_t>(o.max_samples)}, "prune samples");
+    n = Delete("DELETE FROM samples WHERE qid NOT IN (SELECT id FROM queues) OR t < ?1", {cutoff}, "prune samples");
     if (!n.ok()) return n.status();
     c.samples = *n;
-    n = Delete(
-        "DELETE FROM transitions WHERE qid NOT IN (SELECT id FROM queues) OR t < ?1 OR t <= (SELECT t2.t FROM "
-        "transitions t2 WHERE t2.qid = transitions.qid AND t2.alarm = transitions.alarm ORDER BY t2.t DESC LIMIT 1 "
-        "OFFSET ?2)",
-        {cutoff, static_cast<int64_t>(o.max_transitions)}, "prune transitions");
+    n = Delete("DELETE FROM transitions WHERE qid NOT IN (SELECT id FROM queues) OR t < ?1", {cutoff},
+               "prune transitions");
     if (!n.ok()) return n.status();
     c.transitions = *n;
+    // By count, one queue (and alarm) at a time: the bound is found once per
+    // statement through the primary key.
+    Stmt ids(db_, "SELECT id FROM queues");
+    std::vector<int64_t> qids;
+    while (ids.Step() == SQLITE_ROW) qids.push_back(ids.Int(0));
+    Stmt samples(db_,
+                 "DELETE FROM samples WHERE qid = ?1 AND t <= (SELECT t FROM samples WHERE qid = ?1 ORDER BY t DESC "
+                 "LIMIT 1 OFFSET ?2)");
+    Stmt transitions(db_,
+                     "DELETE FROM transitions WHERE qid = ?1 AND alarm = ?3 AND t <= (SELECT t FROM transitions WHERE "
+                     "qid = ?1 AND alarm = ?3 ORDER BY t DESC LIMIT 1 OFFSET ?2)");
+    Stmt alarms(db_, "SELECT name FROM alarms WHERE qid = ?1");
+    for (int64_t id : qids) {
+      samples.Bind(1, id).Bind(2, static_cast<int64_t>(o.max_samples));
+      DLQ_RETURN_IF_ERROR(Run(samples, "prune samples"));
+      c.samples += static_cast<uint64_t>(sqlite3_changes(db_));
+      alarms.Bind(1, id);
+      std::vector<std::string> names;
+      while (alarms.Step() == SQLITE_ROW) names.push_back(alarms.Text(0));
+      alarms.Reset();
+      for (const std::string& name : names) {
+        transitions.Bind(1, id).Bind(2, static_cast<int64_t>(o.max_transitions)).Bind(3, name);
+        DLQ_RETURN_IF_ERROR(Run(transitions, "prune transitions"));
+        c.transitions += static_cast<uint64_t>(sqlite3_changes(db_));
+      }
+    }
     if (o.watched_queues) {
       DLQ_RETURN_IF_ERROR(Exec(db_, "CREATE TEMP TABLE IF NOT EXISTS watched(url TEXT PRIMARY KEY)"));
       DLQ_RETURN_IF_ERROR(Exec(db_, "DELETE FROM watched"));
@@ -458,6 +478,9 @@ Result<std::unique_ptr<StateStore>> TryOpen(const std::string& path) {
   }
   DLQ_RETURN_IF_ERROR(Exec(db, "PRAGMA journal_mode = WAL"));
   DLQ_RETURN_IF_ERROR(Exec(db, "PRAGMA synchronous = NORMAL"));
+  // The WAL is checkpointed at 1,000 pages (SQLite's default) and cut back to
+  // this size after: its disk use stays bounded whatever a save wrote.
+  DLQ_RETURN_IF_ERROR(Exec(db, "PRAGMA journal_size_limit = 16777216"));
   Stmt version(db, "PRAGMA user_version");
   rc = version.Step();
   if (rc != SQLITE_ROW) return SqliteError(db, rc, "read the schema version of " + path);
