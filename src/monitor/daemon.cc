@@ -716,7 +716,8 @@ void Daemon::OpenState() {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(config_.state_dir, ec);
-  const std::string path = (fs::path(config_.state_dir) / StateFileName(config_.shard.index, config_.shard.count)).string();
+  const std::string path =
+      (fs::path(config_.state_dir) / StateFileName(config_.shard.index, config_.shard.count)).string();
   SqliteStateStoreOptions o;
   o.now = clock_.Now();
   o.on_moved_aside = [&path](const std::string& moved, const Status& why) {
@@ -795,7 +796,8 @@ void Daemon::SaveState(SystemTime now) {
         r.archived = q->archive.archived;
         r.failed_runs = q->archive.failed_runs;
         r.consecutive_failures = q->archive.consecutive_failures;
-        if (const auto& e = q->archive.last_error) r.last_error = StoredError{e->time, e->code, e->error_class, e->message};
+        if (const auto& e = q->archive.last_error)
+          r.last_error = StoredError{e->time, e->code, e->error_class, e->message};
         r.last_run_at = q->archive.last_run_at;
         r.last_run_archived = q->archive.last_run_archived;
         r.last_run_ok = q->archive.last_run_ok;
@@ -834,7 +836,8 @@ void Daemon::SaveState(SystemTime now) {
   if (every_group_discovered) prune.watched_queues = std::move(watched);
   auto pruned = store_->Prune(prune);
   if (!pruned.ok()) {
-    Log().Log(LogLevel::kError, "state_prune_failed", {{"path", store_->path()}, {"error", pruned.status().ToString()}});
+    Log().Log(LogLevel::kError, "state_prune_failed",
+              {{"path", store_->path()}, {"error", pruned.status().ToString()}});
   }
 }
 

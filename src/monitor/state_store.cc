@@ -456,8 +456,8 @@ class SqliteStateStore final : public StateStore {
 // file is not a sound state database of ours.
 Result<std::unique_ptr<StateStore>> TryOpen(const std::string& path) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     Status st = SqliteError(db, rc, "open " + path);
     sqlite3_close(db);
@@ -487,8 +487,8 @@ Result<std::unique_ptr<StateStore>> TryOpen(const std::string& path) {
   const int64_t v = version.Int(0);
   version.Reset();
   if (v > kSchemaVersion) {
-    return DataLoss(fmt::format("state store: {} has schema version {}, newer than this program's {}", path, v,
-                                kSchemaVersion));
+    return DataLoss(
+        fmt::format("state store: {} has schema version {}, newer than this program's {}", path, v, kSchemaVersion));
   }
   DLQ_RETURN_IF_ERROR(Exec(db, kSchema));
   DLQ_RETURN_IF_ERROR(Exec(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()));

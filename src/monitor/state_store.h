@@ -85,7 +85,7 @@ struct PruneOptions {
   // Queues not saved for this long are forgotten (with their samples and
   // alarms); samples and alarm transitions older than this are dropped.
   Duration max_age = std::chrono::hours(24 * 14);
-  size_t max_samples = QueueHistory::kDefaultCapacity;  // per queue, newest kept
+  size_t max_samples = QueueHistory::kDefaultCapacity;   // per queue, newest kept
   size_t max_transitions = Alarm::kDefaultHistoryLimit;  // per alarm, newest kept
   // Ledger rows of every other queue are deleted (nullopt: none is).
   std::optional<std::vector<std::string>> watched_queues;

@@ -63,8 +63,8 @@ class FakeStateStore final : public StateStore {
     }
     if (o.watched_queues) {
       std::erase_if(ledger, [&](const auto& kv) {
-        bool gone = std::find(o.watched_queues->begin(), o.watched_queues->end(), kv.first.first) ==
-                    o.watched_queues->end();
+        bool gone =
+            std::find(o.watched_queues->begin(), o.watched_queues->end(), kv.first.first) == o.watched_queues->end();
         c.ledger += gone ? 1 : 0;
         return gone;
       });
