@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -38,12 +39,13 @@ CREATE TABLE IF NOT EXISTS samples(
   qid INTEGER NOT NULL, t INTEGER NOT NULL,
   visible INTEGER NOT NULL, not_visible INTEGER NOT NULL, delayed INTEGER NOT NULL, expiry_in_s REAL,
   PRIMARY KEY(qid, t)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ledger_queues(id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS ledger(
-  queue TEXT NOT NULL, message_id TEXT NOT NULL,
+  qid INTEGER NOT NULL, message_id TEXT NOT NULL,
   sent_time INTEGER NOT NULL, first_seen INTEGER NOT NULL, first_receive_count INTEGER NOT NULL,
   own_receives INTEGER NOT NULL,
-  PRIMARY KEY(queue, message_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS ledger_sent ON ledger(queue, sent_time);
+  PRIMARY KEY(qid, message_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ledger_sent ON ledger(qid, sent_time);
 )sql";
 
 int64_t Ms(SystemTime t) {
@@ -267,11 +269,21 @@ class SqliteStateStore final : public StateStore {
   Status UpsertLedger(std::span<const LedgerRow> rows) override {
     DLQ_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
     Stmt u(db_,
-           "INSERT OR REPLACE INTO ledger(queue, message_id, sent_time, first_seen, first_receive_count, "
+           "INSERT OR REPLACE INTO ledger(qid, message_id, sent_time, first_seen, first_receive_count, "
            "own_receives) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     Status st;
+    std::map<std::string, int64_t> ids;  // queue URL -> ledger_queues.id
     for (const LedgerRow& r : rows) {
-      u.Bind(1, r.queue)
+      auto id = ids.find(r.queue);
+      if (id == ids.end()) {
+        auto found = LedgerQueueId(r.queue);
+        if (!found.ok()) {
+          st = found.status();
+          break;
+        }
+        id = ids.emplace(r.queue, *found).first;
+      }
+      u.Bind(1, id->second)
           .Bind(2, r.message_id)
           .Bind(3, Ms(r.sent_time))
           .Bind(4, Ms(r.first_seen))
@@ -286,8 +298,9 @@ class SqliteStateStore final : public StateStore {
 
   Result<std::vector<LedgerRow>> LoadLedger(const std::string& queue) override {
     Stmt s(db_,
-           "SELECT message_id, sent_time, first_seen, first_receive_count, own_receives FROM ledger WHERE queue = ?1 "
-           "ORDER BY message_id");
+           "SELECT message_id, sent_time, first_seen, first_receive_count, own_receives FROM ledger WHERE qid = "
+           "(SELECT id FROM "
+           "ledger_queues WHERE url = ?1) ORDER BY message_id");
     s.Bind(1, queue);
     std::vector<LedgerRow> out;
     int rc;
@@ -305,7 +318,7 @@ class SqliteStateStore final : public StateStore {
 
   Status DeleteLedger(const std::string& queue, std::span<const std::string> message_ids) override {
     DLQ_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
-    Stmt d(db_, "DELETE FROM ledger WHERE queue = ?1 AND message_id = ?2");
+    Stmt d(db_, "DELETE FROM ledger WHERE qid = (SELECT id FROM ledger_queues WHERE url = ?1) AND message_id = ?2");
     Status st;
     for (const std::string& id : message_ids) {
       d.Bind(1, queue).Bind(2, id);
@@ -317,13 +330,24 @@ class SqliteStateStore final : public StateStore {
   }
 
   Result<uint64_t> PruneLedger(const std::string& queue, SystemTime sent_before) override {
-    Stmt d(db_, "DELETE FROM ledger WHERE queue = ?1 AND sent_time < ?2");
+    Stmt d(db_, "DELETE FROM ledger WHERE qid = (SELECT id FROM ledger_queues WHERE url = ?1) AND sent_time < ?2");
     d.Bind(1, queue).Bind(2, Ms(sent_before));
     DLQ_RETURN_IF_ERROR(Run(d, "prune ledger"));
     return static_cast<uint64_t>(sqlite3_changes(db_));
   }
 
  private:
+  // The ledger's id of a queue URL, added when new.
+  Result<int64_t> LedgerQueueId(const std::string& url) {
+    Stmt find(db_, "SELECT id FROM ledger_queues WHERE url = ?1");
+    find.Bind(1, url);
+    if (find.Step() == SQLITE_ROW) return find.Int(0);
+    Stmt add(db_, "INSERT INTO ledger_queues(url) VALUES(?1)");
+    add.Bind(1, url);
+    DLQ_RETURN_IF_ERROR(Run(add, "add ledger queue"));
+    return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  }
+
   Status SaveAll(std::span<const QueueRecord> records) {
     Stmt q(db_,
            "INSERT INTO queues(grp, url, name, last_empty, nonempty_since, run_start, seen_nearest, oldest_sent, runs, "
@@ -441,9 +465,12 @@ class SqliteStateStore final : public StateStore {
         w.Bind(1, url);
         DLQ_RETURN_IF_ERROR(Run(w, "prune ledger"));
       }
-      n = Delete("DELETE FROM ledger WHERE queue NOT IN (SELECT url FROM watched)", {}, "prune ledger");
+      n = Delete(
+          "DELETE FROM ledger WHERE qid IN (SELECT id FROM ledger_queues WHERE url NOT IN (SELECT url FROM watched))",
+          {}, "prune ledger");
       if (!n.ok()) return n.status();
       c.ledger = *n;
+      DLQ_RETURN_IF_ERROR(Exec(db_, "DELETE FROM ledger_queues WHERE url NOT IN (SELECT url FROM watched)"));
     }
     return c;
   }
