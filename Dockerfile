@@ -12,7 +12,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libcurl4-openssl-dev libssl-dev zlib1g-dev libdeflate-dev libisal-dev libsimdjson-dev rapidjson-dev \
-      libpugixml-dev libyaml-cpp-dev libcli11-dev libfmt-dev libcpp-httplib-dev libgoogle-perftools-dev libre2-dev \
+      libpugixml-dev libyaml-cpp-dev libcli11-dev libfmt-dev libcpp-httplib-dev libgoogle-perftools-dev libre2-dev libsqlite3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt LICENSE README.md ./
@@ -32,7 +32,7 @@ FROM debian:12-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       ca-certificates libcurl4 libssl3 zlib1g libdeflate0 libisal2 libsimdjson14 libpugixml1v5 libyaml-cpp0.7 \
-      libfmt9 libcpp-httplib0.11 libtcmalloc-minimal4 libre2-9 libstdc++6 libgcc-s1 libc6 \
+      libfmt9 libcpp-httplib0.11 libtcmalloc-minimal4 libre2-9 libsqlite3-0 libstdc++6 libgcc-s1 libc6 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/usr/bin/dlq-archive /usr/bin/dlq-archive
 COPY --from=build /out/etc/dlq-archive/ /etc/dlq-archive/

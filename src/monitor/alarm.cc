@@ -313,4 +313,21 @@ std::optional<Transition> Alarm::Evaluate(SystemTime now) {
   return t;
 }
 
+AlarmSnapshot Alarm::Snapshot() const {
+  AlarmSnapshot s;
+  s.state = state_;
+  s.periods.reserve(periods_.size());
+  for (const auto& [index, a] : periods_) s.periods.push_back({index, a.sum, a.min, a.max, a.count});
+  s.history.assign(history_.begin(), history_.end());
+  return s;
+}
+
+void Alarm::Restore(const AlarmSnapshot& snapshot) {
+  state_ = snapshot.state;
+  periods_.clear();
+  for (const AlarmPeriod& p : snapshot.periods) periods_[p.index] = {p.sum, p.min, p.max, p.count};
+  history_.assign(snapshot.history.begin(), snapshot.history.end());
+  while (history_.size() > history_limit_) history_.pop_front();
+}
+
 }  // namespace dlq

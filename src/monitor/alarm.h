@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <optional>
@@ -69,6 +70,17 @@ struct Transition {
 // True when `value` breaches `threshold` under `c`.
 bool Breaches(Comparison c, double value, double threshold);
 
+// An alarm's evaluation state, to carry it across a restart (monitor/state_store.h).
+struct AlarmPeriod {
+  int64_t index = 0;  // period start / period
+  double sum = 0, min = 0, max = 0, count = 0;
+};
+struct AlarmSnapshot {
+  AlarmState state = AlarmState::kInsufficientData;
+  std::vector<AlarmPeriod> periods;  // ascending index
+  std::vector<Transition> history;   // oldest first
+};
+
 class Alarm {
  public:
   static constexpr size_t kDefaultHistoryLimit = 100;
@@ -94,6 +106,12 @@ class Alarm {
   const std::string& last_reason() const { return last_reason_; }
   // Aggregated datapoint of the period that starts at `period_start`, if any.
   std::optional<double> Datapoint(SystemTime period_start) const;
+
+  // The state, aggregated periods and history; Restore() puts them back into
+  // an alarm of the same spec (the history is cut to history_limit). Restore
+  // emits no transition.
+  AlarmSnapshot Snapshot() const;
+  void Restore(const AlarmSnapshot& snapshot);
 
  private:
   struct Aggregate {

@@ -131,6 +131,9 @@ struct MonitorConfig {
   int concurrency_per_queue = 2;
   // This replica's share of the queues (monitor/shard.h); index < count.
   ShardSpec shard;
+  // Where the daemon keeps its state (monitor/state_store.h), one file per
+  // shard; empty: in memory only, lost at exit. Read at start only.
+  std::string state_dir;
   LogLevel log_level = LogLevel::kInfo;
   LogFormat log_format = LogFormat::kJson;
   std::vector<WebhookConfig> webhooks;

@@ -306,6 +306,11 @@ void AddIntervalKeys(std::vector<ConfigKey>& k) {
   k.push_back(Dur<seconds>(kTop, "discovery_interval", seconds(10), hours(24), FormatDuration(dc.discovery_interval),
                            "1h", "how often the groups' selectors are matched again",
                            [](const ConfigTarget& t) -> seconds& { return t.config->discovery_interval; }));
+  k.push_back(Str(kTop, "state_dir", "", "/var/lib/dlq-archive",
+                  "directory of the daemon's state file (alarm states and history, charts, run totals; "
+                  "state-shard-I-of-N.sqlite with sharding), read at start; empty: state is kept in memory only and "
+                  "a restart forgets it",
+                  [](const ConfigTarget& t) -> std::string& { return t.config->state_dir; }));
 }
 
 void AddConcurrencyKeys(std::vector<ConfigKey>& k) {

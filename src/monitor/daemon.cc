@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <stop_token>
 
 #include "cloudwatch/cloudwatch_client.h"
@@ -14,6 +15,7 @@
 #include "monitor/daemon_state.h"
 #include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
+#include "monitor/state_store.h"
 
 namespace dlq {
 namespace {
@@ -191,6 +193,25 @@ AlarmNotification DestinationNotification(const GroupConfig& g, const std::strin
   return n;
 }
 
+// Puts back the kept state of `alarm` (when it was kept under the same spec).
+void RestoreAlarm(Alarm* alarm, const QueueRecord& kept) {
+  if (alarm == nullptr) return;
+  for (const StoredAlarm& a : kept.alarms) {
+    if (a.name == alarm->spec().name && a.spec_key == SpecKey(alarm->spec())) alarm->Restore(a.snapshot);
+  }
+}
+
+// The alarm's state for the store, with only the transitions not saved yet.
+void AddStoredAlarm(QueueRecord& r, const Alarm* alarm, const std::map<std::string, std::vector<Transition>>& unsaved) {
+  if (alarm == nullptr) return;
+  StoredAlarm& a = r.alarms.emplace_back();
+  a.name = alarm->spec().name;
+  a.spec_key = SpecKey(alarm->spec());
+  a.snapshot = alarm->Snapshot();
+  auto it = unsaved.find(a.name);
+  a.snapshot.history = it != unsaved.end() ? it->second : std::vector<Transition>{};
+}
+
 const char* SelectionName(SelectionKind kind) {
   return kind == SelectionKind::kAll ? "all" : kind == SelectionKind::kOlderThan ? "older-than" : "expiring-within";
 }
@@ -208,6 +229,12 @@ struct Daemon::QueueState {
   QueueObservation seen DLQ_GUARDED_BY(mu);
   QueueAlarms alarms DLQ_GUARDED_BY(mu);
   QueueArchiveRuns archive DLQ_GUARDED_BY(mu);
+  // State across restarts: what was kept, until the alarms exist to take
+  // it; what the next save appends; the start of the current non-empty streak.
+  std::optional<QueueRecord> restored DLQ_GUARDED_BY(mu);
+  std::vector<QueueSample> unsaved_samples DLQ_GUARDED_BY(mu);
+  std::map<std::string, std::vector<Transition>> unsaved_transitions DLQ_GUARDED_BY(mu);
+  std::optional<SystemTime> nonempty_since DLQ_GUARDED_BY(mu);
 };
 
 // Written by the control thread; what other threads read (QueuesJson,
@@ -240,6 +267,7 @@ Daemon::Daemon(MonitorConfig config, GroupClientsFactory factory, Notifier& noti
   so.per_queue_concurrency = config_.concurrency_per_queue;
   scheduler_ = std::make_unique<Scheduler>(so, clock_);
   scheduler_->Start();
+  OpenState();
   Reload(config_);
 }
 
@@ -484,7 +512,8 @@ std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const Dis
   q->alarms.depth_action = plan.depth_action;
   q->alarms.expiry_selection = plan.expiry_selection;
   q->alarms.depth_selection = plan.depth_selection;
-  if (q->alarms.spec_key != key) {
+  const bool fresh_alarms = q->alarms.spec_key != key;
+  if (fresh_alarms) {
     q->alarms.spec_key = key;
     q->alarms.expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
     q->alarms.depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
@@ -497,6 +526,13 @@ std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const Dis
                  {"threshold_source", plan.threshold_source}});
     }
   }
+  if (q->restored) {
+    if (fresh_alarms) {
+      RestoreAlarm(q->alarms.expiry.get(), *q->restored);
+      RestoreAlarm(q->alarms.depth.get(), *q->restored);
+    }
+    q->restored.reset();
+  }
   return q;
 }
 
@@ -506,6 +542,7 @@ std::shared_ptr<Daemon::QueueState> Daemon::NewQueue(const std::string& group, c
     MutexLock lock(q->mu);
     q->seen.history = QueueHistory(options_.history_samples);
   }
+  const bool restored = RestoreQueue(*q, group, dq);
   // Both outcomes exist from the start, so increase() sees the first failure.
   metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
   metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
@@ -513,7 +550,8 @@ std::shared_ptr<Daemon::QueueState> Daemon::NewQueue(const std::string& group, c
             {{"group", group},
              {"queue", dq.name},
              {"retention_s", static_cast<int64_t>(dq.retention.count())},
-             {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())}});
+             {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())},
+             {"state", restored ? "restored" : "new"}});
   return q;
 }
 
@@ -588,6 +626,14 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
     const double age_sample = Observe(q.seen, q.id.dq, counts, now);
     ExportQueueMetrics(metrics_, q.id.dq, q.seen, cw_age, now);
     fired = EvaluateAlarms(metrics_, q.id.dq, q.alarms, age_sample, counts.visible, now);
+    // For the state store.
+    if (auto sample = q.seen.history.Newest()) q.unsaved_samples.push_back(*sample);
+    for (const FiredAlarm& f : fired) q.unsaved_transitions[f.alarm->spec().name].push_back(f.t);
+    if (q.seen.last_empty == now) {
+      q.nonempty_since.reset();
+    } else if (!q.nonempty_since) {
+      q.nonempty_since = now;
+    }
   }
   // Alarms are only mutated on this thread, so reading them unlocked is safe.
   for (const FiredAlarm& f : fired) Notify(q, *f.alarm, f.t);
@@ -728,11 +774,152 @@ void Daemon::RunOnce() {
   }
   metrics_.queues_watched.WithLabels({}).Set(static_cast<double>(watched));
   metrics_.queues_other_shards.WithLabels({}).Set(static_cast<double>(other_shards));
+  SaveState(now);
   metrics_.collection_duration_seconds.WithLabels({}).Observe(
       std::chrono::duration<double>(clock_.SteadyNow() - started).count());
   ++generation_;
   health_.Heartbeat();
   health_.SetReady();
+}
+
+void Daemon::OpenState() {
+  if (options_.state_store != nullptr) {
+    store_ = options_.state_store;
+    return;
+  }
+  if (config_.state_dir.empty()) {
+    Log().Log(LogLevel::kWarn, "state_in_memory",
+              {{"consequence",
+                "state_dir is not set: alarm states, history, charts and run totals are kept in memory only; a "
+                "restart forgets them and re-notifies alarms"}});
+    return;
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(config_.state_dir, ec);
+  const std::string path =
+      (fs::path(config_.state_dir) / StateFileName(config_.shard.index, config_.shard.count)).string();
+  SqliteStateStoreOptions o;
+  o.now = clock_.Now();
+  o.on_moved_aside = [&path](const std::string& moved, const Status& why) {
+    Log().Log(LogLevel::kError, "state_file_corrupt",
+              {{"path", path},
+               {"moved_to", moved},
+               {"error", why.ToString()},
+               {"consequence", "starting with empty state (alarms, history and totals are learnt again)"}});
+  };
+  auto store = OpenSqliteStateStore(path, o);
+  if (!store.ok()) {
+    Log().Log(LogLevel::kError, "state_open_failed",
+              {{"path", path},
+               {"error", store.status().ToString()},
+               {"consequence", "state is kept in memory only until the next start"}});
+    return;
+  }
+  owned_store_ = std::move(*store);
+  store_ = owned_store_.get();
+  Log().Log(LogLevel::kInfo, "state_opened", {{"path", path}});
+}
+
+bool Daemon::RestoreQueue(QueueState& q, const std::string& group, const DiscoveredQueue& dq) {
+  if (store_ == nullptr) return false;
+  auto kept = store_->LoadQueue({group, dq.url});
+  if (!kept.ok()) {
+    Log().Log(LogLevel::kError, "state_load_failed",
+              {{"group", group}, {"queue", dq.name}, {"error", kept.status().ToString()}});
+    return false;
+  }
+  if (!kept->has_value()) return false;
+  QueueRecord& r = **kept;
+  MutexLock lock(q.mu);
+  for (const QueueSample& sample : r.samples) q.seen.history.Add(sample);
+  q.seen.last_empty = r.last_empty;
+  q.seen.run_start = r.run_start;
+  q.seen.seen_nearest = r.seen_nearest;
+  q.seen.oldest_sent = r.oldest_sent;
+  q.nonempty_since = r.nonempty_since;
+  q.archive.runs = r.runs;
+  q.archive.archived = r.archived;
+  q.archive.failed_runs = r.failed_runs;
+  q.archive.consecutive_failures = r.consecutive_failures;
+  if (r.last_error) {
+    q.archive.last_error =
+        ArchiveError{r.last_error->time, r.last_error->code, r.last_error->error_class, r.last_error->message};
+  }
+  q.archive.last_run_at = r.last_run_at;
+  q.archive.last_run_archived = r.last_run_archived;
+  q.archive.last_run_ok = r.last_run_ok;
+  q.restored = std::move(r);  // the alarms take theirs when Watch creates them
+  return true;
+}
+
+void Daemon::SaveState(SystemTime now) {
+  if (store_ == nullptr) return;
+  std::vector<QueueRecord> records;
+  std::vector<std::string> watched;
+  std::vector<QueueState*> saved;
+  bool every_group_discovered = true;
+  {
+    MutexLock lock(mu_);
+    for (const auto& g : groups_) {
+      every_group_discovered = every_group_discovered && g->last_discovery && g->error.empty();
+      for (const auto& [url, q] : g->queues) {
+        MutexLock l(q->mu);
+        QueueRecord& r = records.emplace_back();
+        r.key = {q->id.group, url};
+        r.name = q->id.dq.name;
+        r.last_empty = q->seen.last_empty;
+        r.nonempty_since = q->nonempty_since;
+        r.run_start = q->seen.run_start;
+        r.seen_nearest = q->seen.seen_nearest;
+        r.oldest_sent = q->seen.oldest_sent;
+        r.runs = q->archive.runs;
+        r.archived = q->archive.archived;
+        r.failed_runs = q->archive.failed_runs;
+        r.consecutive_failures = q->archive.consecutive_failures;
+        if (const auto& e = q->archive.last_error)
+          r.last_error = StoredError{e->time, e->code, e->error_class, e->message};
+        r.last_run_at = q->archive.last_run_at;
+        r.last_run_archived = q->archive.last_run_archived;
+        r.last_run_ok = q->archive.last_run_ok;
+        AddStoredAlarm(r, q->alarms.expiry.get(), q->unsaved_transitions);
+        AddStoredAlarm(r, q->alarms.depth.get(), q->unsaved_transitions);
+        r.samples = q->unsaved_samples;
+        r.saved_at = now;
+        watched.push_back(url);
+        saved.push_back(q.get());
+      }
+    }
+  }
+  if (Status st = store_->SaveQueues(records); !st.ok()) {
+    if (!save_failing_) {
+      Log().Log(LogLevel::kError, "state_save_failed",
+                {{"path", store_->path()}, {"error", st.ToString()}, {"consequence", "retried after each collection"}});
+    }
+    save_failing_ = true;
+    return;  // what is unsaved stays for the next save
+  }
+  if (save_failing_) Log().Log(LogLevel::kInfo, "state_save_recovered", {{"path", store_->path()}});
+  save_failing_ = false;
+  // Only this thread adds to the unsaved parts, so all of them were saved.
+  for (QueueState* q : saved) {
+    MutexLock l(q->mu);
+    q->unsaved_samples.clear();
+    q->unsaved_transitions.clear();
+  }
+  if (last_prune_ && now - *last_prune_ < options_.state_prune_interval) return;
+  last_prune_ = now;
+  PruneOptions prune;
+  prune.now = now;
+  prune.max_samples = options_.history_samples;
+  // Ledger rows of queues no longer watched go, unless a group could not
+  // tell what it watches.
+  if (every_group_discovered) prune.watched_queues = std::move(watched);
+  auto pruned = store_->Prune(prune);
+  if (!pruned.ok()) {
+    Log().Log(LogLevel::kError, "state_prune_failed",
+              {{"path", store_->path()}, {"error", pruned.status().ToString()}});
+  }
 }
 
 std::vector<QueueStatus> Daemon::Queues() const {
@@ -914,6 +1101,7 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
   Log().Log(LogLevel::kInfo, "stopping", {{"reason", "signal"}});
   health_.SetNotReady("stopping");
   Stop();
+  SaveState(clock_.Now());  // what runs finished since the last cycle
   metrics_.up.WithLabels({}).Set(0);
   if (http_) http_->Stop();
   return Status::Ok();

@@ -49,6 +49,7 @@ namespace dlq {
 
 struct DaemonArchiveRunReport;
 struct DaemonArchiveRunSpec;
+class StateStore;
 
 struct DaemonOptions {
   AlarmPlanOptions plan;         // the run budget (plan.max_messages_per_run) and auto-threshold assumptions
@@ -63,6 +64,12 @@ struct DaemonOptions {
   // deleted, duplicates, objects, bytes), so a long drain shows as it goes;
   // the rest of a run's figures come when it returns. Real time.
   std::chrono::milliseconds progress_interval{5000};
+  // Where the state is kept across restarts (not owned; must outlive the
+  // Daemon). Null: the Daemon opens config.state_dir's file itself, or keeps
+  // state in memory only when state_dir is empty.
+  StateStore* state_store = nullptr;
+  // How often old state (samples, transitions, unwatched queues) is pruned.
+  std::chrono::seconds state_prune_interval{3600};
 };
 
 // The last failed archive run of a queue (or a run that could not start
@@ -216,6 +223,13 @@ class Daemon {
   void RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r);
   void Notify(const QueueState& q, const Alarm& alarm, const Transition& t);
   std::vector<AlarmSpec> AlarmsFor(const GroupConfig& g, const DiscoveredQueue& dq, double* expiry_threshold) const;
+  // State across restarts (monitor/state_store.h), control thread only:
+  // opens the store at construction, restores a queue when it is first
+  // watched, saves every watched queue after each collection cycle.
+  void OpenState();
+  // True when something was kept for the queue.
+  bool RestoreQueue(QueueState& q, const std::string& group, const DiscoveredQueue& dq);
+  void SaveState(SystemTime now);
 
   MonitorConfig config_;  // control thread only
   GroupClientsFactory factory_;
@@ -230,6 +244,10 @@ class Daemon {
   std::function<void(HttpServer&)> extra_routes_;
   std::atomic<bool> wake_{false};  // ArchiveNow: collect now
   std::atomic<uint64_t> generation_{0};
+  std::unique_ptr<StateStore> owned_store_;  // opened from config.state_dir
+  StateStore* store_ = nullptr;              // null: state in memory only
+  bool save_failing_ = false;                // logs a failing save once until it recovers
+  std::optional<SystemTime> last_prune_;
 
   mutable Mutex mu_;
   std::vector<std::unique_ptr<GroupState>> groups_ DLQ_GUARDED_BY(mu_);  // the control thread replaces it

@@ -19,4 +19,9 @@ std::vector<QueueSample> QueueHistory::Samples() const {
   return out;
 }
 
+std::optional<QueueSample> QueueHistory::Newest() const {
+  if (size_ == 0) return std::nullopt;
+  return ring_[(next_ + ring_.size() - 1) % ring_.size()];
+}
+
 }  // namespace dlq

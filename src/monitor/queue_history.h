@@ -31,6 +31,8 @@ class QueueHistory {
   void Add(const QueueSample& sample);
   // Oldest first.
   std::vector<QueueSample> Samples() const;
+  // The sample added last (nullopt when empty).
+  std::optional<QueueSample> Newest() const;
   size_t size() const { return size_; }
   size_t capacity() const { return ring_.size(); }
 

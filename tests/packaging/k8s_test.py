@@ -87,6 +87,10 @@ def main():
         mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
         check(vols[mounts["/etc/dlq-archive"]]["configMap"]["name"] == cm["metadata"]["name"],
               f"{name}: mounts the ConfigMap at /etc/dlq-archive")
+        state = mounts.get(config.get("state_dir", ""))
+        claims = [t["metadata"]["name"] for t in w["spec"].get("volumeClaimTemplates", [])]
+        check(state is not None and (state in claims or "persistentVolumeClaim" in vols.get(state, {})),
+              f"{name}: a persistent volume at state_dir ({config.get('state_dir')})")
         check(c["args"][:3] == ["run", "--config", "/etc/dlq-archive/dlq-archive.yaml"], f"{name}: runs the config")
         for kind in ("livenessProbe", "readinessProbe"):
             get = c[kind]["httpGet"]
@@ -119,7 +123,7 @@ def main():
     tmp = tempfile.mkdtemp()
     path = os.path.join(tmp, "dlq-archive.yaml")
     with open(path, "w") as f:
-        f.write(config_text)
+        f.write(config_text.replace(config["state_dir"], os.path.join(tmp, "state")))
     dead = free_port()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "AWS_REGION": "us-east-1",
            "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_EC2_METADATA_DISABLED": "true",
