@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stop_token>
+#include <unordered_map>
 
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/log.h"
@@ -246,6 +247,16 @@ void LearnFrom(QueueObservation& seen, const DiscoveredQueue& dq, const DaemonAr
   seen.learned_at = r.started;
   seen.pass_baseline = seen.submitted_count;
   seen.oldest_sent = seen.ledger.OldestSent();
+}
+
+// What the ledger knows of our own receives, for the records of a run.
+std::function<int(const std::string&)> PriorOwnReceives(const ArrivalLedger& ledger) {
+  auto own = std::make_shared<std::unordered_map<std::string, int>>();
+  for (const LedgerEntry& e : ledger.Save()) (*own)[e.message_id] = e.own_receives;
+  return [own](const std::string& id) {
+    auto it = own->find(id);
+    return it == own->end() ? 0 : it->second;
+  };
 }
 
 const char* SelectionName(SelectionKind kind) {
@@ -641,6 +652,8 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     // Receive every message once and keep it: nothing is archived or deleted.
     spec.drain.dry_run = true;
     spec.drain.max_messages = 0;
+  } else {
+    spec.drain.prior_own_receives = PriorOwnReceives(q->seen.ledger);
   }
   spec.context = MakeArchiveContext(spec.queue, options_.host);
   const std::string queue_key = q->id.dq.region + "/" + q->id.dq.url;

@@ -2,6 +2,9 @@
 // unless receiving is what makes an expiry known, and then once per arrival.
 #include <gtest/gtest.h>
 
+#include "archive/gzip.h"
+#include "archive/record.h"
+#include "common/strings.h"
 #include "monitor/daemon.h"
 #include "testing/fake_notifier.h"
 #include "unit/daemon_fixture.h"
@@ -127,6 +130,34 @@ TEST_F(DaemonWatchTest, GrowingDlqNoLongerThanItsSourceIsLearnedOncePerArrivalNo
   for (int i = 0; i < 10; ++i) Cycle(*d);
   EXPECT_EQ(Receives(), after_archive);
   EXPECT_EQ(d->Queue("orders-dlq")->learning_passes, 2u);
+}
+
+TEST_F(DaemonWatchTest, ArchivedReceiveCountsSplitOursFromTheConsumers) {
+  InjectOne("due", clock_.Now() - hours(96) + seconds(1800));  // 30 min left
+  ReceiveOptions consumer;
+  consumer.max_messages = 10;
+  consumer.visibility_timeout = 0;
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(sqs_.ReceiveMessages(url_, consumer)->size(), 1u);  // the consumer: 2
+  auto d = MakeDaemon();
+  d->RunOnce();
+  d->WaitIdle();                          // the learning pass: ours, 1
+  for (int i = 0; i < 3; ++i) Cycle(*d);  // ALARM: the archive run, ours, 2
+  ASSERT_EQ(sqs_.deleted_count(), 1);
+  std::vector<ArchiveRecord> records;
+  for (const auto& [key, object] : store_.Objects()) {
+    auto text = GzipDecompress(object.data, 1 << 20);
+    ASSERT_TRUE(text.ok());
+    for (std::string_view line : Split(*text, '\n')) {
+      if (line.empty()) continue;
+      auto rec = ParseRecordJson(line);
+      ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+      records.push_back(*rec);
+    }
+  }
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].receive_count, 4);  // as SQS reported it
+  EXPECT_EQ(records[0].own_receive_count, 2);
+  EXPECT_EQ(ConsumerReceiveCount(records[0]), 2);
 }
 
 TEST_F(DaemonWatchTest, AFailedLearningPassFallsBackToAssumingTheWorst) {
