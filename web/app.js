@@ -482,7 +482,7 @@ function queueHeader(q) {
     h('dl', { class: 'fields' },
       h('dt', {}, 'Group / region'), h('dd', {}, `${q.group} / ${q.region}`),
       h('dt', {}, 'Messages'), h('dd', { id: 'q-messages' }, `${count(q.messages.visible)} visible, ${count(q.messages.not_visible)} in flight, ${count(q.messages.delayed)} delayed`),
-      h('dt', {}, 'Nearest expiry'), h('dd', {}, t === null ? 'nothing queued' : `${fmtExpiry(t)} (${fmtTime(q.nearest_expiry)})`),
+      h('dt', {}, 'Nearest expiry'), h('dd', {}, t === null ? 'nothing queued' : q.expiry_unknown ? `${fmtExpiry(0)}: ${q.expiry_unknown}` : `${fmtExpiry(t)} (${fmtTime(q.nearest_expiry)})`),
       h('dt', {}, 'Retention'), h('dd', {}, fmtDuration(q.retention_s) + (q.source_retention_s > 0 ? `; sources keep ${fmtDuration(q.source_retention_s)}` : '')),
       h('dt', {}, 'Alarms'), h('dd', { id: 'q-alarms' }, q.alarms.length ? q.alarms.map((a) =>
         h('span', { 'data-alarm': alarmLabel(a) }, `${alarmLabel(a)} alarm: `, stateBadge(a.state), h('span', { class: 'muted' }, a.reason), h('br'))) : 'none'),

@@ -33,7 +33,7 @@ BatchBuilder::BatchBuilder(ArchiveContext context, KeyTemplate key_template, std
       limits_(limits),
       clock_(clock) {}
 
-bool BatchBuilder::Add(const Message& msg) {
+bool BatchBuilder::Add(const Message& msg, std::optional<int64_t> own_receive_count) {
   SystemTime now = clock_.Now();
   if (count_ == 0) {
     started_at_ = now;
@@ -42,7 +42,7 @@ bool BatchBuilder::Add(const Message& msg) {
     const size_t full = std::min<size_t>(limits_.max_bytes, size_t{16} << 20);
     ReserveHugeBuffer(buffer_, full + kOvershootRoom, /*huge_bytes=*/full);
   }
-  AppendRecordJson(msg, context_, now, buffer_);
+  AppendRecordJson(msg, context_, now, buffer_, own_receive_count);
   ++count_;
   return Full();
 }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "archive/key_layout.h"
@@ -43,10 +44,11 @@ class BatchBuilder {
   BatchBuilder(ArchiveContext context, KeyTemplate key_template, std::string prefix, BatchLimits limits,
                const Clock& clock);
 
-  // Appends `msg` (archived_at = clock now). Returns true when the batch is
-  // now full and should be sealed. A single message larger than max_bytes is
+  // Appends `msg` (archived_at = clock now; own_receive_count: how many of
+  // its receives were ours, when known). Returns true when the batch is now
+  // full and should be sealed. A single message larger than max_bytes is
   // accepted and fills the batch on its own.
-  bool Add(const Message& msg);
+  bool Add(const Message& msg, std::optional<int64_t> own_receive_count = std::nullopt);
 
   bool Full() const;
   // Full, or non-empty and older than max_age.

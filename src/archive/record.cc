@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "archive/expiry.h"
@@ -57,6 +58,7 @@ struct RecordView {
   std::optional<SystemTime> sent_at;
   SystemTime expires_at, archived_at;
   int64_t receive_count;
+  std::optional<int64_t> own_receive_count;
   std::string_view source_queue_arn;
   bool extended_client_pointer;
   std::string_view archiver_version, archiver_host;
@@ -118,6 +120,10 @@ void WriteRecord(const RecordView& r, std::string& out) {
   AppendTime(out, r.archived_at);
   out.append(",\"receive_count\":");
   AppendInt(out, r.receive_count);
+  if (r.own_receive_count) {
+    out.append(",\"own_receive_count\":");
+    AppendInt(out, *r.own_receive_count);
+  }
   out.append(",\"source_queue_arn\":");
   if (r.source_queue_arn.empty()) {
     out.append("null");
@@ -257,7 +263,8 @@ ArchiveRecord MakeArchiveRecord(const Message& msg, const ArchiveContext& ctx, S
   return r;
 }
 
-void AppendRecordJson(const Message& msg, const ArchiveContext& ctx, SystemTime archived_at, std::string& out) {
+void AppendRecordJson(const Message& msg, const ArchiveContext& ctx, SystemTime archived_at, std::string& out,
+                      std::optional<int64_t> own_receive_count) {
   static const std::string kSentTimestamp = "SentTimestamp";
   std::optional<SystemTime> sent_at = AttributeMillis(msg, kSentTimestamp);
   RecordView v{ctx.queue,
@@ -274,6 +281,7 @@ void AppendRecordJson(const Message& msg, const ArchiveContext& ctx, SystemTime 
                ExpiryFromSentTime(sent_at, ctx.fifo, ctx.retention, archived_at),
                archived_at,
                ReceiveCount(msg.attributes),
+               own_receive_count,
                AttributeOr(msg.attributes, SourceArnName()),
                IsExtendedClientPointer(msg.body, msg.message_attributes),
                ctx.archiver_version,
@@ -296,6 +304,7 @@ void AppendRecordJson(const ArchiveRecord& r, std::string& out) {
                r.expires_at,
                r.archived_at,
                r.receive_count,
+               r.own_receive_count,
                r.source_queue_arn,
                r.extended_client_pointer,
                r.archiver.version,
@@ -386,6 +395,12 @@ Result<ArchiveRecord> ParseRecordJson(std::string_view line) {
       has_archived_at = true;
     } else if (key == "receive_count") {
       if (value.get_int64().get(r.receive_count) != simdjson::SUCCESS) return FieldError(key, "must be an integer");
+    } else if (key == "own_receive_count") {
+      int64_t own = 0;
+      if (value.get_int64().get(own) != simdjson::SUCCESS || own < 0) {
+        return FieldError(key, "must be an integer >= 0");
+      }
+      r.own_receive_count = own;
     } else if (key == "source_queue_arn") {
       DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.source_queue_arn));
     } else if (key == "extended_client_pointer") {
@@ -426,6 +441,10 @@ Result<ArchiveRecord> ParseRecordJson(std::string_view line) {
   if (!has_archived_at) return FieldError("archived_at", "is missing");
   if (!has_expires_at) return FieldError("expires_at", "is missing");
   return r;
+}
+
+int64_t ConsumerReceiveCount(const ArchiveRecord& record) {
+  return std::max<int64_t>(0, record.receive_count - record.own_receive_count.value_or(0));
 }
 
 Message RecordToMessage(const ArchiveRecord& record) {

@@ -53,7 +53,10 @@ struct ArchiveRecord {
   std::optional<SystemTime> sent_at;     // from SentTimestamp; nullopt when SQS did not return it
   SystemTime expires_at;
   SystemTime archived_at;
-  int64_t receive_count = 0;             // ApproximateReceiveCount, 0 when unknown
+  int64_t receive_count = 0;  // ApproximateReceiveCount as SQS reported it, 0 when unknown
+  // How many of those receives were dlq-archive's own; nullopt when the
+  // writer did not record it (objects written before this field).
+  std::optional<int64_t> own_receive_count;
   std::string source_queue_arn;          // DeadLetterQueueSourceArn, empty when unknown
   bool extended_client_pointer = false;  // body is an SQS Extended Client S3 pointer
   ArchiverInfo archiver;
@@ -66,9 +69,16 @@ ArchiveRecord MakeArchiveRecord(const Message& msg, const ArchiveContext& ctx, S
 
 // Appends exactly one JSON line (ending in '\n') for `msg` to `out`. Hot path.
 // A body that is not valid UTF-8 is stored losslessly as "body_base64".
-void AppendRecordJson(const Message& msg, const ArchiveContext& ctx, SystemTime archived_at, std::string& out);
+// `own_receive_count`: how many of the message's receives were ours (the
+// line has no such field without it).
+void AppendRecordJson(const Message& msg, const ArchiveContext& ctx, SystemTime archived_at, std::string& out,
+                      std::optional<int64_t> own_receive_count = std::nullopt);
 // Same line format from an already-built record (used by tests and rewriting tools).
 void AppendRecordJson(const ArchiveRecord& record, std::string& out);
+
+// The receives of the consumer (and any other tool): SQS's count minus ours,
+// never below 0; SQS's count when ours was not recorded.
+int64_t ConsumerReceiveCount(const ArchiveRecord& record);
 
 // Parses one line (a trailing '\n' or "\r\n" is allowed). Unknown fields are
 // ignored. Errors: kDataLoss naming the bad or missing field; kFailedPrecondition

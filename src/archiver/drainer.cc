@@ -298,6 +298,12 @@ void QueueDrainer::MarkIncomplete(std::string reason) {
   cv_.NotifyAll();
 }
 
+int QueueDrainer::OwnReceivesLocked(const std::string& message_id) const {
+  auto it = receipts_.find(message_id);
+  const int now = it == receipts_.end() ? 0 : it->second;
+  return now + (options_.prior_own_receives ? options_.prior_own_receives(message_id) : 0);
+}
+
 size_t QueueDrainer::HeldLocked() const {
   size_t n = building_.held.size() + examined_.held.size() + set_aside_.held.size();
   for (const Batch& b : upload_queue_) n += b.held.size();
@@ -551,6 +557,7 @@ bool QueueDrainer::Place(std::vector<Message>&& msgs, SteadyTime received) {
   SelectionPass::Sorted sorted;
   {
     MutexLock lock(mu_);
+    for (const Message& m : msgs) ++receipts_[m.message_id];
     sorted = selection_.Sort(std::move(msgs), clock_.Now());
   }
   counters_.selected += sorted.selected;
@@ -711,7 +718,7 @@ void QueueDrainer::AddSelected(std::vector<Message>&& msgs, std::chrono::steady_
           // chain whose last step (> 1 MiB) is mapped and faulted in anew.
           building_.held.reserve(std::min<size_t>(options_.batch.max_messages, kReserveHeld));
         }
-        builder_->Add(msgs[i]);
+        builder_->Add(msgs[i], OwnReceivesLocked(msgs[i].message_id));
         building_.held.push_back(TakeHeld(msgs[i], i, waiting.value_or(waiting_.end()), waiting_from, now));
         ++counters_.selected;
         ++i;

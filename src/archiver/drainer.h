@@ -34,6 +34,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -88,6 +89,10 @@ struct DrainOptions {
   // its deadline margin covers a long poll.
   bool finish_receives_on_stop = false;
   std::chrono::milliseconds heartbeat_interval{500};
+  // Receives of a message by dlq-archive before this run (the daemon's
+  // arrival ledger); each record's own_receive_count adds this run's
+  // receives to it. Unset: this run's only. Called under the drainer's lock.
+  std::function<int(const std::string& message_id)> prior_own_receives;
 
   static BatchLimits DefaultBatchLimits();
   static PutOptions DefaultPutOptions();
@@ -269,6 +274,8 @@ class QueueDrainer {
       DLQ_EXCLUDES(mu_);
   void HoldExamined(std::vector<Held> held) DLQ_EXCLUDES(mu_);
   size_t HeldLocked() const DLQ_REQUIRES(mu_);
+  // Receives of `message_id` by dlq-archive: before this run and in it.
+  int OwnReceivesLocked(const std::string& message_id) const DLQ_REQUIRES(mu_);
   void MarkIncomplete(std::string reason) DLQ_EXCLUDES(mu_);
   struct Counts {
     int64_t visible = 0;
@@ -397,7 +404,8 @@ class QueueDrainer {
   SelectionPass selection_ DLQ_GUARDED_BY(mu_);
   Batch examined_ DLQ_GUARDED_BY(mu_);   // examined and held to the end of the pass (heartbeat)
   Batch set_aside_ DLQ_GUARDED_BY(mu_);  // failed the MD5 check every time; released at the end
-  std::map<std::string, int> corrupt_counts_ DLQ_GUARDED_BY(mu_);  // message id -> MD5 failures
+  std::map<std::string, int> corrupt_counts_ DLQ_GUARDED_BY(mu_);      // message id -> MD5 failures
+  std::unordered_map<std::string, int> receipts_ DLQ_GUARDED_BY(mu_);  // message id -> receives in this run
   std::optional<std::chrono::steady_clock::time_point> unexplained_in_flight_since_ DLQ_GUARDED_BY(mu_);
   // -- FIFO turn taking.
   FifoTurns fifo_ DLQ_GUARDED_BY(mu_);

@@ -21,6 +21,36 @@ MissingData ToMissing(AlarmSettings::MissingData m) {
   return MissingData::kMissing;
 }
 
+// When no threshold keeps every message safe (a message can reach the DLQ
+// with less time left than detecting and draining it takes: check says so
+// and how to fix the retention), the alarm still fires only when the nearest
+// expiry comes within the archive window: the threshold of a queue whose
+// messages arrive with their whole retention left, on the daemon's
+// per-message expiry clock. A message arriving with less is archived as soon
+// as it is seen; the rest stays for redrive.
+// A CloudWatch age alarm (the stack's) restarts at the move, so there 1 s
+// stays: alarm as soon as anything is queued.
+double UnsafeQueueThreshold(const QueueSafetyInput& safety, const Status& why, std::string& source) {
+  if (safety.age_source != AgeSource::kPerMessageExpiry) {
+    source = "auto: no safe threshold (" + why.message() + "); using 1 s";
+    return 1;
+  }
+  QueueSafetyInput in = safety;
+  in.source_retention = seconds(1);
+  auto derived = DeriveExpiryThreshold(in);
+  if (!derived.ok()) {
+    source = "auto: no threshold leaves time to archive (" + derived.status().message() + "); using 1 s";
+    return 1;  // the retention is shorter than the archive window: everything is due at once
+  }
+  source = fmt::format(
+      "auto: retention - (detection {:.0f} s + drain {:.0f} s + margin {:.0f} s) = {:.0f} s; not safe for every "
+      "message: {}",
+      derived->detection_delay_s, derived->drain_time_s,
+      derived->archive_window_s - derived->detection_delay_s - derived->drain_time_s, derived->age_threshold_s,
+      why.message());
+  return derived->age_threshold_s;
+}
+
 }  // namespace
 
 std::string SelectionText(const Selection& s) {
@@ -75,8 +105,7 @@ QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group,
             fmt::format("auto: retention - (detection {} + drain {} + margin {} s)", DetectionDelayText(plan.safety),
                         DrainTimeText(plan.safety), e.safety_margin.count());
       } else {
-        spec.threshold = 1;  // no safe threshold exists: alarm as soon as anything may be queued
-        plan.threshold_source = "auto: no safe threshold (" + derived.status().message() + "); using 1 s";
+        spec.threshold = UnsafeQueueThreshold(plan.safety, derived.status(), plan.threshold_source);
       }
     } else {
       spec.threshold = e.threshold;

@@ -24,9 +24,11 @@ struct AlarmPlanOptions {
 };
 
 // The alarms one DLQ gets under `group` (threshold_auto resolved with
-// DeriveExpiryThreshold; when no safe threshold exists, 1 s, i.e. alarm as
-// soon as anything may be queued) and the safety analysis input matching what
-// the daemon does. Pure; shared by `run` and `check`.
+// DeriveExpiryThreshold; when no threshold is safe for every message, the
+// one that alarms when the nearest expiry comes within the archive window,
+// and 1 s only when the retention is shorter than that window) and the
+// safety analysis input matching what the daemon does. Pure; shared by `run`
+// and `check`.
 struct QueueAlarmPlan {
   std::optional<AlarmSpec> expiry;
   std::optional<AlarmSpec> depth;

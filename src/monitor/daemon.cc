@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <stop_token>
+#include <unordered_map>
 
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/log.h"
@@ -52,36 +53,105 @@ std::optional<double> CloudWatchAge(const QueueIdentity& id, SystemTime now) {
   return std::nullopt;
 }
 
-// Records a collection's counts and updates the nearest-expiry estimate;
-// returns the expiry alarm's sample: the age the oldest message may have.
-double Observe(QueueObservation& seen, const DiscoveredQueue& dq, const Counts& c, SystemTime now) {
-  const double retention = static_cast<double>(dq.retention.count());
+// The earliest a message can expire after arriving in the DLQ: the retention
+// for FIFO (its clock restarts), retention - longest source retention for
+// standard queues (unknown sources: the SQS maximum).
+seconds EarliestAfterArrival(const DiscoveredQueue& dq) {
   const seconds src = dq.MaxSourceRetention().count() > 0 ? dq.MaxSourceRetention() : kSqsMaxRetention;
-  // Earliest expiry a message can have after arriving in the DLQ.
-  const seconds earliest = dq.fifo ? dq.retention : std::max(seconds(0), dq.retention - src);
+  return dq.fifo ? dq.retention : std::max(seconds(0), dq.retention - src);
+}
+
+std::optional<SystemTime> Later(std::optional<SystemTime> a, std::optional<SystemTime> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::max(*a, *b);
+}
+
+// The nearest expiry of the messages the ledger does not know, when their
+// arrival bounds it: they arrived after the queue was last seen empty, after
+// the last complete pass started, and (CloudWatch) no earlier than the
+// oldest message's age ago. With E = EarliestAfterArrival, the bound is that
+// time + E; it is only used when E exceeds the alarm's margin (else a message
+// can arrive with no time left, and only its SentTimestamp tells).
+std::optional<SystemTime> ArrivalBound(const QueueObservation& seen, const QueueIdentity& id,
+                                       std::optional<double> cw_age, SystemTime now) {
+  const seconds earliest = EarliestAfterArrival(id.dq);
+  if (earliest <= id.safety_margin) return std::nullopt;
+  std::optional<SystemTime> arrived_after = Later(seen.last_empty, seen.learned_at);
+  if (cw_age) {
+    arrived_after =
+        Later(arrived_after,
+              now - std::chrono::duration_cast<Duration>(std::chrono::duration<double>(std::max(0.0, *cw_age))));
+  }
+  if (!arrived_after) return std::nullopt;
+  return *arrived_after + earliest;
+}
+
+std::string UnknownReason(const QueueObservation& seen, const QueueIdentity& id) {
+  if (!seen.learned_at && !seen.last_empty) {
+    return "not yet observed: the queue held messages when the daemon started and nothing bounds their arrival";
+  }
+  if (EarliestAfterArrival(id.dq) <= id.safety_margin) {
+    return "not yet observed: messages arrived since the last look, and the DLQ keeps them no longer than their "
+           "source plus the margin, so one can arrive with no time left";
+  }
+  return "not yet observed: messages arrived since the last look";
+}
+
+// Records a collection's counts and updates the nearest-expiry estimate from
+// the ledger (exact for the messages it knows) and the arrival bound (for
+// the others). Returns the expiry alarm's sample, the age the oldest message
+// may have, or nullopt while a learning pass is about to make a wholly
+// unknown expiry known.
+std::optional<double> Observe(QueueObservation& seen, const QueueIdentity& id, const Counts& c,
+                              std::optional<double> cw_age, SystemTime now) {
+  const DiscoveredQueue& dq = id.dq;
+  const double retention = static_cast<double>(dq.retention.count());
   seen.visible = c.visible;
   seen.not_visible = c.not_visible;
   seen.delayed = c.delayed;
   seen.collect_error.clear();
-  double age_sample = 0;
-  if (c.visible >= 0 && c.not_visible >= 0 && c.visible + c.not_visible + std::max<int64_t>(c.delayed, 0) == 0) {
+  seen.expiry_unknown.clear();
+  seen.learn_due = false;
+  const bool counted = c.visible >= 0 && c.not_visible >= 0;
+  const int64_t total = counted ? c.visible + c.not_visible + std::max<int64_t>(c.delayed, 0) : -1;
+  std::optional<double> age_sample = 0.0;
+  if (total == 0) {
     seen.last_empty = now;
     seen.nearest_expiry.reset();
-    seen.seen_nearest.reset();
     seen.oldest_sent.reset();
+    seen.ledger.Clear();
+    seen.pass_baseline = 0;
   } else {
-    // Each source gives a lower bound on the nearest expiry; the largest wins.
-    // With none, a message may be about to expire.
-    std::optional<SystemTime> bound;
-    if (seen.last_empty) bound = *seen.last_empty + earliest;
-    if (seen.run_start) {
-      SystemTime b = *seen.run_start + earliest;
-      if (seen.seen_nearest) b = std::min(b, *seen.seen_nearest);
-      bound = bound ? std::max(*bound, b) : b;
+    seen.ledger.PruneExpired(dq.retention, now);
+    // Messages the ledger does not know: all of them until a complete pass,
+    // then only when the count rose above its lowest since that pass.
+    const bool unknown_arrivals = total < 0 || !seen.learned_at || total > seen.pass_baseline;
+    if (total >= 0 && seen.pass_baseline >= 0) seen.pass_baseline = std::min(seen.pass_baseline, total);
+    std::optional<SystemTime> nearest = seen.ledger.NearestExpiry(dq.retention);
+    if (unknown_arrivals) {
+      if (auto bound = ArrivalBound(seen, id, cw_age, now)) {
+        nearest = nearest ? std::min(*nearest, *bound) : *bound;
+      } else if (id.clients.store != nullptr && !seen.learn_failed) {
+        // A learning pass runs now; until it reports, the alarm sees what is known.
+        seen.learn_due = true;
+        seen.expiry_unknown = UnknownReason(seen, id);
+        if (!nearest && !seen.last_empty && !seen.learned_at) age_sample.reset();
+      } else {
+        // No way to look without archiving: a message may expire now.
+        seen.expiry_unknown = UnknownReason(seen, id);
+        nearest = now;
+      }
     }
-    SystemTime nearest = bound.value_or(now);
-    seen.nearest_expiry = nearest;
-    age_sample = std::clamp(retention - Secs(nearest - now), 0.0, retention);
+    if (!nearest && !seen.learn_due) {
+      // Queued messages no pass saw (held by another consumer): a message may expire now.
+      nearest = now;
+      if (seen.expiry_unknown.empty()) seen.expiry_unknown = "not yet observed: the last pass saw none of them";
+    }
+    // Unknown: shown as "any moment (not yet observed)" with the reason.
+    seen.nearest_expiry = nearest ? nearest : std::optional<SystemTime>(now);
+    if (age_sample && nearest) age_sample = std::clamp(retention - Secs(*nearest - now), 0.0, retention);
+    if (auto sent = seen.ledger.OldestSent()) seen.oldest_sent = sent;
   }
   seen.history.Add(
       {.time = now,
@@ -129,10 +199,10 @@ void EvaluateAlarm(QueueAlarms& alarms, Alarm& alarm, AlarmSettings::Action acti
 // Feeds the queue's alarms a collection's samples, evaluates them and exports
 // their states; returns their transitions, expiry first.
 std::vector<FiredAlarm> EvaluateAlarms(DaemonMetrics& m, const DiscoveredQueue& dq, QueueAlarms& alarms,
-                                       double age_sample, int64_t visible, SystemTime now) {
+                                       std::optional<double> age_sample, int64_t visible, SystemTime now) {
   std::vector<FiredAlarm> fired;
   if (alarms.expiry) {
-    alarms.expiry->AddSample(now, age_sample);
+    if (age_sample) alarms.expiry->AddSample(now, *age_sample);
     EvaluateAlarm(alarms, *alarms.expiry, alarms.expiry_action, alarms.expiry_selection, now, fired);
     m.SetAlarmState(dq.name, dq.region, alarms.expiry->spec().name,
                     std::string(AlarmStateName(alarms.expiry->state())));
@@ -165,7 +235,30 @@ SubmitState SubmitStateOf(const QueueIdentity& id, const QueueObservation& seen,
                      .not_visible = seen.not_visible,
                      .delayed = seen.delayed,
                      .destination_ok = destination_ok,
-                     .transitioned = transitioned};
+                     .transitioned = transitioned,
+                     .learn_due = seen.learn_due && alarms.expiry != nullptr};
+}
+
+// Adds what a receive pass (learning or archiving) saw to the ledger; a
+// complete pass saw every message queued at its start, so from then on only
+// a count above the one at its submission means messages the ledger lacks.
+void LearnFrom(QueueObservation& seen, const DiscoveredQueue& dq, const DaemonArchiveRunReport& r, SystemTime now) {
+  seen.ledger.Merge(r.received, dq.retention, now);
+  if (r.learn) seen.learn_failed = r.failed || (!r.complete && !r.result.stopped);
+  if (!r.complete) return;
+  seen.learned_at = r.started;
+  seen.pass_baseline = seen.submitted_count;
+  seen.oldest_sent = seen.ledger.OldestSent();
+}
+
+// What the ledger knows of our own receives, for the records of a run.
+std::function<int(const std::string&)> PriorOwnReceives(const ArrivalLedger& ledger) {
+  auto own = std::make_shared<std::unordered_map<std::string, int>>();
+  for (const LedgerEntry& e : ledger.Save()) (*own)[e.message_id] = e.own_receives;
+  return [own](const std::string& id) {
+    auto it = own->find(id);
+    return it == own->end() ? 0 : it->second;
+  };
 }
 
 // The webhook of a destination check that starts failing (`ok` false) or
@@ -512,6 +605,7 @@ std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const Dis
   q->alarms.depth_action = plan.depth_action;
   q->alarms.expiry_selection = plan.expiry_selection;
   q->alarms.depth_selection = plan.depth_selection;
+  q->id.safety_margin = g.config.alarms.expiry.safety_margin;
   const bool fresh_alarms = q->alarms.spec_key != key;
   if (fresh_alarms) {
     q->alarms.spec_key = key;
@@ -623,7 +717,7 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
   std::vector<FiredAlarm> fired;
   {
     MutexLock lock(q.mu);
-    const double age_sample = Observe(q.seen, q.id.dq, counts, now);
+    const std::optional<double> age_sample = Observe(q.seen, q.id, counts, cw_age, now);
     ExportQueueMetrics(metrics_, q.id.dq, q.seen, cw_age, now);
     fired = EvaluateAlarms(metrics_, q.id.dq, q.alarms, age_sample, counts.visible, now);
     // For the state store.
@@ -658,11 +752,20 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
     return;
   }
   q->archive.queued = true;
-  q->archive.last_submit = now;
-  q->archive.requested = false;
-  std::string requested_by = std::exchange(q->archive.requested_by, std::string());
-  if (decision.requested && requested_by.empty()) requested_by = "unknown";
-  if (decision.keep) q->alarms.copy_due = false;
+  const int64_t total = q->seen.visible >= 0 && q->seen.not_visible >= 0
+                            ? q->seen.visible + q->seen.not_visible + std::max<int64_t>(q->seen.delayed, 0)
+                            : -1;
+  q->seen.submitted_count = total;
+  std::string requested_by;
+  if (decision.learn) {
+    ++q->seen.learning_passes;
+  } else {
+    q->archive.last_submit = now;
+    q->archive.requested = false;
+    requested_by = std::exchange(q->archive.requested_by, std::string());
+    if (decision.requested && requested_by.empty()) requested_by = "unknown";
+    if (decision.keep) q->alarms.copy_due = false;
+  }
   DaemonArchiveRunSpec spec{.group = g.config.name,
                             .destination = g.config.destination,
                             .queue = q->id.dq,  // the DiscoveredQueue's QueueInfo part
@@ -671,7 +774,14 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
                             .clients = q->id.clients,
                             .requested_by = std::move(requested_by)};
   spec.drain.selection = decision.selection;
-  spec.drain.keep = decision.keep;
+  spec.drain.keep = decision.keep && !decision.learn;
+  if (decision.learn) {
+    // Receive every message once and keep it: nothing is archived or deleted.
+    spec.drain.dry_run = true;
+    spec.drain.max_messages = 0;
+  } else {
+    spec.drain.prior_own_receives = PriorOwnReceives(q->seen.ledger);
+  }
   spec.context = MakeArchiveContext(spec.queue, options_.host);
   const std::string queue_key = q->id.dq.region + "/" + q->id.dq.url;
   const SystemTime deadline = q->seen.nearest_expiry.value_or(now);
@@ -686,7 +796,9 @@ void Daemon::Submit(const std::shared_ptr<QueueState>& q, DaemonArchiveRunSpec s
             {{"group", spec.group},
              {"queue", spec.queue.name},
              {"budget", options_.plan.max_messages_per_run},
-             {"action", spec.drain.keep ? "copy" : "archive"},
+             {"action", spec.drain.dry_run ? "learn"
+                        : spec.drain.keep  ? "copy"
+                                           : "archive"},
              {"requested", requested},
              {"select", SelectionName(spec.drain.selection.kind)},
              {"window_s", static_cast<int64_t>(spec.drain.selection.window.count())}});
@@ -718,6 +830,15 @@ void Daemon::RunArchived(QueueState& q, uint64_t archived) {
 }
 
 void Daemon::RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r) {
+  const bool learn = r.learn;
+  {
+    MutexLock l(q.mu);
+    LearnFrom(q.seen, q.id.dq, r, clock_.Now());
+  }
+  if (learn) {
+    ++generation_;
+    return;
+  }
   {
     MutexLock l(q.mu);
     ++q.archive.runs;  // q.archive.archived: RunArchived added the run's messages
@@ -726,13 +847,6 @@ void Daemon::RunFinished(const std::string& group, QueueState& q, const DaemonAr
     q.archive.last_run_archived = r.result.stats.archived;
     q.archive.last_run_ok = r.result.status.ok();
     if (r.result.status.ok()) q.archive.consecutive_failures = 0;
-    if (r.complete) {
-      // The run saw every queued message: what it left is all that is older
-      // than its start.
-      q.seen.run_start = r.started;
-      q.seen.seen_nearest = r.nearest_remaining;
-      q.seen.oldest_sent = r.oldest_sent_remaining;
-    }
   }
   ++generation_;
   if (r.failed) RecordFailure(group, q, r.result.status, clock_.Now(), "archive_failed");
@@ -935,6 +1049,9 @@ std::vector<QueueStatus> Daemon::Queues() const {
       s.not_visible = q->seen.not_visible;
       s.delayed = q->seen.delayed;
       s.nearest_expiry = q->seen.nearest_expiry;
+      s.expiry_unknown = q->seen.expiry_unknown;
+      s.ledger_messages = q->seen.ledger.size();
+      s.learning_passes = q->seen.learning_passes;
       s.oldest_sent = q->seen.oldest_sent;
       s.last_empty = q->seen.last_empty;
       s.expiry_threshold_s = q->id.expiry_threshold;

@@ -100,6 +100,9 @@ struct QueueStatus {
   DiscoveredQueue queue;
   int64_t visible = -1, not_visible = -1, delayed = -1;
   std::optional<SystemTime> nearest_expiry;  // nearest possible expiry (conservative)
+  std::string expiry_unknown;                // why nearest_expiry is unknown ("" when known or empty)
+  size_t ledger_messages = 0;                // messages whose expiry the daemon learned
+  uint64_t learning_passes = 0;              // receive passes that only learned (kept every message)
   std::optional<SystemTime> oldest_sent;     // oldest SentTimestamp the archiver saw still queued
   std::optional<SystemTime> last_empty;      // last time the queue was seen empty
   double expiry_threshold_s = 0;

@@ -10,6 +10,7 @@
 #include "archive/expiry.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/strings.h"
 #include "replay/audit.h"
 #include "sqs/queue_client_wrapper.h"
 
@@ -17,6 +18,12 @@ namespace dlq {
 namespace {
 
 using std::chrono::seconds;
+
+int ReceiveCount(const Message& m) {
+  auto it = m.attributes.find("ApproximateReceiveCount");
+  if (it == m.attributes.end()) return 0;
+  return static_cast<int>(ParseInt64(it->second).value_or(0));
+}
 
 // Wraps the group's QueueClient for one archive run and remembers which
 // received messages were not deleted: what the archiver saw still queued.
@@ -36,6 +43,12 @@ class ObservingQueueClient final : public QueueClientWrapper {
         s.sent = AttributeMillis(m, "SentTimestamp");
         seen_[m.message_id] = s;
         handle_to_id_[m.receipt_handle] = m.message_id;
+        ReceivedMessage& r = received_[m.message_id];
+        if (r.receives++ == 0) {
+          r.message_id = m.message_id;
+          r.sent = s.sent;
+          r.first_receive_count = ReceiveCount(m);
+        }
       }
     }
     return r;
@@ -48,7 +61,9 @@ class ObservingQueueClient final : public QueueClientWrapper {
       for (const DeleteEntry& e : entries) {
         if (!ok.count(e.id)) continue;
         auto it = handle_to_id_.find(e.receipt_handle);
-        if (it != handle_to_id_.end()) seen_.erase(it->second);
+        if (it == handle_to_id_.end()) continue;
+        seen_.erase(it->second);
+        received_[it->second].deleted = true;
       }
     }
     return r;
@@ -59,6 +74,14 @@ class ObservingQueueClient final : public QueueClientWrapper {
     MutexLock lock(mu_);
     std::optional<SystemTime> out;
     for (const auto& [id, s] : seen_) out = out ? std::min(*out, s.expiry) : s.expiry;
+    return out;
+  }
+  // Every message received, with how often and whether it was deleted.
+  std::vector<ReceivedMessage> Received() const {
+    MutexLock lock(mu_);
+    std::vector<ReceivedMessage> out;
+    out.reserve(received_.size());
+    for (const auto& [id, r] : received_) out.push_back(r);
     return out;
   }
   std::optional<SystemTime> OldestSentRemaining() const {
@@ -81,6 +104,7 @@ class ObservingQueueClient final : public QueueClientWrapper {
   mutable Mutex mu_;
   std::unordered_map<std::string, Seen> seen_ DLQ_GUARDED_BY(mu_);
   std::unordered_map<std::string, std::string> handle_to_id_ DLQ_GUARDED_BY(mu_);
+  std::unordered_map<std::string, ReceivedMessage> received_ DLQ_GUARDED_BY(mu_);
 };
 
 // The audit record of an archive run someone asked for (ArchiveNow).
@@ -163,10 +187,12 @@ JobOutcome DaemonArchiveRun::Run(const std::stop_token& stop) {
   out.status = r.status;
   out.throttled = r.status.code() == ErrorCode::kThrottled;
   // A copy keeps what it took, so running it again would only copy the same messages.
-  out.more = r.status.ok() && !r.drained && !r.stopped && !spec_.drain.keep;
+  out.more = r.status.ok() && !r.drained && !r.stopped && !spec_.drain.keep && !spec_.drain.dry_run;
   if (reports_.finished) {
     DaemonArchiveRunReport report{
         .result = r, .started = start, .ended = clock_.Now(), .more = out.more, .failed = failed};
+    report.received = observed.Received();
+    report.learn = spec_.drain.dry_run;
     if (r.drained && !r.stopped && r.status.ok()) {
       report.complete = true;
       report.nearest_remaining = observed.NearestRemaining();
@@ -188,6 +214,7 @@ void DaemonArchiveRun::CountEnd(const DrainResult& r, bool failed) {
   // Still in the DLQ because the run failed (released unarchived), or archived but not deleted.
   metrics_.messages_failed_total.WithLabels({name, region})
       .Add(static_cast<double>(s.delete_failures + (failed ? s.released : 0)));
+  if (spec_.drain.dry_run) return;  // a learning pass is no archive run
   metrics_.archive_runs_total.WithLabels({name, region, r.status.ok() ? "ok" : "error"}).Inc();
 }
 
@@ -196,7 +223,10 @@ void DaemonArchiveRun::LogEnd(const DrainResult& r, bool more) const {
   Log().Log(r.status.ok() ? LogLevel::kInfo : LogLevel::kError, "archive_run",
             {{"group", spec_.group},
              {"queue", spec_.queue.name},
-             {"action", spec_.drain.keep ? "copy" : "archive"},
+             {"action", spec_.drain.dry_run ? "learn"
+                        : spec_.drain.keep  ? "copy"
+                                            : "archive"},
+             {"received", s.received},
              {"archived", s.archived},
              {"deleted", s.deleted},
              {"skipped", s.skipped},

@@ -16,9 +16,11 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "archiver/drainer.h"
 #include "common/clock.h"
+#include "monitor/arrival_ledger.h"
 #include "monitor/daemon_metrics.h"
 #include "monitor/group_clients.h"
 #include "monitor/scheduler.h"
@@ -30,7 +32,7 @@ struct DaemonArchiveRunSpec {
   std::string group;
   std::string destination;  // the group's destination URI (for the audit record)
   QueueInfo queue;
-  DrainOptions drain;  // selection, keep (a copy), budget
+  DrainOptions drain;  // selection, keep (a copy), dry_run (a learning pass: receives, keeps), budget
   ArchiveContext context;
   GroupClients clients;
   std::string requested_by;  // who asked (ArchiveNow); "": nobody, no audit record
@@ -43,12 +45,16 @@ struct DaemonArchiveRunReport {
   SystemTime ended;
   bool more = false;    // stopped at its budget with messages left (never for a copy)
   bool failed = false;  // failed (a stop is not a failure)
+  bool learn = false;   // a learning pass (DrainOptions::dry_run): received, kept everything
   // The run saw every queued message (drained, not stopped, ok): what it left
-  // is all that is older than `started`, and these are the nearest expiry and
-  // oldest SentTimestamp among what it left.
+  // is all that arrived before `started`, and these are the nearest expiry
+  // and oldest SentTimestamp among what it left.
   bool complete = false;
   std::optional<SystemTime> nearest_remaining;
   std::optional<SystemTime> oldest_sent_remaining;
+  // Every message the run received (how often, whether it deleted it), for
+  // the daemon's arrival ledger.
+  std::vector<ReceivedMessage> received;
 };
 
 struct DaemonArchiveRunReports {

@@ -62,6 +62,7 @@ void WriteQueueSeen(JsonWriter& w, const QueueIdentity& id, const QueueObservati
   w.EndObject();
   w.Key("nearest_expiry");
   WriteOptTime(w, seen.nearest_expiry);
+  if (!seen.expiry_unknown.empty()) w.Key("expiry_unknown").String(seen.expiry_unknown);
   w.Key("oldest_sent");
   WriteOptTime(w, seen.oldest_sent);
   w.Key("last_empty");

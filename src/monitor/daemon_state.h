@@ -5,6 +5,7 @@
 // no locking or I/O of their own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "archiver/drainer.h"
 #include "common/clock.h"
 #include "monitor/alarm.h"
+#include "monitor/arrival_ledger.h"
 #include "monitor/config.h"
 #include "monitor/daemon.h"
 #include "monitor/discovery.h"
@@ -29,6 +31,10 @@ struct QueueIdentity {
   GroupClients clients;
   DrainOptions drain;
   double expiry_threshold = 0;
+  // The expiry alarm's safety margin: a DLQ whose messages arrive with more
+  // than this left (retention - longest source retention) is watched without
+  // receiving until something nears expiry.
+  std::chrono::seconds safety_margin{3600};
 };
 
 // What the collections saw.
@@ -37,12 +43,20 @@ struct QueueObservation {
   int64_t not_visible = -1;
   int64_t delayed = -1;
   std::optional<SystemTime> last_empty;
-  std::optional<SystemTime> nearest_expiry;  // conservative estimate
-  // From the last complete archive run: started at run_start, saw every
-  // queued message; seen_nearest is the nearest expiry among those left.
-  std::optional<SystemTime> run_start;
-  std::optional<SystemTime> seen_nearest;
+  std::optional<SystemTime> nearest_expiry;  // conservative estimate; nullopt: empty or unknown
+  std::string expiry_unknown;                // why the nearest expiry is unknown ("" when known or empty)
   std::optional<SystemTime> oldest_sent;
+  // What receive passes (learning passes and archive runs) saw, and when the
+  // last complete one started: every message queued then is in the ledger.
+  ArrivalLedger ledger;
+  std::optional<SystemTime> learned_at;
+  // The lowest message count seen since the last complete pass was
+  // submitted: a count above it means messages the ledger does not know.
+  int64_t pass_baseline = -1;
+  int64_t submitted_count = -1;  // the count when the pass now running was submitted
+  bool learn_due = false;        // a learning pass would make the expiry known
+  bool learn_failed = false;     // the last learning pass failed: stay conservative
+  uint64_t learning_passes = 0;
   std::string collect_error;
   QueueHistory history;
 };

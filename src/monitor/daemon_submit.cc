@@ -11,7 +11,16 @@ SubmitDecision DecideSubmit(const SubmitState& s, SystemTime now, Duration sweep
   // Archiving also writes the copy; a copy runs once per transition into ALARM.
   const bool copy = !archive && s.copy_due;
   SubmitDecision none;
-  if ((!archive && !copy) || s.queued || !s.has_store) return none;
+  if (s.queued || !s.has_store) return none;
+  if (!archive && !copy) {
+    if (!s.learn_due) return none;
+    SubmitDecision learn;
+    learn.verdict = SubmitVerdict::kRun;
+    learn.learn = true;
+    learn.keep = true;
+    learn.selection = Selection{};
+    return learn;
+  }
   const bool sweep_due = !s.last_submit || now - *s.last_submit >= sweep_interval;
   if (archive && !requested) {
     if (!s.transitioned && !sweep_due && !s.more) return none;

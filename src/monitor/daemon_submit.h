@@ -32,6 +32,7 @@ struct SubmitState {
   int64_t visible = -1, not_visible = -1, delayed = -1;  // the last collection's counts
   bool destination_ok = true;                            // the group's destination check passed
   bool transitioned = false;                             // an alarm changed state at this collection
+  bool learn_due = false;                                // a learning pass would make an unknown nearest expiry known
 };
 
 enum class SubmitVerdict {
@@ -45,6 +46,7 @@ struct SubmitDecision {
   // For kRun and kBlocked:
   bool requested = false;  // the run is ArchiveNow's: all, deleting what is archived
   bool keep = false;       // a copy: archive and delete nothing
+  bool learn = false;      // a learning pass (kRun only): receive each message once, keep every one, write nothing
   Selection selection;     // what the run takes
 };
 
@@ -54,6 +56,9 @@ struct SubmitDecision {
 // empty. ArchiveNow runs at the next collection. A copy runs once per
 // transition into ALARM. Nothing is submitted while a run is queued or
 // without a store; with a failed destination check a due run is kBlocked.
+// When no run is due and the nearest expiry is unknown (learn_due), a
+// learning pass runs instead (it writes nothing, so the destination check
+// does not hold it back); any run that receives teaches the same.
 SubmitDecision DecideSubmit(const SubmitState& s, SystemTime now, Duration sweep_interval);
 
 }  // namespace dlq

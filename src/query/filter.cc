@@ -56,7 +56,8 @@ bool Filter::Matches(const ArchiveRecord& r) const {
     if (until && *t >= *until) return false;
   }
   if (!ids.empty() && !Contains(ids, r.message_id)) return false;
-  if (min_receive_count && r.receive_count < *min_receive_count) return false;
+  // The consumer's receives: dlq-archive's own (looking, archiving) do not count.
+  if (min_receive_count && ConsumerReceiveCount(r) < *min_receive_count) return false;
   for (const std::string& name : attr_exists) {
     if (r.message_attributes.find(name) == r.message_attributes.end()) return false;
   }
@@ -157,7 +158,8 @@ void AddFilterFlags(CLI::App& cmd, FilterFlags& f) {
   cmd.add_option("--json", f.json,
                  "PATH=VALUE: the body is JSON and the value at PATH is VALUE, e.g. '$.error.type=Timeout' "
                  "(repeatable: all)");
-  cmd.add_option("--min-receive-count", f.min_receive_count, "only records received at least N times");
+  cmd.add_option("--min-receive-count", f.min_receive_count,
+                 "only records the consumer received at least N times (SQS's count minus dlq-archive's own receives)");
   cmd.add_option("--fingerprint", f.fingerprint,
                  "ID: only the failure group with this id (as `stats --group-by fingerprint` prints it)");
   cmd.add_option("--fingerprint-fields", f.fingerprint_fields,

@@ -121,6 +121,41 @@ TEST(ArchiveRecord, RecordRoundTripsThroughItsOwnWriter) {
   EXPECT_EQ(a, b);
 }
 
+TEST(ArchiveRecord, OwnReceiveCountIsWrittenWhenKnownAndSplitsTheConsumersShare) {
+  std::string line;
+  AppendRecordJson(FullMessage(), TestContext(), kArchivedAt, line, /*own_receive_count=*/2);
+  EXPECT_NE(line.find(R"("receive_count":5,"own_receive_count":2,)"), std::string::npos) << line;
+  auto rec = ParseRecordJson(line);
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  EXPECT_EQ(rec->receive_count, 5);  // as SQS reported it
+  EXPECT_EQ(rec->own_receive_count, 2);
+  EXPECT_EQ(ConsumerReceiveCount(*rec), 3);
+  std::string again;
+  AppendRecordJson(*rec, again);
+  EXPECT_EQ(again, line);
+}
+
+TEST(ArchiveRecord, LinesWithoutOwnReceiveCountStillParseAndCountEveryReceiveAsTheConsumers) {
+  std::string line;
+  AppendRecordJson(FullMessage(), TestContext(), kArchivedAt, line);
+  EXPECT_EQ(line.find("own_receive_count"), std::string::npos) << line;
+  auto rec = ParseRecordJson(line);
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  EXPECT_FALSE(rec->own_receive_count);
+  EXPECT_EQ(ConsumerReceiveCount(*rec), 5);
+}
+
+TEST(ArchiveRecord, NegativeOwnReceiveCountIsRejected) {
+  std::string line;
+  AppendRecordJson(FullMessage(), TestContext(), kArchivedAt, line, 2);
+  const size_t at = line.find("\"own_receive_count\":2");
+  ASSERT_NE(at, std::string::npos);
+  line.replace(at, 21, "\"own_receive_count\":-1");
+  auto rec = ParseRecordJson(line);
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.status().message().find("own_receive_count"), std::string::npos) << rec.status().ToString();
+}
+
 TEST(ArchiveRecord, EscapesEveryControlCharacterAndKeepsNonAscii) {
   Message m = FullMessage();
   m.message_attributes.clear();

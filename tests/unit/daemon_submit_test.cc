@@ -201,5 +201,38 @@ TEST(DaemonSubmitTest, FailedDestinationBlocksArchiveNowAndCopiesOnTheSameTerms)
   EXPECT_EQ(DecideSubmit(s, kNow, kSweep).verdict, SubmitVerdict::kBlocked);
 }
 
+TEST(DaemonSubmitTest, UnknownExpiryWithNothingDueRunsALearningPassThatKeepsEverything) {
+  SubmitState s = DueExpiryRun();
+  s.expiry_alarm = false;
+  s.learn_due = true;
+  SubmitDecision d = DecideSubmit(s, kNow, kSweep);
+  EXPECT_EQ(d.verdict, SubmitVerdict::kRun);
+  EXPECT_TRUE(d.learn);
+  EXPECT_FALSE(d.requested);
+  ExpectSelection(d.selection, Selection{});
+  s.destination_ok = false;  // it writes nothing: a failed destination does not hold it back
+  EXPECT_TRUE(DecideSubmit(s, kNow, kSweep).learn);
+  s.queued = true;
+  EXPECT_EQ(DecideSubmit(s, kNow, kSweep).verdict, SubmitVerdict::kNone);
+  s.queued = false;
+  s.has_store = false;
+  EXPECT_EQ(DecideSubmit(s, kNow, kSweep).verdict, SubmitVerdict::kNone);
+}
+
+TEST(DaemonSubmitTest, ADueArchiveRunWinsOverALearningPass) {
+  SubmitState s = DueExpiryRun();
+  s.learn_due = true;
+  SubmitDecision d = DecideSubmit(s, kNow, kSweep);
+  EXPECT_EQ(d.verdict, SubmitVerdict::kRun);
+  EXPECT_FALSE(d.learn);
+  ExpectSelection(d.selection, kExpiryWindow);
+}
+
+TEST(DaemonSubmitTest, NoLearningPassWhenTheExpiryIsKnown) {
+  SubmitState s = DueExpiryRun();
+  s.expiry_alarm = false;
+  EXPECT_EQ(DecideSubmit(s, kNow, kSweep).verdict, SubmitVerdict::kNone);
+}
+
 }  // namespace
 }  // namespace dlq

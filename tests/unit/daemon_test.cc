@@ -38,6 +38,8 @@ TEST_F(DaemonTest, ArchivesMessagesAboutToExpireAndAlarmReturnsToOk) {
   Inject(8, expiry - seconds(345600));
   auto d = MakeDaemon();
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   for (int i = 0; i < 4; ++i) Cycle(*d);
   EXPECT_LT(clock_.Now(), expiry);
   EXPECT_EQ(sqs_.Depth(url_), 0u);
@@ -69,6 +71,8 @@ TEST_F(DaemonTest, RerunsWhileAlarmStaysInAlarmAfterPartialDrain) {
   Inject(12, clock_.Now() - hours(95));
   auto d = MakeDaemon(/*budget=*/5);
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);  // ALARM: first slice
   EXPECT_EQ(sqs_.deleted_count(), 5);
   Cycle(*d);  // still ALARM (no new transition): re-run
@@ -82,25 +86,35 @@ TEST_F(DaemonTest, RerunsWhileAlarmStaysInAlarmAfterPartialDrain) {
   EXPECT_GE(d->Queues()[0].runs, 3u);
 }
 
-TEST_F(DaemonTest, UnknownExpiryOnNonEmptyQueueIsTreatedAsImminent) {
-  // Messages with 3 days left: the daemon cannot know until it looks, so it
-  // starts a run at once; the run takes only what expires within the expiry
-  // alarm's lead window (none here) and leaves the rest for a redrive.
+TEST_F(DaemonTest, UnknownExpiryOnNonEmptyQueueIsLearnedWithoutArchiving) {
+  // Messages with 3 days left: the daemon cannot know until it looks, so a
+  // learning pass receives each once and keeps it; no archive run, no alarm.
   Inject(2, clock_.Now() - hours(24));
   auto d = MakeDaemon();
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
-  EXPECT_GE(d->Queues()[0].runs, 1u);
+  Cycle(*d);
+  EXPECT_EQ(d->Queues()[0].runs, 0u);
+  EXPECT_EQ(d->Queues()[0].learning_passes, 1u);
   EXPECT_GE(sqs_.calls(FakeQueueClient::Operation::kReceiveMessages), 1);
   EXPECT_EQ(sqs_.Depth(url_), 2u);
+  EXPECT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kOk);
 }
 
 TEST_F(DaemonTest, ReferencePolicySelectAllArchivesTheWholeQueue) {
   config_.groups[0].policy_by_alarm = false;
   config_.groups[0].policy = {SelectionKind::kAll, seconds(0)};
-  Inject(2, clock_.Now() - hours(24));
+  Inject(2, clock_.Now() - hours(95));  // due: the alarm fires
+  SendEntry fresh;
+  fresh.id = "fresh";
+  fresh.body = "four days left";
+  ASSERT_TRUE(sqs_.InjectMessage(url_, fresh, clock_.Now()).ok());
   auto d = MakeDaemon();
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
   EXPECT_EQ(sqs_.Depth(url_), 0u);
 }
@@ -119,6 +133,8 @@ TEST_F(DaemonTest, MetricsContainTheQueueSeries) {
   Inject(4, clock_.Now() - hours(95));
   auto d = MakeDaemon();
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
   std::string text = registry_.Render();
   EXPECT_NE(text.find("dlq_archive_queue_messages{queue=\"orders-dlq\",region=\"us-east-1\",state=\"visible\"} 4"),
@@ -169,6 +185,8 @@ TEST_F(DaemonTest, MetricsShowARunsProgressWhileItGoes) {
     return Status::Ok();
   });
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
   EXPECT_EQ(puts.load(), 3);
   EXPECT_EQ(during, "4") << "the first two objects' messages, shown before the run returned";
@@ -188,6 +206,8 @@ TEST_F(DaemonTest, ApiQueuesJsonShowsQueueAlarmAndHistory) {
   Inject(1, clock_.Now() - hours(95));
   auto d = MakeDaemon();
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
   HttpRouteHandler h = MakeJsonHandler([&] { return d->QueuesJson(); });
   HttpServerResponse r = h(HttpServerRequest{.method = "GET", .path = "/api/queues"});
@@ -223,6 +243,8 @@ TEST_F(DaemonTest, ReloadKeepsAlarmStateOfQueuesStillWatched) {
   Inject(1, clock_.Now() - hours(95));
   auto d = MakeDaemon();
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   clock_.Advance(seconds(60));
   d->RunOnce();
   d->WaitIdle();
@@ -285,6 +307,8 @@ TEST_F(DaemonTest, FailingArchiveShowsInApiMetricsAndQueueStatus) {
   Inject(3, clock_.Now() - hours(95));
   auto d = MakeDaemon();
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
   Cycle(*d);
   ASSERT_EQ(sqs_.deleted_count(), 0);
@@ -321,7 +345,7 @@ TEST_F(DaemonTest, ErrorSeriesExistAtZeroBeforeTheFirstFailure) {
                   "dlq_archive_archive_runs_total{queue=\"orders-dlq\",region=\"us-east-1\",result=\"error\"} 0\n"));
 }
 
-TEST_F(DaemonTest, FailedDestinationCheckReceivesNothingAndCountsBlockedRuns) {
+TEST_F(DaemonTest, FailedDestinationCheckArchivesNothingAndCountsBlockedRuns) {
   store_.FailNextCheck(NotFound("bucket s3://no-such-bucket does not exist (NoSuchBucket)")
                            .WithAws(AwsErrorInfo{"NoSuchBucket", 404, ""}));
   Inject(3, clock_.Now() - hours(95));
@@ -332,10 +356,16 @@ TEST_F(DaemonTest, FailedDestinationCheckReceivesNothingAndCountsBlockedRuns) {
   EXPECT_FALSE(dest->ok);
   EXPECT_EQ(dest->code, "NoSuchBucket");
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
+  // Only the learning pass received (it writes nothing and keeps every message).
+  const int learning_receives = sqs_.calls(FakeQueueClient::Operation::kReceiveMessages);
   Cycle(*d);
-  EXPECT_EQ(sqs_.calls(FakeQueueClient::Operation::kReceiveMessages), 0);
+  EXPECT_EQ(sqs_.calls(FakeQueueClient::Operation::kReceiveMessages), learning_receives);
   EXPECT_EQ(sqs_.Depth(url_), 3u);
+  EXPECT_EQ(sqs_.deleted_count(), 0);
   QueueStatus q = d->Queues()[0];
+  EXPECT_EQ(q.learning_passes, 1u);
   EXPECT_EQ(q.failed_runs, 1u);
   ASSERT_TRUE(q.last_error.has_value());
   EXPECT_EQ(q.last_error->code, "NoSuchBucket");
@@ -384,6 +414,8 @@ TEST_F(DaemonTest, UnconfirmedDestinationIsAWarningAndArchives) {
   EXPECT_TRUE(Has(dest->note, "denied"));
   Inject(2, clock_.Now() - hours(95));
   d.RunOnce();
+  d.WaitIdle();
+  Cycle(d);  // the learning pass has reported: the expiries are known
   Cycle(d);
   EXPECT_EQ(sqs_.Depth(url_), 0u);
 }
@@ -471,6 +503,8 @@ TEST_F(DaemonActionTest, ExpiryAlarmWindowLeavesLaterMessagesInTheDlq) {
   ASSERT_TRUE(sqs_.InjectMessage(url_, late, clock_.Now() - hours(24)).ok());
   auto d = MakeDaemon();
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
   Cycle(*d);
   EXPECT_EQ(sqs_.deleted_count(), 3);

@@ -176,6 +176,7 @@ class DashboardTest : public DaemonFixture {
     Inject("null pointer in handler 7", old, "globex");
     Inject("null pointer in handler 9", old, "globex");
     daemon_->RunOnce();
+    daemon_->WaitIdle();  // a learning pass may run
     for (int i = 0; i < 3; ++i) Cycle();
     ASSERT_EQ(sqs_.Depth(dlq_url_), 0u);
   }
@@ -285,6 +286,7 @@ TEST_F(DashboardTest, QueuesCanLeaveOutAlarmHistoryAndOtherQueues) {
   daemon_->Reload(config_);
   Inject("a", clock_.Now() - hours(95));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   Cycle();
   Dashboard d = Make("");
   HttpServerResponse full = d.Handle(Get("/api/queues"));
@@ -308,6 +310,7 @@ TEST_F(DashboardTest, HistoryHasOneSamplePerCollection) {
   Inject("a", clock_.Now() - hours(1));
   Inject("b", clock_.Now() - hours(1));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   Cycle();
   Cycle();
   simdjson::dom::parser parser;
@@ -574,6 +577,7 @@ TEST_F(DashboardTest, BadRequestsAre400WithTheReason) {
 TEST_F(DashboardTest, WithoutATokenActionsAreRefusedAndNothingHappens) {
   Inject("a", clock_.Now() - hours(1));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   Dashboard d = Make("");
   HttpServerResponse r = d.Handle(Post("/api/queues/orders-dlq/archive", "", std::string("Bearer ") + kToken));
   EXPECT_EQ(r.status, 403);
@@ -589,6 +593,7 @@ TEST_F(DashboardTest, WithoutATokenActionsAreRefusedAndNothingHappens) {
 TEST_F(DashboardTest, AMissingOrWrongTokenIs401) {
   Inject("a", clock_.Now() - hours(1));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   Dashboard d = Make(kToken);
   for (std::string auth :
        {std::string(), std::string("Bearer wrong-token-but-long-enough"), std::string("Basic ") + kToken,
@@ -607,6 +612,7 @@ TEST_F(DashboardTest, AMissingOrWrongTokenIs401) {
 TEST_F(DashboardTest, ArchiveNowArchivesEveryMessageAtTheNextCollection) {
   for (int i = 0; i < 4; ++i) Inject("fresh " + std::to_string(i), clock_.Now() - hours(1));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   Cycle();
   EXPECT_EQ(sqs_.Depth(dlq_url_), 4u);  // no alarm: nothing archived by itself
   Dashboard d = Make(kToken);
@@ -640,6 +646,7 @@ TEST_F(DashboardTest, ArchiveNowArchivesEveryMessageAtTheNextCollection) {
 TEST_F(DashboardTest, ArchiveNowWithoutABodyOverHttpIsAcceptedOrAJsonError) {
   Inject("fresh", clock_.Now() - hours(1));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   Dashboard d = Make(kToken);
   HttpServerOptions options;
   options.port = 0;
@@ -663,6 +670,7 @@ TEST_F(DashboardTest, ArchiveNowWithoutABodyOverHttpIsAcceptedOrAJsonError) {
 TEST_F(DashboardTest, ArchiveNowThatFailsWritesAFailedAuditRecord) {
   Inject("fresh", clock_.Now() - hours(1));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   Dashboard d = Make(kToken);
   ASSERT_EQ(d.Handle(Post("/api/queues/orders-dlq/archive", "", std::string("Bearer ") + kToken)).status, 202);
   store_.FailNextPut(PermissionDenied("AccessDenied: not allowed to write"), 1);
@@ -684,6 +692,8 @@ TEST_F(DashboardTest, ArchiveNowThatFailsWritesAFailedAuditRecord) {
 TEST_F(DashboardTest, OverviewIsSmallCachedPerGenerationAndAnswers304WhenUnchanged) {
   for (int i = 0; i < 2; ++i) Inject("fresh " + std::to_string(i), clock_.Now() - hours(1));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
+  daemon_->RunOnce();   // its expiries are known
   Dashboard d = Make("");
   HttpServerResponse first = d.Handle(Get("/api/overview"));
   ASSERT_EQ(first.status, 200) << first.body;
@@ -722,6 +732,7 @@ TEST_F(DashboardTest, OverviewIsSmallCachedPerGenerationAndAnswers304WhenUnchang
   // A collection with nothing new: a new generation, the same bytes, still 304.
   const uint64_t generation = daemon_->generation();
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   EXPECT_GT(daemon_->generation(), generation);
   EXPECT_EQ(d.Handle(again).status, 304);
 
@@ -729,6 +740,7 @@ TEST_F(DashboardTest, OverviewIsSmallCachedPerGenerationAndAnswers304WhenUnchang
   Inject("third", clock_.Now() - hours(1));
   clock_.Advance(seconds(60));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   HttpServerResponse changed = d.Handle(again);
   ASSERT_EQ(changed.status, 200);
   EXPECT_NE(HeaderOf(changed, "ETag"), etag);
@@ -750,6 +762,7 @@ TEST_F(DashboardTest, ThePageCarriesTheOverviewsFirstRowsAsOfEachRequest) {
   clock_.Advance(std::chrono::minutes(1));
   for (int i = 0; i < 2; ++i) Inject("fresh " + std::to_string(i), clock_.Now());
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   Dashboard d = Make("");
   HttpServerResponse page = d.Handle(Get("/"));
   ASSERT_EQ(page.status, 200);
@@ -788,6 +801,7 @@ TEST_F(DashboardTest, ThePageCarriesTheOverviewsFirstRowsAsOfEachRequest) {
   // New data shows at the next collection.
   Inject("third", clock_.Now() - hours(1));
   daemon_->RunOnce();
+  daemon_->WaitIdle();  // a learning pass may run
   EXPECT_NE(d.Handle(Get("/index.html")).body.find(R"(<td class="num">3</td>)"), std::string::npos);
   // HEAD and the other assets are unchanged.
   HttpServerRequest head = Get("/");

@@ -311,6 +311,34 @@ TEST_F(DrainerTest, StartLogNamesTheDestinationWithItsKeyPrefix) {
   EXPECT_TRUE(found);
 }
 
+TEST_F(DrainerTest, RecordsSayWhichReceivesWereOurs) {
+  auto ids = Send(3);
+  // The consumer received each message once before it reached us.
+  ReceiveOptions ro;
+  ro.max_messages = 10;
+  ro.visibility_timeout = 0;
+  ASSERT_EQ(sqs_.ReceiveMessages(url_, ro)->size(), 3u);
+  // The daemon's ledger: we received ids[0] twice before this run (so did SQS).
+  for (int i = 0; i < 2; ++i) {
+    for (const Message& m : *sqs_.ReceiveMessages(url_, ro)) (void)m;
+  }
+  options_.prior_own_receives = [&](const std::string& id) { return id == ids[0] ? 2 : 0; };
+  DrainResult r = Drain();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  std::vector<ArchiveRecord> records = RecordsInOrder(r.keys);
+  ASSERT_EQ(records.size(), 3u);
+  for (const ArchiveRecord& rec : records) {
+    EXPECT_EQ(rec.receive_count, 4) << rec.message_id;  // SQS's count, as reported
+    if (rec.message_id == ids[0]) {
+      EXPECT_EQ(rec.own_receive_count, 3);  // 2 before, 1 in this run
+      EXPECT_EQ(ConsumerReceiveCount(rec), 1);
+    } else {
+      EXPECT_EQ(rec.own_receive_count, 1) << rec.message_id;
+      EXPECT_EQ(ConsumerReceiveCount(rec), 3);
+    }
+  }
+}
+
 TEST_F(DrainerTest, SealsOnlyFullBatchesWhileReceiversWaitForUploadSlots) {
   Send(200);
   options_.receivers = 4;

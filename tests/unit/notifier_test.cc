@@ -741,6 +741,8 @@ TEST_F(DaemonWebhookTest, ReloadSwapsWebhooks) {
   Inject(3, clock_.Now() - std::chrono::hours(95));
   auto d = MakeDaemon(webhooks_);
   d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);  // INSUFFICIENT_DATA -> ALARM, archived
   ASSERT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kAlarm);
   ASSERT_TRUE(webhooks_.Flush(seconds(10)));

@@ -65,6 +65,15 @@ TEST(FilterTest, EachConditionSelectsAndRejects) {
   EXPECT_FALSE(match({.min_receive_count = "6"}));
 }
 
+TEST(FilterTest, MinReceiveCountCountsTheConsumersReceivesNotOurs) {
+  ArchiveRecord r = Rec();
+  r.receive_count = 5;
+  r.own_receive_count = 3;  // a learning pass, a dry run and the archive run
+  auto match = [&](FilterFlags flags) { return Build(flags).Matches(r); };
+  EXPECT_TRUE(match({.min_receive_count = "2"}));
+  EXPECT_FALSE(match({.min_receive_count = "3"}));
+}
+
 TEST(FilterTest, TimeBoundsAreHalfOpenOnTheChosenField) {
   ArchiveRecord r = Rec();
   auto match = [&](FilterFlags flags) { return Build(flags).Matches(r); };

@@ -1,0 +1,65 @@
+#include "monitor/alarm_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace dlq {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::seconds;
+
+constexpr seconds kFourDays{345600};
+
+DiscoveredQueue Dlq(seconds retention, seconds source_retention) {
+  DiscoveredQueue q;
+  q.name = "shipping-dlq";
+  q.retention = retention;
+  RedriveSource src;
+  src.name = "shipping";
+  src.retention = source_retention;
+  q.redrive_sources.push_back(src);
+  return q;
+}
+
+GroupConfig AutoGroup() {
+  GroupConfig g;
+  g.name = "g";
+  g.alarms.expiry.threshold_auto = true;
+  return g;
+}
+
+// AWS's defaults: source and DLQ both keep messages 4 days. No threshold is
+// safe for a message that arrives with no time left, but that is no reason
+// to archive every message at once.
+TEST(AlarmPlanTest, AutoThresholdOnAFourDayDlqOfAFourDaySourceAlarmsOnlyWithinTheArchiveWindow) {
+  MonitorConfig config;
+  const QueueAlarmPlan plan = PlanAlarms(config, AutoGroup(), Dlq(kFourDays, kFourDays), AlarmPlanOptions{});
+  ASSERT_TRUE(plan.expiry);
+  // retention - (detection + 2,000 s drain of the assumed backlog + 1 h margin)
+  EXPECT_GT(plan.expiry->threshold, static_cast<double>(kFourDays.count()) - 2 * 3600 - 2000);
+  EXPECT_LT(plan.expiry->threshold, static_cast<double>(kFourDays.count()) - 3600 - 2000);
+  EXPECT_NE(plan.threshold_source.find("not safe for every message"), std::string::npos) << plan.threshold_source;
+  EXPECT_EQ(plan.threshold_source.find("using 1 s"), std::string::npos) << plan.threshold_source;
+  // The run it starts takes what expires within a few hours, not the whole DLQ.
+  EXPECT_EQ(plan.expiry_selection.kind, SelectionKind::kExpiringWithin);
+  EXPECT_LT(plan.expiry_selection.window, hours(3));
+}
+
+TEST(AlarmPlanTest, AutoThresholdOfASafeQueueIsTheDerivedOne) {
+  MonitorConfig config;
+  const QueueAlarmPlan plan = PlanAlarms(config, AutoGroup(), Dlq(seconds(1209600), kFourDays), AlarmPlanOptions{});
+  ASSERT_TRUE(plan.expiry);
+  EXPECT_GT(plan.expiry->threshold, 1209600.0 - 2 * 3600 - 2000);
+  EXPECT_EQ(plan.threshold_source.find("not safe"), std::string::npos) << plan.threshold_source;
+}
+
+TEST(AlarmPlanTest, AutoThresholdOfARetentionShorterThanTheArchiveWindowTakesEverything) {
+  MonitorConfig config;
+  const QueueAlarmPlan plan = PlanAlarms(config, AutoGroup(), Dlq(seconds(1800), seconds(1800)), AlarmPlanOptions{});
+  ASSERT_TRUE(plan.expiry);
+  EXPECT_EQ(plan.expiry->threshold, 1);
+  EXPECT_NE(plan.threshold_source.find("using 1 s"), std::string::npos) << plan.threshold_source;
+}
+
+}  // namespace
+}  // namespace dlq

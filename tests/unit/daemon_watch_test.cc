@@ -1,0 +1,178 @@
+// Issue 31 §2: the daemon watches DLQs without receiving their messages
+// unless receiving is what makes an expiry known, and then once per arrival.
+#include <gtest/gtest.h>
+
+#include "archive/gzip.h"
+#include "archive/record.h"
+#include "common/strings.h"
+#include "monitor/daemon.h"
+#include "testing/fake_notifier.h"
+#include "unit/daemon_fixture.h"
+
+namespace dlq {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::seconds;
+using Op = FakeQueueClient::Operation;
+
+class DaemonWatchTest : public DaemonFixture {
+ protected:
+  // orders-dlq gets a source keeping messages `source_retention`.
+  void AddSource(seconds source_retention) {
+    auto arn = sqs_.GetQueueAttributes(url_, {"QueueArn"});
+    ASSERT_TRUE(arn.ok());
+    auto src = sqs_.CreateQueue("orders", {{"MessageRetentionPeriod", std::to_string(source_retention.count())},
+                                           {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
+                                                                 "\",\"maxReceiveCount\":\"3\"}"}});
+    ASSERT_TRUE(src.ok());
+  }
+  std::unique_ptr<Daemon> MakeDaemon() { return NewDaemon(notifier_, DaemonOptions{}); }
+  int Receives() const { return sqs_.calls(Op::kReceiveMessages); }
+  bool EverAlarmed() const {
+    for (const auto& n : notifier_.notifications()) {
+      if (n.new_state == "ALARM") return true;
+    }
+    return false;
+  }
+  void InjectOne(const std::string& id, SystemTime sent) {
+    SendEntry e;
+    e.id = id;
+    e.body = "message " + id;
+    ASSERT_TRUE(sqs_.InjectMessage(url_, e, sent).ok());
+  }
+
+  FakeNotifier notifier_;
+};
+
+TEST_F(DaemonWatchTest, DlqKeepingMessagesLongerThanItsSourceIsNeverReceivedWhileNothingNearsExpiry) {
+  AddSource(hours(24));  // R = 4 days > S = 1 day + 1 h margin
+  auto d = MakeDaemon();
+  d->RunOnce();  // seen empty
+  for (int i = 0; i < 30; ++i) {
+    if (i % 10 == 0) InjectOne("m" + std::to_string(i), clock_.Now());
+    Cycle(*d);
+  }
+  EXPECT_EQ(Receives(), 0);
+  EXPECT_FALSE(EverAlarmed());
+  EXPECT_EQ(sqs_.Depth(url_), 3u);
+  auto q = d->Queue("orders-dlq");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->learning_passes, 0u);
+  EXPECT_EQ(q->expiry_unknown, "");
+  ASSERT_TRUE(q->nearest_expiry);
+  // Bounded from the arrival: after the queue was last seen empty, plus R - S.
+  EXPECT_GT(*q->nearest_expiry, clock_.Now() + hours(70));
+}
+
+TEST_F(DaemonWatchTest, DlqNearingExpiryByItsArrivalBoundIsArchivedOnlyForWhatIsDue) {
+  AddSource(hours(24));
+  auto d = MakeDaemon();
+  d->RunOnce();                                             // seen empty
+  InjectOne("early", clock_.Now() - hours(24) + hours(1));  // at most 1 day old when it arrived: 3 days left
+  for (int i = 0; i < 70; ++i) {                            // 70 h: the bound (last empty + 3 days) is still 2 h away
+    clock_.Advance(hours(1));
+    d->RunOnce();
+    d->WaitIdle();
+  }
+  EXPECT_EQ(Receives(), 0);
+  for (int i = 0; i < 3 * 60; ++i) Cycle(*d);  // the bound comes within the alarm's hour: archive what is due
+  EXPECT_GT(Receives(), 0);
+  EXPECT_TRUE(EverAlarmed());
+  EXPECT_EQ(sqs_.deleted_count(), 1);
+}
+
+TEST_F(DaemonWatchTest, DaemonStartedOnANonEmptyQueueLearnsEachMessageOnceThenOnlyWatches) {
+  const SystemTime sent = clock_.Now() - hours(24);
+  Inject(3, sent);
+  auto d = MakeDaemon();
+  d->RunOnce();
+  d->WaitIdle();
+  auto first = d->Queue("orders-dlq");
+  ASSERT_TRUE(first);
+  EXPECT_NE(first->expiry_unknown.find("not yet observed"), std::string::npos) << first->expiry_unknown;
+  EXPECT_EQ(first->learning_passes, 1u);
+  const int after_learning = Receives();
+  EXPECT_GT(after_learning, 0);
+  for (int i = 0; i < 20; ++i) Cycle(*d);
+  EXPECT_EQ(Receives(), after_learning);  // no pass while the count does not grow
+  EXPECT_FALSE(EverAlarmed());
+  EXPECT_EQ(sqs_.Depth(url_), 3u);
+  EXPECT_EQ(sqs_.deleted_count(), 0);
+  EXPECT_TRUE(store_.Keys().empty());
+  auto q = d->Queue("orders-dlq");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->expiry_unknown, "");
+  EXPECT_EQ(q->ledger_messages, 3u);
+  EXPECT_EQ(q->runs, 0u);
+  ASSERT_TRUE(q->nearest_expiry);
+  EXPECT_EQ(*q->nearest_expiry, sent + seconds(kFixtureRetentionSeconds));  // exact, from SentTimestamp
+}
+
+TEST_F(DaemonWatchTest, GrowingDlqNoLongerThanItsSourceIsLearnedOncePerArrivalNotEverySweep) {
+  AddSource(seconds(kFixtureRetentionSeconds));  // R = S
+  auto d = MakeDaemon();
+  d->RunOnce();  // seen empty
+  InjectOne("a", clock_.Now());
+  InjectOne("b", clock_.Now());
+  for (int i = 0; i < 10; ++i) Cycle(*d);
+  EXPECT_EQ(d->Queue("orders-dlq")->learning_passes, 1u);
+  const int after_first = Receives();
+  InjectOne("c", clock_.Now() - hours(96) + seconds(1800));  // arrives with 30 min left
+  Cycle(*d);                                                 // learns it
+  EXPECT_EQ(d->Queue("orders-dlq")->learning_passes, 2u);
+  EXPECT_GT(Receives(), after_first);
+  for (int i = 0; i < 5; ++i) Cycle(*d);  // the exact expiry puts the alarm in ALARM: c is archived
+  EXPECT_TRUE(EverAlarmed());
+  EXPECT_EQ(sqs_.deleted_count(), 1);
+  EXPECT_EQ(sqs_.Depth(url_), 2u);
+  const int after_archive = Receives();
+  for (int i = 0; i < 10; ++i) Cycle(*d);
+  EXPECT_EQ(Receives(), after_archive);
+  EXPECT_EQ(d->Queue("orders-dlq")->learning_passes, 2u);
+}
+
+TEST_F(DaemonWatchTest, ArchivedReceiveCountsSplitOursFromTheConsumers) {
+  InjectOne("due", clock_.Now() - hours(96) + seconds(1800));  // 30 min left
+  ReceiveOptions consumer;
+  consumer.max_messages = 10;
+  consumer.visibility_timeout = 0;
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(sqs_.ReceiveMessages(url_, consumer)->size(), 1u);  // the consumer: 2
+  auto d = MakeDaemon();
+  d->RunOnce();
+  d->WaitIdle();                          // the learning pass: ours, 1
+  for (int i = 0; i < 3; ++i) Cycle(*d);  // ALARM: the archive run, ours, 2
+  ASSERT_EQ(sqs_.deleted_count(), 1);
+  std::vector<ArchiveRecord> records;
+  for (const auto& [key, object] : store_.Objects()) {
+    auto text = GzipDecompress(object.data, 1 << 20);
+    ASSERT_TRUE(text.ok());
+    for (std::string_view line : Split(*text, '\n')) {
+      if (line.empty()) continue;
+      auto rec = ParseRecordJson(line);
+      ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+      records.push_back(*rec);
+    }
+  }
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].receive_count, 4);  // as SQS reported it
+  EXPECT_EQ(records[0].own_receive_count, 2);
+  EXPECT_EQ(ConsumerReceiveCount(records[0]), 2);
+}
+
+TEST_F(DaemonWatchTest, AFailedLearningPassFallsBackToAssumingTheWorst) {
+  Inject(2, clock_.Now() - hours(24));
+  sqs_.FailNext(Op::kReceiveMessages, PermissionDenied("AccessDenied"), 1000);
+  auto d = MakeDaemon();
+  d->RunOnce();
+  d->WaitIdle();
+  Cycle(*d);
+  Cycle(*d);
+  auto q = d->Queue("orders-dlq");
+  ASSERT_TRUE(q);
+  EXPECT_NE(q->expiry_unknown, "");
+  EXPECT_TRUE(EverAlarmed());  // may expire now: the expiry alarm says so
+}
+
+}  // namespace
+}  // namespace dlq
