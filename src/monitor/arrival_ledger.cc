@@ -5,6 +5,7 @@
 namespace dlq {
 
 void ArrivalLedger::Merge(const std::vector<ReceivedMessage>& seen, std::chrono::seconds retention, SystemTime now) {
+  if (!seen.empty()) ++generation_;
   for (const ReceivedMessage& m : seen) {
     if (m.deleted) {
       entries_.erase(m.message_id);
@@ -23,7 +24,7 @@ void ArrivalLedger::Merge(const std::vector<ReceivedMessage>& seen, std::chrono:
 }
 
 void ArrivalLedger::PruneExpired(std::chrono::seconds retention, SystemTime now) {
-  std::erase_if(entries_, [&](const auto& kv) { return kv.second.sent + retention <= now; });
+  if (std::erase_if(entries_, [&](const auto& kv) { return kv.second.sent + retention <= now; }) > 0) ++generation_;
 }
 
 std::optional<SystemTime> ArrivalLedger::NearestExpiry(std::chrono::seconds retention) const {

@@ -42,7 +42,10 @@ class ArrivalLedger {
   // expire at once).
   void Merge(const std::vector<ReceivedMessage>& seen, std::chrono::seconds retention, SystemTime now);
   // Forgets every entry (the queue was seen empty).
-  void Clear() { entries_.clear(); }
+  void Clear() {
+    if (!entries_.empty()) ++generation_;
+    entries_.clear();
+  }
   // Forgets entries whose expiry (sent + retention) is at or before `now`:
   // SQS has deleted them.
   void PruneExpired(std::chrono::seconds retention, SystemTime now);
@@ -55,12 +58,16 @@ class ArrivalLedger {
   int OwnReceives(const std::string& message_id) const;
   const LedgerEntry* Find(const std::string& message_id) const;
   size_t size() const { return entries_.size(); }
+  // Changes whenever the entries change (not on Load): what a saved copy
+  // was taken at tells whether it is still current.
+  uint64_t generation() const { return generation_; }
 
   std::vector<LedgerEntry> Save() const;
   void Load(const std::vector<LedgerEntry>& entries);
 
  private:
   std::map<std::string, LedgerEntry> entries_;
+  uint64_t generation_ = 0;
 };
 
 // The consumer's share of SQS's receive count: reported minus ours, never

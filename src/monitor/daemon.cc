@@ -328,6 +328,7 @@ struct Daemon::QueueState {
   std::vector<QueueSample> unsaved_samples DLQ_GUARDED_BY(mu);
   std::map<std::string, std::vector<Transition>> unsaved_transitions DLQ_GUARDED_BY(mu);
   std::optional<SystemTime> nonempty_since DLQ_GUARDED_BY(mu);
+  uint64_t saved_ledger_generation DLQ_GUARDED_BY(mu) = 0;  // seen.ledger's generation in the store
 };
 
 // Written by the control thread; what other threads read (QueuesJson,
@@ -948,8 +949,21 @@ bool Daemon::RestoreQueue(QueueState& q, const std::string& group, const Discove
   MutexLock lock(q.mu);
   for (const QueueSample& sample : r.samples) q.seen.history.Add(sample);
   q.seen.last_empty = r.last_empty;
-  q.seen.run_start = r.run_start;
-  q.seen.seen_nearest = r.seen_nearest;
+  if (auto rows = store_->LoadLedger(dq.url); rows.ok()) {
+    std::vector<LedgerEntry> entries;
+    entries.reserve(rows->size());
+    for (LedgerRow& row : *rows) {
+      entries.push_back({std::move(row.message_id), row.sent_time, row.first_seen,
+                         static_cast<int>(row.first_receive_count), static_cast<int>(row.own_receives)});
+    }
+    q.seen.ledger.Load(entries);
+    q.saved_ledger_generation = q.seen.ledger.generation();
+  } else {
+    Log().Log(LogLevel::kError, "state_load_failed",
+              {{"group", group}, {"queue", dq.name}, {"error", rows.status().ToString()}});
+  }
+  q.seen.learned_at = r.learned_at;
+  q.seen.pass_baseline = r.pass_baseline;
   q.seen.oldest_sent = r.oldest_sent;
   q.nonempty_since = r.nonempty_since;
   q.archive.runs = r.runs;
@@ -972,6 +986,13 @@ void Daemon::SaveState(SystemTime now) {
   std::vector<QueueRecord> records;
   std::vector<std::string> watched;
   std::vector<QueueState*> saved;
+  struct LedgerSave {
+    QueueState* queue;
+    std::string url;
+    std::vector<LedgerEntry> entries;
+    uint64_t generation;
+  };
+  std::vector<LedgerSave> ledgers;  // of the queues whose ledger changed since it was saved
   bool every_group_discovered = true;
   {
     MutexLock lock(mu_);
@@ -984,8 +1005,8 @@ void Daemon::SaveState(SystemTime now) {
         r.name = q->id.dq.name;
         r.last_empty = q->seen.last_empty;
         r.nonempty_since = q->nonempty_since;
-        r.run_start = q->seen.run_start;
-        r.seen_nearest = q->seen.seen_nearest;
+        r.learned_at = q->seen.learned_at;
+        r.pass_baseline = q->seen.pass_baseline;
         r.oldest_sent = q->seen.oldest_sent;
         r.runs = q->archive.runs;
         r.archived = q->archive.archived;
@@ -999,6 +1020,9 @@ void Daemon::SaveState(SystemTime now) {
         AddStoredAlarm(r, q->alarms.expiry.get(), q->unsaved_transitions);
         AddStoredAlarm(r, q->alarms.depth.get(), q->unsaved_transitions);
         r.samples = q->unsaved_samples;
+        if (q->seen.ledger.generation() != q->saved_ledger_generation) {
+          ledgers.push_back({q.get(), url, q->seen.ledger.Save(), q->seen.ledger.generation()});
+        }
         r.saved_at = now;
         watched.push_back(url);
         saved.push_back(q.get());
@@ -1020,6 +1044,23 @@ void Daemon::SaveState(SystemTime now) {
     MutexLock l(q->mu);
     q->unsaved_samples.clear();
     q->unsaved_transitions.clear();
+  }
+  for (LedgerSave& l : ledgers) {
+    // Replaced whole: a ledger changes once per receive pass, not per collection.
+    std::vector<LedgerRow> rows;
+    rows.reserve(l.entries.size());
+    for (LedgerEntry& e : l.entries) {
+      rows.push_back({l.url, std::move(e.message_id), e.sent, e.first_seen, e.first_receive_count, e.own_receives});
+    }
+    Status st = store_->PruneLedger(l.url, now + std::chrono::hours(24 * 366)).status();
+    if (st.ok()) st = store_->UpsertLedger(rows);
+    if (!st.ok()) {
+      Log().Log(LogLevel::kError, "state_save_failed",
+                {{"path", store_->path()}, {"error", st.ToString()}, {"consequence", "retried after each collection"}});
+      continue;
+    }
+    MutexLock l2(l.queue->mu);
+    l.queue->saved_ledger_generation = l.generation;
   }
   if (last_prune_ && now - *last_prune_ < options_.state_prune_interval) return;
   last_prune_ = now;

@@ -22,7 +22,7 @@ constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS queues(
   id INTEGER PRIMARY KEY,
   grp TEXT NOT NULL, url TEXT NOT NULL, name TEXT NOT NULL,
-  last_empty INTEGER, nonempty_since INTEGER, run_start INTEGER, seen_nearest INTEGER, oldest_sent INTEGER,
+  last_empty INTEGER, nonempty_since INTEGER, learned_at INTEGER, pass_baseline INTEGER NOT NULL, oldest_sent INTEGER,
   runs INTEGER NOT NULL, archived INTEGER NOT NULL, failed_runs INTEGER NOT NULL, consecutive_failures INTEGER NOT NULL,
   error_time INTEGER, error_code TEXT, error_class TEXT, error_message TEXT,
   last_run_at INTEGER, last_run_archived INTEGER NOT NULL, last_run_ok INTEGER NOT NULL,
@@ -187,7 +187,7 @@ class SqliteStateStore final : public StateStore {
 
   Result<std::optional<QueueRecord>> LoadQueue(const QueueKey& key) override {
     Stmt q(db_,
-           "SELECT id, name, last_empty, nonempty_since, run_start, seen_nearest, oldest_sent, runs, archived, "
+           "SELECT id, name, last_empty, nonempty_since, learned_at, pass_baseline, oldest_sent, runs, archived, "
            "failed_runs, consecutive_failures, error_time, error_code, error_class, error_message, last_run_at, "
            "last_run_archived, last_run_ok, saved_at FROM queues WHERE grp = ?1 AND url = ?2");
     q.Bind(1, key.group).Bind(2, key.url);
@@ -200,8 +200,8 @@ class SqliteStateStore final : public StateStore {
     r.name = q.Text(1);
     r.last_empty = q.Time(2);
     r.nonempty_since = q.Time(3);
-    r.run_start = q.Time(4);
-    r.seen_nearest = q.Time(5);
+    r.learned_at = q.Time(4);
+    r.pass_baseline = q.Int(5);
     r.oldest_sent = q.Time(6);
     r.runs = static_cast<uint64_t>(q.Int(7));
     r.archived = static_cast<uint64_t>(q.Int(8));
@@ -350,13 +350,13 @@ class SqliteStateStore final : public StateStore {
 
   Status SaveAll(std::span<const QueueRecord> records) {
     Stmt q(db_,
-           "INSERT INTO queues(grp, url, name, last_empty, nonempty_since, run_start, seen_nearest, oldest_sent, runs, "
+           "INSERT INTO queues(grp, url, name, last_empty, nonempty_since, learned_at, pass_baseline, oldest_sent, runs, "
            "archived, failed_runs, consecutive_failures, error_time, error_code, error_class, error_message, "
            "last_run_at, last_run_archived, last_run_ok, saved_at) "
            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
            "ON CONFLICT(grp, url) DO UPDATE SET name = excluded.name, last_empty = excluded.last_empty, "
-           "nonempty_since = excluded.nonempty_since, run_start = excluded.run_start, "
-           "seen_nearest = excluded.seen_nearest, oldest_sent = excluded.oldest_sent, runs = excluded.runs, "
+           "nonempty_since = excluded.nonempty_since, learned_at = excluded.learned_at, "
+           "pass_baseline = excluded.pass_baseline, oldest_sent = excluded.oldest_sent, runs = excluded.runs, "
            "archived = excluded.archived, failed_runs = excluded.failed_runs, "
            "consecutive_failures = excluded.consecutive_failures, error_time = excluded.error_time, "
            "error_code = excluded.error_code, error_class = excluded.error_class, "
@@ -373,7 +373,7 @@ class SqliteStateStore final : public StateStore {
     for (const QueueRecord& r : records) {
       const auto& e = r.last_error;
       q.Bind(1, r.key.group).Bind(2, r.key.url).Bind(3, r.name);
-      q.Bind(4, r.last_empty).Bind(5, r.nonempty_since).Bind(6, r.run_start).Bind(7, r.seen_nearest);
+      q.Bind(4, r.last_empty).Bind(5, r.nonempty_since).Bind(6, r.learned_at).Bind(7, r.pass_baseline);
       q.Bind(8, r.oldest_sent);
       q.Bind(9, static_cast<int64_t>(r.runs)).Bind(10, static_cast<int64_t>(r.archived));
       q.Bind(11, static_cast<int64_t>(r.failed_runs)).Bind(12, static_cast<int64_t>(r.consecutive_failures));

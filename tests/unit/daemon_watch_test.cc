@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "monitor/daemon.h"
 #include "testing/fake_notifier.h"
+#include "testing/fake_state_store.h"
 #include "unit/daemon_fixture.h"
 
 namespace dlq {
@@ -107,6 +108,33 @@ TEST_F(DaemonWatchTest, DaemonStartedOnANonEmptyQueueLearnsEachMessageOnceThenOn
   EXPECT_EQ(q->runs, 0u);
   ASSERT_TRUE(q->nearest_expiry);
   EXPECT_EQ(*q->nearest_expiry, sent + seconds(kFixtureRetentionSeconds));  // exact, from SentTimestamp
+}
+
+TEST_F(DaemonWatchTest, ARestartedDaemonKeepsItsLedgerAndReceivesNothingAgain) {
+  const SystemTime sent = clock_.Now() - hours(24);
+  Inject(3, sent);
+  FakeStateStore state;
+  DaemonOptions o;
+  o.state_store = &state;
+  {
+    auto d = NewDaemon(notifier_, o);
+    d->RunOnce();
+    d->WaitIdle();
+    Cycle(*d);  // saves the ledger the learning pass filled
+    ASSERT_EQ(d->Queue("orders-dlq")->ledger_messages, 3u);
+  }
+  const int before_restart = Receives();
+  ASSERT_GT(before_restart, 0);
+  auto d = NewDaemon(notifier_, o);
+  for (int i = 0; i < 10; ++i) Cycle(*d);
+  EXPECT_EQ(Receives(), before_restart);  // every message is known: no learning pass
+  auto q = d->Queue("orders-dlq");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->learning_passes, 0u);
+  EXPECT_EQ(q->ledger_messages, 3u);
+  EXPECT_EQ(q->expiry_unknown, "");
+  ASSERT_TRUE(q->nearest_expiry);
+  EXPECT_EQ(*q->nearest_expiry, sent + seconds(kFixtureRetentionSeconds));
 }
 
 TEST_F(DaemonWatchTest, GrowingDlqNoLongerThanItsSourceIsLearnedOncePerArrivalNotEverySweep) {

@@ -87,7 +87,7 @@ TEST_F(StateStoreTest, RoundTripsAQueueAcrossReopen) {
   EXPECT_EQ(r.name, "orders-dlq");
   EXPECT_EQ(r.last_empty, in.last_empty);
   EXPECT_EQ(r.nonempty_since, in.nonempty_since);
-  EXPECT_FALSE(r.run_start.has_value());
+  EXPECT_FALSE(r.learned_at.has_value());
   EXPECT_EQ(r.runs, 3u);
   EXPECT_EQ(r.archived, 42u);
   EXPECT_EQ(r.failed_runs, 1u);
