@@ -38,6 +38,7 @@ constexpr Column kColumns[] = {
     {"expires_at", "string"},
     {"archived_at", "string"},
     {"receive_count", "bigint"},
+    {"own_receive_count", "bigint"},
     {"source_queue_arn", "string"},
     {"extended_client_pointer", "boolean"},
     {"archiver", "struct<version:string,host:string>"},

@@ -77,7 +77,7 @@ TEST(AthenaDdl, EveryFieldOfTheFormatDocIsAColumnWithItsType) {
     SCOPED_TRACE(f.name + " (" + f.type + ")");
     std::string type = ColumnType(ddl, f.name);
     ASSERT_FALSE(type.empty()) << "no column for field " << f.name;
-    if (f.type == "integer") {
+    if (f.type == "integer" || f.type == "integer, optional") {
       EXPECT_TRUE(type == "int" || type == "bigint") << type;
     } else if (StartsWith(f.type, "string")) {  // "string", "string or null", "string, string"
       EXPECT_EQ(type, "string");
