@@ -286,6 +286,18 @@ AlarmNotification DestinationNotification(const GroupConfig& g, const std::strin
   return n;
 }
 
+// Replaces the stored ledger of the queue at `url` with `entries`: whole, as
+// a ledger changes once per receive pass, not per collection.
+Status ReplaceLedger(StateStore& store, const std::string& url, std::vector<LedgerEntry> entries, SystemTime now) {
+  std::vector<LedgerRow> rows;
+  rows.reserve(entries.size());
+  for (LedgerEntry& e : entries) {
+    rows.push_back({url, std::move(e.message_id), e.sent, e.first_seen, e.first_receive_count, e.own_receives});
+  }
+  Status st = store.PruneLedger(url, now + std::chrono::hours(24 * 366)).status();
+  return st.ok() ? store.UpsertLedger(rows) : st;
+}
+
 // Puts back the kept state of `alarm` (when it was kept under the same spec).
 void RestoreAlarm(Alarm* alarm, const QueueRecord& kept) {
   if (alarm == nullptr) return;
@@ -1046,15 +1058,7 @@ void Daemon::SaveState(SystemTime now) {
     q->unsaved_transitions.clear();
   }
   for (LedgerSave& l : ledgers) {
-    // Replaced whole: a ledger changes once per receive pass, not per collection.
-    std::vector<LedgerRow> rows;
-    rows.reserve(l.entries.size());
-    for (LedgerEntry& e : l.entries) {
-      rows.push_back({l.url, std::move(e.message_id), e.sent, e.first_seen, e.first_receive_count, e.own_receives});
-    }
-    Status st = store_->PruneLedger(l.url, now + std::chrono::hours(24 * 366)).status();
-    if (st.ok()) st = store_->UpsertLedger(rows);
-    if (!st.ok()) {
+    if (Status st = ReplaceLedger(*store_, l.url, std::move(l.entries), now); !st.ok()) {
       Log().Log(LogLevel::kError, "state_save_failed",
                 {{"path", store_->path()}, {"error", st.ToString()}, {"consequence", "retried after each collection"}});
       continue;
@@ -1062,6 +1066,10 @@ void Daemon::SaveState(SystemTime now) {
     MutexLock l2(l.queue->mu);
     l.queue->saved_ledger_generation = l.generation;
   }
+  PruneState(now, std::move(watched), every_group_discovered);
+}
+
+void Daemon::PruneState(SystemTime now, std::vector<std::string> watched, bool every_group_discovered) {
   if (last_prune_ && now - *last_prune_ < options_.state_prune_interval) return;
   last_prune_ = now;
   PruneOptions prune;

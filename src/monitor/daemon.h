@@ -233,6 +233,9 @@ class Daemon {
   // True when something was kept for the queue.
   bool RestoreQueue(QueueState& q, const std::string& group, const DiscoveredQueue& dq);
   void SaveState(SystemTime now);
+  // Every state_prune_interval: prunes the store (ledgers of the queues not in `watched` too, when every
+  // group was discovered).
+  void PruneState(SystemTime now, std::vector<std::string> watched, bool every_group_discovered);
 
   MonitorConfig config_;  // control thread only
   GroupClientsFactory factory_;

@@ -349,20 +349,21 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveAll(std::span<const QueueRecord> records) {
-    Stmt q(db_,
-           "INSERT INTO queues(grp, url, name, last_empty, nonempty_since, learned_at, pass_baseline, oldest_sent, runs, "
-           "archived, failed_runs, consecutive_failures, error_time, error_code, error_class, error_message, "
-           "last_run_at, last_run_archived, last_run_ok, saved_at) "
-           "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
-           "ON CONFLICT(grp, url) DO UPDATE SET name = excluded.name, last_empty = excluded.last_empty, "
-           "nonempty_since = excluded.nonempty_since, learned_at = excluded.learned_at, "
-           "pass_baseline = excluded.pass_baseline, oldest_sent = excluded.oldest_sent, runs = excluded.runs, "
-           "archived = excluded.archived, failed_runs = excluded.failed_runs, "
-           "consecutive_failures = excluded.consecutive_failures, error_time = excluded.error_time, "
-           "error_code = excluded.error_code, error_class = excluded.error_class, "
-           "error_message = excluded.error_message, last_run_at = excluded.last_run_at, "
-           "last_run_archived = excluded.last_run_archived, last_run_ok = excluded.last_run_ok, "
-           "saved_at = excluded.saved_at RETURNING id");
+    Stmt q(
+        db_,
+        "INSERT INTO queues(grp, url, name, last_empty, nonempty_since, learned_at, pass_baseline, oldest_sent, runs, "
+        "archived, failed_runs, consecutive_failures, error_time, error_code, error_class, error_message, "
+        "last_run_at, last_run_archived, last_run_ok, saved_at) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
+        "ON CONFLICT(grp, url) DO UPDATE SET name = excluded.name, last_empty = excluded.last_empty, "
+        "nonempty_since = excluded.nonempty_since, learned_at = excluded.learned_at, "
+        "pass_baseline = excluded.pass_baseline, oldest_sent = excluded.oldest_sent, runs = excluded.runs, "
+        "archived = excluded.archived, failed_runs = excluded.failed_runs, "
+        "consecutive_failures = excluded.consecutive_failures, error_time = excluded.error_time, "
+        "error_code = excluded.error_code, error_class = excluded.error_class, "
+        "error_message = excluded.error_message, last_run_at = excluded.last_run_at, "
+        "last_run_archived = excluded.last_run_archived, last_run_ok = excluded.last_run_ok, "
+        "saved_at = excluded.saved_at RETURNING id");
     Stmt a(db_, "INSERT OR REPLACE INTO alarms(qid, name, spec_key, state, periods) VALUES(?1, ?2, ?3, ?4, ?5)");
     Stmt t(db_,
            "INSERT OR REPLACE INTO transitions(qid, alarm, t, from_state, to_state, reason, value, initial) "

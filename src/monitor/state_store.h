@@ -55,9 +55,9 @@ struct QueueRecord {
   std::string name;
   std::optional<SystemTime> last_empty;      // last collection that saw the queue empty
   std::optional<SystemTime> nonempty_since;  // start of the current non-empty streak
-  std::optional<SystemTime> learned_at;      // start of the last complete receive pass (its ledger knows what was queued)
-  int64_t pass_baseline = -1;                // lowest message count since then (-1 unknown)
-  std::optional<SystemTime> oldest_sent;     // the oldest SentTimestamp seen still queued
+  std::optional<SystemTime> learned_at;   // start of the last complete receive pass (its ledger knows what was queued)
+  int64_t pass_baseline = -1;             // lowest message count since then (-1 unknown)
+  std::optional<SystemTime> oldest_sent;  // the oldest SentTimestamp seen still queued
   uint64_t runs = 0, archived = 0, failed_runs = 0, consecutive_failures = 0;
   std::optional<StoredError> last_error;
   std::optional<SystemTime> last_run_at;
