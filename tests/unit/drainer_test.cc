@@ -320,7 +320,7 @@ TEST_F(DrainerTest, RecordsSayWhichReceivesWereOurs) {
   ASSERT_EQ(sqs_.ReceiveMessages(url_, ro)->size(), 3u);
   // The daemon's ledger: we received ids[0] twice before this run (so did SQS).
   for (int i = 0; i < 2; ++i) {
-    for (const Message& m : *sqs_.ReceiveMessages(url_, ro)) (void)m;
+    ASSERT_EQ(sqs_.ReceiveMessages(url_, ro)->size(), 3u);
   }
   options_.prior_own_receives = [&](const std::string& id) { return id == ids[0] ? 2 : 0; };
   DrainResult r = Drain();
