@@ -42,12 +42,12 @@ class DaemonJsonTest : public DaemonFixture {
   FakeNotifier notifier_;
 };
 
-// The fake store names objects with a random suffix. A run's end time may
+// The fake store names objects with a random suffix. A run's end (or error) time may
 // carry the drainer's 50 ms end-of-queue pause on the fake clock or not,
 // depending on which thread ran first: its milliseconds are not pinned.
 std::string WithoutRandomKeys(std::string json) {
   static const std::regex kKey("-[0-9a-f]{16}\\.json\\.gz");
-  static const std::regex kRunMillis("(\"last_run\":\\{\"time\":\"[0-9T:-]+)\\.[0-9]{3}Z");
+  static const std::regex kRunMillis("(\"last_(run|error)\":\\{\"time\":\"[0-9T:-]+)\\.[0-9]{3}Z");
   return std::regex_replace(std::regex_replace(json, kKey, "-<random>.json.gz"), kRunMillis, "$1.000Z");
 }
 
