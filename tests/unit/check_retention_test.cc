@@ -12,6 +12,7 @@
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "unit/daemon_fixture.h"
 
 namespace dlq {
 namespace {
@@ -57,14 +58,7 @@ class CheckRetentionTest : public ::testing::Test {
     return *dlq;
   }
 
-  GroupClientsFactory Factory() {
-    return [this](const GroupConfig&) -> Result<GroupClients> {
-      GroupClients c;
-      c.sqs = &sqs_;
-      c.store = &store_;
-      return c;
-    };
-  }
+  GroupClientsFactory Factory() { return FakeGroupClients(sqs_, store_); }
 
   int64_t Retention(const std::string& url) {
     auto a = sqs_.GetQueueAttributes(url, {"MessageRetentionPeriod"});

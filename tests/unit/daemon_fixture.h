@@ -83,6 +83,22 @@ class DaemonFixture : public ::testing::Test {
 
   void Cycle(Daemon& d) { CollectOnce(clock_, d); }
 
+  // Feeds orders-dlq from "orders", a 1-day source redriving after 3
+  // receives (so its messages arrive with at least 3 days left), and gives the
+  // group the built-in alarms with the expiry alarm at "within an hour".
+  void FeedFromOneDaySource() {
+    auto arn = sqs_.GetQueueAttributes(url_, {"QueueArn"});
+    ASSERT_TRUE(arn.ok());
+    auto src = sqs_.CreateQueue("orders", {{"MessageRetentionPeriod", "86400"},
+                                           {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
+                                                                 "\",\"maxReceiveCount\":\"3\"}"}});
+    ASSERT_TRUE(src.ok());
+    GroupConfig& g = config_.groups[0];
+    g.alarms = AlarmsConfig{};  // the built-in defaults
+    g.alarms.expiry.threshold_auto = false;
+    g.alarms.expiry.threshold = kFixtureRetentionSeconds - 3600;
+  }
+
   FakeClock clock_;
   FakeQueueClient sqs_;
   FakeObjectStore store_;

@@ -23,18 +23,7 @@ using std::chrono::seconds;
 // on 5 messages and the DLQ keeps them, so the alarm stays in ALARM.
 class DaemonStateTest : public DaemonFixture {
  protected:
-  DaemonStateTest() {
-    auto arn = sqs_.GetQueueAttributes(url_, {"QueueArn"});
-    EXPECT_TRUE(arn.ok());
-    auto src = sqs_.CreateQueue("orders", {{"MessageRetentionPeriod", "86400"},
-                                           {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
-                                                                 "\",\"maxReceiveCount\":\"3\"}"}});
-    EXPECT_TRUE(src.ok());
-    GroupConfig& g = config_.groups[0];
-    g.alarms = AlarmsConfig{};
-    g.alarms.expiry.threshold_auto = false;
-    g.alarms.expiry.threshold = kFixtureRetentionSeconds - 3600;
-  }
+  DaemonStateTest() { FeedFromOneDaySource(); }
 
   std::unique_ptr<Daemon> Start(Notifier& notifier, StateStore* store) {
     DaemonOptions o;

@@ -461,18 +461,7 @@ TEST_F(DaemonTest, DiscoveryErrorShowsInApiWhileReadersRun) {
 // A DLQ fed by a 1-day source queue: messages arrive with at least 3 days left.
 class DaemonActionTest : public DaemonTest {
  protected:
-  DaemonActionTest() {
-    auto arn = sqs_.GetQueueAttributes(url_, {"QueueArn"});
-    EXPECT_TRUE(arn.ok());
-    auto src = sqs_.CreateQueue("orders", {{"MessageRetentionPeriod", "86400"},
-                                           {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
-                                                                 "\",\"maxReceiveCount\":\"3\"}"}});
-    EXPECT_TRUE(src.ok());
-    GroupConfig& g = config_.groups[0];
-    g.alarms = AlarmsConfig{};  // the built-in defaults
-    g.alarms.expiry.threshold_auto = false;
-    g.alarms.expiry.threshold = kFixtureRetentionSeconds - 3600;
-  }
+  DaemonActionTest() { FeedFromOneDaySource(); }
 };
 
 TEST_F(DaemonActionTest, DepthAlarmNotifiesByDefaultAndTheDlqKeepsItsMessages) {
@@ -553,14 +542,7 @@ TEST_F(DaemonActionTest, DepthAlarmWithArchiveActionDrainsEverything) {
 
 class CheckTest : public DaemonTest {
  protected:
-  GroupClientsFactory Factory() {
-    return [this](const GroupConfig&) -> Result<GroupClients> {
-      GroupClients c;
-      c.sqs = &sqs_;
-      c.store = &store_;
-      return c;
-    };
-  }
+  GroupClientsFactory Factory() { return FakeGroupClients(sqs_, store_); }
 };
 
 TEST_F(CheckTest, MissingBucketIsAnErrorNotSafe) {
