@@ -523,14 +523,20 @@ void PrintPlan(const std::vector<GroupRetention>& groups, std::string& out, int&
   out += not_changed;
 }
 
-// Sets the proposed retention on each DLQ of the plan; returns how many failed.
-int ApplyPlan(const std::vector<GroupRetention>& groups, std::string& out) {
-  std::string changed, failed;
+// Sets the proposed retention on each DLQ of the plan; returns how many failed
+// (those a stop request left unchanged included: each is named).
+int ApplyPlan(const std::vector<GroupRetention>& groups, const std::atomic<bool>* stop, std::string& out) {
+  std::string changed, failed, stopped;
   int failures = 0;
   for (const GroupRetention& gr : groups) {
     for (const RetentionRow& row : gr.rows) {
       if (!row.advice.needed || !row.blocked.empty()) continue;
       const std::string seconds = std::to_string(row.advice.proposed.count());
+      if (stop != nullptr && stop->load()) {
+        ++failures;
+        stopped += fmt::format("  {}: still {} s\n", row.q.name, row.advice.current.count());
+        continue;
+      }
       Status st = gr.clients.sqs->SetQueueAttributes(row.q.url, {{"MessageRetentionPeriod", seconds}});
       if (st.ok()) {
         changed +=
@@ -542,7 +548,8 @@ int ApplyPlan(const std::vector<GroupRetention>& groups, std::string& out) {
     }
   }
   out += "changed:\n" + (changed.empty() ? std::string("  (none)\n") : changed);
-  if (failures > 0) out += "not changed (SetQueueAttributes failed):\n" + failed;
+  if (!failed.empty()) out += "not changed (SetQueueAttributes failed):\n" + failed;
+  if (!stopped.empty()) out += "not changed (stopped by a signal before its turn):\n" + stopped;
   return failures;
 }
 
@@ -567,7 +574,8 @@ bool AnyGroupFailed(const std::vector<GroupRetention>& groups) {
 
 }  // namespace
 
-int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory, bool apply, std::string& out) {
+int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory, bool apply, std::string& out,
+                 const std::atomic<bool>* stop) {
   const std::vector<GroupRetention> groups = ReadRetention(config, factory);
   int to_change = 0, blocked = 0;
   PrintPlan(groups, out, to_change, blocked);
@@ -582,7 +590,11 @@ int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory
     out += fmt::format("{} DLQ(s) to change; nothing changed: run again with --yes to apply\n", to_change);
     return group_failed ? kFixPartial : kFixPending;
   }
-  const int failures = ApplyPlan(groups, out);
+  const int failures = ApplyPlan(groups, stop, out);
+  if (stop != nullptr && stop->load()) {
+    out += "stopped by a signal: the DLQs under \"changed\" were changed, the others were not; run again to finish\n";
+    return kFixStopped;
+  }
   out += "check again:\n";
   const int still_short = Recheck(ReadRetention(config, factory), out);
   if (failures > 0 || group_failed) return kFixPartial;
@@ -597,7 +609,7 @@ int RunCheckCommand(const CheckCommandOptions& options) {
   }
   std::string out;
   auto factory = MakeAwsGroupClientsFactory(options.services, nullptr);
-  int code = options.fix_retention ? FixRetention(*config, factory, options.yes, out)
+  int code = options.fix_retention ? FixRetention(*config, factory, options.yes, out, options.stop)
                                    : CheckConfig(*config, factory, options.output, out, options.drain_rate);
   // The text report names queues and errors from AWS, one per line.
   if (options.output != "json" || options.fix_retention) out = TerminalSafe(out, TextLines::kMulti);
@@ -625,6 +637,7 @@ Runner AddCheckFlags(CLI::App& cmd) {
     if (o->yes && !o->fix_retention) return ctx.usage.Fail("--yes applies --fix-retention's plan: give both");
     CheckCommandOptions options = *o;
     options.services = ctx.global.Services();
+    options.stop = &ctx.stop;
     return RunCheckCommand(options);
   };
 }
@@ -638,7 +651,8 @@ Command CheckCommand() {
           "With --fix-retention: 0 nothing to change (with --yes: every change made and the check again passes); "
           "1 changes planned but not made (no --yes), or a DLQ no retention can fix; 2 usage error or invalid "
           "config; 3 some change failed or a group could not be read (the report names each queue changed and "
-          "not changed)",
+          "not changed); 130 a signal stopped --yes between two changes (the report names the DLQs changed and "
+          "those left as they were)",
           AddCheckFlags};
 }
 

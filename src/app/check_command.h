@@ -10,6 +10,7 @@
 // again. Exit codes: kFix* below.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "app/run_command.h"
@@ -26,6 +27,8 @@ struct CheckCommandOptions {
   double drain_rate = 0;
   bool fix_retention = false;
   bool yes = false;  // with fix_retention: apply the plan
+  // Polled before each change of --fix-retention --yes; not owned, may be null.
+  const std::atomic<bool>* stop = nullptr;
   ServicesOptions services;
 };
 
@@ -40,8 +43,10 @@ inline constexpr int kFixNothingToDo = 0;  // every DLQ's retention is long enou
 inline constexpr int kFixPending = 1;      // plan printed, nothing changed (no --yes); or a DLQ no raise can fix
 inline constexpr int kFixBadConfig = 2;    // the config did not load
 inline constexpr int kFixPartial = 3;      // some change failed or a group could not be read; see the report
+inline constexpr int kFixStopped = 130;    // a signal stopped --yes between two changes; the report names both sides
 // Prints the plan to `out`; with apply, carries it out and checks again.
-int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory, bool apply, std::string& out);
+int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory, bool apply, std::string& out,
+                 const std::atomic<bool>* stop = nullptr);
 
 int RunCheckCommand(const CheckCommandOptions& options);
 

@@ -3,12 +3,15 @@
 // detection-delay and drain-time figures (§5).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "app/check_command.h"
 #include "app/cli.h"
 #include "monitor/safety.h"
+#include "sqs/queue_client_wrapper.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
@@ -175,6 +178,40 @@ TEST_F(CheckRetentionTest, AFailingSetQueueAttributesIsReportedPerQueue) {
   EXPECT_TRUE(Has(out, "AccessDenied")) << out;
   // The check again still names the one left short.
   EXPECT_TRUE(Has(out, "check again:\n  orders-dlq: the DLQ keeps messages no longer than its source")) << out;
+}
+
+// A signal during --yes (the stop flag set as the first change returns):
+// that change stands, nothing more is changed, and the report names both.
+class StopAfterFirstChange final : public QueueClientWrapper {
+ public:
+  StopAfterFirstChange(QueueClient& target, std::atomic<bool>& stop) : QueueClientWrapper(target), stop_(stop) {}
+  Status SetQueueAttributes(const std::string& url, const std::map<std::string, std::string>& attributes) override {
+    Status st = QueueClientWrapper::SetQueueAttributes(url, attributes);
+    stop_.store(true);
+    return st;
+  }
+
+ private:
+  std::atomic<bool>& stop_;
+};
+
+TEST_F(CheckRetentionTest, ASignalBetweenTwoChangesStopsAndNamesBothSides) {
+  std::atomic<bool> stop{false};
+  StopAfterFirstChange sqs(sqs_, stop);
+  std::string out;
+  EXPECT_EQ(FixRetention(config_, FakeGroupClients(sqs, store_), /*apply=*/true, out, &stop), kFixStopped) << out;
+  EXPECT_EQ(sqs_.calls(FakeQueueClient::Operation::kSetQueueAttributes), 1);
+  EXPECT_EQ(Retention(orders_dlq_), 352800);
+  EXPECT_EQ(Retention(billing_dlq_), kFourDays);
+  EXPECT_TRUE(Has(out, "changed:\n  orders-dlq: MessageRetentionPeriod 345600 -> 352800\n")) << out;
+  EXPECT_TRUE(Has(out, "not changed (stopped by a signal before its turn):\n  billing-dlq: still 345600 s\n")) << out;
+  EXPECT_TRUE(Has(out, "stopped by a signal: the DLQs under \"changed\" were changed, the others were not")) << out;
+  EXPECT_FALSE(Has(out, "check again:")) << out;
+  // Running again finishes the job.
+  stop.store(false);
+  out.clear();
+  EXPECT_EQ(FixRetention(config_, Factory(), /*apply=*/true, out, &stop), kFixNothingToDo) << out;
+  EXPECT_EQ(Retention(billing_dlq_), 352800);
 }
 
 TEST_F(CheckRetentionTest, AQueueThatIsAlsoASourceIsNeverChanged) {
