@@ -11,7 +11,8 @@
 #        DURATION 600 (one discovery), measured after SETTLE_CYCLES (2) collection cycles instead of after an
 #        archive; DLQ_RETENTION / SOURCE_RETENTION (seconds; SOURCE_RETENTION > 0 gives every DLQ a source
 #        queue, which fauxqs cannot report: it lacks ListDeadLetterSourceQueues); GROW_EVERY (0: unchanged;
-#        G: every G-th queue gets a message every GROW_PERIOD (300) seconds during the window).
+#        G: every G-th queue gets a message every GROW_PERIOD (300) seconds during the window);
+#        CLOUDWATCH_AGE=1 sets the group's cloudwatch_age (GetMetricData per queue per cycle; moto only).
 # Builds (scripts/build, DLQ_BUILD_JOBS=1 by default), starts fauxqs if it is not running (and stops it at the end
 # only then), creates the queues benchmon-<run>-q0000-dlq.. and a bucket, writes a config (OUT/config.yaml),
 # starts the daemon, waits for /readyz and for the alarmed queues to be archived, measures DURATION seconds of
@@ -43,6 +44,7 @@ DLQ_RETENTION=${DLQ_RETENTION:-0}
 SOURCE_RETENTION=${SOURCE_RETENTION:-0}
 GROW_EVERY=${GROW_EVERY:-0}
 GROW_PERIOD=${GROW_PERIOD:-300}
+CLOUDWATCH_AGE=${CLOUDWATCH_AGE:-0}
 OUT=${OUT:-$here/out}
 RESULTS=${RESULTS:-$here/results.json}
 mkdir -p "$OUT"
@@ -101,6 +103,7 @@ groups:
     endpoint_url: $ep
     prefixes: [$prefix]
     destination: s3://$bucket/dlq-archive
+$([[ $CLOUDWATCH_AGE == 1 ]] && echo "    cloudwatch_age: true")
 YAML
 $bin check --config "$OUT/config.yaml" >"$OUT/check.txt" 2>&1 || true  # informative only (exit 1 = UNSAFE queues)
 
@@ -172,6 +175,7 @@ r = {
     "source_retention_s": $SOURCE_RETENTION,
     "grow_every": $GROW_EVERY,
     "grow_period_s": $GROW_PERIOD,
+    "cloudwatch_age": $CLOUDWATCH_AGE == 1,
     "binary": "$bin",
     "binary_mtime": subprocess.run(["date", "-u", "-r", "$bin", "+%Y-%m-%dT%H:%M:%SZ"], capture_output=True,
                                    text=True).stdout.strip(),
