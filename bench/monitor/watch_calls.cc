@@ -155,55 +155,128 @@ struct Outcome {
   size_t expiry_unknown = 0;  // DLQs whose expiry is unknown at the end
 };
 
-std::string Name(const char* kind, size_t q) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%s-q%04zu%s", kind, q, std::string_view(kind) == "bench" ? "-dlq" : "");
-  return buf;
-}
+// The fake SQS with its DLQs and their sources, and the messages put into them.
+class Fleet {
+ public:
+  Fleet(const Case& c, size_t queues) : case_(c), fake_(clock_), sqs_(fake_), urls_(queues) {
+    for (size_t q = 0; q < queues; ++q) {
+      urls_[q] = *fake_.CreateQueue(Name("bench", q), {{"MessageRetentionPeriod", std::to_string(c.dlq_retention_s)}});
+      const std::string arn = fake_.GetQueueAttributes(urls_[q], {"QueueArn"})->at("QueueArn");
+      const std::string policy = "{\"deadLetterTargetArn\":\"" + arn + "\",\"maxReceiveCount\":\"3\"}";
+      (void)*fake_.CreateQueue(Name("src", q), {{"MessageRetentionPeriod", std::to_string(c.source_retention_s)},
+                                                {"RedrivePolicy", policy}});
+    }
+    next_growth_ = clock_.Now();
+  }
 
-uint64_t ReceiveCountSum(const dlq::FakeQueueClient& sqs, const std::vector<std::string>& urls) {
-  uint64_t sum = 0;
-  for (const auto& url : urls) {
-    for (const dlq::Message& m : sqs.Messages(url)) {
-      auto it = m.attributes.find("ApproximateReceiveCount");
-      if (it != m.attributes.end()) sum += static_cast<uint64_t>(dlq::ParseInt64(it->second).value_or(0));
+  dlq::FakeClock& clock() { return clock_; }
+  dlq::QueueClient& sqs() { return sqs_; }
+  std::array<uint64_t, kCounters> counts() const { return sqs_.counts(); }
+  size_t size() const { return urls_.size(); }
+
+  // The held DLQs' messages: those of every other held DLQ, `before` the daemon starts or after.
+  void Hold(bool before) {
+    for (size_t q = 0; q < urls_.size(); q += kHeldEvery) {
+      if (((q / kHeldEvery) % 2 == 0) != before) continue;
+      for (int i = 0; i < kHeldMessages; ++i) Put(q, std::to_string(q * 100 + static_cast<size_t>(i)));
     }
   }
-  return sum;
-}
-
-Outcome RunCase(const Case& c, size_t queues, hours warmup, hours window) {
-  dlq::FakeClock clock;
-  dlq::FakeQueueClient fake(clock);
-  CountingQueueClient sqs(fake);
-  dlq::FakeObjectStore store("fake://bench-archive", &clock);
-  dlq::FakeNotifier notifier;
-  dlq::metrics::Registry registry;
-  dlq::DaemonMetrics metrics(registry, "bench");
-
-  std::vector<std::string> urls(queues);
-  for (size_t q = 0; q < queues; ++q) {
-    urls[q] = *fake.CreateQueue(Name("bench", q), {{"MessageRetentionPeriod", std::to_string(c.dlq_retention_s)}});
-    const std::string arn = fake.GetQueueAttributes(urls[q], {"QueueArn"})->at("QueueArn");
-    (void)*fake.CreateQueue(Name("src", q),
-                            {{"MessageRetentionPeriod", std::to_string(c.source_retention_s)},
-                             {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn + "\",\"maxReceiveCount\":\"3\"}"}});
+  // Growing cases: one message into each growing DLQ when kGrowthPeriod has passed; returns how many.
+  uint64_t Grow() {
+    if (!case_.growing || clock_.Now() < next_growth_) return 0;
+    next_growth_ += kGrowthPeriod;
+    uint64_t n = 0;
+    for (size_t q = kGrowingEvery / 2; q < urls_.size(); q += kGrowingEvery, ++n) Put(q, std::to_string(++seq_));
+    return n;
   }
-  auto put = [&](size_t q, const std::string& id) {
+  // The sum of every DLQ message's ApproximateReceiveCount.
+  uint64_t ReceiveCountSum() const {
+    uint64_t sum = 0;
+    for (const auto& url : urls_) {
+      for (const dlq::Message& m : fake_.Messages(url)) {
+        auto it = m.attributes.find("ApproximateReceiveCount");
+        if (it != m.attributes.end()) sum += static_cast<uint64_t>(dlq::ParseInt64(it->second).value_or(0));
+      }
+    }
+    return sum;
+  }
+
+ private:
+  static std::string Name(const char* kind, size_t q) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%s-q%04zu%s", kind, q, std::string_view(kind) == "bench" ? "-dlq" : "");
+    return buf;
+  }
+  void Put(size_t q, const std::string& id) {
     dlq::SendEntry e;
     e.id = id;
     e.body = "{\"order\":" + id + "}";
-    (void)*fake.InjectMessage(urls[q], e, clock.Now() - hours(1));  // failed an hour after it was sent
-  };
-  const bool held_before = true;
-  auto hold = [&](bool before) {
-    for (size_t q = 0; q < queues; q += kHeldEvery) {
-      if (((q / kHeldEvery) % 2 == 0) != before) continue;
-      for (int i = 0; i < kHeldMessages; ++i) put(q, std::to_string(q * 100 + static_cast<size_t>(i)));
-    }
-  };
-  hold(held_before);
+    (void)*fake_.InjectMessage(urls_[q], e, clock_.Now() - hours(1));  // failed an hour after it was sent
+  }
 
+  const Case case_;
+  dlq::FakeClock clock_;
+  dlq::FakeQueueClient fake_;
+  CountingQueueClient sqs_;
+  std::vector<std::string> urls_;
+  dlq::SystemTime next_growth_;
+  uint64_t seq_ = 0;
+};
+
+// The daemon's per-queue totals (learning passes, archive runs, archived).
+std::array<uint64_t, 3> RunTotals(const dlq::Daemon& daemon) {
+  std::array<uint64_t, 3> t{};
+  for (const auto& s : daemon.Queues()) t[0] += s.learning_passes, t[1] += s.runs, t[2] += s.archived;
+  return t;
+}
+
+// Runs the daemon over the fleet: the warm-up, then the counted window.
+Outcome Measure(Fleet& fleet, dlq::Daemon& daemon, const dlq::FakeNotifier& notifier, std::chrono::seconds interval,
+                hours warmup, hours window) {
+  dlq::FakeClock& clock = fleet.clock();
+  auto cycle = [&] {
+    clock.Advance(interval);
+    daemon.RunOnce();
+    daemon.WaitIdle();
+  };
+  const dlq::SystemTime start = clock.Now();
+  daemon.RunOnce();  // discovery; every queue seen for the first time
+  daemon.WaitIdle();
+  fleet.Hold(false);  // these arrive after the daemon saw their queues empty
+  while (clock.Now() - start < warmup) {
+    fleet.Grow();
+    cycle();
+  }
+  Outcome out;
+  const auto calls_before = fleet.counts();
+  const uint64_t receives_before = fleet.ReceiveCountSum();
+  const size_t notified_before = notifier.notifications().size();
+  const auto totals_before = RunTotals(daemon);
+  const dlq::SystemTime t0 = clock.Now();
+  while (clock.Now() - t0 < window) {
+    out.arrivals += fleet.Grow();
+    cycle();
+  }
+  const auto calls_after = fleet.counts();
+  const auto totals_after = RunTotals(daemon);
+  out.window_hours = std::chrono::duration<double, std::ratio<3600>>(clock.Now() - t0).count();
+  for (size_t i = 0; i < kCounters; ++i) out.calls[i] = calls_after[i] - calls_before[i];
+  out.message_receives = fleet.ReceiveCountSum() - receives_before;
+  out.notifications = notifier.notifications().size() - notified_before;
+  out.learning_passes = totals_after[0] - totals_before[0];
+  out.archive_runs = totals_after[1] - totals_before[1];
+  out.archived = totals_after[2] - totals_before[2];
+  for (const auto& s : daemon.Queues()) out.expiry_unknown += s.expiry_unknown.empty() ? 0 : 1;
+  return out;
+}
+
+Outcome RunCase(const Case& c, size_t queues, hours warmup, hours window) {
+  Fleet fleet(c, queues);
+  fleet.Hold(true);
+  dlq::FakeObjectStore store("fake://bench-archive", &fleet.clock());
+  dlq::FakeNotifier notifier;
+  dlq::metrics::Registry registry;
+  dlq::DaemonMetrics metrics(registry, "bench");
   dlq::MonitorConfig config;  // the defaults: collection 60 s, sweep 300 s, discovery 600 s
   dlq::GroupConfig g;
   g.name = "bench";
@@ -215,61 +288,11 @@ Outcome RunCase(const Case& c, size_t queues, hours warmup, hours window) {
   dlq::Daemon daemon(
       config,
       [&](const dlq::GroupConfig&) -> Result<dlq::GroupClients> {
-        return dlq::GroupClients{.sqs = &sqs, .store = &store, .default_region = "us-east-1"};
+        return dlq::GroupClients{.sqs = &fleet.sqs(), .store = &store, .default_region = "us-east-1"};
       },
-      notifier, clock, registry, metrics, options);
-
-  Outcome out;
+      notifier, fleet.clock(), registry, metrics, options);
+  Outcome out = Measure(fleet, daemon, notifier, config.collection_interval, warmup, window);
   out.queues = queues;
-  const auto interval = config.collection_interval;
-  const dlq::SystemTime start = clock.Now();
-  dlq::SystemTime next_growth = start;
-  uint64_t growth_seq = 0;
-  auto grow = [&](dlq::SystemTime now) {
-    if (!c.growing || now < next_growth) return uint64_t{0};
-    next_growth += kGrowthPeriod;
-    uint64_t n = 0;
-    for (size_t q = kGrowingEvery / 2; q < queues; q += kGrowingEvery, ++n) put(q, std::to_string(++growth_seq));
-    return n;
-  };
-  auto cycle = [&] {
-    clock.Advance(interval);
-    daemon.RunOnce();
-    daemon.WaitIdle();
-  };
-
-  daemon.RunOnce();  // discovery; every queue seen for the first time
-  daemon.WaitIdle();
-  hold(!held_before);  // these arrive after the daemon saw their queues empty
-  while (clock.Now() - start < warmup) {
-    grow(clock.Now());
-    cycle();
-  }
-  const auto before = sqs.counts();
-  const uint64_t receives_before = ReceiveCountSum(fake, urls);
-  const size_t notified_before = notifier.notifications().size();
-  uint64_t passes_before = 0, runs_before = 0, archived_before = 0;
-  for (const auto& s : daemon.Queues())
-    passes_before += s.learning_passes, runs_before += s.runs, archived_before += s.archived;
-  const dlq::SystemTime t0 = clock.Now();
-  while (clock.Now() - t0 < window) {
-    out.arrivals += grow(clock.Now());
-    cycle();
-  }
-  const auto after = sqs.counts();
-  out.window_hours = std::chrono::duration<double, std::ratio<3600>>(clock.Now() - t0).count();
-  for (size_t i = 0; i < kCounters; ++i) out.calls[i] = after[i] - before[i];
-  out.message_receives = ReceiveCountSum(fake, urls) - receives_before;
-  out.notifications = notifier.notifications().size() - notified_before;
-  for (const auto& s : daemon.Queues()) {
-    out.learning_passes += s.learning_passes;
-    out.archive_runs += s.runs;
-    out.archived += s.archived;
-    if (!s.expiry_unknown.empty()) ++out.expiry_unknown;
-  }
-  out.learning_passes -= passes_before;
-  out.archive_runs -= runs_before;
-  out.archived -= archived_before;
   out.held_queues = (queues + kHeldEvery - 1) / kHeldEvery;
   out.growing_queues = c.growing ? (queues + kGrowingEvery / 2) / kGrowingEvery : 0;
   daemon.Stop();
@@ -278,6 +301,46 @@ Outcome RunCase(const Case& c, size_t queues, hours warmup, hours window) {
 
 double PerDlqPerHour(uint64_t calls, const Outcome& o) {
   return static_cast<double>(calls) / static_cast<double>(o.queues) / o.window_hours;
+}
+
+// One case's table on stdout and its object in `w`.
+void Report(const Case& c, const Outcome& o, double real_s, dlq::JsonWriter& w) {
+  std::printf("\n%s (R %lld d, S %lld d; %zu DLQs hold %d messages%s): %.2f h simulated in %.1f s\n", c.name,
+              static_cast<long long>(c.dlq_retention_s / kDay), static_cast<long long>(c.source_retention_s / kDay),
+              o.held_queues, kHeldMessages,
+              c.growing ? (", " + std::to_string(o.growing_queues) + " DLQs get 1 message every 15 min").c_str() : "",
+              o.window_hours, real_s);
+  w.BeginObject().Key("case").String(c.name).Key("dlq_retention_s").Int(c.dlq_retention_s);
+  w.Key("source_retention_s").Int(c.source_retention_s).Key("growing_queues").Uint(o.growing_queues);
+  w.Key("window_hours").Double(o.window_hours).Key("calls").BeginObject();
+  uint64_t total = 0;
+  for (size_t i = 0; i < kCounters; ++i) {
+    total += o.calls[i];
+    w.Key(kCounterNames[i]).Uint(o.calls[i]);
+    std::printf("  %-32s %8llu  %8.3f per DLQ per hour  %7.4f per DLQ per minute\n", kCounterNames[i],
+                static_cast<unsigned long long>(o.calls[i]), PerDlqPerHour(o.calls[i], o),
+                PerDlqPerHour(o.calls[i], o) / 60);
+  }
+  w.EndObject();
+  const double receive_per_growing =
+      o.growing_queues ? static_cast<double>(o.calls[kReceive]) / static_cast<double>(o.growing_queues) / o.window_hours
+                       : 0;
+  std::printf("  all SQS calls %llu = %.2f per DLQ per hour; ReceiveMessage per growing DLQ per hour %.2f\n",
+              static_cast<unsigned long long>(total), PerDlqPerHour(total, o), receive_per_growing);
+  std::printf(
+      "  arrivals %llu, message receives %llu, learning passes %llu, archive runs %llu (archived %llu), "
+      "notifications %llu, DLQs with expiry unknown at the end %zu\n",
+      static_cast<unsigned long long>(o.arrivals), static_cast<unsigned long long>(o.message_receives),
+      static_cast<unsigned long long>(o.learning_passes), static_cast<unsigned long long>(o.archive_runs),
+      static_cast<unsigned long long>(o.archived), static_cast<unsigned long long>(o.notifications), o.expiry_unknown);
+  w.Key("all_calls").Uint(total).Key("all_calls_per_dlq_hour").Double(PerDlqPerHour(total, o));
+  w.Key("receive_per_dlq_hour").Double(PerDlqPerHour(o.calls[kReceive], o));
+  w.Key("receive_per_growing_dlq_hour").Double(receive_per_growing);
+  w.Key("get_queue_attributes_per_dlq_minute").Double(PerDlqPerHour(o.calls[kCollect] + o.calls[kDiscover], o) / 60);
+  w.Key("arrivals").Uint(o.arrivals).Key("message_receives").Uint(o.message_receives);
+  w.Key("learning_passes").Uint(o.learning_passes).Key("archive_runs").Uint(o.archive_runs);
+  w.Key("archived").Uint(o.archived).Key("notifications").Uint(o.notifications);
+  w.Key("expiry_unknown_at_end").Uint(o.expiry_unknown).Key("real_seconds").Double(real_s).EndObject();
 }
 
 }  // namespace
@@ -305,44 +368,7 @@ int main(int argc, char** argv) {
   for (const Case& c : cases) {
     const auto t = std::chrono::steady_clock::now();
     const Outcome o = RunCase(c, queues, warmup, window);
-    const double real_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    std::printf("\n%s (R %lld d, S %lld d; %zu DLQs hold %d messages%s): %.2f h simulated in %.1f s\n", c.name,
-                static_cast<long long>(c.dlq_retention_s / kDay), static_cast<long long>(c.source_retention_s / kDay),
-                o.held_queues, kHeldMessages,
-                c.growing ? (", " + std::to_string(o.growing_queues) + " DLQs get 1 message every 15 min").c_str() : "",
-                o.window_hours, real_s);
-    w.BeginObject().Key("case").String(c.name).Key("dlq_retention_s").Int(c.dlq_retention_s);
-    w.Key("source_retention_s").Int(c.source_retention_s).Key("growing_queues").Uint(o.growing_queues);
-    w.Key("window_hours").Double(o.window_hours).Key("calls").BeginObject();
-    for (size_t i = 0; i < kCounters; ++i) {
-      w.Key(kCounterNames[i]).Uint(o.calls[i]);
-      std::printf("  %-32s %8llu  %8.3f per DLQ per hour  %7.4f per DLQ per minute\n", kCounterNames[i],
-                  static_cast<unsigned long long>(o.calls[i]), PerDlqPerHour(o.calls[i], o),
-                  PerDlqPerHour(o.calls[i], o) / 60);
-    }
-    w.EndObject();
-    uint64_t total = 0;
-    for (uint64_t n : o.calls) total += n;
-    const double receive_per_growing = o.growing_queues ? static_cast<double>(o.calls[kReceive]) /
-                                                              static_cast<double>(o.growing_queues) / o.window_hours
-                                                        : 0;
-    std::printf("  all SQS calls %llu = %.2f per DLQ per hour; ReceiveMessage per growing DLQ per hour %.2f\n",
-                static_cast<unsigned long long>(total), PerDlqPerHour(total, o), receive_per_growing);
-    std::printf(
-        "  arrivals %llu, message receives %llu, learning passes %llu, archive runs %llu (archived %llu), "
-        "notifications %llu, DLQs with expiry unknown at the end %zu\n",
-        static_cast<unsigned long long>(o.arrivals), static_cast<unsigned long long>(o.message_receives),
-        static_cast<unsigned long long>(o.learning_passes), static_cast<unsigned long long>(o.archive_runs),
-        static_cast<unsigned long long>(o.archived), static_cast<unsigned long long>(o.notifications),
-        o.expiry_unknown);
-    w.Key("all_calls").Uint(total).Key("all_calls_per_dlq_hour").Double(PerDlqPerHour(total, o));
-    w.Key("receive_per_dlq_hour").Double(PerDlqPerHour(o.calls[kReceive], o));
-    w.Key("receive_per_growing_dlq_hour").Double(receive_per_growing);
-    w.Key("get_queue_attributes_per_dlq_minute").Double(PerDlqPerHour(o.calls[kCollect] + o.calls[kDiscover], o) / 60);
-    w.Key("arrivals").Uint(o.arrivals).Key("message_receives").Uint(o.message_receives);
-    w.Key("learning_passes").Uint(o.learning_passes).Key("archive_runs").Uint(o.archive_runs);
-    w.Key("archived").Uint(o.archived).Key("notifications").Uint(o.notifications);
-    w.Key("expiry_unknown_at_end").Uint(o.expiry_unknown).Key("real_seconds").Double(real_s).EndObject();
+    Report(c, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(), w);
   }
   w.EndArray().EndObject();
   if (!json_out.empty()) {
