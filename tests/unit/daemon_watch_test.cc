@@ -92,6 +92,7 @@ TEST_F(DaemonWatchTest, DaemonStartedOnANonEmptyQueueLearnsEachMessageOnceThenOn
   auto first = d->Queue("orders-dlq");
   ASSERT_TRUE(first);
   EXPECT_NE(first->expiry_unknown.find("not yet observed"), std::string::npos) << first->expiry_unknown;
+  EXPECT_NE(d->OverviewJson().find("\"expiry_unknown\":\"not yet observed"), std::string::npos);  // the overview too
   EXPECT_EQ(first->learning_passes, 1u);
   const int after_learning = Receives();
   EXPECT_GT(after_learning, 0);
