@@ -189,6 +189,26 @@ TEST_F(DaemonWatchTest, ArchivedReceiveCountsSplitOursFromTheConsumers) {
   EXPECT_EQ(ConsumerReceiveCount(records[0]), 2);
 }
 
+TEST_F(DaemonWatchTest, AutoThresholdFollowsTheQueuesDepthAndTheAlarmKeepsItsState) {
+  config_.discovery_interval = seconds(180);
+  config_.groups[0].alarms.expiry.threshold_auto = true;
+  Inject(3, clock_.Now());
+  auto d = MakeDaemon();
+  d->RunOnce();  // discovered before any collection: the assumed backlog (10,000 messages)
+  d->WaitIdle();
+  const double assumed = d->Queue("orders-dlq")->expiry_threshold_s;
+  for (int i = 0; i < 6; ++i) Cycle(*d);  // discovered again at 180 s and 360 s: 3 messages queued
+  auto q = d->Queue("orders-dlq");
+  ASSERT_TRUE(q);
+  EXPECT_NEAR(q->expiry_threshold_s - assumed, 2000.0 - 0.6, 1.0);  // drain 3 messages at 5 msg/s, not 10,000
+  ASSERT_FALSE(q->alarms.empty());
+  EXPECT_EQ(q->alarms[0].second, AlarmState::kOk);
+  // The alarm went INSUFFICIENT_DATA -> OK once; the new threshold did not start it over.
+  int expiry_transitions = 0;
+  for (const auto& n : notifier_.notifications()) expiry_transitions += n.alarm_name == q->alarms[0].first.name;
+  EXPECT_EQ(expiry_transitions, 1);
+}
+
 TEST_F(DaemonWatchTest, AFailedLearningPassFallsBackToAssumingTheWorst) {
   Inject(2, clock_.Now() - hours(24));
   sqs_.FailNext(Op::kReceiveMessages, PermissionDenied("AccessDenied"), 1000);
