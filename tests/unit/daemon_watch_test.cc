@@ -209,6 +209,37 @@ TEST_F(DaemonWatchTest, AutoThresholdFollowsTheQueuesDepthAndTheAlarmKeepsItsSta
   EXPECT_EQ(expiry_transitions, 1);
 }
 
+TEST_F(DaemonWatchTest, ARestartKeepsTheAutoThresholdAlarmsStateThoughItsThresholdMoved) {
+  config_.discovery_interval = seconds(3600);
+  config_.groups[0].alarms.expiry.threshold_auto = true;
+  Inject(3, clock_.Now());
+  FakeStateStore state;
+  DaemonOptions o;
+  o.state_store = &state;
+  auto expiry_notifications = [&] {
+    int n = 0;
+    for (const auto& note : notifier_.notifications()) n += note.alarm_name == "orders-dlq-expiry";
+    return n;
+  };
+  double before = 0;
+  {
+    auto d = NewDaemon(notifier_, o);
+    d->RunOnce();  // its threshold: the assumed backlog's, kept until the next discovery an hour later
+    d->WaitIdle();
+    for (int i = 0; i < 2; ++i) Cycle(*d);
+    before = d->Queue("orders-dlq")->expiry_threshold_s;
+    ASSERT_EQ(d->Queue("orders-dlq")->alarms[0].second, AlarmState::kOk);
+    ASSERT_EQ(expiry_notifications(), 1);
+  }
+  auto d = NewDaemon(notifier_, o);
+  for (int i = 0; i < 3; ++i) Cycle(*d);
+  auto q = d->Queue("orders-dlq");
+  ASSERT_TRUE(q);
+  EXPECT_GT(q->expiry_threshold_s, before + 1900);  // the kept depth (3), not the assumed backlog
+  EXPECT_EQ(q->alarms[0].second, AlarmState::kOk);
+  EXPECT_EQ(expiry_notifications(), 1);  // restored, not started over
+}
+
 TEST_F(DaemonWatchTest, AFailedLearningPassFallsBackToAssumingTheWorst) {
   Inject(2, clock_.Now() - hours(24));
   sqs_.FailNext(Op::kReceiveMessages, PermissionDenied("AccessDenied"), 1000);
