@@ -211,6 +211,11 @@ function overviewSummary(doc) {
 function expiryCell(q) {
   const t = secondsToExpiry(q);
   if (t === null) return h('td', {}, h('span', { class: 'muted' }, 'nothing queued'));
+  // The queue page's text; the reason takes the meter's line.
+  if (q.expiry_unknown) {
+    return h('td', { title: `${fmtExpiry(0)}: ${q.expiry_unknown}` }, h('span', { class: 'state warn' }, 'any moment'), h('br'),
+      h('span', { class: 'muted' }, q.expiry_unknown));
+  }
   const retention = Math.max(1, q.source_retention_s > 0 ? Math.max(q.retention_s, q.source_retention_s) : q.retention_s);
   const left = Math.max(0, Math.min(retention, t));
   const text = fmtExpiry(t);

@@ -2,14 +2,21 @@
 """Helper for bench/monitor/run.sh (issue 4): fleet setup/cleanup in fauxqs and the daemon measurement.
 
   monitor.py setup   --endpoint-url URL --prefix P --bucket B [--queues 1000] [--alarmed-every 20] [--messages 3]
+                     [--dlq-retention R] [--source-retention S]
       Creates queues P-q0000-dlq .. (thread pool), puts --messages messages into every --alarmed-every-th queue
-      and creates bucket B. Prints JSON {queues, alarmed_queues, messages, seconds}.
+      and creates bucket B. With --source-retention S > 0 each DLQ gets a source queue srcP-q0000 (outside the
+      prefix) keeping messages S seconds with a RedrivePolicy naming the DLQ; --dlq-retention R > 0 sets the
+      DLQs' MessageRetentionPeriod. Prints JSON {queues, alarmed_queues, messages, seconds}.
   monitor.py cleanup --endpoint-url URL --prefix P --bucket B
-      Deletes every queue whose name starts with P (ListQueues prefix), and bucket B with its objects.
+      Deletes every queue whose name starts with P or srcP (ListQueues prefix), and bucket B with its objects.
       Prints JSON {queues_deleted, objects_deleted}.
   monitor.py measure --pid PID --base-url http://HOST:PORT --duration S --settle-messages N [--settle-timeout S]
-      Waits until dlq_archive_messages_archived_total reaches N (the alarmed queues are archived), then takes
-      /proc/PID/stat + /metrics at t0 and t1 = t0 + S and prints a JSON object with the deltas.
+                     [--settle-cycles C] [--grow-every G --grow-period P --endpoint-url URL --prefix P]
+      Waits until dlq_archive_messages_archived_total reaches N and no alarm is in ALARM (the alarmed queues are
+      archived), or with --settle-cycles C > 0 until C collection cycles have ended (steady state: nothing is
+      archived), then takes /proc/PID/stat + /metrics at t0 and t1 = t0 + S and prints a JSON object with the
+      deltas. With --grow-every G > 0, every G-th queue (G/2, G/2 + G, ...) gets one message every P seconds
+      during the window.
 
 Needs boto3 >= 1.34 (fauxqs speaks the SQS JSON protocol only): run with the image's `python3`.
 """
@@ -44,9 +51,15 @@ def cmd_setup(a):
     t0 = time.monotonic()
     s3.create_bucket(Bucket=a.bucket)
     alarmed = [i for i in range(a.queues) if i % a.alarmed_every == 0]
+    dlq_attrs = {"MessageRetentionPeriod": str(a.dlq_retention)} if a.dlq_retention > 0 else {}
 
     def one(i):
-        url = sqs.create_queue(QueueName=queue_name(a.prefix, i))["QueueUrl"]
+        url = sqs.create_queue(QueueName=queue_name(a.prefix, i), Attributes=dlq_attrs)["QueueUrl"]
+        if a.source_retention > 0:
+            arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            policy = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "3"})
+            sqs.create_queue(QueueName=f"src{a.prefix}q{i:04d}",
+                             Attributes={"MessageRetentionPeriod": str(a.source_retention), "RedrivePolicy": policy})
         if i % a.alarmed_every == 0:
             entries = [{"Id": str(k), "MessageBody": f"benchmon {a.prefix} queue {i} message {k}"}
                        for k in range(a.messages)]
@@ -81,7 +94,7 @@ def cmd_cleanup(a):
         s3.delete_bucket(Bucket=a.bucket)
     except Exception as e:  # noqa: BLE001 (best effort: report and go on with the queues)
         print(f"warning: delete bucket {a.bucket}: {e}", file=sys.stderr)
-    urls = list_queues(sqs, a.prefix)
+    urls = list_queues(sqs, a.prefix) + list_queues(sqs, "src" + a.prefix)
 
     def rm(url):
         try:
@@ -93,7 +106,7 @@ def cmd_cleanup(a):
 
     with ThreadPoolExecutor(a.threads) as ex:
         n = sum(ex.map(rm, urls))
-    left = len(list_queues(sqs, a.prefix))
+    left = len(list_queues(sqs, a.prefix)) + len(list_queues(sqs, "src" + a.prefix))
     print(json.dumps({"queues_deleted": n, "queues_left": left, "objects_deleted": objects}))
 
 
@@ -153,29 +166,65 @@ def snapshot(pid, base):
             "load": open("/proc/loadavg").read().split()[:3]}
 
 
-def cmd_measure(a):
-    base, pid = a.base_url, a.pid
-    # Settle: the alarmed queues are archived on the first evaluation; wait for that so the window measures the
-    # steady state (empty queues being watched), not the archive runs.
+class Grower(threading.Thread):
+    """Sends one message to every G-th queue every P seconds until stopped (the growing DLQs)."""
+
+    def __init__(self, a):
+        super().__init__(daemon=True)
+        self.a, self.stop, self.sent, self.errors = a, threading.Event(), 0, []
+        self.sqs, _ = clients(a.endpoint_url)
+        self.urls = [self.sqs.get_queue_url(QueueName=queue_name(a.prefix, i))["QueueUrl"]
+                     for i in range(a.grow_every // 2, a.queues, a.grow_every)]
+
+    def run(self):
+        while not self.stop.is_set():
+            for url in self.urls:
+                try:
+                    self.sqs.send_message(QueueUrl=url, MessageBody=f"benchmon growing {self.sent}")
+                    self.sent += 1
+                except Exception as e:  # noqa: BLE001 (counted and reported)
+                    self.errors.append(str(e))
+            self.stop.wait(self.a.grow_period)
+
+
+def settle(a, base):
+    """Waits for the state the window should measure; returns (seconds, archived, settled)."""
     t_settle = time.monotonic()
-    archived = 0.0
+    archived, settled = 0.0, False
+    cycles0 = total(scrape(base), "dlq_archive_collection_duration_seconds_count")
     while time.monotonic() - t_settle < a.settle_timeout:
         m = scrape(base)
         archived = total(m, "dlq_archive_messages_archived_total")
-        running = total(m, "dlq_archive_archive_runs_total")
-        in_alarm = total(m, "dlq_archive_alarm_state", state="ALARM")
-        # Also wait for every alarm to return to OK: while in ALARM, each sweep re-runs an archive on the queue.
-        if archived >= a.settle_messages and in_alarm == 0:
+        if a.settle_cycles > 0:
+            # Steady state: the first cycles' learning passes (if any) have ended.
+            settled = total(m, "dlq_archive_collection_duration_seconds_count") - cycles0 >= a.settle_cycles
+        else:
+            # Also wait for every alarm to return to OK: while in ALARM, each sweep re-runs an archive on the queue.
+            settled = archived >= a.settle_messages and total(m, "dlq_archive_alarm_state", state="ALARM") == 0
+        if settled:
             break
         time.sleep(2)
-    settle_s = time.monotonic() - t_settle
+    return time.monotonic() - t_settle, archived, settled
+
+
+def cmd_measure(a):
+    base, pid = a.base_url, a.pid
+    # Settle: the alarmed queues are archived on the first evaluation (or, in steady state, learnt); wait for
+    # that so the window measures the steady state (queues being watched), not the archive runs.
+    settle_s, archived, settled = settle(a, base)
+    grower = Grower(a) if a.grow_every > 0 else None
     time.sleep(1)
     s0 = snapshot(pid, base)
+    if grower:
+        grower.start()
     # Sample RSS while waiting (VmHWM is the peak anyway; the samples show whether it grows).
     rss = []
     while time.monotonic() - s0["t"] < a.duration:
         time.sleep(min(5, max(0.1, a.duration - (time.monotonic() - s0["t"]))))
         rss.append(proc_status(pid)["VmRSS_kib"])
+    if grower:
+        grower.stop.set()
+        grower.join()
     s1 = snapshot(pid, base)
     dt = s1["t"] - s0["t"]
     m0, m1 = s0["metrics"], s1["metrics"]
@@ -193,7 +242,11 @@ def cmd_measure(a):
     buckets = {l["le"]: v for n, l, v in m1 if n == "dlq_archive_collection_duration_seconds_bucket"}
     out = {
         "settle_seconds": round(settle_s, 1),
-        "settled": archived >= a.settle_messages,
+        "settled": settled,
+        "grown_queues": len(grower.urls) if grower else 0,
+        "grown_messages": grower.sent if grower else 0,
+        "grow_errors": grower.errors[:5] if grower else [],
+        "queues_in_window": a.queues,
         "window_seconds": round(dt, 1),
         "cycles": cyc,
         "cycles_expected": round(dt / a.collection_interval, 2),
@@ -209,6 +262,8 @@ def cmd_measure(a):
         "collection_buckets_total": buckets,
         "aws_requests_per_minute": round(sum(per_min.values()), 1),
         "aws_requests_per_minute_by_op": per_min,
+        "aws_requests_per_queue_per_minute_by_op": {k: round(v / a.queues, 4) for k, v in per_min.items()},
+        "aws_requests_per_queue_per_hour_by_op": {k: round(60 * v / a.queues, 3) for k, v in per_min.items()},
         "aws_requests_per_cycle": round(sum(r1.get(k, 0) - r0.get(k, 0) for k in r1) / cyc, 1) if cyc else None,
         "aws_non_ok_per_minute": errors_window,
         "aws_requests_total_at_end": by(m1, "dlq_archive_aws_requests_total", ["service", "operation", "code"]),
@@ -246,6 +301,8 @@ def main():
             q.add_argument("--queues", type=int, default=1000)
             q.add_argument("--alarmed-every", type=int, default=20)
             q.add_argument("--messages", type=int, default=3)
+            q.add_argument("--dlq-retention", type=int, default=0)
+            q.add_argument("--source-retention", type=int, default=0)
     q = sub.add_parser("measure")
     q.add_argument("--pid", type=int, required=True)
     q.add_argument("--base-url", required=True)
@@ -253,6 +310,12 @@ def main():
     q.add_argument("--collection-interval", type=float, default=10)
     q.add_argument("--settle-messages", type=float, required=True)
     q.add_argument("--settle-timeout", type=float, default=300)
+    q.add_argument("--settle-cycles", type=int, default=0)
+    q.add_argument("--queues", type=int, default=1000)
+    q.add_argument("--grow-every", type=int, default=0)
+    q.add_argument("--grow-period", type=float, default=900)
+    q.add_argument("--endpoint-url")
+    q.add_argument("--prefix")
     a = p.parse_args()
     {"setup": cmd_setup, "cleanup": cmd_cleanup, "measure": cmd_measure}[a.cmd](a)
 

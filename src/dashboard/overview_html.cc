@@ -69,6 +69,13 @@ void AppendExpiryCell(const OverviewQueue& q, int64_t now_ms, std::string& out) 
     out += R"(<td><span class="muted">nothing queued</span></td>)";
     return;
   }
+  if (!q.expiry_unknown.empty()) {
+    // The queue page's text; the reason takes the meter's line.
+    fmt::format_to(std::back_inserter(out),
+                   R"(<td title="{}"><span class="state warn">any moment</span><br><span class="muted">{}</span></td>)",
+                   EscapeHtml(FormatExpiry(0) + ": " + q.expiry_unknown), EscapeHtml(q.expiry_unknown));
+    return;
+  }
   const double retention = static_cast<double>(
       std::max<int64_t>(1, q.source_retention_s > 0 ? std::max(q.retention_s, q.source_retention_s) : q.retention_s));
   const double left = std::max(0.0, std::min(retention, *t));

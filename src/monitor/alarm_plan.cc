@@ -65,7 +65,7 @@ std::string SelectionText(const Selection& s) {
 }
 
 QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
-                                const AlarmPlanOptions& options) {
+                                const AlarmPlanOptions& options, const QueueLoad& load) {
   QueueSafetyInput in = DefaultSafetyInput(q.name, q.fifo, q.retention, q.MaxSourceRetention());
   const AlarmSettings& e = group.alarms.expiry;
   in.age_source = group.cloudwatch_age ? AgeSource::kCloudWatchAge : AgeSource::kPerMessageExpiry;
@@ -75,9 +75,9 @@ QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& 
   in.archive_on_depth_alarm =
       group.alarms.depth.enabled && group.alarms.depth.action == AlarmSettings::Action::kArchive;
   in.expiry_alarm_archives = e.enabled && e.action == AlarmSettings::Action::kArchive;
-  in.depth = options.assumed_depth;
+  in.depth = load.depth ? std::max<int64_t>(0, *load.depth) : options.assumed_depth;
   in.drain_rate = options.assumed_drain_rate;
-  in.depth_source = "the daemon's assumed backlog";
+  in.depth_source = load.depth ? load.depth_source : "the daemon's assumed backlog";
   in.drain_rate_source = "the daemon's assumed rate";
   in.max_messages_per_run = static_cast<int64_t>(options.max_messages_per_run);
   in.required_margin = e.safety_margin;
@@ -91,9 +91,9 @@ QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& 
 }
 
 QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
-                          const AlarmPlanOptions& options) {
+                          const AlarmPlanOptions& options, const QueueLoad& load) {
   QueueAlarmPlan plan;
-  plan.safety = SafetyInputFor(config, group, q, options);
+  plan.safety = SafetyInputFor(config, group, q, options, load);
   const AlarmSettings& e = group.alarms.expiry;
   if (e.enabled) {
     AlarmSpec spec = plan.safety.expiry_alarm;

@@ -18,9 +18,18 @@ namespace dlq {
 // What the plan assumes about the archiver (DaemonOptions carries the daemon's).
 struct AlarmPlanOptions {
   uint64_t max_messages_per_run = 10000;  // budget of one archive slice
-  // Assumed backlog for auto thresholds (see DeriveExpiryThreshold).
+  // Backlog for auto thresholds (see DeriveExpiryThreshold) when the queue's
+  // own depth is not known (QueueLoad).
   int64_t assumed_depth = 10000;
   double assumed_drain_rate = 5;
+};
+
+// What one queue holds, when known: an auto threshold's drain time is then
+// that backlog's at the drain rate, as `check` derives it, instead of the
+// assumed backlog's.
+struct QueueLoad {
+  std::optional<int64_t> depth;  // visible + in flight + delayed
+  std::string depth_source;      // for people: "queued at the last collection"
 };
 
 // The alarms one DLQ gets under `group` (threshold_auto resolved with
@@ -46,8 +55,8 @@ struct QueueAlarmPlan {
 std::string SelectionText(const Selection& s);
 
 QueueSafetyInput SafetyInputFor(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
-                                const AlarmPlanOptions& options);
+                                const AlarmPlanOptions& options, const QueueLoad& load = {});
 QueueAlarmPlan PlanAlarms(const MonitorConfig& config, const GroupConfig& group, const DiscoveredQueue& q,
-                          const AlarmPlanOptions& options);
+                          const AlarmPlanOptions& options, const QueueLoad& load = {});
 
 }  // namespace dlq

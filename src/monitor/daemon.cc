@@ -298,12 +298,47 @@ Status ReplaceLedger(StateStore& store, const std::string& url, std::vector<Ledg
   return st.ok() ? store.UpsertLedger(rows) : st;
 }
 
-// Puts back the kept state of `alarm` (when it was kept under the same spec).
-void RestoreAlarm(Alarm* alarm, const QueueRecord& kept) {
+// A spec key with its threshold (the second field from the end) left out.
+std::string KeyWithoutThreshold(std::string_view key) {
+  const size_t last = key.rfind('|');
+  if (last == std::string_view::npos || last == 0) return std::string(key);
+  const size_t before = key.rfind('|', last - 1);
+  if (before == std::string_view::npos) return std::string(key);
+  return std::string(key.substr(0, before)).append(key.substr(last));
+}
+
+// Whether an alarm kept under `kept_key` is `spec`'s (with `any_threshold`,
+// whatever its threshold).
+bool SameSpec(std::string_view kept_key, const AlarmSpec& spec, bool any_threshold) {
+  const std::string key = SpecKey(spec);
+  return any_threshold ? KeyWithoutThreshold(kept_key) == KeyWithoutThreshold(key) : kept_key == key;
+}
+
+// A new alarm for `spec`, with `old`'s state, periods and history when it is
+// the same alarm (any threshold with `any_threshold`).
+std::unique_ptr<Alarm> Renewed(const std::optional<AlarmSpec>& spec, const Alarm* old, bool any_threshold) {
+  if (!spec) return nullptr;
+  auto fresh = std::make_unique<Alarm>(*spec);
+  if (old != nullptr && SameSpec(SpecKey(old->spec()), *spec, any_threshold)) fresh->Restore(old->Snapshot());
+  return fresh;
+}
+
+// Puts back the kept state of `alarm` when it was kept under the same spec
+// (with `any_threshold`, an auto threshold, whatever its threshold was: it
+// follows the queue's depth).
+void RestoreAlarm(Alarm* alarm, const QueueRecord& kept, bool any_threshold = false) {
   if (alarm == nullptr) return;
   for (const StoredAlarm& a : kept.alarms) {
-    if (a.name == alarm->spec().name && a.spec_key == SpecKey(alarm->spec())) alarm->Restore(a.snapshot);
+    if (a.name == alarm->spec().name && SameSpec(a.spec_key, alarm->spec(), any_threshold)) alarm->Restore(a.snapshot);
   }
+}
+
+// The queue's count at its last collection (kept across restarts in its
+// history): the backlog an auto threshold's drain time is derived from.
+QueueLoad LoadOf(const QueueObservation& seen) {
+  const std::optional<QueueSample> s = seen.history.Newest();
+  if (!s || s->visible < 0 || s->not_visible < 0) return {};
+  return {s->visible + s->not_visible + std::max<int64_t>(s->delayed, 0), "queued at the last collection"};
 }
 
 // The alarm's state for the store, with only the transitions not saved yet.
@@ -600,14 +635,23 @@ std::string Daemon::ResolveOverlaps(GroupState& g, std::vector<DiscoveredQueue>&
 }
 
 std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const DiscoveredQueue& dq) {
-  QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan);
-  std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
   std::shared_ptr<QueueState> q;
   if (auto it = g.queues.find(dq.url); it != g.queues.end()) {
     q = it->second;
   } else {
     q = NewQueue(g.config.name, dq);
   }
+  QueueLoad load;
+  {
+    MutexLock lock(q->mu);
+    load = LoadOf(q->seen);
+  }
+  QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan, load);
+  std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
+  // An auto threshold follows the queue's depth: when only it moved, the
+  // alarm keeps its state and history (evaluated against the new threshold
+  // from the next cycle on); so does an alarm whose spec did not change.
+  const bool auto_threshold = g.config.alarms.expiry.threshold_auto;
   MutexLock lock(q->mu);
   q->id.group = g.config.name;
   q->id.dq = dq;
@@ -622,8 +666,8 @@ std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const Dis
   const bool fresh_alarms = q->alarms.spec_key != key;
   if (fresh_alarms) {
     q->alarms.spec_key = key;
-    q->alarms.expiry = plan.expiry ? std::make_unique<Alarm>(*plan.expiry) : nullptr;
-    q->alarms.depth = plan.depth ? std::make_unique<Alarm>(*plan.depth) : nullptr;
+    q->alarms.expiry = Renewed(plan.expiry, q->alarms.expiry.get(), auto_threshold);
+    q->alarms.depth = Renewed(plan.depth, q->alarms.depth.get(), /*any_threshold=*/false);
     q->id.expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
     if (plan.expiry) {
       Log().Log(LogLevel::kInfo, "alarm_configured",
@@ -635,7 +679,7 @@ std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const Dis
   }
   if (q->restored) {
     if (fresh_alarms) {
-      RestoreAlarm(q->alarms.expiry.get(), *q->restored);
+      RestoreAlarm(q->alarms.expiry.get(), *q->restored, auto_threshold);
       RestoreAlarm(q->alarms.depth.get(), *q->restored);
     }
     q->restored.reset();

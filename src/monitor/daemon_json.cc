@@ -189,6 +189,7 @@ OverviewQueue OverviewRow(const QueueIdentity& id, const QueueObservation& seen,
   o.not_visible = seen.not_visible;
   o.delayed = seen.delayed;
   if (seen.nearest_expiry) o.nearest_expiry = WholeMillis(*seen.nearest_expiry);
+  o.expiry_unknown = seen.expiry_unknown;
   o.collect_error = !seen.collect_error.empty();
   o.archived = archive.archived;
   o.running = archive.queued;

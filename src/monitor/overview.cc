@@ -23,6 +23,7 @@ std::string OverviewJson(const Overview& overview) {
     } else {
       w.Null();
     }
+    if (!q.expiry_unknown.empty()) w.Key("expiry_unknown").String(q.expiry_unknown);
     w.Key("collect_error").Bool(q.collect_error);
     w.Key("archived").Uint(q.archived);
     w.Key("running").Bool(q.running);

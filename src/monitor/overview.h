@@ -1,8 +1,9 @@
 // The overview: what the dashboard's overview table shows of every watched
-// queue (numbers and alarm states; no reasons, no history). Daemon::Overview
-// takes it as one snapshot; the dashboard serves it as JSON (/api/overview,
-// OverviewJson) and renders its first rows into the page
-// (dashboard/overview_html.h). A plain value: copy and share freely.
+// queue (numbers, alarm states and why an expiry is unknown; no alarm
+// reasons, no history). Daemon::Overview takes it as one snapshot; the
+// dashboard serves it as JSON (/api/overview, OverviewJson) and renders its
+// first rows into the page (dashboard/overview_html.h). A plain value: copy
+// and share freely.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,7 @@ struct OverviewQueue {
   int64_t retention_s = 0, source_retention_s = 0;       // source: the longest of the source queues', 0 if unknown
   int64_t visible = -1, not_visible = -1, delayed = -1;  // -1: not collected yet
   std::optional<SystemTime> nearest_expiry;              // whole milliseconds, as the JSON shows it
+  std::string expiry_unknown;  // why nearest_expiry is only "any moment" (QueueStatus::expiry_unknown); "" when known
   bool collect_error = false;
   uint64_t archived = 0;
   bool running = false;
@@ -58,7 +60,8 @@ struct Overview {
 
 // {"queues": [{"group", "queue", "region", "fifo", "retention_s",
 // "source_retention_s", "visible", "not_visible", "delayed",
-// "nearest_expiry": ISO 8601 | null, "collect_error": bool, "archived",
+// "nearest_expiry": ISO 8601 | null, "expiry_unknown" (only when not ""),
+// "collect_error": bool, "archived",
 // "running", "failing", "error_code", "last_run": {"time", "archived", "ok"} |
 // null, "alarms": [{"kind", "state"}]}], "groups": [{"name", "error": bool,
 // "problem"}]} (doc/dashboard.md).

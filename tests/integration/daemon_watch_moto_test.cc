@@ -2,7 +2,9 @@
 // idle and a growing DLQ for several sweeps receives a DLQ that keeps its
 // messages longer than its source never, and one that keeps them no longer
 // only in a learning pass per growth. Counted by SQS's own
-// ApproximateReceiveCount, read by the test after the daemon stopped.
+// ApproximateReceiveCount, read by the test after the daemon stopped. And
+// the archive's records split SQS's receive count into the consumer's and
+// ours.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,11 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "archive/gzip.h"
+#include "archive/record.h"
+#include "common/strings.h"
 #include "daemon_process.h"
 #include "harness.h"
 
@@ -18,16 +24,18 @@ namespace dlq::it {
 namespace {
 
 // A DLQ keeping messages DLQ_RETENTION, fed by a source keeping them SOURCE_RETENTION; the DLQ's URL.
-std::string DlqWithSource(AwsServices& svc, const std::string& name, int dlq_retention, int source_retention) {
+// The source is NAME-src, redriving after `max_receive_count` receives.
+std::string DlqWithSource(AwsServices& svc, const std::string& name, int dlq_retention, int source_retention,
+                          int max_receive_count = 3) {
   auto dlq = svc.sqs().CreateQueue(name, {{"MessageRetentionPeriod", std::to_string(dlq_retention)}});
   EXPECT_TRUE(dlq.ok()) << dlq.status().ToString();
   if (!dlq.ok()) return "";
   auto arn = svc.sqs().GetQueueAttributes(*dlq, {"QueueArn"});
   EXPECT_TRUE(arn.ok());
   auto src = svc.sqs().CreateQueue(
-      name + "-src",
-      {{"MessageRetentionPeriod", std::to_string(source_retention)},
-       {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") + "\",\"maxReceiveCount\":\"3\"}"}});
+      name + "-src", {{"MessageRetentionPeriod", std::to_string(source_retention)},
+                      {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") +
+                                            "\",\"maxReceiveCount\":\"" + std::to_string(max_receive_count) + "\"}"}});
   EXPECT_TRUE(src.ok()) << src.status().ToString();
   return *dlq;
 }
@@ -118,6 +126,108 @@ groups:
     EXPECT_GE(count, 2) << body;
     EXPECT_LE(count, 3) << body;
   }
+}
+
+int64_t Visible(AwsServices& svc, const std::string& url) {
+  auto a = svc.sqs().GetQueueAttributes(url, {"ApproximateNumberOfMessages"});
+  return a.ok() ? std::stoll(a->at("ApproximateNumberOfMessages")) : -1;
+}
+
+// Every record under PREFIX in BUCKET.
+std::vector<ArchiveRecord> ArchivedRecords(AwsServices& svc, const std::string& bucket, const std::string& prefix) {
+  std::vector<ArchiveRecord> records;
+  ListObjectsV2Request req;
+  req.prefix = prefix;
+  auto listed = svc.s3_for(bucket).ListObjectsV2(bucket, req);
+  EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+  if (!listed.ok()) return records;
+  for (const auto& object : listed->objects) {
+    auto gz = svc.s3_for(bucket).GetObject(bucket, object.key, std::nullopt);
+    EXPECT_TRUE(gz.ok()) << object.key << ": " << gz.status().ToString();
+    if (!gz.ok()) continue;
+    auto text = GzipDecompress(*gz, 64 << 20);
+    EXPECT_TRUE(text.ok()) << object.key << ": " << text.status().ToString();
+    if (!text.ok()) continue;
+    for (std::string_view line : Split(*text, '\n')) {
+      if (line.empty()) continue;
+      auto record = ParseRecordJson(line);
+      EXPECT_TRUE(record.ok()) << object.key << ": " << record.status().ToString();
+      if (record.ok()) records.push_back(*record);
+    }
+  }
+  return records;
+}
+
+// The consumer receives each message twice in the source (maxReceiveCount 2),
+// so it moves to the DLQ with ApproximateReceiveCount 2. The daemon, started
+// on the non-empty DLQ whose retention does not exceed the source's, learns
+// each expiry in one pass (ours: 1), then archives when the expiry alarm's
+// threshold is crossed (ours: 2). The records say 4 as SQS reported, 2 ours.
+TEST(DaemonWatchMotoTest, ArchiveRecordsSplitTheConsumersReceivesFromOurs) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  const std::string base = UniqueName("split");
+  const std::string bucket = base + "-archive";
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+  const std::string dlq = base + "-dlq";
+  const std::string dlq_url = DlqWithSource(*svc, dlq, 345600, 345600, 2);  // R = S = 4 d
+  ASSERT_FALSE(dlq_url.empty());
+  auto src_url = svc->sqs().GetQueueUrl(dlq + "-src", "");
+  ASSERT_TRUE(src_url.ok()) << src_url.status().ToString();
+  SendTo(*svc, *src_url, 3, "poison");
+  // The consumer: every receive fails (visibility 0); the third moves the message without delivering it.
+  ReceiveOptions consumer;
+  consumer.max_messages = 10;
+  consumer.visibility_timeout = 0;
+  std::map<std::string, int> consumer_receives;
+  for (int i = 0; i < 60 && Visible(*svc, dlq_url) < 3; ++i) {
+    auto got = svc->sqs().ReceiveMessages(*src_url, consumer);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    for (const Message& m : *got) ++consumer_receives[m.body];
+  }
+  ASSERT_EQ(Visible(*svc, dlq_url), 3);
+  for (const auto& [body, n] : consumer_receives) ASSERT_EQ(n, 2) << body;
+
+  const std::string dir = "/tmp/" + base;
+  ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
+  const int port = FreePort();
+  const std::string config = dir + "/dlq-archive.yaml";
+  WriteFile(config, fmt::format(R"(listen: 127.0.0.1:{}
+collection_interval: 1s
+sweep_interval: 2s
+defaults:
+  destination: s3://{}/dlq-archive
+  visibility_timeout: 30s
+  batch: {{ max_age: 1s }}
+groups:
+  - name: it
+    endpoint_url: {}
+    queues: [{}]
+    alarms:
+      expiry: {{ threshold: 6s, period: 2s }}
+      depth: {{ enabled: false }}
+)",
+                                port, bucket, moto.endpoint(), dlq));
+  {
+    BackgroundDaemon daemon(moto, dir, config);
+    const std::string api = "http://127.0.0.1:" + std::to_string(port) + "/api/queues";
+    auto archived = [](const std::string& b) { return Has(b, "\"archived\":3") && Has(b, "\"visible\":0,"); };
+    const std::string body = PollUntil(api, archived, 45);
+    EXPECT_TRUE(archived(body)) << body << "\n--- log:\n" << daemon.Log();
+    EXPECT_EQ(daemon.Stop(), "0\n") << daemon.Log();
+    const std::string log = daemon.Log();
+    EXPECT_EQ(Count(log, "\"action\":\"learn\",\"requested\""), 1) << log;
+    EXPECT_GE(Count(log, "\"action\":\"archive\",\"requested\""), 1) << log;  // a later one finds nothing
+  }
+  const std::vector<ArchiveRecord> records = ArchivedRecords(*svc, bucket, "dlq-archive/" + dlq + "/");
+  ASSERT_EQ(records.size(), 3u);
+  for (const ArchiveRecord& r : records) {
+    EXPECT_EQ(r.receive_count, 4) << r.body;  // as SQS reported it: 2 the consumer's + 2 ours
+    EXPECT_EQ(r.own_receive_count, 2) << r.body;
+    EXPECT_EQ(ConsumerReceiveCount(r), 2) << r.body;
+  }
+  EXPECT_EQ(Visible(*svc, dlq_url), 0);
 }
 
 }  // namespace

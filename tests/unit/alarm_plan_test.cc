@@ -53,6 +53,28 @@ TEST(AlarmPlanTest, AutoThresholdOfASafeQueueIsTheDerivedOne) {
   EXPECT_EQ(plan.threshold_source.find("not safe"), std::string::npos) << plan.threshold_source;
 }
 
+// The daemon passes the depth of the queue's last collection: 30 messages
+// drain in 6 s at the assumed rate, not 10,000 in 2,000 s.
+TEST(AlarmPlanTest, AutoThresholdDrainsTheQueuesOwnBacklogWhenItsDepthIsKnown) {
+  MonitorConfig config;
+  const DiscoveredQueue q = Dlq(seconds(1209600), kFourDays);
+  const QueueAlarmPlan assumed = PlanAlarms(config, AutoGroup(), q, AlarmPlanOptions{});
+  const QueueAlarmPlan known = PlanAlarms(config, AutoGroup(), q, AlarmPlanOptions{},
+                                          {.depth = 30, .depth_source = "queued at the last collection"});
+  ASSERT_TRUE(assumed.expiry);
+  ASSERT_TRUE(known.expiry);
+  EXPECT_DOUBLE_EQ(known.expiry->threshold - assumed.expiry->threshold, 2000.0 - 6.0);
+  EXPECT_NE(known.threshold_source.find("30 messages, queued at the last collection, at 5 msg/s"), std::string::npos)
+      << known.threshold_source;
+  EXPECT_NE(assumed.threshold_source.find("10000 messages, the daemon's assumed backlog"), std::string::npos)
+      << assumed.threshold_source;
+  // The 4-day/4-day case too (no threshold is safe for every message; the drain still counts).
+  const DiscoveredQueue same = Dlq(kFourDays, kFourDays);
+  EXPECT_DOUBLE_EQ(PlanAlarms(config, AutoGroup(), same, AlarmPlanOptions{}, {.depth = 30}).expiry->threshold -
+                       PlanAlarms(config, AutoGroup(), same, AlarmPlanOptions{}).expiry->threshold,
+                   2000.0 - 6.0);
+}
+
 TEST(AlarmPlanTest, AutoThresholdOfARetentionShorterThanTheArchiveWindowTakesEverything) {
   MonitorConfig config;
   const QueueAlarmPlan plan = PlanAlarms(config, AutoGroup(), Dlq(seconds(1800), seconds(1800)), AlarmPlanOptions{});

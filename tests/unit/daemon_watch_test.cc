@@ -92,6 +92,7 @@ TEST_F(DaemonWatchTest, DaemonStartedOnANonEmptyQueueLearnsEachMessageOnceThenOn
   auto first = d->Queue("orders-dlq");
   ASSERT_TRUE(first);
   EXPECT_NE(first->expiry_unknown.find("not yet observed"), std::string::npos) << first->expiry_unknown;
+  EXPECT_NE(d->OverviewJson().find("\"expiry_unknown\":\"not yet observed"), std::string::npos);  // the overview too
   EXPECT_EQ(first->learning_passes, 1u);
   const int after_learning = Receives();
   EXPECT_GT(after_learning, 0);
@@ -186,6 +187,57 @@ TEST_F(DaemonWatchTest, ArchivedReceiveCountsSplitOursFromTheConsumers) {
   EXPECT_EQ(records[0].receive_count, 4);  // as SQS reported it
   EXPECT_EQ(records[0].own_receive_count, 2);
   EXPECT_EQ(ConsumerReceiveCount(records[0]), 2);
+}
+
+TEST_F(DaemonWatchTest, AutoThresholdFollowsTheQueuesDepthAndTheAlarmKeepsItsState) {
+  config_.discovery_interval = seconds(180);
+  config_.groups[0].alarms.expiry.threshold_auto = true;
+  Inject(3, clock_.Now());
+  auto d = MakeDaemon();
+  d->RunOnce();  // discovered before any collection: the assumed backlog (10,000 messages)
+  d->WaitIdle();
+  const double assumed = d->Queue("orders-dlq")->expiry_threshold_s;
+  for (int i = 0; i < 6; ++i) Cycle(*d);  // discovered again at 180 s and 360 s: 3 messages queued
+  auto q = d->Queue("orders-dlq");
+  ASSERT_TRUE(q);
+  EXPECT_NEAR(q->expiry_threshold_s - assumed, 2000.0 - 0.6, 1.0);  // drain 3 messages at 5 msg/s, not 10,000
+  ASSERT_FALSE(q->alarms.empty());
+  EXPECT_EQ(q->alarms[0].second, AlarmState::kOk);
+  // The alarm went INSUFFICIENT_DATA -> OK once; the new threshold did not start it over.
+  int expiry_transitions = 0;
+  for (const auto& n : notifier_.notifications()) expiry_transitions += n.alarm_name == q->alarms[0].first.name;
+  EXPECT_EQ(expiry_transitions, 1);
+}
+
+TEST_F(DaemonWatchTest, ARestartKeepsTheAutoThresholdAlarmsStateThoughItsThresholdMoved) {
+  config_.discovery_interval = seconds(3600);
+  config_.groups[0].alarms.expiry.threshold_auto = true;
+  Inject(3, clock_.Now());
+  FakeStateStore state;
+  DaemonOptions o;
+  o.state_store = &state;
+  auto expiry_notifications = [&] {
+    int n = 0;
+    for (const auto& note : notifier_.notifications()) n += note.alarm_name == "orders-dlq-expiry";
+    return n;
+  };
+  double before = 0;
+  {
+    auto d = NewDaemon(notifier_, o);
+    d->RunOnce();  // its threshold: the assumed backlog's, kept until the next discovery an hour later
+    d->WaitIdle();
+    for (int i = 0; i < 2; ++i) Cycle(*d);
+    before = d->Queue("orders-dlq")->expiry_threshold_s;
+    ASSERT_EQ(d->Queue("orders-dlq")->alarms[0].second, AlarmState::kOk);
+    ASSERT_EQ(expiry_notifications(), 1);
+  }
+  auto d = NewDaemon(notifier_, o);
+  for (int i = 0; i < 3; ++i) Cycle(*d);
+  auto q = d->Queue("orders-dlq");
+  ASSERT_TRUE(q);
+  EXPECT_GT(q->expiry_threshold_s, before + 1900);  // the kept depth (3), not the assumed backlog
+  EXPECT_EQ(q->alarms[0].second, AlarmState::kOk);
+  EXPECT_EQ(expiry_notifications(), 1);  // restored, not started over
 }
 
 TEST_F(DaemonWatchTest, AFailedLearningPassFallsBackToAssumingTheWorst) {

@@ -83,6 +83,36 @@ TEST(OverviewHtmlTest, EscapesEveryTextFromTheOverview) {
   EXPECT_EQ(RowNames(html), std::vector<std::string>{"&lt;script&gt;alert(&quot;q&quot;)&lt;/script&gt;&amp;&#39;x"});
 }
 
+TEST(OverviewHtmlTest, AnUnknownExpiryShowsItsReasonAsTheQueuePageDoes) {
+  Overview o;
+  OverviewQueue unknown = Queue("learning-dlq", kNow);
+  unknown.visible = 3;
+  unknown.expiry_unknown = "not yet observed: messages arrived since the last look <&>";
+  OverviewQueue known = Queue("known-dlq", kNow + hours(30));
+  known.visible = 2;
+  o.queues = {unknown, known};
+  const std::string html = RenderOverviewHtml(o, kNow);
+
+  const std::string row = RowOf(html, "learning-dlq");
+  EXPECT_NE(
+      row.find("<td title=\"any moment (not yet observed): not yet observed: messages arrived since the last "
+               "look &lt;&amp;&gt;\"><span class=\"state warn\">any moment</span><br><span class=\"muted\">not yet "
+               "observed: messages arrived since the last look &lt;&amp;&gt;</span></td>"),
+      std::string::npos)
+      << row;
+  EXPECT_EQ(row.find("<meter"), std::string::npos) << row;  // no countdown bar for an unknown expiry
+  const std::string other = RowOf(html, "known-dlq");
+  EXPECT_NE(other.find("<meter"), std::string::npos) << other;
+  EXPECT_EQ(other.find("not yet observed"), std::string::npos) << other;
+
+  // The JSON carries the reason only while there is one.
+  const std::string json = OverviewJson(o);
+  EXPECT_NE(json.find(R"("expiry_unknown":"not yet observed: messages arrived since the last look <&>")"),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(json.find("expiry_unknown"), json.rfind("expiry_unknown")) << json;
+}
+
 TEST(OverviewHtmlTest, EscapeAndEncodeMatchTheScriptsHelpers) {
   EXPECT_EQ(EscapeHtml(R"(a<b>&"c"'d')"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
   EXPECT_EQ(EscapeHtml("plain-name_1.fifo"), "plain-name_1.fifo");
