@@ -573,6 +573,15 @@ TEST_F(LiveGuardTest, MessageBackInTheDlqIsAReFailureReleasedAndNeverSentAgain) 
   started_ = clock_.SteadyNow();
   targets_ = TargetResolver::Fixed(sqs_, "orders", "us-east-1");
   guard_ = std::make_unique<RedriveGuard>(guard_options_, 30, clock_, backlog_, nullptr);
+  // Visible in the DLQ when the guard hears of them: released at once, not
+  // held to the end of the pass.
+  std::optional<std::string> visible_when_found;
+  guard_->OnStatus([&](const RedriveStatus& s) {
+    if (s.refailed > 0 && !visible_when_found) {
+      visible_when_found =
+          sqs_.GetQueueAttributes(dlq_url_, {"ApproximateNumberOfMessages"})->at("ApproximateNumberOfMessages");
+    }
+  });
   ASSERT_TRUE(guard_->Start().ok());
   ReplayOptions ro = replay_;
   ro.gate = guard_.get();
@@ -582,6 +591,7 @@ TEST_F(LiveGuardTest, MessageBackInTheDlqIsAReFailureReleasedAndNeverSentAgain) 
   auto r = ReplayFromQueue(
       sqs_, dlq_, *replayer_, [](const ArchiveRecord&) { return true; }, clock_, live_);
   ASSERT_EQ(r.status().code(), ErrorCode::kAborted) << r.status().ToString();
+  EXPECT_EQ(visible_when_found, "10");
   EXPECT_LT(clock_.SteadyNow() - started_, seconds(100));  // found during the canary window
   // Exactly the canary was sent, once each; what came back is in the DLQ.
   EXPECT_EQ(replayer_->stats().sent, 10u);
