@@ -187,6 +187,25 @@ TEST(RedriveWindowTest, ProcessingWindowIsReceivesTimesVisibilityPlusDelayAndMar
   EXPECT_EQ(DefaultMaxBacklog(80), 160);
 }
 
+TEST(RedriveProgressTest, LineShowsPhaseStepCountsBacklogAndReason) {
+  RedriveStatus s;
+  s.phase = RedrivePhase::kRamp;
+  s.step = 2;
+  s.steps = 3;
+  s.total = 1000;
+  s.sent = 120;
+  s.backlog = 37;
+  EXPECT_EQ(RedriveProgressLine(s), "phase=ramp step=2/3 sent=120/1000 refailed=0 backlog=37");
+  s.phase = RedrivePhase::kPaused;
+  s.backlog = -1;
+  s.backlog_age = seconds(130);
+  s.paused_for = milliseconds(4500);
+  s.reason = "destination backlog over its bound";
+  EXPECT_EQ(RedriveProgressLine(s),
+            "phase=paused step=2/3 sent=120/1000 refailed=0 backlog=? age=130s paused=5s: destination backlog over "
+            "its bound");
+}
+
 TEST(RedriveWindowTest, OptionsRejectBadRampsAndMissingWindow) {
   RedriveOptions o;
   o.canary = 10;
