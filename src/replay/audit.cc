@@ -63,6 +63,7 @@ void WriteReplayBody(JsonWriter& w, const AuditRecord& r) {
   w.Key("selected").Uint(s.accepted).Key("sent").Uint(s.sent).Key("failed").Uint(s.failed);
   w.Key("resumed").Uint(s.resumed).Key("already_replayed").Uint(s.already_replayed);
   w.Key("retries").Uint(s.retries).Key("bytes_sent").Uint(s.bytes_sent);
+  w.Key("failed_again_skipped").Uint(r.failed_again_skipped);
   w.EndObject();
   w.Key("sent_by_destination").BeginObject();
   for (const auto& [url, n] : r.sent_by_destination) w.Key(url).Uint(n);
@@ -281,6 +282,7 @@ Status ParseCounts(const Fields& f, int64_t schema, AuditRecord& r) {
   DLQ_RETURN_IF_ERROR(c.Num("retries", s.retries));
   DLQ_RETURN_IF_ERROR(c.Num("bytes_sent", s.bytes_sent));
   if (schema >= 2) DLQ_RETURN_IF_ERROR(c.Num("already_replayed", s.already_replayed));
+  if (schema >= 3) DLQ_RETURN_IF_ERROR(c.Num("failed_again_skipped", r.failed_again_skipped));
   DLQ_ASSIGN_OR_RETURN(simdjson::dom::object by_dest, f.Obj("sent_by_destination"));
   for (auto [url, n] : by_dest) {
     uint64_t count = 0;

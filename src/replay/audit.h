@@ -72,6 +72,7 @@ struct AuditRecord {
   std::map<std::string, uint64_t> sent_by_destination;
   std::vector<ReplayedMessage> sent;  // new_message_id empty in schema 1 records
   std::vector<ReplayFailure> failures;
+  uint64_t failed_again_skipped = 0;             // selected, not sent: failed again after an earlier replay
   std::optional<RedriveAudit> redrive;           // a guarded run only
   std::vector<FailedAgainMessage> failed_again;  // each one is in `sent` too
 };
