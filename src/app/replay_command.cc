@@ -358,6 +358,7 @@ PassResult SendSelection(const ReplayDeps& deps, const std::optional<QueueInfo>&
     LiveReplayOptions lo;
     lo.dry_run = dry_run;
     lo.stop = &stop;
+    lo.guard = guard;
     const Filter& f = filter;
     auto r = ReplayFromQueue(
         *deps.sqs, *dlq, replayer, [&f](const ArchiveRecord& rec) { return f.Matches(rec); }, *deps.clock, lo);
