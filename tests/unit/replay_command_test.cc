@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cstdio>
 
@@ -879,6 +880,36 @@ TEST_F(GuardedReplayCommandTest, ToQueueHasNoCanaryUnlessAsked) {
   ASSERT_EQ(Run(), 0) << Err();
   EXPECT_EQ(Out().find("guard:"), std::string::npos) << Out();
   EXPECT_FALSE(OnlyAudit().redrive.has_value());
+}
+
+TEST_F(GuardedReplayCommandTest, LiveFormStopsLeavingWhatItDidNotSendInTheDlqAndKeepsAJournal) {
+  for (int i = 0; i < 50; ++i) {
+    SendEntry e;
+    e.body = "order " + std::to_string(i);
+    ASSERT_TRUE(sqs_.SendMessage(dlq_, e).ok());
+  }
+  options_.from.clear();
+  options_.from_queue = "orders-dlq";
+  options_.audit_to = "s3://bucket/dlq-archive";
+  char dir[] = "/tmp/guarded-live-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  options_.checkpoint = std::string(dir) + "/run";  // a guarded live run may keep its guard journal
+  consumer_.fails = [](const std::string&) { return true; };
+  ASSERT_EQ(Run(), 5) << Err();
+  AuditRecord audit = OnlyAudit();
+  EXPECT_EQ(audit.stats.sent, 10u);
+  ASSERT_FALSE(audit.failed_again.empty());
+  const size_t refailed = audit.failed_again.size();
+  EXPECT_EQ(sqs_.Depth(dlq_), 40u + refailed);  // the 40 not sent, and the copies that failed again
+  EXPECT_EQ(sqs_.Depth(dest_), 10u - refailed);
+  const std::string err = Err();
+  EXPECT_NE(err.find("stopped: sent 10, re-failed " + std::to_string(refailed)), std::string::npos) << err;
+  EXPECT_NE(err.find("(still in the DLQ)"), std::string::npos) << err;
+  std::FILE* journal = std::fopen((options_.checkpoint + ".guard").c_str(), "r");
+  EXPECT_NE(journal, nullptr);
+  if (journal != nullptr) std::fclose(journal);
+  std::remove((options_.checkpoint + ".guard").c_str());
+  std::remove(dir);
 }
 
 TEST(GuardProgressLineTest, ShowsThePhaseTheCountsAndWhy) {
