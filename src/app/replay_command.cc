@@ -39,15 +39,17 @@ constexpr size_t kFailuresShown = 20;
 class Progress {
  public:
   Progress(bool enabled, Clock& clock) : enabled_(enabled), clock_(clock), start_(clock.SteadyNow()) {}
-  ~Progress() {
+  ~Progress() { Clear(); }
+  // Takes the line away (before the summary is printed).
+  void Clear() {
     if (enabled_) Log().SetStatusLine("");
   }
   void Update(const ReplayStats& s, bool force = false) {
     if (!enabled_) return;
+    stats_ = s;
     auto now = clock_.SteadyNow();
     if (!force && now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
-    stats_ = s;
     double secs = std::chrono::duration<double>(now - start_).count();
     std::string line = fmt::format("replay: selected {}, sent {}, failed {}, resumed {}, {:.0f} msg/s", s.accepted,
                                    s.sent, s.failed, s.resumed, secs > 0 ? s.sent / secs : 0.0);
@@ -504,6 +506,8 @@ int RunExitCode(const ReplayDeps& deps, const PassResult& pass, const Status& au
       not_sent = static_cast<int64_t>(selected) - static_cast<int64_t>(s.sent + s.resumed);
     } else if (pass.live_stats && pass.live_stats->present_at_start >= 0) {
       not_sent = pass.live_stats->present_at_start - static_cast<int64_t>(s.sent);
+    } else {
+      not_sent = static_cast<int64_t>(guard->guard->status().total) - static_cast<int64_t>(s.sent);
     }
     PrintBreach(guard->guard->status(), pass.status.message(), std::max<int64_t>(not_sent, -1), pass.live, deps.err);
     return kExitRefailed;
@@ -644,6 +648,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   PassResult pass = SendSelection(deps, dlq, stores, *filter, replayer, stop, options.dry_run,
                                   guarded ? guarded->guard.get() : nullptr);
   const double secs = std::chrono::duration<double>(clock.SteadyNow() - steady_start).count();
+  progress.Clear();
 
   // Audit, summary, exit code.
   if (stores.ledger && !options.dry_run) {
