@@ -725,7 +725,9 @@ Runner AddReplayFlags(CLI::App& cmd) {
                  "one batch)")
       ->check(IntegerValidator(1, 64));
   cmd.add_flag("--dry-run", rp->dry_run, "print what would be sent; send and write nothing");
-  cmd.add_option("--checkpoint", rp->checkpoint, "progress file: a rerun resumes where a killed run stopped");
+  cmd.add_option("--checkpoint", rp->checkpoint,
+                 "progress file: a rerun resumes where a killed run stopped (a guarded run also keeps FILE.guard; "
+                 "with --from-queue only when guarded)");
   cmd.add_option("--transform", rp->transform,
                  "pipe each record (one JSON line) through `sh -c CMD`; send the record it prints back");
   cmd.add_option("--transform-timeout", rp->transform_timeout_s, "seconds to wait for each transformed line")
