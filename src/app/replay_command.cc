@@ -553,7 +553,7 @@ uint64_t LiveSelection(const ReplayCommandOptions& options, const ReplayDeps& de
 std::optional<int> SetUpGuard(const ReplayCommandOptions& options, const ReplayDeps& deps, const RedrivePlan& plan,
                               const TargetResolver& targets, const std::optional<QueueInfo>& dlq, uint64_t selected,
                               const std::atomic<bool>& stop, std::unique_ptr<GuardedRedrive>& out) {
-  if (!plan.guarded) return std::nullopt;
+  if (!plan.guarded || (!dlq && selected == 0)) return std::nullopt;  // nothing selected: nothing to guard
   GuardInputs in;
   in.sqs = deps.sqs;
   in.clock = deps.clock;
