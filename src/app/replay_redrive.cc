@@ -65,13 +65,34 @@ std::string GuardProgressLine(const RedriveStatus& s) {
   return line;
 }
 
-std::string GuardSummary(const RedriveStatus& s, const RedriveOptions& o) {
+namespace {
+
+std::string RampText(const RedriveOptions& o) {
   std::string ramp;
   for (double f : o.ramp) ramp += fmt::format("{}{:g}", ramp.empty() ? "" : ",", f * 100);
+  return ramp;
+}
+
+}  // namespace
+
+std::string GuardPlanLine(const GuardedRedrive& g) {
+  const RedriveOptions& o = g.options;
+  std::string from;
+  for (const DestinationWindow& w : g.windows) {
+    if (w.window != o.window) continue;
+    from = fmt::format(" (from {}: maxReceiveCount {} x VisibilityTimeout {} s + DelaySeconds {} s, plus margin)",
+                       w.queue_url, w.max_receive_count, w.visibility_timeout.count(), w.delay.count());
+    break;
+  }
+  return fmt::format("the real run is guarded: canary {}, ramp {} %, window {:.0f} s{}, backlog bound {}", o.canary,
+                     RampText(o), std::chrono::duration<double>(o.window).count(), from, o.max_backlog);
+}
+
+std::string GuardSummary(const RedriveStatus& s, const RedriveOptions& o) {
   return fmt::format(
       "guard: {}: canary {}, ramp {} %, window {:.0f} s, re-failed {}, {} DLQ messages received to look, paused "
       "{:.1f} s",
-      RedrivePhaseName(s.phase), o.canary, ramp, std::chrono::duration<double>(o.window).count(), s.refailed,
+      RedrivePhaseName(s.phase), o.canary, RampText(o), std::chrono::duration<double>(o.window).count(), s.refailed,
       s.dlq_receives, std::chrono::duration<double>(s.paused_for).count());
 }
 

@@ -51,6 +51,9 @@ Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, co
 std::string GuardProgressLine(const RedriveStatus& s);
 // "guard: done: canary 10, ramp 5,25,100 %, window 105 s, re-failed 0, 12 DLQ messages received to look, paused 0.0 s".
 std::string GuardSummary(const RedriveStatus& s, const RedriveOptions& o);
+// A dry run's note: "the real run is guarded: canary 10, ramp 5,25,100 %,
+// window 105 s (from orders: maxReceiveCount 3 x VisibilityTimeout 30 s + DelaySeconds 5 s), backlog bound 100".
+std::string GuardPlanLine(const GuardedRedrive& g);
 RedriveAudit GuardAudit(const RedriveStatus& s, const RedriveOptions& o);
 std::vector<FailedAgainMessage> FailedAgainOf(const RedriveStatus& s);
 // The breach on `err`: what was sent, what failed again (each listed), what

@@ -912,6 +912,21 @@ TEST_F(GuardedReplayCommandTest, LiveFormStopsLeavingWhatItDidNotSendInTheDlqAnd
   std::remove(dir);
 }
 
+TEST_F(GuardedReplayCommandTest, DryRunSaysHowTheRealRunWillBeGuardedAndSendsNothing) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 20);
+  ASSERT_TRUE(sqs_.SetQueueAttributes(dest_, {{"VisibilityTimeout", "30"}, {"DelaySeconds", "5"}}).ok());
+  options_.redrive = {};
+  options_.redrive.canary = 4;
+  options_.dry_run = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  const std::string out = Out();
+  EXPECT_NE(out.find("the real run is guarded: canary 4, ramp 5,25,100 %, window 45 s (from " + dest_ +
+                     ": maxReceiveCount 1 x VisibilityTimeout 30 s + DelaySeconds 5 s, plus margin), backlog bound "),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(sqs_.Depth(dest_), 0u);
+}
+
 TEST(GuardProgressLineTest, ShowsThePhaseTheCountsAndWhy) {
   RedriveStatus s;
   s.phase = RedrivePhase::kWaiting;
