@@ -60,7 +60,7 @@ class Progress {
     if (!enabled_) return;
     const bool changed = !phase_ || *phase_ != s.phase;
     phase_ = s.phase;
-    guard_ = GuardProgressLine(s);
+    guard_ = RedriveProgressLine(s);
     Update(stats_, changed);
   }
 

@@ -55,16 +55,6 @@ Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, co
   return g;
 }
 
-std::string GuardProgressLine(const RedriveStatus& s) {
-  std::string line =
-      fmt::format("phase={} step={}/{} sent={}/{} refailed={} backlog={} paused={}s", RedrivePhaseName(s.phase), s.step,
-                  s.steps, s.sent, s.total, s.refailed, s.backlog < 0 ? std::string("?") : std::to_string(s.backlog),
-                  std::chrono::duration_cast<std::chrono::seconds>(s.paused_for).count());
-  if (s.backlog_age) line += fmt::format(" oldest={}s", s.backlog_age->count());
-  if (!s.reason.empty()) line += ": " + s.reason;
-  return line;
-}
-
 namespace {
 
 std::string RampText(const RedriveOptions& o) {

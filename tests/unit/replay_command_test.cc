@@ -927,22 +927,5 @@ TEST_F(GuardedReplayCommandTest, DryRunSaysHowTheRealRunWillBeGuardedAndSendsNot
   EXPECT_EQ(sqs_.Depth(dest_), 0u);
 }
 
-TEST(GuardProgressLineTest, ShowsThePhaseTheCountsAndWhy) {
-  RedriveStatus s;
-  s.phase = RedrivePhase::kWaiting;
-  s.steps = 3;
-  s.total = 1000;
-  s.sent = 10;
-  s.backlog = 4;
-  s.reason = "canary window 95 s left";
-  EXPECT_EQ(GuardProgressLine(s),
-            "phase=waiting step=0/3 sent=10/1000 refailed=0 backlog=4 paused=0s: canary window 95 s left");
-  s.phase = RedrivePhase::kRamp;
-  s.step = 2;
-  s.backlog = -1;
-  s.reason.clear();
-  EXPECT_EQ(GuardProgressLine(s), "phase=ramp step=2/3 sent=10/1000 refailed=0 backlog=? paused=0s");
-}
-
 }  // namespace
 }  // namespace dlq
