@@ -5,14 +5,17 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cstdio>
 
+#include "app/replay_redrive.h"
 #include "archive/gzip.h"
 #include "query/fingerprint.h"
 #include "replay/audit.h"
 #include "replay/ledger.h"
 #include "sqs/md5.h"
+#include "sqs/queue_client_wrapper.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
@@ -191,6 +194,46 @@ TEST_F(ReplayCommandTest, AgainSendsWhatAnEarlierRunDelivered) {
   options_.again = false;
   ASSERT_EQ(Run(), 0) << Err();
   EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
+}
+
+TEST_F(ReplayCommandTest, MessagesThatFailedAgainAreNotSentWithoutAgain) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 4);
+  // An earlier guarded replay (to another queue) saw id-1 fail again, and the
+  // copy of some message fail again as id-3 (the archive holds it under its new id).
+  AuditRecord earlier;
+  earlier.started_at = earlier.finished_at = clock_.Now();
+  earlier.source = "s3://bucket/dlq-archive";
+  earlier.filter = "{}";
+  earlier.destination = "elsewhere";
+  earlier.outcome = "stopped";
+  earlier.sent = {{"id-1", "copy-1", "https://q/elsewhere"}, {"orig-9", "id-3", "https://q/elsewhere"}};
+  earlier.failed_again = {{"id-1", "copy-1", "https://q/elsewhere", dlq_, clock_.Now()},
+                          {"orig-9", "id-3", "https://q/elsewhere", dlq_, clock_.Now()}};
+  ASSERT_TRUE(WriteAudit(store_, "dlq-archive", earlier).ok());
+  options_.to_queue = "orders";
+  ASSERT_EQ(Run(), 0) << Err();
+  std::vector<std::string> bodies;
+  for (const Message& m : sqs_.Messages(dest_)) bodies.push_back(m.body);
+  EXPECT_EQ(bodies, (std::vector<std::string>{"order 0 failed", "order 2 failed"}));
+  std::string out = Out();
+  EXPECT_NE(out.find("skipped 2 that failed again after an earlier replay"), std::string::npos) << out;
+  EXPECT_EQ(out.find("already replayed to the same destination"), std::string::npos) << out;
+  auto keys = AuditKeys();
+  ASSERT_EQ(keys.size(), 2u);
+  bool found = false;
+  for (const std::string& key : keys) {
+    auto r = ParseAuditRecord(store_.Object(key)->data);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (r->destination != "elsewhere") {
+      found = true;
+      EXPECT_EQ(r->failed_again_skipped, 2u);
+      EXPECT_EQ(r->stats.already_replayed, 0u);
+    }
+  }
+  EXPECT_TRUE(found);
+  options_.again = true;  // --again sends them (and, as always, what went before)
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 6u);
 }
 
 TEST_F(ReplayCommandTest, SkipsOnlyWhatWentToTheSameDestination) {
@@ -569,6 +612,7 @@ TEST_F(ReplayCommandTest, SourceInAnotherAccountIsRefusedUnlessAllowedAndThenPri
   Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2, "arn:aws:sqs:us-east-1:123456789012:orders-a",
           "orders-dlq", "210987654321");
   options_.to_source = true;
+  options_.redrive.no_canary = true;  // a plain replay: this test is about the route
   EXPECT_EQ(Run(), 2);
   std::string err = Err();
   EXPECT_NE(err.find("account 210987654321"), std::string::npos) << err;
@@ -600,6 +644,7 @@ TEST_F(ReplayCommandTest, SourceInTheSameAccountAndRegionNeedsNoFlag) {
   *sqs_.CreateQueue("orders-a", {});
   Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 2, "arn:aws:sqs:us-east-1:123456789012:orders-a");
   options_.to_source = true;
+  options_.redrive.no_canary = true;  // a plain replay: this test is about the route
   ASSERT_EQ(Run(), 0) << Err();
   EXPECT_EQ(sqs_.Messages(sqs_.UrlFor("orders-a")).size(), 2u);
   EXPECT_EQ(Out().find("cross-account"), std::string::npos);
@@ -617,7 +662,8 @@ TEST_F(ReplayCommandTest, LiveFormRefusesASourceInAnotherAccountAndLeavesTheMess
   options_.from_queue = "orders-dlq";
   options_.audit_to = "s3://bucket/dlq-archive";
   options_.to_source = true;
-  EXPECT_EQ(Run(), 2);  // found on receipt, before anything was sent
+  options_.redrive.no_canary = true;  // a plain replay: this test is about the route
+  EXPECT_EQ(Run(), 2);                // found on receipt, before anything was sent
   EXPECT_NE(Err().find("--allow-cross-account"), std::string::npos) << Err();
   EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
   EXPECT_EQ(sqs_.Depth(dlq_), 1u);
@@ -696,6 +742,189 @@ TEST_F(LiveReplayCommandTest, FingerprintSelectsOneFailureGroupOfTheLiveDlq) {
   ASSERT_EQ(sqs_.Messages(dest_).size(), 10u);
   for (const Message& m : sqs_.Messages(dest_)) EXPECT_NE(m.body.find("Timeout"), std::string::npos);
   for (const Message& m : sqs_.Messages(dlq_)) EXPECT_NE(m.body.find("Denied"), std::string::npos);
+}
+
+// A consumer of "orders" that runs whenever the replay reads a queue's
+// attributes (the guard samples the backlog and the DLQ's counts): it takes
+// what is visible, keeps the messages it cannot process (visibility 0) and
+// deletes the rest; with maxReceiveCount 1 a kept message is in orders-dlq
+// at its next receive.
+class FailingConsumer final : public QueueClientWrapper {
+ public:
+  FailingConsumer(FakeQueueClient& sqs, std::string queue) : QueueClientWrapper(sqs), queue_(std::move(queue)) {}
+  Result<std::map<std::string, std::string>> GetQueueAttributes(const std::string& url,
+                                                                const std::vector<std::string>& names) override {
+    ReceiveOptions ro;
+    ro.visibility_timeout = 0;
+    auto got = target().ReceiveMessages(queue_, ro);
+    if (got.ok()) {
+      for (const Message& m : *got) {
+        if (fails && fails(m.body)) continue;
+        (void)target().DeleteMessageBatch(queue_, {{"d", m.receipt_handle}});
+        ++consumed;
+      }
+    }
+    return target().GetQueueAttributes(url, names);
+  }
+  std::function<bool(const std::string& body)> fails;
+  int consumed = 0;
+
+ private:
+  std::string queue_;
+};
+
+class GuardedReplayCommandTest : public ReplayCommandTest {
+ protected:
+  GuardedReplayCommandTest() : consumer_(sqs_, dest_) {
+    EXPECT_TRUE(sqs_.SetQueueAttributes(dest_, {{"RedrivePolicy", R"({"deadLetterTargetArn":)"
+                                                                  R"("arn:aws:sqs:us-east-1:123456789012:orders-dlq",)"
+                                                                  R"("maxReceiveCount":1})"}})
+                    .ok());
+    deps_.sqs = &consumer_;
+    options_.to_queue = "orders";
+    options_.redrive.canary = 10;
+    options_.redrive.window = "10s";
+  }
+  AuditRecord OnlyAudit() {
+    auto keys = AuditKeys();
+    EXPECT_EQ(keys.size(), 1u);
+    auto r = ParseAuditRecord(store_.Object(keys.at(0))->data);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return *r;
+  }
+
+  FailingConsumer consumer_;
+};
+
+TEST_F(GuardedReplayCommandTest, BugStillThereStopsAfterTheCanaryWithExit5AndSaysWhatWasNotSent) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 100);
+  consumer_.fails = [](const std::string&) { return true; };
+  ASSERT_EQ(Run(), 5) << Err();
+  const std::string err = Err();
+  AuditRecord audit = OnlyAudit();
+  EXPECT_EQ(audit.stats.sent, 10u);  // no more than the canary was exposed
+  EXPECT_EQ(audit.outcome, "stopped");
+  ASSERT_TRUE(audit.redrive.has_value());
+  EXPECT_EQ(audit.redrive->outcome, "stopped");
+  EXPECT_EQ(audit.redrive->canary, 10u);
+  EXPECT_EQ(audit.redrive->window_s, 10);
+  ASSERT_FALSE(audit.failed_again.empty());
+  EXPECT_EQ(audit.redrive->refailed, audit.failed_again.size());
+  EXPECT_NE(err.find("stopped: sent 10, re-failed " + std::to_string(audit.failed_again.size()) +
+                     ", not sent 90 (still in the archive)"),
+            std::string::npos)
+      << err;
+  for (const FailedAgainMessage& f : audit.failed_again) {
+    EXPECT_EQ(f.dlq, dlq_);
+    EXPECT_NE(err.find("failed again: " + f.message_id + " -> " + f.new_message_id), std::string::npos) << err;
+  }
+  EXPECT_NE(Out().find("guard: stopped: canary 10"), std::string::npos) << Out();
+  // The loop: a rerun does not send the messages that failed again.
+  options_.redrive = {};
+  options_.redrive.no_canary = true;
+  std::rewind(out_);
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_NE(Out().find(fmt::format("skipped {} that failed again", audit.failed_again.size())), std::string::npos)
+      << Out();
+}
+
+TEST_F(GuardedReplayCommandTest, BugFixedRampsToTheEndAndNothingIsBackInTheDlq) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 100);
+  consumer_.fails = [](const std::string&) { return false; };
+  ASSERT_EQ(Run(), 0) << Err();
+  AuditRecord audit = OnlyAudit();
+  EXPECT_EQ(audit.stats.sent, 100u);
+  ASSERT_TRUE(audit.redrive.has_value());
+  EXPECT_EQ(audit.redrive->outcome, "done");
+  EXPECT_TRUE(audit.failed_again.empty());
+  EXPECT_EQ(sqs_.Depth(dlq_), 0u);
+  EXPECT_NE(Out().find("guard: done: canary 10, ramp 5,25,100 %, window 10 s, re-failed 0"), std::string::npos)
+      << Out();
+}
+
+TEST_F(GuardedReplayCommandTest, ACanaryToAQueueWithoutDlqExits2NamingItAndNoCanaryBeforeSending) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 5, "arn:aws:sqs:us-east-1:123456789012:orders-a");
+  const std::string plain = *sqs_.CreateQueue("orders-a", {});
+  options_.to_queue.clear();
+  options_.to_source = true;  // the default canary of --to-source
+  options_.redrive = {};
+  EXPECT_EQ(Run(), 2);
+  const std::string err = Err();
+  EXPECT_NE(err.find(plain + " has no RedrivePolicy"), std::string::npos) << err;
+  EXPECT_NE(err.find("--no-canary"), std::string::npos) << err;
+  EXPECT_EQ(sqs_.Depth(plain), 0u);
+  EXPECT_TRUE(AuditKeys().empty());
+  options_.redrive.no_canary = true;  // a plain replay goes
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Depth(plain), 5u);
+}
+
+TEST_F(GuardedReplayCommandTest, BadGuardFlagsExit2BeforeAnyCall) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 5);
+  for (auto edit : std::vector<std::function<void(RedriveFlags&)>>{
+           [](RedriveFlags& f) { f.ramp = "50,10"; }, [](RedriveFlags& f) { f.max_refailures = "lots"; },
+           [](RedriveFlags& f) { f.no_canary = true; }, [](RedriveFlags& f) { f.max_backlog = {"0"}; }}) {
+    options_.redrive.canary = 10;
+    edit(options_.redrive);
+    const int calls = sqs_.calls(Op::kGetQueueUrl) + sqs_.calls(Op::kGetQueueAttributes);
+    EXPECT_EQ(Run(), 2) << Err();
+    EXPECT_EQ(sqs_.calls(Op::kGetQueueUrl) + sqs_.calls(Op::kGetQueueAttributes), calls);
+    options_.redrive = {};
+  }
+  EXPECT_EQ(sqs_.Depth(dest_), 0u);
+}
+
+TEST_F(GuardedReplayCommandTest, ToQueueHasNoCanaryUnlessAsked) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 5);
+  options_.redrive = {};
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(Out().find("guard:"), std::string::npos) << Out();
+  EXPECT_FALSE(OnlyAudit().redrive.has_value());
+}
+
+TEST_F(GuardedReplayCommandTest, LiveFormStopsLeavingWhatItDidNotSendInTheDlqAndKeepsAJournal) {
+  for (int i = 0; i < 50; ++i) {
+    SendEntry e;
+    e.body = "order " + std::to_string(i);
+    ASSERT_TRUE(sqs_.SendMessage(dlq_, e).ok());
+  }
+  options_.from.clear();
+  options_.from_queue = "orders-dlq";
+  options_.audit_to = "s3://bucket/dlq-archive";
+  char dir[] = "/tmp/guarded-live-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  options_.checkpoint = std::string(dir) + "/run";  // a guarded live run may keep its guard journal
+  consumer_.fails = [](const std::string&) { return true; };
+  ASSERT_EQ(Run(), 5) << Err();
+  AuditRecord audit = OnlyAudit();
+  EXPECT_EQ(audit.stats.sent, 10u);
+  ASSERT_FALSE(audit.failed_again.empty());
+  const size_t refailed = audit.failed_again.size();
+  EXPECT_EQ(sqs_.Depth(dlq_), 40u + refailed);  // the 40 not sent, and the copies that failed again
+  EXPECT_EQ(sqs_.Depth(dest_), 10u - refailed);
+  const std::string err = Err();
+  EXPECT_NE(err.find("stopped: sent 10, re-failed " + std::to_string(refailed)), std::string::npos) << err;
+  EXPECT_NE(err.find(", not sent 40 (still in the DLQ)"), std::string::npos) << err;
+  std::FILE* journal = std::fopen((options_.checkpoint + ".guard").c_str(), "r");
+  EXPECT_NE(journal, nullptr);
+  if (journal != nullptr) std::fclose(journal);
+  std::remove((options_.checkpoint + ".guard").c_str());
+  std::remove(dir);
+}
+
+TEST_F(GuardedReplayCommandTest, DryRunSaysHowTheRealRunWillBeGuardedAndSendsNothing) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 20);
+  ASSERT_TRUE(sqs_.SetQueueAttributes(dest_, {{"VisibilityTimeout", "30"}, {"DelaySeconds", "5"}}).ok());
+  options_.redrive = {};
+  options_.redrive.canary = 4;
+  options_.dry_run = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  const std::string out = Out();
+  EXPECT_NE(out.find("the real run is guarded: canary 4, ramp 5,25,100 %, window 45 s (from " + dest_ +
+                     ": maxReceiveCount 1 x VisibilityTimeout 30 s + DelaySeconds 5 s, plus margin), backlog bound "),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(sqs_.Depth(dest_), 0u);
 }
 
 }  // namespace
