@@ -80,8 +80,8 @@ void CountDestinations(DashboardReplayResult& result) {
 }  // namespace
 
 DashboardReplayFn MakeDashboardReplay(Clock& clock) {
-  return [&clock](const QueueArchiveAccess& access, const DashboardReplaySelection& what,
-                  const std::string& actor) -> DashboardReplayResult {
+  return [&clock](const QueueArchiveAccess& access, const DashboardReplaySelection& what, const std::string& actor,
+                  const ReplayJobControl& control) -> DashboardReplayResult {
     ReplayCommandOptions options;
     options.from = access.destination;
     options.filter.queues = {access.queue.name};
@@ -107,9 +107,9 @@ DashboardReplayFn MakeDashboardReplay(Clock& clock) {
     deps.clock = &clock;
     deps.out = out.file();
     deps.err = err.file();
-    const std::atomic<bool> stop{false};
+    const std::atomic<bool> never{false};
     DashboardReplayResult result;
-    result.exit_code = RunReplay(options, deps, stop);
+    result.exit_code = RunReplay(options, deps, control.stop != nullptr ? *control.stop : never);
     result.output = out.Take();
     result.errors = err.Take();
     if (what.dry_run) CountDestinations(result);
