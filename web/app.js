@@ -783,6 +783,9 @@ const PHASE_TEXT = {
   sending: 'sending', canary: 'canary', waiting: 'waiting', ramp: 'ramp', paused: 'paused for backlog',
   'final-check': 'final check', done: 'done', stopped: 'stopped on re-failures',
 };
+const OUTCOME_BADGE = {
+  ok: 'done', refailures: 'failed again', stopped: 'stopped', refused: 'refused', partial: 'partly sent', failed: 'failed',
+};
 const OUTCOME_TEXT = {
   ok: 'finished: every selected message sent', refailures: 'stopped: messages failed again (exit 5)',
   stopped: 'stopped by request (exit 130)', refused: 'refused before sending (exit 2)',
@@ -793,7 +796,7 @@ function phaseBadge(r) {
   const cls = r.outcome === 'ok' || r.phase === 'done' ? 'ok'
     : r.outcome === 'refailures' || r.phase === 'stopped' || r.outcome === 'failed' ? 'alarm'
       : r.phase === 'paused' || r.state === 'stopping' ? 'warn' : 'insufficient';
-  const text = r.done ? (r.outcome || 'finished') : r.state === 'stopping' ? 'stopping' : (PHASE_TEXT[r.phase] || r.phase);
+  const text = r.done ? (OUTCOME_BADGE[r.outcome] || 'finished') : r.state === 'stopping' ? 'stopping' : (PHASE_TEXT[r.phase] || r.phase);
   return h('span', { class: 'state ' + cls }, text);
 }
 
@@ -801,7 +804,9 @@ function replaySubject(r) {
   return r.fingerprint ? `group ${r.fingerprint}` : plural(r.ids, 'message', 'messages');
 }
 
+// A replay without a canary reports no counts: its summary has them.
 function sentText(r) {
+  if (!r.guarded) return r.done ? 'see the summary' : '—';
   return r.total > 0 ? `${r.sent} of ${r.total}` : String(r.sent);
 }
 
@@ -833,7 +838,8 @@ function replayFacts(r) {
   return h('dl', { class: 'fields', id: 'replay-facts' },
     h('dt', {}, 'Queue'), h('dd', {}, h('a', { href: '#/queue/' + encodeURIComponent(r.queue) }, r.queue)),
     h('dt', {}, 'Replays'), h('dd', {}, replaySubject(r), ' to the source queue'),
-    h('dt', {}, 'Step'), h('dd', { id: 'replay-step' }, r.steps > 0 ? `${r.step} of ${r.steps}` : r.guarded ? 'canary' : '—'),
+    h('dt', {}, 'Step'), h('dd', { id: 'replay-step' }, !r.guarded ? '—' : r.step > 0 ? `${r.step} of ${r.steps}`
+      : `canary${r.steps > 0 ? `, then ${plural(r.steps, 'ramp step', 'ramp steps')}` : ''}`),
     h('dt', {}, 'Sent'), h('dd', { id: 'replay-sent' }, sentText(r)),
     h('dt', {}, 'Failed again'), h('dd', { id: 'replay-refailed' }, String(r.refailed)),
     h('dt', {}, 'Destination backlog'), h('dd', { id: 'replay-backlog' }, backlog),
@@ -857,7 +863,7 @@ function refailuresTable(r) {
 }
 
 function progressBar(bar, text, r) {
-  const label = r.total > 0 ? `Sent ${r.sent} of ${r.total} messages` : `Sent ${r.sent} messages`;
+  const label = !r.guarded ? 'Sent: see the summary' : r.total > 0 ? `Sent ${r.sent} of ${r.total} messages` : `Sent ${r.sent} messages`;
   bar.setAttribute('aria-label', label);
   if (r.total > 0 || r.done) {
     bar.max = r.total > 0 ? r.total : 1;
@@ -866,7 +872,7 @@ function progressBar(bar, text, r) {
     bar.removeAttribute('value'); // indeterminate: the total is not known
   }
   const pct = r.total > 0 ? ` (${Math.floor((100 * r.sent) / r.total)}%)` : '';
-  text.textContent = `${label}${pct}, ${r.refailed} failed again`;
+  text.textContent = r.guarded ? `${label}${pct}, ${r.refailed} failed again` : r.done ? 'Finished: the summary below has the counts' : 'Sending…';
 }
 
 // Replaces `region`'s content with build() when `key` differs from the last
@@ -935,8 +941,7 @@ function renderReplay(view, id) {
     progressBar(bar, barText, r);
     reason.textContent = replayReason(r);
     reason.className = r.phase === 'paused' || r.phase === 'stopped' || r.outcome === 'refailures' ? 'state warn' : 'muted';
-    stopBar.hidden = !state.info.write || (r.done && !result.textContent);
-    stop.hidden = r.done;
+    stopBar.hidden = !state.info.write || r.done;
     if (r.state === 'stopping') { stop.disabled = true; stop.textContent = 'Stopping…'; }
     // The countdown in the reason alone changes nothing below.
     renderIfChanged(facts, JSON.stringify(Object.assign({}, r, { reason: '' })), () => replayFacts(r));
