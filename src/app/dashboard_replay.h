@@ -16,7 +16,12 @@
 
 namespace dlq {
 
+struct RedriveStatus;
+
 // `clock` must outlive the function.
 DashboardReplayFn MakeDashboardReplay(Clock& clock);
+
+// A guard's status as the dashboard shows it (the phase by its name).
+ReplayProgress ToDashboardProgress(const RedriveStatus& status);
 
 }  // namespace dlq

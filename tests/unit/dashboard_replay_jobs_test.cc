@@ -10,8 +10,10 @@
 #include <mutex>
 #include <thread>
 
+#include "app/dashboard_replay.h"
 #include "dashboard/dashboard.h"
 #include "dashboard/replay_jobs.h"
+#include "replay/redrive_guard.h"
 #include "testing/fake_notifier.h"
 #include "unit/daemon_fixture.h"
 
@@ -385,6 +387,51 @@ TEST(ReplayJobsTest, AJobThatThrowsEndsAsFailedWithTheReason) {
   EXPECT_FALSE(jobs.Get(*id).has_value());
   EXPECT_EQ(jobs.Start({.queue = "q"}, [](const ReplayJobControl&) { return DashboardReplayResult{}; }).status().code(),
             ErrorCode::kUnavailable);
+}
+
+TEST(DashboardReplayTest, TheGuardsStatusReachesThePageWithEveryFieldAndThePhaseByName) {
+  RedriveStatus s;
+  s.phase = RedrivePhase::kFinalCheck;
+  s.reason = "final window 40 s left";
+  s.step = 3;
+  s.steps = 3;
+  s.total = 500;
+  s.sent = 500;
+  s.refailed = 2;
+  s.dlq_receives = 9;
+  s.backlog = 17;
+  s.backlog_age = seconds(33);
+  s.paused_for = std::chrono::milliseconds(1500);
+  s.refailures.push_back({.message_id = "a",
+                          .new_message_id = "A",
+                          .destination = "d",
+                          .dlq = "q",
+                          .found_at = SystemTime(seconds(1700000000))});
+  s.refailures.push_back({.message_id = "b",
+                          .new_message_id = "B",
+                          .destination = "d",
+                          .dlq = "q",
+                          .found_at = SystemTime(seconds(1700000001))});
+  ReplayProgress p = ToDashboardProgress(s);
+  EXPECT_EQ(p.phase, "final-check");
+  EXPECT_EQ(p.reason, "final window 40 s left");
+  EXPECT_EQ(p.step, 3);
+  EXPECT_EQ(p.steps, 3);
+  EXPECT_EQ(p.total, 500u);
+  EXPECT_EQ(p.sent, 500u);
+  EXPECT_EQ(p.refailed, 2u);
+  EXPECT_EQ(p.dlq_receives, 9u);
+  EXPECT_EQ(p.backlog, 17);
+  EXPECT_EQ(p.backlog_age, seconds(33));
+  EXPECT_EQ(p.paused_for, std::chrono::milliseconds(1500));
+  ASSERT_EQ(p.refailures.size(), 2u);
+  EXPECT_EQ(p.refailures[1].message_id, "b");
+  EXPECT_EQ(p.refailures[1].new_message_id, "B");
+  EXPECT_EQ(p.refailures[1].destination, "d");
+  EXPECT_EQ(p.refailures[1].dlq, "q");
+  EXPECT_EQ(p.refailures[1].found_at, SystemTime(seconds(1700000001)));
+  s.phase = RedrivePhase::kPaused;
+  EXPECT_EQ(ToDashboardProgress(s).phase, "paused");
 }
 
 }  // namespace
