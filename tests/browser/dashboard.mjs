@@ -462,11 +462,17 @@ await step('replay puts a message back on its source queue', async () => {
   await axe(rw, 'replay page (a real replay)');
   // A guarded replay (the canary) then waits the source's processing window:
   // Stop ends the wait (exit 130); what was sent stays sent.
-  const waiting = await rw.evaluate(async () => {
-    const id = decodeURIComponent(location.hash.split('/')[2]);
-    const r = await (await fetch('/api/replays/' + encodeURIComponent(id), { headers: { Authorization: 'Bearer ' + sessionStorage.getItem('dlq-token') } })).json();
-    return !r.done && r.phase === 'waiting';
-  });
+  // Until it is done or waits (a canary's window, the final check).
+  let waiting = false;
+  for (let i = 0; i < 60; i++) {
+    const r = await rw.evaluate(async () => {
+      const id = decodeURIComponent(location.hash.split('/')[2]);
+      return (await fetch('/api/replays/' + encodeURIComponent(id), { headers: { Authorization: 'Bearer ' + sessionStorage.getItem('dlq-token') } })).json();
+    });
+    if (r.done) break;
+    if (['waiting', 'final-check', 'paused'].includes(r.phase)) { waiting = true; break; }
+    await new Promise((res) => setTimeout(res, 500));
+  }
   if (waiting) {
     await rw.waitForSelector('#replay-stop', { visible: true, timeout: 5000 });
     await rw.click('#replay-stop');
