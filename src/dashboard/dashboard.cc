@@ -804,7 +804,10 @@ HttpServerResponse Dashboard::StartReplay(const ReplayRequest& parsed, const Que
                         queue = parsed.queue](const ReplayJobControl& control) {
     DashboardReplayResult result = replay(access, what, actor, control);
     Log().Log(result.exit_code == 0 ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_replay_finished",
-              {{"queue", queue}, {"exit_code", result.exit_code}, {"result", std::string(Trim(result.output))}});
+              {{"replay_id", control.id},
+               {"queue", queue},
+               {"exit_code", result.exit_code},
+               {"result", std::string(Trim(result.output))}});
     return result;
   };
   Result<std::string> id = jobs_.Start(std::move(spec), std::move(work));

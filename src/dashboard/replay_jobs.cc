@@ -58,6 +58,7 @@ Result<std::string> ReplayJobs::Start(ReplayJobSpec spec, ReplayJobWork work) {
     job->thread = std::thread([job, clock = &clock_, work = std::move(work)] {
       Job* j = job.get();
       ReplayJobControl control;
+      control.id = j->id;
       control.stop = &j->stop;
       control.report = [j](const ReplayProgress& p) {
         MutexLock l(j->mu);

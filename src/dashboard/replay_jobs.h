@@ -63,6 +63,7 @@ struct ReplayProgress {
 
 // What a replay job's work is given: its stop flag, and where to report.
 struct ReplayJobControl {
+  std::string id;                                     // the job's; "" for a dry run
   const std::atomic<bool>* stop = nullptr;            // never null in a job
   std::function<void(const ReplayProgress&)> report;  // may be empty (a dry run)
 };

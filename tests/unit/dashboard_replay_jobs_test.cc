@@ -47,6 +47,7 @@ class FakeReplay {
         last_queue_ = access.queue.name;
         last_actor_ = actor;
         last_dry_run_ = what.dry_run;
+        last_id_ = control.id;
         if (what.dry_run) {
           DashboardReplayResult dry;
           dry.output = "dry run: would send 2";
@@ -97,6 +98,10 @@ class FakeReplay {
     std::lock_guard lock(mu_);
     return last_actor_;
   }
+  std::string last_id() {
+    std::lock_guard lock(mu_);
+    return last_id_;
+  }
 
  private:
   std::mutex mu_;
@@ -107,7 +112,7 @@ class FakeReplay {
   int release_code_ = 0;
   int calls_ = 0;
   bool last_dry_run_ = false;
-  std::string last_queue_, last_actor_;
+  std::string last_queue_, last_actor_, last_id_;
 };
 
 class DashboardReplayJobsTest : public DaemonFixture {
@@ -224,6 +229,7 @@ TEST_F(DashboardReplayJobsTest, AReplayThatSendsAnswers202AtOnceAndItsStatusFoll
   EXPECT_EQ(std::string_view(refailures.at(0)["dlq"].get_string().value()), "https://sqs/orders-dlq");
   EXPECT_EQ(std::string_view(refailures.at(0)["found_at"].get_string().value()), "2023-11-14T22:13:20.000Z");
   EXPECT_EQ(fake_.last_actor(), "dlq-archive dashboard, client 127.0.0.1");
+  EXPECT_EQ(fake_.last_id(), id);
 
   // The list has it, without the message ids.
   auto list = Json(d->Handle(Request("GET", "/api/replays")));
