@@ -849,6 +849,12 @@ TEST_F(DashboardTest, ReplayWithTheTokenSendsToTheSourceAndWritesTheAuditRecord)
   EXPECT_EQ(doc["exit_code"].get_int64().value(), 0) << status;
   EXPECT_EQ(std::string_view(doc["outcome"].get_string().value()), "ok");
   EXPECT_NE(std::string_view(doc["output"].get_string().value()).find("sent 1"), std::string_view::npos) << status;
+  // To the source, guarded by default: the guard's last status reached the job.
+  EXPECT_TRUE(doc["guarded"].get_bool().value()) << status;
+  EXPECT_EQ(std::string_view(doc["phase"].get_string().value()), "done") << status;
+  EXPECT_EQ(doc["total"].get_uint64().value(), 1u) << status;
+  EXPECT_EQ(doc["sent"].get_uint64().value(), 1u) << status;
+  EXPECT_EQ(doc["refailed"].get_uint64().value(), 0u) << status;
   std::vector<Message> on_source = sqs_.Messages(source_url_);
   ASSERT_EQ(on_source.size(), 1u);
   EXPECT_EQ(on_source[0].body, body);
@@ -864,12 +870,16 @@ TEST_F(DashboardTest, ReplayWithTheTokenSendsToTheSourceAndWritesTheAuditRecord)
   }
   EXPECT_EQ(audits, 1u);
 
-  // An id that is not archived: nothing selected, nothing sent.
+  // An id that is not archived: nothing selected, nothing sent, and the
+  // status says so (the summary's "selected 0", or why the guard could not
+  // start).
   const std::string none = ReplayToEnd(d, R"({"queue":"orders-dlq","ids":["not-archived"]})");
   simdjson::dom::parser parser3;
   simdjson::dom::element none_doc;
   ASSERT_EQ(parser3.parse(none).get(none_doc), simdjson::SUCCESS) << none;
-  EXPECT_NE(std::string_view(none_doc["output"].get_string().value()).find("selected 0"), std::string_view::npos)
+  const std::string said = std::string(none_doc["output"].get_string().value()) + "\n" +
+                           std::string(none_doc["errors"].get_string().value());
+  EXPECT_TRUE(said.find("selected 0") != std::string::npos || said.find("nothing was sent") != std::string::npos)
       << none;
   EXPECT_EQ(sqs_.Messages(source_url_).size(), 1u);
 }
