@@ -36,15 +36,17 @@ export async function checkReplayPage(browser, base, token, queue, check, axe, s
   // The script of the redrive: each poll gets the current act.
   const acts = {
     paused: status(queue, { phase: 'paused', step: 2, sent: 300, backlog: 412, backlog_age_s: 95, paused_s: 14.5,
-      reason: 'paused: backlog 412 over the bound 400 (resumes at 200 or fewer)', dlq_receives: 6 }),
+      reason: 'destination backlog over its bound: backlog 412 (bound 400, resume at 200)', dlq_receives: 6 }),
     ramp: status(queue, { phase: 'ramp', step: 2, sent: 340, backlog: 120, paused_s: 31, dlq_receives: 6 }),
     stopped: status(queue, { phase: 'stopped', step: 0, sent: 12, total: 1200, refailed: 3, dlq_receives: 14, backlog: 9,
-      reason: 'stopped in the canary: 3 of 12 messages sent failed again (bound 0)', done: true, state: 'finished',
+      reason: '3 of 12 messages sent failed again in the canary (bound 0)', done: true, state: 'finished',
       exit_code: 5, outcome: 'refailures', finished_at: '2026-11-28T05:16:50.000Z',
       refailures: [refailure(1, queue), refailure(2, queue), refailure(3, queue)],
-      output: 'replayed to source: selected 1200, sent 12, failed 0, stopped: 3 of 12 failed again in the canary\n' +
+      output: 'replayed to source: selected 1200, sent 12, failed 0, 110.4 s, 0 msg/s (sending: 0.03 s, 400 msg/s)\n' +
+        'guard: stopped: canary 12, ramp 5,25,100 %, window 100 s, re-failed 3, 14 DLQ messages received to look, paused 0.0 s\n' +
         'audit: s3://dlq-archive-prod/dlq-archive/_audit/20261128T051500Z-5b0c9e1d2a7f4e31.json',
-      errors: 'stopped: 3 of 12 messages sent failed again in the canary (bound 0); 1188 not sent stay in the archive' }),
+      errors: 'stopped: 3 of 12 messages sent failed again in the canary (bound 0)\n' +
+        'stopped: sent 12, re-failed 3, not sent 1188 (still in the archive)' }),
   };
   let act = 'paused';
   let stops = 0;
@@ -72,7 +74,7 @@ export async function checkReplayPage(browser, base, token, queue, check, axe, s
   const bar = await page.$eval('#replay-progress', (e) => [e.max, e.value, e.getAttribute('aria-label')]);
   check('replay page: the progress bar says how many of how many were sent', bar[0] === 1200 && bar[1] === 300 &&
     bar[2] === 'Sent 300 of 1200 messages', JSON.stringify(bar));
-  check('replay page: a pause says the backlog and its bound', (await text('#replay-reason')).includes('backlog 412 over the bound 400'),
+  check('replay page: a pause says the backlog and its bound', (await text('#replay-reason')).includes('backlog 412 (bound 400, resume at 200)'),
     await text('#replay-reason'));
   check('replay page: the backlog with its oldest message\'s age', (await text('#replay-backlog')) === '412, oldest 1m 35s',
     await text('#replay-backlog'));
