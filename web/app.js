@@ -577,10 +577,10 @@ async function replayGroup(name, group, region) {
   }
   const send = h('button', { type: 'button', class: 'primary', id: 'replay-group-confirm', onclick: async () => {
     send.disabled = cancel.disabled = true;
-    say(region, `Replaying ${plural(dry.count, 'message', 'messages')} of group ${group.id}…`);
+    say(region, `Starting a guarded replay of ${plural(dry.count, 'message', 'messages')} of group ${group.id}…`);
     try {
       const r = await postReplay({ queue: name, fingerprint: group.id, dry_run: false });
-      say(region, r.output || 'Replayed.');
+      location.hash = '#/replays/' + encodeURIComponent(r.replay_id);
     } catch (e) {
       say(region, replayError(e), true);
     }
@@ -593,7 +593,8 @@ async function replayGroup(name, group, region) {
       plural(d.count, 'message', 'messages')))),
     dry.output ? h('p', { class: 'muted' }, dry.output) : null,
     h('div', { class: 'toolbar' }, send, cancel,
-      h('span', { class: 'muted' }, 'sends them and writes an audit record; messages an earlier replay delivered are skipped')));
+      h('span', { class: 'muted' }, 'sends a canary first, then growing steps, and stops if messages fail again; ' +
+        'writes an audit record; messages an earlier replay delivered are skipped')));
   send.focus();
 }
 
@@ -656,13 +657,12 @@ function resultsTable(name, doc, replayResult) {
     const ids = boxes.filter((b) => b.checked).map((b) => b.value);
     if (!ids.length) { say(replayResult, 'Select at least one message to replay.', true); return; }
     replay.disabled = true;
-    say(replayResult, `Replaying ${plural(ids.length, 'message', 'messages')} to their source queue…`);
+    say(replayResult, `Starting a replay of ${plural(ids.length, 'message', 'messages')} to their source queue…`);
     try {
       const r = await postReplay({ queue: name, ids });
-      say(replayResult, r.output || 'Replayed.');
+      location.hash = '#/replays/' + encodeURIComponent(r.replay_id);
     } catch (e) {
       say(replayResult, replayError(e), true);
-    } finally {
       replay.disabled = false;
     }
   } }, 'Replay selected to source') : null;
@@ -678,7 +678,7 @@ function resultsTable(name, doc, replayResult) {
   });
   return h('div', {},
     h('p', { role: 'status' }, `${plural(doc.count, 'message', 'messages')}${doc.more ? ' (more match: narrow the search)' : ''}.`),
-    replay ? h('div', { class: 'toolbar' }, replay, h('span', { class: 'muted' }, 'sends the selected archived messages back to the queue they failed from and writes an audit record')) : null,
+    replay ? h('div', { class: 'toolbar' }, replay, h('span', { class: 'muted' }, 'sends the selected archived messages back to the queue they failed from (a canary first) and writes an audit record')) : null,
     h('table', { id: 'results-table' }, h('thead', {}, h('tr', {}, write ? h('th', { scope: 'col' }, 'Select') : null,
       h('th', { scope: 'col' }, 'Message id'), h('th', { scope: 'col' }, 'Sent'), h('th', { scope: 'col', class: 'num' }, 'Receives'), h('th', { scope: 'col' }, 'Body'))),
     h('tbody', {}, rows)));
@@ -717,8 +717,10 @@ async function renderQueueLive(name) {
 function renderQueue(view, name) {
   const objects = h('div', { id: 'objects' });
   const failures = h('div', { id: 'failures' });
+  const replays = h('div', { id: 'replays' });
   const search = searchSection(name);
   const reloadArchive = () => {
+    loadInto(replays, async () => replaysTable(await api('/api/replays?queue=' + encodeURIComponent(name))));
     loadInto(objects, async () => objectsTable(await api('/api/queues/' + encodeURIComponent(name) + '/objects')));
     loadInto(failures, async () => failuresTable(name, await api('/api/queues/' + encodeURIComponent(name) + '/failures'), search));
   };
@@ -734,6 +736,7 @@ function renderQueue(view, name) {
     h('h2', {}, 'Alarm history'),
     h('div', { id: 'timeline' }),
     h('h2', {}, 'Top failure groups'), failures,
+    h('h2', { id: 'replays-h' }, 'Recent replays'), replays,
     h('h2', {}, 'Recent archive objects'), objects,
     search.node);
   renderQueueLive(name);
@@ -772,10 +775,196 @@ function renderMessage(view, name, id) {
   });
 }
 
+
+// ---- Replays.
+// A replay that sends runs in the daemon as a job (POST /api/replay answers
+// 202 with its id). Its page polls /api/replays/ID every second until it is
+// done: the phase (in a live region, announced when it changes, not at every
+// tick of a countdown), the counts, a progress bar, why it waits or pauses,
+// the messages that failed again (each a link to the archived message), a
+// Stop button, and the command's summary once it ends.
+
+const PHASE_TEXT = {
+  sending: 'sending', canary: 'canary', waiting: 'waiting', ramp: 'ramp', paused: 'paused for backlog',
+  'final-check': 'final check', done: 'done', stopped: 'stopped on re-failures',
+};
+const OUTCOME_BADGE = {
+  ok: 'done', refailures: 'failed again', stopped: 'stopped', refused: 'refused', partial: 'partly sent', failed: 'failed',
+};
+const OUTCOME_TEXT = {
+  ok: 'finished: every selected message sent', refailures: 'stopped: messages failed again (exit 5)',
+  stopped: 'stopped by request (exit 130)', refused: 'refused before sending (exit 2)',
+  partial: 'sent, but some archive objects were unreadable (exit 3)', failed: 'failed (exit 1)',
+};
+
+function phaseBadge(r) {
+  const cls = r.outcome === 'ok' || r.phase === 'done' ? 'ok'
+    : r.outcome === 'refailures' || r.phase === 'stopped' || r.outcome === 'failed' ? 'alarm'
+      : r.phase === 'paused' || r.state === 'stopping' ? 'warn' : 'insufficient';
+  const text = r.done ? (OUTCOME_BADGE[r.outcome] || 'finished') : r.state === 'stopping' ? 'stopping' : (PHASE_TEXT[r.phase] || r.phase);
+  return h('span', { class: 'state ' + cls }, text);
+}
+
+function replaySubject(r) {
+  return r.fingerprint ? `group ${r.fingerprint}` : plural(r.ids, 'message', 'messages');
+}
+
+// A replay without a canary reports no counts: its summary has them.
+function sentText(r) {
+  if (!r.guarded) return r.done ? 'see the summary' : '—';
+  return r.total > 0 ? `${r.sent} of ${r.total}` : String(r.sent);
+}
+
+function replaysTable(doc) {
+  if (!doc.replays.length) return h('p', { class: 'muted' }, 'No replay from this dashboard since the daemon started.');
+  return h('table', { id: 'replays-table', 'aria-labelledby': 'replays-h' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Started'), h('th', { scope: 'col' }, 'Replay'),
+      h('th', { scope: 'col' }, 'Phase'), h('th', { scope: 'col', class: 'num' }, 'Sent'), h('th', { scope: 'col', class: 'num' }, 'Re-failed'))),
+    h('tbody', {}, doc.replays.map((r) => h('tr', { 'data-replay': r.replay_id },
+      h('td', {}, fmtTime(r.started_at)),
+      h('td', {}, h('a', { href: '#/replays/' + encodeURIComponent(r.replay_id) }, replaySubject(r)),
+        h('span', { class: 'muted code' }, ' ' + r.replay_id)),
+      h('td', {}, phaseBadge(r)),
+      h('td', { class: 'num' }, sentText(r)),
+      h('td', { class: 'num' }, r.refailed)))));
+}
+
+// Why the replay waits, pauses or stopped, in words.
+function replayReason(r) {
+  if (r.reason) return r.reason;
+  if (r.state === 'stopping') return 'stopping: the batch in flight finishes first';
+  if (r.done) return OUTCOME_TEXT[r.outcome] || 'finished';
+  if (!r.guarded) return 'sending (no canary: the replay reports no phases)';
+  return '';
+}
+
+function replayFacts(r) {
+  const backlog = r.backlog === null ? '—' : String(r.backlog) + (r.backlog_age_s !== null ? `, oldest ${fmtDuration(r.backlog_age_s)}` : '');
+  return h('dl', { class: 'fields', id: 'replay-facts' },
+    h('dt', {}, 'Queue'), h('dd', {}, h('a', { href: '#/queue/' + encodeURIComponent(r.queue) }, r.queue)),
+    h('dt', {}, 'Replays'), h('dd', {}, replaySubject(r), ' to the source queue'),
+    h('dt', {}, 'Step'), h('dd', { id: 'replay-step' }, !r.guarded ? '—' : r.step > 0 ? `${r.step} of ${r.steps}`
+      : `canary${r.steps > 0 ? `, then ${plural(r.steps, 'ramp step', 'ramp steps')}` : ''}`),
+    h('dt', {}, 'Sent'), h('dd', { id: 'replay-sent' }, sentText(r)),
+    h('dt', {}, 'Failed again'), h('dd', { id: 'replay-refailed' }, String(r.refailed)),
+    h('dt', {}, 'Destination backlog'), h('dd', { id: 'replay-backlog' }, backlog),
+    h('dt', {}, 'Paused for backlog'), h('dd', {}, fmtDuration(r.paused_s)),
+    h('dt', {}, 'DLQ receives to look'), h('dd', {}, String(r.dlq_receives)),
+    h('dt', {}, 'Started'), h('dd', {}, fmtTime(r.started_at), h('br'), h('span', { class: 'muted' }, r.started_by)),
+    h('dt', {}, 'Finished'), h('dd', {}, r.done ? `${fmtTime(r.finished_at)} (exit ${r.exit_code})` : 'still running'));
+}
+
+function refailuresTable(r) {
+  if (!r.refailures.length) {
+    return h('p', { class: 'muted' }, r.guarded ? 'None found so far.' : 'Not watched: this replay had no canary.');
+  }
+  const msg = (id) => h('a', { href: `#/queue/${encodeURIComponent(r.queue)}/message/${encodeURIComponent(id)}`, class: 'code' }, id);
+  return h('table', { id: 'replay-refailures', 'aria-labelledby': 'refailures-h' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Archived message'), h('th', { scope: 'col' }, 'Id of the copy'),
+      h('th', { scope: 'col' }, 'Back in'), h('th', { scope: 'col' }, 'Found'))),
+    h('tbody', {}, r.refailures.map((f) => h('tr', {},
+      h('td', {}, msg(f.message_id)), h('td', { class: 'code' }, f.new_message_id),
+      h('td', { class: 'code' }, f.dlq), h('td', {}, fmtTime(f.found_at))))));
+}
+
+function progressBar(bar, text, r) {
+  const label = !r.guarded ? 'Sent: see the summary' : r.total > 0 ? `Sent ${r.sent} of ${r.total} messages` : `Sent ${r.sent} messages`;
+  bar.setAttribute('aria-label', label);
+  if (r.total > 0 || r.done) {
+    bar.max = r.total > 0 ? r.total : 1;
+    bar.value = r.total > 0 ? Math.min(r.sent, r.total) : 1;
+  } else {
+    bar.removeAttribute('value'); // indeterminate: the total is not known
+  }
+  const pct = r.total > 0 ? ` (${Math.floor((100 * r.sent) / r.total)}%)` : '';
+  text.textContent = r.guarded ? `${label}${pct}, ${r.refailed} failed again` : r.done ? 'Finished: the summary below has the counts' : 'Sending…';
+}
+
+// Replaces `region`'s content with build() when `key` differs from the last
+// one it was built for (so a focused link inside stays where it is).
+function renderIfChanged(region, key, build) {
+  if (region.dataset.key === key) return;
+  region.dataset.key = key;
+  region.replaceChildren(...[build()].flat());
+}
+
+function renderReplay(view, id) {
+  const phase = h('p', { id: 'replay-phase', role: 'status', 'aria-live': 'polite' }, 'Loading…');
+  const bar = h('progress', { id: 'replay-progress', 'aria-label': 'Sent' });
+  const barText = h('span', {});
+  const reason = h('p', { id: 'replay-reason' });
+  const result = h('div', { role: 'status', id: 'replay-stop-result' });
+  const stop = h('button', { type: 'button', id: 'replay-stop', class: 'primary', onclick: async () => {
+    stop.disabled = true;
+    say(result, 'Asking the replay to stop…');
+    try {
+      const s = await api('/api/replays/' + encodeURIComponent(id) + '/stop', { method: 'POST' });
+      say(result, 'Stop requested: ' + s.note + '.');
+    } catch (e) {
+      say(result, 'Stop failed: ' + e.message, true);
+      stop.disabled = false;
+    }
+  } }, 'Stop replay');
+  const stopBar = h('div', { class: 'toolbar', hidden: true }, stop,
+    h('span', { class: 'muted' }, 'the batch in flight finishes; what was not sent stays in the archive'), result);
+  const facts = h('div', {});
+  const refHead = h('h2', { id: 'refailures-h' }, 'Messages that failed again');
+  const refailures = h('div', {});
+  const summary = h('div', {});
+  const body = h('div', { id: 'replay', hidden: true }, h('div', { class: 'progress' }, bar, barText), reason, stopBar, facts,
+    refHead, refailures, summary);
+  const problem = h('div', {});
+  const crumbs = h('nav', { 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'All queues'), ' / replay ', id);
+  view.replaceChildren(crumbs, h('h1', {}, 'Replay ', h('span', { class: 'code' }, id)), phase, problem, body);
+  const route = state.route;
+  let spokenPhase = null;
+  const tick = async () => {
+    if (state.route !== route) return; // navigated away: stop polling
+    let r;
+    try {
+      r = await api('/api/replays/' + encodeURIComponent(id));
+    } catch (e) {
+      if (state.route !== route) return;
+      const hint = e.status === 401 ? ' Enter the dashboard\'s token to follow this replay.' : '';
+      phase.textContent = 'Cannot load the replay: ' + e.message + hint;
+      if (e.status === 401 && !problem.firstChild) {
+        const field = tokenField(h('span'));
+        field.querySelector('input').addEventListener('change', () => { problem.replaceChildren(); tick(); });
+        problem.replaceChildren(field);
+      }
+      if (e.status !== 404 && e.status !== 401) setTimeout(tick, 1000);
+      return;
+    }
+    if (state.route !== route) return;
+    body.hidden = false;
+    const spoken = r.done ? 'Replay ' + (OUTCOME_TEXT[r.outcome] || 'finished')
+      : 'Phase: ' + (r.state === 'stopping' ? 'stopping' : PHASE_TEXT[r.phase] || r.phase) +
+        (r.phase === 'ramp' && r.steps > 0 ? `, step ${r.step} of ${r.steps}` : '');
+    if (spoken !== spokenPhase) { phase.replaceChildren(phaseBadge(r), ' ', spoken); spokenPhase = spoken; }
+    renderIfChanged(crumbs, r.queue, () => [h('a', { href: '#/' }, 'All queues'), ' / ',
+      h('a', { href: '#/queue/' + encodeURIComponent(r.queue) }, r.queue), ' / replay ', id]);
+    progressBar(bar, barText, r);
+    reason.textContent = replayReason(r);
+    reason.className = r.phase === 'paused' || r.phase === 'stopped' || r.outcome === 'refailures' ? 'state warn' : 'muted';
+    stopBar.hidden = !state.info.write || r.done;
+    if (r.state === 'stopping') { stop.disabled = true; stop.textContent = 'Stopping…'; }
+    // The countdown in the reason alone changes nothing below.
+    renderIfChanged(facts, JSON.stringify(Object.assign({}, r, { reason: '' })), () => replayFacts(r));
+    refHead.textContent = `Messages that failed again (${r.refailed})`;
+    renderIfChanged(refailures, r.refailures.length + '/' + r.guarded, () => refailuresTable(r));
+    renderIfChanged(summary, String(r.done), () => (r.done ? h('div', {}, h('h2', {}, 'Summary'),
+      h('pre', { id: 'replay-output', tabindex: 0, 'aria-label': 'Replay summary' },
+        [r.output, r.errors].filter((t) => t).join('\n') || '(no output)')) : ''));
+    if (!r.done) setTimeout(tick, 1000);
+  };
+  tick();
+}
+
 // ---- Routing and live updates.
 
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  if (parts[0] === 'replays' && parts[1]) return { view: 'replay', id: parts[1] };
   if (parts[0] === 'queue' && parts[1]) {
     if (parts[2] === 'message' && parts[3]) return { view: 'message', queue: parts[1], id: parts[3] };
     return { view: 'queue', queue: parts[1] };
@@ -789,6 +978,7 @@ function render() {
   const r = state.route;
   if (r.view === 'queue') { document.title = r.queue + ' · dlq-archive'; renderQueue(view, r.queue); }
   else if (r.view === 'message') { document.title = r.id + ' · dlq-archive'; renderMessage(view, r.queue, r.id); }
+  else if (r.view === 'replay') { document.title = 'Replay ' + r.id + ' · dlq-archive'; renderReplay(view, r.id); }
   else { document.title = 'Dead-letter queues · dlq-archive'; renderOverview(view); }
 }
 
@@ -827,6 +1017,8 @@ async function poll() {
     const r = state.route;
     if (r.view === 'overview') {
       await pollOverview();
+    } else if (r.view === 'replay') {
+      // The replay page polls its own status every second.
     } else {
       // A queue page needs its queue only, with its alarms' history.
       const key = 'queue:' + r.queue;

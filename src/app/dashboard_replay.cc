@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "app/replay_command.h"
+#include "replay/redrive_guard.h"
 
 namespace dlq {
 namespace {
@@ -79,9 +80,33 @@ void CountDestinations(DashboardReplayResult& result) {
 
 }  // namespace
 
+ReplayProgress ToDashboardProgress(const RedriveStatus& s) {
+  ReplayProgress p;
+  p.phase = std::string(RedrivePhaseName(s.phase));
+  p.reason = s.reason;
+  p.step = s.step;
+  p.steps = s.steps;
+  p.total = s.total;
+  p.sent = s.sent;
+  p.refailed = s.refailed;
+  p.dlq_receives = s.dlq_receives;
+  p.backlog = s.backlog;
+  p.backlog_age = s.backlog_age;
+  p.paused_for = s.paused_for;
+  p.refailures.reserve(s.refailures.size());
+  for (const RefailedMessage& r : s.refailures) {
+    p.refailures.push_back({.message_id = r.message_id,
+                            .new_message_id = r.new_message_id,
+                            .destination = r.destination,
+                            .dlq = r.dlq,
+                            .found_at = r.found_at});
+  }
+  return p;
+}
+
 DashboardReplayFn MakeDashboardReplay(Clock& clock) {
-  return [&clock](const QueueArchiveAccess& access, const DashboardReplaySelection& what,
-                  const std::string& actor) -> DashboardReplayResult {
+  return [&clock](const QueueArchiveAccess& access, const DashboardReplaySelection& what, const std::string& actor,
+                  const ReplayJobControl& control) -> DashboardReplayResult {
     ReplayCommandOptions options;
     options.from = access.destination;
     options.filter.queues = {access.queue.name};
@@ -107,9 +132,12 @@ DashboardReplayFn MakeDashboardReplay(Clock& clock) {
     deps.clock = &clock;
     deps.out = out.file();
     deps.err = err.file();
-    const std::atomic<bool> stop{false};
+    if (control.report) {
+      deps.on_redrive_status = [report = control.report](const RedriveStatus& s) { report(ToDashboardProgress(s)); };
+    }
+    const std::atomic<bool> never{false};
     DashboardReplayResult result;
-    result.exit_code = RunReplay(options, deps, stop);
+    result.exit_code = RunReplay(options, deps, control.stop != nullptr ? *control.stop : never);
     result.output = out.Take();
     result.errors = err.Take();
     if (what.dry_run) CountDestinations(result);

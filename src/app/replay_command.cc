@@ -576,7 +576,10 @@ std::optional<int> SetUpGuard(const ReplayCommandOptions& options, const ReplayD
 std::optional<int> StartGuard(const ReplayCommandOptions& options, const ReplayDeps& deps, GuardedRedrive* guard,
                               Progress& progress) {
   if (guard == nullptr || options.dry_run) return std::nullopt;
-  guard->guard->OnStatus([&progress](const RedriveStatus& s) { progress.Guard(s); });
+  guard->guard->OnStatus([&progress, &deps](const RedriveStatus& s) {
+    progress.Guard(s);
+    if (deps.on_redrive_status) deps.on_redrive_status(s);
+  });
   Status st =
       guard->guard->Start(options.checkpoint.empty() ? "" : options.checkpoint + ".guard", options.file_modes.file);
   if (!st.ok()) return Fail(deps, ExitCodeFor(st), st.message());

@@ -48,6 +48,8 @@ struct ReplayCommandOptions {
   RedriveFlags redrive;           // canary, ramp, bounds, backlog (a canary by default with --to-source)
 };
 
+struct RedriveStatus;
+
 // What the command talks to, so tests can run it on fakes.
 struct ReplayDeps {
   QueueClient* sqs = nullptr;
@@ -57,6 +59,9 @@ struct ReplayDeps {
   Clock* clock = nullptr;
   std::FILE* out = stdout;
   std::FILE* err = stderr;
+  // A guarded run calls it with every status its guard reports (phase
+  // changes and samples), on the run's thread; may be empty.
+  std::function<void(const RedriveStatus&)> on_redrive_status;
 };
 
 // Runs the command and returns the exit code: 0 every selected message sent;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <optional>
 
 #include "archive/destination.h"
@@ -180,10 +181,118 @@ std::optional<HttpServerResponse> StoppedWhileListing(const Status& st) {
   return JsonResponse(deadline ? 504 : 503, w.Take());
 }
 
+// "/api/replays/{id}" or "/api/replays/{id}/stop"; an id is 1-64 letters,
+// digits and '-' (replay_jobs.h).
+struct ReplayPath {
+  std::string id;
+  bool stop = false;
+};
+std::optional<ReplayPath> ParseReplayPath(std::string_view path) {
+  constexpr std::string_view kPrefix = "/api/replays/";
+  if (!path.starts_with(kPrefix)) return std::nullopt;
+  std::string_view rest = path.substr(kPrefix.size());
+  ReplayPath out;
+  if (rest.ends_with("/stop")) {
+    out.stop = true;
+    rest.remove_suffix(std::string_view("/stop").size());
+  }
+  if (rest.empty() || rest.size() > 64) return std::nullopt;
+  for (char c : rest) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') return std::nullopt;
+  }
+  out.id = std::string(rest);
+  return out;
+}
+
+// How a replay ended, from the `replay` command's exit code (doc/replay.md).
+std::string_view ReplayOutcome(int exit_code) {
+  switch (exit_code) {
+    case 0: return "ok";
+    case 2: return "refused";
+    case 3: return "partial";
+    case 5: return "refailures";
+    case 130: return "stopped";
+    default: return "failed";
+  }
+}
+
+// One replay job; `detail` adds the re-failures and the command's output.
+void ReplayJobJson(JsonWriter& w, const ReplayJobSnapshot& j, bool detail) {
+  const ReplayProgress& p = j.progress;
+  w.BeginObject();
+  w.Key("replay_id").String(j.id);
+  w.Key("queue").String(j.spec.queue);
+  w.Key("fingerprint");
+  if (j.spec.fingerprint.empty()) {
+    w.Null();
+  } else {
+    w.String(j.spec.fingerprint);
+  }
+  w.Key("ids").Uint(j.spec.ids);
+  w.Key("started_by").String(j.spec.actor);
+  w.Key("started_at").String(FormatIso8601(j.started_at));
+  w.Key("finished_at");
+  OptTime(w, j.finished_at);
+  w.Key("done").Bool(j.done);
+  w.Key("stop_requested").Bool(j.stop_requested);
+  w.Key("state").String(j.done ? "finished" : j.stop_requested ? "stopping" : "running");
+  w.Key("exit_code");
+  if (j.done) {
+    w.Int(j.result.exit_code);
+  } else {
+    w.Null();
+  }
+  w.Key("outcome");
+  if (j.done) {
+    w.String(ReplayOutcome(j.result.exit_code));
+  } else {
+    w.Null();
+  }
+  // A replay without a canary reports no phase: it is sending, then done.
+  w.Key("phase").String(!p.phase.empty() ? std::string_view(p.phase) : j.done ? "done" : "sending");
+  w.Key("guarded").Bool(!p.phase.empty());
+  w.Key("reason").String(p.reason);
+  w.Key("step").Int(p.step);
+  w.Key("steps").Int(p.steps);
+  w.Key("total").Uint(p.total);
+  w.Key("sent").Uint(p.sent);
+  w.Key("refailed").Uint(p.refailed);
+  w.Key("dlq_receives").Uint(p.dlq_receives);
+  w.Key("backlog");
+  if (p.backlog >= 0) {
+    w.Int(p.backlog);
+  } else {
+    w.Null();
+  }
+  w.Key("backlog_age_s");
+  if (p.backlog_age) {
+    w.Int(p.backlog_age->count());
+  } else {
+    w.Null();
+  }
+  w.Key("paused_s").Double(static_cast<double>(p.paused_for.count()) / 1000.0);
+  if (detail) {
+    w.Key("refailures").BeginArray();
+    for (const ReplayRefailure& r : p.refailures) {
+      w.BeginObject();
+      w.Key("message_id").String(r.message_id);
+      w.Key("new_message_id").String(r.new_message_id);
+      w.Key("destination").String(r.destination);
+      w.Key("dlq").String(r.dlq);
+      w.Key("found_at").String(FormatIso8601(r.found_at));
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("output").String(Trim(j.result.output));
+    w.Key("errors").String(Trim(j.result.errors));
+  }
+  w.EndObject();
+}
+
 }  // namespace
 
 Dashboard::Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options)
-    : daemon_(daemon), clock_(clock), options_(std::move(options)) {}
+    : daemon_(daemon), clock_(clock), options_(std::move(options)), jobs_(clock, options_.max_replay_jobs) {}
 
 void Dashboard::Bound(ScanOptions& scan, const HttpServerRequest& request) const {
   scan.stop = request.cancelled;
@@ -201,6 +310,9 @@ void Dashboard::Register(HttpServer& server) {
   server.Handle("/api/overview", handler);
   server.Handle("/api/search", handler);
   server.Handle("POST", "/api/replay", handler);
+  server.Handle("/api/replays", handler);
+  server.HandlePrefix("GET", "/api/replays/", handler);
+  server.HandlePrefix("POST", "/api/replays/", handler);
   server.HandlePrefix("GET", "/api/queues/", handler);
   server.HandlePrefix("POST", "/api/queues/", handler);
   server.HandlePrefix("GET", "/api/messages/", handler);
@@ -218,6 +330,13 @@ HttpServerResponse Dashboard::Handle(const HttpServerRequest& request) const {
   }
   if (get && path == "/api/search") return Search(request);
   if (request.method == "POST" && path == "/api/replay") return Replay(request);
+  if (get && path == "/api/replays") return Replays(request);
+  if (StartsWith(path, "/api/replays/")) {
+    std::optional<ReplayPath> rp = ParseReplayPath(path);
+    if (rp && get && !rp->stop) return ReplayStatus(rp->id);
+    if (rp && request.method == "POST" && rp->stop) return StopReplay(rp->id, request);
+    return Error(404, "expected GET /api/replays/ID or POST /api/replays/ID/stop");
+  }
   if (StartsWith(path, "/api/messages/")) {
     std::optional<std::string> id = ParseMessagePath(path);
     if (!id || !get) return Error(404, "expected GET /api/messages/MESSAGE_ID?queue=NAME");
@@ -548,6 +667,9 @@ HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerReq
 bool Dashboard::IsContentRoute(const HttpServerRequest& request) {
   const std::string& path = request.path;
   if (path == "/api/search" || StartsWith(path, "/api/messages/")) return true;
+  // A replay's status names the messages that failed again.
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  if (get && (path == "/api/replays" || StartsWith(path, "/api/replays/"))) return true;
   std::optional<QueuePath> qp = ParseQueuePath(path);
   return qp && (qp->view == "failures" || qp->view == "objects");
 }
@@ -627,43 +749,147 @@ HttpServerResponse Dashboard::Replay(const HttpServerRequest& request) const {
   if (!options_.replay) return Error(501, "replay is not available in this daemon");
   auto archive = OpenArchive(daemon_, parsed->queue);
   if (!archive.ok()) return ErrorFrom(archive.status());
-  const std::string actor = Actor(request);
   DashboardReplaySelection what;
   what.ids = parsed->ids;
   what.fingerprint = parsed->fingerprint;
   what.fingerprint_options = options_.fingerprint;
   what.dry_run = parsed->dry_run;
-  DashboardReplayResult result = options_.replay(archive->access, what, actor);
+  if (what.dry_run) return DryRun(*parsed, archive->access, what, request);
+  return StartReplay(*parsed, archive->access, std::move(what), request);
+}
+
+HttpServerResponse Dashboard::DryRun(const ReplayRequest& parsed, const QueueArchiveAccess& access,
+                                     const DashboardReplaySelection& what, const HttpServerRequest& request) const {
+  const std::atomic<bool> never{false};
+  ReplayJobControl control;
+  control.stop = request.cancelled != nullptr ? request.cancelled : &never;
+  DashboardReplayResult result = options_.replay(access, what, Actor(request), control);
   Log().Log(result.exit_code == 0 ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
-            {{"action", what.dry_run ? "replay_dry_run" : "replay"},
-             {"queue", parsed->queue},
-             {"messages", static_cast<int64_t>(parsed->ids.size())},
-             {"fingerprint", parsed->fingerprint},
+            {{"action", "replay_dry_run"},
+             {"queue", parsed.queue},
+             {"messages", static_cast<int64_t>(parsed.ids.size())},
+             {"fingerprint", parsed.fingerprint},
              {"client", request.remote_addr},
              {"exit_code", result.exit_code},
              {"result", std::string(Trim(result.output))}});
   JsonWriter w;
   w.BeginObject();
-  w.Key("queue").String(parsed->queue);
-  if (!parsed->fingerprint.empty()) w.Key("fingerprint").String(parsed->fingerprint);
-  w.Key("dry_run").Bool(parsed->dry_run);
+  w.Key("queue").String(parsed.queue);
+  if (!parsed.fingerprint.empty()) w.Key("fingerprint").String(parsed.fingerprint);
+  w.Key("dry_run").Bool(true);
   w.Key("ok").Bool(result.exit_code == 0);
   w.Key("exit_code").Int(result.exit_code);
   w.Key("output").String(Trim(result.output));
   w.Key("errors").String(Trim(result.errors));
-  if (parsed->dry_run) {
-    uint64_t total = 0;
-    w.Key("destinations").BeginArray();
-    for (const auto& [url, n] : result.destinations) {
-      w.BeginObject().Key("queue_url").String(url).Key("count").Uint(n).EndObject();
-      total += n;
-    }
-    w.EndArray();
-    w.Key("count").Uint(total);
+  uint64_t total = 0;
+  w.Key("destinations").BeginArray();
+  for (const auto& [url, n] : result.destinations) {
+    w.BeginObject().Key("queue_url").String(url).Key("count").Uint(n).EndObject();
+    total += n;
   }
+  w.EndArray();
+  w.Key("count").Uint(total);
   w.EndObject();
   const int status = result.exit_code == 0 ? 200 : result.exit_code == 2 ? 400 : 502;
   return JsonResponse(status, w.Take());
+}
+
+HttpServerResponse Dashboard::StartReplay(const ReplayRequest& parsed, const QueueArchiveAccess& access,
+                                          DashboardReplaySelection what, const HttpServerRequest& request) const {
+  ReplayJobSpec spec{
+      .queue = parsed.queue, .fingerprint = parsed.fingerprint, .ids = parsed.ids.size(), .actor = Actor(request)};
+  // The job keeps what it needs: the group's clients (their keepalive holds
+  // them), the selection, and who asked.
+  ReplayJobWork work = [replay = options_.replay, access, what = std::move(what), actor = spec.actor,
+                        queue = parsed.queue](const ReplayJobControl& control) {
+    DashboardReplayResult result = replay(access, what, actor, control);
+    Log().Log(result.exit_code == 0 ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_replay_finished",
+              {{"replay_id", control.id},
+               {"queue", queue},
+               {"exit_code", result.exit_code},
+               {"result", std::string(Trim(result.output))}});
+    return result;
+  };
+  Result<std::string> id = jobs_.Start(std::move(spec), std::move(work));
+  Log().Log(id.ok() ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
+            {{"action", "replay"},
+             {"queue", parsed.queue},
+             {"messages", static_cast<int64_t>(parsed.ids.size())},
+             {"fingerprint", parsed.fingerprint},
+             {"client", request.remote_addr},
+             {"result", id.ok() ? "started " + *id : id.status().ToString()}});
+  if (!id.ok()) {
+    HttpServerResponse r = ErrorFrom(id.status());
+    r.headers.emplace_back("Retry-After", "5");
+    return r;
+  }
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("replay_id").String(*id);
+  w.Key("queue").String(parsed.queue);
+  if (!parsed.fingerprint.empty()) w.Key("fingerprint").String(parsed.fingerprint);
+  w.Key("dry_run").Bool(false);
+  w.Key("status_url").String("/api/replays/" + *id);
+  w.EndObject();
+  HttpServerResponse r = JsonResponse(202, w.Take());
+  r.headers.emplace_back("Location", "/api/replays/" + *id);
+  return r;
+}
+
+HttpServerResponse Dashboard::Replays(const HttpServerRequest& request) const {
+  auto params = Params(request);
+  if (!params.ok()) return ErrorFrom(params.status());
+  std::optional<std::string> queue;
+  for (const auto& [name, value] : *params) {
+    if (name == "queue" && IsQueueName(value)) {
+      queue = value;
+    } else {
+      return Error(400, fmt::format("/api/replays takes queue=NAME, not {}", OneLinePreview(name, 40)));
+    }
+  }
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("replays").BeginArray();
+  for (const ReplayJobSnapshot& j : jobs_.List()) {
+    if (!queue || j.spec.queue == *queue) ReplayJobJson(w, j, /*detail=*/false);
+  }
+  w.EndArray();
+  w.Key("kept").Uint(options_.max_replay_jobs);
+  w.EndObject();
+  return JsonResponse(200, w.Take());
+}
+
+HttpServerResponse Dashboard::ReplayStatus(const std::string& id) const {
+  std::optional<ReplayJobSnapshot> job = jobs_.Get(id);
+  if (!job) {
+    return Error(404, fmt::format("no replay {} (this daemon keeps its last {} replays, until it stops)", id,
+                                  options_.max_replay_jobs));
+  }
+  JsonWriter w;
+  ReplayJobJson(w, *job, /*detail=*/true);
+  return JsonResponse(200, w.Take());
+}
+
+HttpServerResponse Dashboard::StopReplay(const std::string& id, const HttpServerRequest& request) const {
+  if (auto refused = Refuse(request)) return *refused;
+  Status st = jobs_.Stop(id);
+  Log().Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
+            {{"action", "replay_stop"},
+             {"replay_id", id},
+             {"client", request.remote_addr},
+             {"result", st.ok() ? std::string("requested") : st.ToString()}});
+  if (st.code() == ErrorCode::kFailedPrecondition) return Error(409, st.message());
+  if (!st.ok()) return ErrorFrom(st);
+  return JsonResponse(202, JsonWriter()
+                               .BeginObject()
+                               .Key("replay_id")
+                               .String(id)
+                               .Key("stop_requested")
+                               .Bool(true)
+                               .Key("note")
+                               .String("the replay finishes the batch it has in flight, then stops (exit 130)")
+                               .EndObject()
+                               .Take());
 }
 
 }  // namespace dlq

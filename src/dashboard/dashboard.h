@@ -7,10 +7,14 @@
 // it as "Authorization: Bearer TOKEN" (compared in constant time). Without a
 // token every write is refused with 403, with a wrong or missing one 401,
 // always as {"error": "..."}. Each action is logged (dashboard_action, with
-// the client address, never the token).
+// the client address, never the token). A replay that sends runs as a job
+// (replay_jobs.h): POST /api/replay answers 202 with its id at once, and
+// /api/replays/{id} says how far it got.
 //
 // Thread-safety: Handle may be called from many threads at once (the HTTP
-// pool). The Daemon and the Clock must outlive the Dashboard.
+// pool). The Daemon and the Clock must outlive the Dashboard; its destructor
+// stops the replays still running and waits for them (each finishes the
+// batch it has in flight).
 #pragma once
 
 #include <atomic>
@@ -26,6 +30,7 @@
 
 #include "common/mutex.h"
 #include "common/status.h"
+#include "dashboard/replay_jobs.h"
 #include "monitor/daemon.h"
 #include "query/fingerprint.h"
 #include "server/http_server.h"
@@ -33,15 +38,8 @@
 namespace dlq {
 
 struct ScanOptions;
+struct ReplayRequest;
 
-// What a replay from the dashboard did (the `replay` command's exit code and
-// its summary lines; the audit record's key is in `output`).
-struct DashboardReplayResult {
-  int exit_code = 0;
-  std::string output;  // stdout: the summary and "audit: ..." line (a dry run: without the per-message lines)
-  std::string errors;  // stderr: per-message failures, warnings
-  std::map<std::string, uint64_t> destinations;  // a dry run: queue URL -> messages that would go there
-};
 // Which archived messages of one queue a dashboard replay takes: `ids`, or
 // every message of the failure group `fingerprint` (as grouped with
 // `fingerprint_options`). A dry run sends nothing and says what would go where.
@@ -53,9 +51,12 @@ struct DashboardReplaySelection {
 };
 // Replays the selected archived messages of `access`'s queue to their source
 // queues, writing the same audit record as `dlq-archive replay`; `actor`
-// names who asked (for the audit record's caller).
-using DashboardReplayFn = std::function<DashboardReplayResult(
-    const QueueArchiveAccess& access, const DashboardReplaySelection& what, const std::string& actor)>;
+// names who asked (for the audit record's caller). Stops (exit 130) soon
+// after *control.stop is set; reports a guarded replay's status through
+// control.report when it is set.
+using DashboardReplayFn =
+    std::function<DashboardReplayResult(const QueueArchiveAccess& access, const DashboardReplaySelection& what,
+                                        const std::string& actor, const ReplayJobControl& control)>;
 
 // Requests that read the archive (search, message detail, failure groups)
 // are bounded: each scan ends at scan_deadline, or as soon as the request's
@@ -81,6 +82,7 @@ struct DashboardOptions {
   std::chrono::milliseconds scan_deadline{10000};
   size_t request_memory = size_t{64} << 20;  // at least 8 MiB
   int max_concurrent_scans = 2;              // at least 1
+  size_t max_replay_jobs = 50;               // replays kept (running or finished) for /api/replays
 };
 
 class Dashboard {
@@ -124,6 +126,15 @@ class Dashboard {
   HttpServerResponse Message(const std::string& id, const HttpServerRequest& request) const;
   HttpServerResponse ArchiveNow(const std::string& queue, const HttpServerRequest& request) const;
   HttpServerResponse Replay(const HttpServerRequest& request) const;
+  // A dry run answers at once; a replay that sends starts a job (202).
+  HttpServerResponse DryRun(const ReplayRequest& parsed, const QueueArchiveAccess& access,
+                            const DashboardReplaySelection& what, const HttpServerRequest& request) const;
+  HttpServerResponse StartReplay(const ReplayRequest& parsed, const QueueArchiveAccess& access,
+                                 DashboardReplaySelection what, const HttpServerRequest& request) const;
+  // The replay jobs: GET /api/replays, GET /api/replays/{id}, POST .../stop.
+  HttpServerResponse Replays(const HttpServerRequest& request) const;
+  HttpServerResponse ReplayStatus(const std::string& id) const;
+  HttpServerResponse StopReplay(const std::string& id, const HttpServerRequest& request) const;
   // Empty when the request may write; else the 401/403 response.
   std::optional<HttpServerResponse> Refuse(const HttpServerRequest& request) const;
   // Routes whose answers hold message bodies, attributes or archive keys.
@@ -149,6 +160,8 @@ class Dashboard {
   mutable std::atomic<int64_t> last_read_refusal_log_s_{INT64_MIN / 2};
   mutable Mutex overview_mu_;
   mutable OverviewCache overview_ DLQ_GUARDED_BY(overview_mu_);
+  // Last: destroyed first, so the replays stop while what they use still exists.
+  mutable ReplayJobs jobs_;
 };
 
 }  // namespace dlq

@@ -17,6 +17,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { checkWindowedOverview } from './overview_window.mjs';
+import { checkReplayPage } from './replay_page.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const require = createRequire(path.join(cfg.modules, 'noop.js'));
@@ -454,10 +455,42 @@ await step('replay puts a message back on its source queue', async () => {
   await rw.click('#results-table tbody input[type="checkbox"]');
   await axe(rw, 'queue page with actions');
   await rw.click('#replay-selected');
-  await waitText(rw, '#replay-result', 'sent 1', 30000);
-  check('replay reports one message sent', true);
-  const out = await textOf(rw, '#replay-result');
+  // The replay runs in the daemon as a job: the page goes to its replay page.
+  await rw.waitForFunction(() => location.hash.startsWith('#/replays/') && document.getElementById('replay-progress'), { timeout: 30000 });
+  check('replay selected opens the replay page', true);
+  await rw.waitForFunction(() => !document.getElementById('replay').hidden, { timeout: 30000 });
+  await axe(rw, 'replay page (a real replay)');
+  // A guarded replay (the canary) then waits the source's processing window:
+  // Stop ends the wait (exit 130); what was sent stays sent.
+  // Until it is done or waits (a canary's window, the final check).
+  let waiting = false;
+  for (let i = 0; i < 60; i++) {
+    const r = await rw.evaluate(async () => {
+      const id = decodeURIComponent(location.hash.split('/')[2]);
+      return (await fetch('/api/replays/' + encodeURIComponent(id), { headers: { Authorization: 'Bearer ' + sessionStorage.getItem('dlq-token') } })).json();
+    });
+    if (r.done) break;
+    if (['waiting', 'final-check', 'paused'].includes(r.phase)) { waiting = true; break; }
+    await new Promise((res) => setTimeout(res, 500));
+  }
+  if (waiting) {
+    await rw.waitForSelector('#replay-stop', { visible: true, timeout: 5000 });
+    await rw.click('#replay-stop');
+  }
+  await rw.waitForSelector('#replay-output', { timeout: 60000 });
+  const out = await textOf(rw, '#replay-output');
+  check('replay reports one message sent', out.includes('sent 1'), out);
   check('replay names the audit record', out.includes('_audit/'), out);
+  const phase = await textOf(rw, '#replay-phase');
+  check('the replay page says how it ended', /Replay (finished|stopped)/.test(phase), phase);
+  // The queue page lists it.
+  await rw.goto(cfg.rw_url + '/#/queue/' + q(cfg.archived_queue), { waitUntil: 'domcontentloaded' });
+  await rw.waitForSelector('#replays-table tbody tr[data-replay]', { timeout: 20000 });
+  check('the queue page lists the replay', (await rw.$$('#replays-table tbody tr[data-replay]')).length === 1);
+});
+
+await step('the replay page of a guarded redrive', async () => {
+  await checkReplayPage(browser, cfg.rw_url, cfg.token, cfg.archived_queue, check, axe, cfg.screenshots_dir);
 });
 
 await step('a failure group: search it, and a dry run of "replay this group" before anything is sent', async () => {

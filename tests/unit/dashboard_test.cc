@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <atomic>
+#include <thread>
 
 #include "app/dashboard_replay.h"
 #include "archive/gzip.h"
@@ -226,6 +227,30 @@ class DashboardTest : public DaemonFixture {
       return "(no error field) " + r.body;
     }
     return std::string(e);
+  }
+
+  // POST /api/replay that sends: 202 with the job's id, then its status once
+  // it has finished (the fake clock moves on while it runs, so a guarded
+  // replay's windows pass).
+  std::string ReplayToEnd(Dashboard& d, const std::string& body, int* http_status = nullptr) {
+    HttpServerResponse started = d.Handle(Post("/api/replay", body, std::string("Bearer ") + kToken));
+    if (http_status != nullptr) *http_status = started.status;
+    EXPECT_EQ(started.status, 202) << started.body;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    std::string_view id;
+    if (parser.parse(started.body).get(doc) != simdjson::SUCCESS || doc["replay_id"].get_string().get(id)) {
+      return started.body;
+    }
+    const std::string path = "/api/replays/" + std::string(id);
+    for (int i = 0; i < 5000; ++i) {
+      HttpServerResponse status = d.Handle(Get(path));
+      if (status.body.find(R"("done":true)") != std::string::npos) return status.body;
+      clock_.Advance(seconds(5));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ADD_FAILURE() << "replay " << id << " did not finish";
+    return d.Handle(Get(path)).body;
   }
 
   FakeNotifier notifier_;
@@ -818,12 +843,18 @@ TEST_F(DashboardTest, ReplayWithTheTokenSendsToTheSourceAndWritesTheAuditRecord)
   std::string id(found["messages"].at(0)["message_id"].get_string().value());
   std::string body(found["messages"].at(0)["preview"].get_string().value());
 
-  HttpServerResponse r = d.Handle(
-      Post("/api/replay", R"({"queue":"orders-dlq","ids":[")" + id + R"("]})", std::string("Bearer ") + kToken));
-  ASSERT_EQ(r.status, 200) << r.body;
-  auto doc = Json(parser, r);
-  EXPECT_TRUE(doc["ok"].get_bool().value());
-  EXPECT_NE(std::string_view(doc["output"].get_string().value()).find("sent 1"), std::string_view::npos);
+  const std::string status = ReplayToEnd(d, R"({"queue":"orders-dlq","ids":[")" + id + R"("]})");
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(status).get(doc), simdjson::SUCCESS) << status;
+  EXPECT_EQ(doc["exit_code"].get_int64().value(), 0) << status;
+  EXPECT_EQ(std::string_view(doc["outcome"].get_string().value()), "ok");
+  EXPECT_NE(std::string_view(doc["output"].get_string().value()).find("sent 1"), std::string_view::npos) << status;
+  // To the source, guarded by default: the guard's last status reached the job.
+  EXPECT_TRUE(doc["guarded"].get_bool().value()) << status;
+  EXPECT_EQ(std::string_view(doc["phase"].get_string().value()), "done") << status;
+  EXPECT_EQ(doc["total"].get_uint64().value(), 1u) << status;
+  EXPECT_EQ(doc["sent"].get_uint64().value(), 1u) << status;
+  EXPECT_EQ(doc["refailed"].get_uint64().value(), 0u) << status;
   std::vector<Message> on_source = sqs_.Messages(source_url_);
   ASSERT_EQ(on_source.size(), 1u);
   EXPECT_EQ(on_source[0].body, body);
@@ -839,12 +870,17 @@ TEST_F(DashboardTest, ReplayWithTheTokenSendsToTheSourceAndWritesTheAuditRecord)
   }
   EXPECT_EQ(audits, 1u);
 
-  // An id that is not archived: nothing selected, nothing sent.
-  HttpServerResponse none = d.Handle(
-      Post("/api/replay", R"({"queue":"orders-dlq","ids":["not-archived"]})", std::string("Bearer ") + kToken));
-  auto none_doc = Json(parser, none);
-  EXPECT_NE(std::string_view(none_doc["output"].get_string().value()).find("selected 0"), std::string_view::npos)
-      << none.body;
+  // An id that is not archived: nothing selected, nothing sent, and the
+  // status says so (the summary's "selected 0", or why the guard could not
+  // start).
+  const std::string none = ReplayToEnd(d, R"({"queue":"orders-dlq","ids":["not-archived"]})");
+  simdjson::dom::parser parser3;
+  simdjson::dom::element none_doc;
+  ASSERT_EQ(parser3.parse(none).get(none_doc), simdjson::SUCCESS) << none;
+  const std::string said = std::string(none_doc["output"].get_string().value()) + "\n" +
+                           std::string(none_doc["errors"].get_string().value());
+  EXPECT_TRUE(said.find("selected 0") != std::string::npos || said.find("nothing was sent") != std::string::npos)
+      << none;
   EXPECT_EQ(sqs_.Messages(source_url_).size(), 1u);
 }
 
@@ -901,13 +937,12 @@ TEST_F(DashboardTest, ReplayThisGroupDryRunShowsCountAndDestinationsThenSendsOnl
   EXPECT_TRUE(sqs_.Messages(source_url_).empty());
 
   simdjson::dom::parser parser2;
-  HttpServerResponse sent =
-      d.Handle(Post("/api/replay", R"({"queue":"orders-dlq","fingerprint":")" + id + R"(","dry_run":false})", auth));
-  ASSERT_EQ(sent.status, 200) << sent.body;
-  auto sent_doc = Json(parser2, sent);
-  EXPECT_FALSE(sent_doc["dry_run"].get_bool().value());
-  EXPECT_NE(std::string_view(sent_doc["output"].get_string().value()).find("sent 2"), std::string_view::npos)
-      << sent.body;
+  const std::string sent = ReplayToEnd(d, R"({"queue":"orders-dlq","fingerprint":")" + id + R"(","dry_run":false})");
+  simdjson::dom::element sent_doc;
+  ASSERT_EQ(parser2.parse(sent).get(sent_doc), simdjson::SUCCESS) << sent;
+  EXPECT_EQ(std::string_view(sent_doc["fingerprint"].get_string().value()), id);
+  EXPECT_EQ(sent_doc["exit_code"].get_int64().value(), 0) << sent;
+  EXPECT_NE(std::string_view(sent_doc["output"].get_string().value()).find("sent 2"), std::string_view::npos) << sent;
   std::vector<Message> on_source = sqs_.Messages(source_url_);
   ASSERT_EQ(on_source.size(), 2u);
   for (const Message& m : on_source) EXPECT_TRUE(m.body.starts_with("null pointer in handler")) << m.body;
