@@ -190,7 +190,7 @@ Status RedriveGuard::BeforeAdd(Replayer& replayer) {
     if (status_.sent < Target()) break;  // some were skipped or failed: the step takes more
     DLQ_RETURN_IF_ERROR(WaitAfterStep(clock_.Now()));
   }
-  if (Sending()) DLQ_RETURN_IF_ERROR(MaybePause());
+  if (Sending()) DLQ_RETURN_IF_ERROR(MaybePause(replayer));
   ++unconfirmed_;
   return Status::Ok();
 }
@@ -301,23 +301,29 @@ Status RedriveGuard::FindRefailures() {
   return Refailed(*found);
 }
 
-Status RedriveGuard::MaybePause() {
-  // Sampled every `poll`, and after every max(10, max_backlog / 4) items
-  // taken, so a fast run overshoots the count bound by a quarter at most.
-  const uint64_t every = std::max<uint64_t>(10, static_cast<uint64_t>(options_.max_backlog / 4));
-  if (last_sample_ && clock_.SteadyNow() - *last_sample_ < options_.poll && taken_since_sample_ < every) {
+Status RedriveGuard::MaybePause(Replayer& replayer) {
+  // Between samples the count is projected: the last sample plus what the
+  // engine held then plus every item taken since. A sample is taken every
+  // `poll`, and at once when one more item would take the projection past
+  // max_backlog, so the guard's own sends never push the destination past
+  // its bound (others' sends and the count's lag aside).
+  if (!last_sample_ || clock_.SteadyNow() - *last_sample_ >= options_.poll || WouldPassBound()) {
+    DLQ_RETURN_IF_ERROR(SampleBacklog());
+  }
+  if (!OverBacklog(/*resuming=*/false) && !WouldPassBound()) {
     ++taken_since_sample_;
     return Status::Ok();
   }
-  DLQ_RETURN_IF_ERROR(SampleBacklog());
-  taken_since_sample_ = 1;  // the item about to be taken
-  if (!OverBacklog(/*resuming=*/false)) return Status::Ok();
+  // Send what the engine holds (an open batch would otherwise wait for items
+  // the pause withholds), then wait for the consumer.
+  DLQ_RETURN_IF_ERROR(replayer.Flush());
+  unconfirmed_ = 0;
   const RedrivePhase was = status_.phase;
   const SteadyTime paused_at = clock_.SteadyNow();
   const milliseconds paused_before = status_.paused_for;
   DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kPaused, clock_.Now(), BacklogReason()));
   SteadyTime next_find = paused_at + FindEvery(options_.window);
-  while (OverBacklog(/*resuming=*/true)) {
+  do {
     DLQ_RETURN_IF_ERROR(CheckStop());
     if (on_wait_) DLQ_RETURN_IF_ERROR(on_wait_());
     DLQ_RETURN_IF_ERROR(CheckBound());
@@ -330,14 +336,21 @@ Status RedriveGuard::MaybePause() {
     status_.paused_for = paused_before + std::chrono::duration_cast<milliseconds>(clock_.SteadyNow() - paused_at);
     status_.reason = BacklogReason();
     DLQ_RETURN_IF_ERROR(SampleBacklog());
-  }
-  taken_since_sample_ = 1;
+  } while (OverBacklog(/*resuming=*/true));
+  taken_since_sample_ = 1;  // the item about to be taken
   return EnterPhase(was, clock_.Now());
+}
+
+bool RedriveGuard::WouldPassBound() const {
+  if (options_.max_backlog <= 0 || status_.backlog < 0) return false;
+  const uint64_t projected = static_cast<uint64_t>(status_.backlog) + pending_at_sample_ + taken_since_sample_;
+  return projected + 1 > static_cast<uint64_t>(options_.max_backlog);
 }
 
 Status RedriveGuard::SampleBacklog() {
   last_sample_ = clock_.SteadyNow();
   taken_since_sample_ = 0;
+  pending_at_sample_ = unconfirmed_;
   auto sample = backlog_.Sample();
   if (!sample.ok()) {
     if (!sample.status().retryable()) return sample.status().WithContext("sample the destination's backlog");

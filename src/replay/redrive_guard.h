@@ -16,11 +16,14 @@
 // max_refailures or floor(max_refailures_fraction x sent)): phase stopped,
 // and kAborted naming how many of how many sent failed again, in which step.
 //
-// Backpressure: before taking an item the guard samples the BacklogProbe
-// when `poll` has passed or max(10, max_backlog / 4) items were taken since
-// the last sample (a fast run overshoots the count by a quarter at most).
-// Over a bound (count > max_backlog, or age > max_backlog_age) it pauses
-// until the count is at most max_backlog / 2 and the age within its bound.
+// Backpressure: between samples the guard projects the destination's count
+// as the last sample plus the items the engine held then plus every item
+// taken since. Before taking an item it samples the BacklogProbe when `poll`
+// has passed or when that item would take the projection past max_backlog,
+// so its own sends never take the count past the bound (others' sends and
+// the count's lag aside). Over a bound (the count would pass max_backlog, or
+// age > max_backlog_age) it flushes the Replayer and pauses until the count
+// is at most max_backlog / 2 and the age within its bound.
 // When the probe gives no age, the age is estimated from the guard's own
 // send times: with `visible` messages waiting and first-in first-out
 // consumption, the oldest one waiting is our (sent - visible)-th message
@@ -188,7 +191,9 @@ class RedriveGuard final : public ReplayGate {
   // Blocks until `length` after `start`, polling (see above).
   Status Wait(SystemTime start, std::chrono::milliseconds length, std::string_view what);
   Status FindRefailures();
-  Status MaybePause();
+  Status MaybePause(Replayer& replayer);
+  // One more item would take the projected count past max_backlog.
+  bool WouldPassBound() const;
   Status SampleBacklog();
   std::optional<std::chrono::seconds> EstimateAge(int64_t visible) const;
   bool OverBacklog(bool resuming) const;
@@ -220,6 +225,7 @@ class RedriveGuard final : public ReplayGate {
   std::optional<SystemTime> wait_start_;            // the start of a wait a resumed run was in
   std::optional<SteadyTime> last_sample_;
   uint64_t taken_since_sample_ = 0;
+  uint64_t pending_at_sample_ = 0;  // unconfirmed_ when the last sample was taken
   RedriveStatus status_;
 };
 

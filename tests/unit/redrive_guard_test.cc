@@ -336,8 +336,8 @@ TEST_F(RedriveGuardTest, BacklogOverTheBoundPausesUntilHalfAndRampResumes) {
   ASSERT_NE(paused + 1, names.end());
   EXPECT_EQ(*(paused + 1), "ramp/1");  // resumed where it was
   EXPECT_EQ(names.back(), "done/2");
-  // Sampled every max(10, 40 / 4) items: over the bound by one batch at most.
-  EXPECT_LE(peak_depth_, 50u);
+  // The count is projected between samples: our sends never pass the bound.
+  EXPECT_LE(peak_depth_, 40u);
   EXPECT_GT(guard_->status().paused_for, milliseconds(0));
   ASSERT_FALSE(reasons.empty());
   EXPECT_NE(reasons.front().find("(bound 40, resume at 20)"), std::string::npos) << reasons.front();
