@@ -98,7 +98,7 @@ drained() {
   echo "warning: $1 still holds $left messages" >&2
 }
 
-audit_of() { ls "$1"/dlq-archive/_audit/*.json 2>/dev/null | head -1; }
+audit_of() { find "$1/dlq-archive/_audit" -maxdepth 1 -name "*.json" 2>/dev/null | head -1; }
 
 results=()
 
