@@ -366,6 +366,54 @@ TEST_P(RedriveTest, FauxqsAndMotoMoveAMessageToItsDlqAfterMaxReceiveCount) {
   fs::remove_all(dir);
 }
 
+// The consumer itself: it holds its --rate, picks up a new rate from its
+// rate file while running, and deletes only what does not match --fail.
+TEST(RedriveConsumer, HoldsItsRateAndFollowsARateChange) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  auto svc = Services(standin);
+  ASSERT_TRUE(svc);
+  Queues q = MakeQueues(*svc, "rd-consumer");
+  ASSERT_FALSE(q.src_url.empty());
+  std::string dir = TempDir();
+  SendTyped(*svc, q.src_url, "slow", 0, 40);
+  Consumer consumer(standin, q.src_url, dir, "", "5/s");
+  std::this_thread::sleep_for(seconds(3));
+  size_t slow = consumer.OkByBody().size();
+  // 5/s for 3 s, plus the bucket's first token and start-up slack.
+  EXPECT_GE(slow, 8u);
+  EXPECT_LE(slow, 17u);
+  consumer.SetRate("max");
+  EXPECT_TRUE(Eventually([&] { return consumer.OkByBody().size() == 40; }, seconds(5)))
+      << consumer.OkByBody().size() << " consumed";
+  consumer.Stop();
+  ExpectEachConsumedOnce(consumer, Bodies("slow", 0, 40));
+  EXPECT_EQ(Depth(*svc, q.src_url), 0);
+  fs::remove_all(dir);
+}
+
+// A canary needs a DLQ to find re-failures in: a destination without a
+// RedrivePolicy is refused before anything is sent (exit 2), naming the
+// queue and --no-canary.
+TEST(RedriveCli, CanaryToAQueueWithoutADlqIsRefusedBeforeSending) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  auto svc = Services(standin);
+  ASSERT_TRUE(svc);
+  std::string dlq = UniqueName("rd-nodlq-dlq"), plain = UniqueName("rd-nodlq-to");
+  auto dlq_url = svc->sqs().CreateQueue(dlq, {});
+  auto plain_url = svc->sqs().CreateQueue(plain, {});
+  ASSERT_TRUE(dlq_url.ok() && plain_url.ok());
+  SendTyped(*svc, *dlq_url, "order", 0, 5);
+  std::string dir = TempDir();
+  Archive(standin, dlq, dir);
+  auto r = RunShell(
+      Bin(standin, "replay", "--from file://" + dir + " --all --to-queue " + plain + " --canary 2 --progress never"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, plain)) << r.out;
+  EXPECT_TRUE(Has(r.out, "--no-canary")) << r.out;
+  EXPECT_EQ(Depth(*svc, *plain_url), 0);
+  fs::remove_all(dir);
+}
+
 // Bug still there: every replayed message fails again. The canary's
 // re-failures stop the run (exit 5) before anything past the canary is sent;
 // the rest stays in the archive.
