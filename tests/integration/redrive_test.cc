@@ -591,6 +591,7 @@ struct KillCase {
   std::string flags;  // replay flags besides the source and destination
   int messages;       // in the archive
   int expected_rc;    // of the resumed run
+  bool live = false;  // --from-queue DLQ instead of the archive
 };
 
 // Returns the bodies the consumer saw over both runs.
@@ -598,9 +599,10 @@ std::set<std::string> RunKillAndResume(const StandIn& standin, AwsServices& svc,
                                        const std::string& dir, const KillCase& c) {
   SendTyped(svc, q.dlq_url, "order", 0, c.messages);
   if (::testing::Test::HasFatalFailure()) return {};
-  Archive(standin, q.dlq, dir);
+  if (!c.live) Archive(standin, q.dlq, dir);
   Consumer consumer(standin, q.src_url, dir, c.fail, c.rate);
-  std::string args = FromArchive(standin, q, dir) + " --all --checkpoint " + dir + "/checkpoint " + c.flags;
+  std::string args = (c.live ? FromQueue(standin, q, dir) : FromArchive(standin, q, dir) + " --all") +
+                     " --checkpoint " + dir + "/checkpoint " + c.flags;
   {
     BackgroundReplay first(standin, args, dir, "first");
     EXPECT_TRUE(first.WaitForPhase(c.phase, seconds(60))) << first.Both();
@@ -640,6 +642,18 @@ TEST_P(RedriveTest, KillDuringCanaryWindowResumesAndStillCatchesTheRefailures) {
   DLQ_REDRIVE_SETUP("rd-kill-wait");
   auto seen = RunKillAndResume(standin, *svc, q, dir, {"waiting", "order", "max", "--canary 5 --window 6s", 20, 5});
   EXPECT_LE(seen.size(), 5u) << "exposed beyond the canary";
+  fs::remove_all(dir);
+}
+
+// The same, live: the resumed run still stops, and every message is in the
+// DLQ again (the canary's failed back, the rest never left or was released).
+TEST_P(RedriveTest, KillDuringLiveCanaryWindowResumesAndStillCatchesTheRefailures) {
+  DLQ_REDRIVE_SETUP("rd-kill-live");
+  auto seen =
+      RunKillAndResume(standin, *svc, q, dir, {"waiting", "order", "max", "--canary 5 --window 6s", 20, 5, true});
+  EXPECT_LE(seen.size(), 5u) << "exposed beyond the canary";
+  EXPECT_TRUE(Eventually([&] { return Depth(*svc, q.dlq_url) == 20; }, seconds(15)))
+      << "DLQ holds " << Depth(*svc, q.dlq_url);
   fs::remove_all(dir);
 }
 
