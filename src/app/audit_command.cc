@@ -105,6 +105,7 @@ int RunAuditLsCommand(const AuditCommandOptions& options, ObjectStore& store, co
     }
     r->sent.clear();
     r->failures.clear();
+    r->failed_again.clear();
     records.emplace_back(key, std::move(*r));
   }
   std::stable_sort(records.begin(), records.end(),
@@ -211,6 +212,11 @@ int RunAuditShowCommand(const AuditCommandOptions& options, ObjectStore& store, 
     std::fprintf(out, "  failed  %s  %s: %s\n", TerminalSafe(f.message_id).c_str(),
                  f.destination.empty() ? "(unresolved)" : TerminalSafe(f.destination).c_str(),
                  TerminalSafe(f.reason).c_str());
+  }
+  for (const FailedAgainMessage& f : r->failed_again) {
+    std::fprintf(out, "  failed again  %s -> %s  in %s at %s\n", TerminalSafe(f.message_id).c_str(),
+                 TerminalSafe(f.new_message_id).c_str(), TerminalSafe(f.dlq).c_str(),
+                 FormatIso8601(f.found_at).c_str());
   }
   return 0;
 }

@@ -99,14 +99,25 @@ Result<ScanStats> ForEachSelected(ObjectStore& store, const Destination& from, c
 
 // What the ledger did, for the summary: the messages not sent because an
 // earlier run delivered them, or why nothing was checked.
-std::string AlreadyReplayedNote(const ReplayStats& s, bool checked, bool again) {
-  if (again) return "; --again: earlier deliveries not skipped";
+// `failed_again`: those of already_replayed skipped because they failed
+// again after an earlier replay.
+std::string AlreadyReplayedNote(const ReplayStats& s, uint64_t failed_again, bool checked, bool again) {
+  if (again) return "; --again: earlier deliveries not skipped (nor messages that failed again)";
   if (!checked) return "; not checked against earlier replays (no --audit-to)";
-  if (s.already_replayed == 0) return "";
-  return fmt::format(
-      "; skipped {} already replayed to the same destination by an earlier run (see `dlq-archive audit ls`; "
-      "--again sends them)",
-      s.already_replayed);
+  std::string out;
+  if (s.already_replayed > failed_again) {
+    out = fmt::format(
+        "; skipped {} already replayed to the same destination by an earlier run (see `dlq-archive audit ls`; "
+        "--again sends them)",
+        s.already_replayed - failed_again);
+  }
+  if (failed_again > 0) {
+    out += fmt::format(
+        "; skipped {} that failed again after an earlier replay (`dlq-archive search --failed-again` lists them; "
+        "--again sends them)",
+        failed_again);
+  }
+  return out;
 }
 
 // Says, before anything is sent, what the guards let through: a selection
@@ -162,7 +173,26 @@ struct ReplayStores {
   std::unique_ptr<ObjectStore> store, own_audit_store;
   ObjectStore* audit_store = nullptr;
   std::optional<ReplayLedger> ledger;
+  // Messages that failed again after an earlier replay: not sent unless --again.
+  std::optional<FailedAgainIndex> failed_again;
+  uint64_t failed_again_skipped = 0;
 };
+
+// Reads the failed-again messages of the audit location (unless --again).
+std::optional<int> LoadFailedAgain(const ReplayCommandOptions& options, const ReplayDeps& deps, ReplayStores& s) {
+  if (options.again || s.audit_store == nullptr) return std::nullopt;
+  auto index = ReadFailedAgain(*s.audit_store, ArchivePrefix(*s.audit_at));
+  if (!index.ok()) {
+    return Fail(deps, kExitFailure,
+                index.status().message() + " (the messages that failed again after a replay are not sent without it)");
+  }
+  for (const auto& [key, why] : index->unreadable) {
+    std::fprintf(deps.err, "warning: replay: audit record %s left out: %s\n", TerminalSafe(key).c_str(),
+                 TerminalSafe(why).c_str());
+  }
+  s.failed_again = std::move(*index);
+  return std::nullopt;
+}
 
 std::optional<int> OpenStores(const ReplayCommandOptions& options, const ReplayDeps& deps, ReplayStores& s) {
   for (const std::string* url : {&options.from, &options.audit_to}) {
@@ -180,7 +210,7 @@ std::optional<int> OpenStores(const ReplayCommandOptions& options, const ReplayD
     s.ledger.emplace(*s.audit_store, ArchivePrefix(*s.audit_at), *deps.clock);
     if (options.dry_run) s.ledger->DisableIndexRebuild();
   }
-  return std::nullopt;
+  return LoadFailedAgain(options, deps, s);
 }
 
 // Resolves the destinations before anything is sent: the --to-queue, and in
@@ -262,8 +292,9 @@ Caller LookUpCaller(const ReplayCommandOptions& options, const ReplayDeps& deps)
 
 // The engine's options besides the rate: limits, concurrency, the checkpoint,
 // and the ledger's skip and record hooks.
-void ConfigureEngine(const ReplayCommandOptions& options, std::string identity_text,
-                     std::optional<ReplayLedger>& ledger, const std::atomic<bool>& stop, ReplayOptions& ro) {
+void ConfigureEngine(const ReplayCommandOptions& options, std::string identity_text, ReplayStores& stores,
+                     const std::atomic<bool>& stop, ReplayOptions& ro) {
+  std::optional<ReplayLedger>& ledger = stores.ledger;
   ro.max = options.max;
   ro.concurrency = options.concurrency > 0 ? options.concurrency : options.checkpoint.empty() ? 4 : 1;
   ro.dry_run = options.dry_run;
@@ -272,8 +303,14 @@ void ConfigureEngine(const ReplayCommandOptions& options, std::string identity_t
   ro.identity_text = std::move(identity_text);
   ro.stop = &stop;
   if (ledger && !options.again) {
-    ro.already_sent = [&ledger](const std::string& url, const ArchiveRecord& r) {
-      return ledger->AlreadySent(url, r.message_id);
+    // A message that failed again is skipped whatever the destination; the
+    // ledger skips what went to this one.
+    ro.already_sent = [&stores](const std::string& url, const ArchiveRecord& r) -> Result<bool> {
+      if (stores.failed_again && stores.failed_again->Contains(r.message_id)) {
+        ++stores.failed_again_skipped;
+        return true;
+      }
+      return stores.ledger->AlreadySent(url, r.message_id);
     };
   }
   if (ledger && !options.dry_run) {
@@ -350,6 +387,8 @@ Result<std::string> WriteAuditRecord(const ReplayCommandOptions& options, const 
                                : (s.failed > 0 ? "failed" : "done");
   a.again = options.again;
   a.stats = s;
+  a.stats.already_replayed -= stores.failed_again_skipped;
+  a.failed_again_skipped = stores.failed_again_skipped;
   a.sent_by_destination = replayer.sent_by_destination();
   a.sent = replayer.sent();
   a.failures = replayer.failures();
@@ -410,7 +449,7 @@ void PrintSummary(const ReplayCommandOptions& options, const ReplayDeps& deps, c
   const ReplayStats& s = replayer.stats();
   PrintFailures(replayer.failures(), deps.err);
   std::string summary = SentSummary(options, s, targets.Describe(), secs);
-  summary += AlreadyReplayedNote(s, stores.ledger.has_value(), options.again);
+  summary += AlreadyReplayedNote(s, stores.failed_again_skipped, stores.ledger.has_value(), options.again);
   if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
   if (pass.live) {
     for (const std::string& route : targets.CrossAccountRoutes()) {
@@ -495,7 +534,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
     transform = std::move(*t);
   }
   ConfigureEngine(options, CheckpointIdentityText(run.source, run.filter, targets->Describe(), options.transform),
-                  stores.ledger, stop, ro);
+                  stores, stop, ro);
   Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
   if (Status st = replayer.Start(); !st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
   replayer.OnDryRun([&](const std::string& line) { std::fprintf(deps.out, "%s\n", TerminalSafe(line).c_str()); });

@@ -13,8 +13,28 @@
 #include "common/text.h"
 #include "common/time_util.h"
 #include "query/scan.h"
+#include "replay/audit.h"
 
 namespace dlq {
+namespace {
+
+// With --failed-again: the failed-again ids of the archive's audit records
+// (records that do not parse are named on `err` and left out). nullopt after
+// printing the error when they cannot be read.
+std::optional<FailedAgainIndex> LoadFailedAgain(ObjectStore& store, const Destination& from, std::FILE* err) {
+  auto index = ReadFailedAgain(store, ArchivePrefix(from));
+  if (!index.ok()) {
+    fmt::print(err, "error: search: --failed-again: {}\n", TerminalSafe(index.status().message()));
+    return std::nullopt;
+  }
+  for (const auto& [key, why] : index->unreadable) {
+    fmt::print(err, "warning: search: --failed-again: audit record {} left out: {}\n", TerminalSafe(key),
+               TerminalSafe(why));
+  }
+  return std::move(*index);
+}
+
+}  // namespace
 
 int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                      bool out_is_terminal, std::FILE* out, std::FILE* err, const std::atomic<bool>* stop) {
@@ -45,6 +65,11 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
   scan.memory_budget_bytes = *memory;
   scan.stop = stop;
 
+  std::optional<FailedAgainIndex> failed_again;
+  if (options.failed_again) {
+    failed_again = LoadFailedAgain(store, from, err);
+    if (!failed_again) return 1;
+  }
   const auto started = DefaultClock().SteadyNow();
   uint64_t count = 0;
   std::string buf;
@@ -52,6 +77,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
     fmt::print(out, "{:<24}  {:<24}  {:<36}  {:>4}  {}\n", "SENT", "QUEUE", "MESSAGE ID", "RECV", "BODY");
   }
   Result<ScanStats> stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& r, const RecordLocation&) {
+    if (failed_again && !failed_again->Contains(r.message_id)) return true;
     ++count;
     if (output == "jsonl") {
       buf.clear();
@@ -109,6 +135,8 @@ Runner AddSearchFlags(CLI::App& cmd) {
                  "table (default on a terminal), jsonl (default when piped), ids "
                  "or count")
       ->check(CLI::IsMember({"table", "jsonl", "ids", "count"}));
+  cmd.add_flag("--failed-again", f->options.failed_again,
+               "only messages that failed again after a replay (from the archive's audit records)");
   AddArchiveSourceFlags(cmd, f->options.source);
   AddScanMemoryFlag(cmd, f->options.source);
   return [f](const CommandContext& ctx) {

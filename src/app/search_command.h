@@ -20,10 +20,13 @@ struct SearchCommandOptions {
   ArchiveSourceFlags source;
   std::string output;  // table | jsonl | ids | count; empty: table on a terminal, else jsonl
   uint64_t limit = 0;  // 0: no limit
+  // Only messages that failed again after a replay: an original or new id of
+  // a "failed-again" message in an audit record under the archive's _audit/.
+  bool failed_again = false;
 };
 
 // Writes results to `out` and warnings to `err`. Returns 0, 1 (the archive
-// cannot be listed), 2 (a malformed filter or template: nothing is read), 3
+// or, with failed_again, its audit records cannot be read), 2 (a malformed filter or template: nothing is read), 3
 // (done, but unreadable objects or lines were skipped) or 130 (`stop` was set:
 // the output so far is partial, and says so on `err`). `out_is_terminal`
 // picks the default output.

@@ -11,6 +11,7 @@
 #include "common/count_noun.h"
 #include "common/text.h"
 #include "query/scan.h"
+#include "replay/audit.h"
 
 namespace dlq {
 
@@ -29,6 +30,22 @@ Status ValidateStatsOptions(const StatsCommandOptions& options, SystemTime now) 
   return Status::Ok();
 }
 
+namespace {
+
+// The ids of the messages that failed again after a replay, from the
+// archive's audit records (those that do not parse are named on `err`).
+Result<FailedAgainIndex> LoadFailedAgain(ObjectStore& store, const Destination& from, std::FILE* err) {
+  auto index = ReadFailedAgain(store, ArchivePrefix(from));
+  if (!index.ok()) return index.status();
+  for (const auto& [key, why] : index->unreadable) {
+    fmt::print(err, "warning: stats: audit record {} left out of failed_again: {}\n", TerminalSafe(key),
+               TerminalSafe(why));
+  }
+  return index;
+}
+
+}  // namespace
+
 int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                     bool out_is_terminal, const std::atomic<bool>& stop, std::FILE* out, std::FILE* err) {
   if (Status st = ValidateStatsOptions(options, now); !st.ok()) {
@@ -44,6 +61,12 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   GroupBy group_by = GroupBy::Parse(options.group_by).value();
   group_by.fingerprint = scan.filter.fingerprint_options;  // --fingerprint-fields
   StatsAggregator aggregator(std::move(group_by), scan.filter.by, options.max_groups);
+  auto failed_again = LoadFailedAgain(store, from, err);
+  if (!failed_again.ok()) {
+    fmt::print(err, "error: stats: {}\n", TerminalSafe(failed_again.status().message()));
+    return 1;
+  }
+  aggregator.CountFailedAgain([&](const ArchiveRecord& r) { return failed_again->Contains(r.message_id); });
   bool stopped = false;
   auto stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& record, const RecordLocation&) {
     if (stop.load(std::memory_order_relaxed)) {

@@ -19,6 +19,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kDataLoss: return "DataLoss";
     case ErrorCode::kCancelled: return "Cancelled";
     case ErrorCode::kInternal: return "Internal";
+    case ErrorCode::kAborted: return "Aborted";
   }
   return "Unknown";
 }

@@ -26,6 +26,7 @@ enum class ErrorCode {
   kDataLoss,            // integrity check failed (MD5 mismatch, corrupt data)
   kCancelled,           // stopped on request (signal)
   kInternal,            // bug or unexpected response
+  kAborted,             // a guard stopped the run on purpose (guarded redrive: re-failures over the bound)
 };
 
 std::string_view ErrorCodeName(ErrorCode code);
@@ -99,6 +100,9 @@ inline Status DataLoss(std::string m) {
 }
 inline Status Cancelled(std::string m) {
   return {ErrorCode::kCancelled, std::move(m)};
+}
+inline Status Aborted(std::string m) {
+  return {ErrorCode::kAborted, std::move(m)};
 }
 inline Status Internal(std::string m) {
   return {ErrorCode::kInternal, std::move(m)};

@@ -65,7 +65,7 @@ void WriteString(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void WriteGroup(JsonWriter& w, const GroupStats& g, bool other, bool group_id) {
+void WriteGroup(JsonWriter& w, const GroupStats& g, bool other, bool group_id, bool failed_again) {
   w.StartObject();
   if (group_id && g.key && !other) {
     w.Key("id");
@@ -97,6 +97,10 @@ void WriteGroup(JsonWriter& w, const GroupStats& g, bool other, bool group_id) {
   }
   w.Key("example_id");
   WriteString(w, g.example_id);
+  if (failed_again) {
+    w.Key("failed_again");
+    w.Uint64(g.failed_again);
+  }
   w.EndObject();
 }
 
@@ -183,15 +187,17 @@ void StatsAggregator::Add(const ArchiveRecord& record) {
   }
   std::optional<SystemTime> t = TimeOf(record, by_);
   auto it = groups_.find(slot);
-  if (it == groups_.end()) {
-    if (groups_.size() >= max_groups_) {
-      if (!other_) other_.emplace();
-      other_->Add(record, t);
-      return;
-    }
-    it = groups_.emplace(std::move(slot), GroupStats{}).first;  // the key lives in the slot until Finish
+  GroupStats* g = nullptr;
+  if (it != groups_.end()) {
+    g = &it->second;
+  } else if (groups_.size() >= max_groups_) {
+    if (!other_) other_.emplace();
+    g = &*other_;
+  } else {
+    g = &groups_.emplace(std::move(slot), GroupStats{}).first->second;  // the key lives in the slot until Finish
   }
-  it->second.Add(record, t);
+  g->Add(record, t);
+  if (is_failed_again_ && is_failed_again_(record)) ++g->failed_again;
 }
 
 StatsReport StatsAggregator::Finish() && {
@@ -201,6 +207,7 @@ StatsReport StatsAggregator::Finish() && {
   report.group_ids = group_by_.kind == GroupBy::Kind::kFingerprint;
   report.max_groups = max_groups_;
   report.records = records_;
+  report.failed_again_counted = static_cast<bool>(is_failed_again_);
   report.other = std::move(other_);
   report.groups.reserve(groups_.size());
   while (!groups_.empty()) {  // moves each key out of its slot: never two copies of the keys
@@ -224,11 +231,13 @@ std::string RenderStatsTable(const StatsReport& report) {
   std::vector<Row> rows;
   rows.push_back({"COUNT", "FIRST SEEN", "LAST SEEN", "EXAMPLE ID"});
   if (report.group_ids) rows.back().emplace_back("ID");
+  if (report.failed_again_counted) rows.back().emplace_back("FAILED_AGAIN");
   rows.back().emplace_back("GROUP");
   auto add = [&](const GroupStats& g, bool other) {
     Row& row = rows.emplace_back();
     row = {std::to_string(g.count), TimeCell(g.first_seen), TimeCell(g.last_seen), TerminalSafe(g.example_id)};
     if (report.group_ids) row.push_back(g.key && !other ? GroupId(*g.key) : "-");
+    if (report.failed_again_counted) row.push_back(std::to_string(g.failed_again));
     row.push_back(TableText(Label(g, other)));
   };
   for (const GroupStats& g : report.groups) add(g, false);
@@ -273,8 +282,8 @@ std::string RenderStatsJson(const StatsReport& report) {
   w.Bool(report.other.has_value());
   w.Key("groups");
   w.StartArray();
-  for (const GroupStats& g : report.groups) WriteGroup(w, g, false, report.group_ids);
-  if (report.other) WriteGroup(w, *report.other, true, report.group_ids);
+  for (const GroupStats& g : report.groups) WriteGroup(w, g, false, report.group_ids, report.failed_again_counted);
+  if (report.other) WriteGroup(w, *report.other, true, report.group_ids, report.failed_again_counted);
   w.EndArray();
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
@@ -285,7 +294,7 @@ std::string RenderStatsJsonLines(const StatsReport& report) {
   auto line = [&](const GroupStats& g, bool other) {
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
-    WriteGroup(w, g, other, report.group_ids);
+    WriteGroup(w, g, other, report.group_ids, report.failed_again_counted);
     out.append(buf.GetString(), buf.GetSize());
     out.push_back('\n');
   };

@@ -66,6 +66,7 @@ struct GroupStats {
   // The message id of the group's earliest record (by the time field, then
   // by id), so the example does not depend on the scan's order.
   std::string example_id;
+  uint64_t failed_again = 0;  // records that failed again after a replay (when counted)
 
   void Add(const ArchiveRecord& record, std::optional<SystemTime> t);
 
@@ -81,7 +82,8 @@ struct StatsReport {
   // Records whose group arrived after max_groups groups existed.
   std::optional<GroupStats> other;
   size_t max_groups = kDefaultMaxGroups;
-  uint64_t records = 0;  // every record added, `other` included
+  uint64_t records = 0;               // every record added, `other` included
+  bool failed_again_counted = false;  // GroupStats::failed_again is filled (a column / "failed_again")
 };
 
 // Not thread-safe: the scan calls Add from one thread at a time.
@@ -89,6 +91,11 @@ class StatsAggregator {
  public:
   StatsAggregator(GroupBy group_by, TimeField by, size_t max_groups = kDefaultMaxGroups);
 
+  // Counts, per group, the records for which `is_failed_again` is true
+  // (stats_command: ids of the archive's failed-again messages). Set before Add.
+  void CountFailedAgain(std::function<bool(const ArchiveRecord&)> is_failed_again) {
+    is_failed_again_ = std::move(is_failed_again);
+  }
   void Add(const ArchiveRecord& record);
   size_t group_count() const { return groups_.size(); }
   StatsReport Finish() &&;
@@ -101,10 +108,11 @@ class StatsAggregator {
   // Keyed by "=" + key, or "!" for records without a value.
   std::unordered_map<std::string, GroupStats> groups_;
   std::optional<GroupStats> other_;
+  std::function<bool(const ArchiveRecord&)> is_failed_again_;
 };
 
 // Renderings of a report. Table: one line per group (COUNT, FIRST SEEN, LAST
-// SEEN, EXAMPLE ID, with group_ids ID, then GROUP; ids and groups
+// SEEN, EXAMPLE ID, with group_ids ID, when counted FAILED_AGAIN, then GROUP; ids and groups
 // terminal-safe (common/text.h), long groups cut after the id) and a summary
 // line. JSON: one document with every group. JSONL: one object per group
 // ("(other)" last, with "other": true). With group_ids each group but

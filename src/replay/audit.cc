@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
 #include "common/crypto.h"
 #include "common/json_writer.h"
 #include "common/log.h"
@@ -16,6 +21,64 @@ JsonWriter& StringOrNull(JsonWriter& w, const std::string& s) {
   return s.empty() ? w.Null() : w.String(s);
 }
 
+using MessageKey = std::tuple<std::string, std::string, std::string>;  // id, new id, destination
+
+void WriteRedrive(JsonWriter& w, const std::optional<RedriveAudit>& redrive) {
+  if (!redrive) {
+    w.Key("redrive").Null();
+    return;
+  }
+  const RedriveAudit& g = *redrive;
+  w.Key("redrive").BeginObject().Key("canary").Uint(g.canary).Key("ramp").BeginArray();
+  for (double p : g.ramp) w.Double(p);
+  w.EndArray().Key("window_s").Double(g.window_s).Key("outcome").String(g.outcome);
+  w.Key("refailed").Uint(g.refailed).Key("dlq_receives").Uint(g.dlq_receives).Key("paused_s").Double(g.paused_s);
+  w.EndObject();
+}
+
+// Messages sent: "sent", or "failed-again" when a DLQ held them again.
+void WriteSent(JsonWriter& w, const AuditRecord& r) {
+  std::map<MessageKey, const FailedAgainMessage*> again;
+  for (const FailedAgainMessage& f : r.failed_again) {
+    again.emplace(MessageKey{f.message_id, f.new_message_id, f.destination}, &f);
+  }
+  for (const ReplayedMessage& m : r.sent) {
+    w.BeginObject().Key("message_id").String(m.message_id);
+    StringOrNull(w.Key("new_message_id"), m.new_message_id);
+    w.Key("destination").String(m.destination);
+    auto it = again.find(MessageKey{m.message_id, m.new_message_id, m.destination});
+    if (it == again.end()) {
+      w.Key("outcome").String("sent").EndObject();
+      continue;
+    }
+    w.Key("outcome").String("failed-again").Key("dlq").String(it->second->dlq);
+    w.Key("found_at").String(FormatIso8601(it->second->found_at)).EndObject();
+  }
+}
+
+void WriteReplayBody(JsonWriter& w, const AuditRecord& r) {
+  const ReplayStats& s = r.stats;
+  w.Key("again").Bool(r.again);
+  w.Key("counts").BeginObject();
+  w.Key("selected").Uint(s.accepted).Key("sent").Uint(s.sent).Key("failed").Uint(s.failed);
+  w.Key("resumed").Uint(s.resumed).Key("already_replayed").Uint(s.already_replayed);
+  w.Key("retries").Uint(s.retries).Key("bytes_sent").Uint(s.bytes_sent);
+  w.Key("failed_again_skipped").Uint(r.failed_again_skipped);
+  w.EndObject();
+  w.Key("sent_by_destination").BeginObject();
+  for (const auto& [url, n] : r.sent_by_destination) w.Key(url).Uint(n);
+  w.EndObject();
+  WriteRedrive(w, r.redrive);
+  w.Key("messages").BeginArray();
+  WriteSent(w, r);
+  for (const auto& f : r.failures) {
+    w.BeginObject().Key("message_id").String(f.message_id);
+    StringOrNull(w.Key("destination"), f.destination);
+    w.Key("outcome").String("failed").Key("reason").String(f.reason).EndObject();
+  }
+  w.EndArray().EndObject();
+}
+
 }  // namespace
 
 std::string AuditKey(const std::string& prefix, SystemTime at, const std::string& id) {
@@ -25,7 +88,7 @@ std::string AuditKey(const std::string& prefix, SystemTime at, const std::string
 
 std::string AuditJson(const AuditRecord& r) {
   JsonWriter w;
-  w.BeginObject().Key("schema").Int(r.kind == "archive" ? 1 : 2).Key("kind").String(r.kind);
+  w.BeginObject().Key("schema").Int(r.kind == "archive" ? 1 : 3).Key("kind").String(r.kind);
   StringOrNull(w.Key("caller_arn"), r.caller_arn);
   StringOrNull(w.Key("caller_error"), r.caller_error);
   w.Key("started_at").String(FormatIso8601(r.started_at));
@@ -46,28 +109,7 @@ std::string AuditJson(const AuditRecord& r) {
     out += '\n';
     return out;
   }
-  const ReplayStats& s = r.stats;
-  w.Key("again").Bool(r.again);
-  w.Key("counts").BeginObject();
-  w.Key("selected").Uint(s.accepted).Key("sent").Uint(s.sent).Key("failed").Uint(s.failed);
-  w.Key("resumed").Uint(s.resumed).Key("already_replayed").Uint(s.already_replayed);
-  w.Key("retries").Uint(s.retries).Key("bytes_sent").Uint(s.bytes_sent);
-  w.EndObject();
-  w.Key("sent_by_destination").BeginObject();
-  for (const auto& [url, n] : r.sent_by_destination) w.Key(url).Uint(n);
-  w.EndObject();
-  w.Key("messages").BeginArray();
-  for (const ReplayedMessage& m : r.sent) {
-    w.BeginObject().Key("message_id").String(m.message_id);
-    StringOrNull(w.Key("new_message_id"), m.new_message_id);
-    w.Key("destination").String(m.destination).Key("outcome").String("sent").EndObject();
-  }
-  for (const auto& f : r.failures) {
-    w.BeginObject().Key("message_id").String(f.message_id);
-    StringOrNull(w.Key("destination"), f.destination);
-    w.Key("outcome").String("failed").Key("reason").String(f.reason).EndObject();
-  }
-  w.EndArray().EndObject();
+  WriteReplayBody(w, r);
   std::string out = w.Take();
   out += '\n';
   return out;
@@ -111,6 +153,15 @@ class Fields {
     auto t = ParseIso8601(text);
     if (!t) return Bad(fmt::format("\"{}\" is not an ISO-8601 time", field));
     out = *t;
+    return Status::Ok();
+  }
+  // A finite, non-negative number (-0 is read as 0, so it is written back the same).
+  Status NonNegative(const char* field, double& out) const {
+    double v = 0;
+    if (obj_[field].get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v < 0) {
+      return Bad(fmt::format("\"{}\" must be a non-negative number", field));
+    }
+    out = v + 0.0;
     return Status::Ok();
   }
   Result<simdjson::dom::object> Obj(const char* field) const {
@@ -163,16 +214,50 @@ Status ParseMessages(const Fields& f, int64_t schema, AuditRecord& r) {
       DLQ_RETURN_IF_ERROR(m.Str("new_message_id", sent.new_message_id, true));
       DLQ_RETURN_IF_ERROR(m.Str("destination", sent.destination));
       r.sent.push_back(std::move(sent));
+    } else if (outcome == "failed-again" && schema >= 3) {
+      FailedAgainMessage again{std::move(id), "", "", "", {}};
+      DLQ_RETURN_IF_ERROR(m.Str("new_message_id", again.new_message_id));
+      DLQ_RETURN_IF_ERROR(m.Str("destination", again.destination));
+      DLQ_RETURN_IF_ERROR(m.Str("dlq", again.dlq));
+      DLQ_RETURN_IF_ERROR(m.Time("found_at", again.found_at));
+      r.sent.push_back({again.message_id, again.new_message_id, again.destination});
+      r.failed_again.push_back(std::move(again));
     } else if (outcome == "failed") {
       ReplayFailure fl{std::move(id), "", ""};
       DLQ_RETURN_IF_ERROR(m.Str("destination", fl.destination, true));
       DLQ_RETURN_IF_ERROR(m.Str("reason", fl.reason));
       r.failures.push_back(std::move(fl));
     } else {
-      return Fields::Bad("a message's \"outcome\" must be \"sent\" or \"failed\"");
+      return Fields::Bad(schema >= 3 ? "a message's \"outcome\" must be \"sent\", \"failed-again\" or \"failed\""
+                                     : "a message's \"outcome\" must be \"sent\" or \"failed\"");
     }
   }
   return Status::Ok();
+}
+
+// Schema 3's "redrive": null for a run without a guard.
+Status ParseRedrive(simdjson::dom::object obj, AuditRecord& r) {
+  simdjson::dom::element e;
+  if (obj["redrive"].get(e) != simdjson::SUCCESS) return Fields::Bad("no \"redrive\"");
+  if (e.is_null()) return Status::Ok();
+  simdjson::dom::object o;
+  if (e.get_object().get(o) != simdjson::SUCCESS) return Fields::Bad("\"redrive\" must be an object or null");
+  Fields g(o);
+  RedriveAudit& out = r.redrive.emplace();
+  DLQ_RETURN_IF_ERROR(g.Num("canary", out.canary));
+  DLQ_ASSIGN_OR_RETURN(simdjson::dom::array ramp, g.Arr("ramp"));
+  for (simdjson::dom::element p : ramp) {
+    double v = 0;
+    if (p.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v < 0) {
+      return Fields::Bad("\"ramp\" must hold non-negative numbers");
+    }
+    out.ramp.push_back(v + 0.0);
+  }
+  DLQ_RETURN_IF_ERROR(g.NonNegative("window_s", out.window_s));
+  DLQ_RETURN_IF_ERROR(g.Str("outcome", out.outcome));
+  DLQ_RETURN_IF_ERROR(g.Num("refailed", out.refailed));
+  DLQ_RETURN_IF_ERROR(g.Num("dlq_receives", out.dlq_receives));
+  return g.NonNegative("paused_s", out.paused_s);
 }
 
 Status ParseCounts(const Fields& f, int64_t schema, AuditRecord& r) {
@@ -197,6 +282,7 @@ Status ParseCounts(const Fields& f, int64_t schema, AuditRecord& r) {
   DLQ_RETURN_IF_ERROR(c.Num("retries", s.retries));
   DLQ_RETURN_IF_ERROR(c.Num("bytes_sent", s.bytes_sent));
   if (schema >= 2) DLQ_RETURN_IF_ERROR(c.Num("already_replayed", s.already_replayed));
+  if (schema >= 3) DLQ_RETURN_IF_ERROR(c.Num("failed_again_skipped", r.failed_again_skipped));
   DLQ_ASSIGN_OR_RETURN(simdjson::dom::object by_dest, f.Obj("sent_by_destination"));
   for (auto [url, n] : by_dest) {
     uint64_t count = 0;
@@ -217,8 +303,8 @@ Result<AuditRecord> ParseAuditRecord(std::string_view json) {
   simdjson::dom::object obj;
   if (doc.get_object().get(obj) != simdjson::SUCCESS) return Fields::Bad("not a JSON object");
   int64_t schema = 0;
-  if (obj["schema"].get_int64().get(schema) != simdjson::SUCCESS || (schema != 1 && schema != 2)) {
-    return Fields::Bad("\"schema\" must be 1 or 2");
+  if (obj["schema"].get_int64().get(schema) != simdjson::SUCCESS || schema < 1 || schema > 3) {
+    return Fields::Bad("\"schema\" must be 1, 2 or 3");
   }
   Fields f(obj);
   AuditRecord r;
@@ -238,6 +324,7 @@ Result<AuditRecord> ParseAuditRecord(std::string_view json) {
     if (obj["again"].get_bool().get(again) != simdjson::SUCCESS) return Fields::Bad("\"again\" must be true or false");
     r.again = again;
   }
+  if (r.kind == "replay" && schema >= 3) DLQ_RETURN_IF_ERROR(ParseRedrive(obj, r));
   DLQ_RETURN_IF_ERROR(ParseCounts(f, schema, r));
   return r;
 }
@@ -250,6 +337,37 @@ Result<std::string> WriteAudit(ObjectStore& store, const std::string& prefix, co
   Status st = store.Put(key, AuditJson(record), options);
   if (!st.ok()) return st.WithContext(fmt::format("audit record {}/{}", store.Describe(), key));
   return key;
+}
+
+Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& prefix) {
+  const std::string dir = (prefix.empty() ? "" : prefix + "/") + "_audit/";
+  std::vector<std::string> keys;
+  std::string token;
+  do {
+    auto page = store.List(dir, "/", token);
+    if (!page.ok()) return page.status().WithContext(fmt::format("listing {}/{}", store.Describe(), dir));
+    for (ObjectInfo& o : page->objects) {
+      if (o.key.ends_with(".json")) keys.push_back(std::move(o.key));
+    }
+    token = page->next_token;
+  } while (!token.empty());
+  std::sort(keys.begin(), keys.end());
+  FailedAgainIndex index;
+  for (const std::string& key : keys) {
+    auto data = store.Get(key);
+    if (!data.ok()) return data.status().WithContext(fmt::format("reading {}/{}", store.Describe(), key));
+    auto record = ParseAuditRecord(*data);
+    if (!record.ok()) {
+      index.unreadable.emplace_back(key, record.status().message());
+      continue;
+    }
+    for (FailedAgainMessage& m : record->failed_again) {
+      index.ids.insert(m.message_id);
+      if (!m.new_message_id.empty()) index.ids.insert(m.new_message_id);
+      index.messages.push_back(std::move(m));
+    }
+  }
+  return index;
 }
 
 }  // namespace dlq

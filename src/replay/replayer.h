@@ -69,6 +69,31 @@
 
 namespace dlq {
 
+// A message this run delivered: its id in the source, the id SQS gave the
+// copy, and where it went.
+struct ReplayedMessage {
+  std::string message_id;
+  std::string new_message_id;
+  std::string destination;
+};
+
+class Replayer;
+
+// Sits between the source and the engine (the guarded redrive,
+// replay/redrive_guard.h). Not consulted in a dry run. Both calls run on the
+// driving thread; an error from either stops the run and is returned by the
+// Add / Flush / Finish that called it.
+class ReplayGate {
+ public:
+  virtual ~ReplayGate() = default;
+  // Called by Add before it takes an item (after the --max check). May block
+  // and may call `replayer.Flush()` (never Add).
+  virtual Status BeforeAdd(Replayer& replayer) = 0;
+  // Called once per finished batch with the messages it confirmed sent, in
+  // send order, before the checkpoint records the batch.
+  virtual Status OnSent(const std::vector<ReplayedMessage>& sent) = 0;
+};
+
 struct ReplayOptions {
   uint64_t max = 0;       // items accepted at most, counted over resumed runs too (0: no limit)
   double rate = 0;        // messages per second (0: unlimited)
@@ -92,6 +117,7 @@ struct ReplayOptions {
   std::function<Result<bool>(const std::string& url, const ArchiveRecord& record)> already_sent;
   // Called for each message confirmed sent, in completion order; an error stops the run.
   std::function<Status(const std::string& url, const std::string& message_id)> on_sent;
+  ReplayGate* gate = nullptr;  // not owned; null: every item is taken at once
   Status Validate() const;
 };
 
@@ -105,14 +131,6 @@ struct ReplayFailure {
   std::string message_id;
   std::string destination;  // queue URL, empty when unresolved
   std::string reason;
-};
-
-// A message this run delivered: its id in the source, the id SQS gave the
-// copy, and where it went.
-struct ReplayedMessage {
-  std::string message_id;
-  std::string new_message_id;
-  std::string destination;
 };
 
 struct ReplayStats {

@@ -1,5 +1,5 @@
-// The audit trail read back: records parse to what was written (schema 2,
-// and schema 1 as older builds wrote it), malformed ones are refused, and
+// The audit trail read back: records parse to what was written (schema 3,
+// and schemas 2 and 1 as older builds wrote them), malformed ones are refused, and
 // `audit ls|show` list and show them in text and JSON, leaving unreadable
 // records out with exit 3.
 #include "app/audit_command.h"
@@ -87,10 +87,85 @@ TEST(AuditRecordTest, RefusesWhatIsNotAnAuditRecord) {
     return s.replace(at, from.size(), to);
   };
   for (const std::string& bad :
-       {std::string("{}"), std::string("[]"), good.substr(0, good.size() / 2), without("\"schema\":2", "\"schema\":3"),
+       {std::string("{}"), std::string("[]"), good.substr(0, good.size() / 2), without("\"schema\":3", "\"schema\":4"),
         without("\"kind\":\"replay\"", "\"kind\":\"other\""), without("\"outcome\":\"sent\"", "\"outcome\":\"lost\""),
         without("\"selected\":3", "\"selected\":-3"), without("\"started_at\":\"", "\"started_at\":\"x"),
         without("\"again\":false", "\"again\":0")}) {
+    EXPECT_FALSE(ParseAuditRecord(bad).ok()) << bad;
+  }
+}
+
+TEST(AuditRecordTest, Schema3KeepsTheGuardAndTheMessagesThatFailedAgain) {
+  const SystemTime at(std::chrono::seconds(1757667600));
+  AuditRecord r = Sample(at);
+  r.redrive = RedriveAudit{10, {5, 25, 100}, 95.5, "stopped", 1, 12, 3.25};
+  r.failed_again = {{"id-2", "new-2", kDest, "https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq",
+                     at + std::chrono::seconds(3)}};
+  const std::string json = AuditJson(r);
+  EXPECT_NE(json.find(R"("schema":3)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("redrive":{"canary":10,"ramp":[5,25,100],"window_s":95.5,"outcome":"stopped","refailed":1,)"
+                      R"("dlq_receives":12,"paused_s":3.25})"),
+            std::string::npos)
+      << json;
+  // Listed once, with the outcome it ended with.
+  EXPECT_EQ(json.find(R"("message_id":"id-2")"), json.rfind(R"("message_id":"id-2")")) << json;
+  EXPECT_NE(json.find(R"("outcome":"failed-again","dlq":"https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq",)"
+                      R"("found_at":"2025-09-12T09:00:03.000Z")"),
+            std::string::npos)
+      << json;
+  auto back = ParseAuditRecord(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(AuditJson(*back), json);
+  ASSERT_TRUE(back->redrive.has_value());
+  EXPECT_EQ(back->redrive->outcome, "stopped");
+  EXPECT_EQ(back->redrive->ramp, (std::vector<double>{5, 25, 100}));
+  ASSERT_EQ(back->failed_again.size(), 1u);
+  EXPECT_EQ(back->failed_again[0].new_message_id, "new-2");
+  EXPECT_EQ(back->failed_again[0].found_at, at + std::chrono::seconds(3));
+  EXPECT_EQ(back->sent.size(), 2u);  // a message that failed again was sent
+}
+
+TEST(AuditRecordTest, AnUnguardedRunWritesRedriveNull) {
+  const std::string json = AuditJson(Sample(SystemTime(std::chrono::seconds(1757667600))));
+  EXPECT_NE(json.find(R"("redrive":null)"), std::string::npos) << json;
+  auto back = ParseAuditRecord(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back->redrive.has_value());
+  EXPECT_TRUE(back->failed_again.empty());
+}
+
+TEST(AuditRecordTest, ReadsSchema2RecordsAsOlderBuildsWroteThem) {
+  auto r = ParseAuditRecord(
+      R"({"schema":2,"kind":"replay","caller_arn":"arn:aws:iam::123456789012:user/ops","caller_error":null,)"
+      R"("started_at":"2025-09-12T09:00:00.000Z","finished_at":"2025-09-12T09:00:04.210Z",)"
+      R"("source":"s3://archive/dlq-archive","filter":"{}","destination":"orders","transform":null,)"
+      R"("outcome":"done","again":false,"counts":{"selected":1,"sent":1,"failed":0,"resumed":0,)"
+      R"("already_replayed":0,"retries":0,"bytes_sent":10},"sent_by_destination":{"https://q/orders":1},)"
+      R"("messages":[{"message_id":"id-1","new_message_id":"new-1","destination":"https://q/orders",)"
+      R"("outcome":"sent"}]})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->redrive.has_value());
+  ASSERT_EQ(r->sent.size(), 1u);
+  EXPECT_EQ(r->sent[0].new_message_id, "new-1");
+}
+
+TEST(AuditRecordTest, RefusesFailedAgainOutsideSchema3AndWithoutItsFields) {
+  const SystemTime at(std::chrono::seconds(1757667600));
+  AuditRecord r = Sample(at);
+  r.redrive = RedriveAudit{10, {100}, 60, "stopped", 1, 1, 0};
+  r.failed_again = {{"id-2", "new-2", kDest, "https://q/orders-dlq", at}};
+  const std::string good = AuditJson(r);
+  ASSERT_TRUE(ParseAuditRecord(good).ok());
+  auto edit = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  for (const std::string& bad :
+       {edit("\"schema\":3", "\"schema\":2"), edit("\"found_at\":\"", "\"found_at\":\"x"),
+        edit(",\"dlq\":\"https://q/orders-dlq\"", ""), edit("\"window_s\":60", "\"window_s\":-1"),
+        edit("\"ramp\":[100]", "\"ramp\":[\"all\"]"), edit("\"redrive\":{", "\"redrive\":[{")}) {
     EXPECT_FALSE(ParseAuditRecord(bad).ok()) << bad;
   }
 }

@@ -193,6 +193,46 @@ TEST_F(ReplayCommandTest, AgainSendsWhatAnEarlierRunDelivered) {
   EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
 }
 
+TEST_F(ReplayCommandTest, MessagesThatFailedAgainAreNotSentWithoutAgain) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 4);
+  // An earlier guarded replay (to another queue) saw id-1 fail again, and the
+  // copy of some message fail again as id-3 (the archive holds it under its new id).
+  AuditRecord earlier;
+  earlier.started_at = earlier.finished_at = clock_.Now();
+  earlier.source = "s3://bucket/dlq-archive";
+  earlier.filter = "{}";
+  earlier.destination = "elsewhere";
+  earlier.outcome = "stopped";
+  earlier.sent = {{"id-1", "copy-1", "https://q/elsewhere"}, {"orig-9", "id-3", "https://q/elsewhere"}};
+  earlier.failed_again = {{"id-1", "copy-1", "https://q/elsewhere", dlq_, clock_.Now()},
+                          {"orig-9", "id-3", "https://q/elsewhere", dlq_, clock_.Now()}};
+  ASSERT_TRUE(WriteAudit(store_, "dlq-archive", earlier).ok());
+  options_.to_queue = "orders";
+  ASSERT_EQ(Run(), 0) << Err();
+  std::vector<std::string> bodies;
+  for (const Message& m : sqs_.Messages(dest_)) bodies.push_back(m.body);
+  EXPECT_EQ(bodies, (std::vector<std::string>{"order 0 failed", "order 2 failed"}));
+  std::string out = Out();
+  EXPECT_NE(out.find("skipped 2 that failed again after an earlier replay"), std::string::npos) << out;
+  EXPECT_EQ(out.find("already replayed to the same destination"), std::string::npos) << out;
+  auto keys = AuditKeys();
+  ASSERT_EQ(keys.size(), 2u);
+  bool found = false;
+  for (const std::string& key : keys) {
+    auto r = ParseAuditRecord(store_.Object(key)->data);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (r->destination != "elsewhere") {
+      found = true;
+      EXPECT_EQ(r->failed_again_skipped, 2u);
+      EXPECT_EQ(r->stats.already_replayed, 0u);
+    }
+  }
+  EXPECT_TRUE(found);
+  options_.again = true;  // --again sends them (and, as always, what went before)
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), 6u);
+}
+
 TEST_F(ReplayCommandTest, SkipsOnlyWhatWentToTheSameDestination) {
   Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 4);
   std::string other = *sqs_.CreateQueue("orders-fixed", {});

@@ -85,9 +85,9 @@ TEST_F(StatsCommandTest, CountsEachMessageOnceAcrossObjects) {
   EXPECT_EQ(
       out_,
       "{\"id\":\"5295bdb8e81e\",\"key\":\"order <num> failed\",\"count\":2,\"first_seen\":\"2025-09-10T12:00:00.000Z\","
-      "\"last_seen\":\"2025-09-10T13:00:00.000Z\",\"example_id\":\"m1\"}\n"
+      "\"last_seen\":\"2025-09-10T13:00:00.000Z\",\"example_id\":\"m1\",\"failed_again\":0}\n"
       "{\"id\":\"81f52337ebb4\",\"key\":\"boom\",\"count\":1,\"first_seen\":\"2025-09-11T12:00:00.000Z\","
-      "\"last_seen\":\"2025-09-11T12:00:00.000Z\",\"example_id\":\"m3\"}\n");
+      "\"last_seen\":\"2025-09-11T12:00:00.000Z\",\"example_id\":\"m3\",\"failed_again\":0}\n");
   EXPECT_THAT(err_, HasSubstr("2 objects read, 3 records, 1 duplicate skipped"));
 }
 

@@ -1,0 +1,216 @@
+// RedriveGuard: the phase machine of a guarded redrive (`replay --canary`,
+// doc/replay.md "Guarded redrive"). It sits between a source and the
+// Replayer as its ReplayGate: before each item is taken it may block, and it
+// learns every message sent.
+//
+// Phases: canary (send `canary` messages) -> waiting (one processing window)
+// -> ramp step 1 (up to the first cumulative fraction of `total` above the
+// canary) -> waiting (`check`) -> ... -> the last step (everything left) ->
+// final-check (one window, from Finish) -> done. A step ends at the first
+// item after it sent its share: the guard flushes the Replayer so every
+// message of the step is confirmed, then waits. While waiting it calls
+// on_wait at least every `poll`, samples the backlog, asks the
+// RefailureProbe every max(poll, wait / 10) and at the end of the wait; a
+// breach ends a wait early. Breach: more re-failures than the bound
+// (canary_max_refailures up to the end of the canary's window, then
+// max_refailures or floor(max_refailures_fraction x sent)): phase stopped,
+// and kAborted naming how many of how many sent failed again, in which step.
+//
+// Backpressure: before taking an item (at most every `poll`) the guard
+// samples the BacklogProbe; over a bound (count > max_backlog, or age >
+// max_backlog_age) it pauses until the count is at most max_backlog / 2 and
+// the age within its bound. When the probe gives no age, the age is
+// estimated from the guard's own send times: with `visible` messages waiting
+// and first-in first-out consumption, the oldest one waiting is our
+// (sent - visible)-th message (our first when visible >= sent); the estimate
+// ignores messages others sent.
+//
+// Resume: with a journal path (FILE.guard, replay/redrive_journal.h) every
+// batch sent, phase change and re-failure is appended and fsync'd; a guard
+// started on an existing journal knows what was sent (and watches it),
+// re-enters the phase it was in, and a running wait keeps its recorded
+// start. A journal that ended stopped makes Start return kAborted.
+//
+// Not thread-safe: driven by the source's thread (the Replayer calls it on
+// that thread). The probes, callbacks and clock must outlive it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "replay/replayer.h"
+
+namespace dlq {
+
+enum class RedrivePhase { kCanary, kWaiting, kRamp, kPaused, kFinalCheck, kDone, kStopped };
+// "canary", "waiting", "ramp", "paused", "final-check", "done", "stopped"
+std::string_view RedrivePhaseName(RedrivePhase phase);
+std::optional<RedrivePhase> ParseRedrivePhase(std::string_view name);
+
+struct RedriveOptions {
+  uint64_t canary = 0;                           // 0: no canary (and no ramp); a guard needs >= 1
+  std::vector<double> ramp = {0.05, 0.25, 1.0};  // cumulative fractions of `total`, rising, the last 1.0
+  std::chrono::milliseconds window{0};           // after the canary and after the last step
+  std::chrono::milliseconds check{0};            // after each other ramp step
+  uint64_t canary_max_refailures = 0;
+  std::optional<uint64_t> max_refailures;   // absolute bound after the canary, or:
+  double max_refailures_fraction = 0.01;    // of the messages sent so far (used when max_refailures is empty)
+  int64_t max_backlog = 0;                  // 0: no count bound
+  std::chrono::seconds max_backlog_age{0};  // 0: no age bound
+  std::chrono::milliseconds poll{1000};     // backlog / re-failure sampling period while waiting or paused
+  const std::atomic<bool>* stop = nullptr;  // polled while blocked and before each item (kCancelled); not owned
+
+  Status Validate() const;
+};
+
+// The processing window of a destination: maxReceiveCount x
+// VisibilityTimeout + DelaySeconds, plus a margin of max(10 s, 10% of that).
+std::chrono::milliseconds ProcessingWindow(int max_receive_count, std::chrono::seconds visibility_timeout,
+                                           std::chrono::seconds delay);
+// The default wait after a ramp step: max(1 s, window / 4).
+std::chrono::milliseconds DefaultCheck(std::chrono::milliseconds window);
+// The default canary for a selection: max(10, ceil(1% of it)).
+uint64_t DefaultCanary(uint64_t selection);
+// The default backlog count bound: max(100, 2 x the visible count at the start).
+int64_t DefaultMaxBacklog(int64_t visible_at_start);
+
+struct RefailedMessage {
+  std::string message_id;      // the original id (in the archive / the DLQ before the replay)
+  std::string new_message_id;  // the id SQS gave the copy; the id it has in the DLQ again
+  std::string destination;     // queue URL it was replayed to
+  std::string dlq;             // queue URL it landed in again
+  SystemTime found_at;
+};
+
+struct RedriveStatus {
+  RedrivePhase phase = RedrivePhase::kCanary;
+  std::string reason;       // human text for waiting/paused/stopped, "" otherwise
+  int step = 0, steps = 0;  // ramp step (1-based) and count; 0 in the canary
+  uint64_t total = 0, sent = 0, refailed = 0, dlq_receives = 0;
+  int64_t backlog = -1;  // last sampled ApproximateNumberOfMessages of the destination(s), -1 unknown
+  std::optional<std::chrono::seconds> backlog_age;
+  std::chrono::milliseconds paused_for{0};  // total time paused for backlog
+  std::vector<RefailedMessage> refailures;  // every one found, in order found
+};
+
+// What the guard asks of the world (implemented on SQS in
+// replay/redrive_probes.h; fakes in tests).
+struct BacklogSample {
+  int64_t visible = -1;
+  std::optional<std::chrono::seconds> oldest_age;
+};
+class BacklogProbe {
+ public:
+  virtual ~BacklogProbe() = default;
+  virtual Result<BacklogSample> Sample() = 0;
+};
+class RefailureProbe {
+ public:
+  virtual ~RefailureProbe() = default;
+  // Which of `watched` (new id -> the message sent) are now in a DLQ. Must
+  // not keep, delete or move anything it receives: every message it receives
+  // is made visible again at once. Called during and at the end of each wait.
+  virtual Result<std::vector<RefailedMessage>> Find(const std::map<std::string, ReplayedMessage>& watched) = 0;
+  virtual uint64_t receives() const = 0;  // messages received so far to look (reported and audited)
+};
+
+class RedriveJournalWriter;
+
+class RedriveGuard final : public ReplayGate {
+ public:
+  // `total`: the messages selected (the ramp's 100%). `refailures` may be
+  // null when the source finds re-failures itself (the live form, through
+  // Refailed()).
+  RedriveGuard(RedriveOptions options, uint64_t total, Clock& clock, BacklogProbe& backlog, RefailureProbe* refailures);
+  ~RedriveGuard() override;
+  RedriveGuard(const RedriveGuard&) = delete;
+  RedriveGuard& operator=(const RedriveGuard&) = delete;
+
+  // Every phase change and every sample (set before Start).
+  void OnStatus(std::function<void(const RedriveStatus&)> fn) { on_status_ = std::move(fn); }
+  // Called at least every `poll` while the guard blocks; an error ends the
+  // wait and the run. The live form extends its holds and looks at its DLQ.
+  void OnWait(std::function<Status()> fn) { on_wait_ = std::move(fn); }
+
+  // Validates the options. With a journal path: loads it when it exists
+  // (resume) and appends to it from now on (created with `mode`).
+  // kInvalidArgument for bad options or an unreadable journal; kAborted when
+  // the journal's run stopped on a breach.
+  Status Start(const std::string& journal_path = "", mode_t mode = 0600);
+
+  // ReplayGate.
+  Status BeforeAdd(Replayer& replayer) override;
+  Status OnSent(const std::vector<ReplayedMessage>& sent) override;
+
+  // True when `message_id` is the new id of a message this run (or a run it
+  // resumed) sent.
+  bool IsOurs(const std::string& message_id) const { return watched_.contains(message_id); }
+  // The message sent with this new id (IsOurs must hold).
+  const ReplayedMessage& Watched(const std::string& new_message_id) const { return watched_.at(new_message_id); }
+  // Re-failures the source found itself (ignored when already known, by new
+  // id). A breach surfaces at the next BeforeAdd, wait poll or Finish.
+  Status Refailed(const std::vector<RefailedMessage>& found);
+
+  // Call after the Replayer's Finish: waits the final window and checks the
+  // bound (kAborted on a breach). Nothing sent: done at once.
+  Status Finish(Replayer& replayer);
+
+  const RedriveStatus& status() const { return status_; }
+
+ private:
+  struct Step {
+    uint64_t target = 0;  // cumulative messages sent when the step is full (UINT64_MAX: the last)
+  };
+
+  bool Sending() const;
+  uint64_t Target() const;
+  Status EndStep(Replayer& replayer);
+  Status Wait(SystemTime start, std::chrono::milliseconds length, std::string_view what);
+  Status Poll(bool find);
+  Status FindRefailures();
+  Status MaybePause();
+  Status SampleBacklog();
+  bool OverBacklog(bool resuming) const;
+  uint64_t Bound() const;
+  Status CheckBound();
+  Status CheckStop() const;
+  Status EnterPhase(RedrivePhase phase, SystemTime at);
+  Status Journal(std::string lines);
+  void Report();
+  std::string StepName() const;
+  void Resume(const std::string& path, std::string_view text);
+
+  RedriveOptions options_;
+  Clock& clock_;
+  BacklogProbe& backlog_;
+  RefailureProbe* refailures_;
+  std::function<void(const RedriveStatus&)> on_status_;
+  std::function<Status()> on_wait_;
+  std::unique_ptr<RedriveJournalWriter> journal_;
+
+  std::vector<Step> steps_;  // steps_[0] the canary, then the ramp steps kept
+  size_t step_ = 0;          // index into steps_
+  RedrivePhase sending_phase_ = RedrivePhase::kCanary;
+  uint64_t unconfirmed_ = 0;                        // items taken since the last flush
+  std::map<std::string, ReplayedMessage> watched_;  // new id -> message sent
+  std::vector<SystemTime> send_times_;              // in send order
+  std::set<std::string> refailed_ids_;              // new ids found again
+  std::optional<SystemTime> wait_start_;            // a wait that was running (resume)
+  std::optional<SteadyTime> last_sample_;
+  RedriveStatus status_;
+};
+
+}  // namespace dlq

@@ -1,0 +1,77 @@
+// The resume journal of a guarded redrive (FILE.guard next to the replay
+// checkpoint FILE; doc/replay.md "Guarded redrive"). Text, one record per
+// line, fields separated by one space:
+//
+//   dlq-redrive-journal 1
+//   sent <unix ms> <message id> <new message id> <destination URL>
+//   phase <unix ms> <phase name> <step>
+//   refailed <unix ms> <message id> <new message id> <destination URL> <DLQ URL>
+//
+// The first line is the header. A record is written with its newline in one
+// append; a last line without its newline is a write torn by a crash and is
+// ignored (the writer cuts it off before appending). Fields are never empty
+// and hold no whitespace (SQS ids and queue URLs have none).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "replay/redrive_guard.h"
+#include "replay/replayer.h"
+
+namespace dlq {
+
+struct JournalSent {
+  ReplayedMessage message;
+  SystemTime at;
+};
+struct JournalPhase {
+  RedrivePhase phase = RedrivePhase::kCanary;
+  int step = 0;
+  SystemTime at;
+};
+
+struct RedriveJournal {
+  std::vector<JournalSent> sent;  // in file order
+  std::vector<JournalPhase> phases;
+  std::vector<RefailedMessage> refailed;  // found_at is the record's time
+  size_t valid_bytes = 0;                 // the length up to the last complete line
+};
+
+// kInvalidArgument naming the line for anything but a header followed by
+// well-formed records (a torn last line excepted). Empty text: an empty journal.
+Result<RedriveJournal> ParseRedriveJournal(std::string_view text);
+
+std::string JournalHeaderLine();
+// One record each, newline included. Empty fields are written as "-" and
+// whitespace in a field as '_' (ids and URLs have neither).
+std::string JournalSentLine(const ReplayedMessage& m, SystemTime at);
+std::string JournalPhaseLine(RedrivePhase phase, int step, SystemTime at);
+std::string JournalRefailedLine(const RefailedMessage& m);
+// The journal as lines (header included): what ParseRedriveJournal reads back.
+std::string SerializeRedriveJournal(const RedriveJournal& journal);
+
+// Appends records to a journal file; each Append is one write and an fsync.
+// Not thread-safe.
+class RedriveJournalWriter {
+ public:
+  ~RedriveJournalWriter();
+  // Opens (creating with `mode`) `path` for appending, cuts it to
+  // `valid_bytes` (a torn tail), and writes the header when it is empty.
+  static Result<std::unique_ptr<RedriveJournalWriter>> Open(const std::string& path, mode_t mode, size_t valid_bytes);
+  Status Append(std::string_view lines);
+
+ private:
+  RedriveJournalWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace dlq
