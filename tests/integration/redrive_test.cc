@@ -299,10 +299,11 @@ class BackgroundReplay {
 // The replay's audit record (the only *.json under DIR/dlq-archive/_audit).
 struct Audit {
   std::string text;
-  std::string outcome;                         // redrive.outcome
-  int64_t refailed = -1;                       // redrive.refailed
-  double paused_s = -1;                        // redrive.paused_s
-  std::set<std::string> failed_again_new_ids;  // messages[].new_message_id with outcome failed-again
+  std::string outcome;    // redrive.outcome
+  int64_t refailed = -1;  // redrive.refailed
+  double paused_s = -1;   // redrive.paused_s
+  // messages[] with outcome failed-again: new_message_id -> message_id
+  std::map<std::string, std::string> failed_again_new_ids;
 };
 
 Audit ReadAudit(const std::string& dir) {
@@ -333,10 +334,11 @@ Audit ReadAudit(const std::string& dir) {
   simdjson::dom::array messages;
   if (doc["messages"].get_array().get(messages) == simdjson::SUCCESS) {
     for (simdjson::dom::element m : messages) {
-      std::string_view outcome, id;
+      std::string_view outcome, id, original;
       if (m["outcome"].get_string().get(outcome) == simdjson::SUCCESS && outcome == "failed-again" &&
           m["new_message_id"].get_string().get(id) == simdjson::SUCCESS) {
-        a.failed_again_new_ids.insert(std::string(id));
+        if (m["message_id"].get_string().get(original) != simdjson::SUCCESS) original = "";
+        a.failed_again_new_ids[std::string(id)] = std::string(original);
       }
     }
   }
@@ -469,7 +471,7 @@ TEST_P(RedriveTest, BugStillThereCanaryStopsTheRunFromTheArchive) {
   EXPECT_EQ(audit.outcome, "stopped") << audit.text;
   EXPECT_GE(audit.refailed, 1) << audit.text;
   // Whatever the run reported as failed again, the consumer did fail.
-  for (const auto& id : audit.failed_again_new_ids) EXPECT_EQ(consumer.FailedIds().count(id), 1u) << id;
+  for (const auto& [id, original] : audit.failed_again_new_ids) EXPECT_EQ(consumer.FailedIds().count(id), 1u) << id;
   fs::remove_all(dir);
 }
 
@@ -537,9 +539,9 @@ TEST_P(RedriveTest, BugFixedLiveRampEmptiesTheDlqAndEveryMessageIsConsumedOnce) 
 // Fixed for some types only: the archive holds 20 "a" (fixed) then 20 "b"
 // (still failing) records, in two objects whose keys sort a before b. With
 // --ramp 25,50,75,100 the canary (5) and the steps to 10 and 20 send only
-// a's; the step to 30 sends 10 b's, whose 10 re-failures exceed the bound
-// (1% of 30, i.e. 0): the run stops there and reports exactly those 10; the
-// other 10 b's are never sent.
+// a's; the step to 30 sends 10 b's, whose re-failures exceed the bound
+// (1% of 30, i.e. 0): the run stops there and reports only those failed b's;
+// the other 10 b's are never sent.
 TEST_P(RedriveTest, FixedForSomeTypesStopsAtTheFirstBadStepAndReportsExactlyItsFailures) {
   DLQ_REDRIVE_SETUP("rd-types");
   SendTyped(*svc, q.dlq_url, "a", 0, 20);
@@ -565,21 +567,28 @@ TEST_P(RedriveTest, FixedForSomeTypesStopsAtTheFirstBadStepAndReportsExactlyItsF
   }
   EXPECT_EQ(b_seen.size(), 10u) << "the other 10 b's must stay in the archive: " << Names(b_seen);
   EXPECT_EQ(seen.size(), a.size() + b_seen.size());
-  // What the consumer failed is exactly what the run reports as failed again.
+  // Every b sent failed; the run reports only messages that did fail (never
+  // an a), and lists each it counted. The guard stops at the first look
+  // over the bound, so it may have found fewer than the 10 by then.
+  EXPECT_EQ(consumer.FailedIds().size(), 10u);
   Audit audit = ReadAudit(dir);
   EXPECT_EQ(audit.outcome, "stopped") << audit.text;
-  EXPECT_EQ(audit.refailed, 10) << audit.text;
-  EXPECT_EQ(audit.failed_again_new_ids.size(), 10u) << audit.text;
-  EXPECT_EQ(audit.failed_again_new_ids, consumer.FailedIds())
-      << "reported: " << Names(audit.failed_again_new_ids) << "\nfailed: " << Names(consumer.FailedIds());
-  for (const auto& id : audit.failed_again_new_ids) EXPECT_TRUE(Has(run.Out() + run.Err(), id)) << id;
+  EXPECT_GE(audit.refailed, 1) << audit.text;
+  EXPECT_EQ(audit.failed_again_new_ids.size(), static_cast<size_t>(std::max<int64_t>(audit.refailed, 0))) << audit.text;
+  for (const auto& [new_id, original_id] : audit.failed_again_new_ids) {
+    EXPECT_EQ(consumer.FailedIds().count(new_id), 1u) << "reported but never failed: " << new_id;
+    EXPECT_TRUE(Has(run.Out() + run.Err(), original_id) || Has(run.Out() + run.Err(), new_id))
+        << "not in the run's report: " << original_id << " / " << new_id << "\n"
+        << run.Both();
+  }
   fs::remove_all(dir);
 }
 
 // Slow consumer: 100 messages at --rate 20/s into a consumer doing 2/s, with
 // --max-backlog 20. Sampled every 200 ms, the source's visible backlog never
-// goes past the bound plus what one second of sending and one batch can add
-// (the guard samples once a second); without the bound it would reach ~90.
+// goes past the bound plus 20 (the guard samples after every 10 messages
+// taken, and a batch of 10 may be in flight); without the bound it would
+// reach ~90.
 // When the consumer speeds up, the run resumes and finishes at least twice
 // as fast as the slow consumer could have.
 TEST_P(RedriveTest, SlowConsumerBacklogStaysUnderTheBoundAndTheRateRecovers) {
@@ -612,7 +621,7 @@ TEST_P(RedriveTest, SlowConsumerBacklogStaysUnderTheBoundAndTheRateRecovers) {
   int rc = run.Wait(seconds(5));
   double after_speedup = std::chrono::duration<double>(SteadyClock::now() - speedup).count();
   EXPECT_EQ(rc, 0) << run.Both();
-  EXPECT_LE(peak, kBound + kRate + 10) << run.Both();
+  EXPECT_LE(peak, kBound + 20) << run.Both();
   double slow_seconds = static_cast<double>(kMessages - consumed_at_speedup) / kSlow;
   // The final window (3 s) is part of the run after the speed-up.
   EXPECT_LT(after_speedup, slow_seconds / 2 + 3) << "consumed at speed-up: " << consumed_at_speedup;
