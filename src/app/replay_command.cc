@@ -11,6 +11,7 @@
 #include "app/command.h"
 #include "app/flag_validators.h"
 #include "app/replay_guards.h"
+#include "app/replay_redrive.h"
 #include "archive/key_layout.h"
 #include "archiver/drainer.h"
 #include "common/count_noun.h"
@@ -29,7 +30,8 @@
 namespace dlq {
 namespace {
 
-constexpr int kExitFailure = 1, kExitUsage = 2, kExitSkipped = 3, kExitIncomplete = 4, kExitInterrupted = 130;
+constexpr int kExitFailure = 1, kExitUsage = 2, kExitSkipped = 3, kExitIncomplete = 4, kExitRefailed = 5,
+              kExitInterrupted = 130;
 constexpr size_t kFailuresShown = 20;
 
 // Prints a live progress line on stderr (through the logger, so log lines do
@@ -40,18 +42,31 @@ class Progress {
   ~Progress() {
     if (enabled_) Log().SetStatusLine("");
   }
-  void Update(const ReplayStats& s) {
+  void Update(const ReplayStats& s, bool force = false) {
     if (!enabled_) return;
     auto now = clock_.SteadyNow();
-    if (now - last_ < std::chrono::milliseconds(200)) return;
+    if (!force && now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
+    stats_ = s;
     double secs = std::chrono::duration<double>(now - start_).count();
-    Log().SetStatusLine(fmt::format("replay: selected {}, sent {}, failed {}, resumed {}, {:.0f} msg/s", s.accepted,
-                                    s.sent, s.failed, s.resumed, secs > 0 ? s.sent / secs : 0.0));
+    std::string line = fmt::format("replay: selected {}, sent {}, failed {}, resumed {}, {:.0f} msg/s", s.accepted,
+                                   s.sent, s.failed, s.resumed, secs > 0 ? s.sent / secs : 0.0);
+    Log().SetStatusLine(guard_.empty() ? line : guard_ + " | " + line);
+  }
+  // A guarded run: the phase and why lead the line (shown at once on a phase change).
+  void Guard(const RedriveStatus& s) {
+    if (!enabled_) return;
+    const bool changed = !phase_ || *phase_ != s.phase;
+    phase_ = s.phase;
+    guard_ = GuardProgressLine(s);
+    Update(stats_, changed);
   }
 
  private:
   bool enabled_;
+  std::string guard_;
+  std::optional<RedrivePhase> phase_;
+  ReplayStats stats_;
   Clock& clock_;
   std::chrono::steady_clock::time_point start_, last_{};
 };
@@ -82,6 +97,7 @@ int ExitCodeFor(const Status& st) {
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kNotFound: return kExitUsage;
     case ErrorCode::kCancelled: return kExitInterrupted;
+    case ErrorCode::kAborted: return kExitRefailed;
     default: return kExitFailure;
   }
 }
@@ -140,8 +156,8 @@ void PrintGuardNotes(const ReplayCommandOptions& options, const Filter& filter, 
 
 // Checks the flags that need no call, in order; sets ro.rate. Returns the exit
 // code to stop with (the error printed), or nullopt to go on.
-std::optional<int> CheckFlags(const ReplayCommandOptions& options, const ReplayDeps& deps, bool live,
-                              ReplayOptions& ro) {
+std::optional<int> CheckFlags(const ReplayCommandOptions& options, const ReplayDeps& deps, bool live, ReplayOptions& ro,
+                              RedrivePlan& plan) {
   if (live == !options.from.empty()) return Fail(deps, kExitUsage, "give one of --from URL and --from-queue DLQ");
   if (options.to_source == !options.to_queue.empty()) {
     return Fail(deps, kExitUsage, "give one of --to-source and --to-queue NAME|URL");
@@ -151,10 +167,13 @@ std::optional<int> CheckFlags(const ReplayCommandOptions& options, const ReplayD
     if (!rate) return Fail(deps, kExitUsage, fmt::format("--rate '{}' is not a rate (e.g. 100/s)", options.rate));
     ro.rate = *rate;
   }
-  if (live && !options.checkpoint.empty()) {
+  auto parsed = ParseRedriveFlags(options.redrive, options.to_source);
+  if (!parsed.ok()) return Fail(deps, kExitUsage, parsed.status().message());
+  plan = std::move(*parsed);
+  if (live && !options.checkpoint.empty() && !plan.guarded) {
     return Fail(deps, kExitUsage,
-                "--checkpoint is for --from only: the live form deletes each message once it is sent, so a rerun "
-                "resumes by itself");
+                "--checkpoint is for --from only (or a guarded live replay, which keeps its guard journal there): "
+                "the live form deletes each message once it is sent, so a rerun resumes by itself");
   }
   if (live && options.audit_to.empty() && !options.dry_run) {
     return Fail(deps, kExitUsage,
@@ -246,7 +265,8 @@ std::optional<int> ResolveDestinations(const ReplayCommandOptions& options, cons
 // --to-source every record's source resolved; then the DLQ-span guard and
 // the notes on what the guards let through.
 std::optional<int> CheckArchiveSelection(const ReplayCommandOptions& options, const ReplayDeps& deps,
-                                         const ReplayStores& stores, const Filter& filter, TargetResolver& targets) {
+                                         const ReplayStores& stores, const Filter& filter, TargetResolver& targets,
+                                         uint64_t& selected) {
   Status resolve_error;
   uint64_t seen = 0;
   DlqCounts by_dlq;
@@ -260,6 +280,7 @@ std::optional<int> CheckArchiveSelection(const ReplayCommandOptions& options, co
     return t.ok();
   });
   if (!pass.ok()) return Fail(deps, kExitFailure, pass.status().message());
+  selected = seen;
   if (!resolve_error.ok()) {
     return Fail(deps, ExitCodeFor(resolve_error), resolve_error.message() + "; nothing was sent");
   }
@@ -298,7 +319,7 @@ void ConfigureEngine(const ReplayCommandOptions& options, std::string identity_t
   ro.max = options.max;
   ro.concurrency = options.concurrency > 0 ? options.concurrency : options.checkpoint.empty() ? 4 : 1;
   ro.dry_run = options.dry_run;
-  ro.checkpoint_path = options.dry_run ? "" : options.checkpoint;
+  ro.checkpoint_path = options.dry_run || !options.from_queue.empty() ? "" : options.checkpoint;
   ro.checkpoint_mode = options.file_modes.file;
   ro.identity_text = std::move(identity_text);
   ro.stop = &stop;
@@ -329,7 +350,8 @@ struct PassResult {
 // Feeds the selection to the replayer (received from the DLQ, or read from
 // the archive in key order) and waits for what is in flight.
 PassResult SendSelection(const ReplayDeps& deps, const std::optional<QueueInfo>& dlq, const ReplayStores& stores,
-                         const Filter& filter, Replayer& replayer, const std::atomic<bool>& stop, bool dry_run) {
+                         const Filter& filter, Replayer& replayer, const std::atomic<bool>& stop, bool dry_run,
+                         RedriveGuard* guard) {
   PassResult pass;
   pass.live = dlq.has_value();
   if (pass.live) {
@@ -357,6 +379,7 @@ PassResult SendSelection(const ReplayDeps& deps, const std::optional<QueueInfo>&
     if (r.ok()) pass.scan = *r;
   }
   if (pass.status.ok()) pass.status = replayer.Finish();
+  if (pass.status.ok() && guard != nullptr) pass.status = guard->Finish(replayer);  // the final window
   if (pass.status.ok() && stop.load()) pass.status = Cancelled("replay stopped by a signal");
   return pass;
 }
@@ -372,7 +395,7 @@ struct RunIdentity {
 // Writes the audit record of a real run; returns its key.
 Result<std::string> WriteAuditRecord(const ReplayCommandOptions& options, const ReplayStores& stores,
                                      const RunIdentity& run, const TargetResolver& targets, const Status& run_status,
-                                     const Replayer& replayer, Clock& clock) {
+                                     const Replayer& replayer, const GuardedRedrive* guard, Clock& clock) {
   const ReplayStats& s = replayer.stats();
   AuditRecord a;
   a.caller_arn = run.caller.arn;
@@ -383,8 +406,8 @@ Result<std::string> WriteAuditRecord(const ReplayCommandOptions& options, const 
   a.filter = run.filter;
   a.destination = targets.Describe();
   a.transform = options.transform;
-  a.outcome = !run_status.ok() ? (run_status.code() == ErrorCode::kCancelled ? "stopped" : "failed")
-                               : (s.failed > 0 ? "failed" : "done");
+  const bool stopped = run_status.code() == ErrorCode::kCancelled || run_status.code() == ErrorCode::kAborted;
+  a.outcome = !run_status.ok() ? (stopped ? "stopped" : "failed") : (s.failed > 0 ? "failed" : "done");
   a.again = options.again;
   a.stats = s;
   a.stats.already_replayed -= stores.failed_again_skipped;
@@ -392,6 +415,10 @@ Result<std::string> WriteAuditRecord(const ReplayCommandOptions& options, const 
   a.sent_by_destination = replayer.sent_by_destination();
   a.sent = replayer.sent();
   a.failures = replayer.failures();
+  if (guard != nullptr) {
+    a.redrive = GuardAudit(guard->guard->status(), guard->options);
+    a.failed_again = FailedAgainOf(guard->guard->status());
+  }
   return WriteAudit(*stores.audit_store, ArchivePrefix(*stores.audit_at), a);
 }
 
@@ -445,7 +472,7 @@ std::string SkippedSummary(const ScanStats& scan, const Destination& archive, st
 // Prints the failures, the summary line and where the audit record went.
 void PrintSummary(const ReplayCommandOptions& options, const ReplayDeps& deps, const ReplayStores& stores,
                   const TargetResolver& targets, const Replayer& replayer, const PassResult& pass, double secs,
-                  const std::string& audit_key) {
+                  const GuardedRedrive* guard, const std::string& audit_key) {
   const ReplayStats& s = replayer.stats();
   PrintFailures(replayer.failures(), deps.err);
   std::string summary = SentSummary(options, s, targets.Describe(), secs);
@@ -459,13 +486,27 @@ void PrintSummary(const ReplayCommandOptions& options, const ReplayDeps& deps, c
   if (pass.live_stats) summary += LiveSummary(*pass.live_stats);
   if (pass.scan && !pass.scan->complete()) summary += SkippedSummary(*pass.scan, *stores.archive, deps.err);
   std::fprintf(deps.out, "%s\n", TerminalSafe(summary).c_str());
+  if (guard != nullptr) {
+    std::fprintf(deps.out, "%s\n", TerminalSafe(GuardSummary(guard->guard->status(), guard->options)).c_str());
+  }
   if (!audit_key.empty()) {
     std::fprintf(deps.out, "audit: %s\n", TerminalSafe(stores.audit_store->Describe() + "/" + audit_key).c_str());
   }
 }
 
 // The exit code of a run that got to sending (see replay_command.h).
-int RunExitCode(const ReplayDeps& deps, const PassResult& pass, const Status& audit_status, const ReplayStats& s) {
+int RunExitCode(const ReplayDeps& deps, const PassResult& pass, const Status& audit_status, const ReplayStats& s,
+                const GuardedRedrive* guard, uint64_t selected) {
+  if (pass.status.code() == ErrorCode::kAborted && guard != nullptr) {
+    int64_t not_sent = -1;
+    if (!pass.live) {
+      not_sent = static_cast<int64_t>(selected) - static_cast<int64_t>(s.sent + s.resumed);
+    } else if (pass.live_stats && pass.live_stats->present_at_start >= 0) {
+      not_sent = pass.live_stats->present_at_start - static_cast<int64_t>(s.sent);
+    }
+    PrintBreach(guard->guard->status(), pass.status.message(), std::max<int64_t>(not_sent, -1), pass.live, deps.err);
+    return kExitRefailed;
+  }
   if (!pass.status.ok()) {
     std::fprintf(deps.err, "error: replay: %s\n", TerminalSafe(pass.status.message()).c_str());
     // A resolution or checkpoint error found only now still means bad input,
@@ -488,6 +529,55 @@ int RunExitCode(const ReplayDeps& deps, const PassResult& pass, const Status& au
   return 0;
 }
 
+// The live form's selection, the ramp's 100%: the messages in the DLQ now
+// (visible and in flight), at most --max.
+uint64_t LiveSelection(const ReplayCommandOptions& options, const ReplayDeps& deps, const QueueInfo& dlq) {
+  auto attrs =
+      deps.sqs->GetQueueAttributes(dlq.url, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
+  uint64_t n = 0;
+  if (attrs.ok()) {
+    for (const auto& [name, value] : *attrs) {
+      if (auto v = ParseInt64(value); v && *v > 0) n += static_cast<uint64_t>(*v);
+    }
+  }
+  return options.max > 0 ? std::min(n, options.max) : n;
+}
+
+// A guarded run: reads the destinations' windows and backlog and makes the
+// guard, before anything is sent. A destination without a DLQ is exit 2.
+std::optional<int> SetUpGuard(const ReplayCommandOptions& options, const ReplayDeps& deps, const RedrivePlan& plan,
+                              const TargetResolver& targets, const std::optional<QueueInfo>& dlq, uint64_t selected,
+                              const std::atomic<bool>& stop, std::unique_ptr<GuardedRedrive>& out) {
+  if (!plan.guarded) return std::nullopt;
+  GuardInputs in;
+  in.sqs = deps.sqs;
+  in.clock = deps.clock;
+  in.region = deps.region;
+  in.stop = &stop;
+  for (const auto& [url, target] : targets.Resolved()) in.destinations.push_back(url);
+  in.selection = dlq ? LiveSelection(options, deps, *dlq) : selected;
+  if (dlq) in.live_dlq = dlq->url;
+  auto g = PrepareGuard(plan, in);
+  if (!g.ok()) {
+    const int code = g.status().code() == ErrorCode::kFailedPrecondition ? kExitUsage : ExitCodeFor(g.status());
+    return Fail(deps, code, g.status().message() + "; nothing was sent");
+  }
+  out = std::move(*g);
+  return std::nullopt;
+}
+
+// Reports the guard's phases on the progress line and starts it (its journal
+// beside the checkpoint). A journal of a run that stopped on a breach: exit 5.
+std::optional<int> StartGuard(const ReplayCommandOptions& options, const ReplayDeps& deps, GuardedRedrive* guard,
+                              Progress& progress) {
+  if (guard == nullptr || options.dry_run) return std::nullopt;
+  guard->guard->OnStatus([&progress](const RedriveStatus& s) { progress.Guard(s); });
+  Status st =
+      guard->guard->Start(options.checkpoint.empty() ? "" : options.checkpoint + ".guard", options.file_modes.file);
+  if (!st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<double> ParseRate(std::string_view text) {
@@ -503,7 +593,8 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   // Validate everything before any call.
   const bool live = !options.from_queue.empty();
   ReplayOptions ro;
-  if (auto code = CheckFlags(options, deps, live, ro)) return *code;
+  RedrivePlan plan;
+  if (auto code = CheckFlags(options, deps, live, ro, plan)) return *code;
   auto filter = BuildFilter(options.filter, clock.Now());
   if (!filter.ok()) return Fail(deps, kExitUsage, filter.status().message());
   if (Status st = filter->CompileRegex(); !st.ok()) return Fail(deps, kExitUsage, st.message());
@@ -520,9 +611,14 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   targets->AllowCrossAccount(options.allow_cross_account);
   std::optional<QueueInfo> dlq;
   if (auto code = ResolveDestinations(options, deps, live, *targets, dlq)) return *code;
+  uint64_t selected = 0;
   if (!live) {
-    if (auto code = CheckArchiveSelection(options, deps, stores, *filter, *targets)) return *code;
+    if (auto code = CheckArchiveSelection(options, deps, stores, *filter, *targets, selected)) return *code;
   }
+  std::unique_ptr<GuardedRedrive> guard;
+  if (auto code = SetUpGuard(options, deps, plan, *targets, dlq, selected, stop, guard)) return *code;
+  if (guard && !options.dry_run) ro.gate = guard->guard.get();
+  GuardedRedrive* const guarded = options.dry_run ? nullptr : guard.get();
 
   // The run.
   RunIdentity run{live ? dlq->url : stores.archive->uri, filter->Canonical(), LookUpCaller(options, deps), {}};
@@ -541,9 +637,11 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   const bool tty = isatty(fileno(deps.err)) != 0;
   Progress progress(options.progress == "always" || (options.progress == "auto" && tty), clock);
   replayer.OnProgress([&](const ReplayStats& s) { progress.Update(s); });
+  if (auto code = StartGuard(options, deps, guarded, progress)) return *code;
   run.started = clock.Now();
   const auto steady_start = clock.SteadyNow();
-  PassResult pass = SendSelection(deps, dlq, stores, *filter, replayer, stop, options.dry_run);
+  PassResult pass = SendSelection(deps, dlq, stores, *filter, replayer, stop, options.dry_run,
+                                  guarded ? guarded->guard.get() : nullptr);
   const double secs = std::chrono::duration<double>(clock.SteadyNow() - steady_start).count();
 
   // Audit, summary, exit code.
@@ -554,15 +652,15 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   std::string audit_key;
   Status audit_status;
   if (!options.dry_run && stores.audit_store != nullptr) {
-    auto key = WriteAuditRecord(options, stores, run, *targets, pass.status, replayer, clock);
+    auto key = WriteAuditRecord(options, stores, run, *targets, pass.status, replayer, guarded, clock);
     if (key.ok()) {
       audit_key = *key;
     } else {
       audit_status = key.status();
     }
   }
-  PrintSummary(options, deps, stores, *targets, replayer, pass, secs, audit_key);
-  return RunExitCode(deps, pass, audit_status, replayer.stats());
+  PrintSummary(options, deps, stores, *targets, replayer, pass, secs, guarded, audit_key);
+  return RunExitCode(deps, pass, audit_status, replayer.stats(), guarded, selected);
 }
 
 int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop) {
@@ -579,6 +677,27 @@ int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services,
 }
 
 namespace {
+
+// The guard flags (doc/replay.md "Guarded redrive: the flags"); checked by ParseRedriveFlags.
+void AddRedriveFlags(CLI::App& cmd, RedriveFlags& f) {
+  cmd.add_option("--canary", f.canary,
+                 "send N messages first and wait the processing window (default with --to-source: max(10, 1%))")
+      ->check(IntegerValidator(1, UINT64_MAX));
+  cmd.add_flag("--no-canary", f.no_canary, "no canary and no ramp: a plain replay");
+  cmd.add_option("--ramp", f.ramp, "cumulative percentages of the selection after each step")->capture_default_str();
+  cmd.add_option("--window", f.window, "processing window (default: maxReceiveCount x VisibilityTimeout + ...)")
+      ->check(DurationValidator());
+  cmd.add_option("--check", f.check, "wait after each ramp step (default: max(1s, window/4))")
+      ->check(DurationValidator());
+  cmd.add_option("--max-refailures", f.max_refailures, "re-failures allowed after the canary: N or P%")
+      ->capture_default_str();
+  cmd.add_option("--canary-max-refailures", f.canary_max_refailures, "re-failures allowed in the canary")
+      ->capture_default_str()
+      ->check(IntegerValidator(0, UINT64_MAX));
+  cmd.add_option("--max-backlog", f.max_backlog,
+                 "pause while the destination holds more than N visible messages, or its oldest is older than "
+                 "DURATION (repeatable)");
+}
 
 Runner AddReplayFlags(CLI::App& cmd) {
   auto rp = std::make_shared<ReplayCommandOptions>();
@@ -612,6 +731,7 @@ Runner AddReplayFlags(CLI::App& cmd) {
   cmd.add_flag("--again", rp->again, "also send messages an earlier replay delivered to the same destination");
   cmd.add_option("--progress", rp->progress, "auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  AddRedriveFlags(cmd, rp->redrive);
   return [rp](const CommandContext& ctx) {
     std::optional<FileModes> modes = FileModesOrReport();
     if (!modes) return 2;
@@ -628,8 +748,9 @@ Command ReplayCommand() {
           "Exit codes: 0 every selected message sent; 1 some failed or an error stopped the run; 2 usage error, an "
           "unresolvable or missing destination, another run's checkpoint, no filter without --all, several DLQs "
           "into --to-queue without --all-queues, or a source in another account or region without "
-          "--allow-cross-account (nothing sent); 3 sent, but unreadable archive objects or lines were skipped; 130 "
-          "stopped by a signal",
+          "--allow-cross-account, or a canary whose destination has no DLQ (nothing sent); 3 sent, but unreadable "
+          "archive objects or lines were skipped; 5 a guarded replay stopped: more messages failed again than its "
+          "bound (the rest not sent); 130 stopped by a signal",
           AddReplayFlags};
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "app/redrive_flags.h"
 #include "app/services.h"
 #include "archive/destination.h"
 #include "common/clock.h"
@@ -33,8 +34,10 @@ struct ReplayCommandOptions {
   uint64_t max = 0;      // 0: no limit
   int concurrency = 0;   // batches in flight; 0: 4, or 1 with --checkpoint (duplicates after a crash: one batch)
   bool dry_run = false;
-  std::string checkpoint;  // archive form only
-  std::string transform;   // sh -c command
+  // Archive form: the progress file. A guarded run (either form) also keeps
+  // its guard journal in checkpoint + ".guard".
+  std::string checkpoint;
+  std::string transform;  // sh -c command
   double transform_timeout_s = 30;
   // Archive URL for the audit record and the replay ledger: required by the
   // live form (unless dry_run); the archive form defaults to --from.
@@ -42,6 +45,7 @@ struct ReplayCommandOptions {
   bool again = false;             // send messages an earlier run delivered to the same destination
   std::string progress = "auto";  // auto | always | never
   FileModes file_modes;           // of the checkpoint and of audit records in a file:// archive (DLQ_FILE_MODE)
+  RedriveFlags redrive;           // canary, ramp, bounds, backlog (a canary by default with --to-source)
 };
 
 // What the command talks to, so tests can run it on fakes.
@@ -65,8 +69,10 @@ struct ReplayDeps {
 // when it receives the message, and stops there: 2 if nothing was sent yet,
 // else 1); 3 sent,
 // but archive objects or lines were unreadable and skipped, or a file://
-// archive's links or special files were left out (each named on `err`); 130
-// stopped by a signal.
+// archive's links or special files were left out (each named on `err`); 2
+// also for a canary whose destination has no DLQ (RedrivePolicy); 5 a guarded
+// run stopped because more messages failed again than its bound (nothing
+// more sent; the re-failures listed on `err`); 130 stopped by a signal.
 int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const std::atomic<bool>& stop);
 int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop);
 

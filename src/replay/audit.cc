@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "common/crypto.h"
@@ -36,23 +37,38 @@ void WriteRedrive(JsonWriter& w, const std::optional<RedriveAudit>& redrive) {
   w.EndObject();
 }
 
-// Messages sent: "sent", or "failed-again" when a DLQ held them again.
+void WriteFailedAgain(JsonWriter& w, const std::string& message_id, const std::string& new_message_id,
+                      const std::string& destination, const FailedAgainMessage& f) {
+  w.BeginObject().Key("message_id").String(message_id);
+  StringOrNull(w.Key("new_message_id"), new_message_id);
+  w.Key("destination").String(destination).Key("outcome").String("failed-again").Key("dlq").String(f.dlq);
+  w.Key("found_at").String(FormatIso8601(f.found_at)).EndObject();
+}
+
+// Messages sent: "sent", or "failed-again" when a DLQ held them again; then
+// messages found again that this run did not send (an earlier run it resumed did).
 void WriteSent(JsonWriter& w, const AuditRecord& r) {
   std::map<MessageKey, const FailedAgainMessage*> again;
   for (const FailedAgainMessage& f : r.failed_again) {
     again.emplace(MessageKey{f.message_id, f.new_message_id, f.destination}, &f);
   }
+  std::set<MessageKey> written;
   for (const ReplayedMessage& m : r.sent) {
-    w.BeginObject().Key("message_id").String(m.message_id);
-    StringOrNull(w.Key("new_message_id"), m.new_message_id);
-    w.Key("destination").String(m.destination);
-    auto it = again.find(MessageKey{m.message_id, m.new_message_id, m.destination});
-    if (it == again.end()) {
-      w.Key("outcome").String("sent").EndObject();
+    MessageKey key{m.message_id, m.new_message_id, m.destination};
+    auto it = again.find(key);
+    if (it != again.end()) {
+      WriteFailedAgain(w, m.message_id, m.new_message_id, m.destination, *it->second);
+      written.insert(std::move(key));
       continue;
     }
-    w.Key("outcome").String("failed-again").Key("dlq").String(it->second->dlq);
-    w.Key("found_at").String(FormatIso8601(it->second->found_at)).EndObject();
+    w.BeginObject().Key("message_id").String(m.message_id);
+    StringOrNull(w.Key("new_message_id"), m.new_message_id);
+    w.Key("destination").String(m.destination).Key("outcome").String("sent").EndObject();
+  }
+  for (const FailedAgainMessage& f : r.failed_again) {
+    if (written.insert(MessageKey{f.message_id, f.new_message_id, f.destination}).second) {
+      WriteFailedAgain(w, f.message_id, f.new_message_id, f.destination, f);
+    }
   }
 }
 
@@ -216,7 +232,7 @@ Status ParseMessages(const Fields& f, int64_t schema, AuditRecord& r) {
       r.sent.push_back(std::move(sent));
     } else if (outcome == "failed-again" && schema >= 3) {
       FailedAgainMessage again{std::move(id), "", "", "", {}};
-      DLQ_RETURN_IF_ERROR(m.Str("new_message_id", again.new_message_id));
+      DLQ_RETURN_IF_ERROR(m.Str("new_message_id", again.new_message_id, true));
       DLQ_RETURN_IF_ERROR(m.Str("destination", again.destination));
       DLQ_RETURN_IF_ERROR(m.Str("dlq", again.dlq));
       DLQ_RETURN_IF_ERROR(m.Time("found_at", again.found_at));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -53,9 +54,11 @@ class LivePass {
     replayer_.OnBatchDone([this](const std::vector<const ReplayItem*>& sent, const std::vector<const ReplayItem*>&) {
       DeleteSent(sent);
     });
+    if (options_.guard != nullptr) options_.guard->OnWait([this] { return LookWhileGuardWaits(); });
     auto start = ReadQueueDepth(sqs_, dlq_.url, dlq_.name);
     if (start.ok()) stats_.present_at_start = start->visible + start->in_flight;
     Status st = Loop();
+    if (options_.guard != nullptr) options_.guard->OnWait(nullptr);
     ReleaseAll();
     replayer_.OnBatchDone(nullptr);  // this pass ends here; the Replayer may outlive it
     if (!st.ok()) return st;
@@ -135,12 +138,12 @@ class LivePass {
     return Verdict::kEnd;
   }
 
-  Status ReceiveOnce(bool* any_new) {
+  // Receives once and holds everything received; corrupt receipts are
+  // released at once (received again, intact with luck).
+  Result<std::vector<Message>> ReceiveAndHold(int wait_time_seconds) {
     ReceiveOptions ro;
     ro.max_messages = static_cast<int>(sqs::kMaxBatchEntries);
-    // FIFO: a group stays blocked while this pass holds its messages, so do
-    // not sit in a long poll when holding some.
-    ro.wait_time_seconds = dlq_.fifo && !held_.empty() ? 0 : options_.wait_time_seconds;
+    ro.wait_time_seconds = wait_time_seconds;
     ro.visibility_timeout = options_.visibility_timeout_seconds;
     std::vector<CorruptMessage> corrupt;
     ro.corrupt = &corrupt;
@@ -162,10 +165,21 @@ class LivePass {
     for (const CorruptMessage& c : corrupt) {
       if (!seen_.contains(c.message_id)) corrupt_ids.push_back(c.message_id);
     }
-    Release(corrupt_ids);  // received again, intact with luck
+    Release(corrupt_ids);
+    return std::move(received).value();
+  }
+
+  Status ReceiveOnce(bool* any_new) {
+    // FIFO: a group stays blocked while this pass holds its messages, so do
+    // not sit in a long poll when holding some.
+    DLQ_ASSIGN_OR_RETURN(std::vector<Message> received,
+                         ReceiveAndHold(dlq_.fifo && !held_.empty() ? 0 : options_.wait_time_seconds));
     if (Stopping()) return Status::Ok();
-    for (Message& m : *received) {
-      if (stats_.at_max) break;
+    DLQ_RETURN_IF_ERROR(TakeRefailures(received));
+    for (Message& m : received) pending_.push_back(std::move(m));
+    while (!pending_.empty() && !stats_.at_max) {
+      Message m = std::move(pending_.front());
+      pending_.pop_front();
       if (!seen_.insert(m.message_id).second) continue;  // held again; examined once
       *any_new = true;
       ++stats_.examined;
@@ -174,6 +188,7 @@ class LivePass {
         ++stats_.not_selected;
         continue;
       }
+      // A guarded Add may block; while it waits, LookWhileGuardWaits adds to pending_.
       DLQ_ASSIGN_OR_RETURN(bool added, replayer_.Add(ReplayItem{std::move(record), m.receipt_handle}));
       if (!added) {
         stats_.at_max = true;
@@ -184,6 +199,37 @@ class LivePass {
       ++stats_.selected;
     }
     return replayer_.Flush();
+  }
+
+  // The guard's on_wait: keeps the holds and looks at the DLQ, where
+  // re-failures land; other messages received wait in pending_.
+  Status LookWhileGuardWaits() {
+    Heartbeat();
+    DLQ_ASSIGN_OR_RETURN(std::vector<Message> received, ReceiveAndHold(/*wait_time_seconds=*/0));
+    DLQ_RETURN_IF_ERROR(TakeRefailures(received));
+    for (Message& m : received) pending_.push_back(std::move(m));
+    return Status::Ok();
+  }
+
+  // Removes from `received` the messages this guarded run sent that came
+  // back (their MessageId is a new id it sent): counted, given to the
+  // guard, released, never examined or sent again.
+  Status TakeRefailures(std::vector<Message>& received) {
+    if (options_.guard == nullptr) return Status::Ok();
+    std::vector<RefailedMessage> found;
+    std::vector<std::string> release;
+    std::erase_if(received, [&](const Message& m) {
+      if (!options_.guard->IsOurs(m.message_id)) return false;
+      if (seen_.insert(m.message_id).second) {
+        const ReplayedMessage& sent = options_.guard->Watched(m.message_id);
+        found.push_back({sent.message_id, m.message_id, sent.destination, dlq_.url, clock_.Now()});
+        ++stats_.refailed;
+      }
+      release.push_back(m.message_id);
+      return true;
+    });
+    Release(release);
+    return options_.guard->Refailed(found);
   }
 
   void Hold(const std::string& id, const std::string& receipt_handle, SteadyTime received) {
@@ -293,7 +339,8 @@ class LivePass {
   const std::chrono::seconds timeout_;
   LiveReplayStats stats_;
   std::unordered_map<std::string, Held> held_;  // message id -> latest receipt, not deleted
-  std::unordered_set<std::string> seen_;        // examined
+  std::unordered_set<std::string> seen_;        // examined, or found again (guarded)
+  std::deque<Message> pending_;                 // received and held, not looked at yet
 };
 
 }  // namespace

@@ -38,6 +38,7 @@
 #include "archive/record.h"
 #include "archiver/drainer.h"
 #include "common/clock.h"
+#include "replay/redrive_guard.h"
 #include "replay/replayer.h"
 #include "sqs/sqs_client.h"
 
@@ -53,6 +54,10 @@ struct LiveReplayOptions {
   size_t max_held = 100000;
   bool dry_run = false;  // select and describe; delete nothing, release everything at the end
   const std::atomic<bool>* stop = nullptr;
+  // A guarded redrive (the Replayer's gate): while it waits the pass keeps
+  // its holds and receives from the DLQ; a message whose MessageId is a new
+  // id the guard sent is a re-failure, reported to it and released. Not owned.
+  RedriveGuard* guard = nullptr;
 
   Status Validate() const;
 };
@@ -70,6 +75,7 @@ struct LiveReplayStats {
   uint64_t corrupt = 0;          // receipts that failed the MD5 check: released at once, never sent
   uint64_t visibility_extensions = 0;
   uint64_t holds_lost = 0;        // held messages whose visibility could not be extended (received again later)
+  uint64_t refailed = 0;          // guarded: messages this run sent found back in the DLQ (released, not sent)
   bool complete = false;          // every message present at the start was examined
   bool at_max = false;            // the Replayer reached its --max
   std::string incomplete_reason;  // set when the pass ended neither complete nor stopped nor at --max

@@ -1,9 +1,29 @@
 #include "replay/redrive_guard.h"
 
-namespace dlq {
+#include <fmt/format.h>
 
-// Stub for the header commit; the phase machine follows.
-class RedriveJournalWriter {};
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/count_noun.h"
+#include "common/log.h"
+#include "replay/redrive_journal.h"
+
+namespace dlq {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
+
+// Whole seconds, rounded up: "95 s left" never says 0 while time is left.
+int64_t CeilSeconds(Duration d) {
+  return std::chrono::ceil<seconds>(std::max(d, Duration::zero())).count();
+}
+
+}  // namespace
 
 std::string_view RedrivePhaseName(RedrivePhase phase) {
   switch (phase) {
@@ -27,41 +47,383 @@ std::optional<RedrivePhase> ParseRedrivePhase(std::string_view name) {
 }
 
 Status RedriveOptions::Validate() const {
+  if (canary == 0) return InvalidArgument("a guarded redrive needs a canary of at least 1 message");
+  if (ramp.empty()) return InvalidArgument("--ramp needs at least one step");
+  double previous = 0;
+  for (double f : ramp) {
+    if (!(f > previous) || f > 1.0) return InvalidArgument("--ramp must be rising percentages, each in (0, 100]");
+    previous = f;
+  }
+  if (ramp.back() != 1.0) return InvalidArgument("--ramp must end at 100 (the whole selection)");
+  if (window <= milliseconds::zero()) return InvalidArgument("the processing window (--window) must be positive");
+  if (check <= milliseconds::zero()) return InvalidArgument("--check must be positive");
+  if (!(max_refailures_fraction >= 0 && max_refailures_fraction <= 1)) {
+    return InvalidArgument("--max-refailures as a percentage must be 0..100%");
+  }
+  if (max_backlog < 0) return InvalidArgument("--max-backlog must not be negative");
+  if (max_backlog_age < seconds::zero()) return InvalidArgument("--max-backlog age must not be negative");
+  if (poll <= milliseconds::zero()) return InvalidArgument("the sampling period must be positive");
   return Status::Ok();
 }
-std::chrono::milliseconds ProcessingWindow(int, std::chrono::seconds, std::chrono::seconds) {
-  return {};
+
+milliseconds ProcessingWindow(int max_receive_count, seconds visibility_timeout, seconds delay) {
+  const milliseconds rest = std::max(max_receive_count, 1) * visibility_timeout + delay;
+  return rest + std::max<milliseconds>(seconds(10), rest / 10);
 }
-std::chrono::milliseconds DefaultCheck(std::chrono::milliseconds window) {
-  return window / 4;
+
+milliseconds DefaultCheck(milliseconds window) {
+  return std::max<milliseconds>(seconds(1), window / 4);
 }
-uint64_t DefaultCanary(uint64_t) {
-  return 10;
+
+uint64_t DefaultCanary(uint64_t selection) {
+  return std::max<uint64_t>(10, (selection + 99) / 100);
 }
-int64_t DefaultMaxBacklog(int64_t) {
-  return 100;
+
+int64_t DefaultMaxBacklog(int64_t visible_at_start) {
+  return std::max<int64_t>(100, 2 * std::max<int64_t>(visible_at_start, 0));
 }
 
 RedriveGuard::RedriveGuard(RedriveOptions options, uint64_t total, Clock& clock, BacklogProbe& backlog,
                            RefailureProbe* refailures)
     : options_(std::move(options)), clock_(clock), backlog_(backlog), refailures_(refailures) {
   status_.total = total;
+  targets_.push_back(options_.canary);
+  for (size_t i = 0; i < options_.ramp.size(); ++i) {
+    if (i + 1 == options_.ramp.size()) {
+      targets_.push_back(kUnbounded);  // the rest, however many there turn out to be
+      break;
+    }
+    // The small epsilon keeps 0.05 x 1000 at 50, not 51.
+    const auto t = static_cast<uint64_t>(std::ceil(options_.ramp[i] * static_cast<double>(total) - 1e-9));
+    if (t > targets_.back()) targets_.push_back(t);  // steps the canary already covered are skipped
+  }
+  status_.steps = static_cast<int>(targets_.size()) - 1;
 }
+
 RedriveGuard::~RedriveGuard() = default;
-Status RedriveGuard::Start(const std::string&, mode_t) {
+
+Status RedriveGuard::Start(const std::string& journal_path, mode_t mode) {
+  DLQ_RETURN_IF_ERROR(options_.Validate());
+  size_t valid_bytes = 0;
+  bool resumed = false;
+  if (!journal_path.empty()) {
+    DLQ_ASSIGN_OR_RETURN(std::optional<RedriveJournal> loaded, LoadRedriveJournal(journal_path));
+    if (loaded) {
+      valid_bytes = loaded->valid_bytes;
+      resumed = !loaded->phases.empty();
+      Resume(*loaded);
+    }
+    DLQ_ASSIGN_OR_RETURN(journal_, RedriveJournalWriter::Open(journal_path, mode, valid_bytes));
+  }
+  if (status_.phase == RedrivePhase::kStopped) {
+    return Aborted(fmt::format("{} (an earlier run stopped; delete {} to redrive the rest with a new canary)",
+                               status_.reason, journal_path));
+  }
+  if (!resumed) return EnterPhase(RedrivePhase::kCanary, clock_.Now());
+  Report();
   return Status::Ok();
 }
-Status RedriveGuard::BeforeAdd(Replayer&) {
+
+void RedriveGuard::Resume(const RedriveJournal& journal) {
+  for (const JournalSent& s : journal.sent) {
+    watched_[s.message.new_message_id] = s.message;
+    send_times_.push_back(s.at);
+  }
+  status_.sent = journal.sent.size();
+  for (const RefailedMessage& r : journal.refailed) {
+    if (refailed_ids_.insert(r.new_message_id).second) status_.refailures.push_back(r);
+  }
+  status_.refailed = status_.refailures.size();
+  if (journal.phases.empty()) return;
+  for (size_t i = 0; i + 1 < journal.phases.size(); ++i) {
+    if (journal.phases[i].phase == RedrivePhase::kPaused) {
+      status_.paused_for += std::chrono::duration_cast<milliseconds>(journal.phases[i + 1].at - journal.phases[i].at);
+    }
+  }
+  const JournalPhase& last = journal.phases.back();
+  step_ = std::min<size_t>(static_cast<size_t>(last.step), targets_.size() - 1);
+  status_.step = static_cast<int>(step_);
+  switch (last.phase) {
+    case RedrivePhase::kCanary:
+    case RedrivePhase::kRamp:
+    case RedrivePhase::kPaused:  // the backlog is sampled again before the next item
+      status_.phase = SendingPhase();
+      break;
+    case RedrivePhase::kWaiting:
+    case RedrivePhase::kFinalCheck:
+      status_.phase = last.phase;
+      wait_start_ = last.at;
+      break;
+    case RedrivePhase::kDone: status_.phase = RedrivePhase::kDone; break;
+    case RedrivePhase::kStopped:
+      status_.phase = RedrivePhase::kStopped;
+      status_.reason = fmt::format("{} of {} failed again in {}", status_.refailed,
+                                   CountNoun(status_.sent, "message sent", "messages sent"), StepName());
+      break;
+  }
+}
+
+bool RedriveGuard::Sending() const {
+  return status_.phase == RedrivePhase::kCanary || status_.phase == RedrivePhase::kRamp;
+}
+
+Status RedriveGuard::BeforeAdd(Replayer& replayer) {
+  DLQ_RETURN_IF_ERROR(CheckStop());
+  DLQ_RETURN_IF_ERROR(CheckBound());
+  if (status_.phase == RedrivePhase::kWaiting) DLQ_RETURN_IF_ERROR(WaitAfterStep(*wait_start_));
+  // In a resumed final check or after done, items still come (the ones an
+  // earlier run sent, which the Replayer skips): taken without a phase
+  // change; one actually sent reopens the last step (OnSent).
+  while (Sending() && status_.sent + unconfirmed_ >= Target()) {
+    DLQ_RETURN_IF_ERROR(replayer.Flush());
+    unconfirmed_ = 0;
+    if (status_.sent < Target()) break;  // some were skipped or failed: the step takes more
+    DLQ_RETURN_IF_ERROR(WaitAfterStep(clock_.Now()));
+  }
+  if (Sending()) DLQ_RETURN_IF_ERROR(MaybePause());
+  ++unconfirmed_;
   return Status::Ok();
 }
-Status RedriveGuard::OnSent(const std::vector<ReplayedMessage>&) {
+
+Status RedriveGuard::OnSent(const std::vector<ReplayedMessage>& sent) {
+  const SystemTime now = clock_.Now();
+  std::string lines;
+  for (const ReplayedMessage& m : sent) {
+    watched_[m.new_message_id] = m;
+    send_times_.push_back(now);
+    lines += JournalSentLine(m, now);
+  }
+  status_.sent += sent.size();
+  unconfirmed_ -= std::min<uint64_t>(unconfirmed_, sent.size());
+  DLQ_RETURN_IF_ERROR(Journal(lines));
+  if (!sent.empty() && (status_.phase == RedrivePhase::kFinalCheck || status_.phase == RedrivePhase::kDone)) {
+    // A resumed run sent more than the one it resumes: the last step goes on
+    // and its final window starts again at Finish.
+    step_ = targets_.size() - 1;
+    wait_start_.reset();
+    return EnterPhase(SendingPhase(), now);
+  }
+  Report();
   return Status::Ok();
 }
-Status RedriveGuard::Refailed(const std::vector<RefailedMessage>&) {
+
+Status RedriveGuard::Refailed(const std::vector<RefailedMessage>& found) {
+  std::string lines;
+  for (const RefailedMessage& m : found) {
+    if (!refailed_ids_.insert(m.new_message_id).second) continue;
+    status_.refailures.push_back(m);
+    lines += JournalRefailedLine(m);
+  }
+  if (lines.empty()) return Status::Ok();
+  status_.refailed = status_.refailures.size();
+  DLQ_RETURN_IF_ERROR(Journal(lines));
+  Report();
   return Status::Ok();
 }
-Status RedriveGuard::Finish(Replayer&) {
+
+Status RedriveGuard::Finish(Replayer& replayer) {
+  if (status_.phase == RedrivePhase::kStopped) return Aborted(status_.reason);
+  DLQ_RETURN_IF_ERROR(replayer.Flush());
+  DLQ_RETURN_IF_ERROR(CheckStop());
+  DLQ_RETURN_IF_ERROR(CheckBound());
+  if (status_.phase == RedrivePhase::kDone) return Status::Ok();
+  if (status_.sent == 0 && status_.phase != RedrivePhase::kFinalCheck) {
+    return EnterPhase(RedrivePhase::kDone, clock_.Now());
+  }
+  // A wait that was running (a resumed run) becomes the final one, from its start.
+  const SystemTime start = wait_start_.value_or(clock_.Now());
+  if (status_.phase != RedrivePhase::kFinalCheck) DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kFinalCheck, start));
+  DLQ_RETURN_IF_ERROR(Wait(start, options_.window, "final window"));
+  wait_start_.reset();
+  return EnterPhase(RedrivePhase::kDone, clock_.Now());
+}
+
+Status RedriveGuard::WaitAfterStep(SystemTime start) {
+  const bool canary = step_ == 0;
+  if (status_.phase != RedrivePhase::kWaiting) DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kWaiting, start));
+  wait_start_ = start;
+  const std::string what = canary ? "canary window" : fmt::format("check after {}", StepName());
+  DLQ_RETURN_IF_ERROR(Wait(start, canary ? options_.window : options_.check, what));
+  wait_start_.reset();
+  ++step_;
+  return EnterPhase(RedrivePhase::kRamp, clock_.Now());
+}
+
+milliseconds RedriveGuard::FindEvery(milliseconds wait) const {
+  return std::max(options_.poll, wait / 10);
+}
+
+Status RedriveGuard::Wait(SystemTime start, milliseconds length, std::string_view what) {
+  // Measured on the steady clock from here on, so a wall-clock step does not
+  // stretch or cut the wait; the recorded start carries it across a resume.
+  const SteadyTime until = clock_.SteadyNow() + (start + length - clock_.Now());
+  const milliseconds find_every = FindEvery(length);
+  SteadyTime next_find = clock_.SteadyNow() + find_every;
+  for (;;) {
+    DLQ_RETURN_IF_ERROR(CheckStop());
+    if (on_wait_) DLQ_RETURN_IF_ERROR(on_wait_());
+    DLQ_RETURN_IF_ERROR(CheckBound());
+    const SteadyTime now = clock_.SteadyNow();
+    if (now >= until) break;
+    if (now >= next_find) {
+      DLQ_RETURN_IF_ERROR(FindRefailures());
+      DLQ_RETURN_IF_ERROR(CheckBound());
+      next_find = now + find_every;
+    }
+    DLQ_RETURN_IF_ERROR(SampleBacklog());
+    status_.reason = fmt::format("{} {} s left", what, CeilSeconds(until - now));
+    Report();
+    clock_.SleepFor(std::min<Duration>(options_.poll, until - now));
+  }
+  DLQ_RETURN_IF_ERROR(FindRefailures());
+  return CheckBound();
+}
+
+Status RedriveGuard::FindRefailures() {
+  if (refailures_ == nullptr || watched_.empty()) return Status::Ok();
+  auto found = refailures_->Find(watched_);
+  status_.dlq_receives = refailures_->receives();
+  if (!found.ok()) {
+    if (!found.status().retryable()) return found.status().WithContext("look for re-failures");
+    Log().Log(LogLevel::kWarn, "replay.refailure_look_failed", {{"error", found.status().ToString()}});
+    return Status::Ok();
+  }
+  return Refailed(*found);
+}
+
+Status RedriveGuard::MaybePause() {
+  // Sampled every `poll`, and after every max(10, max_backlog / 4) items
+  // taken, so a fast run overshoots the count bound by a quarter at most.
+  const uint64_t every = std::max<uint64_t>(10, static_cast<uint64_t>(options_.max_backlog / 4));
+  if (last_sample_ && clock_.SteadyNow() - *last_sample_ < options_.poll && taken_since_sample_ < every) {
+    ++taken_since_sample_;
+    return Status::Ok();
+  }
+  DLQ_RETURN_IF_ERROR(SampleBacklog());
+  taken_since_sample_ = 1;  // the item about to be taken
+  if (!OverBacklog(/*resuming=*/false)) return Status::Ok();
+  const RedrivePhase was = status_.phase;
+  const SteadyTime paused_at = clock_.SteadyNow();
+  const milliseconds paused_before = status_.paused_for;
+  DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kPaused, clock_.Now(), BacklogReason()));
+  SteadyTime next_find = paused_at + FindEvery(options_.window);
+  while (OverBacklog(/*resuming=*/true)) {
+    DLQ_RETURN_IF_ERROR(CheckStop());
+    if (on_wait_) DLQ_RETURN_IF_ERROR(on_wait_());
+    DLQ_RETURN_IF_ERROR(CheckBound());
+    if (clock_.SteadyNow() >= next_find) {
+      DLQ_RETURN_IF_ERROR(FindRefailures());
+      DLQ_RETURN_IF_ERROR(CheckBound());
+      next_find = clock_.SteadyNow() + FindEvery(options_.window);
+    }
+    clock_.SleepFor(options_.poll);
+    status_.paused_for = paused_before + std::chrono::duration_cast<milliseconds>(clock_.SteadyNow() - paused_at);
+    status_.reason = BacklogReason();
+    DLQ_RETURN_IF_ERROR(SampleBacklog());
+  }
+  taken_since_sample_ = 1;
+  return EnterPhase(was, clock_.Now());
+}
+
+Status RedriveGuard::SampleBacklog() {
+  last_sample_ = clock_.SteadyNow();
+  taken_since_sample_ = 0;
+  auto sample = backlog_.Sample();
+  if (!sample.ok()) {
+    if (!sample.status().retryable()) return sample.status().WithContext("sample the destination's backlog");
+    Log().Log(LogLevel::kWarn, "replay.backlog_sample_failed", {{"error", sample.status().ToString()}});
+    return Status::Ok();
+  }
+  status_.backlog = sample->visible;
+  status_.backlog_age = sample->oldest_age ? sample->oldest_age : EstimateAge(sample->visible);
+  Report();
   return Status::Ok();
+}
+
+std::optional<seconds> RedriveGuard::EstimateAge(int64_t visible) const {
+  if (visible < 0) return std::nullopt;
+  if (visible == 0) return seconds(0);
+  if (send_times_.empty()) return std::nullopt;  // only others' messages: no estimate
+  const auto n = static_cast<uint64_t>(visible);
+  const size_t oldest = n >= send_times_.size() ? 0 : send_times_.size() - n;
+  return std::chrono::floor<seconds>(std::max(clock_.Now() - send_times_[oldest], SystemTime::duration::zero()));
+}
+
+bool RedriveGuard::OverBacklog(bool resuming) const {
+  if (options_.max_backlog > 0 && status_.backlog >= 0) {
+    const int64_t bound = resuming ? options_.max_backlog / 2 : options_.max_backlog;
+    if (status_.backlog > bound) return true;
+  }
+  if (options_.max_backlog_age > seconds::zero() && status_.backlog_age) {
+    if (resuming ? *status_.backlog_age >= options_.max_backlog_age : *status_.backlog_age > options_.max_backlog_age) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string RedriveGuard::BacklogReason() const {
+  std::vector<std::string> parts;
+  if (options_.max_backlog > 0 && status_.backlog > options_.max_backlog / 2) {
+    parts.push_back(fmt::format("backlog {} (bound {}, resume at {})", status_.backlog, options_.max_backlog,
+                                options_.max_backlog / 2));
+  }
+  if (options_.max_backlog_age > seconds::zero() && status_.backlog_age &&
+      *status_.backlog_age >= options_.max_backlog_age) {
+    parts.push_back(fmt::format("oldest message {} s old (bound {} s)", status_.backlog_age->count(),
+                                options_.max_backlog_age.count()));
+  }
+  std::string out = "destination backlog over its bound";
+  for (const std::string& p : parts) out += (p == parts.front() ? ": " : ", ") + p;
+  return out;
+}
+
+uint64_t RedriveGuard::Bound() const {
+  if (step_ == 0) return options_.canary_max_refailures;
+  if (options_.max_refailures) return *options_.max_refailures;
+  return static_cast<uint64_t>(std::floor(options_.max_refailures_fraction * static_cast<double>(status_.sent)));
+}
+
+std::string RedriveGuard::StepName() const {
+  if (status_.phase == RedrivePhase::kFinalCheck) {
+    return step_ == 0 ? "the final window after the canary"
+                      : fmt::format("the final window after ramp step {} of {}", step_, status_.steps);
+  }
+  if (step_ == 0) return "the canary";
+  return fmt::format("ramp step {} of {}", step_, status_.steps);
+}
+
+Status RedriveGuard::CheckBound() {
+  if (status_.phase == RedrivePhase::kStopped) return Aborted(status_.reason);
+  const uint64_t bound = Bound();
+  if (status_.refailed <= bound) return Status::Ok();
+  std::string reason = fmt::format("{} of {} failed again in {} (bound {})", status_.refailed,
+                                   CountNoun(status_.sent, "message sent", "messages sent"), StepName(), bound);
+  DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kStopped, clock_.Now(), reason));
+  return Aborted(std::move(reason));
+}
+
+Status RedriveGuard::CheckStop() const {
+  if (options_.stop != nullptr && options_.stop->load()) return Cancelled("guarded redrive stopped by a signal");
+  return Status::Ok();
+}
+
+Status RedriveGuard::EnterPhase(RedrivePhase phase, SystemTime at, std::string reason) {
+  status_.phase = phase;
+  status_.step = static_cast<int>(step_);
+  status_.reason = std::move(reason);
+  DLQ_RETURN_IF_ERROR(Journal(JournalPhaseLine(phase, status_.step, at)));
+  Report();
+  return Status::Ok();
+}
+
+Status RedriveGuard::Journal(const std::string& lines) {
+  if (journal_ == nullptr || lines.empty()) return Status::Ok();
+  return journal_->Append(lines);
+}
+
+void RedriveGuard::Report() {
+  if (on_status_) on_status_(status_);
 }
 
 }  // namespace dlq

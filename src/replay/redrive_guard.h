@@ -16,14 +16,16 @@
 // max_refailures or floor(max_refailures_fraction x sent)): phase stopped,
 // and kAborted naming how many of how many sent failed again, in which step.
 //
-// Backpressure: before taking an item (at most every `poll`) the guard
-// samples the BacklogProbe; over a bound (count > max_backlog, or age >
-// max_backlog_age) it pauses until the count is at most max_backlog / 2 and
-// the age within its bound. When the probe gives no age, the age is
-// estimated from the guard's own send times: with `visible` messages waiting
-// and first-in first-out consumption, the oldest one waiting is our
-// (sent - visible)-th message (our first when visible >= sent); the estimate
-// ignores messages others sent.
+// Backpressure: before taking an item the guard samples the BacklogProbe
+// when `poll` has passed or max(10, max_backlog / 4) items were taken since
+// the last sample (a fast run overshoots the count by a quarter at most).
+// Over a bound (count > max_backlog, or age > max_backlog_age) it pauses
+// until the count is at most max_backlog / 2 and the age within its bound.
+// When the probe gives no age, the age is estimated from the guard's own
+// send times: with `visible` messages waiting and first-in first-out
+// consumption, the oldest one waiting is our (sent - visible)-th message
+// (our first when visible >= sent); the estimate ignores messages others
+// sent.
 //
 // Resume: with a journal path (FILE.guard, replay/redrive_journal.h) every
 // batch sent, phase change and re-failure is appended and fsync'd; a guard
@@ -128,6 +130,7 @@ class RefailureProbe {
 };
 
 class RedriveJournalWriter;
+struct RedriveJournal;
 
 class RedriveGuard final : public ReplayGate {
  public:
@@ -171,27 +174,29 @@ class RedriveGuard final : public ReplayGate {
   const RedriveStatus& status() const { return status_; }
 
  private:
-  struct Step {
-    uint64_t target = 0;  // cumulative messages sent when the step is full (UINT64_MAX: the last)
-  };
-
   bool Sending() const;
-  uint64_t Target() const;
-  Status EndStep(Replayer& replayer);
+  RedrivePhase SendingPhase() const { return step_ == 0 ? RedrivePhase::kCanary : RedrivePhase::kRamp; }
+  uint64_t Target() const { return targets_[step_]; }
+  // Waits after the step that just filled (or the one a resumed run was
+  // waiting after), then moves to the next step.
+  Status WaitAfterStep(SystemTime start);
+  // Blocks until `length` after `start`, polling (see above).
   Status Wait(SystemTime start, std::chrono::milliseconds length, std::string_view what);
-  Status Poll(bool find);
   Status FindRefailures();
   Status MaybePause();
   Status SampleBacklog();
+  std::optional<std::chrono::seconds> EstimateAge(int64_t visible) const;
   bool OverBacklog(bool resuming) const;
+  std::string BacklogReason() const;
   uint64_t Bound() const;
   Status CheckBound();
   Status CheckStop() const;
-  Status EnterPhase(RedrivePhase phase, SystemTime at);
-  Status Journal(std::string lines);
+  Status EnterPhase(RedrivePhase phase, SystemTime at, std::string reason = "");
+  Status Journal(const std::string& lines);
   void Report();
   std::string StepName() const;
-  void Resume(const std::string& path, std::string_view text);
+  void Resume(const RedriveJournal& journal);
+  std::chrono::milliseconds FindEvery(std::chrono::milliseconds wait) const;
 
   RedriveOptions options_;
   Clock& clock_;
@@ -201,15 +206,15 @@ class RedriveGuard final : public ReplayGate {
   std::function<Status()> on_wait_;
   std::unique_ptr<RedriveJournalWriter> journal_;
 
-  std::vector<Step> steps_;  // steps_[0] the canary, then the ramp steps kept
-  size_t step_ = 0;          // index into steps_
-  RedrivePhase sending_phase_ = RedrivePhase::kCanary;
-  uint64_t unconfirmed_ = 0;                        // items taken since the last flush
+  std::vector<uint64_t> targets_;  // cumulative sent at which each step is full: [0] the canary, the last unbounded
+  size_t step_ = 0;                // index into targets_ (the ramp step number)
+  uint64_t unconfirmed_ = 0;       // items taken and not yet reported sent since the last flush
   std::map<std::string, ReplayedMessage> watched_;  // new id -> message sent
   std::vector<SystemTime> send_times_;              // in send order
   std::set<std::string> refailed_ids_;              // new ids found again
-  std::optional<SystemTime> wait_start_;            // a wait that was running (resume)
+  std::optional<SystemTime> wait_start_;            // the start of a wait a resumed run was in
   std::optional<SteadyTime> last_sample_;
+  uint64_t taken_since_sample_ = 0;
   RedriveStatus status_;
 };
 

@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -31,8 +33,8 @@ Status LineError(size_t line, std::string_view why) {
 
 Result<SystemTime> ParseTime(std::string_view s, size_t line) {
   std::optional<int64_t> ms = ParseInt64(s);
-  // Years 1970..9999: a wider range would overflow the clock's nanoseconds.
-  if (!ms || *ms < 0 || *ms > int64_t{253402300799999}) return LineError(line, "bad time");
+  // Up to the year 2255: later would overflow the clock's nanoseconds.
+  if (!ms || *ms < 0 || *ms > int64_t{9000000000000}) return LineError(line, "bad time");
   return FromUnixMillis(*ms);
 }
 
@@ -82,6 +84,19 @@ Result<RedriveJournal> ParseRedriveJournal(std::string_view text) {
   }
   j.valid_bytes = pos;
   return j;
+}
+
+Result<std::optional<RedriveJournal>> LoadRedriveJournal(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return std::optional<RedriveJournal>();
+    return InvalidArgument(fmt::format("redrive journal {}: open: {}", path, std::strerror(errno)));
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  auto parsed = ParseRedriveJournal(buf.str());
+  if (!parsed.ok()) return parsed.status().WithContext(fmt::format("redrive journal {}", path));
+  return std::optional<RedriveJournal>(std::move(parsed).value());
 }
 
 std::string JournalHeaderLine() {

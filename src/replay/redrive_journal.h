@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,10 @@ struct RedriveJournal {
 // kInvalidArgument naming the line for anything but a header followed by
 // well-formed records (a torn last line excepted). Empty text: an empty journal.
 Result<RedriveJournal> ParseRedriveJournal(std::string_view text);
+
+// The journal at `path`; nullopt when there is none. kInvalidArgument naming
+// the path when it cannot be read or parsed.
+Result<std::optional<RedriveJournal>> LoadRedriveJournal(const std::string& path);
 
 std::string JournalHeaderLine();
 // One record each, newline included. Empty fields are written as "-" and

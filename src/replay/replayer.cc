@@ -96,6 +96,7 @@ Status Replayer::CheckStop() const {
 Result<bool> Replayer::Add(ReplayItem item) {
   DLQ_RETURN_IF_ERROR(CheckStop());
   if (options_.max > 0 && stats_.accepted >= options_.max) return false;
+  if (options_.gate != nullptr && !options_.dry_run) DLQ_RETURN_IF_ERROR(options_.gate->BeforeAdd(*this));
   ++stats_.accepted;
   DLQ_ASSIGN_OR_RETURN(ReplayTarget target, targets_.Resolve(item.record));
   if (transform_ != nullptr) {
@@ -400,6 +401,7 @@ Status Replayer::Complete(Flight& flight) {
   Outcome out = flight.outcome.get();
   Status recorded;
   std::vector<const ReplayItem*> sent_items, failed_items = flight.failed_early;
+  std::vector<ReplayedMessage> batch_sent;
   for (size_t j = 0; j < flight.ready.size(); ++j) {
     Pending& p = (*flight.batch)[flight.ready[j]];
     if (out.ok[j]) {
@@ -408,12 +410,18 @@ Status Replayer::Complete(Flight& flight) {
       stats_.bytes_sent += p.bytes;
       ++sent_by_destination_[p.target.url];
       sent_.push_back({p.item.record.message_id, out.new_ids[j], p.target.url});
+      if (options_.gate != nullptr) batch_sent.push_back(sent_.back());
       if (options_.on_sent && recorded.ok()) recorded = options_.on_sent(p.target.url, p.item.record.message_id);
       sent_items.push_back(&p.item);
     } else {
       Fail(p, out.reasons[j].empty() ? "not sent" : out.reasons[j]);
       failed_items.push_back(&p.item);
     }
+  }
+  // The gate learns what was sent even when the run stops here: it was sent.
+  if (options_.gate != nullptr && !batch_sent.empty()) {
+    Status st = options_.gate->OnSent(batch_sent);
+    if (recorded.ok()) recorded = st;
   }
   stats_.retries += out.retries;
   ++stats_.batches;

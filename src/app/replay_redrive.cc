@@ -1,0 +1,117 @@
+#include "app/replay_redrive.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "common/text.h"
+#include "common/time_util.h"
+
+namespace dlq {
+namespace {
+
+// Each destination's window and DLQ: a destination without a DLQ stops the run before anything is sent.
+Result<std::vector<DestinationWindow>> ReadWindows(const GuardInputs& in) {
+  std::vector<DestinationWindow> windows;
+  for (const std::string& url : in.destinations) {
+    auto w = ReadProcessingWindow(*in.sqs, url, in.region);
+    if (!w.ok() && w.status().code() == ErrorCode::kFailedPrecondition) {
+      return FailedPrecondition(
+          fmt::format("{}; a canary cannot tell whether the fix works there: give the queue a RedrivePolicy, or "
+                      "replay without a canary (--no-canary)",
+                      w.status().message()));
+    }
+    if (!w.ok()) return w.status();
+    windows.push_back(std::move(*w));
+  }
+  return windows;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, const GuardInputs& in) {
+  if (in.destinations.empty()) {
+    return FailedPrecondition(
+        "a canary needs the destination before anything is sent, and it cannot be told yet (messages without "
+        "DeadLetterQueueSourceArn and no single redrive source); use --to-queue, or --no-canary");
+  }
+  auto g = std::make_unique<GuardedRedrive>();
+  DLQ_ASSIGN_OR_RETURN(g->windows, ReadWindows(in));
+  std::chrono::milliseconds window{0};
+  std::vector<std::string> dlqs;
+  for (const DestinationWindow& w : g->windows) {
+    window = std::max(window, w.window);
+    dlqs.push_back(w.dlq_url);
+  }
+  g->backlog = std::make_unique<SqsBacklogProbe>(*in.sqs, in.destinations);
+  DLQ_ASSIGN_OR_RETURN(BacklogSample start, g->backlog->Sample());
+  RefailureProbeOptions ro;
+  if (!in.live_dlq.empty()) {
+    // The live form deletes each message it sent from the DLQ it reads: add them back to its count.
+    GuardedRedrive* raw = g.get();
+    ro.removed_by_caller = [raw, dlq = in.live_dlq](const std::string& url) -> uint64_t {
+      return url == dlq && raw->guard ? raw->guard->status().sent : 0;
+    };
+  }
+  DLQ_ASSIGN_OR_RETURN(g->refailures, SqsRefailureProbe::Start(*in.sqs, *in.clock, dlqs, std::move(ro)));
+  g->options = MakeRedriveOptions(plan, in.selection, window, start.visible);
+  g->options.stop = in.stop;
+  g->guard = std::make_unique<RedriveGuard>(g->options, in.selection, *in.clock, *g->backlog, g->refailures.get());
+  return g;
+}
+
+std::string GuardProgressLine(const RedriveStatus& s) {
+  std::string line =
+      fmt::format("phase={} step={}/{} sent={}/{} refailed={} backlog={} paused={}s", RedrivePhaseName(s.phase), s.step,
+                  s.steps, s.sent, s.total, s.refailed, s.backlog < 0 ? std::string("?") : std::to_string(s.backlog),
+                  std::chrono::duration_cast<std::chrono::seconds>(s.paused_for).count());
+  if (s.backlog_age) line += fmt::format(" oldest={}s", s.backlog_age->count());
+  if (!s.reason.empty()) line += ": " + s.reason;
+  return line;
+}
+
+std::string GuardSummary(const RedriveStatus& s, const RedriveOptions& o) {
+  std::string ramp;
+  for (double f : o.ramp) ramp += fmt::format("{}{:g}", ramp.empty() ? "" : ",", f * 100);
+  return fmt::format(
+      "guard: {}: canary {}, ramp {} %, window {:.0f} s, re-failed {}, {} DLQ messages received to look, paused "
+      "{:.1f} s",
+      RedrivePhaseName(s.phase), o.canary, ramp, std::chrono::duration<double>(o.window).count(), s.refailed,
+      s.dlq_receives, std::chrono::duration<double>(s.paused_for).count());
+}
+
+RedriveAudit GuardAudit(const RedriveStatus& s, const RedriveOptions& o) {
+  RedriveAudit a;
+  a.canary = o.canary;
+  for (double f : o.ramp) a.ramp.push_back(f * 100);
+  a.window_s = std::chrono::duration<double>(o.window).count();
+  a.outcome = std::string(RedrivePhaseName(s.phase));
+  a.refailed = s.refailures.size();
+  a.dlq_receives = s.dlq_receives;
+  a.paused_s = std::chrono::duration<double>(s.paused_for).count();
+  return a;
+}
+
+std::vector<FailedAgainMessage> FailedAgainOf(const RedriveStatus& s) {
+  std::vector<FailedAgainMessage> out;
+  for (const RefailedMessage& r : s.refailures) {
+    out.push_back({r.message_id, r.new_message_id, r.destination, r.dlq, r.found_at});
+  }
+  return out;
+}
+
+void PrintBreach(const RedriveStatus& s, const std::string& why, int64_t not_sent, bool live, std::FILE* err) {
+  std::fprintf(err, "stopped: %s\n", TerminalSafe(why).c_str());
+  std::string rest = not_sent < 0 ? "the rest" : fmt::format("{}", not_sent);
+  std::fprintf(err, "stopped: sent %llu, re-failed %zu, not sent %s (still in %s)\n",
+               static_cast<unsigned long long>(s.sent), s.refailures.size(), rest.c_str(),
+               live ? "the DLQ" : "the archive");
+  for (const RefailedMessage& r : s.refailures) {
+    std::fprintf(err, "failed again: %s -> %s in %s at %s\n", TerminalSafe(r.message_id).c_str(),
+                 TerminalSafe(r.new_message_id).c_str(), TerminalSafe(r.dlq).c_str(),
+                 FormatIso8601(r.found_at).c_str());
+  }
+}
+
+}  // namespace dlq
