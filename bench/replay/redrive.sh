@@ -7,6 +7,7 @@
 # Usage: bench/replay/redrive.sh
 #   env: N (clean runs, 100000), N_BAD (1000), N_BACKLOG (1000), RATE (backlog run's --rate, 200),
 #        BOUND (--max-backlog, 100), CANARY (clean run, 1000), WINDOW (clean run's --window, 10s),
+#        BACKLOG_FLAGS (extra replay flags for the backlog part, e.g. "--concurrency 1"),
 #        BIN, CONSUMER, DLQ_RUN_DIR, KEEP_DATA, ONLY (bad|backlog|clean: one part)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +18,7 @@ RATE=${RATE:-200}
 BOUND=${BOUND:-100}
 CANARY=${CANARY:-1000}
 WINDOW=${WINDOW:-10s}
+read -r -a backlog_flags <<<"${BACKLOG_FLAGS:-}"
 BIN=${BIN:-build/dlq-archive}
 CONSUMER=${CONSUMER:-build/dlq_test_consumer}
 RUN=${DLQ_RUN_DIR:-.run}
@@ -151,17 +153,17 @@ while not os.path.exists(stop):
 PY
   sampler=$!
   replay backlog --from "file://$dir/backlog" --all --to-queue "$src" --canary 10 --window 5s --check 2s \
-    --rate "$RATE/s" --max-backlog "$BOUND"
+    --rate "$RATE/s" --max-backlog "$BOUND" "${backlog_flags[@]}"
   touch "$dir/backlog.stop"; wait "$sampler" || true
   kill -TERM "$consumer_pid"; wait "$consumer_pid" || true
-  results+=("$(python3 - "$rc" "$t_start" "$t_end" "$dir/backlog.samples" "$(audit_of "$dir/backlog")" "$BOUND" "$RATE" "$slow" "$N_BACKLOG" <<'PY'
+  results+=("$(python3 - "$rc" "$t_start" "$t_end" "$dir/backlog.samples" "$(audit_of "$dir/backlog")" "$BOUND" "$RATE" "$slow" "$N_BACKLOG" "${BACKLOG_FLAGS:-}" <<'PY'
 import json, sys
 rc, t0, t1, samples, audit, bound, rate, slow, n = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), \
     sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
 depths = [int(l.split()[1]) for l in open(samples) if len(l.split()) == 2 and t0 <= float(l.split()[0]) <= t1]
 a = json.load(open(audit)) if audit else {}
 r = a.get("redrive", {})
-print(json.dumps({"part": "backlog", "exit_code": rc, "messages": n, "rate": rate, "consumer_rate": slow,
+print(json.dumps({"part": "backlog", "flags": sys.argv[10], "exit_code": rc, "messages": n, "rate": rate, "consumer_rate": slow,
                   "bound": bound, "backlog_peak": max(depths) if depths else None, "samples": len(depths),
                   "over_bound_samples": sum(1 for d in depths if d > bound), "paused_s": r.get("paused_s"),
                   "seconds": round(t1 - t0, 2)}))
