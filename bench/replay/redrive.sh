@@ -179,7 +179,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = clean ]; then
   read -r dlq src_plain < <(pair "bench-redrive-clean-$id" 30)
   read -r dlq2 src_guarded < <(pair "bench-redrive-clean2-$id" 30)
   queues+=("$dlq" "$src_plain" "$dlq2" "$src_guarded")
-  mkdir -p "$dir/clean"
+  mkdir -p "$dir/clean" "$dir/plain-audit" "$dir/guarded-audit"
   fill_archive "$dlq" "bench-redrive-clean-$id-dlq" "$N" "$dir/clean"
   consumer plain "$src_plain"
   replay plain --from "file://$dir/clean" --all --to-queue "$src_plain" --no-canary --audit-to "file://$dir/plain-audit"
