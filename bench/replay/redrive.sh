@@ -192,7 +192,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = clean ]; then
   drained "$src_guarded"
   kill -TERM "$consumer_pid"; wait "$consumer_pid" || true
   results+=("$(python3 - "$N" "${plain[@]}" "$rc" "$t_start" "$t_end" "$(audit_of "$dir/guarded-audit")" \
-      "$dir/plain.consumed" "$dir/guarded.consumed" <<'PY'
+      "$dir/plain.consumed" "$dir/guarded.consumed" "$dir/plain.out" "$dir/guarded.out" <<'PY'
 import json, sys
 n = int(sys.argv[1])
 prc, p0, p1, grc, g0, g1 = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), \
@@ -211,10 +211,17 @@ def ok_once(path):
     return len(seen), sum(1 for c in seen.values() if c > 1)
 pc, pd = ok_once(sys.argv[9])
 gc, gd = ok_once(sys.argv[10])
+import re
+def sending(path):
+    m = re.search(r"\(sending: ([\d.]+) s, (\d+) msg/s\)", open(path).read())
+    return (float(m[1]), int(m[2])) if m else (None, None)
+ps, pr = sending(sys.argv[11])
+gs, gr = sending(sys.argv[12])
 print(json.dumps({"part": "clean", "messages": n,
                   "plain": {"exit_code": prc, "seconds": round(p1 - p0, 2), "msg_per_s": round(n / (p1 - p0)),
-                            "consumed": pc, "consumed_twice": pd},
+                            "send_seconds": ps, "send_msg_per_s": pr, "consumed": pc, "consumed_twice": pd},
                   "guarded": {"exit_code": grc, "seconds": round(g1 - g0, 2), "msg_per_s": round(n / (g1 - g0)),
+                              "send_seconds": gs, "send_msg_per_s": gr,
                               "consumed": gc, "consumed_twice": gd, "canary": r.get("canary"),
                               "ramp": r.get("ramp"), "window_s": r.get("window_s"), "refailed": r.get("refailed"),
                               "dlq_receives": r.get("dlq_receives"), "paused_s": r.get("paused_s")}}))
