@@ -39,15 +39,17 @@ constexpr size_t kFailuresShown = 20;
 class Progress {
  public:
   Progress(bool enabled, Clock& clock) : enabled_(enabled), clock_(clock), start_(clock.SteadyNow()) {}
-  ~Progress() {
+  ~Progress() { Clear(); }
+  // Takes the line away (before the summary is printed).
+  void Clear() {
     if (enabled_) Log().SetStatusLine("");
   }
   void Update(const ReplayStats& s, bool force = false) {
     if (!enabled_) return;
+    stats_ = s;
     auto now = clock_.SteadyNow();
     if (!force && now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
-    stats_ = s;
     double secs = std::chrono::duration<double>(now - start_).count();
     std::string line = fmt::format("replay: selected {}, sent {}, failed {}, resumed {}, {:.0f} msg/s", s.accepted,
                                    s.sent, s.failed, s.resumed, secs > 0 ? s.sent / secs : 0.0);
@@ -358,6 +360,7 @@ PassResult SendSelection(const ReplayDeps& deps, const std::optional<QueueInfo>&
     LiveReplayOptions lo;
     lo.dry_run = dry_run;
     lo.stop = &stop;
+    lo.guard = guard;
     const Filter& f = filter;
     auto r = ReplayFromQueue(
         *deps.sqs, *dlq, replayer, [&f](const ArchiveRecord& rec) { return f.Matches(rec); }, *deps.clock, lo);
@@ -503,6 +506,8 @@ int RunExitCode(const ReplayDeps& deps, const PassResult& pass, const Status& au
       not_sent = static_cast<int64_t>(selected) - static_cast<int64_t>(s.sent + s.resumed);
     } else if (pass.live_stats && pass.live_stats->present_at_start >= 0) {
       not_sent = pass.live_stats->present_at_start - static_cast<int64_t>(s.sent);
+    } else {
+      not_sent = static_cast<int64_t>(guard->guard->status().total) - static_cast<int64_t>(s.sent);
     }
     PrintBreach(guard->guard->status(), pass.status.message(), std::max<int64_t>(not_sent, -1), pass.live, deps.err);
     return kExitRefailed;
@@ -548,7 +553,7 @@ uint64_t LiveSelection(const ReplayCommandOptions& options, const ReplayDeps& de
 std::optional<int> SetUpGuard(const ReplayCommandOptions& options, const ReplayDeps& deps, const RedrivePlan& plan,
                               const TargetResolver& targets, const std::optional<QueueInfo>& dlq, uint64_t selected,
                               const std::atomic<bool>& stop, std::unique_ptr<GuardedRedrive>& out) {
-  if (!plan.guarded) return std::nullopt;
+  if (!plan.guarded || (!dlq && selected == 0)) return std::nullopt;  // nothing selected: nothing to guard
   GuardInputs in;
   in.sqs = deps.sqs;
   in.clock = deps.clock;
@@ -643,6 +648,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   PassResult pass = SendSelection(deps, dlq, stores, *filter, replayer, stop, options.dry_run,
                                   guarded ? guarded->guard.get() : nullptr);
   const double secs = std::chrono::duration<double>(clock.SteadyNow() - steady_start).count();
+  progress.Clear();
 
   // Audit, summary, exit code.
   if (stores.ledger && !options.dry_run) {
@@ -719,7 +725,9 @@ Runner AddReplayFlags(CLI::App& cmd) {
                  "one batch)")
       ->check(IntegerValidator(1, 64));
   cmd.add_flag("--dry-run", rp->dry_run, "print what would be sent; send and write nothing");
-  cmd.add_option("--checkpoint", rp->checkpoint, "progress file: a rerun resumes where a killed run stopped");
+  cmd.add_option("--checkpoint", rp->checkpoint,
+                 "progress file: a rerun resumes where a killed run stopped (a guarded run also keeps FILE.guard; "
+                 "with --from-queue only when guarded)");
   cmd.add_option("--transform", rp->transform,
                  "pipe each record (one JSON line) through `sh -c CMD`; send the record it prints back");
   cmd.add_option("--transform-timeout", rp->transform_timeout_s, "seconds to wait for each transformed line")

@@ -39,22 +39,16 @@ Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, co
   auto g = std::make_unique<GuardedRedrive>();
   DLQ_ASSIGN_OR_RETURN(g->windows, ReadWindows(in));
   std::chrono::milliseconds window{0};
-  std::vector<std::string> dlqs;
+  std::vector<std::string> dlqs;  // the live form looks at the DLQ it reads itself (LiveReplayOptions::guard)
   for (const DestinationWindow& w : g->windows) {
     window = std::max(window, w.window);
-    dlqs.push_back(w.dlq_url);
+    if (w.dlq_url != in.live_dlq) dlqs.push_back(w.dlq_url);
   }
   g->backlog = std::make_unique<SqsBacklogProbe>(*in.sqs, in.destinations);
   DLQ_ASSIGN_OR_RETURN(BacklogSample start, g->backlog->Sample());
-  RefailureProbeOptions ro;
-  if (!in.live_dlq.empty()) {
-    // The live form deletes each message it sent from the DLQ it reads: add them back to its count.
-    GuardedRedrive* raw = g.get();
-    ro.removed_by_caller = [raw, dlq = in.live_dlq](const std::string& url) -> uint64_t {
-      return url == dlq && raw->guard ? raw->guard->status().sent : 0;
-    };
+  if (!dlqs.empty()) {
+    DLQ_ASSIGN_OR_RETURN(g->refailures, SqsRefailureProbe::Start(*in.sqs, *in.clock, dlqs));
   }
-  DLQ_ASSIGN_OR_RETURN(g->refailures, SqsRefailureProbe::Start(*in.sqs, *in.clock, dlqs, std::move(ro)));
   g->options = MakeRedriveOptions(plan, in.selection, window, start.visible);
   g->options.stop = in.stop;
   g->guard = std::make_unique<RedriveGuard>(g->options, in.selection, *in.clock, *g->backlog, g->refailures.get());

@@ -28,7 +28,7 @@ struct GuardInputs {
   std::string region;
   std::vector<std::string> destinations;  // queue URLs the selection goes to
   uint64_t selection = 0;                 // messages selected (the ramp's 100%)
-  std::string live_dlq;                   // the DLQ the live form reads and deletes from; empty: archive form
+  std::string live_dlq;  // the DLQ the live form reads (it finds re-failures there itself); empty: archive form
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -38,7 +38,7 @@ struct GuardedRedrive {
   RedriveOptions options;
   std::vector<DestinationWindow> windows;
   std::unique_ptr<SqsBacklogProbe> backlog;
-  std::unique_ptr<SqsRefailureProbe> refailures;
+  std::unique_ptr<SqsRefailureProbe> refailures;  // null when the live form's own DLQ is the only one
   std::unique_ptr<RedriveGuard> guard;
 };
 

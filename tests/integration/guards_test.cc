@@ -144,8 +144,9 @@ TEST(Guards, MotoReplayToSourceInAnotherAccountNeedsAllowCrossAccount) {
   EXPECT_NE(refused.out.find("account 210987654321"), std::string::npos) << refused.out;
   EXPECT_EQ(Depth(*svc, src), 0);
 
-  auto allowed = RunShell(
-      Bin(moto, "replay", "--from file://" + dir + " --all --to-source --allow-cross-account --progress never"));
+  auto allowed =
+      RunShell(Bin(moto, "replay",
+                   "--from file://" + dir + " --all --to-source --allow-cross-account --no-canary --progress never"));
   ASSERT_EQ(allowed.exit_code, 0) << allowed.out;
   EXPECT_NE(allowed.out.find("cross-account: " + base + "-dlq (account 210987654321, region us-east-1) -> " +
                              ArnOf(*svc, src)),

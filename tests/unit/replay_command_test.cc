@@ -5,14 +5,17 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cstdio>
 
+#include "app/replay_redrive.h"
 #include "archive/gzip.h"
 #include "query/fingerprint.h"
 #include "replay/audit.h"
 #include "replay/ledger.h"
 #include "sqs/md5.h"
+#include "sqs/queue_client_wrapper.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
@@ -739,6 +742,191 @@ TEST_F(LiveReplayCommandTest, FingerprintSelectsOneFailureGroupOfTheLiveDlq) {
   ASSERT_EQ(sqs_.Messages(dest_).size(), 10u);
   for (const Message& m : sqs_.Messages(dest_)) EXPECT_NE(m.body.find("Timeout"), std::string::npos);
   for (const Message& m : sqs_.Messages(dlq_)) EXPECT_NE(m.body.find("Denied"), std::string::npos);
+}
+
+// A consumer of "orders" that runs whenever the replay reads a queue's
+// attributes (the guard samples the backlog and the DLQ's counts): it takes
+// what is visible, keeps the messages it cannot process (visibility 0) and
+// deletes the rest; with maxReceiveCount 1 a kept message is in orders-dlq
+// at its next receive.
+class FailingConsumer final : public QueueClientWrapper {
+ public:
+  FailingConsumer(FakeQueueClient& sqs, std::string queue) : QueueClientWrapper(sqs), queue_(std::move(queue)) {}
+  Result<std::map<std::string, std::string>> GetQueueAttributes(const std::string& url,
+                                                                const std::vector<std::string>& names) override {
+    ReceiveOptions ro;
+    ro.visibility_timeout = 0;
+    auto got = target().ReceiveMessages(queue_, ro);
+    if (got.ok()) {
+      for (const Message& m : *got) {
+        if (fails && fails(m.body)) continue;
+        (void)target().DeleteMessageBatch(queue_, {{"d", m.receipt_handle}});
+        ++consumed;
+      }
+    }
+    return target().GetQueueAttributes(url, names);
+  }
+  std::function<bool(const std::string& body)> fails;
+  int consumed = 0;
+
+ private:
+  std::string queue_;
+};
+
+class GuardedReplayCommandTest : public ReplayCommandTest {
+ protected:
+  GuardedReplayCommandTest() : consumer_(sqs_, dest_) {
+    EXPECT_TRUE(sqs_.SetQueueAttributes(dest_, {{"RedrivePolicy", R"({"deadLetterTargetArn":)"
+                                                                  R"("arn:aws:sqs:us-east-1:123456789012:orders-dlq",)"
+                                                                  R"("maxReceiveCount":1})"}})
+                    .ok());
+    deps_.sqs = &consumer_;
+    options_.to_queue = "orders";
+    options_.redrive.canary = 10;
+    options_.redrive.window = "10s";
+  }
+  AuditRecord OnlyAudit() {
+    auto keys = AuditKeys();
+    EXPECT_EQ(keys.size(), 1u);
+    auto r = ParseAuditRecord(store_.Object(keys.at(0))->data);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return *r;
+  }
+
+  FailingConsumer consumer_;
+};
+
+TEST_F(GuardedReplayCommandTest, BugStillThereStopsAfterTheCanaryWithExit5AndSaysWhatWasNotSent) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 100);
+  consumer_.fails = [](const std::string&) { return true; };
+  ASSERT_EQ(Run(), 5) << Err();
+  const std::string err = Err();
+  AuditRecord audit = OnlyAudit();
+  EXPECT_EQ(audit.stats.sent, 10u);  // no more than the canary was exposed
+  EXPECT_EQ(audit.outcome, "stopped");
+  ASSERT_TRUE(audit.redrive.has_value());
+  EXPECT_EQ(audit.redrive->outcome, "stopped");
+  EXPECT_EQ(audit.redrive->canary, 10u);
+  EXPECT_EQ(audit.redrive->window_s, 10);
+  ASSERT_FALSE(audit.failed_again.empty());
+  EXPECT_EQ(audit.redrive->refailed, audit.failed_again.size());
+  EXPECT_NE(err.find("stopped: sent 10, re-failed " + std::to_string(audit.failed_again.size()) +
+                     ", not sent 90 (still in the archive)"),
+            std::string::npos)
+      << err;
+  for (const FailedAgainMessage& f : audit.failed_again) {
+    EXPECT_EQ(f.dlq, dlq_);
+    EXPECT_NE(err.find("failed again: " + f.message_id + " -> " + f.new_message_id), std::string::npos) << err;
+  }
+  EXPECT_NE(Out().find("guard: stopped: canary 10"), std::string::npos) << Out();
+  // The loop: a rerun does not send the messages that failed again.
+  options_.redrive = {};
+  options_.redrive.no_canary = true;
+  std::rewind(out_);
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_NE(Out().find(fmt::format("skipped {} that failed again", audit.failed_again.size())), std::string::npos)
+      << Out();
+}
+
+TEST_F(GuardedReplayCommandTest, BugFixedRampsToTheEndAndNothingIsBackInTheDlq) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 100);
+  consumer_.fails = [](const std::string&) { return false; };
+  ASSERT_EQ(Run(), 0) << Err();
+  AuditRecord audit = OnlyAudit();
+  EXPECT_EQ(audit.stats.sent, 100u);
+  ASSERT_TRUE(audit.redrive.has_value());
+  EXPECT_EQ(audit.redrive->outcome, "done");
+  EXPECT_TRUE(audit.failed_again.empty());
+  EXPECT_EQ(sqs_.Depth(dlq_), 0u);
+  EXPECT_NE(Out().find("guard: done: canary 10, ramp 5,25,100 %, window 10 s, re-failed 0"), std::string::npos)
+      << Out();
+}
+
+TEST_F(GuardedReplayCommandTest, ACanaryToAQueueWithoutDlqExits2NamingItAndNoCanaryBeforeSending) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 5, "arn:aws:sqs:us-east-1:123456789012:orders-a");
+  const std::string plain = *sqs_.CreateQueue("orders-a", {});
+  options_.to_queue.clear();
+  options_.to_source = true;  // the default canary of --to-source
+  options_.redrive = {};
+  EXPECT_EQ(Run(), 2);
+  const std::string err = Err();
+  EXPECT_NE(err.find(plain + " has no RedrivePolicy"), std::string::npos) << err;
+  EXPECT_NE(err.find("--no-canary"), std::string::npos) << err;
+  EXPECT_EQ(sqs_.Depth(plain), 0u);
+  EXPECT_TRUE(AuditKeys().empty());
+  options_.redrive.no_canary = true;  // a plain replay goes
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Depth(plain), 5u);
+}
+
+TEST_F(GuardedReplayCommandTest, BadGuardFlagsExit2BeforeAnyCall) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 5);
+  for (auto edit : std::vector<std::function<void(RedriveFlags&)>>{
+           [](RedriveFlags& f) { f.ramp = "50,10"; }, [](RedriveFlags& f) { f.max_refailures = "lots"; },
+           [](RedriveFlags& f) { f.no_canary = true; }, [](RedriveFlags& f) { f.max_backlog = {"0"}; }}) {
+    options_.redrive.canary = 10;
+    edit(options_.redrive);
+    const int calls = sqs_.calls(Op::kGetQueueUrl) + sqs_.calls(Op::kGetQueueAttributes);
+    EXPECT_EQ(Run(), 2) << Err();
+    EXPECT_EQ(sqs_.calls(Op::kGetQueueUrl) + sqs_.calls(Op::kGetQueueAttributes), calls);
+    options_.redrive = {};
+  }
+  EXPECT_EQ(sqs_.Depth(dest_), 0u);
+}
+
+TEST_F(GuardedReplayCommandTest, ToQueueHasNoCanaryUnlessAsked) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 5);
+  options_.redrive = {};
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(Out().find("guard:"), std::string::npos) << Out();
+  EXPECT_FALSE(OnlyAudit().redrive.has_value());
+}
+
+TEST_F(GuardedReplayCommandTest, LiveFormStopsLeavingWhatItDidNotSendInTheDlqAndKeepsAJournal) {
+  for (int i = 0; i < 50; ++i) {
+    SendEntry e;
+    e.body = "order " + std::to_string(i);
+    ASSERT_TRUE(sqs_.SendMessage(dlq_, e).ok());
+  }
+  options_.from.clear();
+  options_.from_queue = "orders-dlq";
+  options_.audit_to = "s3://bucket/dlq-archive";
+  char dir[] = "/tmp/guarded-live-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  options_.checkpoint = std::string(dir) + "/run";  // a guarded live run may keep its guard journal
+  consumer_.fails = [](const std::string&) { return true; };
+  ASSERT_EQ(Run(), 5) << Err();
+  AuditRecord audit = OnlyAudit();
+  EXPECT_EQ(audit.stats.sent, 10u);
+  ASSERT_FALSE(audit.failed_again.empty());
+  const size_t refailed = audit.failed_again.size();
+  EXPECT_EQ(sqs_.Depth(dlq_), 40u + refailed);  // the 40 not sent, and the copies that failed again
+  EXPECT_EQ(sqs_.Depth(dest_), 10u - refailed);
+  const std::string err = Err();
+  EXPECT_NE(err.find("stopped: sent 10, re-failed " + std::to_string(refailed)), std::string::npos) << err;
+  EXPECT_NE(err.find(", not sent 40 (still in the DLQ)"), std::string::npos) << err;
+  std::FILE* journal = std::fopen((options_.checkpoint + ".guard").c_str(), "r");
+  EXPECT_NE(journal, nullptr);
+  if (journal != nullptr) std::fclose(journal);
+  std::remove((options_.checkpoint + ".guard").c_str());
+  std::remove(dir);
+}
+
+TEST(GuardProgressLineTest, ShowsThePhaseTheCountsAndWhy) {
+  RedriveStatus s;
+  s.phase = RedrivePhase::kWaiting;
+  s.steps = 3;
+  s.total = 1000;
+  s.sent = 10;
+  s.backlog = 4;
+  s.reason = "canary window 95 s left";
+  EXPECT_EQ(GuardProgressLine(s),
+            "phase=waiting step=0/3 sent=10/1000 refailed=0 backlog=4 paused=0s: canary window 95 s left");
+  s.phase = RedrivePhase::kRamp;
+  s.step = 2;
+  s.backlog = -1;
+  s.reason.clear();
+  EXPECT_EQ(GuardProgressLine(s), "phase=ramp step=2/3 sent=10/1000 refailed=0 backlog=? paused=0s");
 }
 
 }  // namespace
