@@ -83,6 +83,16 @@ int64_t DefaultMaxBacklog(int64_t visible_at_start) {
   return std::max<int64_t>(100, 2 * std::max<int64_t>(visible_at_start, 0));
 }
 
+std::string RedriveProgressLine(const RedriveStatus& s) {
+  std::string out =
+      fmt::format("phase={} step={}/{} sent={}/{} refailed={} backlog={}", RedrivePhaseName(s.phase), s.step, s.steps,
+                  s.sent, s.total, s.refailed, s.backlog < 0 ? std::string("?") : std::to_string(s.backlog));
+  if (s.backlog_age && s.backlog_age->count() > 0) out += fmt::format(" age={}s", s.backlog_age->count());
+  if (s.paused_for.count() > 0) out += fmt::format(" paused={}s", CeilSeconds(s.paused_for));
+  if (!s.reason.empty()) out += ": " + s.reason;
+  return out;
+}
+
 RedriveGuard::RedriveGuard(RedriveOptions options, uint64_t total, Clock& clock, BacklogProbe& backlog,
                            RefailureProbe* refailures)
     : options_(std::move(options)), clock_(clock), backlog_(backlog), refailures_(refailures) {

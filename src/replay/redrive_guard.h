@@ -108,6 +108,11 @@ struct RedriveStatus {
   std::vector<RefailedMessage> refailures;  // every one found, in order found
 };
 
+// The progress line of a guarded redrive: "phase=ramp step=2/3
+// sent=120/1000 refailed=0 backlog=37", then " age=12s" and " paused=30s"
+// when known and non-zero, and ": REASON" when there is one.
+std::string RedriveProgressLine(const RedriveStatus& status);
+
 // What the guard asks of the world (implemented on SQS in
 // replay/redrive_probes.h; fakes in tests).
 struct BacklogSample {

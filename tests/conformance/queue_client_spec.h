@@ -261,6 +261,29 @@ TEST_P(QueueClientSpec, ListDeadLetterSourceQueuesNamesTheSources) {
   EXPECT_EQ(sources->at(0).substr(sources->at(0).rfind('/')), src.substr(src.rfind('/')));
 }
 
+// A guarded redrive (replay/redrive_guard.h) recognises a replayed message
+// that failed again by the id SendMessageBatch gave it: SQS keeps it when
+// it moves the message to the DLQ.
+TEST_P(QueueClientSpec, MessageMovedToItsDlqKeepsTheIdSendMessageBatchGaveIt) {
+  const std::string dlq = NewQueue("spec-dlq");
+  auto arn = sqs_->GetQueueAttributes(dlq, {"QueueArn"});
+  ASSERT_TRUE(arn.ok()) << arn.status().ToString();
+  const std::string policy = "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") + "\",\"maxReceiveCount\":\"1\"}";
+  const std::string src = NewQueue("spec-src", {{"RedrivePolicy", policy}});
+  auto sent = sqs_->SendMessageBatch(src, {SendEntry{.id = "e0", .body = "fails again"}});
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  ASSERT_EQ(sent->sent.size(), 1u);
+  // Received once and given back (a failed attempt), then received again:
+  // over maxReceiveCount, SQS moves it instead of handing it out.
+  EXPECT_EQ(ReceiveAll(src, /*visibility=*/0, /*rounds=*/1).size(), 1u);
+  std::vector<Message> again = ReceiveAll(src, /*visibility=*/0, /*rounds=*/3);
+  EXPECT_TRUE(again.empty());
+  std::vector<Message> moved = ReceiveAll(dlq);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].message_id, sent->sent[0].message_id);
+  EXPECT_EQ(moved[0].body, "fails again");
+}
+
 TEST_P(QueueClientSpec, MissingQueueIsNotFoundForEveryCall) {
   const std::string url = NewQueue("spec-gone");
   ASSERT_TRUE(sqs_->DeleteQueue(url).ok());

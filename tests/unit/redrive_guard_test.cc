@@ -187,6 +187,25 @@ TEST(RedriveWindowTest, ProcessingWindowIsReceivesTimesVisibilityPlusDelayAndMar
   EXPECT_EQ(DefaultMaxBacklog(80), 160);
 }
 
+TEST(RedriveProgressTest, LineShowsPhaseStepCountsBacklogAndReason) {
+  RedriveStatus s;
+  s.phase = RedrivePhase::kRamp;
+  s.step = 2;
+  s.steps = 3;
+  s.total = 1000;
+  s.sent = 120;
+  s.backlog = 37;
+  EXPECT_EQ(RedriveProgressLine(s), "phase=ramp step=2/3 sent=120/1000 refailed=0 backlog=37");
+  s.phase = RedrivePhase::kPaused;
+  s.backlog = -1;
+  s.backlog_age = seconds(130);
+  s.paused_for = milliseconds(4500);
+  s.reason = "destination backlog over its bound";
+  EXPECT_EQ(RedriveProgressLine(s),
+            "phase=paused step=2/3 sent=120/1000 refailed=0 backlog=? age=130s paused=5s: destination backlog over "
+            "its bound");
+}
+
 TEST(RedriveWindowTest, OptionsRejectBadRampsAndMissingWindow) {
   RedriveOptions o;
   o.canary = 10;
@@ -654,6 +673,45 @@ TEST_F(LiveGuardTest, WithAFixedConsumerTheLivePassMovesEverythingThroughTheRamp
   EXPECT_EQ(sqs_.Depth(dlq_url_), 0u);
   EXPECT_EQ(Names().back(), "done/2");
   EXPECT_EQ(Change("waiting/0").sent, 10u);
+}
+
+TEST_F(LiveGuardTest, ResumedRunRecognisesWhatTheEarlierRunSent) {
+  // The earlier run sent "earlier-1" as the message now first in the DLQ
+  // (SQS kept its id when it failed again), and was in ramp step 1.
+  const std::string back_id = sqs_.Messages(dlq_url_).front().message_id;
+  const std::string journal = TempPath("live.guard");
+  {
+    RedriveJournal j;
+    j.sent.push_back({{"earlier-1", back_id, dest_}, clock_.Now()});
+    j.phases.push_back({RedrivePhase::kCanary, 0, clock_.Now()});
+    j.phases.push_back({RedrivePhase::kRamp, 1, clock_.Now()});
+    auto w = RedriveJournalWriter::Open(journal, 0600, 0);
+    ASSERT_TRUE(w.ok());
+    std::string text = SerializeRedriveJournal(j);
+    ASSERT_TRUE((*w)->Append(text.substr(JournalHeaderLine().size())).ok());
+  }
+  guard_options_.max_refailures = 5;
+  guard_options_.ramp = {1.0};
+  targets_ = TargetResolver::Fixed(sqs_, "orders", "us-east-1");
+  guard_ = std::make_unique<RedriveGuard>(guard_options_, 30, clock_, backlog_, nullptr);
+  ASSERT_TRUE(guard_->Start(journal).ok());
+  ReplayOptions ro = replay_;
+  ro.gate = guard_.get();
+  replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, ro, nullptr);
+  ASSERT_TRUE(replayer_->Start().ok());
+  live_.guard = guard_.get();
+  auto r = ReplayFromQueue(
+      sqs_, dlq_, *replayer_, [](const ArchiveRecord&) { return true; }, clock_, live_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(replayer_->Finish().ok());
+  ASSERT_TRUE(guard_->Finish(*replayer_).ok());
+  EXPECT_EQ(r->refailed, 1u);
+  EXPECT_EQ(replayer_->stats().sent, 29u);
+  ASSERT_EQ(guard_->status().refailures.size(), 1u);
+  EXPECT_EQ(guard_->status().refailures[0].message_id, "earlier-1");
+  std::vector<Message> left = sqs_.Messages(dlq_url_);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].message_id, back_id);
 }
 
 }  // namespace
