@@ -542,7 +542,7 @@ TEST_P(RedriveTest, BugFixedLiveRampEmptiesTheDlqAndEveryMessageIsConsumedOnce) 
 // a's; the step to 30 sends 10 b's, whose re-failures exceed the bound
 // (1% of 30, i.e. 0): the run stops there and reports only those failed b's;
 // the other 10 b's are never sent.
-TEST_P(RedriveTest, FixedForSomeTypesStopsAtTheFirstBadStepAndReportsExactlyItsFailures) {
+TEST_P(RedriveTest, FixedForSomeTypesStopsAtTheFirstBadStepAndReportsOnlyMessagesThatFailed) {
   DLQ_REDRIVE_SETUP("rd-types");
   SendTyped(*svc, q.dlq_url, "a", 0, 20);
   Archive(standin, q.dlq, dir);
