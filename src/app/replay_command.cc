@@ -60,7 +60,7 @@ class Progress {
     if (!enabled_) return;
     const bool changed = !phase_ || *phase_ != s.phase;
     phase_ = s.phase;
-    guard_ = GuardProgressLine(s);
+    guard_ = RedriveProgressLine(s);
     Update(stats_, changed);
   }
 
@@ -623,6 +623,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   std::unique_ptr<GuardedRedrive> guard;
   if (auto code = SetUpGuard(options, deps, plan, *targets, dlq, selected, stop, guard)) return *code;
   if (guard && !options.dry_run) ro.gate = guard->guard.get();
+  if (guard && options.dry_run) std::fprintf(deps.out, "%s\n", TerminalSafe(GuardPlanLine(*guard)).c_str());
   GuardedRedrive* const guarded = options.dry_run ? nullptr : guard.get();
 
   // The run.

@@ -55,23 +55,34 @@ Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, co
   return g;
 }
 
-std::string GuardProgressLine(const RedriveStatus& s) {
-  std::string line =
-      fmt::format("phase={} step={}/{} sent={}/{} refailed={} backlog={} paused={}s", RedrivePhaseName(s.phase), s.step,
-                  s.steps, s.sent, s.total, s.refailed, s.backlog < 0 ? std::string("?") : std::to_string(s.backlog),
-                  std::chrono::duration_cast<std::chrono::seconds>(s.paused_for).count());
-  if (s.backlog_age) line += fmt::format(" oldest={}s", s.backlog_age->count());
-  if (!s.reason.empty()) line += ": " + s.reason;
-  return line;
+namespace {
+
+std::string RampText(const RedriveOptions& o) {
+  std::string ramp;
+  for (double f : o.ramp) ramp += fmt::format("{}{:g}", ramp.empty() ? "" : ",", f * 100);
+  return ramp;
+}
+
+}  // namespace
+
+std::string GuardPlanLine(const GuardedRedrive& g) {
+  const RedriveOptions& o = g.options;
+  std::string from;
+  for (const DestinationWindow& w : g.windows) {
+    if (w.window != o.window) continue;
+    from = fmt::format(" (from {}: maxReceiveCount {} x VisibilityTimeout {} s + DelaySeconds {} s, plus margin)",
+                       w.queue_url, w.max_receive_count, w.visibility_timeout.count(), w.delay.count());
+    break;
+  }
+  return fmt::format("the real run is guarded: canary {}, ramp {} %, window {:.0f} s{}, backlog bound {}", o.canary,
+                     RampText(o), std::chrono::duration<double>(o.window).count(), from, o.max_backlog);
 }
 
 std::string GuardSummary(const RedriveStatus& s, const RedriveOptions& o) {
-  std::string ramp;
-  for (double f : o.ramp) ramp += fmt::format("{}{:g}", ramp.empty() ? "" : ",", f * 100);
   return fmt::format(
       "guard: {}: canary {}, ramp {} %, window {:.0f} s, re-failed {}, {} DLQ messages received to look, paused "
       "{:.1f} s",
-      RedrivePhaseName(s.phase), o.canary, ramp, std::chrono::duration<double>(o.window).count(), s.refailed,
+      RedrivePhaseName(s.phase), o.canary, RampText(o), std::chrono::duration<double>(o.window).count(), s.refailed,
       s.dlq_receives, std::chrono::duration<double>(s.paused_for).count());
 }
 

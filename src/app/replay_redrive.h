@@ -1,7 +1,8 @@
 // The guard of a guarded `replay` (doc/replay.md "Guarded redrive: the
 // flags"): reads the destinations' processing windows and backlog before
 // anything is sent, makes the SQS probes and the RedriveGuard, and says what
-// the guard did (progress line, summary, audit record, breach report).
+// the guard did (summary, audit record, breach report; the progress line is
+// RedriveProgressLine).
 #pragma once
 
 #include <atomic>
@@ -47,10 +48,11 @@ struct GuardedRedrive {
 // errors otherwise. Nothing is sent or received.
 Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, const GuardInputs& in);
 
-// "phase=ramp step=2/3 sent=120/1000 refailed=0 backlog=37 paused=0s: REASON".
-std::string GuardProgressLine(const RedriveStatus& s);
 // "guard: done: canary 10, ramp 5,25,100 %, window 105 s, re-failed 0, 12 DLQ messages received to look, paused 0.0 s".
 std::string GuardSummary(const RedriveStatus& s, const RedriveOptions& o);
+// A dry run's note: "the real run is guarded: canary 10, ramp 5,25,100 %,
+// window 105 s (from orders: maxReceiveCount 3 x VisibilityTimeout 30 s + DelaySeconds 5 s), backlog bound 100".
+std::string GuardPlanLine(const GuardedRedrive& g);
 RedriveAudit GuardAudit(const RedriveStatus& s, const RedriveOptions& o);
 std::vector<FailedAgainMessage> FailedAgainOf(const RedriveStatus& s);
 // The breach on `err`: what was sent, what failed again (each listed), what

@@ -24,7 +24,7 @@ namespace {
 std::optional<FailedAgainIndex> LoadFailedAgain(ObjectStore& store, const Destination& from, std::FILE* err) {
   auto index = ReadFailedAgain(store, ArchivePrefix(from));
   if (!index.ok()) {
-    fmt::print(err, "error: search: --failed-again: {}\n", TerminalSafe(index.status().message()));
+    fmt::print(err, "error: search: --failed-again: {}\n", TerminalSafe(ReadFailure(index.status(), from)));
     return std::nullopt;
   }
   for (const auto& [key, why] : index->unreadable) {

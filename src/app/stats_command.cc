@@ -63,7 +63,7 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   StatsAggregator aggregator(std::move(group_by), scan.filter.by, options.max_groups);
   auto failed_again = LoadFailedAgain(store, from, err);
   if (!failed_again.ok()) {
-    fmt::print(err, "error: stats: {}\n", TerminalSafe(failed_again.status().message()));
+    fmt::print(err, "error: stats: {}\n", TerminalSafe(ReadFailure(failed_again.status(), from)));
     return 1;
   }
   aggregator.CountFailedAgain([&](const ArchiveRecord& r) { return failed_again->Contains(r.message_id); });

@@ -912,21 +912,19 @@ TEST_F(GuardedReplayCommandTest, LiveFormStopsLeavingWhatItDidNotSendInTheDlqAnd
   std::remove(dir);
 }
 
-TEST(GuardProgressLineTest, ShowsThePhaseTheCountsAndWhy) {
-  RedriveStatus s;
-  s.phase = RedrivePhase::kWaiting;
-  s.steps = 3;
-  s.total = 1000;
-  s.sent = 10;
-  s.backlog = 4;
-  s.reason = "canary window 95 s left";
-  EXPECT_EQ(GuardProgressLine(s),
-            "phase=waiting step=0/3 sent=10/1000 refailed=0 backlog=4 paused=0s: canary window 95 s left");
-  s.phase = RedrivePhase::kRamp;
-  s.step = 2;
-  s.backlog = -1;
-  s.reason.clear();
-  EXPECT_EQ(GuardProgressLine(s), "phase=ramp step=2/3 sent=10/1000 refailed=0 backlog=? paused=0s");
+TEST_F(GuardedReplayCommandTest, DryRunSaysHowTheRealRunWillBeGuardedAndSendsNothing) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 20);
+  ASSERT_TRUE(sqs_.SetQueueAttributes(dest_, {{"VisibilityTimeout", "30"}, {"DelaySeconds", "5"}}).ok());
+  options_.redrive = {};
+  options_.redrive.canary = 4;
+  options_.dry_run = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  const std::string out = Out();
+  EXPECT_NE(out.find("the real run is guarded: canary 4, ramp 5,25,100 %, window 45 s (from " + dest_ +
+                     ": maxReceiveCount 1 x VisibilityTimeout 30 s + DelaySeconds 5 s, plus margin), backlog bound "),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(sqs_.Depth(dest_), 0u);
 }
 
 }  // namespace
