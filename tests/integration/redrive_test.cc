@@ -586,9 +586,8 @@ TEST_P(RedriveTest, FixedForSomeTypesStopsAtTheFirstBadStepAndReportsOnlyMessage
 
 // Slow consumer: 100 messages at --rate 20/s into a consumer doing 2/s, with
 // --max-backlog 20. Sampled every 200 ms, the source's visible backlog never
-// goes past the bound plus 20 (the guard samples after every 10 messages
-// taken, and a batch of 10 may be in flight); without the bound it would
-// reach ~90.
+// goes past the bound (the guard projects the count between its samples,
+// counting what the engine holds); without the bound it would reach ~90.
 // When the consumer speeds up, the run resumes and finishes at least twice
 // as fast as the slow consumer could have.
 TEST_P(RedriveTest, SlowConsumerBacklogStaysUnderTheBoundAndTheRateRecovers) {
@@ -621,7 +620,8 @@ TEST_P(RedriveTest, SlowConsumerBacklogStaysUnderTheBoundAndTheRateRecovers) {
   int rc = run.Wait(seconds(5));
   double after_speedup = std::chrono::duration<double>(SteadyClock::now() - speedup).count();
   EXPECT_EQ(rc, 0) << run.Both();
-  EXPECT_LE(peak, kBound + 20) << run.Both();
+  EXPECT_LE(peak, kBound) << run.Both();
+  RecordProperty("backlog_peak", static_cast<int>(peak));
   double slow_seconds = static_cast<double>(kMessages - consumed_at_speedup) / kSlow;
   // The final window (3 s) is part of the run after the speed-up.
   EXPECT_LT(after_speedup, slow_seconds / 2 + 3) << "consumed at speed-up: " << consumed_at_speedup;
