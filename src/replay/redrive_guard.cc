@@ -420,10 +420,38 @@ Status RedriveGuard::CheckBound() {
   if (status_.phase == RedrivePhase::kStopped) return Aborted(status_.reason);
   const uint64_t bound = Bound();
   if (status_.refailed <= bound) return Status::Ok();
-  std::string reason = fmt::format("{} of {} failed again in {} (bound {})", status_.refailed,
-                                   CountNoun(status_.sent, "message sent", "messages sent"), StepName(), bound);
-  DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kStopped, clock_.Now(), reason));
-  return Aborted(std::move(reason));
+  const std::string breach = BreachReason(bound);
+  DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kStopped, clock_.Now(), breach));
+  DLQ_RETURN_IF_ERROR(Settle(bound));
+  status_.reason = BreachReason(bound);
+  Report();
+  return Aborted(status_.reason);
+}
+
+std::string RedriveGuard::BreachReason(uint64_t bound) const {
+  return fmt::format("{} of {} failed again in {} (bound {})", status_.refailed,
+                     CountNoun(status_.sent, "message sent", "messages sent"), StepName(), bound);
+}
+
+Status RedriveGuard::Settle(uint64_t bound) {
+  if (send_times_.empty()) return Status::Ok();
+  const SteadyTime until = clock_.SteadyNow() + (send_times_.back() + options_.window - clock_.Now());
+  const milliseconds find_every = FindEvery(options_.window);
+  SteadyTime next_find = clock_.SteadyNow();  // look once at once
+  while (status_.refailed < status_.sent && CheckStop().ok()) {
+    if (on_wait_) DLQ_RETURN_IF_ERROR(on_wait_());
+    const SteadyTime now = clock_.SteadyNow();
+    if (now >= next_find) {
+      DLQ_RETURN_IF_ERROR(FindRefailures());
+      next_find = now + find_every;
+    }
+    if (now >= until) break;
+    status_.reason = fmt::format("{}; sending nothing more, looking for the rest of the re-failures: {} s left",
+                                 BreachReason(bound), CeilSeconds(until - now));
+    Report();
+    clock_.SleepFor(std::min<Duration>(options_.poll, until - now));
+  }
+  return Status::Ok();
 }
 
 Status RedriveGuard::CheckStop() const {

@@ -13,8 +13,11 @@
 // RefailureProbe every max(poll, wait / 10) and at the end of the wait; a
 // breach ends a wait early. Breach: more re-failures than the bound
 // (canary_max_refailures up to the end of the canary's window, then
-// max_refailures or floor(max_refailures_fraction x sent)): phase stopped,
-// and kAborted naming how many of how many sent failed again, in which step.
+// max_refailures or floor(max_refailures_fraction x sent)): phase stopped;
+// nothing more is sent, the guard keeps looking until one window after its
+// last send (or until every message sent has failed again, or a stop
+// request), so the report lists every message that failed again, and returns
+// kAborted naming how many of how many sent failed again, in which step.
 //
 // Backpressure: between samples the guard projects the destination's count
 // as the last sample plus the items the engine held then plus every item
@@ -194,6 +197,12 @@ class RedriveGuard final : public ReplayGate {
   Status MaybePause(Replayer& replayer);
   // One more item would take the projected count past max_backlog.
   bool WouldPassBound() const;
+  // "K of N messages sent failed again in STEP (bound B)".
+  std::string BreachReason(uint64_t bound) const;
+  // After a breach: sends nothing, and keeps looking (on_wait, the probe)
+  // until one window after the last send has passed, every message sent has
+  // failed again, or a stop request, so the report lists every re-failure.
+  Status Settle(uint64_t bound);
   Status SampleBacklog();
   std::optional<std::chrono::seconds> EstimateAge(int64_t visible) const;
   bool OverBacklog(bool resuming) const;

@@ -298,6 +298,47 @@ TEST_F(RedriveGuardTest, BreachAtARampStepStopsThereAndReportsExactlyThoseMessag
   EXPECT_EQ(Names().back(), "stopped/2");
 }
 
+TEST_F(RedriveGuardTest, AfterABreachItSendsNothingAndLooksOnSoTheReportListsEveryReFailure) {
+  // Ids 20..29 fail again one after another, 5 s apart, from when the probe
+  // first sees them: the first look over the bound finds only the first.
+  std::map<std::string, SteadyTime> first_seen;
+  refailures_.fails = [&](const ReplayedMessage& m) {
+    const int i = IndexOf(m.message_id);
+    if (i < 20 || i >= 30) return false;
+    const SteadyTime first = first_seen.try_emplace(m.message_id, clock_.SteadyNow()).first->second;
+    return clock_.SteadyNow() - first >= seconds(5 * (i - 19));
+  };
+  guard_options_.ramp = {1.0};
+  std::vector<std::string> looking;
+  stop_when_ = [&](const RedriveStatus& s) {
+    if (s.phase == RedrivePhase::kStopped && s.reason.find("looking for the rest") != std::string::npos) {
+      looking.push_back(s.reason);
+    }
+    return false;
+  };
+  Status st = Run(40);
+  ASSERT_EQ(st.code(), ErrorCode::kAborted) << st.ToString();
+  EXPECT_NE(st.message().find("10 of 40 messages sent failed again"), std::string::npos) << st.message();
+  std::set<std::string> found, want;
+  for (const RefailedMessage& r : guard_->status().refailures) found.insert(r.message_id);
+  for (int i = 20; i < 30; ++i) want.insert(fmt::format("id-{}", i));
+  EXPECT_EQ(found, want);
+  EXPECT_EQ(Delivered().size(), 40u);
+  ASSERT_FALSE(looking.empty());
+  EXPECT_NE(looking.front().find("sending nothing more"), std::string::npos) << looking.front();
+  EXPECT_EQ(Names().back(), "stopped/1");
+}
+
+TEST_F(RedriveGuardTest, AfterABreachWhereEverythingSentFailedAgainItStopsAtOnce) {
+  refailures_.fails = [](const ReplayedMessage&) { return true; };
+  refailures_.delay = seconds(3);
+  Status st = Run(1000);
+  ASSERT_EQ(st.code(), ErrorCode::kAborted) << st.ToString();
+  EXPECT_EQ(guard_->status().refailures.size(), 10u);
+  // Nothing is left to look for: it ends where it stopped, not a window later.
+  EXPECT_EQ(clock_.SteadyNow() - Change("stopped/0").at, Duration::zero());
+}
+
 TEST_F(RedriveGuardTest, BacklogOverTheBoundPausesUntilHalfAndRampResumes) {
   guard_options_.max_backlog = 40;
   guard_options_.window = seconds(10);
