@@ -613,6 +613,24 @@ class LiveGuardTest : public RedriveGuardTest {
       original_ids_.insert(sqs_.SendMessage(dlq_url_, e)->message_id);
     }
   }
+  // A guard over the 30 messages of orders-dlq (not started yet).
+  void MakeGuard() {
+    targets_ = TargetResolver::Fixed(sqs_, "orders", "us-east-1");
+    guard_ = std::make_unique<RedriveGuard>(guard_options_, 30, clock_, backlog_, nullptr);
+  }
+  // Starts the guard (on `journal` when given) and a Replayer gated by it,
+  // and runs the live pass over orders-dlq with both.
+  Result<LiveReplayStats> StartAndPass(const std::string& journal = "") {
+    DLQ_RETURN_IF_ERROR(guard_->Start(journal));
+    ReplayOptions ro = replay_;
+    ro.gate = guard_.get();
+    replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, ro, nullptr);
+    DLQ_RETURN_IF_ERROR(replayer_->Start());
+    live_.guard = guard_.get();
+    return ReplayFromQueue(
+        sqs_, dlq_, *replayer_, [](const ArchiveRecord&) { return true; }, clock_, live_);
+  }
+
   std::string dlq_url_;
   QueueInfo dlq_;
   LiveReplayOptions live_;
@@ -631,8 +649,7 @@ TEST_F(LiveGuardTest, MessageBackInTheDlqIsAReFailureReleasedAndNeverSentAgain) 
     return BacklogSample{static_cast<int64_t>(sqs_.Depth(dest_)), std::nullopt};
   };
   started_ = clock_.SteadyNow();
-  targets_ = TargetResolver::Fixed(sqs_, "orders", "us-east-1");
-  guard_ = std::make_unique<RedriveGuard>(guard_options_, 30, clock_, backlog_, nullptr);
+  MakeGuard();
   // Visible in the DLQ when the guard hears of them: released at once, not
   // held to the end of the pass.
   std::optional<std::string> visible_when_found;
@@ -642,14 +659,7 @@ TEST_F(LiveGuardTest, MessageBackInTheDlqIsAReFailureReleasedAndNeverSentAgain) 
           sqs_.GetQueueAttributes(dlq_url_, {"ApproximateNumberOfMessages"})->at("ApproximateNumberOfMessages");
     }
   });
-  ASSERT_TRUE(guard_->Start().ok());
-  ReplayOptions ro = replay_;
-  ro.gate = guard_.get();
-  replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, ro, nullptr);
-  ASSERT_TRUE(replayer_->Start().ok());
-  live_.guard = guard_.get();
-  auto r = ReplayFromQueue(
-      sqs_, dlq_, *replayer_, [](const ArchiveRecord&) { return true; }, clock_, live_);
+  auto r = StartAndPass();
   ASSERT_EQ(r.status().code(), ErrorCode::kAborted) << r.status().ToString();
   EXPECT_EQ(visible_when_found, "10");
   EXPECT_LT(clock_.SteadyNow() - started_, seconds(100));  // found during the canary window
@@ -693,17 +703,9 @@ TEST_F(LiveGuardTest, WithAFixedConsumerTheLivePassMovesEverythingThroughTheRamp
     return BacklogSample{static_cast<int64_t>(sqs_.Depth(dest_)), std::nullopt};
   };
   guard_options_.ramp = {0.5, 1.0};
-  targets_ = TargetResolver::Fixed(sqs_, "orders", "us-east-1");
-  guard_ = std::make_unique<RedriveGuard>(guard_options_, 30, clock_, backlog_, nullptr);
+  MakeGuard();
   guard_->OnStatus([this](const RedriveStatus& s) { Observe(s); });
-  ASSERT_TRUE(guard_->Start().ok());
-  ReplayOptions ro = replay_;
-  ro.gate = guard_.get();
-  replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, ro, nullptr);
-  ASSERT_TRUE(replayer_->Start().ok());
-  live_.guard = guard_.get();
-  auto r = ReplayFromQueue(
-      sqs_, dlq_, *replayer_, [](const ArchiveRecord&) { return true; }, clock_, live_);
+  auto r = StartAndPass();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(replayer_->Finish().ok());
   ASSERT_TRUE(guard_->Finish(*replayer_).ok());
@@ -733,16 +735,8 @@ TEST_F(LiveGuardTest, ResumedRunRecognisesWhatTheEarlierRunSent) {
   }
   guard_options_.max_refailures = 5;
   guard_options_.ramp = {1.0};
-  targets_ = TargetResolver::Fixed(sqs_, "orders", "us-east-1");
-  guard_ = std::make_unique<RedriveGuard>(guard_options_, 30, clock_, backlog_, nullptr);
-  ASSERT_TRUE(guard_->Start(journal).ok());
-  ReplayOptions ro = replay_;
-  ro.gate = guard_.get();
-  replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, ro, nullptr);
-  ASSERT_TRUE(replayer_->Start().ok());
-  live_.guard = guard_.get();
-  auto r = ReplayFromQueue(
-      sqs_, dlq_, *replayer_, [](const ArchiveRecord&) { return true; }, clock_, live_);
+  MakeGuard();
+  auto r = StartAndPass(journal);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(replayer_->Finish().ok());
   ASSERT_TRUE(guard_->Finish(*replayer_).ok());
