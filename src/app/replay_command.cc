@@ -740,7 +740,9 @@ Runner AddReplayFlags(CLI::App& cmd) {
   cmd.add_option("--audit-to", rp->audit_to,
                  "archive URL for the audit record and the record of what was sent (required by --from-queue; "
                  "default: the --from archive)");
-  cmd.add_flag("--again", rp->again, "also send messages an earlier replay delivered to the same destination");
+  cmd.add_flag("--again", rp->again,
+               "also send messages an earlier replay delivered to the same destination, and messages that failed "
+               "again after an earlier replay");
   cmd.add_option("--progress", rp->progress, "auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   AddRedriveFlags(cmd, rp->redrive);
@@ -761,7 +763,8 @@ Command ReplayCommand() {
           "unresolvable or missing destination, another run's checkpoint, no filter without --all, several DLQs "
           "into --to-queue without --all-queues, or a source in another account or region without "
           "--allow-cross-account, or a canary whose destination has no DLQ (nothing sent); 3 sent, but unreadable "
-          "archive objects or lines were skipped; 5 a guarded replay stopped: more messages failed again than its "
+          "archive objects or lines were skipped (live: some deletes failed); 4 (live) the pass could not examine "
+          "every message present at its start; 5 a guarded replay stopped: more messages failed again than its "
           "bound (the rest not sent); 130 stopped by a signal",
           AddReplayFlags};
 }
