@@ -61,6 +61,9 @@ class FakeReplay {
       std::unique_lock lock(mu_);
       while (!released_ && !control.stop->load()) cv_.wait_for(lock, std::chrono::milliseconds(2));
       report_ = nullptr;
+      // The flag belongs to the job, which may be gone once this returns.
+      saw_stop_ = control.stop->load();
+      stop_ = nullptr;
       DashboardReplayResult r;
       r.exit_code = released_ ? release_code_ : 130;
       r.output = released_ ? "sent 40, failed 0\naudit: s3://archive-bucket/dlq-archive/_audit/x.json" : "stopped";
@@ -84,7 +87,7 @@ class FakeReplay {
   }
   bool SawStop() {
     std::lock_guard lock(mu_);
-    return stop_ != nullptr && stop_->load();
+    return saw_stop_ || (stop_ != nullptr && stop_->load());
   }
   int calls() {
     std::lock_guard lock(mu_);
@@ -107,7 +110,8 @@ class FakeReplay {
   std::mutex mu_;
   std::condition_variable cv_;
   std::function<void(const ReplayProgress&)> report_;
-  const std::atomic<bool>* stop_ = nullptr;
+  const std::atomic<bool>* stop_ = nullptr;  // the running job's flag; null once it returned
+  bool saw_stop_ = false;                    // the job returned because it was stopped
   bool released_ = false;
   int release_code_ = 0;
   int calls_ = 0;
