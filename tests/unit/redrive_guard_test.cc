@@ -18,6 +18,7 @@
 #include "sqs/md5.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_queue.h"
+#include "testing/temp_path.h"
 
 namespace dlq {
 namespace {
@@ -148,13 +149,7 @@ class RedriveGuardTest : public ::testing::Test {
     return out;
   }
 
-  std::string TempPath(const std::string& name) {
-    auto dir = std::filesystem::temp_directory_path() / ("redrive_guard_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    std::string p = (dir / name).string();
-    std::filesystem::remove(p);
-    return p;
-  }
+  std::string TempPath(const std::string& name) { return FreshTempPath("redrive_guard_test", name); }
 
   FakeClock clock_;
   FakeQueueClient sqs_;

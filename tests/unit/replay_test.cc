@@ -21,6 +21,7 @@
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/temp_path.h"
 
 namespace dlq {
 namespace {
@@ -134,13 +135,7 @@ class ReplayTest : public ::testing::Test {
     return Status::Ok();
   }
 
-  std::string TempPath(const std::string& name) {
-    auto dir = std::filesystem::temp_directory_path() / ("replay_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    std::string p = (dir / name).string();
-    std::filesystem::remove(p);
-    return p;
-  }
+  std::string TempPath(const std::string& name) { return FreshTempPath("replay_test", name); }
 
   FakeClock clock_;
   FakeQueueClient sqs_;
