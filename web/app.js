@@ -606,10 +606,13 @@ function failuresTable(name, doc, search) {
   return h('div', {}, h('p', { class: 'muted' }, `${plural(doc.report.records, 'archived message', 'archived messages')} in ` +
     `${plural(doc.groups_total, 'group', 'groups')}: by the failure reason AWS attached (Lambda, EventBridge), else by the ` +
     'body\'s type and shape (numbers, ids and times masked).'),
-    h('table', { id: 'failure-groups' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'num' }, 'Messages'), h('th', { scope: 'col' }, 'Group'),
+    h('table', { id: 'failure-groups' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'num' }, 'Messages'),
+      h('th', { scope: 'col', class: 'num', title: 'messages that failed again after a replay (as dlq-archive stats counts them)' }, 'Failed again'),
+      h('th', { scope: 'col' }, 'Group'),
       h('th', { scope: 'col' }, 'First / last seen'), h('th', { scope: 'col' }, 'Example'), h('th', { scope: 'col' }, 'Actions'))),
       h('tbody', {}, groups.map((g) => h('tr', { 'data-group': g.id || '' },
         h('td', { class: 'num' }, g.count),
+        h('td', { class: 'num' }, g.failed_again === undefined ? '?' : g.failed_again),
         h('td', {}, g.id ? h('span', { class: 'code muted' }, g.id + ' ') : null, h('span', { class: 'code' }, g.key === null ? '(no body)' : g.key)),
         h('td', {}, fmtTime(g.first_seen), h('br'), fmtTime(g.last_seen)),
         h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(name)}/message/${encodeURIComponent(g.example_id)}` }, g.example_id)),

@@ -17,6 +17,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/progress.h"
 #include "common/strings.h"
 #include "common/text.h"
 #include "common/time_util.h"
@@ -124,12 +125,14 @@ int EarlyFailure(const ArchiveCommandOptions& options, int code, const Status& s
   return code;
 }
 
-// Draws the progress line through the logger, so log lines never land in the
-// middle of it. "left" and the rate come from messages done (deleted; with
-// --keep archived; with --dry-run examined), the rate over the last 10 s.
+// The progress line (common/progress.h: redrawn on a terminal, plain lines
+// every 10 s elsewhere). "left" and the rate come from messages done
+// (deleted; with --keep archived; with --dry-run examined), the rate over the
+// last 10 s.
 class ProgressLine {
  public:
-  ProgressLine(std::string queue, const DrainOptions& options) : queue_(std::move(queue)), options_(options) {}
+  ProgressLine(std::string queue, const DrainOptions& options, ProgressMode mode, Clock& clock)
+      : queue_(std::move(queue)), options_(options), printer_(mode, clock, stderr) {}
 
   void Update(const DrainStats& s, std::chrono::steady_clock::time_point now) {
     uint64_t done = options_.dry_run ? s.selected + s.skipped : options_.keep ? s.archived : s.deleted;
@@ -143,14 +146,14 @@ class ProgressLine {
       left = fmt::format("~{}", l);
       if (rate > 0) eta = FormatDuration(std::chrono::seconds(static_cast<int64_t>(l / rate)));
     }
-    Log().SetStatusLine(fmt::format("{}: received {}, archived {}, deleted {}, {:.0f} msg/s, left {}, ETA {}", queue_,
-                                    s.received, s.archived, s.deleted, rate, left, eta));
+    printer_.Show(fmt::format("{}: received {}, archived {}, deleted {}, {:.0f} msg/s, left {}, ETA {}", queue_,
+                              s.received, s.archived, s.deleted, rate, left, eta));
   }
-  ~ProgressLine() { Log().SetStatusLine(""); }
 
  private:
   std::string queue_;
   const DrainOptions& options_;
+  ProgressPrinter printer_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> samples_;
 };
 
@@ -269,15 +272,14 @@ Result<std::unique_ptr<ObjectStore>> OpenCheckedDestination(const ArchiveCommand
 // the next queue on a signal or after a queue that failed.
 std::vector<DrainResult> DrainQueues(const ArchiveCommandOptions& options, AwsServices& services, ObjectStore& store,
                                      const std::vector<QueueInfo>& queues, std::atomic<bool>& stop) {
-  bool tty = isatty(STDERR_FILENO) != 0;
-  bool show_progress = options.progress == "always" || (options.progress == "auto" && tty);
+  const ProgressMode mode = ChooseProgressMode(options.progress, isatty(STDERR_FILENO) != 0);
   std::vector<DrainResult> results;
   std::string host = LocalHostName();
   for (const QueueInfo& q : queues) {
     if (stop) break;
     QueueDrainer drainer(services.sqs(), store, services.clock(), q, options.drain, MakeArchiveContext(q, host));
     std::optional<ProgressLine> progress;
-    if (show_progress) progress.emplace(q.name, options.drain);
+    if (mode != ProgressMode::kOff) progress.emplace(q.name, options.drain, mode, services.clock());
     int tick = 0;
     DrainResult r;
     // A signal sets `stop` (nobody can notify): seen within 100 ms.

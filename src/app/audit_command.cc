@@ -51,11 +51,9 @@ std::string Counts(const AuditRecord& r) {
     return fmt::format("received {}, archived {}, deleted {}, released {}, delete failures {}", a.received, a.archived,
                        a.deleted, a.released, a.delete_failures);
   }
-  const ReplayStats& s = r.stats;
-  std::string out = fmt::format("selected {}, sent {}, failed {}", s.accepted, s.sent, s.failed);
-  if (s.already_replayed > 0) out += fmt::format(", skipped {} already replayed", s.already_replayed);
-  if (s.resumed > 0) out += fmt::format(", resumed {}", s.resumed);
-  return out;
+  // Every selected message in one bucket; the not-sent ones are where the run read them.
+  const bool from_archive = r.source.starts_with("s3://") || r.source.starts_with("file://");
+  return BucketsText(BucketsOf(r), /*dry_run=*/false, /*show_resumed=*/false, from_archive ? "the archive" : "the DLQ");
 }
 
 void CountsJson(JsonWriter& w, const AuditRecord& r) {
@@ -70,6 +68,10 @@ void CountsJson(JsonWriter& w, const AuditRecord& r) {
     w.Key("already_replayed").Uint(s.already_replayed).Key("resumed").Uint(s.resumed);
   }
   w.EndObject();
+  if (r.kind != "archive") {
+    w.Key("buckets");
+    WriteBucketsJson(w, BucketsOf(r));
+  }
 }
 
 void PrintJson(std::FILE* out, std::string json) {
@@ -103,6 +105,7 @@ int RunAuditLsCommand(const AuditCommandOptions& options, ObjectStore& store, co
       unreadable.emplace_back(key, r.status().message());
       continue;
     }
+    r->buckets = BucketsOf(*r);  // before the lists it may be derived from go
     r->sent.clear();
     r->failures.clear();
     r->failed_again.clear();
@@ -179,6 +182,7 @@ int RunAuditShowCommand(const AuditCommandOptions& options, ObjectStore& store, 
     return kExitFailure;
   }
   if (options.output == "json") {
+    if (r->kind != "archive") r->buckets = BucketsOf(*r);
     std::string json = AuditJson(*r);
     json.pop_back();  // PrintJson ends the line
     PrintJson(out, std::move(json));

@@ -89,16 +89,31 @@ Result<RedrivePlan> ParseRedriveFlags(const RedriveFlags& flags, bool to_source)
   if (flags.canary && *flags.canary == 0) return InvalidArgument("--canary must be at least 1 (or --no-canary)");
   plan.guarded = !flags.no_canary && (flags.canary || to_source);
   plan.canary = flags.canary;
-  DLQ_ASSIGN_OR_RETURN(plan.ramp, ParseRamp(flags.ramp));
+  if (!plan.guarded) {
+    const std::pair<bool, const char*> canary_only[] = {
+        {flags.ramp.has_value(), "--ramp"},
+        {!flags.window.empty(), "--window"},
+        {!flags.check.empty(), "--check"},
+        {flags.max_refailures.has_value(), "--max-refailures"},
+        {flags.canary_max_refailures.has_value(), "--canary-max-refailures"}};
+    for (const auto& [given, flag] : canary_only) {
+      if (!given) continue;
+      return InvalidArgument(fmt::format(
+          "{} applies to a guarded replay only, and this one has no canary ({}); give --canary N, or drop {}", flag,
+          flags.no_canary ? "--no-canary" : "--to-queue without --canary", flag));
+    }
+  }
+  DLQ_ASSIGN_OR_RETURN(plan.ramp, ParseRamp(flags.ramp.value_or("5,25,100")));
   if (!flags.window.empty()) {
     DLQ_ASSIGN_OR_RETURN(plan.window, ParseWait("--window", flags.window));
   }
   if (!flags.check.empty()) {
     DLQ_ASSIGN_OR_RETURN(plan.check, ParseWait("--check", flags.check));
   }
-  DLQ_RETURN_IF_ERROR(ParseMaxRefailures(flags.max_refailures, plan));
-  plan.canary_max_refailures = flags.canary_max_refailures;
+  DLQ_RETURN_IF_ERROR(ParseMaxRefailures(flags.max_refailures.value_or("1%"), plan));
+  plan.canary_max_refailures = flags.canary_max_refailures.value_or(0);
   DLQ_RETURN_IF_ERROR(ParseMaxBacklog(flags.max_backlog, plan));
+  plan.backpressure = !plan.guarded && !flags.max_backlog.empty();
   return plan;
 }
 
@@ -113,6 +128,14 @@ RedriveOptions MakeRedriveOptions(const RedrivePlan& plan, uint64_t selection, s
   o.max_refailures = plan.max_refailures;
   o.max_refailures_fraction = plan.max_refailures_fraction;
   o.max_backlog = plan.max_backlog.value_or(DefaultMaxBacklog(visible_at_start));
+  o.max_backlog_age = plan.max_backlog_age;
+  return o;
+}
+
+RedriveOptions MakeBackpressureOptions(const RedrivePlan& plan) {
+  RedriveOptions o;
+  o.canary = 0;
+  o.max_backlog = plan.max_backlog.value_or(0);
   o.max_backlog_age = plan.max_backlog_age;
   return o;
 }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <optional>
+#include <set>
 
 #include "app/archive_source.h"
 #include "app/command.h"
@@ -16,10 +17,13 @@
 #include "archiver/drainer.h"
 #include "common/count_noun.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/strings.h"
 #include "common/text.h"
+#include "common/time_util.h"
 #include "query/scan.h"
 #include "replay/audit.h"
+#include "replay/buckets.h"
 #include "replay/checkpoint.h"
 #include "replay/ledger.h"
 #include "replay/live_source.h"
@@ -34,30 +38,26 @@ constexpr int kExitFailure = 1, kExitUsage = 2, kExitSkipped = 3, kExitIncomplet
               kExitInterrupted = 130;
 constexpr size_t kFailuresShown = 20;
 
-// Prints a live progress line on stderr (through the logger, so log lines do
-// not break it), at most every 200 ms.
+// The progress of a replay on stderr (common/progress.h): a line redrawn on
+// a terminal, plain lines every 10 s elsewhere; a guard's phase change is
+// shown at once.
 class Progress {
  public:
-  Progress(bool enabled, Clock& clock) : enabled_(enabled), clock_(clock), start_(clock.SteadyNow()) {}
-  ~Progress() { Clear(); }
+  Progress(ProgressMode mode, Clock& clock, std::FILE* err)
+      : printer_(mode, clock, err), clock_(clock), start_(clock.SteadyNow()) {}
   // Takes the line away (before the summary is printed).
-  void Clear() {
-    if (enabled_) Log().SetStatusLine("");
-  }
+  void Clear() { printer_.Clear(); }
   void Update(const ReplayStats& s, bool force = false) {
-    if (!enabled_) return;
+    if (!printer_.enabled()) return;
     stats_ = s;
-    auto now = clock_.SteadyNow();
-    if (!force && now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
-    double secs = std::chrono::duration<double>(now - start_).count();
+    double secs = std::chrono::duration<double>(clock_.SteadyNow() - start_).count();
     std::string line = fmt::format("replay: selected {}, sent {}, failed {}, resumed {}, {:.0f} msg/s", s.accepted,
                                    s.sent, s.failed, s.resumed, secs > 0 ? s.sent / secs : 0.0);
-    Log().SetStatusLine(guard_.empty() ? line : guard_ + " | " + line);
+    printer_.Show(guard_.empty() ? line : guard_ + " | " + line, force);
   }
   // A guarded run: the phase and why lead the line (shown at once on a phase change).
   void Guard(const RedriveStatus& s) {
-    if (!enabled_) return;
+    if (!printer_.enabled()) return;
     const bool changed = !phase_ || *phase_ != s.phase;
     phase_ = s.phase;
     guard_ = RedriveProgressLine(s);
@@ -65,12 +65,12 @@ class Progress {
   }
 
  private:
-  bool enabled_;
+  ProgressPrinter printer_;
   std::string guard_;
   std::optional<RedrivePhase> phase_;
   ReplayStats stats_;
   Clock& clock_;
-  std::chrono::steady_clock::time_point start_, last_{};
+  SteadyTime start_;
 };
 
 // The live pass's part of the summary: distinct messages, and how much of
@@ -106,36 +106,26 @@ int ExitCodeFor(const Status& st) {
 
 // Calls fn for each selected record: key order, then line order (within a
 // de-duplication pass), de-duplicated by (queue, message_id), `_audit/` left
-// out. The same archive and filter give the same sequence every time, which
-// the checkpoint relies on.
+// out; with `only` set, only the records it accepts. The same archive and
+// filter give the same sequence every time, which the checkpoint relies on.
 Result<ScanStats> ForEachSelected(ObjectStore& store, const Destination& from, const Filter& filter,
+                                  const std::function<bool(const ArchiveRecord&)>& only,
                                   const std::function<bool(const ArchiveRecord&)>& fn) {
   ScanOptions options;
   options.filter = filter;
-  return ScanArchive(store, from, options, [&](const ArchiveRecord& r, const RecordLocation&) { return fn(r); });
+  return ScanArchive(store, from, options, [&](const ArchiveRecord& r, const RecordLocation&) {
+    if (only && !only(r)) return true;
+    return fn(r);
+  });
 }
 
-// What the ledger did, for the summary: the messages not sent because an
-// earlier run delivered them, or why nothing was checked.
-// `failed_again`: those of already_replayed skipped because they failed
-// again after an earlier replay.
-std::string AlreadyReplayedNote(const ReplayStats& s, uint64_t failed_again, bool checked, bool again) {
-  if (again) return "; --again: earlier deliveries not skipped (nor messages that failed again)";
-  if (!checked) return "; not checked against earlier replays (no --audit-to)";
-  std::string out;
-  if (s.already_replayed > failed_again) {
-    out = fmt::format(
-        "; skipped {} already replayed to the same destination by an earlier run (see `dlq-archive audit ls`; "
-        "--again sends them)",
-        s.already_replayed - failed_again);
-  }
-  if (failed_again > 0) {
-    out += fmt::format(
-        "; skipped {} that failed again after an earlier replay (`dlq-archive search --failed-again` lists them; "
-        "--again sends them)",
-        failed_again);
-  }
-  return out;
+// --failed-again: only the messages whose latest outcome after a replay is a
+// re-failure; null without the flag.
+std::function<bool(const ArchiveRecord&)> FailedAgainOnly(const ReplayCommandOptions& options,
+                                                          const std::optional<FailedAgainIndex>& index) {
+  if (!options.failed_again || !index) return nullptr;
+  const FailedAgainIndex* i = &*index;
+  return [i](const ArchiveRecord& r) { return i->Contains(r.message_id); };
 }
 
 // Says, before anything is sent, what the guards let through: a selection
@@ -194,18 +184,54 @@ struct ReplayStores {
   std::unique_ptr<ObjectStore> store, own_audit_store;
   ObjectStore* audit_store = nullptr;
   std::optional<ReplayLedger> ledger;
-  // Messages that failed again after an earlier replay: not sent unless --again.
+  // The lineages of messages that failed again after an earlier replay and
+  // their latest outcome (replay/audit.h).
   std::optional<FailedAgainIndex> failed_again;
-  uint64_t failed_again_skipped = 0;
+  // Lineage -> the id sent for it in this run: a second copy is skipped.
+  std::map<std::string, std::string> lineages_sent;
+  uint64_t failed_again_resent = 0;  // taken to send: their latest outcome was a re-failure
 };
 
-// Reads the failed-again messages of the audit location (unless --again).
+// What the skips mean, for the summary: the messages not sent because an
+// earlier run delivered them, copies, and the messages sent again because
+// they failed again after an earlier replay; or why nothing was checked.
+std::string SkipNotes(const ReplayBuckets& b, const ReplayStores& stores, bool again) {
+  std::string out;
+  if (again) out += "; --again: earlier deliveries not skipped";
+  if (!stores.ledger) out += "; not checked against earlier replays (no --audit-to)";
+  if (b.already_replayed > 0) {
+    out +=
+        "; already replayed: delivered to the same destination by an earlier run (see `dlq-archive audit ls`; "
+        "--again sends them)";
+  }
+  if (stores.failed_again_resent > 0) {
+    out += fmt::format("; {} failed again after an earlier replay: this run took {} to send again",
+                       CountNoun(stores.failed_again_resent, "message", "messages"),
+                       stores.failed_again_resent == 1 ? "it" : "them");
+  }
+  if (b.copies > 0) {
+    out += "; copies: a message that failed again is archived under its new id too, and each message is sent once";
+  }
+  return out;
+}
+
+// Reads the lineages of the messages that failed again after a replay, from
+// the audit location's records.
 std::optional<int> LoadFailedAgain(const ReplayCommandOptions& options, const ReplayDeps& deps, ReplayStores& s) {
-  if (options.again || s.audit_store == nullptr) return std::nullopt;
+  if (s.audit_store == nullptr) {
+    if (options.failed_again) {
+      return Fail(deps, kExitUsage,
+                  "--failed-again reads the audit records of earlier replays: give --audit-to URL (the live form "
+                  "has no archive to find them in)");
+    }
+    return std::nullopt;
+  }
   auto index = ReadFailedAgain(*s.audit_store, ArchivePrefix(*s.audit_at));
   if (!index.ok()) {
     return Fail(deps, kExitFailure,
-                index.status().message() + " (the messages that failed again after a replay are not sent without it)");
+                index.status().message() +
+                    " (a message that failed again after a replay, and its copies, are told "
+                    "apart from the rest with it)");
   }
   for (const auto& [key, why] : index->unreadable) {
     std::fprintf(deps.err, "warning: replay: audit record %s left out: %s\n", TerminalSafe(key).c_str(),
@@ -272,7 +298,8 @@ std::optional<int> CheckArchiveSelection(const ReplayCommandOptions& options, co
   Status resolve_error;
   uint64_t seen = 0;
   DlqCounts by_dlq;
-  auto pass = ForEachSelected(*stores.store, *stores.archive, filter, [&](const ArchiveRecord& r) {
+  auto only = FailedAgainOnly(options, stores.failed_again);
+  auto pass = ForEachSelected(*stores.store, *stores.archive, filter, only, [&](const ArchiveRecord& r) {
     if (options.max > 0 && seen >= options.max) return false;
     ++seen;
     ++by_dlq[r.queue];
@@ -290,7 +317,7 @@ std::optional<int> CheckArchiveSelection(const ReplayCommandOptions& options, co
       !st.ok()) {
     return Fail(deps, kExitUsage, st.message());
   }
-  PrintGuardNotes(options, filter, by_dlq, targets, deps.out);
+  PrintGuardNotes(options, filter, by_dlq, targets, options.output == "json" ? deps.err : deps.out);
   return std::nullopt;
 }
 
@@ -313,8 +340,34 @@ Caller LookUpCaller(const ReplayCommandOptions& options, const ReplayDeps& deps)
   return caller;
 }
 
+// Whether a message is sent (ReplayOptions::skip). A message whose lineage
+// failed again after a replay (replay/audit.h) is sent once per run, under
+// the first of its ids met; its latest outcome decides the rest: failed
+// again, it is sent (the fix is being tried); delivered to this destination,
+// it is skipped as already replayed. Any other message is skipped when the
+// ledger says an earlier run delivered it here. --again sends what was
+// delivered, never two copies of one message.
+Result<ReplaySkip> SkipDecision(ReplayStores& stores, bool again, const std::string& url, const ArchiveRecord& r) {
+  const FailedAgainIndex* index = stores.failed_again ? &*stores.failed_again : nullptr;
+  const std::string* root = index != nullptr ? index->RootOf(r.message_id) : nullptr;
+  if (root != nullptr) {
+    auto sent = stores.lineages_sent.find(*root);
+    if (sent != stores.lineages_sent.end()) return ReplaySkip{ReplaySkip::kCopy, sent->second};
+    const FailedAgainIndex::Latest* latest = index->LatestOf(r.message_id);
+    if (!again && !latest->failed_again && latest->destination == url) {
+      return ReplaySkip{ReplaySkip::kAlreadyReplayed, ""};
+    }
+    if (latest->failed_again) ++stores.failed_again_resent;
+    stores.lineages_sent.emplace(*root, r.message_id);
+    return ReplaySkip{};
+  }
+  if (again || !stores.ledger) return ReplaySkip{};
+  DLQ_ASSIGN_OR_RETURN(bool delivered, stores.ledger->AlreadySent(url, r.message_id));
+  return ReplaySkip{delivered ? ReplaySkip::kAlreadyReplayed : ReplaySkip::kSend, ""};
+}
+
 // The engine's options besides the rate: limits, concurrency, the checkpoint,
-// and the ledger's skip and record hooks.
+// and the skip and record hooks.
 void ConfigureEngine(const ReplayCommandOptions& options, std::string identity_text, ReplayStores& stores,
                      const std::atomic<bool>& stop, ReplayOptions& ro) {
   std::optional<ReplayLedger>& ledger = stores.ledger;
@@ -325,15 +378,9 @@ void ConfigureEngine(const ReplayCommandOptions& options, std::string identity_t
   ro.checkpoint_mode = options.file_modes.file;
   ro.identity_text = std::move(identity_text);
   ro.stop = &stop;
-  if (ledger && !options.again) {
-    // A message that failed again is skipped whatever the destination; the
-    // ledger skips what went to this one.
-    ro.already_sent = [&stores](const std::string& url, const ArchiveRecord& r) -> Result<bool> {
-      if (stores.failed_again && stores.failed_again->Contains(r.message_id)) {
-        ++stores.failed_again_skipped;
-        return true;
-      }
-      return stores.ledger->AlreadySent(url, r.message_id);
+  if (ledger || stores.failed_again) {
+    ro.skip = [&stores, again = options.again](const std::string& url, const ArchiveRecord& r) {
+      return SkipDecision(stores, again, url, r);
     };
   }
   if (ledger && !options.dry_run) {
@@ -346,31 +393,32 @@ struct PassResult {
   bool live = false;  // received from the DLQ
   Status status;
   std::optional<ScanStats> scan;              // archive form
-  std::optional<LiveReplayStats> live_stats;  // live form
+  std::optional<LiveReplayStats> live_stats;  // live form: also when the pass ended with an error
 };
 
 // Feeds the selection to the replayer (received from the DLQ, or read from
 // the archive in key order) and waits for what is in flight.
-PassResult SendSelection(const ReplayDeps& deps, const std::optional<QueueInfo>& dlq, const ReplayStores& stores,
-                         const Filter& filter, Replayer& replayer, const std::atomic<bool>& stop, bool dry_run,
-                         RedriveGuard* guard) {
+PassResult SendSelection(const ReplayCommandOptions& options, const ReplayDeps& deps,
+                         const std::optional<QueueInfo>& dlq, const ReplayStores& stores, const Filter& filter,
+                         Replayer& replayer, const std::atomic<bool>& stop, RedriveGuard* guard) {
   PassResult pass;
   pass.live = dlq.has_value();
+  auto only = FailedAgainOnly(options, stores.failed_again);
   if (pass.live) {
     LiveReplayOptions lo;
-    lo.dry_run = dry_run;
+    lo.dry_run = options.dry_run;
     lo.stop = &stop;
     lo.guard = guard;
     const Filter& f = filter;
+    LiveReplayStats so_far;
     auto r = ReplayFromQueue(
-        *deps.sqs, *dlq, replayer, [&f](const ArchiveRecord& rec) { return f.Matches(rec); }, *deps.clock, lo);
-    if (r.ok()) {
-      pass.live_stats = *r;
-    } else {
-      pass.status = r.status();
-    }
+        *deps.sqs, *dlq, replayer,
+        [&f, &only](const ArchiveRecord& rec) { return f.Matches(rec) && (!only || only(rec)); }, *deps.clock, lo,
+        &so_far);
+    pass.live_stats = so_far;
+    if (!r.ok()) pass.status = r.status();
   } else {
-    auto r = ForEachSelected(*stores.store, *stores.archive, filter, [&](const ArchiveRecord& rec) {
+    auto r = ForEachSelected(*stores.store, *stores.archive, filter, only, [&](const ArchiveRecord& rec) {
       auto added = replayer.Add(ReplayItem{rec, ""});
       if (!added.ok()) {
         pass.status = added.status();
@@ -395,10 +443,32 @@ struct RunIdentity {
   SystemTime started;
 };
 
+// The re-failures the guard found among the messages this run sent (a
+// resumed run's journal also lists those an earlier run sent: they are in
+// `resumed`).
+uint64_t FailedAgainThisRun(const Replayer& replayer, const GuardedRedrive* guard) {
+  if (guard == nullptr) return 0;
+  std::set<std::string> sent;
+  for (const ReplayedMessage& m : replayer.sent()) sent.insert(m.new_message_id);
+  uint64_t n = 0;
+  for (const RefailedMessage& r : guard->guard->status().refailures) n += sent.count(r.new_message_id);
+  return n;
+}
+
+// Every selected message in one bucket (replay/buckets.h). The live form's
+// selection is what its pass selected (messages it never examined are not
+// in it; the DLQ part of the summary counts them).
+ReplayBuckets BucketsOf(const PassResult& pass, const Replayer& replayer, const GuardedRedrive* guard,
+                        uint64_t selected) {
+  const uint64_t sel = pass.live_stats ? pass.live_stats->selected : selected;
+  return MakeBuckets(sel, replayer.stats(), FailedAgainThisRun(replayer, guard));
+}
+
 // Writes the audit record of a real run; returns its key.
 Result<std::string> WriteAuditRecord(const ReplayCommandOptions& options, const ReplayStores& stores,
                                      const RunIdentity& run, const TargetResolver& targets, const Status& run_status,
-                                     const Replayer& replayer, const GuardedRedrive* guard, Clock& clock) {
+                                     const Replayer& replayer, const GuardedRedrive* guard,
+                                     const ReplayBuckets& buckets, Clock& clock) {
   const ReplayStats& s = replayer.stats();
   AuditRecord a;
   a.caller_arn = run.caller.arn;
@@ -413,15 +483,14 @@ Result<std::string> WriteAuditRecord(const ReplayCommandOptions& options, const 
   a.outcome = !run_status.ok() ? (stopped ? "stopped" : "failed") : (s.failed > 0 ? "failed" : "done");
   a.again = options.again;
   a.stats = s;
-  a.stats.already_replayed -= stores.failed_again_skipped;
-  a.failed_again_skipped = stores.failed_again_skipped;
+  a.stats.accepted = buckets.selected;
+  a.buckets = buckets;
   a.sent_by_destination = replayer.sent_by_destination();
   a.sent = replayer.sent();
   a.failures = replayer.failures();
-  if (guard != nullptr) {
+  if (guard != nullptr && !guard->options.BackpressureOnly())
     a.redrive = GuardAudit(guard->guard->status(), guard->options);
-    a.failed_again = FailedAgainOf(guard->guard->status());
-  }
+  if (guard != nullptr) a.failed_again = FailedAgainOf(guard->guard->status());
   return WriteAudit(*stores.audit_store, ArchivePrefix(*stores.audit_at), a);
 }
 
@@ -437,21 +506,15 @@ void PrintFailures(const std::vector<ReplayFailure>& failures, std::FILE* err) {
   }
 }
 
-// The summary's first part: what was (or would be) sent where, and how fast.
-std::string SentSummary(const ReplayCommandOptions& options, const ReplayStats& s, const std::string& destination,
-                        double secs) {
-  if (options.dry_run) {
-    return fmt::format("dry run: would send {} of {} selected to {}", s.would_send,
-                       CountNoun(s.accepted, "message", "messages"), destination);
-  }
-  return fmt::format(
-      "replayed to {}: selected {}, sent {}, failed {}{}, {:.1f} s, {:.0f} msg/s (sending: {:.2f} s, "
-      "{:.0f} msg/s)",
-      destination, s.accepted, s.sent, s.failed,
-      options.checkpoint.empty() && s.resumed == 0
-          ? ""
-          : fmt::format(", skipped {} (finished by an earlier run)", s.resumed),
-      secs, secs > 0 ? s.sent / secs : 0.0, s.send_seconds, s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
+// The summary's first part: every bucket, and how fast.
+std::string SentSummary(const ReplayCommandOptions& options, const ReplayStats& s, const ReplayBuckets& b,
+                        const std::string& destination, bool live, double secs) {
+  const std::string where = live ? "the DLQ" : "the archive";
+  const std::string buckets = BucketsText(b, options.dry_run, !options.checkpoint.empty(), where);
+  if (options.dry_run) return fmt::format("dry run to {}: {}", destination, buckets);
+  return fmt::format("replayed to {}: {}, {:.1f} s, {:.0f} msg/s (sending: {:.2f} s, {:.0f} msg/s)", destination,
+                     buckets, secs, secs > 0 ? s.sent / secs : 0.0, s.send_seconds,
+                     s.send_seconds > 0 ? s.sent / s.send_seconds : 0.0);
 }
 
 // The archive's part of the summary when objects or lines were skipped; each
@@ -472,14 +535,40 @@ std::string SkippedSummary(const ScanStats& scan, const Destination& archive, st
   return out;
 }
 
+// After a live run: what is still in the DLQ and why, and how to archive it.
+std::string LeftInDlq(const ReplayCommandOptions& options, const LiveReplayStats& l, const ReplayBuckets& b,
+                      const QueueInfo& dlq) {
+  std::vector<std::string> parts;
+  auto add = [&parts](uint64_t n, const char* what) {
+    if (n > 0) parts.push_back(fmt::format("{} {}", n, what));
+  };
+  add(b.already_replayed, "already replayed (delivered by an earlier run)");
+  add(b.copies, "copies of messages sent in this run");
+  add(b.failed_again, "failed again in this run");
+  add(b.failed, "failed to send");
+  add(b.not_sent + b.would_send, "selected and not sent");
+  add(l.not_selected, "not selected");
+  add(l.delete_failures, "sent, but their delete failed");
+  if (l.present_at_start >= 0 && static_cast<uint64_t>(l.present_at_start) > l.examined) {
+    parts.push_back(fmt::format("~{} not examined", static_cast<uint64_t>(l.present_at_start) - l.examined));
+  }
+  if (parts.empty()) return "";
+  std::string out = "left in the DLQ: ";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i > 0 ? ", " : "") + parts[i];
+  out += fmt::format("; `dlq-archive archive --queue {} --to {}` archives them", dlq.name,
+                     options.audit_to.empty() ? std::string("URL") : options.audit_to);
+  return out;
+}
+
 // Prints the failures, the summary line and where the audit record went.
 void PrintSummary(const ReplayCommandOptions& options, const ReplayDeps& deps, const ReplayStores& stores,
-                  const TargetResolver& targets, const Replayer& replayer, const PassResult& pass, double secs,
+                  const TargetResolver& targets, const Replayer& replayer, const PassResult& pass,
+                  const ReplayBuckets& buckets, const std::optional<QueueInfo>& dlq, double secs,
                   const GuardedRedrive* guard, const std::string& audit_key) {
   const ReplayStats& s = replayer.stats();
   PrintFailures(replayer.failures(), deps.err);
-  std::string summary = SentSummary(options, s, targets.Describe(), secs);
-  summary += AlreadyReplayedNote(s, stores.failed_again_skipped, stores.ledger.has_value(), options.again);
+  std::string summary = SentSummary(options, s, buckets, targets.Describe(), pass.live, secs);
+  summary += SkipNotes(buckets, stores, options.again);
   if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
   if (pass.live) {
     for (const std::string& route : targets.CrossAccountRoutes()) {
@@ -489,6 +578,10 @@ void PrintSummary(const ReplayCommandOptions& options, const ReplayDeps& deps, c
   if (pass.live_stats) summary += LiveSummary(*pass.live_stats);
   if (pass.scan && !pass.scan->complete()) summary += SkippedSummary(*pass.scan, *stores.archive, deps.err);
   std::fprintf(deps.out, "%s\n", TerminalSafe(summary).c_str());
+  if (pass.live_stats && dlq && !options.dry_run) {
+    const std::string left = LeftInDlq(options, *pass.live_stats, buckets, *dlq);
+    if (!left.empty()) std::fprintf(deps.out, "%s\n", TerminalSafe(left).c_str());
+  }
   if (guard != nullptr) {
     std::fprintf(deps.out, "%s\n", TerminalSafe(GuardSummary(guard->guard->status(), guard->options)).c_str());
   }
@@ -497,19 +590,89 @@ void PrintSummary(const ReplayCommandOptions& options, const ReplayDeps& deps, c
   }
 }
 
+// `--output json`: the run as one document (doc/replay.md "--output json").
+std::string SummaryJson(const ReplayCommandOptions& options, const ReplayStores& stores, const TargetResolver& targets,
+                        const Replayer& replayer, const PassResult& pass, const ReplayBuckets& buckets,
+                        const GuardedRedrive* guard, const std::string& audit_key,
+                        const std::vector<std::string>& dry_run_lines, int exit_code) {
+  JsonWriter w;
+  w.BeginObject().Key("dry_run").Bool(options.dry_run).Key("destination").String(targets.Describe());
+  w.Key("buckets");
+  WriteBucketsJson(w, buckets);
+  w.Key("sent_by_destination").BeginObject();
+  for (const auto& [url, n] : replayer.sent_by_destination()) w.Key(url).Uint(n);
+  w.EndObject();
+  w.Key("failures").BeginArray();
+  for (const ReplayFailure& f : replayer.failures()) {
+    w.BeginObject().Key("message_id").String(f.message_id).Key("destination").String(f.destination);
+    w.Key("reason").String(f.reason).EndObject();
+  }
+  w.EndArray();
+  w.Key("guard");
+  if (guard == nullptr) {
+    w.Null();
+  } else {
+    const RedriveStatus& g = guard->guard->status();
+    w.BeginObject().Key("phase").String(RedrivePhaseName(g.phase)).Key("reason").String(g.reason);
+    w.Key("canary").Uint(guard->options.canary).Key("steps").Int(g.steps);
+    w.Key("sent_per_step").BeginArray();
+    for (uint64_t n : g.sent_per_step) w.Uint(n);
+    w.EndArray();
+    w.Key("window_s").Double(std::chrono::duration<double>(guard->options.window).count());
+    w.Key("refailed").Uint(g.refailed).Key("dlq_receives").Uint(g.dlq_receives);
+    w.Key("paused_s").Double(std::chrono::duration<double>(g.paused_for).count());
+    w.Key("failed_again").BeginArray();
+    for (const RefailedMessage& r : g.refailures) {
+      w.BeginObject().Key("message_id").String(r.message_id).Key("new_message_id").String(r.new_message_id);
+      w.Key("destination").String(r.destination).Key("dlq").String(r.dlq);
+      w.Key("found_at").String(FormatIso8601(r.found_at)).EndObject();
+    }
+    w.EndArray().EndObject();
+  }
+  w.Key("dlq");
+  if (!pass.live_stats) {
+    w.Null();
+  } else {
+    const LiveReplayStats& l = *pass.live_stats;
+    w.BeginObject().Key("present_at_start").Int(l.present_at_start).Key("examined").Uint(l.examined);
+    w.Key("selected").Uint(l.selected).Key("not_selected").Uint(l.not_selected).Key("deleted").Uint(l.deleted);
+    w.Key("delete_failures").Uint(l.delete_failures).Key("released").Uint(l.released);
+    w.Key("receives").Uint(l.receive_calls).Key("complete").Bool(l.complete).EndObject();
+  }
+  w.Key("skip_checked").Bool(stores.ledger.has_value());
+  w.Key("audit");
+  if (audit_key.empty()) {
+    w.Null();
+  } else {
+    w.String(stores.audit_store->Describe() + "/" + audit_key);
+  }
+  if (options.dry_run) {
+    w.Key("dry_run_lines").BeginArray();
+    for (const std::string& line : dry_run_lines) w.String(line);
+    w.EndArray();
+  }
+  w.Key("error");
+  if (pass.status.ok()) {
+    w.Null();
+  } else {
+    w.String(pass.status.message());
+  }
+  w.Key("exit_code").Int(exit_code).EndObject();
+  std::string out = w.Take();
+  out += '\n';
+  return out;
+}
+
 // The exit code of a run that got to sending (see replay_command.h).
 int RunExitCode(const ReplayDeps& deps, const PassResult& pass, const Status& audit_status, const ReplayStats& s,
-                const GuardedRedrive* guard, uint64_t selected) {
+                const GuardedRedrive* guard, const ReplayBuckets& buckets) {
   if (pass.status.code() == ErrorCode::kAborted && guard != nullptr) {
-    int64_t not_sent = -1;
-    if (!pass.live) {
-      not_sent = static_cast<int64_t>(selected) - static_cast<int64_t>(s.sent + s.resumed);
-    } else if (pass.live_stats && pass.live_stats->present_at_start >= 0) {
-      not_sent = pass.live_stats->present_at_start - static_cast<int64_t>(s.sent);
-    } else {
-      not_sent = static_cast<int64_t>(guard->guard->status().total) - static_cast<int64_t>(s.sent);
+    int64_t not_sent = static_cast<int64_t>(buckets.not_sent);
+    if (pass.live && pass.live_stats && pass.live_stats->present_at_start >= 0) {
+      // The live form: also what the pass never examined.
+      not_sent = std::max<int64_t>(pass.live_stats->present_at_start - static_cast<int64_t>(s.sent), 0);
     }
-    PrintBreach(guard->guard->status(), pass.status.message(), std::max<int64_t>(not_sent, -1), pass.live, deps.err);
+    PrintBreach(guard->guard->status(), pass.status.message(), not_sent, pass.live, deps.err);
     return kExitRefailed;
   }
   if (!pass.status.ok()) {
@@ -553,7 +716,7 @@ uint64_t LiveSelection(const ReplayCommandOptions& options, const ReplayDeps& de
 std::optional<int> SetUpGuard(const ReplayCommandOptions& options, const ReplayDeps& deps, const RedrivePlan& plan,
                               const TargetResolver& targets, const std::optional<QueueInfo>& dlq, uint64_t selected,
                               const std::atomic<bool>& stop, std::unique_ptr<GuardedRedrive>& out) {
-  if (!plan.guarded || (!dlq && selected == 0)) return std::nullopt;  // nothing selected: nothing to guard
+  if (!(plan.guarded || plan.backpressure) || (!dlq && selected == 0)) return std::nullopt;  // nothing to guard
   GuardInputs in;
   in.sqs = deps.sqs;
   in.clock = deps.clock;
@@ -562,7 +725,7 @@ std::optional<int> SetUpGuard(const ReplayCommandOptions& options, const ReplayD
   for (const auto& [url, target] : targets.Resolved()) in.destinations.push_back(url);
   in.selection = dlq ? LiveSelection(options, deps, *dlq) : selected;
   if (dlq) in.live_dlq = dlq->url;
-  auto g = PrepareGuard(plan, in);
+  auto g = plan.guarded ? PrepareGuard(plan, in) : PrepareBackpressure(plan, in);
   if (!g.ok()) {
     const int code = g.status().code() == ErrorCode::kFailedPrecondition ? kExitUsage : ExitCodeFor(g.status());
     return Fail(deps, code, g.status().message() + "; nothing was sent");
@@ -626,7 +789,9 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   std::unique_ptr<GuardedRedrive> guard;
   if (auto code = SetUpGuard(options, deps, plan, *targets, dlq, selected, stop, guard)) return *code;
   if (guard && !options.dry_run) ro.gate = guard->guard.get();
-  if (guard && options.dry_run) std::fprintf(deps.out, "%s\n", TerminalSafe(GuardPlanLine(*guard)).c_str());
+  const bool json = options.output == "json";
+  std::FILE* const notes = json ? deps.err : deps.out;  // stdout holds only the document with --output json
+  if (guard && options.dry_run) std::fprintf(notes, "%s\n", TerminalSafe(GuardPlanLine(*guard)).c_str());
   GuardedRedrive* const guarded = options.dry_run ? nullptr : guard.get();
 
   // The run.
@@ -642,17 +807,25 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
                   stores, stop, ro);
   Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
   if (Status st = replayer.Start(); !st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
-  replayer.OnDryRun([&](const std::string& line) { std::fprintf(deps.out, "%s\n", TerminalSafe(line).c_str()); });
+  std::vector<std::string> dry_run_lines;
+  replayer.OnDryRun([&](const std::string& line) {
+    if (json) {
+      dry_run_lines.push_back(line);
+    } else {
+      std::fprintf(deps.out, "%s\n", TerminalSafe(line).c_str());
+    }
+  });
   const bool tty = isatty(fileno(deps.err)) != 0;
-  Progress progress(options.progress == "always" || (options.progress == "auto" && tty), clock);
+  Progress progress(ChooseProgressMode(options.progress, tty), clock, deps.err);
   replayer.OnProgress([&](const ReplayStats& s) { progress.Update(s); });
   if (auto code = StartGuard(options, deps, guarded, progress)) return *code;
   run.started = clock.Now();
   const auto steady_start = clock.SteadyNow();
-  PassResult pass = SendSelection(deps, dlq, stores, *filter, replayer, stop, options.dry_run,
-                                  guarded ? guarded->guard.get() : nullptr);
+  PassResult pass =
+      SendSelection(options, deps, dlq, stores, *filter, replayer, stop, guarded ? guarded->guard.get() : nullptr);
   const double secs = std::chrono::duration<double>(clock.SteadyNow() - steady_start).count();
   progress.Clear();
+  const ReplayBuckets buckets = BucketsOf(pass, replayer, guarded, selected);
 
   // Audit, summary, exit code.
   if (stores.ledger && !options.dry_run) {
@@ -662,15 +835,22 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   std::string audit_key;
   Status audit_status;
   if (!options.dry_run && stores.audit_store != nullptr) {
-    auto key = WriteAuditRecord(options, stores, run, *targets, pass.status, replayer, guarded, clock);
+    auto key = WriteAuditRecord(options, stores, run, *targets, pass.status, replayer, guarded, buckets, clock);
     if (key.ok()) {
       audit_key = *key;
     } else {
       audit_status = key.status();
     }
   }
-  PrintSummary(options, deps, stores, *targets, replayer, pass, secs, guarded, audit_key);
-  return RunExitCode(deps, pass, audit_status, replayer.stats(), guarded, selected);
+  if (!json) PrintSummary(options, deps, stores, *targets, replayer, pass, buckets, dlq, secs, guarded, audit_key);
+  if (json) PrintFailures(replayer.failures(), deps.err);
+  const int code = RunExitCode(deps, pass, audit_status, replayer.stats(), guarded, buckets);
+  if (json) {
+    std::fputs(SummaryJson(options, stores, *targets, replayer, pass, buckets, guarded, audit_key, dry_run_lines, code)
+                   .c_str(),
+               deps.out);
+  }
+  return code;
 }
 
 int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop) {
@@ -694,19 +874,19 @@ void AddRedriveFlags(CLI::App& cmd, RedriveFlags& f) {
                  "send N messages first and wait the processing window (default with --to-source: max(10, 1%))")
       ->check(IntegerValidator(1, UINT64_MAX));
   cmd.add_flag("--no-canary", f.no_canary, "no canary and no ramp: a plain replay");
-  cmd.add_option("--ramp", f.ramp, "cumulative percentages of the selection after each step")->capture_default_str();
+  cmd.add_option("--ramp", f.ramp, "cumulative percentages of the selection after each step (default 5,25,100)");
   cmd.add_option("--window", f.window, "processing window (default: maxReceiveCount x VisibilityTimeout + ...)")
       ->check(DurationValidator());
-  cmd.add_option("--check", f.check, "wait after each ramp step (default: max(1s, window/4))")
+  cmd.add_option("--check", f.check,
+                 "wait after each ramp step (default: the window; shorter lets a step's re-failures arrive after "
+                 "the next step was sent)")
       ->check(DurationValidator());
-  cmd.add_option("--max-refailures", f.max_refailures, "re-failures allowed after the canary: N or P%")
-      ->capture_default_str();
-  cmd.add_option("--canary-max-refailures", f.canary_max_refailures, "re-failures allowed in the canary")
-      ->capture_default_str()
+  cmd.add_option("--max-refailures", f.max_refailures, "re-failures allowed after the canary: N or P% (default 1%)");
+  cmd.add_option("--canary-max-refailures", f.canary_max_refailures, "re-failures allowed in the canary (default 0)")
       ->check(IntegerValidator(0, UINT64_MAX));
   cmd.add_option("--max-backlog", f.max_backlog,
                  "pause while the destination holds more than N visible messages, or its oldest is older than "
-                 "DURATION (repeatable)");
+                 "DURATION (repeatable; with or without a canary)");
 }
 
 Runner AddReplayFlags(CLI::App& cmd) {
@@ -741,10 +921,16 @@ Runner AddReplayFlags(CLI::App& cmd) {
                  "archive URL for the audit record and the record of what was sent (required by --from-queue; "
                  "default: the --from archive)");
   cmd.add_flag("--again", rp->again,
-               "also send messages an earlier replay delivered to the same destination, and messages that failed "
-               "again after an earlier replay");
-  cmd.add_option("--progress", rp->progress, "auto, always or never")
+               "also send messages an earlier replay delivered to the same destination (messages that failed again "
+               "after a replay are sent without it)");
+  cmd.add_flag("--failed-again", rp->failed_again,
+               "only messages whose latest outcome after a replay is a re-failure (as search --failed-again lists "
+               "them)");
+  cmd.add_option("--progress", rp->progress,
+                 "auto (a line redrawn on a terminal, plain lines every 10 s elsewhere), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd.add_option("--output", rp->output, "text or json (the summary as one JSON document on stdout)")
+      ->check(CLI::IsMember({"text", "json"}));
   AddRedriveFlags(cmd, rp->redrive);
   return [rp](const CommandContext& ctx) {
     std::optional<FileModes> modes = FileModesOrReport();

@@ -43,6 +43,8 @@ struct ReplayCommandOptions {
   // live form (unless dry_run); the archive form defaults to --from.
   std::string audit_to;
   bool again = false;             // send messages an earlier run delivered to the same destination
+  bool failed_again = false;      // select only messages whose latest outcome after a replay is a re-failure
+  std::string output = "text";    // text | json: the summary as one JSON document on stdout
   std::string progress = "auto";  // auto | always | never
   FileModes file_modes;           // of the checkpoint and of audit records in a file:// archive (DLQ_FILE_MODE)
   RedriveFlags redrive;           // canary, ramp, bounds, backlog (a canary by default with --to-source)

@@ -55,6 +55,20 @@ Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, co
   return g;
 }
 
+Result<std::unique_ptr<GuardedRedrive>> PrepareBackpressure(const RedrivePlan& plan, const GuardInputs& in) {
+  if (in.destinations.empty()) {
+    return FailedPrecondition(
+        "--max-backlog needs the destination before anything is sent, and it cannot be told yet (messages without "
+        "DeadLetterQueueSourceArn and no single redrive source); use --to-queue");
+  }
+  auto g = std::make_unique<GuardedRedrive>();
+  g->backlog = std::make_unique<SqsBacklogProbe>(*in.sqs, in.destinations);
+  g->options = MakeBackpressureOptions(plan);
+  g->options.stop = in.stop;
+  g->guard = std::make_unique<RedriveGuard>(g->options, in.selection, *in.clock, *g->backlog, nullptr);
+  return g;
+}
+
 namespace {
 
 std::string RampText(const RedriveOptions& o) {
@@ -65,8 +79,24 @@ std::string RampText(const RedriveOptions& o) {
 
 }  // namespace
 
+std::string BacklogBoundText(const RedriveOptions& o) {
+  std::vector<std::string> parts;
+  if (o.max_backlog > 0)
+    parts.push_back(fmt::format("{} visible messages (resumes at {})", o.max_backlog, o.max_backlog / 2));
+  if (o.max_backlog_age > std::chrono::seconds(0)) {
+    parts.push_back(fmt::format("oldest message {} s", o.max_backlog_age.count()));
+  }
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
 std::string GuardPlanLine(const GuardedRedrive& g) {
   const RedriveOptions& o = g.options;
+  if (o.BackpressureOnly()) {
+    return fmt::format("the real run has no canary; it pauses while the destination's backlog is over its bound: {}",
+                       BacklogBoundText(o));
+  }
   std::string from;
   for (const DestinationWindow& w : g.windows) {
     if (w.window != o.window) continue;
@@ -74,16 +104,34 @@ std::string GuardPlanLine(const GuardedRedrive& g) {
                        w.queue_url, w.max_receive_count, w.visibility_timeout.count(), w.delay.count());
     break;
   }
-  return fmt::format("the real run is guarded: canary {}, ramp {} %, window {:.0f} s{}, backlog bound {}", o.canary,
-                     RampText(o), std::chrono::duration<double>(o.window).count(), from, o.max_backlog);
+  std::string line =
+      fmt::format("the real run is guarded: canary {}, ramp {} %, window {:.0f} s{}, backlog bound {}", o.canary,
+                  RampText(o), std::chrono::duration<double>(o.window).count(), from, o.max_backlog);
+  if (o.check < o.window) {
+    line += fmt::format(
+        "; --check {:.0f} s is shorter than the window: a step's re-failures can come back after the next step was "
+        "sent, so more messages reach a consumer that still fails, and the breach is found in a later step",
+        std::chrono::duration<double>(o.check).count());
+  }
+  return line;
 }
 
 std::string GuardSummary(const RedriveStatus& s, const RedriveOptions& o) {
+  if (o.BackpressureOnly()) {
+    return fmt::format("backlog bound: {}; paused {:.1f} s", BacklogBoundText(o),
+                       std::chrono::duration<double>(s.paused_for).count());
+  }
+  // What was sent in each step, not what was planned: a run stopped in its
+  // canary, or with less selected than the canary, says so.
+  const uint64_t canary_sent = s.sent_per_step.empty() ? 0 : s.sent_per_step.front();
+  int steps_sent = 0;
+  for (size_t i = 1; i < s.sent_per_step.size(); ++i) steps_sent += s.sent_per_step[i] > 0 ? 1 : 0;
   return fmt::format(
-      "guard: {}: canary {}, ramp {} %, window {:.0f} s, re-failed {}, {} DLQ messages received to look, paused "
-      "{:.1f} s",
-      RedrivePhaseName(s.phase), o.canary, RampText(o), std::chrono::duration<double>(o.window).count(), s.refailed,
-      s.dlq_receives, std::chrono::duration<double>(s.paused_for).count());
+      "guard: {}: canary sent {} (planned {}), ramp {} % ({} of {} steps sent), window {:.0f} s, re-failed {}, {} "
+      "DLQ messages received to look, paused {:.1f} s",
+      RedrivePhaseName(s.phase), canary_sent, o.canary, RampText(o), steps_sent, s.steps,
+      std::chrono::duration<double>(o.window).count(), s.refailed, s.dlq_receives,
+      std::chrono::duration<double>(s.paused_for).count());
 }
 
 RedriveAudit GuardAudit(const RedriveStatus& s, const RedriveOptions& o) {

@@ -48,7 +48,13 @@ struct GuardedRedrive {
 // errors otherwise. Nothing is sent or received.
 Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, const GuardInputs& in);
 
-// "guard: done: canary 10, ramp 5,25,100 %, window 105 s, re-failed 0, 12 DLQ messages received to look, paused 0.0 s".
+// A replay without a canary given --max-backlog: the guard holds the backlog
+// bound only (no DLQ needed, no waits).
+Result<std::unique_ptr<GuardedRedrive>> PrepareBackpressure(const RedrivePlan& plan, const GuardInputs& in);
+
+// "guard: done: canary sent 10 (planned 10), ramp 5,25,100 % (3 of 3 steps sent), window 105 s, re-failed 0, 12 DLQ
+// messages received to look, paused 0.0 s"; backpressure only: "backlog bound: 20 visible messages (resumes at
+// 10); paused 3.0 s".
 std::string GuardSummary(const RedriveStatus& s, const RedriveOptions& o);
 // A dry run's note: "the real run is guarded: canary 10, ramp 5,25,100 %,
 // window 105 s (from orders: maxReceiveCount 3 x VisibilityTimeout 30 s + DelaySeconds 5 s), backlog bound 100".

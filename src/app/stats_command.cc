@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <set>
 
 #include "app/command.h"
 #include "app/flag_validators.h"
@@ -66,7 +67,8 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
     fmt::print(err, "error: stats: {}\n", TerminalSafe(ReadFailure(failed_again.status(), from)));
     return 1;
   }
-  aggregator.CountFailedAgain([&](const ArchiveRecord& r) { return failed_again->Contains(r.message_id); });
+  std::set<std::string> counted;  // lineages: a message and its archived copy count once
+  aggregator.CountFailedAgain([&](const ArchiveRecord& r) { return failed_again->CountOnce(r.message_id, counted); });
   bool stopped = false;
   auto stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& record, const RecordLocation&) {
     if (stop.load(std::memory_order_relaxed)) {

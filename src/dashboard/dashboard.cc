@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cctype>
 #include <optional>
+#include <set>
 
 #include "archive/destination.h"
 #include "archive/record.h"
@@ -22,6 +23,7 @@
 #include "query/read_failure.h"
 #include "query/scan.h"
 #include "query/stats.h"
+#include "replay/audit.h"
 
 namespace dlq {
 namespace {
@@ -494,6 +496,15 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
   GroupBy group_by = GroupBy::Parse("fingerprint").value();
   group_by.fingerprint = options_.fingerprint;
   StatsAggregator aggregator(std::move(group_by), TimeField::kSent, options_.max_failure_groups);
+  // Failed again after a replay, per group, counted as `stats` counts them
+  // (once per message and its archived copy); the audit records are part of
+  // the archive, so a read that fails is reported as any archive read.
+  auto failed_again = ReadFailedAgain(*archive->access.clients.store, ArchivePrefix(archive->from));
+  if (!failed_again.ok()) {
+    return StoppedWhileListing(failed_again.status()).value_or(ArchiveReadError(failed_again.status(), *archive));
+  }
+  std::set<std::string> counted;
+  aggregator.CountFailedAgain([&](const ArchiveRecord& r) { return failed_again->CountOnce(r.message_id, counted); });
   auto stats = ScanArchive(*archive->access.clients.store, archive->from, scan,
                            [&](const ArchiveRecord& r, const RecordLocation&) {
                              aggregator.Add(r);

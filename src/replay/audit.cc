@@ -81,6 +81,10 @@ void WriteReplayBody(JsonWriter& w, const AuditRecord& r) {
   w.Key("retries").Uint(s.retries).Key("bytes_sent").Uint(s.bytes_sent);
   w.Key("failed_again_skipped").Uint(r.failed_again_skipped);
   w.EndObject();
+  if (r.buckets) {
+    w.Key("buckets");
+    WriteBucketsJson(w, *r.buckets);
+  }
   w.Key("sent_by_destination").BeginObject();
   for (const auto& [url, n] : r.sent_by_destination) w.Key(url).Uint(n);
   w.EndObject();
@@ -180,6 +184,10 @@ class Fields {
     out = v + 0.0;
     return Status::Ok();
   }
+  bool Has(const char* field) const {
+    simdjson::dom::element e;
+    return obj_[field].get(e) == simdjson::SUCCESS;
+  }
   Result<simdjson::dom::object> Obj(const char* field) const {
     simdjson::dom::object o;
     if (obj_[field].get_object().get(o) != simdjson::SUCCESS)
@@ -195,6 +203,28 @@ class Fields {
  private:
   simdjson::dom::object obj_;
 };
+
+// "buckets" (optional: records written before it have none).
+Status ParseBuckets(const Fields& f, AuditRecord& r) {
+  if (!f.Has("buckets")) return Status::Ok();
+  DLQ_ASSIGN_OR_RETURN(simdjson::dom::object obj, f.Obj("buckets"));
+  Fields b(obj);
+  ReplayBuckets out;
+  const std::pair<const char*, uint64_t*> fields[] = {{"selected", &out.selected},
+                                                      {"sent", &out.sent},
+                                                      {"failed", &out.failed},
+                                                      {"failed_again", &out.failed_again},
+                                                      {"already_replayed", &out.already_replayed},
+                                                      {"copies", &out.copies},
+                                                      {"resumed", &out.resumed},
+                                                      {"skipped_failed_again", &out.skipped_failed_again},
+                                                      {"would_send", &out.would_send},
+                                                      {"not_sent", &out.not_sent}};
+  for (const auto& [name, value] : fields) DLQ_RETURN_IF_ERROR(b.Num(name, *value));
+  if (out.Sum() != out.selected) return Fields::Bad("\"buckets\" do not add up to \"selected\"");
+  r.buckets = out;
+  return Status::Ok();
+}
 
 Status ParseMessages(const Fields& f, int64_t schema, AuditRecord& r) {
   if (schema == 1) {
@@ -299,6 +329,7 @@ Status ParseCounts(const Fields& f, int64_t schema, AuditRecord& r) {
   DLQ_RETURN_IF_ERROR(c.Num("bytes_sent", s.bytes_sent));
   if (schema >= 2) DLQ_RETURN_IF_ERROR(c.Num("already_replayed", s.already_replayed));
   if (schema >= 3) DLQ_RETURN_IF_ERROR(c.Num("failed_again_skipped", r.failed_again_skipped));
+  if (schema >= 3) DLQ_RETURN_IF_ERROR(ParseBuckets(f, r));
   DLQ_ASSIGN_OR_RETURN(simdjson::dom::object by_dest, f.Obj("sent_by_destination"));
   for (auto [url, n] : by_dest) {
     uint64_t count = 0;
@@ -377,13 +408,68 @@ Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& 
       index.unreadable.emplace_back(key, record.status().message());
       continue;
     }
-    for (FailedAgainMessage& m : record->failed_again) {
-      index.ids.insert(m.message_id);
-      if (!m.new_message_id.empty()) index.ids.insert(m.new_message_id);
-      index.messages.push_back(std::move(m));
-    }
+    index.Add(*record);
   }
   return index;
+}
+
+ReplayBuckets BucketsOf(const AuditRecord& r) {
+  if (r.buckets) return *r.buckets;
+  // Older records counted messages that failed again as sent too, and
+  // skipped the ones that had failed after an earlier replay.
+  std::set<std::pair<std::string, std::string>> again;
+  for (const FailedAgainMessage& f : r.failed_again) again.emplace(f.message_id, f.new_message_id);
+  ReplayBuckets b = MakeBuckets(0, r.stats, again.size());
+  b.skipped_failed_again = r.failed_again_skipped;
+  b.selected = std::max(r.stats.accepted, b.Sum() - b.not_sent);
+  b.not_sent = b.selected - (b.Sum() - b.not_sent);
+  return b;
+}
+
+const std::string* FailedAgainIndex::RootOf(const std::string& id) const {
+  auto it = root_of.find(id);
+  return it == root_of.end() ? nullptr : &it->second;
+}
+
+const FailedAgainIndex::Latest* FailedAgainIndex::LatestOf(const std::string& id) const {
+  const std::string* root = RootOf(id);
+  if (root == nullptr) return nullptr;
+  auto it = latest.find(*root);
+  return it == latest.end() ? nullptr : &it->second;
+}
+
+bool FailedAgainIndex::Contains(const std::string& id) const {
+  const Latest* l = LatestOf(id);
+  return l != nullptr && l->failed_again;
+}
+
+bool FailedAgainIndex::CountOnce(const std::string& id, std::set<std::string>& counted) const {
+  if (!Contains(id)) return false;
+  return counted.insert(*RootOf(id)).second;
+}
+
+void FailedAgainIndex::Add(const AuditRecord& record) {
+  // Deliveries first: a copy of a lineage already kept continues it (its new
+  // id joins the lineage); then this record's re-failures, which start a
+  // lineage or mark a kept one failed again.
+  std::set<std::pair<std::string, std::string>> again;  // (message id, new id) found again in this record
+  for (const FailedAgainMessage& f : record.failed_again) again.emplace(f.message_id, f.new_message_id);
+  for (const ReplayedMessage& m : record.sent) {
+    if (again.count({m.message_id, m.new_message_id}) != 0) continue;
+    const std::string* root = RootOf(m.message_id);
+    if (root == nullptr) continue;  // never failed again: the ledger has it
+    const std::string r = *root;
+    if (!m.new_message_id.empty()) root_of[m.new_message_id] = r;
+    latest[r] = Latest{false, m.destination, m.message_id, m.new_message_id};
+  }
+  for (const FailedAgainMessage& f : record.failed_again) {
+    const std::string* known = RootOf(f.message_id);
+    const std::string r = known != nullptr ? *known : f.message_id;
+    root_of[f.message_id] = r;
+    if (!f.new_message_id.empty()) root_of[f.new_message_id] = r;
+    latest[r] = Latest{true, f.destination, f.message_id, f.new_message_id};
+    messages.push_back(f);
+  }
 }
 
 }  // namespace dlq

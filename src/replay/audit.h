@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "replay/buckets.h"
 #include "replay/replayer.h"
 #include "s3/object_store.h"
 
@@ -75,7 +76,15 @@ struct AuditRecord {
   uint64_t failed_again_skipped = 0;             // selected, not sent: failed again after an earlier replay
   std::optional<RedriveAudit> redrive;           // a guarded run only
   std::vector<FailedAgainMessage> failed_again;  // each one is in `sent` too
+  // Every selected message in one bucket (written from this version on;
+  // BucketsOf derives them for older records).
+  std::optional<ReplayBuckets> buckets;
 };
+
+// The record's buckets: as stored, or derived from its counts (records
+// written before buckets were: copies 0, failed again from `failed_again`,
+// the rest of `selected` not sent).
+ReplayBuckets BucketsOf(const AuditRecord& record);
 
 // The record's id: its key's file name without ".json" (what `audit show` takes).
 std::string AuditIdOfKey(std::string_view key);
@@ -89,18 +98,43 @@ Result<AuditRecord> ParseAuditRecord(std::string_view json);
 // Stores the record create-only under a fresh AuditKey; returns the key.
 Result<std::string> WriteAudit(ObjectStore& store, const std::string& prefix, const AuditRecord& record);
 
-// The messages that failed again after a replay, as every audit record
-// directly under {prefix}/_audit/ lists them: `ids` holds their original
-// and their new ids (a message back in its DLQ is archived under its new id).
+// What earlier replays did with the messages that failed again, from the
+// audit records directly under {prefix}/_audit/, oldest first (key order:
+// the key starts with the finish time). A message and the copies SQS gave new
+// ids on each replay form one *lineage*, named by its first id; a copy back in
+// its DLQ is archived under its new id. Each lineage that ever failed again
+// has a latest outcome: failed again, or delivered by a later run (sent and
+// not found again). Lineages that never failed again are not kept (the replay
+// ledger, replay/ledger.h, knows their deliveries).
 struct FailedAgainIndex {
-  std::set<std::string> ids;
-  std::vector<FailedAgainMessage> messages;                     // in key order, then record order
+  struct Latest {
+    bool failed_again = true;    // false: a later run delivered the message (or one of its copies)
+    std::string destination;     // where it was last sent
+    std::string id;              // the id it was last sent under (the original or a copy)
+    std::string new_message_id;  // the id SQS gave that copy
+  };
+  std::map<std::string, std::string> root_of;  // every id of a kept lineage (the root too) -> the root
+  std::map<std::string, Latest> latest;        // root -> latest outcome
+  std::vector<FailedAgainMessage> messages;    // every failed-again entry, in key order, then record order
   std::vector<std::pair<std::string, std::string>> unreadable;  // key, why: records left out
-  bool Contains(const std::string& message_id) const { return ids.count(message_id) > 0; }
+
+  // The lineage of `id`, or nullptr when no earlier replay found it failing again.
+  const std::string* RootOf(const std::string& id) const;
+  // True when the latest outcome of id's lineage is a re-failure (what
+  // `search --failed-again` and `replay --failed-again` select).
+  bool Contains(const std::string& id) const;
+  // The lineage's latest outcome, or nullptr (see RootOf).
+  const Latest* LatestOf(const std::string& id) const;
+  // True once per lineage whose latest outcome is a re-failure: for the
+  // first of its ids met (`counted` keeps the lineages already counted), so
+  // a message and its archived copy count once (stats' FAILED_AGAIN).
+  bool CountOnce(const std::string& id, std::set<std::string>& counted) const;
+  // Feeds one record (records oldest first).
+  void Add(const AuditRecord& record);
 };
 // Lists and reads the records; an error when the directory cannot be listed
 // or a record cannot be read (a record that does not parse is only named in
-// `unreadable`). Memory: the failed-again messages, one record at a time.
+// `unreadable`). Memory: the lineages that failed again, one record at a time.
 Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& prefix);
 
 }  // namespace dlq

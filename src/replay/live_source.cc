@@ -50,7 +50,7 @@ class LivePass {
         ctx_(MakeArchiveContext(dlq, /*host=*/"")),
         timeout_(std::chrono::seconds(options.visibility_timeout_seconds)) {}
 
-  Result<LiveReplayStats> Run() {
+  Result<LiveReplayStats> Run(LiveReplayStats* so_far) {
     replayer_.OnBatchDone([this](const std::vector<const ReplayItem*>& sent, const std::vector<const ReplayItem*>&) {
       DeleteSent(sent);
     });
@@ -61,6 +61,7 @@ class LivePass {
     if (options_.guard != nullptr) options_.guard->OnWait(nullptr);
     ReleaseAll();
     replayer_.OnBatchDone(nullptr);  // this pass ends here; the Replayer may outlive it
+    if (so_far != nullptr) *so_far = stats_;
     if (!st.ok()) return st;
     return stats_;
   }
@@ -188,15 +189,18 @@ class LivePass {
         ++stats_.not_selected;
         continue;
       }
+      // Selected once it matched, even when the Add that follows stops the
+      // run (a guard's breach): it is then a selected message not sent.
+      ++stats_.selected;
       // A guarded Add may block; while it waits, LookWhileGuardWaits adds to pending_.
       DLQ_ASSIGN_OR_RETURN(bool added, replayer_.Add(ReplayItem{std::move(record), m.receipt_handle}));
       if (!added) {
         stats_.at_max = true;
         --stats_.examined;
+        --stats_.selected;
         seen_.erase(m.message_id);
         break;
       }
-      ++stats_.selected;
     }
     return replayer_.Flush();
   }
@@ -358,10 +362,10 @@ Status LiveReplayOptions::Validate() const {
 
 Result<LiveReplayStats> ReplayFromQueue(QueueClient& sqs, const QueueInfo& dlq, Replayer& replayer,
                                         const std::function<bool(const ArchiveRecord&)>& select, Clock& clock,
-                                        const LiveReplayOptions& options) {
+                                        const LiveReplayOptions& options, LiveReplayStats* so_far) {
   DLQ_RETURN_IF_ERROR(options.Validate());
   LivePass pass(sqs, dlq, replayer, select, clock, options);
-  return pass.Run();
+  return pass.Run(so_far);
 }
 
 }  // namespace dlq

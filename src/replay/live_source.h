@@ -81,10 +81,11 @@ struct LiveReplayStats {
   std::string incomplete_reason;  // set when the pass ended neither complete nor stopped nor at --max
 };
 
-// `options` must pass Validate(). Errors (a failed receive, a Replayer error)
-// release everything held first.
+// `options` must pass Validate(). Errors (a failed receive, a Replayer error,
+// a guard's stop) release everything held first. `so_far`, when given, gets
+// the counts of the pass however it ended (a stopped run reports them too).
 Result<LiveReplayStats> ReplayFromQueue(QueueClient& sqs, const QueueInfo& dlq, Replayer& replayer,
                                         const std::function<bool(const ArchiveRecord&)>& select, Clock& clock,
-                                        const LiveReplayOptions& options);
+                                        const LiveReplayOptions& options, LiveReplayStats* so_far = nullptr);
 
 }  // namespace dlq

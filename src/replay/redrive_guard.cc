@@ -34,20 +34,29 @@ std::string_view RedrivePhaseName(RedrivePhase phase) {
     case RedrivePhase::kFinalCheck: return "final-check";
     case RedrivePhase::kDone: return "done";
     case RedrivePhase::kStopped: return "stopped";
+    case RedrivePhase::kSending: return "sending";
   }
   return "unknown";
 }
 
 std::optional<RedrivePhase> ParseRedrivePhase(std::string_view name) {
-  for (RedrivePhase p : {RedrivePhase::kCanary, RedrivePhase::kWaiting, RedrivePhase::kRamp, RedrivePhase::kPaused,
-                         RedrivePhase::kFinalCheck, RedrivePhase::kDone, RedrivePhase::kStopped}) {
+  for (RedrivePhase p :
+       {RedrivePhase::kCanary, RedrivePhase::kWaiting, RedrivePhase::kRamp, RedrivePhase::kPaused,
+        RedrivePhase::kFinalCheck, RedrivePhase::kDone, RedrivePhase::kStopped, RedrivePhase::kSending}) {
     if (RedrivePhaseName(p) == name) return p;
   }
   return std::nullopt;
 }
 
 Status RedriveOptions::Validate() const {
-  if (canary == 0) return InvalidArgument("a guarded redrive needs a canary of at least 1 message");
+  if (BackpressureOnly()) {
+    if (max_backlog < 0) return InvalidArgument("--max-backlog must not be negative");
+    if (max_backlog_age < seconds::zero()) return InvalidArgument("--max-backlog age must not be negative");
+    if (poll <= milliseconds::zero()) return InvalidArgument("the sampling period must be positive");
+    return Status::Ok();
+  }
+  if (canary == 0)
+    return InvalidArgument("a guarded redrive needs a canary of at least 1 message (or a backlog bound)");
   if (ramp.empty()) return InvalidArgument("--ramp needs at least one step");
   double previous = 0;
   for (double f : ramp) {
@@ -72,7 +81,7 @@ milliseconds ProcessingWindow(int max_receive_count, seconds visibility_timeout,
 }
 
 milliseconds DefaultCheck(milliseconds window) {
-  return std::max<milliseconds>(seconds(1), window / 4);
+  return window;
 }
 
 uint64_t DefaultCanary(uint64_t selection) {
@@ -97,6 +106,11 @@ RedriveGuard::RedriveGuard(RedriveOptions options, uint64_t total, Clock& clock,
                            RefailureProbe* refailures)
     : options_(std::move(options)), clock_(clock), backlog_(backlog), refailures_(refailures) {
   status_.total = total;
+  if (options_.BackpressureOnly()) {
+    targets_.push_back(kUnbounded);  // one step, no waits: only the backlog bound holds it back
+    status_.sent_per_step.assign(1, 0);
+    return;
+  }
   targets_.push_back(options_.canary);
   for (size_t i = 0; i < options_.ramp.size(); ++i) {
     if (i + 1 == options_.ramp.size()) {
@@ -108,6 +122,7 @@ RedriveGuard::RedriveGuard(RedriveOptions options, uint64_t total, Clock& clock,
     if (t > targets_.back()) targets_.push_back(t);  // steps the canary already covered are skipped
   }
   status_.steps = static_cast<int>(targets_.size()) - 1;
+  status_.sent_per_step.assign(targets_.size(), 0);
 }
 
 RedriveGuard::~RedriveGuard() = default;
@@ -129,15 +144,17 @@ Status RedriveGuard::Start(const std::string& journal_path, mode_t mode) {
     return Aborted(fmt::format("{} (an earlier run stopped; delete {} to redrive the rest with a new canary)",
                                status_.reason, journal_path));
   }
-  if (!resumed) return EnterPhase(RedrivePhase::kCanary, clock_.Now());
+  if (!resumed) return EnterPhase(SendingPhase(), clock_.Now());
   Report();
   return Status::Ok();
 }
 
 void RedriveGuard::Resume(const RedriveJournal& journal) {
   for (const JournalSent& s : journal.sent) {
-    watched_[s.message.new_message_id] = s.message;
-    send_times_.push_back(s.at);
+    // The journal keeps the send order; the step of each send follows from the step targets.
+    size_t step = 0;
+    while (step + 1 < targets_.size() && send_times_.size() >= targets_[step]) ++step;
+    Watch(s.message, s.at, step);
   }
   status_.sent = journal.sent.size();
   for (const RefailedMessage& r : journal.refailed) {
@@ -156,6 +173,7 @@ void RedriveGuard::Resume(const RedriveJournal& journal) {
   switch (last.phase) {
     case RedrivePhase::kCanary:
     case RedrivePhase::kRamp:
+    case RedrivePhase::kSending:
     case RedrivePhase::kPaused:  // the backlog is sampled again before the next item
       status_.phase = SendingPhase();
       break;
@@ -174,7 +192,20 @@ void RedriveGuard::Resume(const RedriveJournal& journal) {
 }
 
 bool RedriveGuard::Sending() const {
-  return status_.phase == RedrivePhase::kCanary || status_.phase == RedrivePhase::kRamp;
+  return status_.phase == RedrivePhase::kCanary || status_.phase == RedrivePhase::kRamp ||
+         status_.phase == RedrivePhase::kSending;
+}
+
+RedrivePhase RedriveGuard::SendingPhase() const {
+  if (options_.BackpressureOnly()) return RedrivePhase::kSending;
+  return step_ == 0 ? RedrivePhase::kCanary : RedrivePhase::kRamp;
+}
+
+void RedriveGuard::Watch(const ReplayedMessage& m, SystemTime at, size_t step) {
+  watched_[m.new_message_id] = m;
+  step_of_[m.new_message_id] = step;
+  send_times_.push_back(at);
+  ++status_.sent_per_step[std::min(step, status_.sent_per_step.size() - 1)];
 }
 
 Status RedriveGuard::BeforeAdd(Replayer& replayer) {
@@ -199,8 +230,7 @@ Status RedriveGuard::OnSent(const std::vector<ReplayedMessage>& sent) {
   const SystemTime now = clock_.Now();
   std::string lines;
   for (const ReplayedMessage& m : sent) {
-    watched_[m.new_message_id] = m;
-    send_times_.push_back(now);
+    Watch(m, now, step_);
     lines += JournalSentLine(m, now);
   }
   status_.sent += sent.size();
@@ -237,7 +267,7 @@ Status RedriveGuard::Finish(Replayer& replayer) {
   DLQ_RETURN_IF_ERROR(CheckStop());
   DLQ_RETURN_IF_ERROR(CheckBound());
   if (status_.phase == RedrivePhase::kDone) return Status::Ok();
-  if (status_.sent == 0 && status_.phase != RedrivePhase::kFinalCheck) {
+  if (options_.BackpressureOnly() || (status_.sent == 0 && status_.phase != RedrivePhase::kFinalCheck)) {
     return EnterPhase(RedrivePhase::kDone, clock_.Now());
   }
   // A wait that was running (a resumed run) becomes the final one, from its start.
@@ -388,16 +418,18 @@ bool RedriveGuard::OverBacklog(bool resuming) const {
 std::string RedriveGuard::BacklogReason() const {
   std::vector<std::string> parts;
   if (options_.max_backlog > 0 && status_.backlog > options_.max_backlog / 2) {
-    parts.push_back(fmt::format("backlog {} (bound {}, resume at {})", status_.backlog, options_.max_backlog,
-                                options_.max_backlog / 2));
+    parts.push_back(fmt::format("destination backlog {} over the bound {}; resumes at {}", status_.backlog,
+                                options_.max_backlog, options_.max_backlog / 2));
   }
   if (options_.max_backlog_age > seconds::zero() && status_.backlog_age &&
       *status_.backlog_age >= options_.max_backlog_age) {
-    parts.push_back(fmt::format("oldest message {} s old (bound {} s)", status_.backlog_age->count(),
+    parts.push_back(fmt::format("oldest destination message {} s old, over the bound {} s; resumes under {} s",
+                                status_.backlog_age->count(), options_.max_backlog_age.count(),
                                 options_.max_backlog_age.count()));
   }
-  std::string out = "destination backlog over its bound";
-  for (const std::string& p : parts) out += (p == parts.front() ? ": " : ", ") + p;
+  if (parts.empty()) return "paused: destination backlog over its bound";
+  std::string out = "paused: " + parts.front();
+  for (size_t i = 1; i < parts.size(); ++i) out += "; " + parts[i];
   return out;
 }
 
@@ -408,16 +440,18 @@ uint64_t RedriveGuard::Bound() const {
 }
 
 std::string RedriveGuard::StepName() const {
-  if (status_.phase == RedrivePhase::kFinalCheck) {
-    return step_ == 0 ? "the final window after the canary"
-                      : fmt::format("the final window after ramp step {} of {}", step_, status_.steps);
-  }
-  if (step_ == 0) return "the canary";
-  return fmt::format("ramp step {} of {}", step_, status_.steps);
+  if (status_.phase == RedrivePhase::kFinalCheck) return "the final window after " + StepName(step_);
+  return StepName(step_);
+}
+
+std::string RedriveGuard::StepName(size_t step) const {
+  if (step == 0) return "the canary";
+  return fmt::format("ramp step {} of {}", step, status_.steps);
 }
 
 Status RedriveGuard::CheckBound() {
   if (status_.phase == RedrivePhase::kStopped) return Aborted(status_.reason);
+  if (options_.BackpressureOnly()) return Status::Ok();  // no canary: re-failures are reported, never a stop
   const uint64_t bound = Bound();
   if (status_.refailed <= bound) return Status::Ok();
   const std::string breach = BreachReason(bound);
@@ -429,8 +463,20 @@ Status RedriveGuard::CheckBound() {
 }
 
 std::string RedriveGuard::BreachReason(uint64_t bound) const {
-  return fmt::format("{} of {} failed again in {} (bound {})", status_.refailed,
-                     CountNoun(status_.sent, "message sent", "messages sent"), StepName(), bound);
+  std::string out = fmt::format("{} of {} failed again in {} (bound {})", status_.refailed,
+                                CountNoun(status_.sent, "message sent", "messages sent"), StepName(), bound);
+  // Re-failures of messages sent in an earlier step than the one judged (a
+  // --check shorter than the processing window lets them arrive late) are
+  // named with the step that sent them.
+  std::map<size_t, uint64_t> earlier;
+  for (const RefailedMessage& r : status_.refailures) {
+    auto it = step_of_.find(r.new_message_id);
+    if (it != step_of_.end() && it->second < step_) ++earlier[it->second];
+  }
+  for (const auto& [step, n] : earlier) {
+    out += fmt::format("; {} of them sent in {}", n, StepName(step));
+  }
+  return out;
 }
 
 Status RedriveGuard::Settle(uint64_t bound) {

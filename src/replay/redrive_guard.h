@@ -63,13 +63,16 @@
 
 namespace dlq {
 
-enum class RedrivePhase { kCanary, kWaiting, kRamp, kPaused, kFinalCheck, kDone, kStopped };
-// "canary", "waiting", "ramp", "paused", "final-check", "done", "stopped"
+// kSending: a replay with a backlog bound and no canary (backpressure only).
+enum class RedrivePhase { kCanary, kWaiting, kRamp, kPaused, kFinalCheck, kDone, kStopped, kSending };
+// "canary", "waiting", "ramp", "paused", "final-check", "done", "stopped", "sending"
 std::string_view RedrivePhaseName(RedrivePhase phase);
 std::optional<RedrivePhase> ParseRedrivePhase(std::string_view name);
 
 struct RedriveOptions {
-  uint64_t canary = 0;                           // 0: no canary (and no ramp); a guard needs >= 1
+  // 0: no canary, no ramp and no waits: backpressure only (a backlog bound
+  // must be set); re-failures the source reports are kept, never a stop.
+  uint64_t canary = 0;
   std::vector<double> ramp = {0.05, 0.25, 1.0};  // cumulative fractions of `total`, rising, the last 1.0
   std::chrono::milliseconds window{0};           // after the canary and after the last step
   std::chrono::milliseconds check{0};            // after each other ramp step
@@ -81,6 +84,9 @@ struct RedriveOptions {
   std::chrono::milliseconds poll{1000};     // backlog / re-failure sampling period while waiting or paused
   const std::atomic<bool>* stop = nullptr;  // polled while blocked and before each item (kCancelled); not owned
 
+  bool BackpressureOnly() const {
+    return canary == 0 && (max_backlog > 0 || max_backlog_age > std::chrono::seconds(0));
+  }
   Status Validate() const;
 };
 
@@ -88,7 +94,8 @@ struct RedriveOptions {
 // VisibilityTimeout + DelaySeconds, plus a margin of max(10 s, 10% of that).
 std::chrono::milliseconds ProcessingWindow(int max_receive_count, std::chrono::seconds visibility_timeout,
                                            std::chrono::seconds delay);
-// The default wait after a ramp step: max(1 s, window / 4).
+// The default wait after a ramp step: the whole processing window, so a
+// step's re-failures are back before the next step is sent.
 std::chrono::milliseconds DefaultCheck(std::chrono::milliseconds window);
 // The default canary for a selection: max(10, ceil(1% of it)).
 uint64_t DefaultCanary(uint64_t selection);
@@ -112,6 +119,7 @@ struct RedriveStatus {
   std::optional<std::chrono::seconds> backlog_age;
   std::chrono::milliseconds paused_for{0};  // total time paused for backlog
   std::vector<RefailedMessage> refailures;  // every one found, in order found
+  std::vector<uint64_t> sent_per_step;      // [0] the canary, then each ramp step (one entry when backpressure only)
 };
 
 // The progress line of a guarded redrive: "phase=ramp step=2/3
@@ -186,7 +194,8 @@ class RedriveGuard final : public ReplayGate {
 
  private:
   bool Sending() const;
-  RedrivePhase SendingPhase() const { return step_ == 0 ? RedrivePhase::kCanary : RedrivePhase::kRamp; }
+  RedrivePhase SendingPhase() const;
+  void Watch(const ReplayedMessage& m, SystemTime at, size_t step);
   uint64_t Target() const { return targets_[step_]; }
   // Waits after the step that just filled (or the one a resumed run was
   // waiting after), then moves to the next step.
@@ -214,6 +223,7 @@ class RedriveGuard final : public ReplayGate {
   Status Journal(const std::string& lines);
   void Report();
   std::string StepName() const;
+  std::string StepName(size_t step) const;
   void Resume(const RedriveJournal& journal);
   std::chrono::milliseconds FindEvery(std::chrono::milliseconds wait) const;
 
@@ -229,6 +239,7 @@ class RedriveGuard final : public ReplayGate {
   size_t step_ = 0;                // index into targets_ (the ramp step number)
   uint64_t unconfirmed_ = 0;       // items taken and not yet reported sent since the last flush
   std::map<std::string, ReplayedMessage> watched_;  // new id -> message sent
+  std::map<std::string, size_t> step_of_;           // new id -> the step that sent it
   std::vector<SystemTime> send_times_;              // in send order
   std::set<std::string> refailed_ids_;              // new ids found again
   std::optional<SystemTime> wait_start_;            // the start of a wait a resumed run was in

@@ -229,13 +229,21 @@ Status Replayer::SendBatch(std::vector<Pending> batch) {
       }
       continue;
     }
-    if (options_.already_sent) {
-      DLQ_ASSIGN_OR_RETURN(bool delivered, options_.already_sent(p.target.url, p.item.record));
-      if (delivered) {
+    if (options_.skip) {
+      DLQ_ASSIGN_OR_RETURN(ReplaySkip skip, options_.skip(p.target.url, p.item.record));
+      if (skip.kind == ReplaySkip::kAlreadyReplayed) {
         ++stats_.already_replayed;
         if (options_.dry_run && on_dry_run_) {
           on_dry_run_(
               fmt::format("skip {}: already replayed to {} by an earlier run", p.item.record.message_id, p.target.url));
+        }
+        continue;
+      }
+      if (skip.kind == ReplaySkip::kCopy) {
+        ++stats_.skipped_copies;
+        if (options_.dry_run && on_dry_run_) {
+          on_dry_run_(fmt::format("skip {}: a copy of the same message (it failed again after a replay) is sent as {}",
+                                  p.item.record.message_id, skip.sent_as));
         }
         continue;
       }

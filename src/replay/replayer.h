@@ -31,10 +31,10 @@
 // are sent again: duplicates are bounded by them (FIFO queues drop them
 // through the deduplication id within 5 minutes).
 //
-// Already replayed: with `already_sent`, an item that an earlier run
-// delivered to the same destination is not sent (counted in
-// already_replayed, a line in a dry run); it keeps its place in the send
-// sequence, so checkpoints are unaffected.
+// Skips: with `skip`, an item that an earlier run delivered to the same
+// destination (already_replayed), or a copy of a message this run sends
+// (skipped_copies), is not sent (a line in a dry run); it keeps its place in
+// the send sequence, so checkpoints are unaffected.
 //
 // Memory: open batches (10 entries per destination), the FIFO buffer, one
 // sort key per FIFO group, and the ids (original and new) of sent messages for
@@ -94,6 +94,12 @@ class ReplayGate {
   virtual Status OnSent(const std::vector<ReplayedMessage>& sent) = 0;
 };
 
+// Why an item is not sent (ReplayOptions::skip).
+struct ReplaySkip {
+  enum Kind { kSend, kAlreadyReplayed, kCopy } kind = kSend;
+  std::string sent_as;  // kCopy: the id of the copy this run sends
+};
+
 struct ReplayOptions {
   uint64_t max = 0;       // items accepted at most, counted over resumed runs too (0: no limit)
   double rate = 0;        // messages per second (0: unlimited)
@@ -112,9 +118,11 @@ struct ReplayOptions {
   mode_t checkpoint_mode = 0600;            // permission bits of the checkpoint file
   std::string identity_text;                // CheckpointIdentityText of the run
   const std::atomic<bool>* stop = nullptr;  // polled before every batch; not owned
-  // True when an earlier run delivered the record to the destination URL
-  // (replay/ledger.h); null: everything selected is sent. An error stops the run.
-  std::function<Result<bool>(const std::string& url, const ArchiveRecord& record)> already_sent;
+  // Whether to skip the record bound for the destination URL: an earlier run
+  // delivered it there (replay/ledger.h), or a copy of the same message is
+  // sent by this run; null: everything selected is sent. Called in send
+  // order, once per item. An error stops the run.
+  std::function<Result<ReplaySkip>(const std::string& url, const ArchiveRecord& record)> skip;
   // Called for each message confirmed sent, in completion order; an error stops the run.
   std::function<Status(const std::string& url, const std::string& message_id)> on_sent;
   ReplayGate* gate = nullptr;  // not owned; null: every item is taken at once
@@ -139,6 +147,7 @@ struct ReplayStats {
   uint64_t failed = 0;            // given up in this run
   uint64_t resumed = 0;           // skipped: finished by an earlier run (checkpoint)
   uint64_t already_replayed = 0;  // skipped: delivered to the same destination by an earlier run (ledger)
+  uint64_t skipped_copies = 0;    // skipped: a copy of the same message is sent by this run
   uint64_t would_send = 0;        // dry run
   uint64_t bytes_sent = 0;
   uint64_t batches = 0;

@@ -21,6 +21,8 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "daemon_process.h"
 #include "harness.h"
@@ -558,6 +560,9 @@ TEST_P(RedriveTest, FixedForSomeTypesStopsAtTheFirstBadStepAndReportsExactlyTheM
   EXPECT_EQ(rc, 5) << run.Both();
   EXPECT_TRUE(Has(run.Err(), "step=3/4")) << run.Both();
   EXPECT_FALSE(Has(run.Err(), "step=4/4")) << run.Both();
+  // The step that breached is the one reported: its own messages failed.
+  EXPECT_TRUE(Has(run.Err(), "failed again in ramp step 3 of 4")) << run.Both();
+  EXPECT_FALSE(Has(run.Err(), "of them sent in")) << run.Both();
   // All 20 a's and 10 of the b's (the archive's line order within an
   // object is the order the archiver received them, not the send order).
   std::set<std::string> seen = consumer.BodiesSeen(), a = Bodies("a", 0, 20), b_seen;
@@ -583,6 +588,38 @@ TEST_P(RedriveTest, FixedForSomeTypesStopsAtTheFirstBadStepAndReportsExactlyTheM
         << "not in the run's report: " << original_id << " / " << new_id << "\n"
         << run.Both();
   }
+  fs::remove_all(dir);
+}
+
+// Issue 37: with the default --check (the whole processing window) a ramp
+// step whose messages fail again stops the run before the next step is
+// sent, and the report names that step. The canary (4 a's) is clean; ramp
+// step 1 (records 5..10 of 40) holds 3 b's, over the bound of 2; steps 2
+// and 3 are never sent.
+TEST_P(RedriveTest, AStepsReFailuresStopTheRunBeforeTheNextStepIsSent) {
+  DLQ_REDRIVE_SETUP("rd-judged");
+  const std::vector<std::tuple<std::string, int, int>> objects = {
+      {"a", 0, 4}, {"b", 4, 7}, {"a", 7, 10}, {"a", 10, 20}, {"a", 20, 40}};
+  for (const auto& [type, from, to] : objects) {
+    SendTyped(*svc, q.dlq_url, type, from, to);
+    Archive(standin, q.dlq, dir);
+    std::this_thread::sleep_for(milliseconds(1100));  // the next object's key has a later {hhmmss}
+  }
+  Consumer consumer(standin, q.src_url, dir, R"("type":"b")");
+  BackgroundReplay run(
+      standin,
+      FromArchive(standin, q, dir) + " --all --canary 4 --ramp 25,50,100 --canary-max-refailures 2 --max-refailures 2",
+      dir, "replay");
+  int rc = run.Wait(seconds(150));
+  consumer.Stop();
+  EXPECT_EQ(rc, 5) << run.Both();
+  EXPECT_TRUE(Has(run.Err(), "3 of 10 messages sent failed again in ramp step 1 of 3 (bound 2)")) << run.Both();
+  EXPECT_FALSE(Has(run.Err(), "step=2/3")) << run.Both();
+  EXPECT_EQ(consumer.BodiesSeen().size(), 10u) << Names(consumer.BodiesSeen());  // the canary and step 1 only
+  EXPECT_EQ(consumer.FailedIds().size(), 3u);
+  // The summary's buckets add up to the 40 selected.
+  EXPECT_TRUE(Has(run.Out(), "selected 40, sent 7, failed 0, failed again 3, not sent 30 (still in the archive)"))
+      << run.Both();
   fs::remove_all(dir);
 }
 

@@ -516,5 +516,48 @@ TEST_F(FailedAgainTest, StatsCountsPerGroupTheMessagesThatFailedAgain) {
   EXPECT_NE(table.str().find("FAILED_AGAIN"), std::string::npos) << table.str();
 }
 
+// Issue 37: a message and its archived copy (new id) failed again once:
+// FAILED_AGAIN counts it once; and once a later run delivered it, it is no
+// longer failed again (search --failed-again no longer lists it).
+TEST_F(FailedAgainTest, StatsCountsAMessageAndItsArchivedCopyOnceAndALaterDeliveryEndsIt) {
+  ArchiveContext ctx;
+  ctx.queue = "orders-dlq";
+  Message copy;
+  copy.message_id = "new-1";  // m1 back in its DLQ, archived under its new id
+  copy.body = "order 1 failed";
+  copy.md5_of_body = Md5Hex(copy.body);
+  copy.attributes["SentTimestamp"] = std::to_string(ToUnixMillis(kT));
+  std::string lines;
+  AppendRecordJson(copy, ctx, kT, lines);
+  store_.Insert(KeyTemplate::Default().Render({"dlq-archive", "orders-dlq", "", "", kT, "00000000000000cc"}),
+                GzipCompress(lines, 1).value());
+  StatsCommandOptions st;
+  st.group_by = "fingerprint";
+  std::atomic<bool> stop{false};
+  Capture json, err;
+  ASSERT_EQ(RunStatsCommand(st, store_, from_, kT, false, stop, json.f(), err.f()), 0) << err.str();
+  EXPECT_NE(json.str().find(R"("count":5,)"), std::string::npos) << json.str();         // m1..m4 and the copy
+  EXPECT_NE(json.str().find(R"("failed_again":2})"), std::string::npos) << json.str();  // m1 (and its copy), m3
+
+  // A later run delivered the copy new-1 (sent, not found again).
+  AuditRecord later;
+  later.started_at = later.finished_at = kT + std::chrono::hours(1);
+  later.source = "s3://bucket";
+  later.filter = "{}";
+  later.destination = "source";
+  later.outcome = "done";
+  later.sent = {{"new-1", "new-1b", "https://sqs.us-east-1.amazonaws.com/123456789012/orders"}};
+  ASSERT_TRUE(WriteAudit(store_, ArchivePrefix(from_), later).ok());
+  SearchCommandOptions o;
+  o.output = "ids";
+  o.failed_again = true;
+  Capture out, err2;
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, false, out.f(), err2.f()), 0) << err2.str();
+  EXPECT_EQ(out.str(), "m3\n");
+  Capture json2, err3;
+  ASSERT_EQ(RunStatsCommand(st, store_, from_, kT, false, stop, json2.f(), err3.f()), 0) << err3.str();
+  EXPECT_NE(json2.str().find(R"("failed_again":1})"), std::string::npos) << json2.str();
+}
+
 }  // namespace
 }  // namespace dlq

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <utility>
+#include <vector>
+
 namespace dlq {
 namespace {
 
@@ -114,6 +118,53 @@ TEST(RedriveFlagsTest, BadValuesAreRefusedNamingTheFlag) {
     f.max_backlog = backlog;
     refused(f, "--max-backlog");
   }
+}
+
+// Issue 37: a flag that is accepted takes effect, or is refused.
+TEST(RedriveFlagsTest, CanaryFlagsWithoutACanaryAreRefusedNamingTheFlag) {
+  const std::vector<std::pair<std::string, std::function<void(RedriveFlags&)>>> flags = {
+      {"--ramp", [](RedriveFlags& f) { f.ramp = "5,25,100"; }},
+      {"--window", [](RedriveFlags& f) { f.window = "90s"; }},
+      {"--check", [](RedriveFlags& f) { f.check = "30s"; }},
+      {"--max-refailures", [](RedriveFlags& f) { f.max_refailures = "1%"; }},
+      {"--canary-max-refailures", [](RedriveFlags& f) { f.canary_max_refailures = 0; }},
+  };
+  for (const auto& [name, set] : flags) {
+    RedriveFlags to_queue;  // --to-queue without --canary
+    set(to_queue);
+    auto plan = ParseRedriveFlags(to_queue, /*to_source=*/false);
+    ASSERT_FALSE(plan.ok()) << name;
+    EXPECT_EQ(plan.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find(name + " applies to a guarded replay only"), std::string::npos)
+        << plan.status().message();
+    RedriveFlags no_canary;  // --to-source --no-canary
+    no_canary.no_canary = true;
+    set(no_canary);
+    plan = ParseRedriveFlags(no_canary, /*to_source=*/true);
+    ASSERT_FALSE(plan.ok()) << name;
+    EXPECT_NE(plan.status().message().find("--no-canary"), std::string::npos) << plan.status().message();
+    RedriveFlags guarded;  // the same flag with a canary is taken
+    guarded.canary = 5;
+    set(guarded);
+    EXPECT_TRUE(ParseRedriveFlags(guarded, false).ok()) << name;
+  }
+}
+
+TEST(RedriveFlagsTest, MaxBacklogWithoutACanaryIsBackpressureOnly) {
+  RedriveFlags f;
+  f.no_canary = true;
+  f.max_backlog = {"20"};
+  auto plan = ParseRedriveFlags(f, true);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->guarded);
+  EXPECT_TRUE(plan->backpressure);
+  RedriveOptions o = MakeBackpressureOptions(*plan);
+  EXPECT_EQ(o.canary, 0u);
+  EXPECT_EQ(o.max_backlog, 20);
+  EXPECT_TRUE(o.BackpressureOnly());
+  EXPECT_TRUE(o.Validate().ok());
+  RedriveFlags plain;  // no --max-backlog: nothing to hold
+  EXPECT_FALSE(ParseRedriveFlags(plain, false)->backpressure);
 }
 
 }  // namespace

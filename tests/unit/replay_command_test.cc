@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <simdjson.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "app/replay_redrive.h"
@@ -101,6 +103,25 @@ class ReplayCommandTest : public ::testing::Test {
     store_.Insert(key, *GzipCompress(lines, 1));
   }
 
+  // A message back in its DLQ after a replay, archived under its new id
+  // (`copy_id`); body and attributes as record `i` of Archive().
+  void ArchiveCopy(const std::string& key, const std::string& copy_id, int i) {
+    ArchiveRecord r;
+    r.queue = "orders-dlq";
+    r.queue_url = dlq_;
+    r.region = "us-east-1";
+    r.account_id = "123456789012";
+    r.message_id = copy_id;
+    r.body = "order " + std::to_string(i) + " failed";
+    r.md5_of_body = Md5OfBody(r.body);
+    r.message_attributes["kind"] = {"String", i % 2 ? "odd" : "even", ""};
+    r.md5_of_message_attributes = Md5OfMessageAttributes(r.message_attributes);
+    r.archived_at = r.expires_at = clock_.Now();
+    std::string lines;
+    AppendRecordJson(r, lines);
+    store_.Insert(key, *GzipCompress(lines, 1));
+  }
+
   int Run() { return RunReplay(options_, deps_, stop_); }
   std::string Out() { return ReadAll(out_); }
   std::string Err() { return ReadAll(err_); }
@@ -167,7 +188,8 @@ TEST_F(ReplayCommandTest, SecondRunSendsNothingAndSaysWhy) {
   EXPECT_EQ(sqs_.Messages(dest_).size(), 22u);  // not 44
   std::string out = Out();
   EXPECT_NE(out.find("sent 0, failed 0"), std::string::npos) << out;
-  EXPECT_NE(out.find("skipped 22 already replayed to the same destination by an earlier run"), std::string::npos)
+  EXPECT_NE(out.find("selected 22, sent 0, failed 0, skipped 22 already replayed"), std::string::npos) << out;
+  EXPECT_NE(out.find("already replayed: delivered to the same destination by an earlier run"), std::string::npos)
       << out;
   EXPECT_NE(out.find("--again sends them"), std::string::npos) << out;
   // Both runs are in the audit trail; the second says what it skipped.
@@ -196,44 +218,80 @@ TEST_F(ReplayCommandTest, AgainSendsWhatAnEarlierRunDelivered) {
   EXPECT_EQ(sqs_.Messages(dest_).size(), 10u);
 }
 
-TEST_F(ReplayCommandTest, MessagesThatFailedAgainAreNotSentWithoutAgain) {
+// Issue 37: a message that failed again is finished by a rerun after the
+// fix (sent without --again, once, even when its copy was archived too);
+// once delivered it is no longer "failed again"; --again keeps its meaning.
+TEST_F(ReplayCommandTest, AMessageThatFailedAgainIsSentByTheRerunOnceAndThenCountsAsDelivered) {
   Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 4);
-  // An earlier guarded replay (to another queue) saw id-1 fail again, and the
-  // copy of some message fail again as id-3 (the archive holds it under its new id).
-  AuditRecord earlier;
-  earlier.started_at = earlier.finished_at = clock_.Now();
-  earlier.source = "s3://bucket/dlq-archive";
-  earlier.filter = "{}";
-  earlier.destination = "elsewhere";
-  earlier.outcome = "stopped";
-  earlier.sent = {{"id-1", "copy-1", "https://q/elsewhere"}, {"orig-9", "id-3", "https://q/elsewhere"}};
-  earlier.failed_again = {{"id-1", "copy-1", "https://q/elsewhere", dlq_, clock_.Now()},
-                          {"orig-9", "id-3", "https://q/elsewhere", dlq_, clock_.Now()}};
-  ASSERT_TRUE(WriteAudit(store_, "dlq-archive", earlier).ok());
   options_.to_queue = "orders";
+  ASSERT_EQ(Run(), 0) << Err();  // delivers id-0..3 (the ledger has them)
+  ASSERT_EQ(sqs_.Messages(dest_).size(), 4u);
+  // Then a replay of id-1 found it in the DLQ again as copy-1, and the
+  // archiver archived that copy under its new id.
+  clock_.Advance(std::chrono::minutes(1));
+  AuditRecord refailed;
+  refailed.started_at = refailed.finished_at = clock_.Now();
+  refailed.source = "s3://bucket/dlq-archive";
+  refailed.filter = "{}";
+  refailed.destination = "orders";
+  refailed.outcome = "stopped";
+  refailed.sent = {{"id-1", "copy-1", dest_}};
+  refailed.failed_again = {{"id-1", "copy-1", dest_, dlq_, clock_.Now()}};
+  ASSERT_TRUE(WriteAudit(store_, "dlq-archive", refailed).ok());
+  ArchiveCopy("dlq-archive/orders-dlq/20231115/b.json.gz", "copy-1", 1);
+  clock_.Advance(std::chrono::minutes(1));
+
+  // --failed-again selects exactly it, under both of its ids (as search does).
+  options_.failed_again = true;
+  options_.dry_run = true;
+  std::rewind(out_);
   ASSERT_EQ(Run(), 0) << Err();
-  std::vector<std::string> bodies;
-  for (const Message& m : sqs_.Messages(dest_)) bodies.push_back(m.body);
-  EXPECT_EQ(bodies, (std::vector<std::string>{"order 0 failed", "order 2 failed"}));
   std::string out = Out();
-  EXPECT_NE(out.find("skipped 2 that failed again after an earlier replay"), std::string::npos) << out;
-  EXPECT_EQ(out.find("already replayed to the same destination"), std::string::npos) << out;
-  auto keys = AuditKeys();
-  ASSERT_EQ(keys.size(), 2u);
-  bool found = false;
-  for (const std::string& key : keys) {
-    auto r = ParseAuditRecord(store_.Object(key)->data);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    if (r->destination != "elsewhere") {
-      found = true;
-      EXPECT_EQ(r->failed_again_skipped, 2u);
-      EXPECT_EQ(r->stats.already_replayed, 0u);
-    }
-  }
-  EXPECT_TRUE(found);
-  options_.again = true;  // --again sends them (and, as always, what went before)
+  EXPECT_NE(out.find("would send id-1 to " + dest_), std::string::npos) << out;
+  EXPECT_NE(out.find("skip copy-1: a copy of the same message (it failed again after a replay) is sent as id-1"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("selected 2, would send 1, failed 0, skipped 1 copies of messages sent in this run"),
+            std::string::npos)
+      << out;
+  options_.failed_again = false;
+  options_.dry_run = false;
+
+  // The rerun after the fix: id-1 is sent (once), the three delivered ones
+  // and the copy are skipped, and every selected message is in one bucket.
+  const size_t before = sqs_.Messages(dest_).size();
+  std::rewind(out_);
   ASSERT_EQ(Run(), 0) << Err();
-  EXPECT_EQ(sqs_.Messages(dest_).size(), 6u);
+  EXPECT_EQ(sqs_.Messages(dest_).size(), before + 1);
+  EXPECT_EQ(sqs_.Messages(dest_).back().body, "order 1 failed");
+  out = Out();
+  EXPECT_NE(out.find("selected 5, sent 1, failed 0, skipped 3 already replayed, skipped 1 copies of messages sent "
+                     "in this run"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("1 message failed again after an earlier replay: this run took it to send again"),
+            std::string::npos)
+      << out;
+
+  // Delivered now: no longer "failed again", and a third run sends nothing.
+  auto index = ReadFailedAgain(store_, "dlq-archive");
+  ASSERT_TRUE(index.ok());
+  EXPECT_FALSE(index->Contains("id-1"));
+  EXPECT_FALSE(index->Contains("copy-1"));
+  std::rewind(out_);
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), before + 1);
+  EXPECT_NE(Out().find("selected 5, sent 0, failed 0, skipped 5 already replayed"), std::string::npos) << Out();
+  options_.failed_again = true;
+  std::rewind(out_);
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_NE(Out().find("selected 0, sent 0, failed 0"), std::string::npos) << Out();
+  options_.failed_again = false;
+
+  // --again sends what was delivered, but one copy of each message.
+  options_.again = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_EQ(sqs_.Messages(dest_).size(), before + 1 + 4);
 }
 
 TEST_F(ReplayCommandTest, SkipsOnlyWhatWentToTheSameDestination) {
@@ -508,7 +566,7 @@ TEST_F(LiveReplayCommandTest, DryRunPrintsEachMessageOnce) {
   size_t lines = 0;
   for (size_t at = out.find("would send "); at != std::string::npos; at = out.find("would send ", at + 1)) ++lines;
   EXPECT_EQ(lines, 12u + 1u) << out;  // 12 lines and the summary's "would send 12 of 12"
-  EXPECT_NE(out.find("would send 12 of 12 messages selected"), std::string::npos) << out;
+  EXPECT_NE(out.find("selected 12, would send 12, failed 0"), std::string::npos) << out;
   EXPECT_NE(out.find("examined 60 of ~60"), std::string::npos) << out;
   EXPECT_EQ(sqs_.Messages(dlq_).size(), 60u);
 }
@@ -558,7 +616,7 @@ TEST_F(ReplayCommandTest, DryRunWithNoFilterShowsTheSelectionAndSaysTheRealRunNe
   ASSERT_EQ(Run(), 0) << Err();
   std::string out = Out();
   EXPECT_NE(out.find("the real run needs --all"), std::string::npos) << out;
-  EXPECT_NE(out.find("would send 2 of 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("selected 2, would send 2, failed 0"), std::string::npos) << out;
   EXPECT_EQ(sqs_.calls(Op::kSendMessageBatch), 0);
 }
 
@@ -818,13 +876,32 @@ TEST_F(GuardedReplayCommandTest, BugStillThereStopsAfterTheCanaryWithExit5AndSay
     EXPECT_EQ(f.dlq, dlq_);
     EXPECT_NE(err.find("failed again: " + f.message_id + " -> " + f.new_message_id), std::string::npos) << err;
   }
-  EXPECT_NE(Out().find("guard: stopped: canary 10"), std::string::npos) << Out();
-  // The loop: a rerun does not send the messages that failed again.
+  const std::string out = Out();
+  EXPECT_NE(out.find("guard: stopped: canary sent 10 (planned 10)"), std::string::npos) << out;
+  // Every selected message in one bucket: 100 selected, not "selected 10".
+  const size_t r = audit.failed_again.size();
+  EXPECT_NE(out.find(fmt::format("selected 100, sent {}, failed 0, failed again {}, not sent 90 (still in the archive)",
+                                 10 - r, r)),
+            std::string::npos)
+      << out;
+  ASSERT_TRUE(audit.buckets.has_value());
+  EXPECT_EQ(audit.buckets->selected, 100u);
+  EXPECT_EQ(audit.buckets->failed_again, r);
+  EXPECT_EQ(audit.buckets->not_sent, 90u);
+  EXPECT_EQ(audit.buckets->Sum(), 100u);
+  // The rerun (the fix is out) takes the messages that failed again too.
+  consumer_.fails = [](const std::string&) { return false; };
   options_.redrive = {};
   options_.redrive.no_canary = true;
   std::rewind(out_);
   ASSERT_EQ(Run(), 0) << Err();
-  EXPECT_NE(Out().find(fmt::format("skipped {} that failed again", audit.failed_again.size())), std::string::npos)
+  EXPECT_NE(Out().find(fmt::format("{} {} failed again after an earlier replay: this run took", r,
+                                   r == 1 ? "message" : "messages")),
+            std::string::npos)
+      << Out();
+  EXPECT_NE(Out().find(fmt::format("selected 100, sent {}, failed 0{}", 90 + r,
+                                   r < 10 ? fmt::format(", skipped {} already replayed", 10 - r) : ",")),
+            std::string::npos)
       << Out();
 }
 
@@ -838,7 +915,9 @@ TEST_F(GuardedReplayCommandTest, BugFixedRampsToTheEndAndNothingIsBackInTheDlq) 
   EXPECT_EQ(audit.redrive->outcome, "done");
   EXPECT_TRUE(audit.failed_again.empty());
   EXPECT_EQ(sqs_.Depth(dlq_), 0u);
-  EXPECT_NE(Out().find("guard: done: canary 10, ramp 5,25,100 %, window 10 s, re-failed 0"), std::string::npos)
+  EXPECT_NE(Out().find("guard: done: canary sent 10 (planned 10), ramp 5,25,100 % (2 of 2 steps sent), window 10 s, "
+                       "re-failed 0"),
+            std::string::npos)
       << Out();
 }
 
@@ -905,6 +984,18 @@ TEST_F(GuardedReplayCommandTest, LiveFormStopsLeavingWhatItDidNotSendInTheDlqAnd
   const std::string err = Err();
   EXPECT_NE(err.find("stopped: sent 10, re-failed " + std::to_string(refailed)), std::string::npos) << err;
   EXPECT_NE(err.find(", not sent 40 (still in the DLQ)"), std::string::npos) << err;
+  // The DLQ part as a completed run prints it, and what is left and why.
+  const std::string out = Out();
+  EXPECT_NE(out.find("; DLQ: examined "), std::string::npos) << out;
+  EXPECT_NE(out.find(", deleted 10,"), std::string::npos) << out;  // the originals sent left the DLQ
+  // Every message the pass selected is in one bucket (one more may have been
+  // received and selected while the guard judged the canary: not sent).
+  EXPECT_NE(out.find(fmt::format("sent {}, failed 0, failed again {}", 10 - refailed, refailed)), std::string::npos)
+      << out;
+  EXPECT_NE(out.find(fmt::format("left in the DLQ: {} failed again in this run", refailed)), std::string::npos) << out;
+  EXPECT_NE(out.find("`dlq-archive archive --queue orders-dlq --to s3://bucket/dlq-archive` archives them"),
+            std::string::npos)
+      << out;
   std::FILE* journal = std::fopen((options_.checkpoint + ".guard").c_str(), "r");
   EXPECT_NE(journal, nullptr);
   if (journal != nullptr) std::fclose(journal);
@@ -925,6 +1016,100 @@ TEST_F(GuardedReplayCommandTest, DryRunSaysHowTheRealRunWillBeGuardedAndSendsNot
             std::string::npos)
       << out;
   EXPECT_EQ(sqs_.Depth(dest_), 0u);
+}
+
+// A consumer of "orders" that takes nothing until `consuming`, then takes
+// everything visible whenever the replay reads a queue's attributes.
+class GatedConsumer final : public QueueClientWrapper {
+ public:
+  GatedConsumer(FakeQueueClient& sqs, std::string queue) : QueueClientWrapper(sqs), queue_(std::move(queue)) {}
+  Result<std::map<std::string, std::string>> GetQueueAttributes(const std::string& url,
+                                                                const std::vector<std::string>& names) override {
+    for (bool more = consuming; more;) {
+      auto got = target().ReceiveMessages(queue_, ReceiveOptions{});
+      more = got.ok() && !got->empty();
+      for (const Message& m : more ? *got : std::vector<Message>{}) {
+        (void)target().DeleteMessageBatch(queue_, {{"d", m.receipt_handle}});
+        ++consumed;
+      }
+    }
+    return target().GetQueueAttributes(url, names);
+  }
+  bool consuming = false;
+  int consumed = 0;
+
+ private:
+  std::string queue_;
+};
+
+// Issue 37: --max-backlog holds without a canary too (before: silently ignored).
+TEST_F(GuardedReplayCommandTest, MaxBacklogWithoutACanaryHoldsTheBound) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 60);
+  options_.redrive = {};
+  options_.redrive.max_backlog = {"20"};
+  GatedConsumer consumer(sqs_, dest_);
+  deps_.sqs = &consumer;
+  size_t peak = 0;
+  bool paused = false;
+  deps_.on_redrive_status = [&](const RedriveStatus& s) {
+    peak = std::max(peak, sqs_.Depth(dest_));
+    if (s.phase == RedrivePhase::kPaused) paused = consumer.consuming = true;
+  };
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_TRUE(paused);
+  EXPECT_LE(peak, 20u);
+  EXPECT_EQ(consumer.consumed + static_cast<int>(sqs_.Depth(dest_)), 60);
+  const std::string out = Out();
+  EXPECT_NE(out.find("backlog bound: 20 visible messages (resumes at 10)"), std::string::npos) << out;
+  EXPECT_FALSE(OnlyAudit().redrive.has_value());  // no canary: no guard in the audit
+}
+
+TEST_F(GuardedReplayCommandTest, CanaryFlagsWithoutACanaryExit2NamingTheFlag) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 5);
+  options_.redrive = {};
+  options_.redrive.ramp = "10,100";
+  EXPECT_EQ(Run(), 2);
+  EXPECT_NE(Err().find("--ramp applies to a guarded replay only"), std::string::npos) << Err();
+  EXPECT_EQ(sqs_.Depth(dest_), 0u);
+}
+
+TEST_F(GuardedReplayCommandTest, DryRunWithAShortCheckSaysWhatItRisks) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 20);
+  options_.redrive.check = "2s";
+  options_.dry_run = true;
+  ASSERT_EQ(Run(), 0) << Err();
+  EXPECT_NE(Out().find("--check 2 s is shorter than the window: a step's re-failures can come back after the next "
+                       "step was sent"),
+            std::string::npos)
+      << Out();
+}
+
+TEST_F(GuardedReplayCommandTest, OutputJsonIsOneDocumentWhoseBucketsAddUp) {
+  Archive("dlq-archive/orders-dlq/20231114/a.json.gz", 0, 40);
+  consumer_.fails = [](const std::string&) { return true; };
+  options_.output = "json";
+  ASSERT_EQ(Run(), 5) << Err();
+  const std::string out = Out();
+  ASSERT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;  // one document, nothing else
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(out).get(doc), simdjson::SUCCESS) << out;
+  uint64_t selected = 0, sum = 0;
+  ASSERT_EQ(doc["buckets"]["selected"].get_uint64().get(selected), simdjson::SUCCESS);
+  for (const char* b : {"sent", "failed", "failed_again", "already_replayed", "copies", "resumed",
+                        "skipped_failed_again", "would_send", "not_sent"}) {
+    uint64_t n = 0;
+    ASSERT_EQ(doc["buckets"][b].get_uint64().get(n), simdjson::SUCCESS) << b;
+    sum += n;
+  }
+  EXPECT_EQ(selected, 40u);
+  EXPECT_EQ(sum, 40u);
+  int64_t code = 0;
+  ASSERT_EQ(doc["exit_code"].get_int64().get(code), simdjson::SUCCESS);
+  EXPECT_EQ(code, 5);
+  std::string_view phase;
+  ASSERT_EQ(doc["guard"]["phase"].get_string().get(phase), simdjson::SUCCESS);
+  EXPECT_EQ(phase, "stopped");
 }
 
 }  // namespace
