@@ -743,8 +743,9 @@ std::optional<int> StartGuard(const ReplayCommandOptions& options, const ReplayD
     progress.Guard(s);
     if (deps.on_redrive_status) deps.on_redrive_status(s);
   });
-  Status st =
-      guard->guard->Start(options.checkpoint.empty() ? "" : options.checkpoint + ".guard", options.file_modes.file);
+  // A backlog bound alone has no phases worth resuming: no journal.
+  const bool journal = !options.checkpoint.empty() && !guard->options.BackpressureOnly();
+  Status st = guard->guard->Start(journal ? options.checkpoint + ".guard" : "", options.file_modes.file);
   if (!st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
   return std::nullopt;
 }
