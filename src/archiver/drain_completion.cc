@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "common/count_noun.h"
-
 namespace dlq {
 
 Completion JudgeCompletion(const CompletionFacts& facts, const std::function<std::string()>& final_check) {
@@ -38,14 +36,10 @@ Completion JudgeCompletion(const CompletionFacts& facts, const std::function<std
   }
   out.incomplete = true;
   if (!facts.corrupt_ids.empty() && out.reason.empty()) {
-    out.reason =
-        fmt::format("{} failed their MD5 check on every receive and were left in the DLQ: {}",
-                    CountNoun(facts.corrupt_ids.size(), "message", "messages"), fmt::join(facts.corrupt_ids, ", "));
+    out.reason = fmt::format("{} message(s) failed their MD5 check on every receive and were left in the DLQ: {}",
+                             facts.corrupt_ids.size(), fmt::join(facts.corrupt_ids, ", "));
   }
-  if (out.reason.empty()) {
-    out.reason =
-        fmt::format("{} released unarchived; run again", CountNoun(facts.released, "message was", "messages were"));
-  }
+  if (out.reason.empty()) out.reason = fmt::format("{} message(s) were released unarchived; run again", facts.released);
   return out;
 }
 

@@ -267,14 +267,12 @@ std::string StateReason(const AlarmSpec& spec, AlarmState current, const std::ve
   if (fills > 0) {
     fill_note = fmt::format(" ({} treated as {})", Plural(fills, "missing datapoint"), MissingDataName(spec.missing));
   }
-  // A state kept is no transition: "to stay in ALARM", not "ALARM -> ALARM".
-  const std::string what =
-      current == d.next ? fmt::format("to stay in {}", AlarmStateName(d.next))
-                        : fmt::format("for {} -> {} transition", AlarmStateName(current), AlarmStateName(d.next));
-  return fmt::format("Threshold Crossed: {} out of the last {} [{}]{} {} {}{} the threshold ({:.1f}) (minimum {} {}).",
-                     counted, Plural(n, "datapoint"), points, fill_note, counted == 1 ? "was" : "were",
-                     to_alarm ? "" : "not ", OperatorPhrase(spec.comparison), spec.threshold,
-                     Plural(to_alarm ? m : n - m + 1, "datapoint"), what);
+  return fmt::format(
+      "Threshold Crossed: {} out of the last {} [{}]{} {} {}{} the threshold ({:.1f}) (minimum {} for {} -> {} "
+      "transition).",
+      counted, Plural(n, "datapoint"), points, fill_note, counted == 1 ? "was" : "were", to_alarm ? "" : "not ",
+      OperatorPhrase(spec.comparison), spec.threshold, Plural(to_alarm ? m : n - m + 1, "datapoint"),
+      AlarmStateName(current), AlarmStateName(d.next));
 }
 
 }  // namespace

@@ -307,15 +307,6 @@ std::string KeyWithoutThreshold(std::string_view key) {
   return std::string(key.substr(0, before)).append(key.substr(last));
 }
 
-// Whether alarm_configured is worth a line: the first time, when anything
-// but the threshold changed, or when the threshold moved by more than a
-// minute since it was last logged (an auto threshold follows the queue's
-// depth and drifts by seconds at every discovery).
-bool WorthLogging(const QueueAlarms& alarms, const AlarmSpec& spec) {
-  if (alarms.logged_key.empty() || alarms.logged_key != KeyWithoutThreshold(SpecKey(spec))) return true;
-  return std::abs(spec.threshold - alarms.logged_threshold) > 60.0;
-}
-
 // Whether an alarm kept under `kept_key` is `spec`'s (with `any_threshold`,
 // whatever its threshold).
 bool SameSpec(std::string_view kept_key, const AlarmSpec& spec, bool any_threshold) {
@@ -678,9 +669,7 @@ std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const Dis
     q->alarms.expiry = Renewed(plan.expiry, q->alarms.expiry.get(), auto_threshold);
     q->alarms.depth = Renewed(plan.depth, q->alarms.depth.get(), /*any_threshold=*/false);
     q->id.expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
-    if (plan.expiry && WorthLogging(q->alarms, *plan.expiry)) {
-      q->alarms.logged_key = KeyWithoutThreshold(SpecKey(*plan.expiry));
-      q->alarms.logged_threshold = plan.expiry->threshold;
+    if (plan.expiry) {
       Log().Log(LogLevel::kInfo, "alarm_configured",
                 {{"queue", dq.name},
                  {"alarm", plan.expiry->name},

@@ -66,11 +66,6 @@ struct QueueAlarms {
   std::unique_ptr<Alarm> expiry;  // may be null
   std::unique_ptr<Alarm> depth;   // may be null
   std::string spec_key;
-  // What alarm_configured last logged: the spec without its threshold, and
-  // the threshold (an auto threshold drifts with the depth; small moves are
-  // not logged again).
-  std::string logged_key;
-  double logged_threshold = 0;
   // Set by the plan at discovery.
   AlarmSettings::Action expiry_action = AlarmSettings::Action::kArchive;
   AlarmSettings::Action depth_action = AlarmSettings::Action::kNotify;

@@ -1025,10 +1025,7 @@ class Scanner {
         switch (DeliverBatch(state, i, pass)) {
           case Delivery::kGoOn: break;
           case Delivery::kStopping: return StopAt(state, i);
-          case Delivery::kCallerDone:  // the object in hand was read, if not to its end
-            ++stats_.objects;
-            NotePeak(state);
-            return false;
+          case Delivery::kCallerDone: NotePeak(state); return false;
         }
       }
       if (pull == PassState::Pull::kStopped) return StopAt(state, i);

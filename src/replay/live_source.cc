@@ -9,7 +9,6 @@
 #include <unordered_set>
 
 #include "archiver/queue_depth.h"
-#include "common/count_noun.h"
 #include "common/log.h"
 #include "sqs/limits.h"
 
@@ -123,20 +122,19 @@ class LivePass {
     }
     if (depth->visible > 0 && dlq_.fifo && held > 0) {
       stats_.incomplete_reason = fmt::format(
-          "~{} not examined: they follow, in their FIFO groups, messages this pass held (SQS hands "
+          "~{} message(s) not examined: they follow, in their FIFO groups, messages this pass held (SQS hands "
           "out a group's messages in order); run again, or narrow the filter to whole groups",
-          CountNoun(static_cast<uint64_t>(depth->visible), "message", "messages"));
+          depth->visible);
     } else if (depth->visible > 0) {
       stats_.incomplete_reason = fmt::format(
-          "receives brought nothing new while ~{} stayed visible (the DLQ is being refilled, or SQS "
+          "receives brought nothing new while ~{} message(s) stayed visible (the DLQ is being refilled, or SQS "
           "did not hand them out); run again",
-          CountNoun(static_cast<uint64_t>(depth->visible), "message", "messages"));
+          depth->visible);
     } else {
       stats_.incomplete_reason = fmt::format(
-          "~{} in flight without this pass holding them (another consumer, or a receive whose "
+          "~{} message(s) are in flight without this pass holding them (another consumer, or a receive whose "
           "reply was lost); run again after {}s",
-          CountNoun(static_cast<uint64_t>(depth->in_flight - held), "message is", "messages are"),
-          options_.visibility_timeout_seconds);
+          depth->in_flight - held, options_.visibility_timeout_seconds);
     }
     return Verdict::kEnd;
   }

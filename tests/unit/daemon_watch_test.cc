@@ -8,7 +8,6 @@
 #include "monitor/daemon.h"
 #include "testing/fake_notifier.h"
 #include "testing/fake_state_store.h"
-#include "testing/scoped_capturing_logger.h"
 #include "unit/daemon_fixture.h"
 
 namespace dlq {
@@ -208,33 +207,6 @@ TEST_F(DaemonWatchTest, AutoThresholdFollowsTheQueuesDepthAndTheAlarmKeepsItsSta
   int expiry_transitions = 0;
   for (const auto& n : notifier_.notifications()) expiry_transitions += n.alarm_name == q->alarms[0].first.name;
   EXPECT_EQ(expiry_transitions, 1);
-}
-
-// Issue 37: alarm_configured was logged at every discovery while the auto
-// threshold drifted by seconds with the depth; a move of over a minute (or
-// any other change of the alarm) is still logged.
-TEST_F(DaemonWatchTest, AnAutoThresholdDriftingBySecondsIsNotLoggedAgain) {
-  ScopedCapturingLogger logs;
-  config_.discovery_interval = seconds(60);
-  config_.groups[0].alarms.expiry.threshold_auto = true;
-  Inject(3, clock_.Now());
-  auto d = MakeDaemon();
-  d->RunOnce();
-  d->WaitIdle();
-  for (int i = 0; i < 3; ++i) Cycle(*d);  // rediscovered with 3 queued: the threshold moves by ~2000 s
-  auto configured = [&] {
-    int n = 0;
-    for (const auto& e : logs->entries()) n += e.event == "alarm_configured";
-    return n;
-  };
-  const int after_big_move = configured();
-  EXPECT_EQ(after_big_move, 2) << "the first configuration and the move from the assumed backlog";
-  for (int i = 0; i < 10; ++i) {  // one more message a minute: the threshold drifts by 0.2 s each time
-    Inject(1, clock_.Now());
-    Cycle(*d);
-  }
-  EXPECT_NE(d->Queue("orders-dlq")->expiry_threshold_s, 0);
-  EXPECT_EQ(configured(), after_big_move);
 }
 
 TEST_F(DaemonWatchTest, ARestartKeepsTheAutoThresholdAlarmsStateThoughItsThresholdMoved) {

@@ -67,17 +67,6 @@ class ReadCommandsTest : public ::testing::Test {
   std::string key_;
 };
 
-// Issue 37: `search --limit 5` said "from 0 objects": the object the
-// results came from was read, if not to its end.
-TEST_F(ReadCommandsTest, SearchWithALimitCountsTheObjectItStoppedIn) {
-  SearchCommandOptions o;
-  o.output = "table";
-  o.limit = 2;
-  Capture out, err;
-  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, false, out.f(), err.f()), 0) << err.str();
-  EXPECT_NE(err.str().find("2 records (0 duplicate copies dropped) from 1 object in"), std::string::npos) << err.str();
-}
-
 TEST_F(ReadCommandsTest, SearchOutputsAndLimit) {
   SearchCommandOptions o;
   o.output = "count";
