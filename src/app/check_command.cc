@@ -10,6 +10,7 @@
 #include <set>
 
 #include "app/command.h"
+#include "common/count_noun.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/text.h"
@@ -428,8 +429,8 @@ int CheckConfig(const MonitorConfig& config, const GroupClientsFactory& factory,
   r.js.EndArray();
   CheckListener(config, r);
   int code = (r.unsafe > 0 || r.failed_groups > 0) ? 1 : 0;
-  r.text += fmt::format("{} queue(s), {} unsafe, {} group(s) failed, {} warning(s)\n", r.queues, r.unsafe,
-                        r.failed_groups, r.warnings);
+  r.text += fmt::format("{}, {} unsafe, {} failed, {}\n", CountNoun(r.queues, "queue", "queues"), r.unsafe,
+                        CountNoun(r.failed_groups, "group", "groups"), CountNoun(r.warnings, "warning", "warnings"));
   r.js.Key("queues").Int(r.queues).Key("unsafe").Int(r.unsafe).Key("failed_groups").Int(r.failed_groups);
   r.js.Key("warnings").Int(r.warnings).Key("ok").Bool(code == 0);
   r.js.EndObject();
@@ -587,7 +588,8 @@ int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory
     return blocked == 0 ? kFixNothingToDo : kFixPending;
   }
   if (!apply) {
-    out += fmt::format("{} DLQ(s) to change; nothing changed: run again with --yes to apply\n", to_change);
+    out += fmt::format("{} to change; nothing changed: run again with --yes to apply\n",
+                       CountNoun(to_change, "DLQ", "DLQs"));
     return group_failed ? kFixPartial : kFixPending;
   }
   const int failures = ApplyPlan(groups, stop, out);

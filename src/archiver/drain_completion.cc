@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/count_noun.h"
+
 namespace dlq {
 
 Completion JudgeCompletion(const CompletionFacts& facts, const std::function<std::string()>& final_check) {
@@ -36,10 +38,15 @@ Completion JudgeCompletion(const CompletionFacts& facts, const std::function<std
   }
   out.incomplete = true;
   if (!facts.corrupt_ids.empty() && out.reason.empty()) {
-    out.reason = fmt::format("{} message(s) failed their MD5 check on every receive and were left in the DLQ: {}",
-                             facts.corrupt_ids.size(), fmt::join(facts.corrupt_ids, ", "));
+    const bool one = facts.corrupt_ids.size() == 1;
+    out.reason = fmt::format("{} failed {} MD5 check on every receive and {} left in the DLQ: {}",
+                             CountNoun(facts.corrupt_ids.size(), "message", "messages"), one ? "its" : "their",
+                             one ? "was" : "were", fmt::join(facts.corrupt_ids, ", "));
   }
-  if (out.reason.empty()) out.reason = fmt::format("{} message(s) were released unarchived; run again", facts.released);
+  if (out.reason.empty()) {
+    out.reason =
+        fmt::format("{} released unarchived; run again", CountNoun(facts.released, "message was", "messages were"));
+  }
   return out;
 }
 

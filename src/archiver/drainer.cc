@@ -10,6 +10,7 @@
 #include "archive/expiry.h"
 #include "archiver/drain_completion.h"
 #include "archiver/queue_depth.h"
+#include "common/count_noun.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "sqs/limits.h"
@@ -630,10 +631,10 @@ void QueueDrainer::LookForTheEnd(bool counted, int& depth_checks) {
     auto limit = options_.visibility_timeout + std::chrono::seconds(options_.wait_time_seconds + 5);
     if (waited > limit && looked_since) {
       MarkIncomplete(fmt::format(
-          "{} message(s) stayed in flight for {}s without this run holding them (another consumer may hold "
+          "{} in flight for {}s without this run holding them (another consumer may hold "
           "them); run again after {}s",
-          counters_.approximate_in_flight.load(), std::chrono::duration_cast<std::chrono::seconds>(waited).count(),
-          options_.visibility_timeout.count()));
+          CountNoun(counters_.approximate_in_flight.load(), "message stayed", "messages stayed"),
+          std::chrono::duration_cast<std::chrono::seconds>(waited).count(), options_.visibility_timeout.count()));
     } else if (options_.wait_time_seconds == 0) {
       // A receive on the wire may be what holds them: let it come back
       // before time moves on (a reply is not lost for waiting).
@@ -654,10 +655,10 @@ void QueueDrainer::LookForTheEnd(bool counted, int& depth_checks) {
   // before the run gives up.
   clock_.SleepFor(std::chrono::milliseconds(50));
   if (counted && ++depth_checks >= options_.depth_checks_before_incomplete) {
-    MarkIncomplete(fmt::format(
-        "receives brought nothing new while ~{} message(s) remained visible (messages examined earlier came "
-        "back, a FIFO group is held elsewhere, or the queue is being refilled); run again",
-        counters_.approximate_remaining.load()));
+    MarkIncomplete(
+        fmt::format("receives brought nothing new while ~{} visible (messages examined earlier came "
+                    "back, a FIFO group is held elsewhere, or the queue is being refilled); run again",
+                    CountNoun(counters_.approximate_remaining.load(), "message remained", "messages remained")));
   }
 }
 

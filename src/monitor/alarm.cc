@@ -267,12 +267,15 @@ std::string StateReason(const AlarmSpec& spec, AlarmState current, const std::ve
   if (fills > 0) {
     fill_note = fmt::format(" ({} treated as {})", Plural(fills, "missing datapoint"), MissingDataName(spec.missing));
   }
-  return fmt::format(
-      "Threshold Crossed: {} out of the last {} [{}]{} {} {}{} the threshold ({:.1f}) (minimum {} for {} -> {} "
-      "transition).",
-      counted, Plural(n, "datapoint"), points, fill_note, counted == 1 ? "was" : "were", to_alarm ? "" : "not ",
-      OperatorPhrase(spec.comparison), spec.threshold, Plural(to_alarm ? m : n - m + 1, "datapoint"),
-      AlarmStateName(current), AlarmStateName(d.next));
+  // Only a change of state is a transition; a kept state says so.
+  const std::string needed = Plural(to_alarm ? m : n - m + 1, "datapoint");
+  const std::string minimum =
+      d.next == current
+          ? fmt::format("minimum {} for {}; state kept", needed, AlarmStateName(current))
+          : fmt::format("minimum {} for {} -> {} transition", needed, AlarmStateName(current), AlarmStateName(d.next));
+  return fmt::format("Threshold Crossed: {} out of the last {} [{}]{} {} {}{} the threshold ({:.1f}) ({}).", counted,
+                     Plural(n, "datapoint"), points, fill_note, counted == 1 ? "was" : "were", to_alarm ? "" : "not ",
+                     OperatorPhrase(spec.comparison), spec.threshold, minimum);
 }
 
 }  // namespace

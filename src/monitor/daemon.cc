@@ -38,6 +38,22 @@ std::string SpecKey(const AlarmSpec& s) {
                      s.datapoints_to_alarm, s.threshold, static_cast<int>(s.missing));
 }
 
+// How far an (auto) expiry threshold may move before alarm_configured is
+// logged again: a backlog of 300 messages at the assumed 5 msg/s.
+constexpr double kConfiguredThresholdTolerance = 60;
+
+// Whether the alarms planned as `key` (the specs less the expiry threshold)
+// with `threshold` differ enough from what alarm_configured last said to say it again.
+bool ConfigurationChanged(const QueueAlarms& alarms, const std::string& key, double threshold) {
+  return alarms.logged_key != key || std::abs(threshold - alarms.logged_threshold) > kConfiguredThresholdTolerance;
+}
+
+std::string SpecKeyLessThreshold(const AlarmSpec& s) {
+  AlarmSpec copy = s;
+  copy.threshold = 0;
+  return SpecKey(copy);
+}
+
 // A collection's message counts (-1: not reported).
 struct Counts {
   int64_t visible = -1, not_visible = -1, delayed = -1;
@@ -88,6 +104,10 @@ std::optional<SystemTime> ArrivalBound(const QueueObservation& seen, const Queue
 }
 
 std::string UnknownReason(const QueueObservation& seen, const QueueIdentity& id) {
+  if (!seen.learned_at && !seen.last_empty && id.dq.fifo) {
+    return "not yet observed: the FIFO queue held messages when the daemon started and nothing bounds when they "
+           "moved in (a FIFO DLQ is not received to learn: that would hold its groups)";
+  }
   if (!seen.learned_at && !seen.last_empty) {
     return "not yet observed: the queue held messages when the daemon started and nothing bounds their arrival";
   }
@@ -132,13 +152,17 @@ std::optional<double> Observe(QueueObservation& seen, const QueueIdentity& id, c
     if (unknown_arrivals) {
       if (auto bound = ArrivalBound(seen, id, cw_age, now)) {
         nearest = nearest ? std::min(*nearest, *bound) : *bound;
-      } else if (id.clients.store != nullptr && !seen.learn_failed) {
+      } else if (id.clients.store != nullptr && !seen.learn_failed && !dq.fifo) {
         // A learning pass runs now; until it reports, the alarm sees what is known.
+        // Never for FIFO: the pass would hold each group it receives from
+        // (FIFO delivers nothing more of a group with messages in flight),
+        // and the clock restarts at the move, which receiving does not show.
         seen.learn_due = true;
         seen.expiry_unknown = UnknownReason(seen, id);
         if (!nearest && !seen.last_empty && !seen.learned_at) age_sample.reset();
       } else {
-        // No way to look without archiving: a message may expire now.
+        // No way to look without archiving (no store, a failed pass, or a
+        // FIFO DLQ with nothing that bounds its moves): a message may expire now.
         seen.expiry_unknown = UnknownReason(seen, id);
         nearest = now;
       }
@@ -669,7 +693,11 @@ std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const Dis
     q->alarms.expiry = Renewed(plan.expiry, q->alarms.expiry.get(), auto_threshold);
     q->alarms.depth = Renewed(plan.depth, q->alarms.depth.get(), /*any_threshold=*/false);
     q->id.expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
-    if (plan.expiry) {
+    const std::string logged_key =
+        (plan.expiry ? SpecKeyLessThreshold(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
+    if (plan.expiry && ConfigurationChanged(q->alarms, logged_key, plan.expiry->threshold)) {
+      q->alarms.logged_key = logged_key;
+      q->alarms.logged_threshold = plan.expiry->threshold;
       Log().Log(LogLevel::kInfo, "alarm_configured",
                 {{"queue", dq.name},
                  {"alarm", plan.expiry->name},

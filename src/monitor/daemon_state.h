@@ -66,6 +66,11 @@ struct QueueAlarms {
   std::unique_ptr<Alarm> expiry;  // may be null
   std::unique_ptr<Alarm> depth;   // may be null
   std::string spec_key;
+  // What the last alarm_configured line said: the specs less the expiry
+  // threshold, and that threshold (a drift within kConfiguredThresholdTolerance
+  // is not logged again).
+  std::string logged_key;
+  double logged_threshold = 0;
   // Set by the plan at discovery.
   AlarmSettings::Action expiry_action = AlarmSettings::Action::kArchive;
   AlarmSettings::Action depth_action = AlarmSettings::Action::kNotify;

@@ -1025,7 +1025,7 @@ class Scanner {
         switch (DeliverBatch(state, i, pass)) {
           case Delivery::kGoOn: break;
           case Delivery::kStopping: return StopAt(state, i);
-          case Delivery::kCallerDone: NotePeak(state); return false;
+          case Delivery::kCallerDone: return CallerDoneAt(state, i);
         }
       }
       if (pull == PassState::Pull::kStopped) return StopAt(state, i);
@@ -1106,6 +1106,19 @@ class Scanner {
     stats_.stop_reason = options_.stop != nullptr && options_.stop->load() ? ScanStop::kCancelled : ScanStop::kDeadline;
     state.Shutdown();
     ObjectResult partial = state.Partial(i);
+    stats_.compressed_bytes += partial.compressed;
+    stats_.bytes += partial.bytes;
+    NotePeak(state);
+    return false;
+  }
+
+  // Ends the scan because fn_ asked to while object `i` was being delivered:
+  // that object was read (objects; what was read of it in the byte totals),
+  // though not to its end (objects_done). Returns false, as RunPass does.
+  bool CallerDoneAt(PassState& state, size_t i) {
+    state.Shutdown();
+    ObjectResult partial = state.Partial(i);
+    ++stats_.objects;
     stats_.compressed_bytes += partial.compressed;
     stats_.bytes += partial.bytes;
     NotePeak(state);

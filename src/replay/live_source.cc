@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "archiver/queue_depth.h"
+#include "common/count_noun.h"
 #include "common/log.h"
 #include "sqs/limits.h"
 
@@ -122,19 +123,20 @@ class LivePass {
     }
     if (depth->visible > 0 && dlq_.fifo && held > 0) {
       stats_.incomplete_reason = fmt::format(
-          "~{} message(s) not examined: they follow, in their FIFO groups, messages this pass held (SQS hands "
+          "~{} not examined: they follow, in their FIFO groups, messages this pass held (SQS hands "
           "out a group's messages in order); run again, or narrow the filter to whole groups",
-          depth->visible);
+          CountNoun(static_cast<uint64_t>(depth->visible), "message", "messages"));
     } else if (depth->visible > 0) {
       stats_.incomplete_reason = fmt::format(
-          "receives brought nothing new while ~{} message(s) stayed visible (the DLQ is being refilled, or SQS "
+          "receives brought nothing new while ~{} stayed visible (the DLQ is being refilled, or SQS "
           "did not hand them out); run again",
-          depth->visible);
+          CountNoun(static_cast<uint64_t>(depth->visible), "message", "messages"));
     } else {
       stats_.incomplete_reason = fmt::format(
-          "~{} message(s) are in flight without this pass holding them (another consumer, or a receive whose "
+          "~{} in flight without this pass holding them (another consumer, or a receive whose "
           "reply was lost); run again after {}s",
-          depth->in_flight - held, options_.visibility_timeout_seconds);
+          CountNoun(static_cast<uint64_t>(depth->in_flight - held), "message is", "messages are"),
+          options_.visibility_timeout_seconds);
     }
     return Verdict::kEnd;
   }

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
@@ -228,6 +229,81 @@ groups:
     EXPECT_EQ(ConsumerReceiveCount(r), 2) << r.body;
   }
   EXPECT_EQ(Visible(*svc, dlq_url), 0);
+}
+
+// Issue 37: a FIFO DLQ keeping messages as long as its source, holding 12
+// messages of one group when the daemon starts, with a depth alarm whose
+// action is archive. No learning pass holds them (FIFO would show it at most
+// 10 of the group and keep the run waiting): the alarm's run archives all 12
+// at once, and each record's only receive is the archive's.
+TEST(DaemonWatchMotoTest, FifoDlqWithADueArchiveAlarmIsArchivedPromptlyWithoutLearning) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  const std::string base = UniqueName("fifo");
+  const std::string bucket = base + "-archive";
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+  const std::string dlq = base + "-dlq.fifo";
+  auto dlq_url = svc->sqs().CreateQueue(dlq, {{"FifoQueue", "true"}, {"MessageRetentionPeriod", "345600"}});
+  ASSERT_TRUE(dlq_url.ok()) << dlq_url.status().ToString();
+  auto arn = svc->sqs().GetQueueAttributes(*dlq_url, {"QueueArn"});
+  ASSERT_TRUE(arn.ok()) << arn.status().ToString();
+  auto src = svc->sqs().CreateQueue(
+      base + "-src.fifo",
+      {{"FifoQueue", "true"},
+       {"MessageRetentionPeriod", "345600"},
+       {"RedrivePolicy", "{\"deadLetterTargetArn\":\"" + arn->at("QueueArn") + "\",\"maxReceiveCount\":\"3\"}"}});
+  ASSERT_TRUE(src.ok()) << src.status().ToString();  // R = S = 4 d
+  for (int i = 0; i < 12; ++i) {
+    SendEntry e;
+    e.body = "fifo " + std::to_string(i);
+    e.message_group_id = "order-1";
+    e.message_deduplication_id = base + "-" + std::to_string(i);
+    ASSERT_TRUE(svc->sqs().SendMessage(*dlq_url, e).ok());
+  }
+
+  const std::string dir = "/tmp/" + base;
+  ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
+  const int port = FreePort();
+  const std::string config = dir + "/dlq-archive.yaml";
+  WriteFile(config, fmt::format(R"(listen: 127.0.0.1:{}
+collection_interval: 1s
+sweep_interval: 2s
+defaults:
+  destination: s3://{}/dlq-archive
+  visibility_timeout: 30s
+  batch: {{ max_age: 1s }}
+groups:
+  - name: it
+    endpoint_url: {}
+    queues: [{}]
+    alarms:
+      expiry: {{ action: notify }}
+      depth: {{ action: archive, threshold: 1, period: 2s }}
+)",
+                                port, bucket, moto.endpoint(), dlq));
+  {
+    const auto started = std::chrono::steady_clock::now();
+    BackgroundDaemon daemon(moto, dir, config);
+    const std::string api = "http://127.0.0.1:" + std::to_string(port) + "/api/queues";
+    auto archived = [](const std::string& b) { return Has(b, "\"archived\":12") && Has(b, "\"visible\":0,"); };
+    // Before issue 37 a learning pass ran first and held the run back for ~2 minutes.
+    const std::string body = PollUntil(api, archived, 30);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_TRUE(archived(body)) << body << "\n--- log:\n" << daemon.Log();
+    std::printf("[ FIFO     ] 12 messages of one group archived %.1f s after the daemon started\n", took);
+    EXPECT_EQ(daemon.Stop(), "0\n") << daemon.Log();
+    const std::string log = daemon.Log();
+    EXPECT_EQ(Count(log, "\"action\":\"learn\""), 0) << log;
+    EXPECT_GE(Count(log, "\"action\":\"archive\",\"requested\""), 1) << log;
+  }
+  const std::vector<ArchiveRecord> records = ArchivedRecords(*svc, bucket, "dlq-archive/" + dlq + "/");
+  ASSERT_EQ(records.size(), 12u);
+  for (const ArchiveRecord& r : records) {
+    EXPECT_EQ(r.receive_count, 1) << r.body;  // the archive's receive, no learning receive before it
+    EXPECT_EQ(r.own_receive_count, 1) << r.body;
+  }
+  EXPECT_EQ(Visible(*svc, *dlq_url), 0);
 }
 
 }  // namespace

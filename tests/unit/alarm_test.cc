@@ -184,6 +184,22 @@ TEST(AlarmTest, RecordsTransitionsWithCloudWatchStyleReasons) {
   EXPECT_EQ(alarm.history()[1].time, t0 + seconds(600));
 }
 
+TEST(AlarmTest, AnAlarmThatStaysInAlarmReportsNoTransition) {
+  AlarmSpec spec = Spec(1, 1, kMiss, 300);
+  spec.threshold = 345000;
+  Alarm alarm(spec);
+  const SystemTime t0 = *ParseIso8601("2026-11-22T10:05:00Z");
+  alarm.AddSample(t0 + seconds(30), 345600);
+  ASSERT_TRUE(alarm.Evaluate(t0 + seconds(300)).has_value());
+  alarm.AddSample(t0 + seconds(330), 345700);
+  EXPECT_FALSE(alarm.Evaluate(t0 + seconds(600)).has_value());
+  EXPECT_EQ(alarm.state(), AlarmState::kAlarm);
+  EXPECT_EQ(alarm.last_reason(),
+            "Threshold Crossed: 1 out of the last 1 datapoint [345700.0 (22/11/26 10:10:00)] was greater than or "
+            "equal to the threshold (345000.0) (minimum 1 datapoint for ALARM; state kept).");
+  EXPECT_EQ(alarm.history().size(), 1u);
+}
+
 TEST(AlarmTest, StayingInAlarmProducesNoNewTransition) {
   // The reference design's trap: a partial drain leaves the age above the
   // threshold, so there is no second OK -> ALARM edge to start another run.

@@ -145,6 +145,7 @@ TEST_F(CheckRetentionTest, PlanOnlyChangesNothing) {
   EXPECT_TRUE(Has(out, "4d (345600 s)")) << out;
   EXPECT_TRUE(Has(out, "4d 2h (352800 s)")) << out;
   EXPECT_TRUE(Has(out, "nothing changed: run again with --yes")) << out;
+  EXPECT_TRUE(Has(out, "2 DLQs to change;")) << out;  // counted in words, not "DLQ(s)"
   EXPECT_EQ(sqs_.calls(FakeQueueClient::Operation::kSetQueueAttributes), 0);
   EXPECT_EQ(Retention(orders_dlq_), kFourDays);
 }

@@ -605,7 +605,7 @@ TEST_F(CheckTest, UnconfirmedDestinationIsAWarning) {
   CheckConfig(config_, factory, "text", out);
   EXPECT_TRUE(Has(out, "WARNING: destination s3://archive-bucket/dlq-archive not confirmed: HeadBucket was denied"))
       << out;
-  EXPECT_TRUE(Has(out, "1 warning(s)")) << out;
+  EXPECT_TRUE(Has(out, "1 queue, 1 unsafe, 0 groups failed, 1 warning\n")) << out;
 }
 
 TEST_F(CheckTest, GroupMatchingNoQueueFailsUnlessAllowEmpty) {

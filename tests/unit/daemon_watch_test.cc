@@ -8,6 +8,7 @@
 #include "monitor/daemon.h"
 #include "testing/fake_notifier.h"
 #include "testing/fake_state_store.h"
+#include "testing/scoped_capturing_logger.h"
 #include "unit/daemon_fixture.h"
 
 namespace dlq {
@@ -209,6 +210,27 @@ TEST_F(DaemonWatchTest, AutoThresholdFollowsTheQueuesDepthAndTheAlarmKeepsItsSta
   EXPECT_EQ(expiry_transitions, 1);
 }
 
+TEST_F(DaemonWatchTest, AlarmConfiguredIsLoggedWhenTheThresholdMovesNotOnEveryDrift) {
+  config_.discovery_interval = seconds(180);
+  config_.groups[0].alarms.expiry.threshold_auto = true;
+  Inject(3, clock_.Now());
+  ScopedCapturingLogger log;
+  auto configured = [&log] {
+    int n = 0;
+    for (const auto& e : log->entries()) n += e.event == "alarm_configured";
+    return n;
+  };
+  auto d = MakeDaemon();
+  d->RunOnce();  // the assumed backlog (10,000 messages)
+  d->WaitIdle();
+  EXPECT_EQ(configured(), 1);
+  for (int i = 0; i < 3; ++i) Cycle(*d);  // discovered again: 3 messages, the threshold moves by ~2,000 s
+  EXPECT_EQ(configured(), 2);
+  InjectOne("late", clock_.Now());
+  for (int i = 0; i < 6; ++i) Cycle(*d);  // 4 messages: the threshold drifts by 0.2 s
+  EXPECT_EQ(configured(), 2);
+}
+
 TEST_F(DaemonWatchTest, ARestartKeepsTheAutoThresholdAlarmsStateThoughItsThresholdMoved) {
   config_.discovery_interval = seconds(3600);
   config_.groups[0].alarms.expiry.threshold_auto = true;
@@ -252,6 +274,70 @@ TEST_F(DaemonWatchTest, AFailedLearningPassFallsBackToAssumingTheWorst) {
   ASSERT_TRUE(q);
   EXPECT_NE(q->expiry_unknown, "");
   EXPECT_TRUE(EverAlarmed());  // may expire now: the expiry alarm says so
+}
+
+// Issue 37: a FIFO DLQ (4-day retention, no source) watched instead of
+// orders-dlq, holding `n` messages of one group sent an hour ago; the expiry
+// alarm only notifies, so any archive run is the depth alarm's.
+class FifoDaemonWatchTest : public DaemonWatchTest {
+ protected:
+  void WatchFifoWithOneGroup(int n) {
+    auto url =
+        sqs_.CreateQueue("orders-dlq.fifo",
+                         {{"FifoQueue", "true"}, {"MessageRetentionPeriod", std::to_string(kFixtureRetentionSeconds)}});
+    ASSERT_TRUE(url.ok()) << url.status().ToString();
+    fifo_url_ = *url;
+    config_.groups[0].queues = {"orders-dlq.fifo"};
+    config_.groups[0].alarms.expiry.action = AlarmSettings::Action::kNotify;
+    for (int i = 0; i < n; ++i) {
+      SendEntry e;
+      e.id = std::to_string(i);
+      e.body = "fifo " + std::to_string(i);
+      e.message_group_id = "g1";
+      e.message_deduplication_id = "d" + std::to_string(i);
+      ASSERT_TRUE(sqs_.InjectMessage(fifo_url_, e, clock_.Now() - hours(1)).ok());
+    }
+  }
+  std::string fifo_url_;
+};
+
+TEST_F(FifoDaemonWatchTest, AFifoDlqIsNeverHeldToLearnItsExpiry) {
+  WatchFifoWithOneGroup(12);
+  auto d = MakeDaemon();
+  d->RunOnce();
+  d->WaitIdle();
+  for (int i = 0; i < 5; ++i) Cycle(*d);
+  EXPECT_EQ(Receives(), 0);
+  EXPECT_EQ(sqs_.Depth(fifo_url_), 12u);
+  auto q = d->Queue("orders-dlq.fifo");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->learning_passes, 0u);
+  // Nothing bounds when the messages moved in: one may expire now, and the alarm says so.
+  EXPECT_NE(q->expiry_unknown.find("FIFO"), std::string::npos) << q->expiry_unknown;
+  EXPECT_TRUE(EverAlarmed());
+}
+
+TEST_F(FifoDaemonWatchTest, AFifoDlqWhoseDepthAlarmArchivesIsArchivedInTheFirstSweep) {
+  WatchFifoWithOneGroup(12);
+  GroupConfig& g = config_.groups[0];
+  g.alarms.depth.enabled = true;
+  g.alarms.depth.action = AlarmSettings::Action::kArchive;
+  g.alarms.depth.threshold = 1;
+  g.alarms.depth.period = seconds(60);
+  g.alarms.depth.evaluation_periods = 1;
+  g.alarms.depth.datapoints_to_alarm = 1;
+  auto d = MakeDaemon();
+  d->RunOnce();
+  d->WaitIdle();
+  EXPECT_EQ(d->Queue("orders-dlq.fifo")->learning_passes, 0u);  // nothing queued ahead of the alarm's run
+  Cycle(*d);
+  Cycle(*d);  // the depth alarm's first period completes: ALARM, and its run
+  auto q = d->Queue("orders-dlq.fifo");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->learning_passes, 0u);
+  EXPECT_EQ(q->runs, 1u);
+  EXPECT_EQ(q->archived, 12u);
+  EXPECT_EQ(sqs_.Depth(fifo_url_), 0u);
 }
 
 }  // namespace

@@ -51,7 +51,17 @@ TEST(JudgeCompletionTest, ReleasedMessagesAreIncompleteAndCounted) {
   f.released = 7;
   Completion c = JudgeCompletion(f, nullptr);
   EXPECT_TRUE(c.incomplete);
-  EXPECT_EQ(c.reason, "7 message(s) were released unarchived; run again");
+  EXPECT_EQ(c.reason, "7 messages were released unarchived; run again");
+}
+
+TEST(JudgeCompletionTest, OneReleasedMessageIsCountedInTheSingular) {
+  CompletionFacts f = Clean();
+  f.released = 1;
+  EXPECT_EQ(JudgeCompletion(f, nullptr).reason, "1 message was released unarchived; run again");
+  f.released = 0;
+  f.corrupt_ids = {"m-1"};
+  EXPECT_EQ(JudgeCompletion(f, nullptr).reason,
+            "1 message failed its MD5 check on every receive and was left in the DLQ: m-1");
 }
 
 TEST(JudgeCompletionTest, CorruptMessagesAreNamed) {
@@ -59,7 +69,7 @@ TEST(JudgeCompletionTest, CorruptMessagesAreNamed) {
   f.corrupt_ids = {"m-1", "m-2"};
   Completion c = JudgeCompletion(f, nullptr);
   EXPECT_TRUE(c.incomplete);
-  EXPECT_EQ(c.reason, "2 message(s) failed their MD5 check on every receive and were left in the DLQ: m-1, m-2");
+  EXPECT_EQ(c.reason, "2 messages failed their MD5 check on every receive and were left in the DLQ: m-1, m-2");
 }
 
 TEST(JudgeCompletionTest, PassThatReleasedEarlyIsCompleteOnlyIfItExaminedAsManyAsWereThere) {

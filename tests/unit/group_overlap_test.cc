@@ -155,14 +155,14 @@ TEST_F(GroupOverlapTest, ReloadWithAPriorityMovesTheQueuesAndKeepsTheirState) {
 TEST_F(GroupOverlapTest, CheckCountsEachQueueOnceAndFailsNamingBothGroups) {
   std::string out;
   EXPECT_EQ(CheckConfig(config_, FakeGroupClients(sqs_, store_), "text", out), 1) << out;
-  EXPECT_TRUE(Has(out, "3 queue(s)")) << out;
+  EXPECT_TRUE(Has(out, "3 queues,")) << out;
   EXPECT_TRUE(Has(out, "ERROR: queue orders-dlq matches groups by-regex and discovered")) << out;
   EXPECT_FALSE(Has(out, "no queue matches the group's selectors")) << out;
 
   config_.groups[0].priority = 1;
   out.clear();
   CheckConfig(config_, FakeGroupClients(sqs_, store_), "text", out);
-  EXPECT_TRUE(Has(out, "3 queue(s)")) << out;
+  EXPECT_TRUE(Has(out, "3 queues,")) << out;
   EXPECT_TRUE(Has(out, "queue orders-dlq matches groups by-regex and discovered; group by-regex watches it")) << out;
   EXPECT_FALSE(Has(out, "ERROR: queue")) << out;
 }

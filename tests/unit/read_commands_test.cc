@@ -95,6 +95,15 @@ TEST_F(ReadCommandsTest, SearchOutputsAndLimit) {
   EXPECT_NE(err4.str().find("1 record (0 duplicate copies dropped) from 1 object"), std::string::npos) << err4.str();
 }
 
+TEST_F(ReadCommandsTest, SearchStoppedAtItsLimitCountsTheObjectItReadFrom) {
+  SearchCommandOptions o;
+  o.limit = 2;
+  Capture table, err;  // a terminal: the summary line
+  EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, true, table.f(), err.f()), 0) << err.str();
+  EXPECT_NE(err.str().find("2 records (0 duplicate copies dropped) from 1 object in"), std::string::npos)
+      << err.str();
+}
+
 TEST_F(ReadCommandsTest, SearchRejectsBadInputAndReportsDamageWithExitThree) {
   SearchCommandOptions o;
   o.output = "xml";

@@ -1091,7 +1091,7 @@ TEST_F(LivePassTest, MessagesHeldByAnotherConsumerMakeThePassIncomplete) {
   EXPECT_EQ(stats->present_at_start, 30);
   EXPECT_EQ(stats->examined, 25u);
   EXPECT_EQ(stats->selected, 25u);
-  EXPECT_NE(stats->incomplete_reason.find("5 message(s) are in flight"), std::string::npos) << stats->incomplete_reason;
+  EXPECT_NE(stats->incomplete_reason.find("5 messages are in flight"), std::string::npos) << stats->incomplete_reason;
 }
 
 // --max ends the pass early by request: not an incomplete pass (no exit 4).

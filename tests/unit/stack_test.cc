@@ -363,6 +363,21 @@ groups:
   EXPECT_TRUE(warned);
 }
 
+TEST(StackTest, DescriptionCountsTheQueuesInWords) {
+  MonitorConfig c = Config(kOneGroup);
+  GeneratedStack one = Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay)}, Options());
+  EXPECT_THAT(one.tmpl.Find("Description")->AsString(), HasSubstr("archives 1 SQS dead-letter queue to s3://"));
+  MonitorConfig c2 = Config(R"(
+groups:
+  - name: main
+    destination: s3://archive-bucket/dlq
+    queues: [orders-dlq, billing-dlq]
+)");
+  GeneratedStack two =
+      Generate(c2, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("billing-dlq", 14 * kDay, 4 * kDay)}, Options());
+  EXPECT_THAT(two.tmpl.Find("Description")->AsString(), HasSubstr("archives 2 SQS dead-letter queues to s3://"));
+}
+
 TEST(StackTest, RoleIsScopedToExactArnsAndHasNoWildcardResource) {
   MonitorConfig c = Config(R"(
 groups:
