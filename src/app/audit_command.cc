@@ -95,7 +95,11 @@ int RunAuditLsCommand(const AuditCommandOptions& options, ObjectStore& store, co
   std::vector<std::pair<std::string, std::string>> unreadable;  // key, why
   for (const std::string& key : *keys) {
     if (stop != nullptr && stop->load()) return kExitInterrupted;
-    auto data = store.Get(key);
+    auto data = GetAtMost(store, key, kMaxAuditRecordBytes, "audit record");
+    if (!data.ok() && data.status().code() == ErrorCode::kFailedPrecondition) {
+      unreadable.emplace_back(key, data.status().message());  // too large to read
+      continue;
+    }
     if (!data.ok()) {
       Error(err, data.status().WithContext(fmt::format("reading {}/{}", store.Describe(), key)).message());
       return kExitFailure;
@@ -171,7 +175,11 @@ int RunAuditShowCommand(const AuditCommandOptions& options, ObjectStore& store, 
     return kExitFailure;
   }
   const std::string& key = matches.front();
-  auto data = store.Get(key);
+  auto data = GetAtMost(store, key, kMaxAuditRecordBytes, "audit record");
+  if (!data.ok() && data.status().code() == ErrorCode::kFailedPrecondition) {
+    Error(err, data.status().message());
+    return kExitFailure;
+  }
   if (!data.ok()) {
     Error(err, data.status().WithContext(fmt::format("reading {}/{}", store.Describe(), key)).message());
     return kExitFailure;

@@ -606,7 +606,8 @@ int FixRetention(const MonitorConfig& config, const GroupClientsFactory& factory
 int RunCheckCommand(const CheckCommandOptions& options) {
   auto config = LoadMonitorConfig(options.config_path, DefaultEnvironment());
   if (!config.ok()) {
-    std::fprintf(stderr, "error: %s\n", TerminalSafe(config.status().message()).c_str());
+    // One problem a line: the parser joins them with line feeds.
+    std::fprintf(stderr, "error: %s\n", TerminalSafe(config.status().message(), TextLines::kMulti).c_str());
     return 2;
   }
   std::string out;

@@ -270,7 +270,8 @@ Runner AddShowFlags(CLI::App& cmd) {
   cmd.add_option("--fingerprint", f->options.fingerprint, "ID: a failure group; alone: its earliest message");
   cmd.add_option("--fingerprint-fields", f->options.fingerprint_fields, "the JSON fields --fingerprint groups by");
   AddFromFlag(cmd, f->from);
-  cmd.add_option("--queue", f->options.queues, "look only in this queue (repeatable)");
+  // One queue per --queue: a following word is the MESSAGE_ID, not a second queue.
+  cmd.add_option("--queue", f->options.queues, "look only in this queue (repeatable)")->allow_extra_args(false);
   cmd.add_option("--output", f->options.output, "text or json (the archive line)")
       ->check(CLI::IsMember({"text", "json"}));
   cmd.add_flag("--raw", f->options.raw,

@@ -2,10 +2,14 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "common/crypto.h"
 
 namespace dlq {
 namespace {
@@ -56,10 +60,16 @@ Result<FileModes> ParseFileModes(std::string_view octal) {
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view data, mode_t mode) {
-  // One temporary name per process: two processes replacing the same file
-  // never write into each other's temporary file.
-  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  // A fresh name each time, created exclusively: two processes never write
+  // into each other's temporary file, and a link planted at a guessable
+  // name is not followed (the name is taken: another one is tried).
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+    tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), RandomHex(8));
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) return Errno("create", tmp);
   Status st = WriteAll(fd, data, tmp);
   if (st.ok() && ::fsync(fd) != 0) st = Errno("fsync", tmp);
@@ -79,6 +89,73 @@ Status WriteFileAtomically(const std::string& path, std::string_view data, mode_
   ::close(dir);
   if (rc != 0) return Errno("fsync the directory of", path);
   return Status::Ok();
+}
+
+Result<std::string> ReadFileAtMost(const std::string& path, uint64_t max_bytes, std::string_view what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound(fmt::format("{} {}: no such file", what, path));
+    return Errno(fmt::format("open {}", what), path);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    Status err = Errno(fmt::format("stat {}", what), path);
+    ::close(fd);
+    return err;
+  }
+  auto too_large = [&](uint64_t size) {
+    return InvalidArgument(
+        fmt::format("{} {} is {} bytes, more than the {} bytes one may take; not read", what, path, size, max_bytes));
+  };
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(fmt::format("{} {}: not a regular file", what, path));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return too_large(static_cast<uint64_t>(st.st_size));
+  }
+  std::string out;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  for (;;) {
+    if (done == out.size()) {
+      if (out.size() > max_bytes) break;  // it grew past the limit while being read
+      out.resize(std::min<uint64_t>(max_bytes + 1, out.size() + 65536));
+    }
+    ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status err = Errno(fmt::format("read {}", what), path);
+      ::close(fd);
+      return err;
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  out.resize(done);
+  if (done > max_bytes) return too_large(done);
+  return out;
+}
+
+Result<mode_t> MakePrivateDirectories(const std::string& path) {
+  if (path.empty()) return InvalidArgument("create directory: empty path");
+  // Each missing component, from the top: mkdir 0700, then chmod in case
+  // the umask took the owner's bits.
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    const std::string part = slash == std::string::npos ? path : path.substr(0, slash);
+    if (!part.empty() && ::mkdir(part.c_str(), 0700) == 0) {
+      if (::chmod(part.c_str(), 0700) != 0) return Errno("chmod 0700", part);
+    } else if (!part.empty() && errno != EEXIST) {
+      return Errno("create directory", part);
+    }
+    if (slash == std::string::npos) break;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Errno("stat", path);
+  if (!S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("{} is not a directory", path));
+  return static_cast<mode_t>(st.st_mode & 07777);
 }
 
 }  // namespace dlq

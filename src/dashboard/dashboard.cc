@@ -164,6 +164,12 @@ void ScanProgress(JsonWriter& w, const ScanStats& s) {
   }
   w.Key("objects_scanned").Uint(s.objects_done);
   w.Key("objects_total").Uint(s.objects_listed);
+  // Objects whose share of the deadline ran out: the rest of each was not read.
+  w.Key("cut_short").BeginArray();
+  for (const CutShortObject& c : s.cut_short) {
+    w.BeginObject().Key("key").String(c.key).Key("lines_read").Uint(c.lines_read).EndObject();
+  }
+  w.EndArray();
 }
 
 // A scan stopped while still listing the archive (nothing was read): 504
@@ -300,6 +306,9 @@ void Dashboard::Bound(ScanOptions& scan, const HttpServerRequest& request) const
   scan.stop = request.cancelled;
   scan.clock = &clock_;
   scan.deadline = clock_.SteadyNow() + options_.scan_deadline;
+  // One slow object (billions of short lines) must not hold back the others'
+  // results until the deadline: each gets 1/8 of it.
+  scan.max_object_time = options_.scan_deadline / 8;
   scan.dedup_memory_bytes = options_.request_memory / 16;
   scan.memory_budget_bytes = options_.request_memory - scan.dedup_memory_bytes;
 }

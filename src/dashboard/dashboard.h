@@ -62,7 +62,9 @@ using DashboardReplayFn =
 // are bounded: each scan ends at scan_deadline, or as soon as the request's
 // `cancelled` flag is set (client gone, server stopping), and then answers
 // what it found with "complete": false, "stopped": "deadline"|"cancelled",
-// "objects_scanned" and "objects_total"; each may reserve request_memory
+// "objects_scanned" and "objects_total"; one object may take 1/8 of
+// scan_deadline, then the rest of it is skipped and its key listed in
+// "cut_short"; each may reserve request_memory
 // (1/8 of it for de-duplication, the rest the scan's memory budget); at most
 // max_concurrent_scans run at once, and a request beyond that gets 503 with
 // Retry-After. With the defaults the scans reserve at most 128 MiB on top of

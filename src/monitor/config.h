@@ -220,6 +220,12 @@ const std::vector<ConfigKey>& ConfigSchema();
 inline constexpr int kMaxConfigDepth = 64;
 // Largest config accepted.
 inline constexpr size_t kMaxConfigBytes = 4u << 20;
+// Most a config may expand to while it is read: every scalar's text, each
+// time it is used (a YAML alias repeats its anchor's text), every ${VAR}
+// value substituted, 16 bytes per mapping entry and list item, and the
+// error messages. A larger one is refused, naming the file, line and
+// column where the limit was passed. Real configs expand to about their own size.
+inline constexpr size_t kMaxExpandedConfigBytes = 64u << 20;
 
 // kInvalidArgument with every problem, one per line; never throws.
 Result<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path, const Environment& env);

@@ -111,8 +111,22 @@ class ConfigParser {
   void Fail(Loc loc, std::string_view field, std::string_view message) {
     std::string text = field.empty() ? fmt::format("{}:{}:{}: {}", path_, loc.line, loc.col, message)
                                      : fmt::format("{}:{}:{}: {}: {}", path_, loc.line, loc.col, field, message);
+    Charge(loc, text.size());
     errors_.push_back({loc, std::move(text)});
   }
+
+  // Thrown once the document has expanded past kMaxExpandedConfigBytes (an
+  // alias or a ${VAR} used over and over): reading stops at once.
+  struct TooLarge {
+    Loc loc;
+  };
+  // Counts `bytes` more of what the document expands to, at `loc`.
+  void Charge(Loc loc, size_t bytes) {
+    expanded_ += bytes;
+    if (expanded_ > kMaxExpandedConfigBytes) throw TooLarge{loc};
+  }
+  void Charge(const YAML::Node& at, size_t bytes) { Charge(LocOf(at), bytes); }
+  static constexpr size_t kNodeCost = 16;  // per mapping entry or list item visited
   void Fail(const YAML::Node& at, std::string_view field, std::string_view message) { Fail(LocOf(at), field, message); }
 
   // The entries of a mapping (a null node is an empty mapping); reports
@@ -162,6 +176,7 @@ class ConfigParser {
   std::string path_;
   const Environment& env_;
   std::vector<Error> errors_;
+  size_t expanded_ = 0;  // see Charge
 };
 
 ConfigParser::Entries ConfigParser::MapEntries(const YAML::Node& n, const std::string& path,
@@ -177,6 +192,7 @@ ConfigParser::Entries ConfigParser::MapEntries(const YAML::Node& n, const std::s
   std::set<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
     const YAML::Node key = it->first;  // a copy: the iterator yields a temporary
+    Charge(key, kNodeCost + (key.IsScalar() ? key.Scalar().size() : 0));
     if (!key.IsScalar()) {
       Fail(key, path, "keys must be plain names");
       continue;
@@ -187,14 +203,18 @@ ConfigParser::Entries ConfigParser::MapEntries(const YAML::Node& n, const std::s
         Fail(key, path, fmt::format("field '{}' can only be set {}", name, elsewhere));
         continue;
       }
+      // A name far longer than any field is shown cut and gets no suggestion
+      // (the distance costs its length times each field's).
+      constexpr size_t kShown = 64;
       std::string best;
       size_t best_d = SIZE_MAX;
       for (std::string_view k : known) {
+        if (name.size() > kShown) break;
         size_t d = EditDistance(name, k);
         if (d < best_d) best_d = d, best = std::string(k);
       }
-      std::string shown = Quote(name);
-      shown = shown.substr(1, shown.size() - 2);
+      std::string shown = Quote(std::string_view(name).substr(0, kShown));
+      shown = shown.substr(1, shown.size() - 2) + (name.size() > kShown ? "..." : "");
       if (best_d <= std::max<size_t>(2, name.size() / 4)) {
         Fail(key, path, fmt::format("unknown field '{}' (did you mean '{}'?)", shown, best));
       } else {
@@ -218,7 +238,10 @@ std::vector<YAML::Node> ConfigParser::SeqItems(const YAML::Node& n, const std::s
     Fail(n, path, "expected a list");
     return out;
   }
-  for (auto it = n.begin(); it != n.end(); ++it) out.push_back(*it);
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    Charge(n, kNodeCost);
+    out.push_back(*it);
+  }
   return out;
 }
 
@@ -256,6 +279,7 @@ std::optional<std::string> ConfigParser::Expand(const YAML::Node& n, const std::
       Fail(n, path, fmt::format("environment variable {} is not set", name));
       return std::nullopt;
     }
+    Charge(n, value->size());
     out += *value;
     i = close + 1;
   }
@@ -267,6 +291,7 @@ std::optional<std::string> ConfigParser::Str(const YAML::Node& n, const std::str
     Fail(n, path, n.IsNull() ? "has no value" : "expected a string");
     return std::nullopt;
   }
+  Charge(n, n.Scalar().size());
   return Expand(n, path, n.Scalar(), secret);
 }
 
@@ -500,6 +525,7 @@ void ConfigParser::ParseHeaders(const YAML::Node& n, const std::string& path, We
   }
   for (auto it = n.begin(); it != n.end(); ++it) {
     const YAML::Node key = it->first;  // a copy: the iterator yields a temporary
+    Charge(key, kNodeCost + (key.IsScalar() ? key.Scalar().size() : 0));
     const std::string& name = key.IsScalar() ? key.Scalar() : std::string();
     bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
@@ -611,6 +637,12 @@ Result<MonitorConfig> ConfigParser::Parse(std::string_view text) {
   try {
     YAML::Node root = YAML::Load(std::string(text));
     ParseTop(root, config);
+  } catch (const TooLarge& e) {
+    config = MonitorConfig{};  // what was read so far goes at once
+    return InvalidArgument(
+        fmt::format("{}:{}:{}: the config expands to more than {} bytes here (YAML aliases and ${{VAR}} references "
+                    "count each time they are used): refused",
+                    path_, e.loc.line, e.loc.col, kMaxExpandedConfigBytes));
   } catch (const YAML::Exception& e) {
     Loc loc = e.mark.is_null() ? Loc{} : Loc{e.mark.line + 1, e.mark.column + 1};
     Fail(loc, "", fmt::format("YAML syntax error: {}", e.msg));

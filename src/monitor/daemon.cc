@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "cloudwatch/cloudwatch_client.h"
+#include "common/file_util.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "monitor/daemon_archive_job.h"
@@ -994,8 +995,18 @@ void Daemon::OpenState() {
     return;
   }
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(config_.state_dir, ec);
+  // Created owner-only: the state file names every watched queue and holds
+  // the message-id ledger.
+  if (auto mode = MakePrivateDirectories(config_.state_dir); !mode.ok()) {
+    Log().Log(LogLevel::kError, "state_dir_failed", {{"path", config_.state_dir}, {"error", mode.status().ToString()}});
+  } else if ((*mode & 077) != 0) {
+    Log().Log(LogLevel::kWarn, "state_dir_open_to_others",
+              {{"path", config_.state_dir},
+               {"mode", fmt::format("{:04o}", *mode)},
+               {"consequence",
+                "other users may list or read the state (queue URLs, the message-id ledger, alarm history); "
+                "run chmod 700 on it"}});
+  }
   const std::string path =
       (fs::path(config_.state_dir) / StateFileName(config_.shard.index, config_.shard.count)).string();
   SqliteStateStoreOptions o;

@@ -1,7 +1,10 @@
 #include "monitor/state_store.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -480,9 +483,29 @@ class SqliteStateStore final : public StateStore {
   std::string path_;
 };
 
+// The state file and its WAL hold the message-id ledger, queue URLs and
+// alarm history: owner-only whatever the umask. Files of an earlier version
+// (0644) are narrowed too.
+Status MakeOwnerOnly(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return InvalidArgument(fmt::format("state store: create {}: {}", path, std::strerror(errno)));
+  const int rc = ::fchmod(fd, 0600);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return InvalidArgument(fmt::format("state store: chmod 0600 {}: {}", path, std::strerror(err)));
+  for (const char* suffix : {"-wal", "-shm"}) {
+    const std::string side = path + suffix;
+    if (::chmod(side.c_str(), 0600) != 0 && errno != ENOENT) {
+      return InvalidArgument(fmt::format("state store: chmod 0600 {}: {}", side, std::strerror(errno)));
+    }
+  }
+  return Status::Ok();
+}
+
 // Opens `path` and checks it: settings, integrity, schema. DataLoss when the
 // file is not a sound state database of ours.
 Result<std::unique_ptr<StateStore>> TryOpen(const std::string& path) {
+  DLQ_RETURN_IF_ERROR(MakeOwnerOnly(path));
   sqlite3* db = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

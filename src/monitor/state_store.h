@@ -123,7 +123,9 @@ struct SqliteStateStoreOptions {
 
 // Opens (creating when missing) the SQLite state file at `path`. A corrupt
 // file is moved aside and replaced (options.on_moved_aside is told). Fails
-// when the file cannot be created or another process holds it.
+// when the file cannot be created or another process holds it. The file is
+// made owner-only (0600) whatever the umask, and so are its WAL and shared
+// memory files (SQLite gives them the file's bits).
 Result<std::unique_ptr<StateStore>> OpenSqliteStateStore(const std::string& path,
                                                          const SqliteStateStoreOptions& options = {});
 

@@ -300,7 +300,8 @@ struct Match {
 struct ObjectResult {
   uint64_t compressed = 0, bytes = 0, lines = 0, parsed = 0, skipped_lines = 0;
   bool skipped_object = false;
-  bool stopped = false;  // ended early by a stop, the deadline or the end of the pass
+  bool cut_short = false;  // its share of the scan's time ran out
+  bool stopped = false;    // ended early by a stop, the deadline or the end of the pass
   std::vector<ReadError> errors;
 };
 
@@ -316,6 +317,7 @@ class PassState {
     if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) return true;
     return options_.deadline && clock_.SteadyNow() >= *options_.deadline;
   }
+  SteadyTime Now() const { return clock_.SteadyNow(); }
 
   // The next object for a worker, in key order and at most `window` ahead of
   // delivery; nullopt when there is none left or the pass is stopping.
@@ -537,12 +539,39 @@ class ObjectReader {
 
  private:
   bool Hold(size_t n) {
-    if (!state_.Reserve(index_, n)) {
+    const bool reserved = Waiting([&] { return state_.Reserve(index_, n); });
+    if (!reserved) {
       r_.stopped = true;
       return false;
     }
     held_ += n;
     return true;
+  }
+
+  // Runs `wait` (a reservation that may wait for memory); with a time share,
+  // the time it took does not count against this object.
+  template <typename Wait>
+  bool Waiting(Wait wait) {
+    if (!options_.max_object_time) return wait();
+    const auto before = state_.Now();
+    const bool done = wait();
+    waited_ += state_.Now() - before;
+    return done;
+  }
+
+  // True once the object has used its share of the scan's time.
+  bool OutOfTime() const {
+    return options_.max_object_time && state_.Now() - started_ - waited_ >= *options_.max_object_time;
+  }
+
+  void CutShort() {
+    r_.cut_short = true;
+    ++r_.skipped_lines;
+    Report(line_no_ + 1,
+           fmt::format("cut short after {} ms, this object's share of the scan's time: {} complete lines ({} bytes) "
+                       "read, the rest not read",
+                       std::chrono::duration_cast<std::chrono::milliseconds>(*options_.max_object_time).count(),
+                       line_no_, r_.bytes));
   }
 
   void Report(uint64_t line, std::string message) {
@@ -557,6 +586,8 @@ class ObjectReader {
   }
 
   void Run(const ObjectInfo& info) {
+    if (options_.max_object_time) started_ = state_.Now();
+    waited_ = {};
     if (info.size > limits_.max_compressed) {
       Refuse(info.size);
       return;
@@ -589,6 +620,11 @@ class ObjectReader {
     while (true) {
       if (state_.Stopping()) {
         r_.stopped = true;
+        return;
+      }
+      if (OutOfTime()) {
+        if (long_line_ != 0) SkipLongLine();
+        CutShort();
         return;
       }
       if (!MakeRoom(damage)) break;
@@ -741,7 +777,8 @@ class ObjectReader {
         continue;
       }
       if (!options_.filter.Matches(*rec)) continue;
-      if (!state_.Emit(index_, Match{std::move(*rec), line_no_, line.size() + kRecordCost})) {
+      const size_t cost = line.size() + kRecordCost;
+      if (!Waiting([&] { return state_.Emit(index_, Match{std::move(*rec), line_no_, cost}); })) {
         r_.stopped = true;
         return false;
       }
@@ -765,6 +802,8 @@ class ObjectReader {
   uint64_t line_no_ = 0;
   uint64_t long_line_ = 0;  // the number of the over-long line being skipped; 0: none
   uint64_t long_bytes_ = 0;
+  SteadyTime started_{};  // with a time share: when reading began
+  Duration waited_{};     // time spent waiting for memory since
   std::vector<size_t> marks_;
   const std::string empty_;
 };
@@ -1034,7 +1073,7 @@ class Scanner {
         stats_.bytes += r.bytes;
         return StopAt(state, objects_.size());
       }
-      CountObject(r, first_pass);
+      CountObject(r, first_pass, i);
     }
     NotePeak(state);
     return true;
@@ -1084,7 +1123,7 @@ class Scanner {
 
   // Counts one object read to its end. Lines, parses and errors are counted
   // on the first pass only: later passes read the same objects again.
-  void CountObject(ObjectResult& r, bool first_pass) {
+  void CountObject(ObjectResult& r, bool first_pass, size_t i) {
     ++stats_.objects;
     ++stats_.objects_done;
     stats_.compressed_bytes += r.compressed;
@@ -1094,6 +1133,9 @@ class Scanner {
     stats_.parsed += r.parsed;
     stats_.skipped_lines += r.skipped_lines;
     stats_.skipped_objects += r.skipped_object ? 1 : 0;
+    if (r.cut_short && stats_.cut_short.size() < options_.max_reported_errors) {
+      stats_.cut_short.push_back({objects_[i].info.key, r.lines, r.bytes});
+    }
     for (ReadError& e : r.errors) {
       if (stats_.errors.size() < options_.max_reported_errors) stats_.errors.push_back(std::move(e));
     }

@@ -140,6 +140,13 @@ struct ScanOptions {
   // kDeadline (or kDeadlineExceeded as an error if it was still listing).
   std::optional<std::chrono::steady_clock::time_point> deadline;
   const Clock* clock = nullptr;  // for the deadline; DefaultClock() when null. Not owned.
+  // The time one object may take, from its GET to its last line, not
+  // counting waits for memory while other objects are delivered (measured
+  // with `clock`). The rest of a slower object is not read: it is named in
+  // ScanStats::cut_short (and reported as damage), and the scan moves on, so
+  // one slow object cannot hold back the others' results until the deadline.
+  // Unset: no bound per object.
+  std::optional<std::chrono::steady_clock::duration> max_object_time;
   // Test hook: called with the reserved total after every change, from any
   // worker, under the scan's lock (so calls never overlap). May be empty.
   std::function<void(size_t reserved)> on_reserved;
@@ -168,6 +175,13 @@ struct RecordLocation {
   uint64_t line;
 };
 
+// An object whose share of the scan's time ran out (ScanOptions::max_object_time).
+struct CutShortObject {
+  std::string key;
+  uint64_t lines_read = 0;  // complete lines read before it was cut
+  uint64_t bytes_read = 0;  // decompressed
+};
+
 struct ScanStats {
   uint64_t objects = 0;           // objects fetched (each pass counts)
   uint64_t compressed_bytes = 0;  // fetched
@@ -183,7 +197,10 @@ struct ScanStats {
   std::vector<SkippedEntry> skipped_entries;  // see ListStats::skipped
   int passes = 0;
   std::vector<ReadError> errors;  // the first max_reported_errors problems, with key and line
-  bool stopped = false;           // ended early by ScanOptions::stop or deadline (stop_reason says which)
+  // Objects cut short, in key order (at most max_reported_errors; each is
+  // also counted in skipped_lines and reported in errors).
+  std::vector<CutShortObject> cut_short;
+  bool stopped = false;  // ended early by ScanOptions::stop or deadline (stop_reason says which)
   ScanStop stop_reason = ScanStop::kNone;
   uint64_t objects_listed = 0;  // objects the listing returned (after pruning)
   // Objects whose every record was delivered, in the last pass started; with

@@ -401,7 +401,11 @@ Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& 
   std::sort(keys.begin(), keys.end());
   FailedAgainIndex index;
   for (const std::string& key : keys) {
-    auto data = store.Get(key);
+    auto data = GetAtMost(store, key, kMaxAuditRecordBytes, "audit record");
+    if (!data.ok() && data.status().code() == ErrorCode::kFailedPrecondition) {
+      index.unreadable.emplace_back(key, data.status().message());
+      continue;
+    }
     if (!data.ok()) return data.status().WithContext(fmt::format("reading {}/{}", store.Describe(), key));
     auto record = ParseAuditRecord(*data);
     if (!record.ok()) {

@@ -86,6 +86,12 @@ struct AuditRecord {
 // the rest of `selected` not sent).
 ReplayBuckets BucketsOf(const AuditRecord& record);
 
+// The largest audit record read (256 MiB): a record of a 1,000,000-message
+// replay is about 205 MB. A larger object under _audit/ is not fetched: it
+// is named as unreadable with its size (doc/replay.md). Replay checkpoints
+// and redrive journals are held to the same bound.
+inline constexpr uint64_t kMaxAuditRecordBytes = uint64_t{256} << 20;
+
 // The record's id: its key's file name without ".json" (what `audit show` takes).
 std::string AuditIdOfKey(std::string_view key);
 
@@ -133,8 +139,9 @@ struct FailedAgainIndex {
   void Add(const AuditRecord& record);
 };
 // Lists and reads the records; an error when the directory cannot be listed
-// or a record cannot be read (a record that does not parse is only named in
-// `unreadable`). Memory: the lineages that failed again, one record at a time.
+// or a record cannot be read (a record that does not parse, or is larger
+// than kMaxAuditRecordBytes, is only named in `unreadable`). Memory: the
+// lineages that failed again, one record at a time.
 Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& prefix);
 
 }  // namespace dlq

@@ -3,11 +3,6 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "common/crypto.h"
 #include "common/file_util.h"
 #include "common/json_writer.h"
@@ -92,14 +87,10 @@ Result<CheckpointState> ParseCheckpoint(std::string_view text) {
 }
 
 Result<std::optional<CheckpointState>> LoadCheckpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return std::optional<CheckpointState>();
-    return InvalidArgument(fmt::format("checkpoint {}: open: {}", path, std::strerror(errno)));
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  auto parsed = ParseCheckpoint(buf.str());
+  auto text = ReadFileAtMost(path, kMaxCheckpointBytes, "checkpoint");
+  if (!text.ok() && text.status().code() == ErrorCode::kNotFound) return std::optional<CheckpointState>();
+  if (!text.ok()) return text.status();
+  auto parsed = ParseCheckpoint(*text);
   if (!parsed.ok()) return parsed.status().WithContext(fmt::format("checkpoint {}", path));
   return std::optional<CheckpointState>(std::move(parsed).value());
 }

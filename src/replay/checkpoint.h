@@ -23,6 +23,9 @@
 namespace dlq {
 
 inline constexpr int kCheckpointVersion = 1;
+// The largest checkpoint file read (the bound of audit records, 256 MiB): a
+// larger one is refused, named, without being read.
+inline constexpr uint64_t kMaxCheckpointBytes = uint64_t{256} << 20;
 
 struct CheckpointState {
   std::string identity;                 // hex SHA-256 of identity_text
@@ -44,7 +47,8 @@ std::string CheckpointIdentity(std::string_view identity_text);
 std::string ChainNext(std::string_view chain, std::string_view message_id);
 
 // nullopt when `path` does not exist. kInvalidArgument naming the file for an
-// unreadable or malformed checkpoint (never silently restarted).
+// unreadable, malformed or too large (kMaxCheckpointBytes) checkpoint (never
+// silently restarted).
 Result<std::optional<CheckpointState>> LoadCheckpoint(const std::string& path);
 // Writes durably (see above), a new file with permission bits `mode`.
 // Errors name the file and the failing call.

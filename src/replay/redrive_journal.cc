@@ -7,9 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "common/file_util.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -87,14 +86,10 @@ Result<RedriveJournal> ParseRedriveJournal(std::string_view text) {
 }
 
 Result<std::optional<RedriveJournal>> LoadRedriveJournal(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return std::optional<RedriveJournal>();
-    return InvalidArgument(fmt::format("redrive journal {}: open: {}", path, std::strerror(errno)));
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  auto parsed = ParseRedriveJournal(buf.str());
+  auto text = ReadFileAtMost(path, kMaxRedriveJournalBytes, "redrive journal");
+  if (!text.ok() && text.status().code() == ErrorCode::kNotFound) return std::optional<RedriveJournal>();
+  if (!text.ok()) return text.status();
+  auto parsed = ParseRedriveJournal(*text);
   if (!parsed.ok()) return parsed.status().WithContext(fmt::format("redrive journal {}", path));
   return std::optional<RedriveJournal>(std::move(parsed).value());
 }
@@ -134,7 +129,7 @@ Result<std::unique_ptr<RedriveJournalWriter>> RedriveJournalWriter::Open(const s
   auto fail = [&](std::string_view step) {
     return InvalidArgument(fmt::format("{} redrive journal {}: {}", step, path, std::strerror(errno)));
   };
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, mode);
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return fail("open");
   std::unique_ptr<RedriveJournalWriter> w(new RedriveJournalWriter(path, fd));
   struct stat st {};

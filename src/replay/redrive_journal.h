@@ -50,8 +50,13 @@ struct RedriveJournal {
 // well-formed records (a torn last line excepted). Empty text: an empty journal.
 Result<RedriveJournal> ParseRedriveJournal(std::string_view text);
 
+// The largest journal read (the bound of audit records, 256 MiB: about
+// 1,700,000 "sent" lines): a larger one is refused, named, without being read.
+inline constexpr uint64_t kMaxRedriveJournalBytes = uint64_t{256} << 20;
+
 // The journal at `path`; nullopt when there is none. kInvalidArgument naming
-// the path when it cannot be read or parsed.
+// the path when it cannot be read or parsed, or is larger than
+// kMaxRedriveJournalBytes.
 Result<std::optional<RedriveJournal>> LoadRedriveJournal(const std::string& path);
 
 std::string JournalHeaderLine();
@@ -69,7 +74,8 @@ class RedriveJournalWriter {
  public:
   ~RedriveJournalWriter();
   // Opens (creating with `mode`) `path` for appending, cuts it to
-  // `valid_bytes` (a torn tail), and writes the header when it is empty.
+  // `valid_bytes` (a torn tail), and writes the header when it is empty. A
+  // symbolic link at `path` is refused, not followed.
   static Result<std::unique_ptr<RedriveJournalWriter>> Open(const std::string& path, mode_t mode, size_t valid_bytes);
   Status Append(std::string_view lines);
 

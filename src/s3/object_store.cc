@@ -1,5 +1,7 @@
 #include "s3/object_store.h"
 
+#include <fmt/format.h>
+
 #include "common/strings.h"
 
 namespace dlq {
@@ -23,6 +25,20 @@ PutFailureAdvice ObjectStore::AdvisePutFailure(const Status& failure) const {
     advice.hint = "run doctor --bucket to check access";
   }
   return advice;
+}
+
+Result<std::string> GetAtMost(ObjectStore& store, const std::string& key, uint64_t max_bytes, std::string_view what) {
+  auto too_large = [&](uint64_t size, std::string_view at_least) {
+    return FailedPrecondition(fmt::format("{} {}/{} is {}{} bytes, more than the {} bytes one may take; not read", what,
+                                          store.Describe(), key, at_least, size, max_bytes));
+  };
+  auto info = store.Head(key);
+  if (!info.ok()) return info.status();
+  if (info->size > max_bytes) return too_large(info->size, "");
+  if (info->size == 0) return std::string();
+  auto data = store.Get(key, std::pair<uint64_t, uint64_t>{0, max_bytes});
+  if (data.ok() && data->size() > max_bytes) return too_large(data->size(), "at least ");
+  return data;
 }
 
 }  // namespace dlq

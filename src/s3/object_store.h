@@ -98,4 +98,12 @@ class ObjectStore {
   virtual PutFailureAdvice AdvisePutFailure(const Status& failure) const;
 };
 
+// Reads the whole object at `key` when it is at most `max_bytes`: its size
+// is looked up first (Head) and a larger object is not fetched
+// (kFailedPrecondition naming `what`, the store, the key, the size and the
+// limit); the fetch asks for the first max_bytes + 1 bytes only, so an
+// object replaced meanwhile cannot make it hold more. Head's and Get's own
+// errors are returned as they are.
+Result<std::string> GetAtMost(ObjectStore& store, const std::string& key, uint64_t max_bytes, std::string_view what);
+
 }  // namespace dlq

@@ -5,7 +5,10 @@
 #include "app/cli.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -130,6 +133,29 @@ TEST(CliTest, MissingValuesAndConflictingFlagsExitTwoBeforeAnyWork) {
     EXPECT_EQ(r.exit_code, 2) << c.args.front() << "\n" << r.err;
     EXPECT_EQ(r.err.rfind(c.message, 0), 0u) << r.err;
   }
+}
+
+TEST(CliTest, ShowTakesTheWordAfterAQueueAsTheMessageIdNotAsASecondQueue) {
+  const auto dir = std::filesystem::temp_directory_path() / ("cli_show_queue_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  CliOutput r = RunCliCaptured({"show", "--from", "file://" + dir.string(), "--queue", "orders-dlq", "m-1"});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("m-1 is not in"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, CheckPrintsEachConfigProblemOnALineOfItsOwn) {
+  const auto path = std::filesystem::temp_directory_path() / ("cli_check_" + std::to_string(::getpid()) + ".yaml");
+  {
+    std::ofstream f(path);
+    f << "bogus_one: 1\nbogus_two: 2\n";
+  }
+  CliOutput r = RunCliCaptured({"check", "--config", path.string()});
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("error: " + path.string() + ":1:1: unknown field 'bogus_one'\n", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("\n" + path.string() + ":2:1: unknown field 'bogus_two'\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\\n"), std::string::npos) << r.err;
 }
 
 TEST(CliTest, DoctorReportsAUsageErrorAsJsonWhenAskedForJson) {

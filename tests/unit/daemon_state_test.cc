@@ -2,6 +2,7 @@
 // daemon keeps its alarms' states (and notifies nothing that did not change),
 // its charts and its run totals.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -156,6 +157,42 @@ TEST_F(DaemonStateDirTest, StateDirHoldsTheShardsFileAndACorruptOneIsMovedAsideO
   }
   EXPECT_EQ(aside, 1u);
   EXPECT_GT(fresh.notifications().size(), 0u);  // nothing was kept: alarms start afresh
+}
+
+TEST_F(DaemonStateDirTest, TheStateDirIsCreatedOwnerOnlyWhateverTheUmask) {
+  struct Umask022 {
+    mode_t old = ::umask(022);
+    ~Umask022() { ::umask(old); }
+  } umask022;
+  config_.state_dir = (dir_ / "nested" / "state").string();
+  ScopedCapturingLogger log;
+  FakeNotifier notifier;
+  auto d = Start(notifier, nullptr);
+  Cycle(*d);
+  EXPECT_EQ(fs::status(dir_ / "nested").permissions(), fs::perms::owner_all);
+  EXPECT_EQ(fs::status(dir_ / "nested" / "state").permissions(), fs::perms::owner_all);
+  EXPECT_EQ(fs::status(dir_ / "nested" / "state" / "state.sqlite").permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_FALSE(log->Contains("state_dir_open_to_others"));
+}
+
+TEST_F(DaemonStateDirTest, AnExistingStateDirOthersCanReadIsWarnedAboutAndLeftAsItIs) {
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms(0755));
+  ScopedCapturingLogger log;
+  FakeNotifier notifier;
+  auto d = Start(notifier, nullptr);
+  Cycle(*d);
+  int warned = 0;
+  for (const auto& e : log->entries()) {
+    if (e.event != "state_dir_open_to_others") continue;
+    ++warned;
+    EXPECT_EQ(e.level, LogLevel::kWarn);
+    EXPECT_NE(e.line.find("\"mode\":\"0755\""), std::string::npos) << e.line;
+    EXPECT_NE(e.line.find("chmod 700"), std::string::npos) << e.line;
+  }
+  EXPECT_EQ(warned, 1);
+  EXPECT_EQ(fs::status(dir_).permissions(), fs::perms(0755));
 }
 
 TEST_F(DaemonStateDirTest, WithoutStateDirTheDaemonSaysOnceThatStateIsInMemory) {

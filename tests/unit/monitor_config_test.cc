@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -437,6 +438,64 @@ TEST(MonitorConfigTest, DashboardFingerprintFieldsAreAListOfNames) {
   EXPECT_TRUE(defaults->dashboard_fingerprint_fields.empty());  // the dashboard then uses the defaults
   EXPECT_NE(ErrorsOf(Config("dashboard:\n  fingerprint_fields: [type, \"\"]\n")).find("fingerprint_fields"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlq
+
+namespace dlq {
+namespace {
+
+// A list of `uses` queue names that are all one anchored `bytes`-byte name.
+std::string AliasedQueues(size_t bytes, int uses) {
+  std::string text =
+      "defaults:\n"
+      "  destination: s3://bucket/pfx\n"
+      "groups:\n"
+      "  - name: g1\n"
+      "    queues:\n"
+      "      - &big " +
+      std::string(bytes, 'q') + "\n";
+  for (int i = 1; i < uses; ++i) text += "      - *big\n";
+  return text;
+}
+
+TEST(MonitorConfigTest, AnAnchorUsedOverAndOverIsRefusedAtTheAnchorOnceItExpandsPastTheLimit) {
+  // 1 MiB used 100 times: 100 MiB expanded from a file of about 1 MiB.
+  const std::string errors = ErrorsOf(AliasedQueues(size_t{1} << 20, 100));
+  EXPECT_EQ(errors.rfind(fmt::format("dlq-archive.yaml:6:"), 0), 0u) << errors.substr(0, 200);
+  EXPECT_THAT(errors, HasSubstr(fmt::format("the config expands to more than {} bytes here (YAML aliases and ${{VAR}} "
+                                            "references count each time they are used): refused",
+                                            kMaxExpandedConfigBytes)));
+  EXPECT_LT(errors.size(), 1000u);
+}
+
+TEST(MonitorConfigTest, AVariableRepeatedOverAndOverIsRefusedAtItsLineOnceItExpandsPastTheLimit) {
+  MapEnvironment env{{"H", std::string(100 * 1024, 'h')}};
+  std::string refs;
+  for (int i = 0; i < 1000; ++i) refs += "${H}";
+  const std::string errors = ErrorsOf("defaults:\n  destination: s3://bucket/pfx\n  key_template: '" + refs +
+                                          "'\ngroups:\n  - name: g1\n    queues: [q]\n",
+                                      env);
+  EXPECT_EQ(errors.rfind("dlq-archive.yaml:3:"), 0u) << errors.substr(0, 200);
+  EXPECT_THAT(errors, HasSubstr("the config expands to more than"));
+}
+
+TEST(MonitorConfigTest, AnchorsAndVariablesWithinTheLimitStillWork) {
+  MapEnvironment env{{"BUCKET", "bucket"}};
+  auto r = ParseMonitorConfig(
+      "defaults:\n  destination: &d s3://${BUCKET}/pfx\ngroups:\n  - name: g1\n    queues: [a, b]\n"
+      "  - name: g2\n    queues: [c]\n    destination: *d\n",
+      "c.yaml", env);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->groups[1].destination, "s3://bucket/pfx");
+}
+
+TEST(MonitorConfigTest, AHugeUnknownFieldNameIsShownCutAndGetsNoSuggestion) {
+  // An explicit key ("? "): YAML limits implicit keys to 1024 characters.
+  const std::string errors = ErrorsOf(Config("  ? " + std::string(100 * 1024, 'k') + "\n  : 1\n"));
+  EXPECT_THAT(errors, HasSubstr("unknown field '" + std::string(64, 'k') + "...'"));
+  EXPECT_LT(errors.size(), 1000u);
 }
 
 }  // namespace

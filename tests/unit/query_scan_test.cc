@@ -455,6 +455,62 @@ TEST(ScanTest, DeadlineEndsTheScanInsideAnObjectAndSaysHowFarItGot) {
   EXPECT_LT(st->bytes, uint64_t{26} << 20);
 }
 
+TEST(ScanTest, ASlowObjectIsCutShortAtItsShareAndTheObjectsAfterItAreStillRead) {
+  FakeObjectStore store;
+  // 64 MiB of one repeated record line, ~200 KiB compressed: the slow one, first in key order.
+  const std::string line = BigLines("slow", 1, 100);
+  std::string slow;
+  while (slow.size() < (size_t{64} << 20)) slow += line;
+  PutObject(store, ObjKey(1), slow);
+  slow = std::string();
+  PutObject(store, ObjKey(2), BigLines("wanted", 1, 100));
+  // Monotonic time moves 1 ms on every reading (at least one per 256 KiB
+  // piece): reading all of object 1 would take past the 200 ms deadline.
+  FakeClock clock;
+  clock.AdvanceOnEachSteadyRead(std::chrono::milliseconds(1));
+  ScanOptions o;
+  o.parallelism = 1;
+  o.filter.ids = {"wanted-0"};
+  o.clock = &clock;
+  o.deadline = clock.SteadyNow() + std::chrono::milliseconds(200);
+  o.max_object_time = std::chrono::milliseconds(25);
+  Collected c = Scan(store, o);
+  EXPECT_EQ(c.ids, (std::vector<std::string>{"wanted-0"}));
+  EXPECT_FALSE(c.stats.stopped);
+  EXPECT_EQ(c.stats.objects_done, 2u);
+  ASSERT_EQ(c.stats.cut_short.size(), 1u);
+  EXPECT_EQ(c.stats.cut_short[0].key, ObjKey(1));
+  EXPECT_GT(c.stats.cut_short[0].lines_read, 0u);
+  EXPECT_LT(c.stats.cut_short[0].bytes_read, uint64_t{16} << 20);
+  EXPECT_FALSE(c.stats.complete());
+  ASSERT_EQ(c.stats.errors.size(), 1u);
+  EXPECT_EQ(c.stats.errors[0].key, ObjKey(1));
+  EXPECT_NE(c.stats.errors[0].message.find("cut short after 25 ms"), std::string::npos) << c.stats.errors[0].message;
+}
+
+TEST(ScanTest, WithoutAShareASlowObjectHoldsBackTheOthersUntilTheDeadline) {
+  // The control for the test above: the same archive and deadline, no share.
+  FakeObjectStore store;
+  const std::string line = BigLines("slow", 1, 100);
+  std::string slow;
+  while (slow.size() < (size_t{64} << 20)) slow += line;
+  PutObject(store, ObjKey(1), slow);
+  slow = std::string();
+  PutObject(store, ObjKey(2), BigLines("wanted", 1, 100));
+  FakeClock clock;
+  clock.AdvanceOnEachSteadyRead(std::chrono::milliseconds(1));
+  ScanOptions o;
+  o.parallelism = 1;
+  o.filter.ids = {"wanted-0"};
+  o.clock = &clock;
+  o.deadline = clock.SteadyNow() + std::chrono::milliseconds(200);
+  Collected c = Scan(store, o);
+  EXPECT_TRUE(c.ids.empty());
+  EXPECT_TRUE(c.stats.stopped);
+  EXPECT_EQ(c.stats.objects_done, 0u);
+  EXPECT_TRUE(c.stats.cut_short.empty());
+}
+
 TEST(ScanTest, DeadlineThatPassesWhileListingIsDeadlineExceeded) {
   FakeObjectStore store;
   PutObject(store, ObjKey(1), BigLines("m", 1, 100));

@@ -1,6 +1,7 @@
 #include "monitor/state_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,32 @@ TEST_F(StateStoreTest, SavesAppendSamplesAndTransitionsAndReplaceTheRest) {
   EXPECT_EQ((*out)->runs, 4u);
   EXPECT_EQ((*out)->samples.size(), 3u);
   EXPECT_EQ((*out)->alarms[0].snapshot.history.size(), 2u);
+}
+
+TEST_F(StateStoreTest, TheFileAndItsWalAreOwnerOnlyWhateverTheUmask) {
+  struct Umask022 {
+    mode_t old = ::umask(022);
+    ~Umask022() { ::umask(old); }
+  } umask022;
+  auto mode = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 0777;
+  };
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    const QueueRecord r = Record(kT0);
+    ASSERT_TRUE(store->SaveQueues({&r, 1}).ok());
+    EXPECT_EQ(mode(path_), 0600u);
+    ASSERT_TRUE(fs::exists(path_ + "-wal"));
+    EXPECT_EQ(mode(path_ + "-wal"), 0600u);
+  }
+  // A file an earlier version left readable by others is narrowed on open.
+  fs::permissions(path_, fs::perms(0644));
+  auto again = Open();
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(mode(path_), 0600u);
 }
 
 TEST_F(StateStoreTest, UnknownQueueLoadsNothing) {
