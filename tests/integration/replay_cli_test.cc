@@ -542,12 +542,12 @@ TEST(ReplayCli, FauxqsSecondReplaySendsNothingAndSaysWhyAgainSends) {
   auto second = RunShell(Bin(fauxqs, "replay", args));
   ASSERT_EQ(second.exit_code, 0) << second.out;
   EXPECT_NE(second.out.find("sent 0, failed 0"), std::string::npos) << second.out;
-  EXPECT_NE(second.out.find("skipped 22 already replayed"), std::string::npos)
-      << second.out;
+  EXPECT_NE(second.out.find("skipped 22 already replayed"), std::string::npos) << second.out;
   auto dry = RunShell(Bin(fauxqs, "replay", args + " --dry-run"));
   EXPECT_EQ(dry.exit_code, 0) << dry.out;
   EXPECT_FALSE(std::regex_search(dry.out, std::regex("(^|\n)would send "))) << dry.out;  // no message line
-  EXPECT_NE(dry.out.find("selected 22, would send 0, failed 0, skipped 22 already replayed"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("selected 22, would send 0, failed 0, skipped 22 already replayed"), std::string::npos)
+      << dry.out;
   size_t skip_lines = 0;
   for (size_t at = dry.out.find("\nskip "); at != std::string::npos; at = dry.out.find("\nskip ", at + 1)) ++skip_lines;
   EXPECT_EQ(skip_lines + (dry.out.starts_with("skip ") ? 1 : 0), 22u) << dry.out;

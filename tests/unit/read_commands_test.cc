@@ -100,8 +100,7 @@ TEST_F(ReadCommandsTest, SearchStoppedAtItsLimitCountsTheObjectItReadFrom) {
   o.limit = 2;
   Capture table, err;  // a terminal: the summary line
   EXPECT_EQ(RunSearchCommand(o, store_, from_, kT, true, table.f(), err.f()), 0) << err.str();
-  EXPECT_NE(err.str().find("2 records (0 duplicate copies dropped) from 1 object in"), std::string::npos)
-      << err.str();
+  EXPECT_NE(err.str().find("2 records (0 duplicate copies dropped) from 1 object in"), std::string::npos) << err.str();
 }
 
 TEST_F(ReadCommandsTest, SearchRejectsBadInputAndReportsDamageWithExitThree) {

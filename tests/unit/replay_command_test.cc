@@ -580,8 +580,7 @@ TEST_F(LiveReplayCommandTest, PassThatCannotSeeEverythingExits4WithTheReason) {
   EXPECT_EQ(Run(), 4);
   EXPECT_NE(Out().find("examined 25 of ~30 present at the start"), std::string::npos) << Out();
   std::string err = Err();
-  EXPECT_NE(err.find("incomplete: ~5 messages are in flight without this pass holding them"), std::string::npos)
-      << err;
+  EXPECT_NE(err.find("incomplete: ~5 messages are in flight without this pass holding them"), std::string::npos) << err;
   EXPECT_EQ(sqs_.Messages(dest_).size(), 25u);
 }
 
