@@ -750,6 +750,39 @@ std::optional<int> StartGuard(const ReplayCommandOptions& options, const ReplayD
   return std::nullopt;
 }
 
+// What a run that got to sending ends with: the ledger flushed, the audit
+// record, the summary (text, or the --output json document) and the exit code.
+int Conclude(const ReplayCommandOptions& options, const ReplayDeps& deps, ReplayStores& stores, const RunIdentity& run,
+             const TargetResolver& targets, const Replayer& replayer, PassResult& pass,
+             const std::optional<QueueInfo>& dlq, const GuardedRedrive* guarded, uint64_t selected, double secs,
+             const std::vector<std::string>& dry_run_lines) {
+  const bool json = options.output == "json";
+  const ReplayBuckets buckets = BucketsOf(pass, replayer, guarded, selected);
+  if (stores.ledger && !options.dry_run) {
+    Status flushed = stores.ledger->Flush();
+    if (!flushed.ok() && pass.status.ok()) pass.status = flushed;
+  }
+  std::string audit_key;
+  Status audit_status;
+  if (!options.dry_run && stores.audit_store != nullptr) {
+    auto key = WriteAuditRecord(options, stores, run, targets, pass.status, replayer, guarded, buckets, *deps.clock);
+    if (key.ok()) {
+      audit_key = *key;
+    } else {
+      audit_status = key.status();
+    }
+  }
+  if (!json) PrintSummary(options, deps, stores, targets, replayer, pass, buckets, dlq, secs, guarded, audit_key);
+  if (json) PrintFailures(replayer.failures(), deps.err);
+  const int code = RunExitCode(deps, pass, audit_status, replayer.stats(), guarded, buckets);
+  if (json) {
+    std::fputs(
+        SummaryJson(options, stores, targets, replayer, pass, buckets, guarded, audit_key, dry_run_lines, code).c_str(),
+        deps.out);
+  }
+  return code;
+}
+
 }  // namespace
 
 std::optional<double> ParseRate(std::string_view text) {
@@ -826,32 +859,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
       SendSelection(options, deps, dlq, stores, *filter, replayer, stop, guarded ? guarded->guard.get() : nullptr);
   const double secs = std::chrono::duration<double>(clock.SteadyNow() - steady_start).count();
   progress.Clear();
-  const ReplayBuckets buckets = BucketsOf(pass, replayer, guarded, selected);
-
-  // Audit, summary, exit code.
-  if (stores.ledger && !options.dry_run) {
-    Status flushed = stores.ledger->Flush();
-    if (!flushed.ok() && pass.status.ok()) pass.status = flushed;
-  }
-  std::string audit_key;
-  Status audit_status;
-  if (!options.dry_run && stores.audit_store != nullptr) {
-    auto key = WriteAuditRecord(options, stores, run, *targets, pass.status, replayer, guarded, buckets, clock);
-    if (key.ok()) {
-      audit_key = *key;
-    } else {
-      audit_status = key.status();
-    }
-  }
-  if (!json) PrintSummary(options, deps, stores, *targets, replayer, pass, buckets, dlq, secs, guarded, audit_key);
-  if (json) PrintFailures(replayer.failures(), deps.err);
-  const int code = RunExitCode(deps, pass, audit_status, replayer.stats(), guarded, buckets);
-  if (json) {
-    std::fputs(SummaryJson(options, stores, *targets, replayer, pass, buckets, guarded, audit_key, dry_run_lines, code)
-                   .c_str(),
-               deps.out);
-  }
-  return code;
+  return Conclude(options, deps, stores, run, *targets, replayer, pass, dlq, guarded, selected, secs, dry_run_lines);
 }
 
 int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services, const std::atomic<bool>& stop) {
