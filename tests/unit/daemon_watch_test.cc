@@ -226,8 +226,8 @@ TEST_F(DaemonWatchTest, AlarmConfiguredIsLoggedWhenTheThresholdMovesNotOnEveryDr
   EXPECT_EQ(configured(), 1);
   for (int i = 0; i < 3; ++i) Cycle(*d);  // discovered again: 3 messages, the threshold moves by ~2,000 s
   EXPECT_EQ(configured(), 2);
-  InjectOne("late", clock_.Now());
-  for (int i = 0; i < 6; ++i) Cycle(*d);  // 4 messages: the threshold drifts by 0.2 s
+  for (int i = 0; i < 20; ++i) InjectOne("late" + std::to_string(i), clock_.Now());
+  for (int i = 0; i < 6; ++i) Cycle(*d);  // 23 messages: the threshold drifts by 4 s
   EXPECT_EQ(configured(), 2);
 }
 
