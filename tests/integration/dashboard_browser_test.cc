@@ -146,7 +146,7 @@ TEST(DashboardBrowserTest, OverviewAlarmsSearchDetailAndActionsInChromium) {
   WriteFile(dir + "/browser.json", cfg.Take());
 
   auto browser =
-      RunShell("timeout 300 " + Node() + " " + RepoRoot() + "/tests/browser/dashboard.mjs " + dir + "/browser.json");
+      RunShell("timeout 480 " + Node() + " " + RepoRoot() + "/tests/browser/dashboard.mjs " + dir + "/browser.json");
   EXPECT_EQ(browser.exit_code, 0) << browser.out << "\n--- ro log:\n" << ro.Log() << "\n--- rw log:\n" << rw.Log();
   EXPECT_NE(browser.out.find("all checks passed"), std::string::npos) << browser.out;
   std::cout << browser.out;

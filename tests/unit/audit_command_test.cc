@@ -12,21 +12,12 @@
 #include "replay/audit.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
+#include "testing/read_all.h"
 
 namespace dlq {
 namespace {
 
 constexpr char kDest[] = "https://sqs.us-east-1.amazonaws.com/123456789012/orders";
-
-std::string ReadAll(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  return out;
-}
 
 AuditRecord Sample(SystemTime at) {
   AuditRecord r;

@@ -24,6 +24,7 @@
 #include "s3/local_object_store.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
+#include "testing/read_all.h"
 
 namespace dlq {
 namespace {
@@ -193,15 +194,6 @@ class HugeAuditRecordTest : public ::testing::Test {
   ~HugeAuditRecordTest() override {
     std::fclose(out_);
     std::fclose(err_);
-  }
-  static std::string ReadAll(std::FILE* f) {
-    std::fflush(f);
-    std::rewind(f);
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-    return out;
   }
   std::string TooLarge() const {
     return fmt::format("audit record {}/{} is {} bytes, more than the {} bytes one may take; not read",

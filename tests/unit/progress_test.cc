@@ -10,19 +10,10 @@
 #include <string>
 
 #include "testing/fake_clock.h"
+#include "testing/read_all.h"
 
 namespace dlq {
 namespace {
-
-std::string ReadAll(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  return out;
-}
 
 TEST(ProgressTest, AutoIsPlainLinesWhenStderrIsNotATerminal) {
   EXPECT_EQ(ChooseProgressMode("auto", /*stderr_is_tty=*/false), ProgressMode::kPlain);

@@ -149,6 +149,30 @@ class RedriveGuardTest : public ::testing::Test {
     return out;
   }
 
+  // The backlog probe runs a consumer of the destination that takes
+  // `per_second` messages a second (of the fake clock), then samples the depth.
+  void ConsumeAt(int per_second) {
+    backlog_.fn = [this, per_second, last = clock_.SteadyNow()]() mutable -> Result<BacklogSample> {
+      const auto due =
+          static_cast<int>(std::chrono::duration_cast<seconds>(clock_.SteadyNow() - last).count() * per_second);
+      if (due > 0) {
+        last = clock_.SteadyNow();
+        ReceiveOptions ro;
+        ro.wait_time_seconds = 0;
+        for (int taken = 0; taken < due;) {
+          ro.max_messages = std::min(10, due - taken);
+          auto got = sqs_.ReceiveMessages(dest_, ro);
+          if (!got.ok() || got->empty()) break;
+          std::vector<DeleteEntry> del;
+          for (const Message& m : *got) del.push_back({fmt::format("d{}", del.size()), m.receipt_handle});
+          EXPECT_TRUE(sqs_.DeleteMessageBatch(dest_, del).ok());
+          taken += static_cast<int>(got->size());
+        }
+      }
+      return BacklogSample{static_cast<int64_t>(sqs_.Depth(dest_)), std::nullopt};
+    };
+  }
+
   std::string TempPath(const std::string& name) { return FreshTempPath("redrive_guard_test", name); }
 
   FakeClock clock_;
@@ -376,26 +400,7 @@ TEST_F(RedriveGuardTest, WithoutACanaryABacklogBoundStillHoldsAndNothingWaits) {
   guard_options_.poll = seconds(1);
   guard_options_.stop = &stop_;
   ASSERT_TRUE(guard_options_.BackpressureOnly());
-  // A consumer that takes 10 messages a second.
-  SteadyTime last = clock_.SteadyNow();
-  backlog_.fn = [&]() -> Result<BacklogSample> {
-    const auto due = static_cast<int>(std::chrono::duration_cast<seconds>(clock_.SteadyNow() - last).count() * 10);
-    if (due > 0) {
-      last = clock_.SteadyNow();
-      ReceiveOptions ro;
-      ro.wait_time_seconds = 0;
-      for (int taken = 0; taken < due;) {
-        ro.max_messages = std::min(10, due - taken);
-        auto got = sqs_.ReceiveMessages(dest_, ro);
-        if (!got.ok() || got->empty()) break;
-        std::vector<DeleteEntry> del;
-        for (const Message& m : *got) del.push_back({fmt::format("d{}", del.size()), m.receipt_handle});
-        EXPECT_TRUE(sqs_.DeleteMessageBatch(dest_, del).ok());
-        taken += static_cast<int>(got->size());
-      }
-    }
-    return BacklogSample{static_cast<int64_t>(sqs_.Depth(dest_)), std::nullopt};
-  };
+  ConsumeAt(10);  // a consumer that takes 10 messages a second
   ASSERT_TRUE(Run(100).ok());
   EXPECT_LE(peak_depth_, 20u);
   EXPECT_GT(guard_->status().paused_for, milliseconds(0));
@@ -422,26 +427,7 @@ TEST_F(RedriveGuardTest, BacklogOverTheBoundPausesUntilHalfAndRampResumes) {
   guard_options_.window = seconds(10);
   guard_options_.check = seconds(5);
   guard_options_.ramp = {0.25, 1.0};
-  // A consumer that takes 5 messages a second.
-  SteadyTime last = clock_.SteadyNow();
-  backlog_.fn = [&]() -> Result<BacklogSample> {
-    const auto due = static_cast<int>(std::chrono::duration_cast<seconds>(clock_.SteadyNow() - last).count() * 5);
-    if (due > 0) {
-      last = clock_.SteadyNow();
-      ReceiveOptions ro;
-      ro.wait_time_seconds = 0;
-      for (int taken = 0; taken < due;) {
-        ro.max_messages = std::min(10, due - taken);
-        auto got = sqs_.ReceiveMessages(dest_, ro);
-        if (!got.ok() || got->empty()) break;
-        std::vector<DeleteEntry> del;
-        for (const Message& m : *got) del.push_back({fmt::format("d{}", del.size()), m.receipt_handle});
-        EXPECT_TRUE(sqs_.DeleteMessageBatch(dest_, del).ok());
-        taken += static_cast<int>(got->size());
-      }
-    }
-    return BacklogSample{static_cast<int64_t>(sqs_.Depth(dest_)), std::nullopt};
-  };
+  ConsumeAt(5);  // a consumer that takes 5 messages a second
   std::vector<std::string> reasons;
   stop_when_ = [&](const RedriveStatus& s) {
     if (s.phase == RedrivePhase::kPaused) reasons.push_back(s.reason);

@@ -21,21 +21,12 @@
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/read_all.h"
 
 namespace dlq {
 namespace {
 
 using Op = FakeQueueClient::Operation;
-
-std::string ReadAll(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  return out;
-}
 
 class ReplayCommandTest : public ::testing::Test {
  protected:
