@@ -507,13 +507,15 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
   StatsAggregator aggregator(std::move(group_by), TimeField::kSent, options_.max_failure_groups);
   // Failed again after a replay, per group, counted as `stats` counts them
   // (once per message and its archived copy); the audit records are part of
-  // the archive, so a read that fails is reported as any archive read.
-  auto failed_again = ReadFailedAgain(*archive->access.clients.store, ArchivePrefix(archive->from));
+  // the archive, so a read that fails is reported as any archive read. Only
+  // records new since the last request are read.
+  auto failed_again = failed_again_.Read(*archive->access.clients.store, ArchivePrefix(archive->from));
   if (!failed_again.ok()) {
     return StoppedWhileListing(failed_again.status()).value_or(ArchiveReadError(failed_again.status(), *archive));
   }
   std::set<std::string> counted;
-  aggregator.CountFailedAgain([&](const ArchiveRecord& r) { return failed_again->CountOnce(r.message_id, counted); });
+  aggregator.CountFailedAgain(
+      [&](const ArchiveRecord& r) { return (*failed_again)->CountOnce(r.message_id, counted); });
   auto stats = ScanArchive(*archive->access.clients.store, archive->from, scan,
                            [&](const ArchiveRecord& r, const RecordLocation&) {
                              aggregator.Add(r);

@@ -33,6 +33,7 @@
 #include "dashboard/replay_jobs.h"
 #include "monitor/daemon.h"
 #include "query/fingerprint.h"
+#include "replay/audit.h"
 #include "server/http_server.h"
 
 namespace dlq {
@@ -160,6 +161,7 @@ class Dashboard {
     std::string etag;
   };
   mutable std::atomic<int64_t> last_read_refusal_log_s_{INT64_MIN / 2};
+  mutable FailedAgainCache failed_again_;  // the audit records read so far, per archive
   mutable Mutex overview_mu_;
   mutable OverviewCache overview_ DLQ_GUARDED_BY(overview_mu_);
   // Last: destroyed first, so the replays stop while what they use still exists.

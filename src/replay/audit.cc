@@ -386,7 +386,9 @@ Result<std::string> WriteAudit(ObjectStore& store, const std::string& prefix, co
   return key;
 }
 
-Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& prefix) {
+namespace {
+
+Result<std::vector<std::string>> ListAuditRecords(ObjectStore& store, const std::string& prefix) {
   const std::string dir = (prefix.empty() ? "" : prefix + "/") + "_audit/";
   std::vector<std::string> keys;
   std::string token;
@@ -399,8 +401,13 @@ Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& 
     token = page->next_token;
   } while (!token.empty());
   std::sort(keys.begin(), keys.end());
-  FailedAgainIndex index;
-  for (const std::string& key : keys) {
+  return keys;
+}
+
+// Feeds keys[from...] into index, oldest first.
+Status AddRecords(ObjectStore& store, const std::vector<std::string>& keys, size_t from, FailedAgainIndex& index) {
+  for (size_t i = from; i < keys.size(); ++i) {
+    const std::string& key = keys[i];
     auto data = GetAtMost(store, key, kMaxAuditRecordBytes, "audit record");
     if (!data.ok() && data.status().code() == ErrorCode::kFailedPrecondition) {
       index.unreadable.emplace_back(key, data.status().message());
@@ -414,7 +421,39 @@ Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& 
     }
     index.Add(*record);
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& prefix) {
+  auto keys = ListAuditRecords(store, prefix);
+  if (!keys.ok()) return keys.status();
+  FailedAgainIndex index;
+  DLQ_RETURN_IF_ERROR(AddRecords(store, *keys, 0, index));
   return index;
+}
+
+Result<std::shared_ptr<const FailedAgainIndex>> FailedAgainCache::Read(ObjectStore& store, const std::string& prefix) {
+  auto keys = ListAuditRecords(store, prefix);
+  if (!keys.ok()) return keys.status();
+  MutexLock lock(mu_);
+  Entry& entry = entries_[store.Describe() + "\n" + prefix];
+  const bool extends = entry.index != nullptr && entry.keys.size() <= keys->size() &&
+                       std::equal(entry.keys.begin(), entry.keys.end(), keys->begin());
+  if (extends && entry.keys.size() == keys->size()) return entry.index;
+  auto index = std::make_shared<FailedAgainIndex>(extends ? *entry.index : FailedAgainIndex{});
+  const size_t from = extends ? entry.keys.size() : 0;
+  DLQ_RETURN_IF_ERROR(AddRecords(store, *keys, from, *index));
+  records_read_ += keys->size() - from;
+  entry.keys = std::move(*keys);
+  entry.index = std::move(index);
+  return entry.index;
+}
+
+uint64_t FailedAgainCache::records_read() const {
+  MutexLock lock(mu_);
+  return records_read_;
 }
 
 ReplayBuckets BucketsOf(const AuditRecord& r) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "replay/buckets.h"
 #include "replay/replayer.h"
@@ -143,5 +145,26 @@ struct FailedAgainIndex {
 // than kMaxAuditRecordBytes, is only named in `unreadable`). Memory: the
 // lineages that failed again, one record at a time.
 Result<FailedAgainIndex> ReadFailedAgain(ObjectStore& store, const std::string& prefix);
+
+// ReadFailedAgain for a long-lived reader (the dashboard, on every request):
+// audit records are written once and never changed, so a call lists the
+// records and reads only those added since the last call; it reads them all
+// again when one went away or an older one appeared. One index per store and
+// prefix; calls are serialised per cache. Memory: each index's lineages.
+class FailedAgainCache {
+ public:
+  Result<std::shared_ptr<const FailedAgainIndex>> Read(ObjectStore& store, const std::string& prefix) DLQ_EXCLUDES(mu_);
+  // How many records were read (not served from memory) so far.
+  uint64_t records_read() const DLQ_EXCLUDES(mu_);
+
+ private:
+  struct Entry {
+    std::vector<std::string> keys;  // the records the index holds, in order
+    std::shared_ptr<const FailedAgainIndex> index;
+  };
+  mutable Mutex mu_;
+  std::map<std::string, Entry> entries_ DLQ_GUARDED_BY(mu_);  // store description + prefix -> entry
+  uint64_t records_read_ DLQ_GUARDED_BY(mu_) = 0;
+};
 
 }  // namespace dlq

@@ -116,6 +116,51 @@ TEST(AuditRecordTest, Schema3KeepsTheGuardAndTheMessagesThatFailedAgain) {
   EXPECT_EQ(back->sent.size(), 2u);  // a message that failed again was sent
 }
 
+// The dashboard reads the failed-again index on every request: a record
+// already read is not read again, a new one is, and a record that went away
+// makes it read them all again.
+TEST(FailedAgainCacheTest, ReadsOnlyTheRecordsAddedSinceTheLastCallAndStartsOverWhenOneGoesAway) {
+  FakeObjectStore store;
+  const SystemTime at(std::chrono::seconds(1757667600));
+  AuditRecord first = Sample(at);
+  first.failed_again = {{"id-2", "new-2", kDest, "dlq", at}};
+  auto first_key = WriteAudit(store, "dlq-archive", first);
+  ASSERT_TRUE(first_key.ok()) << first_key.status().ToString();
+  FailedAgainCache cache;
+
+  auto index = cache.Read(store, "dlq-archive");
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_TRUE((*index)->Contains("id-2"));
+  EXPECT_EQ(cache.records_read(), 1u);
+  const int gets = store.get_calls();
+  index = cache.Read(store, "dlq-archive");
+  ASSERT_TRUE(index.ok());
+  EXPECT_TRUE((*index)->Contains("id-2"));
+  EXPECT_EQ(store.get_calls(), gets);  // nothing new: nothing read
+  EXPECT_EQ(cache.records_read(), 1u);
+
+  // A later run delivered new-2: the lineage is no longer failed again.
+  AuditRecord second = Sample(at + std::chrono::hours(1));
+  second.sent = {{"new-2", "newer-2", kDest}};
+  ASSERT_TRUE(WriteAudit(store, "dlq-archive", second).ok());
+  index = cache.Read(store, "dlq-archive");
+  ASSERT_TRUE(index.ok());
+  EXPECT_FALSE((*index)->Contains("id-2"));
+  EXPECT_EQ(cache.records_read(), 2u);  // only the new record
+
+  // The first record went away: the index is built again from what is left.
+  ASSERT_TRUE(store.Delete(*first_key).ok());
+  index = cache.Read(store, "dlq-archive");
+  ASSERT_TRUE(index.ok());
+  EXPECT_EQ((*index)->RootOf("id-2"), nullptr);
+  EXPECT_EQ(cache.records_read(), 3u);
+
+  // A listing that fails is an error, and the next call recovers.
+  store.FailNextList(Unavailable("503 SlowDown"));
+  EXPECT_FALSE(cache.Read(store, "dlq-archive").ok());
+  EXPECT_TRUE(cache.Read(store, "dlq-archive").ok());
+}
+
 TEST(AuditRecordTest, AnUnguardedRunWritesRedriveNull) {
   const std::string json = AuditJson(Sample(SystemTime(std::chrono::seconds(1757667600))));
   EXPECT_NE(json.find(R"("redrive":null)"), std::string::npos) << json;
