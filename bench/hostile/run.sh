@@ -5,12 +5,19 @@
 # on fauxqs, with a file:// archive holding one 1 MiB body.
 #
 #   bench/hostile/run.sh [DLQ_ARCHIVE_BINARY]    # default build/dlq-archive; ~1.5 min
+#   bench/hostile/run.sh BINARY --round2 [PHASE...]   # issue 38's attacks (attack2.py); ~2 min
 #
 # Pass an older build's binary to compare. Prints attack.py's JSON; the
 # daemon is SIGKILLed if SIGTERM did not end it within 60 s.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=$(realpath "${1:-build/dlq-archive}")
+shift || true
+round2=0
+if [[ ${1:-} == --round2 ]]; then
+  round2=1
+  shift
+fi
 bash scripts/stand-ins start fauxqs >/dev/null
 # shellcheck disable=SC1090
 source "$(bash scripts/stand-ins env fauxqs)"
@@ -38,6 +45,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 cat > "$work/d.yaml" <<YAML
 listen: 127.0.0.1:$port
 collection_interval: 5s
+dashboard: { write_token: bench-hostile-token-0123456789 }
 defaults:
   destination: file://$work/archive
 groups:
@@ -49,7 +57,11 @@ YAML
 pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.2; done
 echo "binary: $BIN  pid $pid  load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-python3 bench/hostile/attack.py "$pid" "$port" "$queue" || true
+if ((round2)); then
+  python3 bench/hostile/attack2.py "$pid" "$port" "$queue" "$work/log" "$@" || true
+else
+  python3 bench/hostile/attack.py "$pid" "$port" "$queue" || true
+fi
 if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:.*zombie' "/proc/$pid/status" 2>/dev/null; then
   kill -KILL "$pid" 2>/dev/null && echo "daemon had to be SIGKILLed" >&2
 fi

@@ -99,8 +99,9 @@ void CatchHangup() {
 
 // The dashboard keeps the token of the configuration it started with; a
 // reload (SIGHUP) does not change it.
-DashboardOptions DashboardOptionsFor(const MonitorConfig& config) {
+DashboardOptions DashboardOptionsFor(const MonitorConfig& config, metrics::Registry& registry) {
   DashboardOptions dash;
+  dash.registry = &registry;
   dash.write_token = config.dashboard_write_token;
   dash.read_token = config.dashboard_read_token;
   dash.replay = MakeDashboardReplay(DefaultClock());
@@ -174,7 +175,7 @@ int RunRunCommand(const RunCommandOptions& options, std::atomic<bool>& stop) {
              {"version", DLQ_VERSION}});
   Daemon daemon(*config, MakeAwsGroupClientsFactory(options.services, &metrics, options.file_modes), webhooks,
                 DefaultClock(), registry, metrics, dopts);
-  Dashboard dashboard(daemon, DefaultClock(), DashboardOptionsFor(*config));
+  Dashboard dashboard(daemon, DefaultClock(), DashboardOptionsFor(*config, registry));
   daemon.SetExtraRoutes([&dashboard](HttpServer& server) { dashboard.Register(server); });
   LogDashboardAccess(*config);
   Status st = daemon.Run(stop, g_reload, load);

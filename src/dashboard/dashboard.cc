@@ -300,7 +300,15 @@ void ReplayJobJson(JsonWriter& w, const ReplayJobSnapshot& j, bool detail) {
 }  // namespace
 
 Dashboard::Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options)
-    : daemon_(daemon), clock_(clock), options_(std::move(options)), jobs_(clock, options_.max_replay_jobs) {}
+    : daemon_(daemon), clock_(clock), options_(std::move(options)), jobs_(clock, options_.max_replay_jobs) {
+  if (options_.registry != nullptr) {
+    refusals_ = &options_.registry->AddCounter(
+        "dlq_dashboard_refusals_total",
+        "Dashboard requests refused for want of a token, by access (read: message content, write: an action) "
+        "and reason (no_token, wrong_token, actions_disabled).",
+        {"access", "reason"});
+  }
+}
 
 void Dashboard::Bound(ScanOptions& scan, const HttpServerRequest& request) const {
   scan.stop = request.cancelled;
@@ -315,6 +323,8 @@ void Dashboard::Bound(ScanOptions& scan, const HttpServerRequest& request) const
 
 void Dashboard::Register(HttpServer& server) {
   auto handler = [this](const HttpServerRequest& r) { return Handle(r); };
+  // A request without the token is refused from its head: its body is never read.
+  server.CheckHeads([this](const HttpServerRequest& head) { return RefuseHead(head); });
   for (const WebAsset& a : WebAssets()) server.Handle(std::string(a.path), handler);
   server.Handle("/api/dashboard", handler);
   server.Handle("/api/queues", handler);
@@ -712,20 +722,13 @@ std::optional<HttpServerResponse> Dashboard::RefuseRead(const HttpServerRequest&
             "message content needs the dashboard's read token (or its write token) as 'Authorization: Bearer "
             "TOKEN'");
   r.headers.emplace_back("WWW-Authenticate", "Bearer");
-  // One line per 10 s at most: a client probing for the token cannot flood the log.
-  const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(clock_.SteadyNow().time_since_epoch()).count();
-  int64_t last = last_read_refusal_log_s_.load();
-  if (now_s - last >= 10 && last_read_refusal_log_s_.compare_exchange_strong(last, now_s)) {
-    Log().Log(LogLevel::kWarn, "dashboard_read_refused",
-              {{"path", OneLinePreview(request.path, 120)},
-               {"client", request.remote_addr},
-               {"reason", auth.empty() ? "no token" : "wrong token"}});
-  }
+  NoteRefusal(read_refusal_log_, "read", "dashboard_read_refused", auth.empty() ? "no_token" : "wrong_token", request);
   return r;
 }
 
 std::optional<HttpServerResponse> Dashboard::Refuse(const HttpServerRequest& request) const {
   if (options_.write_token.empty()) {
+    NoteRefusal(write_refusal_log_, "write", "dashboard_action_refused", "actions_disabled", request);
     return Error(403, "actions are disabled: this daemon has no dashboard.write_token configured");
   }
   std::string_view auth = Header(request, "Authorization");
@@ -734,13 +737,31 @@ std::optional<HttpServerResponse> Dashboard::Refuse(const HttpServerRequest& req
       !ConstantTimeEquals(Trim(auth.substr(kBearer.size())), options_.write_token)) {
     HttpServerResponse r = Error(401, "this action needs the dashboard's write token as 'Authorization: Bearer TOKEN'");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
-    Log().Log(LogLevel::kWarn, "dashboard_action_refused",
-              {{"path", OneLinePreview(request.path, 120)},
-               {"client", request.remote_addr},
-               {"reason", auth.empty() ? "no token" : "wrong token"}});
+    NoteRefusal(write_refusal_log_, "write", "dashboard_action_refused", auth.empty() ? "no_token" : "wrong_token",
+                request);
     return r;
   }
   return std::nullopt;
+}
+
+std::optional<HttpServerResponse> Dashboard::RefuseHead(const HttpServerRequest& head) const {
+  const bool get = head.method == "GET" || head.method == "HEAD";
+  if (!get && StartsWith(head.path, "/api/")) return Refuse(head);  // every action needs the write token
+  if (IsContentRoute(head)) return RefuseRead(head);
+  return std::nullopt;
+}
+
+void Dashboard::NoteRefusal(LogThrottle& throttle, std::string_view access, std::string_view event,
+                            std::string_view reason, const HttpServerRequest& request) const {
+  if (refusals_ != nullptr) refusals_->WithLabels({std::string(access), std::string(reason)}).Inc();
+  // One line per 10 s at most: a client probing for a token cannot flood the log.
+  int64_t suppressed = 0;
+  if (!throttle.Admit(clock_.SteadyNow(), &suppressed)) return;
+  Log().Log(LogLevel::kWarn, event,
+            {{"path", OneLinePreview(request.path, 120)},
+             {"client", request.remote_addr},
+             {"reason", reason},
+             {"suppressed_since_last", suppressed}});
 }
 
 HttpServerResponse Dashboard::ArchiveNow(const std::string& queue, const HttpServerRequest& request) const {

@@ -7,7 +7,11 @@
 // it as "Authorization: Bearer TOKEN" (compared in constant time). Without a
 // token every write is refused with 403, with a wrong or missing one 401,
 // always as {"error": "..."}. Each action is logged (dashboard_action, with
-// the client address, never the token). A replay that sends runs as a job
+// the client address, never the token). Refusals are counted
+// (dlq_dashboard_refusals_total) and logged at most once per 10 s for reads
+// and once per 10 s for actions, each line with the number held back. Over
+// HTTP, the token is checked from the request's head, before its body is
+// read (HttpServer::CheckHeads). A replay that sends runs as a job
 // (replay_jobs.h): POST /api/replay answers 202 with its id at once, and
 // /api/replays/{id} says how far it got.
 //
@@ -28,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/log_throttle.h"
 #include "common/mutex.h"
 #include "common/status.h"
 #include "dashboard/replay_jobs.h"
@@ -35,6 +40,7 @@
 #include "query/fingerprint.h"
 #include "replay/audit.h"
 #include "server/http_server.h"
+#include "server/metrics.h"
 
 namespace dlq {
 
@@ -86,6 +92,7 @@ struct DashboardOptions {
   size_t request_memory = size_t{64} << 20;  // at least 8 MiB
   int max_concurrent_scans = 2;              // at least 1
   size_t max_replay_jobs = 50;               // replays kept (running or finished) for /api/replays
+  metrics::Registry* registry = nullptr;     // where refusals are counted; null: not counted
 };
 
 class Dashboard {
@@ -140,6 +147,11 @@ class Dashboard {
   HttpServerResponse StopReplay(const std::string& id, const HttpServerRequest& request) const;
   // Empty when the request may write; else the 401/403 response.
   std::optional<HttpServerResponse> Refuse(const HttpServerRequest& request) const;
+  // Refuse or RefuseRead, as the request's route needs, from its head alone.
+  std::optional<HttpServerResponse> RefuseHead(const HttpServerRequest& head) const;
+  // Counts a refusal and logs it under `throttle`.
+  void NoteRefusal(LogThrottle& throttle, std::string_view access, std::string_view event, std::string_view reason,
+                   const HttpServerRequest& request) const;
   // Routes whose answers hold message bodies, attributes or archive keys.
   static bool IsContentRoute(const HttpServerRequest& request);
   // Empty when the request may read message content; else the 401 response.
@@ -160,7 +172,9 @@ class Dashboard {
     std::shared_ptr<const std::string> body;  // null until asked for
     std::string etag;
   };
-  mutable std::atomic<int64_t> last_read_refusal_log_s_{INT64_MIN / 2};
+  metrics::CounterFamily* refusals_ = nullptr;  // access, reason
+  mutable LogThrottle read_refusal_log_{std::chrono::seconds(10)};
+  mutable LogThrottle write_refusal_log_{std::chrono::seconds(10)};
   mutable FailedAgainCache failed_again_;  // the audit records read so far, per archive
   mutable Mutex overview_mu_;
   mutable OverviewCache overview_ DLQ_GUARDED_BY(overview_mu_);

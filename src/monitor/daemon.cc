@@ -1319,7 +1319,8 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
     ho.allowed_hosts = config_.dashboard_hosts;
     ho.clock = &clock_;
     http_ = std::make_unique<HttpServer>(ho);
-    http_->Handle("/metrics", MakeMetricsHandler(registry_));
+    // A thread of its own: a scrape never waits behind the dashboard's requests.
+    http_->HandlePriority("/metrics", MakeMetricsHandler(registry_));
     // Answered on the listener's I/O thread: a probe gets its answer while
     // every worker is busy.
     http_->HandleProbe("/healthz", MakeHealthzHandler(health_));

@@ -104,8 +104,13 @@ RequestHeadParse CheckFraming(RequestHead& head, const RequestHeadLimits& limits
   const std::string* length = nullptr;
   bool transfer_encoding = false;
   bool close = head.minor_version == 0;
+  bool host = false;
   for (const auto& [name, value] : head.headers) {
-    if (IEquals(name, "Content-Length")) {
+    if (IEquals(name, "Host")) {
+      // RFC 9112 3.2: which one a proxy in front used is anyone's guess.
+      if (host) return Refuse(400, "more than one Host field");
+      host = true;
+    } else if (IEquals(name, "Content-Length")) {
       if (length != nullptr) return Refuse(400, "more than one Content-Length field");
       length = &value;
     } else if (IEquals(name, "Transfer-Encoding")) {

@@ -9,7 +9,8 @@
 //   (431), even before the blank line arrives;
 // - anything ambiguous a proxy in front could read differently (400): a bare
 //   CR, obs-fold, whitespace before a field's colon, a control character in a
-//   field, two Content-Length fields, Content-Length with Transfer-Encoding;
+//   field, two Content-Length fields, two Host fields, Content-Length with
+//   Transfer-Encoding;
 // - Transfer-Encoding (411: the body must come with a Content-Length), a body
 //   over max_body_bytes (413), a version other than HTTP/1.0 and HTTP/1.1
 //   (505), a request target that is not origin-form ("/path?query"), or whose

@@ -14,11 +14,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <mutex>
 #include <optional>
 
 #include "common/json_writer.h"
@@ -140,6 +138,23 @@ bool SetNonBlocking(int fd) {
   return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
+// "[v6]" or "[v6]:port" with a valid IPv6 address and a decimal port.
+bool IsBracketedIpv6(std::string_view host) {
+  const size_t close = host.find(']');
+  if (!host.starts_with("[") || close == std::string_view::npos) return false;
+  std::string_view port = host.substr(close + 1);
+  if (!port.empty()) {
+    port.remove_prefix(1);
+    if (host[close + 1] != ':' || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      return false;
+    }
+  }
+  const std::string address(host.substr(1, close - 1));
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, address.c_str(), &v6) == 1;
+}
+
 std::string PeerAddress(const sockaddr_storage& addr) {
   char buf[INET6_ADDRSTRLEN] = {0};
   if (addr.ss_family == AF_INET) {
@@ -195,7 +210,10 @@ class HttpServer::Loop {
       // process on the same port fails loudly.
       int yes = 1;
       ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0 && SetNonBlocking(fd)) {
+      // A deep accept queue (the kernel caps it at net.core.somaxconn):
+      // clients wait there while every connection slot is answering,
+      // instead of having their SYN dropped and retried a second later.
+      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0 && SetNonBlocking(fd)) {
         listen_fd_ = fd;
         break;
       }
@@ -216,15 +234,17 @@ class HttpServer::Loop {
 
   void Start() {
     io_ = std::thread([this] { Run(); });
-    for (int i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { Work(); });
+    for (int i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { Work(/*priority=*/false); });
+    workers_.emplace_back([this] { Work(/*priority=*/true); });
   }
 
   void Stop() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
     }
-    jobs_cv_.notify_all();
+    jobs_cv_.NotifyAll();
+    priority_cv_.NotifyAll();
     Wake();
     if (io_.joinable()) io_.join();
     for (std::thread& t : workers_) t.join();
@@ -249,12 +269,14 @@ class HttpServer::Loop {
     bool peer_closed = false;
     size_t served = 0;
     size_t discarded = 0;  // lingering
+    SteadyTime accepted_at;
     SteadyTime deadline;
     std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
   };
 
   struct Job {
     uint64_t conn = 0;
+    HttpRouteHandler handler;  // a priority route's; empty: Dispatch
     HttpServerRequest request;
     bool head_only = false;
     bool keep_alive = false;
@@ -274,20 +296,24 @@ class HttpServer::Loop {
 
   SteadyTime Now() const { return clock_.SteadyNow(); }
 
-  void Work() {
+  // A worker: takes jobs from the priority queue (`priority`) or the
+  // ordinary one until Stop.
+  void Work(bool priority) {
+    std::deque<Job>& queue = priority ? priority_jobs_ : jobs_;
+    CondVar& cv = priority ? priority_cv_ : jobs_cv_;
     for (;;) {
       Job job;
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        jobs_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;  // stopping
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
+        MutexLock lock(mu_);
+        cv.Wait(mu_, [&]() DLQ_REQUIRES(mu_) { return stopping_ || !queue.empty(); });
+        if (queue.empty()) return;  // stopping
+        job = std::move(queue.front());
+        queue.pop_front();
       }
       job.request.cancelled = job.cancelled.get();
       HttpServerResponse response;
       try {
-        response = server_.Dispatch(job.request);
+        response = job.handler ? job.handler(job.request) : server_.Dispatch(job.request);
       } catch (const std::exception& e) {
         response = JsonError(500, "internal error while answering the request");
       }
@@ -295,7 +321,7 @@ class HttpServer::Loop {
                 .bytes = Serialize(response, job.head_only, job.keep_alive, job.gzip),
                 .keep_alive = job.keep_alive};
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         done_.push_back(std::move(done));
       }
       Wake();
@@ -309,7 +335,7 @@ class HttpServer::Loop {
     for (;;) {
       bool stopping;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         stopping = stopping_;
       }
       if (stopping && !stop_deadline) {
@@ -322,11 +348,12 @@ class HttpServer::Loop {
       ids.clear();
       fds.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
       ids.push_back(0);
-      if (listen_fd_ >= 0 && !stop_deadline && Now() >= accept_paused_until_) {
+      if (listen_fd_ >= 0 && !stop_deadline && Now() >= accept_paused_until_ && HasRoom()) {
         fds.push_back({.fd = listen_fd_, .events = POLLIN, .revents = 0});
         ids.push_back(0);
       }
       SteadyTime next = Now() + std::chrono::seconds(1);
+      const bool full = conns_.size() >= options_.max_connections;
       if (Now() < accept_paused_until_) next = std::min(next, accept_paused_until_);
       if (stop_deadline) next = std::min(next, *stop_deadline);
       for (auto& [id, c] : conns_) {
@@ -338,6 +365,10 @@ class HttpServer::Loop {
           case Phase::kLingering: events = POLLIN; break;
         }
         if (c.phase != Phase::kWorking) next = std::min(next, c.deadline);
+        // Full: wake when a silent connection's grace ends and it may make room.
+        if (full && c.phase == Phase::kReading && c.in.empty() && c.served == 0) {
+          next = std::min(next, c.accepted_at + kFirstBytesGrace);
+        }
         fds.push_back({.fd = c.fd, .events = events, .revents = 0});
         ids.push_back(id);
       }
@@ -375,8 +406,9 @@ class HttpServer::Loop {
       listen_fd_ = -1;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       jobs_.clear();  // never started: their connections close below
+      priority_jobs_.clear();
     }
     for (auto it = conns_.begin(); it != conns_.end();) {
       Connection& c = it->second;
@@ -403,6 +435,9 @@ class HttpServer::Loop {
 
   void Accept() {
     for (;;) {
+      // Full: take the next one only into a slot freed for it; otherwise it
+      // waits in the accept queue until a connection ends.
+      if (conns_.size() >= options_.max_connections && !FreeASlot()) return;
       sockaddr_storage addr{};
       socklen_t len = sizeof(addr);
       int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -414,10 +449,6 @@ class HttpServer::Loop {
         }
         return;
       }
-      if (conns_.size() >= options_.max_connections && !EvictOldestReader()) {
-        ::close(fd);  // every slot is answering a request
-        continue;
-      }
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       const uint64_t id = ++next_id_;
@@ -425,19 +456,96 @@ class HttpServer::Loop {
       c.fd = fd;
       c.serial = id;
       c.remote_addr = PeerAddress(addr);
-      c.deadline = Now() + options_.request_timeout;
+      c.accepted_at = Now();
+      c.deadline = c.accepted_at + options_.request_timeout;
+      // Most clients send their request with the connection: answer it (or
+      // queue it) now, before later arrivals compete for its slot.
+      ReadAndAdvance(id);
     }
   }
 
-  // Drops the connection that has waited longest for its request to arrive.
-  bool EvictOldestReader() {
+  // When the listener is full, a connection that has sent nothing yet keeps
+  // its slot this long: a client between its connect and its send is not a
+  // slow client.
+  static constexpr std::chrono::milliseconds kFirstBytesGrace{250};
+
+  // Whether `c` may be ended to make room for a new connection: answered and
+  // lingering, idle between two requests, part-way through sending one, or
+  // silent for kFirstBytesGrace. Never while its request is being answered.
+  bool Droppable(const Connection& c, SteadyTime now) const {
+    if (c.phase == Phase::kLingering) return true;
+    if (c.phase != Phase::kReading) return false;
+    return !c.in.empty() || c.served > 0 || now - c.accepted_at >= kFirstBytesGrace;
+  }
+
+  // True when a new connection can be taken: a slot is free, or one is held
+  // by a connection that may be dropped.
+  bool HasRoom() const {
+    if (conns_.size() < options_.max_connections) return true;
+    const SteadyTime now = Now();
+    return std::any_of(conns_.begin(), conns_.end(), [&](const auto& entry) { return Droppable(entry.second, now); });
+  }
+
+  // Ends one connection to make room: the oldest lingering one, else the
+  // oldest droppable reader. A reader's socket is read first, and a request
+  // that turns out complete is answered (or queued), not dropped. False
+  // when none could go.
+  bool FreeASlot() {
     for (auto& [id, c] : conns_) {  // map order = accept order
-      if (c.phase == Phase::kReading || c.phase == Phase::kLingering) {
+      if (c.phase != Phase::kLingering) continue;
+      DrainAndClose(id);
+      return true;
+    }
+    std::vector<uint64_t> readers;
+    for (auto& [id, c] : conns_) {
+      if (c.phase == Phase::kReading) readers.push_back(id);
+    }
+    for (uint64_t id : readers) {
+      if (!ReadAndAdvance(id)) return true;  // it ended on its own
+      const Connection& c = conns_.at(id);
+      if (!Droppable(c, Now())) continue;  // its request was complete, or it just arrived
+      if (c.phase == Phase::kLingering) {
+        DrainAndClose(id);
+      } else {
         Close(id);
-        return true;
       }
+      return true;
     }
     return false;
+  }
+
+  // Closes a connection whose answer is written, after reading what the
+  // client sent (a close over unread input would reset the connection and
+  // could destroy the answer before the client reads it).
+  void DrainAndClose(uint64_t id) {
+    Connection& c = conns_.at(id);
+    char buf[4096];
+    for (int i = 0; i < 16 && ::recv(c.fd, buf, sizeof(buf), 0) > 0; ++i) {
+    }
+    Close(id);
+  }
+
+  // Reads what the connection has and answers or queues a request it
+  // completes. False when the connection was closed (peer gone or failed,
+  // or it stopped sending before its request was complete).
+  bool ReadAndAdvance(uint64_t id) {
+    Connection& c = conns_.at(id);
+    const ReadResult read = Receive(c);
+    if (read == ReadResult::kFailed) {
+      Close(id);
+      return false;
+    }
+    // A half-close (nc, socat, probe agents) ends the client's sending, not
+    // its interest in the answer: a complete request is still answered.
+    if (read == ReadResult::kPeerDone) c.peer_closed = true;
+    Advance(id, c);
+    auto it = conns_.find(id);
+    if (it == conns_.end()) return false;
+    if (it->second.phase == Phase::kReading && it->second.peer_closed) {
+      Close(id);  // nothing more will come to complete the request
+      return false;
+    }
+    return true;
   }
 
   void OnEvent(uint64_t id, short revents) {
@@ -452,10 +560,7 @@ class HttpServer::Loop {
     switch (c.phase) {
       case Phase::kReading:
         if ((revents & POLLOUT) && !Flush(c)) return Close(id);
-        if (revents & (POLLIN | POLLHUP)) {
-          if (!Receive(c)) return Close(id);
-          Advance(id, c);
-        }
+        if (revents & (POLLIN | POLLHUP)) ReadAndAdvance(id);
         return;
       case Phase::kWorking:
         if (revents & (POLLRDHUP | POLLHUP)) {
@@ -477,8 +582,10 @@ class HttpServer::Loop {
     }
   }
 
-  // Reads what is there; false when the peer closed or failed.
-  bool Receive(Connection& c) {
+  enum class ReadResult { kOpen, kPeerDone, kFailed };
+
+  // Reads what is there (the bytes before a half-close included).
+  ReadResult Receive(Connection& c) {
     char buf[16 * 1024];
     for (int rounds = 0; rounds < 8; ++rounds) {
       ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
@@ -487,13 +594,13 @@ class HttpServer::Loop {
         c.in.append(buf, static_cast<size_t>(n));
         // A head is never held beyond its limit, nor a body beyond its length.
         size_t cap = c.head ? c.head->head_bytes + c.head->content_length : options_.max_head_bytes + 64;
-        if (c.in.size() > cap + sizeof(buf)) return true;
+        if (c.in.size() > cap + sizeof(buf)) return ReadResult::kOpen;
         continue;
       }
-      if (n == 0) return false;
-      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      if (n == 0) return ReadResult::kPeerDone;
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? ReadResult::kOpen : ReadResult::kFailed;
     }
-    return true;
+    return ReadResult::kOpen;
   }
 
   // Sends pending bytes; false on a failed connection.
@@ -540,6 +647,14 @@ class HttpServer::Loop {
       }
       if (parsed.state == RequestHeadParse::State::kIncomplete) return;
       c.head = std::move(parsed.head);
+      if (std::optional<HttpServerResponse> refused = Admit(c)) {
+        // Answered before its body is read; the body is never held.
+        const bool head_only = c.head->method == "HEAD";
+        c.head.reset();
+        c.in.clear();
+        c.in.shrink_to_fit();
+        return Answer(id, c, *refused, head_only, /*keep_alive=*/false);
+      }
       const bool body_pending = c.in.size() < c.head->head_bytes + c.head->content_length;
       if (c.head->expect_continue && body_pending) {
         c.out += "HTTP/1.1 100 Continue\r\n\r\n";
@@ -555,7 +670,7 @@ class HttpServer::Loop {
     request.headers = std::move(c.head->headers);
     request.body = c.in.substr(c.head->head_bytes, c.head->content_length);
     request.remote_addr = c.remote_addr;
-    const bool keep_alive = c.head->keep_alive && c.served + 1 < options_.max_requests_per_connection;
+    const bool keep_alive = c.head->keep_alive && !c.peer_closed && c.served + 1 < options_.max_requests_per_connection;
     c.in.erase(0, need);
     c.scanned = 0;
     c.newlines = 0;
@@ -563,10 +678,39 @@ class HttpServer::Loop {
     Route(id, c, std::move(request), keep_alive);
   }
 
+  // Refuses a request from its head alone (body unread): a body on GET or
+  // HEAD, a Host this server does not serve, a body for no route, or a head
+  // the head check refuses. Probes pass (they get no Host check).
+  std::optional<HttpServerResponse> Admit(const Connection& c) const {
+    const RequestHead& head = *c.head;
+    const bool get = head.method == "GET" || head.method == "HEAD";
+    if (get && head.content_length > 0) return JsonError(400, "a GET or HEAD request carries no body");
+    if (get && server_.Probe(head.path)) return std::nullopt;
+    if (!HostAllowed(FindHeader(head.headers, "Host"))) {
+      return JsonError(421,
+                       "this daemon does not serve the host named in the Host header; add the name to "
+                       "dashboard.hosts in the configuration to allow it");
+    }
+    HttpServerRequest request;
+    request.method = head.method;
+    request.path = head.path;
+    request.query = head.query;
+    request.headers = head.headers;
+    request.remote_addr = c.remote_addr;
+    request.cancelled = c.cancelled.get();
+    if (head.content_length > 0) {
+      HttpServerResponse refusal;
+      if (!server_.Resolve(request, &refusal)) return refusal;
+    }
+    return server_.CheckHead(request);
+  }
+
   void Route(uint64_t id, Connection& c, HttpServerRequest request, bool keep_alive) {
     const bool head_only = request.method == "HEAD";
     const bool gzip = AcceptsGzip(request.headers);
+    HttpRouteHandler priority;
     if (request.method == "GET" || head_only) {
+      priority = server_.Priority(request.path);
       if (HttpRouteHandler probe = server_.Probe(request.path)) {
         request.cancelled = c.cancelled.get();
         HttpServerResponse response;
@@ -578,18 +722,13 @@ class HttpServer::Loop {
         return Answer(id, c, response, head_only, keep_alive, gzip);
       }
     }
-    if (!HostAllowed(FindHeader(request.headers, "Host"))) {
-      return Answer(id, c,
-                    JsonError(421,
-                              "this daemon does not serve the host named in the Host header; add the name to "
-                              "dashboard.hosts in the configuration to allow it"),
-                    head_only, false);
-    }
     bool queued = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (jobs_.size() < options_.max_queued) {
-        jobs_.push_back(Job{.conn = id,
+      MutexLock lock(mu_);
+      std::deque<Job>& queue = priority ? priority_jobs_ : jobs_;
+      if (queue.size() < options_.max_queued) {
+        queue.push_back(Job{.conn = id,
+                            .handler = priority,
                             .request = std::move(request),
                             .head_only = head_only,
                             .keep_alive = keep_alive,
@@ -600,7 +739,7 @@ class HttpServer::Loop {
     }
     if (queued) {
       c.phase = Phase::kWorking;
-      jobs_cv_.notify_one();
+      (priority ? priority_cv_ : jobs_cv_).NotifyOne();
       return;
     }
     HttpServerResponse busy = JsonError(503, "every worker is busy; retry shortly");
@@ -643,7 +782,7 @@ class HttpServer::Loop {
   void TakeDone() {
     std::deque<Done> done;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       done.swap(done_);
     }
     for (Done& d : done) {
@@ -667,7 +806,7 @@ class HttpServer::Loop {
   bool HostAllowed(const std::string* host_header) const {
     if (host_header == nullptr) return true;  // HTTP/1.0 without Host: not a browser
     std::string host = ToLower(*host_header);
-    if (host.starts_with("[")) return host.find(']') != std::string::npos;  // an IPv6 literal
+    if (host.starts_with("[")) return IsBracketedIpv6(host);
     if (size_t colon = host.rfind(':'); colon != std::string::npos) host.resize(colon);
     if (host.ends_with(".")) host.pop_back();
     if (host.empty()) return false;
@@ -696,11 +835,13 @@ class HttpServer::Loop {
   uint64_t next_id_ = 0;
   SteadyTime accept_paused_until_{};
   // Shared with the workers.
-  std::mutex mu_;
-  std::condition_variable jobs_cv_;
-  std::deque<Job> jobs_;
-  std::deque<Done> done_;
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar jobs_cv_;
+  CondVar priority_cv_;
+  std::deque<Job> jobs_ DLQ_GUARDED_BY(mu_);
+  std::deque<Job> priority_jobs_ DLQ_GUARDED_BY(mu_);  // for the priority thread
+  std::deque<Done> done_ DLQ_GUARDED_BY(mu_);
+  bool stopping_ DLQ_GUARDED_BY(mu_) = false;
 };
 
 Status HttpServerOptions::Validate() const {
@@ -758,6 +899,36 @@ void HttpServer::HandleProbe(const std::string& path, HttpRouteHandler handler) 
   probes_[path] = std::move(handler);
 }
 
+void HttpServer::HandlePriority(const std::string& path, HttpRouteHandler handler) {
+  MutexLock lock(routes_mu_);
+  priority_[path] = std::move(handler);
+}
+
+void HttpServer::CheckHeads(HttpHeadCheck check) {
+  MutexLock lock(routes_mu_);
+  head_check_ = std::move(check);
+}
+
+HttpRouteHandler HttpServer::Priority(const std::string& path) const {
+  MutexLock lock(routes_mu_);
+  auto it = priority_.find(path);
+  return it == priority_.end() ? HttpRouteHandler() : it->second;
+}
+
+std::optional<HttpServerResponse> HttpServer::CheckHead(const HttpServerRequest& head) const {
+  HttpHeadCheck check;
+  {
+    MutexLock lock(routes_mu_);
+    check = head_check_;
+  }
+  if (!check) return std::nullopt;
+  try {
+    return check(head);
+  } catch (const std::exception&) {
+    return JsonError(500, "internal error while checking the request");
+  }
+}
+
 HttpRouteHandler HttpServer::Probe(const std::string& path) const {
   MutexLock lock(routes_mu_);
   auto it = probes_.find(path);
@@ -765,6 +936,13 @@ HttpRouteHandler HttpServer::Probe(const std::string& path) const {
 }
 
 HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const {
+  HttpServerResponse refusal;
+  HttpRouteHandler handler = Resolve(request, &refusal);
+  if (!handler) return refusal;
+  return handler(request);
+}
+
+HttpRouteHandler HttpServer::Resolve(const HttpServerRequest& request, HttpServerResponse* refusal) const {
   HttpRouteHandler handler;
   std::string allow;
   {
@@ -778,7 +956,10 @@ HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const 
         if (request.path.starts_with(prefix)) methods = &by_method;
       }
     }
-    if (methods == nullptr) return JsonError(404, "not found");
+    if (methods == nullptr) {
+      *refusal = JsonError(404, "not found");
+      return {};
+    }
     const std::string& method = request.method == "HEAD" ? std::string("GET") : request.method;
     auto method_it = methods->find(method);
     if (method_it != methods->end()) {
@@ -792,11 +973,10 @@ HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const 
     }
   }
   if (!handler) {
-    HttpServerResponse not_allowed = JsonError(405, "method not allowed");
-    not_allowed.headers.emplace_back("Allow", allow);
-    return not_allowed;
+    *refusal = JsonError(405, "method not allowed");
+    refusal->headers.emplace_back("Allow", allow);
   }
-  return handler(request);
+  return handler;
 }
 
 Status HttpServer::Start() {

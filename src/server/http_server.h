@@ -6,12 +6,22 @@
 // connection slot, never a worker: a request head and body must arrive within
 // request_timeout, a head is at most max_head_bytes in max_headers fields
 // (431), a body at most max_body_bytes (413), and at most max_connections are
-// open (when full, the oldest connection still sending its request is dropped
-// for the new one). Probe routes (HandleProbe) are answered on the I/O thread
-// itself, so /healthz answers while every worker is busy. Requests queued
-// beyond max_queued get 503 with Retry-After. A Host check refuses requests
-// whose Host header names neither an IP address, `localhost`, the listen host
-// nor one of allowed_hosts (421), so a DNS-rebinding page cannot read it.
+// open. When full, the oldest connection still sending an incomplete request
+// is dropped for the new one (what it has sent is read first: a complete
+// request is answered, never dropped); when every connection is answering,
+// new ones wait in the kernel's accept queue. Probe routes (HandleProbe) are
+// answered on the I/O thread itself, so /healthz answers while every worker
+// is busy; priority routes (HandlePriority, /metrics) have a thread and a
+// queue of their own. Requests queued beyond max_queued get 503 with
+// Retry-After. A complete request is answered even when the client has shut
+// down its sending side (half-close). A Host check refuses two Host fields
+// (400) and requests whose Host names neither an IP address (IPv6 in
+// brackets), `localhost`, the listen host nor one of allowed_hosts (421), so
+// a DNS-rebinding page cannot read it. A body is read only after the head
+// passed the Host check, names a route that takes the method, and passed the
+// head check (CheckHeads): a refused request is answered at once and closed,
+// its body unread, so a client without a token holds no more than a head.
+// GET and HEAD requests carry no body (400).
 //
 // Thread-safety: Handle*, Start, Stop and port may be called from any thread;
 // handlers run concurrently on the pool and must be thread-safe, and should
@@ -31,6 +41,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -68,6 +79,9 @@ struct HttpServerResponse {
 };
 
 using HttpRouteHandler = std::function<HttpServerResponse(const HttpServerRequest&)>;
+// Looks at a request's head (body empty) before its body is read; a response
+// refuses the request (answered at once, then the connection is closed).
+using HttpHeadCheck = std::function<std::optional<HttpServerResponse>(const HttpServerRequest&)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  // loopback only unless configured otherwise
@@ -115,6 +129,14 @@ class HttpServer {
   // without the Host check: for liveness and readiness probes. The handler
   // must be fast and must not block.
   void HandleProbe(const std::string& path, HttpRouteHandler handler);
+  // GET/HEAD route served by a thread of its own, with its own queue of
+  // max_queued, after the Host check: never behind the workers' queue (for
+  // /metrics). The handler should be quick.
+  void HandlePriority(const std::string& path, HttpRouteHandler handler);
+  // Called on the I/O thread for every request but a probe, after the Host
+  // check and before its body is read or it is queued; must be fast and must
+  // not block. Replaces the previous check; call before Start.
+  void CheckHeads(HttpHeadCheck check);
 
   // Validates the options, binds and starts serving on a background thread.
   // Bind failure returns kUnavailable naming host:port; starting a running
@@ -134,8 +156,13 @@ class HttpServer {
   friend class Loop;
 
   HttpServerResponse Dispatch(const HttpServerRequest& request) const;
-  // The probe handler for `path`, or an empty function.
+  // The handler for the request's method and path, or the 404/405 answer.
+  HttpRouteHandler Resolve(const HttpServerRequest& request, HttpServerResponse* refusal) const;
+  // The probe (or priority) handler for `path`, or an empty function.
   HttpRouteHandler Probe(const std::string& path) const;
+  HttpRouteHandler Priority(const std::string& path) const;
+  // The head check's answer for `head`, if it refuses it.
+  std::optional<HttpServerResponse> CheckHead(const HttpServerRequest& head) const;
 
   const HttpServerOptions options_;
   mutable Mutex routes_mu_;
@@ -143,6 +170,8 @@ class HttpServer {
   std::map<std::string, std::map<std::string, HttpRouteHandler>> routes_ DLQ_GUARDED_BY(routes_mu_);
   std::map<std::string, std::map<std::string, HttpRouteHandler>> prefix_routes_ DLQ_GUARDED_BY(routes_mu_);
   std::map<std::string, HttpRouteHandler> probes_ DLQ_GUARDED_BY(routes_mu_);
+  std::map<std::string, HttpRouteHandler> priority_ DLQ_GUARDED_BY(routes_mu_);
+  HttpHeadCheck head_check_ DLQ_GUARDED_BY(routes_mu_);
   Mutex lifecycle_mu_;  // serialises Start/Stop
   std::unique_ptr<Loop> loop_ DLQ_GUARDED_BY(lifecycle_mu_);
   std::atomic<int> port_{0};

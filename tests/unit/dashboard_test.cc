@@ -19,6 +19,7 @@
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/scoped_capturing_logger.h"
 #include "unit/daemon_fixture.h"
 #include "unit/raw_http_client.h"
 
@@ -632,6 +633,64 @@ TEST_F(DashboardTest, AMissingOrWrongTokenIs401) {
   }
   Cycle();
   EXPECT_EQ(sqs_.Depth(dlq_url_), 1u);
+}
+
+// A client posting without the token as fast as it can writes one log line
+// per 10 s, each saying how many were held back; every refusal is counted.
+TEST_F(DashboardTest, RefusalsAreCountedAndLoggedAtMostOncePer10Seconds) {
+  metrics::Registry registry;
+  DashboardOptions o;
+  o.write_token = kToken;
+  o.replay = MakeDashboardReplay(clock_);
+  o.registry = &registry;
+  Dashboard d(*daemon_, clock_, o);
+  ScopedCapturingLogger log;
+  auto lines = [&](std::string_view event) {
+    std::vector<std::string> found;
+    for (const auto& e : log->entries()) {
+      if (e.event == event) found.push_back(e.line);
+    }
+    return found;
+  };
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(d.Handle(Post("/api/queues/orders-dlq/archive", "")).status, 401);
+  EXPECT_EQ(lines("dashboard_action_refused").size(), 1u);
+  clock_.Advance(std::chrono::seconds(10));
+  EXPECT_EQ(d.Handle(Post("/api/replay", "{}", "Bearer wrong-token-but-long-enough")).status, 401);
+  auto written = lines("dashboard_action_refused");
+  ASSERT_EQ(written.size(), 2u);
+  EXPECT_NE(written[1].find(R"("suppressed_since_last":49)"), std::string::npos) << written[1];
+  EXPECT_NE(written[1].find(R"("reason":"wrong_token")"), std::string::npos) << written[1];
+  // Reads of message content have a throttle of their own.
+  Dashboard reads = [&] {
+    DashboardOptions ro = o;
+    ro.read_token = "read-token-long-enough-1234";
+    return Dashboard(*daemon_, clock_, ro);
+  }();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(reads.Handle(Get("/api/search")).status, 401);
+  EXPECT_EQ(lines("dashboard_read_refused").size(), 1u);
+  const std::string text = registry.Render();
+  EXPECT_NE(text.find(R"(dlq_dashboard_refusals_total{access="write",reason="no_token"} 50)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(dlq_dashboard_refusals_total{access="write",reason="wrong_token"} 1)"), std::string::npos);
+  EXPECT_NE(text.find(R"(dlq_dashboard_refusals_total{access="read",reason="no_token"} 3)"), std::string::npos);
+}
+
+// Over HTTP the token is checked from the head: a 1 MiB body announced
+// without the token is refused before it is sent, and the connection closed.
+TEST_F(DashboardTest, WithoutTheTokenABodyIsNeverRead) {
+  Dashboard d = Make(kToken);
+  HttpServerOptions options;
+  options.port = 0;
+  HttpServer server(options);
+  d.Register(server);
+  ASSERT_TRUE(server.Start().ok());
+  for (const char* path : {"/api/replay", "/api/queues/orders-dlq/archive"}) {
+    std::string refused = RawHttpExchange(
+        server.port(), std::string("POST ") + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1048576\r\n\r\n");
+    EXPECT_EQ(refused.find("HTTP/1.1 401"), 0u) << path << ": " << refused;
+    EXPECT_NE(refused.find("Connection: close"), std::string::npos) << refused;
+  }
+  server.Stop();
 }
 
 TEST_F(DashboardTest, ArchiveNowArchivesEveryMessageAtTheNextCollection) {

@@ -47,6 +47,14 @@ TEST(HttpRequestParserTest, AcceptsLfOnlyLinesAndLeadingEmptyLines) {
   EXPECT_FALSE(Parse("GET / HTTP/1.1\r\nConnection: close\r\n\r\n").head.keep_alive);
 }
 
+TEST(HttpRequestParserTest, RefusesTwoHostFieldsWhateverTheirCase) {
+  RequestHeadParse p = Parse("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nhost: evil.example\r\n\r\n");
+  EXPECT_EQ(p.state, State::kRefused);
+  EXPECT_EQ(p.status, 400);
+  EXPECT_EQ(p.reason, "more than one Host field");
+  EXPECT_EQ(Parse("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").state, State::kComplete);
+}
+
 TEST(HttpRequestParserTest, RefusesAHeadOverTheByteLimitBeforeItEnds) {
   RequestHeadLimits limits;
   limits.max_head_bytes = 1024;

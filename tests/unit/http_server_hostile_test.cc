@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -403,6 +404,188 @@ TEST(HttpServerHostileTest, RunningOutOfDescriptorsDoesNotSpin) {
   EXPECT_LT(spent, 150000) << "CPU in 500 ms with the descriptors used up";
   // With descriptors back, it serves again.
   EXPECT_EQ(Get(server.port(), "/x").rfind("HTTP/1.1 200", 0), 0u);
+}
+
+// ---- Second round: probes answer under load, bodies wait for the token.
+
+// nc, socat and some probe agents send the request and shut down their
+// sending side at once: the FIN must not lose the request read with it.
+TEST(HttpServerHostileTest, AHalfClosedClientStillGetsItsAnswer) {
+  HttpServer server(Options());
+  server.HandleProbe("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "alive"}; });
+  server.Handle("/metrics", [](const HttpServerRequest&) { return HttpServerResponse{.body = "# metrics"}; });
+  ASSERT_TRUE(server.Start().ok());
+  auto half_closed = [&](const std::string& request) {
+    int fd = Connect(server.port());
+    if (fd < 0) return std::string("(connect failed)");
+    SendAll(fd, request);
+    ::shutdown(fd, SHUT_WR);
+    std::string got = ReadAll(fd);
+    ::close(fd);
+    return got;
+  };
+  int healthz = 0, metrics = 0;
+  for (int i = 0; i < 200; ++i) {
+    healthz += half_closed("GET /healthz HTTP/1.0\r\n\r\n").find("\r\n\r\nalive") != std::string::npos ? 1 : 0;
+    metrics +=
+        half_closed("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").find("\r\n\r\n# metrics") != std::string::npos
+            ? 1
+            : 0;
+  }
+  EXPECT_EQ(healthz, 200);
+  EXPECT_EQ(metrics, 200);
+  // A half-close before the request is complete: nothing more can come, the
+  // connection is closed without an answer.
+  EXPECT_EQ(half_closed("GET /healthz HTTP/1.1\r\nHost: 1"), "");
+}
+
+// More clients than connection slots, each with a complete request: each is
+// answered (some wait in the accept queue), none is dropped to make room.
+TEST(HttpServerHostileTest, ACompleteRequestIsNeverDroppedToMakeRoom) {
+  HttpServerOptions o = Options();
+  o.max_connections = 4;
+  o.request_timeout = std::chrono::seconds(10);
+  HttpServer server(o);
+  server.Handle("/x", [](const HttpServerRequest&) {
+    std::this_thread::sleep_for(milliseconds(2));
+    return HttpServerResponse{.body = "ok"};
+  });
+  server.HandleProbe("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "alive"}; });
+  ASSERT_TRUE(server.Start().ok());
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 40; ++i) {
+    clients.emplace_back([&, i] {
+      for (int k = 0; k < 5; ++k) {
+        const std::string got = i % 2 == 0 ? Get(server.port(), "/x") : Get(server.port(), "/healthz");
+        answered += got.rfind("HTTP/1.1 200", 0) == 0 ? 1 : 0;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(answered.load(), 200);
+}
+
+// Clients that hold every slot with half-sent heads and reconnect the
+// moment they are dropped: a probe still gets its answer within a second.
+TEST(HttpServerHostileTest, ProbesAnswerWhileSlowClientsHoldEverySlot) {
+  HttpServerOptions o = Options();
+  o.max_connections = 8;
+  o.request_timeout = std::chrono::seconds(30);
+  HttpServer server(o);
+  server.HandleProbe("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "alive"}; });
+  ASSERT_TRUE(server.Start().ok());
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> slow;
+  for (int i = 0; i < 32; ++i) {
+    slow.emplace_back([&] {
+      while (!stop.load()) {
+        int fd = Connect(server.port());
+        if (fd < 0) continue;
+        SendAll(fd, "GET /healthz HTTP/1.1\r\nX-Half: ");
+        while (!stop.load()) {  // until the server drops it
+          pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+          if (::poll(&p, 1, 50) > 0) break;
+        }
+        ::close(fd);
+      }
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(200));
+  int answered = 0;
+  for (int i = 0; i < 30; ++i) {
+    const auto start = Steady::now();
+    const std::string got = Get(server.port(), "/healthz");
+    answered += got.find("\r\n\r\nalive") != std::string::npos && Steady::now() - start < milliseconds(1000) ? 1 : 0;
+  }
+  stop = true;
+  for (std::thread& t : slow) t.join();
+  EXPECT_EQ(answered, 30);
+}
+
+// /metrics (a priority route) is answered while every worker is busy and
+// the workers' queue is full.
+TEST(HttpServerHostileTest, APriorityRouteIsAnsweredWithTheWorkersQueueFull) {
+  HttpServerOptions o = Options();
+  o.threads = 1;
+  o.max_queued = 1;
+  HttpServer server(o);
+  Gate gate;
+  server.Handle("/slow", [&](const HttpServerRequest& r) { return gate.Hold(r); });
+  server.HandlePriority("/metrics", [](const HttpServerRequest&) { return HttpServerResponse{.body = "# metrics"}; });
+  ASSERT_TRUE(server.Start().ok());
+  std::thread first([&] { Get(server.port(), "/slow"); });
+  gate.WaitHeld(1);
+  std::thread second([&] { Get(server.port(), "/slow"); });  // fills the queue
+  std::this_thread::sleep_for(milliseconds(200));
+  ASSERT_EQ(Get(server.port(), "/slow").rfind("HTTP/1.1 503", 0), 0u);  // the queue is full
+  for (int i = 0; i < 5; ++i) {
+    const auto start = Steady::now();
+    std::string got = Get(server.port(), "/metrics");
+    EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got;
+    EXPECT_LT(Steady::now() - start, milliseconds(1000));
+  }
+  // The Host check still applies.
+  EXPECT_EQ(Get(server.port(), "/metrics", "attacker.example").rfind("HTTP/1.1 421", 0), 0u);
+  gate.Open();
+  first.join();
+  second.join();
+}
+
+// A request the head check refuses is answered from its head: the client
+// has sent none of its 1 MiB body, and the connection is closed after.
+TEST(HttpServerHostileTest, ARefusedHeadIsAnsweredBeforeItsBodyIsRead) {
+  HttpServerOptions o = Options();
+  o.max_body_bytes = size_t{2} << 20;
+  HttpServer server(o);
+  std::atomic<int> handled{0};
+  server.Handle("POST", "/api/replay", [&](const HttpServerRequest& r) {
+    ++handled;
+    return HttpServerResponse{.body = std::to_string(r.body.size())};
+  });
+  server.CheckHeads([](const HttpServerRequest& head) -> std::optional<HttpServerResponse> {
+    for (const auto& [name, value] : head.headers) {
+      if (name == "Authorization" && value == "Bearer right") return std::nullopt;
+    }
+    return HttpServerResponse{.status = 401, .body = "no token"};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  const std::string head = "POST /api/replay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1048576\r\n";
+  int fd = Connect(server.port());
+  ASSERT_GE(fd, 0);
+  SendAll(fd, head + "\r\n");
+  std::string got = ReadAll(fd, milliseconds(2000));  // until the server closes
+  ::close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 401", 0), 0u) << got;
+  EXPECT_NE(got.find("Connection: close"), std::string::npos) << got;
+  EXPECT_NE(got.find("\r\n\r\nno token"), std::string::npos) << got;
+  // A body for a route that does not exist is not read either.
+  EXPECT_EQ(Exchange(server.port(), "POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1048576\r\n\r\n",
+                     milliseconds(2000))
+                .rfind("HTTP/1.1 404", 0),
+            0u);
+  EXPECT_EQ(handled.load(), 0);
+  // With the token the body is read and handled.
+  got = Exchange(server.port(), head + "Authorization: Bearer right\r\n\r\n" + std::string(1048576, 'x'));
+  EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got.substr(0, 200);
+  EXPECT_NE(got.find("\r\n\r\n1048576"), std::string::npos);
+  EXPECT_EQ(handled.load(), 1);
+}
+
+TEST(HttpServerHostileTest, RefusesTwoHostFieldsAndABracketedHostThatIsNoIpv6Address) {
+  HttpServer server(Options());
+  server.Handle("/x", Ok);
+  ASSERT_TRUE(server.Start().ok());
+  const int port = server.port();
+  std::string two = Exchange(port, "GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n");
+  EXPECT_EQ(two.rfind("HTTP/1.1 400", 0), 0u) << two;
+  EXPECT_NE(two.find("more than one Host field"), std::string::npos) << two;
+  for (const char* host : {"[evil.com]", "[evil.com]:80", "[::1", "[::1]x", "[::1]:123456", "[]"}) {
+    EXPECT_EQ(Get(port, "/x", host).rfind("HTTP/1.1 421", 0), 0u) << host;
+  }
+  for (const char* host : {"[::1]", "[::1]:9464", "[fe80::1]:80", "[2001:db8::7]"}) {
+    EXPECT_EQ(Get(port, "/x", host).rfind("HTTP/1.1 200", 0), 0u) << host;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/log_throttle.h"
+
 namespace dlq {
 namespace {
 
@@ -96,6 +98,20 @@ TEST(Log, ParsesLevels) {
   ASSERT_TRUE(ParseLogLevel("debug", l));
   EXPECT_EQ(l, LogLevel::kDebug);
   EXPECT_FALSE(ParseLogLevel("loud", l));
+}
+
+TEST(LogThrottleTest, OneLinePerIntervalAndTheNextSaysHowManyWereHeldBack) {
+  LogThrottle throttle(std::chrono::seconds(10));
+  const std::chrono::steady_clock::time_point t0{std::chrono::seconds(1000)};
+  int64_t suppressed = -1;
+  ASSERT_TRUE(throttle.Admit(t0, &suppressed));  // the first line
+  EXPECT_EQ(suppressed, 0);
+  for (int i = 1; i <= 9; ++i) EXPECT_FALSE(throttle.Admit(t0 + std::chrono::seconds(i), &suppressed)) << i;
+  ASSERT_TRUE(throttle.Admit(t0 + std::chrono::seconds(10), &suppressed));
+  EXPECT_EQ(suppressed, 9);
+  EXPECT_FALSE(throttle.Admit(t0 + std::chrono::seconds(19), &suppressed));
+  ASSERT_TRUE(throttle.Admit(t0 + std::chrono::seconds(25), &suppressed));
+  EXPECT_EQ(suppressed, 1);  // counted from the last line written
 }
 
 }  // namespace
