@@ -59,6 +59,8 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && b
 echo "binary: $BIN  pid $pid  load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 if ((round2)); then
   python3 bench/hostile/attack2.py "$pid" "$port" "$queue" "$work/log" "$@" || true
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 else
   python3 bench/hostile/attack.py "$pid" "$port" "$queue" || true
 fi

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -336,6 +338,75 @@ TEST_F(DaemonHostileTest, AnUnprotectedListenerOffLoopbackIsWarnedAbout) {
   EXPECT_FALSE(Has(RunShell(standin.ShellEnv() + DLQ_BINARY + " check --config " + dir + "/local.yaml").out,
                    "read_token is not set"));
   fs::remove_all(dir);
+}
+
+// Issue 38: 127 clients at once, each posting a 1 MiB body to
+// /api/replay without the token. Each is refused from its head and closed;
+// the daemon's peak RSS grows by less than the 8 MiB heads may take (it grew 30 -> 249 MiB
+// before), the log gets one line, and /metrics counts every refusal.
+TEST_F(DaemonHostileTest, BodiesWithoutTheTokenAreNeverReadAndRefusalsCannotFloodTheLog) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  Start(standin, "dashboard:\n  write_token: write-token-" + RandomHex(12) + "\n");
+  const double peak_before = StatusMiB(pid_, "VmHWM");
+  const std::string head =
+      "POST /api/replay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "
+      "1048576\r\n\r\n";
+  const std::string body(1 << 20, 'x');
+  std::atomic<int> refused{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 127; ++i) {
+    clients.emplace_back([&] {
+      int fd = Connect(port_);
+      if (fd < 0) return;
+      timeval tv{.tv_sec = 10, .tv_usec = 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      (void)::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+      (void)::send(fd, body.data(), body.size(), MSG_NOSIGNAL);  // fails once the daemon has closed
+      char buf[512];
+      ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n > 12 && std::string(buf, 12) == "HTTP/1.1 401") ++refused;
+      ::close(fd);
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(refused.load(), 127);
+  const double peak_after = StatusMiB(pid_, "VmHWM");
+  EXPECT_LT(peak_after - peak_before, 8.0) << peak_before << " -> " << peak_after << " MiB";
+  std::fprintf(stderr, "127 x 1 MiB bodies without the token: peak RSS %.1f -> %.1f MiB\n", peak_before, peak_after);
+  Answer metrics = Curl(port_, "/metrics");
+  EXPECT_NE(metrics.body.find(R"(dlq_dashboard_refusals_total{access="write",reason="no_token"} 127)"),
+            std::string::npos)
+      << metrics.body.substr(0, 2000);
+  const std::string log = daemon_->Log();
+  size_t lines = 0;
+  for (size_t at = log.find("dashboard_action_refused"); at != std::string::npos;
+       at = log.find("dashboard_action_refused", at + 1)) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 1u);
+  EXPECT_LE(lines, 2u) << log;  // one per 10 s
+}
+
+// nc, socat and probe agents half-close after their request.
+TEST_F(DaemonHostileTest, HalfClosedProbesAndScrapesAreAnswered) {
+  DLQ_REQUIRE_STAND_IN("fauxqs", standin);
+  Start(standin, "");
+  int answered = 0;
+  for (int i = 0; i < 50; ++i) {
+    for (const char* request : {"GET /healthz HTTP/1.0\r\n\r\n", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"}) {
+      int fd = Connect(port_);
+      ASSERT_GE(fd, 0);
+      timeval tv{.tv_sec = 5, .tv_usec = 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      (void)::send(fd, request, std::strlen(request), MSG_NOSIGNAL);
+      ::shutdown(fd, SHUT_WR);
+      char buf[64];
+      ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      answered += n > 12 && std::string(buf, 12) == "HTTP/1.1 200" ? 1 : 0;
+      ::close(fd);
+    }
+  }
+  EXPECT_EQ(answered, 100);
 }
 
 }  // namespace
