@@ -31,10 +31,14 @@ measure() {
   local rc=0
   (ulimit -v "$LIMIT_KB"; timeout -s KILL 60 /usr/bin/time -v "$@" >"$work/$name.out" 2>"$work/$name.err") || rc=$?
   local rss wall
-  rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /,"",$2); print $2}' "$work/$name.err")
-  wall=$(awk '/Elapsed \(wall clock\)/ {print $NF}' "$work/$name.err")
+  # time -v's lines are at the end; an error line may be hundreds of MB (an old build
+  # printed a whole expanded value), so look at the two ends only.
+  tail -c 4096 "$work/$name.err" >"$work/$name.tail"
+  head -c 65536 "$work/$name.err" >"$work/$name.head"
+  rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /,"",$2); print $2}' "$work/$name.tail")
+  wall=$(awk '/Elapsed \(wall clock\)/ {print $NF}' "$work/$name.tail")
   printf '%-14s exit %-3s peak RSS %8.1f MiB  wall %-8s %s\n' "$name" "$rc" "$(echo "${rss:-0} / 1024" | bc -l)" \
-    "${wall:-killed}" "$(grep -m1 -oE '(error|warning): .{0,150}' "$work/$name.err" || true)"
+    "${wall:-killed}" "$(grep -a -m1 -oE '(error|warning): .{0,150}' "$work/$name.head" || true)"
 }
 
 archive=$work/archive

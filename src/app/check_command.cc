@@ -18,6 +18,7 @@
 #include "monitor/alarm_plan.h"
 #include "monitor/discovery.h"
 #include "monitor/safety.h"
+#include "server/host_policy.h"
 #include "server/http_server.h"
 
 namespace dlq {

@@ -16,6 +16,7 @@
 #include "monitor/daemon.h"
 #include "monitor/notifier.h"
 #include "monitor/shard.h"
+#include "server/host_policy.h"
 #include "server/metrics.h"
 
 namespace dlq {

@@ -1317,6 +1317,7 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
     ho.host = config_.listen_host;
     ho.port = config_.listen_port;
     ho.allowed_hosts = config_.dashboard_hosts;
+    ho.host_refused_hint = "add the name to dashboard.hosts in the configuration to allow it";
     ho.clock = &clock_;
     http_ = std::make_unique<HttpServer>(ho);
     // A thread of its own: a scrape never waits behind the dashboard's requests.

@@ -41,6 +41,7 @@
 #include "monitor/safety.h"
 #include "monitor/scheduler.h"
 #include "s3/object_store.h"
+#include "server/health.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "sqs/sqs_client.h"

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <libdeflate.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,140 +18,18 @@
 #include <exception>
 #include <optional>
 
-#include "common/json_writer.h"
 #include "common/strings.h"
+#include "server/host_policy.h"
 #include "server/http_request_parser.h"
-#include "server/metrics.h"
 
 namespace dlq {
 namespace {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-std::string_view ReasonPhrase(int status) {
-  switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 303: return "See Other";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 413: return "Content Too Large";
-    case 417: return "Expectation Failed";
-    case 421: return "Misdirected Request";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
-  }
-}
-
-HttpServerResponse JsonError(int status, std::string_view message) {
-  HttpServerResponse r;
-  r.status = status;
-  r.content_type = "application/json";
-  JsonWriter w;
-  w.BeginObject();
-  w.Key("error");
-  w.String(message);
-  w.EndObject();
-  r.body = w.Take() + "\n";
-  return r;
-}
-
-bool Compressible(std::string_view content_type) {
-  return content_type.starts_with("text/") || content_type.starts_with("application/json") ||
-         content_type.starts_with("application/javascript") || content_type.starts_with("image/svg+xml") ||
-         content_type.starts_with("application/xml");
-}
-
-// True when Accept-Encoding offers gzip with a non-zero q.
-bool AcceptsGzip(const HttpHeaders& headers) {
-  const std::string* accept = FindHeader(headers, "Accept-Encoding");
-  if (accept == nullptr) return false;
-  for (std::string_view item : Split(*accept, ',')) {
-    std::string_view coding = Trim(item.substr(0, item.find(';')));
-    if (!IEquals(coding, "gzip") && coding != "*") continue;
-    size_t q = item.find("q=");
-    if (q != std::string_view::npos && Trim(item.substr(q + 2)).starts_with("0") &&
-        Trim(item.substr(q + 2)).find_first_of("123456789") == std::string_view::npos) {
-      continue;  // q=0 / q=0.000
-    }
-    return true;
-  }
-  return false;
-}
-
-// gzip of `body` (level 6) into `out`; false when it does not pay.
-bool Gzip(std::string_view body, std::string& out) {
-  thread_local std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor(
-      libdeflate_alloc_compressor(6), &libdeflate_free_compressor);
-  if (!compressor) return false;
-  out.resize(libdeflate_gzip_compress_bound(compressor.get(), body.size()));
-  size_t n = libdeflate_gzip_compress(compressor.get(), body.data(), body.size(), out.data(), out.size());
-  if (n == 0 || n >= body.size()) return false;
-  out.resize(n);
-  return true;
-}
-
-// The bytes of a whole answer.
-std::string Serialize(const HttpServerResponse& response, bool head_only, bool keep_alive, bool accepts_gzip) {
-  std::string gz;
-  const bool compressible = Compressible(response.content_type) && response.body.size() >= 1024;
-  const bool gzipped = compressible && accepts_gzip && Gzip(response.body, gz);
-  const std::string& body = gzipped ? gz : response.body;
-  std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n", response.status,
-                                ReasonPhrase(response.status), response.content_type, body.size());
-  if (gzipped) out += "Content-Encoding: gzip\r\n";
-  if (compressible) out += "Vary: Accept-Encoding\r\n";
-  for (const auto& [name, value] : response.headers) {
-    // A handler's header never splits the answer.
-    if (name.find_first_of("\r\n:") != std::string::npos || value.find_first_of("\r\n") != std::string::npos) continue;
-    out += name;
-    out += ": ";
-    out += value;
-    out += "\r\n";
-  }
-  out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
-  if (!head_only) out += body;
-  return out;
-}
-
 bool SetNonBlocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL, 0);
   return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
-}
-
-// "[v6]" or "[v6]:port" with a valid IPv6 address and a decimal port.
-bool IsBracketedIpv6(std::string_view host) {
-  const size_t close = host.find(']');
-  if (!host.starts_with("[") || close == std::string_view::npos) return false;
-  std::string_view port = host.substr(close + 1);
-  if (!port.empty()) {
-    port.remove_prefix(1);
-    if (host[close + 1] != ':' || port.size() > 5 ||
-        !std::all_of(port.begin(), port.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-      return false;
-    }
-  }
-  const std::string address(host.substr(1, close - 1));
-  in6_addr v6{};
-  return ::inet_pton(AF_INET6, address.c_str(), &v6) == 1;
 }
 
 std::string PeerAddress(const sockaddr_storage& addr) {
@@ -170,13 +47,14 @@ std::string PeerAddress(const sockaddr_storage& addr) {
 // The I/O thread, the workers and the connections they share.
 class HttpServer::Loop {
  public:
-  Loop(const HttpServer& server, const HttpServerOptions& options)
-      : server_(server),
+  Loop(const HttpRouter& router, const HttpServerOptions& options)
+      : router_(router),
         options_(options),
         clock_(options.clock != nullptr ? *options.clock : DefaultClock()),
         limits_{.max_head_bytes = options.max_head_bytes,
                 .max_headers = options.max_headers,
-                .max_body_bytes = options.max_body_bytes} {}
+                .max_body_bytes = options.max_body_bytes},
+        host_policy_{.listen_host = options.host, .allowed_hosts = options.allowed_hosts} {}
 
   ~Loop() {
     if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -313,7 +191,7 @@ class HttpServer::Loop {
       job.request.cancelled = job.cancelled.get();
       HttpServerResponse response;
       try {
-        response = job.handler ? job.handler(job.request) : server_.Dispatch(job.request);
+        response = job.handler ? job.handler(job.request) : router_.Dispatch(job.request);
       } catch (const std::exception& e) {
         response = JsonError(500, "internal error while answering the request");
       }
@@ -685,11 +563,12 @@ class HttpServer::Loop {
     const RequestHead& head = *c.head;
     const bool get = head.method == "GET" || head.method == "HEAD";
     if (get && head.content_length > 0) return JsonError(400, "a GET or HEAD request carries no body");
-    if (get && server_.Probe(head.path)) return std::nullopt;
-    if (!HostAllowed(FindHeader(head.headers, "Host"))) {
-      return JsonError(421,
-                       "this daemon does not serve the host named in the Host header; add the name to "
-                       "dashboard.hosts in the configuration to allow it");
+    if (get && router_.Probe(head.path)) return std::nullopt;
+    if (!host_policy_.Allows(FindHeader(head.headers, "Host"))) {
+      return JsonError(
+          421, options_.host_refused_hint.empty()
+                   ? std::string("this server does not serve the host named in the Host header")
+                   : "this server does not serve the host named in the Host header; " + options_.host_refused_hint);
     }
     HttpServerRequest request;
     request.method = head.method;
@@ -700,9 +579,9 @@ class HttpServer::Loop {
     request.cancelled = c.cancelled.get();
     if (head.content_length > 0) {
       HttpServerResponse refusal;
-      if (!server_.Resolve(request, &refusal)) return refusal;
+      if (!router_.Resolve(request, &refusal)) return refusal;
     }
-    return server_.CheckHead(request);
+    return router_.CheckHead(request);
   }
 
   void Route(uint64_t id, Connection& c, HttpServerRequest request, bool keep_alive) {
@@ -710,8 +589,8 @@ class HttpServer::Loop {
     const bool gzip = AcceptsGzip(request.headers);
     HttpRouteHandler priority;
     if (request.method == "GET" || head_only) {
-      priority = server_.Priority(request.path);
-      if (HttpRouteHandler probe = server_.Probe(request.path)) {
+      priority = router_.Priority(request.path);
+      if (HttpRouteHandler probe = router_.Probe(request.path)) {
         request.cancelled = c.cancelled.get();
         HttpServerResponse response;
         try {
@@ -803,29 +682,11 @@ class HttpServer::Loop {
     for (uint64_t id : expired) Close(id);
   }
 
-  bool HostAllowed(const std::string* host_header) const {
-    if (host_header == nullptr) return true;  // HTTP/1.0 without Host: not a browser
-    std::string host = ToLower(*host_header);
-    if (host.starts_with("[")) return IsBracketedIpv6(host);
-    if (size_t colon = host.rfind(':'); colon != std::string::npos) host.resize(colon);
-    if (host.ends_with(".")) host.pop_back();
-    if (host.empty()) return false;
-    in_addr v4{};
-    if (host == "localhost" || host == ToLower(options_.host) || ::inet_pton(AF_INET, host.c_str(), &v4) == 1) {
-      return true;
-    }
-    for (const std::string& allowed : options_.allowed_hosts) {
-      std::string a = ToLower(allowed);
-      if (a == "*" || a == host) return true;
-      if (a.starts_with(".") && host.ends_with(a)) return true;
-    }
-    return false;
-  }
-
-  const HttpServer& server_;
+  const HttpRouter& router_;
   const HttpServerOptions& options_;
   Clock& clock_;
   const RequestHeadLimits limits_;
+  const HostPolicy host_policy_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
   std::thread io_;
@@ -862,18 +723,6 @@ Status HttpServerOptions::Validate() const {
   return Status::Ok();
 }
 
-std::string HostForUrl(const std::string& host) {
-  return host.find(':') != std::string::npos && !host.starts_with("[") ? "[" + host + "]" : host;
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  if (IEquals(host, "localhost") || host == "::1") return true;
-  in_addr v4{};
-  const std::string h(host);
-  return ::inet_pton(AF_INET, h.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
-}
-
 HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {}
 
 HttpServer::~HttpServer() {
@@ -881,109 +730,34 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::Handle(const std::string& path, HttpRouteHandler handler) {
-  Handle("GET", path, std::move(handler));
+  router_.Handle("GET", path, std::move(handler));
 }
 
 void HttpServer::Handle(const std::string& method, const std::string& path, HttpRouteHandler handler) {
-  MutexLock lock(routes_mu_);
-  routes_[path][method] = std::move(handler);
+  router_.Handle(method, path, std::move(handler));
 }
 
 void HttpServer::HandlePrefix(const std::string& method, const std::string& prefix, HttpRouteHandler handler) {
-  MutexLock lock(routes_mu_);
-  prefix_routes_[prefix][method] = std::move(handler);
+  router_.HandlePrefix(method, prefix, std::move(handler));
 }
 
 void HttpServer::HandleProbe(const std::string& path, HttpRouteHandler handler) {
-  MutexLock lock(routes_mu_);
-  probes_[path] = std::move(handler);
+  router_.HandleProbe(path, std::move(handler));
 }
 
 void HttpServer::HandlePriority(const std::string& path, HttpRouteHandler handler) {
-  MutexLock lock(routes_mu_);
-  priority_[path] = std::move(handler);
+  router_.HandlePriority(path, std::move(handler));
 }
 
 void HttpServer::CheckHeads(HttpHeadCheck check) {
-  MutexLock lock(routes_mu_);
-  head_check_ = std::move(check);
-}
-
-HttpRouteHandler HttpServer::Priority(const std::string& path) const {
-  MutexLock lock(routes_mu_);
-  auto it = priority_.find(path);
-  return it == priority_.end() ? HttpRouteHandler() : it->second;
-}
-
-std::optional<HttpServerResponse> HttpServer::CheckHead(const HttpServerRequest& head) const {
-  HttpHeadCheck check;
-  {
-    MutexLock lock(routes_mu_);
-    check = head_check_;
-  }
-  if (!check) return std::nullopt;
-  try {
-    return check(head);
-  } catch (const std::exception&) {
-    return JsonError(500, "internal error while checking the request");
-  }
-}
-
-HttpRouteHandler HttpServer::Probe(const std::string& path) const {
-  MutexLock lock(routes_mu_);
-  auto it = probes_.find(path);
-  return it == probes_.end() ? HttpRouteHandler() : it->second;
-}
-
-HttpServerResponse HttpServer::Dispatch(const HttpServerRequest& request) const {
-  HttpServerResponse refusal;
-  HttpRouteHandler handler = Resolve(request, &refusal);
-  if (!handler) return refusal;
-  return handler(request);
-}
-
-HttpRouteHandler HttpServer::Resolve(const HttpServerRequest& request, HttpServerResponse* refusal) const {
-  HttpRouteHandler handler;
-  std::string allow;
-  {
-    MutexLock lock(routes_mu_);
-    const std::map<std::string, HttpRouteHandler>* methods = nullptr;
-    if (auto exact = routes_.find(request.path); exact != routes_.end()) {
-      methods = &exact->second;
-    } else {
-      // The longest prefix: map order puts it last among the matches.
-      for (const auto& [prefix, by_method] : prefix_routes_) {
-        if (request.path.starts_with(prefix)) methods = &by_method;
-      }
-    }
-    if (methods == nullptr) {
-      *refusal = JsonError(404, "not found");
-      return {};
-    }
-    const std::string& method = request.method == "HEAD" ? std::string("GET") : request.method;
-    auto method_it = methods->find(method);
-    if (method_it != methods->end()) {
-      handler = method_it->second;
-    } else {
-      for (const auto& [m, h] : *methods) {
-        if (!allow.empty()) allow += ", ";
-        allow += m;
-        if (m == "GET") allow += ", HEAD";
-      }
-    }
-  }
-  if (!handler) {
-    *refusal = JsonError(405, "method not allowed");
-    refusal->headers.emplace_back("Allow", allow);
-  }
-  return handler;
+  router_.CheckHeads(std::move(check));
 }
 
 Status HttpServer::Start() {
   DLQ_RETURN_IF_ERROR(options_.Validate());
   MutexLock lock(lifecycle_mu_);
   if (loop_) return FailedPrecondition(fmt::format("http server already running on port {}", port_.load()));
-  auto loop = std::make_unique<Loop>(*this, options_);
+  auto loop = std::make_unique<Loop>(router_, options_);
   Result<int> bound = loop->Bind();
   if (!bound.ok()) return bound.status();
   port_ = *bound;
@@ -1011,90 +785,4 @@ int HttpServer::port() const {
 std::string HttpServer::base_url() const {
   return fmt::format("http://{}:{}", HostForUrl(options_.host), port_.load());
 }
-HealthState::HealthState(Clock& clock, std::chrono::seconds max_heartbeat_age)
-    : clock_(clock),
-      max_age_(max_heartbeat_age),
-      last_heartbeat_ns_(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(clock.SteadyNow().time_since_epoch()).count()) {}
-
-void HealthState::Heartbeat() {
-  last_heartbeat_ns_ =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.SteadyNow().time_since_epoch()).count();
-}
-
-void HealthState::SetReady() {
-  MutexLock lock(mu_);
-  ready_ = true;
-  not_ready_reason_.clear();
-}
-
-void HealthState::SetNotReady(std::string reason) {
-  MutexLock lock(mu_);
-  ready_ = false;
-  not_ready_reason_ = std::move(reason);
-}
-
-bool HealthState::live() const {
-  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.SteadyNow().time_since_epoch()).count();
-  return std::chrono::nanoseconds(now - last_heartbeat_ns_.load()) <= max_age_;
-}
-
-bool HealthState::ready() const {
-  MutexLock lock(mu_);
-  return ready_;
-}
-
-HttpServerResponse HealthState::Liveness() const {
-  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.SteadyNow().time_since_epoch()).count();
-  auto age =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds(now - last_heartbeat_ns_.load()));
-  HttpServerResponse response;
-  if (live()) {
-    response.body = "ok\n";
-  } else {
-    response.status = 503;
-    response.body =
-        fmt::format("process loop stalled: last heartbeat {}s ago (limit {}s)\n", age.count(), max_age_.count());
-  }
-  return response;
-}
-
-HttpServerResponse HealthState::Readiness() const {
-  MutexLock lock(mu_);
-  HttpServerResponse response;
-  if (ready_) {
-    response.body = "ready\n";
-  } else {
-    response.status = 503;
-    response.body = "not ready: " + not_ready_reason_ + "\n";
-  }
-  return response;
-}
-
-HttpRouteHandler MakeMetricsHandler(const metrics::Registry& registry) {
-  return [&registry](const HttpServerRequest&) {
-    HttpServerResponse response;
-    response.content_type = std::string(metrics::kContentType);
-    response.body = registry.Render();
-    return response;
-  };
-}
-
-HttpRouteHandler MakeHealthzHandler(const HealthState& health) {
-  return [&health](const HttpServerRequest&) { return health.Liveness(); };
-}
-
-HttpRouteHandler MakeReadyzHandler(const HealthState& health) {
-  return [&health](const HttpServerRequest&) { return health.Readiness(); };
-}
-
-HttpRouteHandler MakeJsonHandler(std::function<std::string()> body) {
-  return [body = std::move(body)](const HttpServerRequest&) {
-    HttpServerResponse response;
-    response.content_type = "application/json";
-    response.body = body();
-    return response;
-  };
-}
-
 }  // namespace dlq

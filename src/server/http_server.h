@@ -47,41 +47,13 @@
 #include <thread>
 #include <vector>
 
-#include "aws/http.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "server/http_message.h"
+#include "server/http_router.h"
 
 namespace dlq {
-
-namespace metrics {
-class Registry;
-}
-
-struct HttpServerRequest {
-  std::string method;  // "GET", "HEAD", ...
-  std::string path;    // without the query string
-  std::string query;   // raw, without '?'
-  HttpHeaders headers;
-  std::string body;
-  std::string remote_addr;
-  // Set once the client has gone away or the server is stopping: work a
-  // handler does for this request should end early. Never null while a
-  // handler runs; owned by the server.
-  const std::atomic<bool>* cancelled = nullptr;
-};
-
-struct HttpServerResponse {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-  HttpHeaders headers;  // extra headers
-};
-
-using HttpRouteHandler = std::function<HttpServerResponse(const HttpServerRequest&)>;
-// Looks at a request's head (body empty) before its body is read; a response
-// refuses the request (answered at once, then the connection is closed).
-using HttpHeadCheck = std::function<std::optional<HttpServerResponse>(const HttpServerRequest&)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  // loopback only unless configured otherwise
@@ -107,6 +79,8 @@ struct HttpServerOptions {
   // may name in their Host header; case-insensitive, without port. "*"
   // accepts every Host.
   std::vector<std::string> allowed_hosts;
+  // Added to the 421 answer for a Host not served: how to allow it.
+  std::string host_refused_hint;
   Clock* clock = nullptr;  // deadlines; null: DefaultClock()
   Status Validate() const;
 };
@@ -155,67 +129,11 @@ class HttpServer {
   class Loop;  // the I/O thread's state (http_server.cc)
   friend class Loop;
 
-  HttpServerResponse Dispatch(const HttpServerRequest& request) const;
-  // The handler for the request's method and path, or the 404/405 answer.
-  HttpRouteHandler Resolve(const HttpServerRequest& request, HttpServerResponse* refusal) const;
-  // The probe (or priority) handler for `path`, or an empty function.
-  HttpRouteHandler Probe(const std::string& path) const;
-  HttpRouteHandler Priority(const std::string& path) const;
-  // The head check's answer for `head`, if it refuses it.
-  std::optional<HttpServerResponse> CheckHead(const HttpServerRequest& head) const;
-
   const HttpServerOptions options_;
-  mutable Mutex routes_mu_;
-  // path -> method -> handler
-  std::map<std::string, std::map<std::string, HttpRouteHandler>> routes_ DLQ_GUARDED_BY(routes_mu_);
-  std::map<std::string, std::map<std::string, HttpRouteHandler>> prefix_routes_ DLQ_GUARDED_BY(routes_mu_);
-  std::map<std::string, HttpRouteHandler> probes_ DLQ_GUARDED_BY(routes_mu_);
-  std::map<std::string, HttpRouteHandler> priority_ DLQ_GUARDED_BY(routes_mu_);
-  HttpHeadCheck head_check_ DLQ_GUARDED_BY(routes_mu_);
+  HttpRouter router_;
   Mutex lifecycle_mu_;  // serialises Start/Stop
   std::unique_ptr<Loop> loop_ DLQ_GUARDED_BY(lifecycle_mu_);
   std::atomic<int> port_{0};
 };
-
-// True for 127.0.0.0/8, ::1 and "localhost" (with or without IPv6 brackets).
-bool IsLoopbackHost(std::string_view host);
-// host, in brackets when it is an IPv6 literal.
-std::string HostForUrl(const std::string& host);
-
-// Liveness and readiness of the daemon, answered by /healthz and /readyz.
-// Thread-safe. Holds a reference to `clock`, which must outlive it.
-class HealthState {
- public:
-  // Live while the last Heartbeat() (or construction) is at most
-  // `max_heartbeat_age` old. Not ready until SetReady().
-  HealthState(Clock& clock, std::chrono::seconds max_heartbeat_age);
-
-  void Heartbeat();
-  // First collection completed and the configuration is valid.
-  void SetReady();
-  void SetNotReady(std::string reason);
-
-  bool live() const;
-  bool ready() const;
-  // 200 "ok" or 503 with the heartbeat's age.
-  HttpServerResponse Liveness() const;
-  // 200 "ready" or 503 with the reason.
-  HttpServerResponse Readiness() const;
-
- private:
-  Clock& clock_;
-  const std::chrono::seconds max_age_;
-  std::atomic<int64_t> last_heartbeat_ns_;  // steady clock
-  mutable Mutex mu_;
-  bool ready_ DLQ_GUARDED_BY(mu_) = false;
-  std::string not_ready_reason_ DLQ_GUARDED_BY(mu_) = "first collection has not completed";
-};
-
-// Route handlers for the daemon; the referenced objects must outlive the server.
-HttpRouteHandler MakeMetricsHandler(const metrics::Registry& registry);
-HttpRouteHandler MakeHealthzHandler(const HealthState& health);
-HttpRouteHandler MakeReadyzHandler(const HealthState& health);
-// /api/queues: `body` returns the JSON document (the lead builds it).
-HttpRouteHandler MakeJsonHandler(std::function<std::string()> body);
 
 }  // namespace dlq

@@ -7,6 +7,7 @@
 
 #include "app/check_command.h"
 #include "monitor/daemon_metrics.h"
+#include "server/health.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "testing/fake_clock.h"

@@ -298,6 +298,7 @@ TEST(HttpServerHostileTest, StopCancelsHandlersInFlightAndReturnsPromptly) {
 TEST(HttpServerHostileTest, RefusesHostsADnsRebindingPageWouldSend) {
   HttpServerOptions o = Options();
   o.allowed_hosts = {"dlq.example.com", ".internal.example"};
+  o.host_refused_hint = "add the name to dashboard.hosts in the configuration to allow it";
   HttpServer server(o);
   server.Handle("/x", Ok);
   ASSERT_TRUE(server.Start().ok());

@@ -12,6 +12,7 @@
 
 #include "aws/curl_transport.h"
 #include "monitor/daemon_metrics.h"
+#include "server/health.h"
 #include "server/metrics.h"
 #include "testing/fake_clock.h"
 #include "unit/raw_http_client.h"
