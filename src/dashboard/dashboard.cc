@@ -303,7 +303,7 @@ Dashboard::Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options)
     : daemon_(daemon), clock_(clock), options_(std::move(options)), jobs_(clock, options_.max_replay_jobs) {
   if (options_.registry != nullptr) {
     refusals_ = &options_.registry->AddCounter(
-        "dlq_dashboard_refusals_total",
+        "dlq_archive_dashboard_refusals_total",
         "Dashboard requests refused for want of a token, by access (read: message content, write: an action) "
         "and reason (no_token, wrong_token, actions_disabled).",
         {"access", "reason"});

@@ -8,7 +8,7 @@
 // token every write is refused with 403, with a wrong or missing one 401,
 // always as {"error": "..."}. Each action is logged (dashboard_action, with
 // the client address, never the token). Refusals are counted
-// (dlq_dashboard_refusals_total) and logged at most once per 10 s for reads
+// (dlq_archive_dashboard_refusals_total) and logged at most once per 10 s for reads
 // and once per 10 s for actions, each line with the number held back. Over
 // HTTP, the token is checked from the request's head, before its body is
 // read (HttpServer::CheckHeads). A replay that sends runs as a job

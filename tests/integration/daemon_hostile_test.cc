@@ -374,7 +374,7 @@ TEST_F(DaemonHostileTest, BodiesWithoutTheTokenAreNeverReadAndRefusalsCannotFloo
   EXPECT_LT(peak_after - peak_before, 8.0) << peak_before << " -> " << peak_after << " MiB";
   std::fprintf(stderr, "127 x 1 MiB bodies without the token: peak RSS %.1f -> %.1f MiB\n", peak_before, peak_after);
   Answer metrics = Curl(port_, "/metrics");
-  EXPECT_NE(metrics.body.find(R"(dlq_dashboard_refusals_total{access="write",reason="no_token"} 127)"),
+  EXPECT_NE(metrics.body.find(R"(dlq_archive_dashboard_refusals_total{access="write",reason="no_token"} 127)"),
             std::string::npos)
       << metrics.body.substr(0, 2000);
   const std::string log = daemon_->Log();
