@@ -50,6 +50,7 @@
 #include "common/status.h"
 #include "s3/object_store.h"
 #include "sqs/limits.h"
+#include "sqs/queue_info.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {
@@ -98,20 +99,6 @@ struct DrainOptions {
   static PutOptions DefaultPutOptions();
   Status Validate() const;
 };
-
-// The queue being drained, resolved by the caller.
-struct QueueInfo {
-  std::string name;
-  std::string url;
-  std::string arn;
-  std::string region;
-  std::string account_id;
-  bool fifo = false;
-  std::chrono::seconds retention{sqs::kDefaultRetention};
-};
-
-// Resolves a name or URL into QueueInfo with GetQueueUrl/GetQueueAttributes.
-Result<QueueInfo> ResolveQueue(QueueClient& sqs, const std::string& name_or_url, const std::string& default_region);
 
 // The ArchiveContext for draining `queue` on `host`: the queue's fields and this
 // build's version (DLQ_VERSION). The one place that fills an ArchiveContext.

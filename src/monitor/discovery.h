@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "archiver/drainer.h"
 #include "common/status.h"
 #include "monitor/config.h"
 #include "sqs/limits.h"
+#include "sqs/queue_info.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {

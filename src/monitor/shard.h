@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "archiver/drainer.h"
 #include "common/status.h"
+#include "sqs/queue_info.h"
 
 namespace dlq {
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "archiver/drainer.h"
 #include "archiver/queue_depth.h"
 #include "common/count_noun.h"
 #include "common/log.h"

@@ -36,10 +36,10 @@
 #include <string>
 
 #include "archive/record.h"
-#include "archiver/drainer.h"
 #include "common/clock.h"
 #include "replay/redrive_guard.h"
 #include "replay/replayer.h"
+#include "sqs/queue_info.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {

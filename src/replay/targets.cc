@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "archiver/drainer.h"
 #include "common/strings.h"
+#include "sqs/queue_info.h"
 
 namespace dlq {
 
