@@ -293,6 +293,18 @@ milliseconds RedriveGuard::FindEvery(milliseconds wait) const {
   return std::max(options_.poll, wait / 10);
 }
 
+Status RedriveGuard::Pulse(bool bound) {
+  if (on_wait_) DLQ_RETURN_IF_ERROR(on_wait_());
+  return bound ? CheckBound() : Status::Ok();
+}
+
+Status RedriveGuard::LookWhenDue(SteadyTime now, SteadyTime& next_find, milliseconds every, bool bound) {
+  if (now < next_find) return Status::Ok();
+  DLQ_RETURN_IF_ERROR(FindRefailures());
+  next_find = now + every;
+  return bound ? CheckBound() : Status::Ok();
+}
+
 Status RedriveGuard::Wait(SystemTime start, milliseconds length, std::string_view what) {
   // Measured on the steady clock from here on, so a wall-clock step does not
   // stretch or cut the wait; the recorded start carries it across a resume.
@@ -301,15 +313,10 @@ Status RedriveGuard::Wait(SystemTime start, milliseconds length, std::string_vie
   SteadyTime next_find = clock_.SteadyNow() + find_every;
   for (;;) {
     DLQ_RETURN_IF_ERROR(CheckStop());
-    if (on_wait_) DLQ_RETURN_IF_ERROR(on_wait_());
-    DLQ_RETURN_IF_ERROR(CheckBound());
+    DLQ_RETURN_IF_ERROR(Pulse(/*bound=*/true));
     const SteadyTime now = clock_.SteadyNow();
     if (now >= until) break;
-    if (now >= next_find) {
-      DLQ_RETURN_IF_ERROR(FindRefailures());
-      DLQ_RETURN_IF_ERROR(CheckBound());
-      next_find = now + find_every;
-    }
+    DLQ_RETURN_IF_ERROR(LookWhenDue(now, next_find, find_every, /*bound=*/true));
     DLQ_RETURN_IF_ERROR(SampleBacklog());
     status_.reason = fmt::format("{} {} s left", what, CeilSeconds(until - now));
     Report();
@@ -355,13 +362,8 @@ Status RedriveGuard::MaybePause(Replayer& replayer) {
   SteadyTime next_find = paused_at + FindEvery(options_.window);
   do {
     DLQ_RETURN_IF_ERROR(CheckStop());
-    if (on_wait_) DLQ_RETURN_IF_ERROR(on_wait_());
-    DLQ_RETURN_IF_ERROR(CheckBound());
-    if (clock_.SteadyNow() >= next_find) {
-      DLQ_RETURN_IF_ERROR(FindRefailures());
-      DLQ_RETURN_IF_ERROR(CheckBound());
-      next_find = clock_.SteadyNow() + FindEvery(options_.window);
-    }
+    DLQ_RETURN_IF_ERROR(Pulse(/*bound=*/true));
+    DLQ_RETURN_IF_ERROR(LookWhenDue(clock_.SteadyNow(), next_find, FindEvery(options_.window), /*bound=*/true));
     clock_.SleepFor(options_.poll);
     status_.paused_for = paused_before + std::chrono::duration_cast<milliseconds>(clock_.SteadyNow() - paused_at);
     status_.reason = BacklogReason();
@@ -485,12 +487,9 @@ Status RedriveGuard::Settle(uint64_t bound) {
   const milliseconds find_every = FindEvery(options_.window);
   SteadyTime next_find = clock_.SteadyNow();  // look once at once
   while (status_.refailed < status_.sent && CheckStop().ok()) {
-    if (on_wait_) DLQ_RETURN_IF_ERROR(on_wait_());
+    DLQ_RETURN_IF_ERROR(Pulse(/*bound=*/false));
     const SteadyTime now = clock_.SteadyNow();
-    if (now >= next_find) {
-      DLQ_RETURN_IF_ERROR(FindRefailures());
-      next_find = now + find_every;
-    }
+    DLQ_RETURN_IF_ERROR(LookWhenDue(now, next_find, find_every, /*bound=*/false));
     if (now >= until) break;
     status_.reason = fmt::format("{}; sending nothing more, looking for the rest of the re-failures: {} s left",
                                  BreachReason(bound), CeilSeconds(until - now));

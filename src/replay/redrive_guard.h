@@ -226,6 +226,11 @@ class RedriveGuard final : public ReplayGate {
   std::string StepName(size_t step) const;
   void Resume(const RedriveJournal& journal);
   std::chrono::milliseconds FindEvery(std::chrono::milliseconds wait) const;
+  // The waiting loops' common steps (Wait, MaybePause, Settle): the caller's
+  // hook, then the bound when `bound`; a look for re-failures once
+  // `next_find` is due (then the next is `every` later), then the bound.
+  Status Pulse(bool bound);
+  Status LookWhenDue(SteadyTime now, SteadyTime& next_find, std::chrono::milliseconds every, bool bound);
 
   RedriveOptions options_;
   Clock& clock_;
