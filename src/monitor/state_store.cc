@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "common/strings.h"
@@ -255,22 +256,35 @@ class SqliteStateStore final : public StateStore {
     return std::optional<QueueRecord>(std::move(r));
   }
 
-  Status SaveQueues(std::span<const QueueRecord> records) override {
+  // Runs `body` in one write transaction: committed when it succeeds, rolled
+  // back when it fails (its error is returned, not the rollback's).
+  Status InTransaction(const std::function<Status()>& body) {
     DLQ_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
-    Status st = SaveAll(records);
+    Status st = body();
     Status end = Exec(db_, st.ok() ? "COMMIT" : "ROLLBACK");
     return st.ok() ? end : st;
   }
 
+  Status SaveQueues(std::span<const QueueRecord> records) override {
+    return InTransaction([&] { return SaveAll(records); });
+  }
+
   Result<PruneCounts> Prune(const PruneOptions& o) override {
-    DLQ_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
-    auto counts = PruneAll(o);
-    DLQ_RETURN_IF_ERROR(Exec(db_, counts.ok() ? "COMMIT" : "ROLLBACK"));
+    PruneCounts counts;
+    DLQ_RETURN_IF_ERROR(InTransaction([&]() -> Status {
+      auto pruned = PruneAll(o);
+      if (!pruned.ok()) return pruned.status();
+      counts = *pruned;
+      return Status::Ok();
+    }));
     return counts;
   }
 
   Status UpsertLedger(std::span<const LedgerRow> rows) override {
-    DLQ_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
+    return InTransaction([&] { return UpsertLedgerRows(rows); });
+  }
+
+  Status UpsertLedgerRows(std::span<const LedgerRow> rows) {
     Stmt u(db_,
            "INSERT OR REPLACE INTO ledger(qid, message_id, sent_time, first_seen, first_receive_count, "
            "own_receives) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
@@ -295,7 +309,6 @@ class SqliteStateStore final : public StateStore {
       st = Run(u, "upsert ledger");
       if (!st.ok()) break;
     }
-    DLQ_RETURN_IF_ERROR(Exec(db_, st.ok() ? "COMMIT" : "ROLLBACK"));
     return st;
   }
 
@@ -320,16 +333,14 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status DeleteLedger(const std::string& queue, std::span<const std::string> message_ids) override {
-    DLQ_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
-    Stmt d(db_, "DELETE FROM ledger WHERE qid = (SELECT id FROM ledger_queues WHERE url = ?1) AND message_id = ?2");
-    Status st;
-    for (const std::string& id : message_ids) {
-      d.Bind(1, queue).Bind(2, id);
-      st = Run(d, "delete ledger row");
-      if (!st.ok()) break;
-    }
-    DLQ_RETURN_IF_ERROR(Exec(db_, st.ok() ? "COMMIT" : "ROLLBACK"));
-    return st;
+    return InTransaction([&]() -> Status {
+      Stmt d(db_, "DELETE FROM ledger WHERE qid = (SELECT id FROM ledger_queues WHERE url = ?1) AND message_id = ?2");
+      for (const std::string& id : message_ids) {
+        d.Bind(1, queue).Bind(2, id);
+        DLQ_RETURN_IF_ERROR(Run(d, "delete ledger row"));
+      }
+      return Status::Ok();
+    });
   }
 
   Result<uint64_t> PruneLedger(const std::string& queue, SystemTime sent_before) override {
@@ -546,11 +557,6 @@ Result<std::unique_ptr<StateStore>> TryOpen(const std::string& path) {
   return std::unique_ptr<StateStore>(std::move(store));
 }
 
-std::string CompactUtc(SystemTime t) {
-  const CivilTime c = ToCivilTime(t);
-  return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second);
-}
-
 }  // namespace
 
 std::string StateFileName(int shard_index, int shard_count) {
@@ -564,7 +570,7 @@ Result<std::unique_ptr<StateStore>> OpenSqliteStateStore(const std::string& path
   if (store.ok() || store.status().code() != ErrorCode::kDataLoss) return store;
   // Not ours or damaged: keep it for a post-mortem, start afresh.
   namespace fs = std::filesystem;
-  const std::string moved = path + ".corrupt-" + CompactUtc(options.now);
+  const std::string moved = path + ".corrupt-" + FormatAmzDate(options.now);  // ...corrupt-20260101T120000Z
   std::error_code ec;
   fs::rename(path, moved, ec);
   if (ec) {
