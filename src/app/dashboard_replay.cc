@@ -1,11 +1,11 @@
 #include "app/dashboard_replay.h"
 
 #include <cstdio>
-#include <string_view>
 #include <utility>
 
 #include "app/replay_command.h"
 #include "replay/redrive_guard.h"
+#include "replay/replayer.h"
 
 namespace dlq {
 namespace {
@@ -55,28 +55,6 @@ class Capture {
   size_t size_ = 0;
   std::FILE* file_;
 };
-
-// Moves a dry run's "would send ID to URL (...)" lines (replay/replayer.cc)
-// out of `result.output` into counts per destination.
-void CountDestinations(DashboardReplayResult& result) {
-  constexpr std::string_view kWould = "would send ";
-  std::string kept;
-  size_t start = 0;
-  while (start < result.output.size()) {
-    size_t end = result.output.find('\n', start);
-    if (end == std::string::npos) end = result.output.size();
-    std::string_view line = std::string_view(result.output).substr(start, end - start);
-    size_t to = line.find(" to ");
-    size_t paren = line.rfind(" (");
-    if (line.starts_with(kWould) && to != std::string_view::npos && paren != std::string_view::npos && paren > to) {
-      ++result.destinations[std::string(line.substr(to + 4, paren - to - 4))];
-    } else {
-      kept.append(line).push_back('\n');
-    }
-    start = end + 1;
-  }
-  result.output = std::move(kept);
-}
 
 }  // namespace
 
@@ -132,15 +110,16 @@ DashboardReplayFn MakeDashboardReplay(Clock& clock) {
     deps.clock = &clock;
     deps.out = out.file();
     deps.err = err.file();
+    DashboardReplayResult result;
+    // A dry run's messages, counted per destination (not listed in the output).
+    deps.on_would_send = [&result](const DryRunEntry& e) { ++result.destinations[e.destination]; };
     if (control.report) {
       deps.on_redrive_status = [report = control.report](const RedriveStatus& s) { report(ToDashboardProgress(s)); };
     }
     const std::atomic<bool> never{false};
-    DashboardReplayResult result;
     result.exit_code = RunReplay(options, deps, control.stop != nullptr ? *control.stop : never);
     result.output = out.Take();
     result.errors = err.Take();
-    if (what.dry_run) CountDestinations(result);
     return result;
   };
 }

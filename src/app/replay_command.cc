@@ -842,11 +842,13 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   Replayer replayer(*deps.sqs, *targets, clock, ro, transform.get());
   if (Status st = replayer.Start(); !st.ok()) return Fail(deps, ExitCodeFor(st), st.message());
   std::vector<std::string> dry_run_lines;
-  replayer.OnDryRun([&](const std::string& line) {
+  replayer.OnDryRun([&](const DryRunEntry& e) {
+    const bool counted = e.kind == DryRunEntry::kWouldSend && deps.on_would_send;
+    if (counted) deps.on_would_send(e);
     if (json) {
-      dry_run_lines.push_back(line);
-    } else {
-      std::fprintf(deps.out, "%s\n", TerminalSafe(line).c_str());
+      dry_run_lines.push_back(DryRunLine(e));
+    } else if (!counted) {
+      std::fprintf(deps.out, "%s\n", TerminalSafe(DryRunLine(e)).c_str());
     }
   });
   const bool tty = isatty(fileno(deps.err)) != 0;

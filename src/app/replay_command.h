@@ -51,6 +51,7 @@ struct ReplayCommandOptions {
 };
 
 struct RedriveStatus;
+struct DryRunEntry;
 
 // What the command talks to, so tests can run it on fakes.
 struct ReplayDeps {
@@ -64,6 +65,9 @@ struct ReplayDeps {
   // A guarded run calls it with every status its guard reports (phase
   // changes and samples), on the run's thread; may be empty.
   std::function<void(const RedriveStatus&)> on_redrive_status;
+  // A dry run calls it with each message it would send (kWouldSend), on the
+  // run's thread, instead of listing it on `out` (text output); may be empty.
+  std::function<void(const DryRunEntry&)> on_would_send;
 };
 
 // Runs the command and returns the exit code: 0 every selected message sent;

@@ -63,6 +63,19 @@ Status ReplayOptions::Validate() const {
   return backoff.Validate();
 }
 
+std::string DryRunLine(const DryRunEntry& e) {
+  switch (e.kind) {
+    case DryRunEntry::kAlreadyReplayed:
+      return fmt::format("skip {}: already replayed to {} by an earlier run", e.message_id, e.destination);
+    case DryRunEntry::kCopy:
+      return fmt::format("skip {}: a copy of the same message (it failed again after a replay) is sent as {}",
+                         e.message_id, e.sent_as);
+    case DryRunEntry::kWouldSend: break;
+  }
+  return fmt::format("would send {} to {} ({} bytes{})", e.message_id, e.destination, e.bytes,
+                     e.fifo ? ", group " + e.group : "");
+}
+
 Replayer::Replayer(QueueClient& sqs, TargetResolver& targets, Clock& clock, ReplayOptions options,
                    RecordTransform* transform)
     : sqs_(sqs), targets_(targets), clock_(clock), options_(std::move(options)), transform_(transform) {}
@@ -234,16 +247,19 @@ Status Replayer::SendBatch(std::vector<Pending> batch) {
       if (skip.kind == ReplaySkip::kAlreadyReplayed) {
         ++stats_.already_replayed;
         if (options_.dry_run && on_dry_run_) {
-          on_dry_run_(
-              fmt::format("skip {}: already replayed to {} by an earlier run", p.item.record.message_id, p.target.url));
+          on_dry_run_(DryRunEntry{.kind = DryRunEntry::kAlreadyReplayed,
+                                  .message_id = p.item.record.message_id,
+                                  .destination = p.target.url});
         }
         continue;
       }
       if (skip.kind == ReplaySkip::kCopy) {
         ++stats_.skipped_copies;
         if (options_.dry_run && on_dry_run_) {
-          on_dry_run_(fmt::format("skip {}: a copy of the same message (it failed again after a replay) is sent as {}",
-                                  p.item.record.message_id, skip.sent_as));
+          on_dry_run_(DryRunEntry{.kind = DryRunEntry::kCopy,
+                                  .message_id = p.item.record.message_id,
+                                  .destination = p.target.url,
+                                  .sent_as = skip.sent_as});
         }
         continue;
       }
@@ -285,9 +301,12 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
       const Pending& p = items[i];
       ++stats_.would_send;
       if (on_dry_run_) {
-        std::string group = Attribute(p.item.record, "MessageGroupId");
-        on_dry_run_(fmt::format("would send {} to {} ({} bytes{})", p.item.record.message_id, p.target.url, p.bytes,
-                                p.target.fifo ? ", group " + group : ""));
+        on_dry_run_(DryRunEntry{.kind = DryRunEntry::kWouldSend,
+                                .message_id = p.item.record.message_id,
+                                .destination = p.target.url,
+                                .bytes = p.bytes,
+                                .fifo = p.target.fifo,
+                                .group = p.target.fifo ? Attribute(p.item.record, "MessageGroupId") : std::string()});
       }
     }
     return Status::Ok();

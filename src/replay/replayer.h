@@ -141,6 +141,26 @@ struct ReplayFailure {
   std::string reason;
 };
 
+// What a dry run found for one message, as data (the dashboard counts the
+// messages it would send per destination; the CLI lists each with DryRunLine).
+struct DryRunEntry {
+  enum Kind {
+    kWouldSend,        // it would be sent to `destination`
+    kAlreadyReplayed,  // skipped: an earlier run delivered it to `destination`
+    kCopy,             // skipped: a copy of it is sent as `sent_as`
+  };
+  Kind kind = kWouldSend;
+  std::string message_id;
+  std::string destination;  // queue URL
+  uint64_t bytes = 0;       // kWouldSend
+  bool fifo = false;        // kWouldSend: the destination is a FIFO queue
+  std::string group;        // kWouldSend, FIFO: MessageGroupId
+  std::string sent_as;      // kCopy
+};
+// "would send ID to URL (N bytes[, group G])", "skip ID: already replayed to
+// URL by an earlier run", "skip ID: a copy ... is sent as ID2".
+std::string DryRunLine(const DryRunEntry& e);
+
 struct ReplayStats {
   uint64_t accepted = 0;          // items taken by Add
   uint64_t sent = 0;              // confirmed sent in this run
@@ -185,7 +205,7 @@ class Replayer {
   // and the items given up: the live form deletes / releases them.
   void OnBatchDone(BatchDone fn) { on_batch_done_ = std::move(fn); }
   // Called with one line per item in a dry run.
-  void OnDryRun(std::function<void(const std::string&)> fn) { on_dry_run_ = std::move(fn); }
+  void OnDryRun(std::function<void(const DryRunEntry&)> fn) { on_dry_run_ = std::move(fn); }
   void OnProgress(std::function<void(const ReplayStats&)> fn) { on_progress_ = std::move(fn); }
 
   const ReplayStats& stats() const { return stats_; }
@@ -271,7 +291,7 @@ class Replayer {
   std::vector<ReplayedMessage> sent_;
   std::map<std::string, uint64_t> sent_by_destination_;
   BatchDone on_batch_done_;
-  std::function<void(const std::string&)> on_dry_run_;
+  std::function<void(const DryRunEntry&)> on_dry_run_;
   std::function<void(const ReplayStats&)> on_progress_;
 };
 

@@ -381,7 +381,7 @@ TEST_F(ReplayTest, DryRunSendsNothingAndDescribesEachMessage) {
   std::vector<std::string> lines;
   auto targets = ToDest();
   replayer_ = std::make_unique<Replayer>(sqs_, *targets, clock_, options_, nullptr);
-  replayer_->OnDryRun([&](const std::string& l) { lines.push_back(l); });
+  replayer_->OnDryRun([&](const DryRunEntry& e) { lines.push_back(DryRunLine(e)); });
   ASSERT_TRUE(replayer_->Start().ok());
   ASSERT_TRUE(replayer_->Add({Record("a", "12345"), ""}).ok());
   ASSERT_TRUE(replayer_->Finish().ok());
@@ -977,7 +977,7 @@ TEST_F(LivePassTest, DryRunDescribesEachMessageOnceAndLeavesAllInTheDlq) {
   replayer_ = std::make_unique<Replayer>(sqs_, *targets_, clock_, options_, nullptr);
   ASSERT_TRUE(replayer_->Start().ok());
   std::vector<std::string> lines;
-  replayer_->OnDryRun([&](const std::string& line) { lines.push_back(line); });
+  replayer_->OnDryRun([&](const DryRunEntry& e) { lines.push_back(DryRunLine(e)); });
   auto stats = ReplayFromQueue(sqs_, dlq_, *replayer_, Acme, clock_, live_);
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   ASSERT_TRUE(replayer_->Finish().ok());
