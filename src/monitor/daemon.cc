@@ -4,22 +4,26 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <stop_token>
 #include <unordered_map>
 
 #include "cloudwatch/cloudwatch_client.h"
-#include "common/file_util.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "monitor/daemon_archive_job.h"
-#include "monitor/daemon_json.h"
+#include "monitor/daemon_internal.h"
 #include "monitor/daemon_state.h"
 #include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
 #include "monitor/state_store.h"
 
 namespace dlq {
+
+std::string SpecKey(const AlarmSpec& s) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}", s.name, s.metric, s.period.count(), s.evaluation_periods,
+                     s.datapoints_to_alarm, s.threshold, static_cast<int>(s.missing));
+}
+
 namespace {
 
 using std::chrono::seconds;
@@ -32,11 +36,6 @@ int64_t IntAttr(const std::map<std::string, std::string>& a, const std::string& 
   auto it = a.find(name);
   if (it == a.end()) return -1;
   return ParseInt64(it->second).value_or(-1);
-}
-
-std::string SpecKey(const AlarmSpec& s) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}", s.name, s.metric, s.period.count(), s.evaluation_periods,
-                     s.datapoints_to_alarm, s.threshold, static_cast<int>(s.missing));
 }
 
 // How far an (auto) expiry threshold may move before alarm_configured is
@@ -311,18 +310,6 @@ AlarmNotification DestinationNotification(const GroupConfig& g, const std::strin
   return n;
 }
 
-// Replaces the stored ledger of the queue at `url` with `entries`: whole, as
-// a ledger changes once per receive pass, not per collection.
-Status ReplaceLedger(StateStore& store, const std::string& url, std::vector<LedgerEntry> entries, SystemTime now) {
-  std::vector<LedgerRow> rows;
-  rows.reserve(entries.size());
-  for (LedgerEntry& e : entries) {
-    rows.push_back({url, std::move(e.message_id), e.sent, e.first_seen, e.first_receive_count, e.own_receives});
-  }
-  Status st = store.PruneLedger(url, now + std::chrono::hours(24 * 366)).status();
-  return st.ok() ? store.UpsertLedger(rows) : st;
-}
-
 // A spec key with its threshold (the second field from the end) left out.
 std::string KeyWithoutThreshold(std::string_view key) {
   const size_t last = key.rfind('|');
@@ -366,17 +353,6 @@ QueueLoad LoadOf(const QueueObservation& seen) {
   return {s->visible + s->not_visible + std::max<int64_t>(s->delayed, 0), "queued at the last collection"};
 }
 
-// The alarm's state for the store, with only the transitions not saved yet.
-void AddStoredAlarm(QueueRecord& r, const Alarm* alarm, const std::map<std::string, std::vector<Transition>>& unsaved) {
-  if (alarm == nullptr) return;
-  StoredAlarm& a = r.alarms.emplace_back();
-  a.name = alarm->spec().name;
-  a.spec_key = SpecKey(alarm->spec());
-  a.snapshot = alarm->Snapshot();
-  auto it = unsaved.find(a.name);
-  a.snapshot.history = it != unsaved.end() ? it->second : std::vector<Transition>{};
-}
-
 const char* SelectionName(SelectionKind kind) {
   return kind == SelectionKind::kAll ? "all" : kind == SelectionKind::kOlderThan ? "older-than" : "expiring-within";
 }
@@ -384,39 +360,6 @@ const char* SelectionName(SelectionKind kind) {
 }  // namespace
 
 // ---- Daemon state.
-
-// One watched queue, one part per concern (monitor/daemon_state.h). The
-// identity is written by the control thread at discovery under mu and read
-// under mu by other threads; the other parts are guarded by mu.
-struct Daemon::QueueState {
-  QueueIdentity id;
-  mutable Mutex mu;
-  QueueObservation seen DLQ_GUARDED_BY(mu);
-  QueueAlarms alarms DLQ_GUARDED_BY(mu);
-  QueueArchiveRuns archive DLQ_GUARDED_BY(mu);
-  // State across restarts: what was kept, until the alarms exist to take
-  // it; what the next save appends; the start of the current non-empty streak.
-  std::optional<QueueRecord> restored DLQ_GUARDED_BY(mu);
-  std::vector<QueueSample> unsaved_samples DLQ_GUARDED_BY(mu);
-  std::map<std::string, std::vector<Transition>> unsaved_transitions DLQ_GUARDED_BY(mu);
-  std::optional<SystemTime> nonempty_since DLQ_GUARDED_BY(mu);
-  uint64_t saved_ledger_generation DLQ_GUARDED_BY(mu) = 0;  // seen.ledger's generation in the store
-};
-
-// Written by the control thread; what other threads read (QueuesJson,
-// Destination) it writes under the Daemon's mu_, which an annotation here
-// cannot name, so those comments are not checked.
-struct Daemon::GroupState {
-  GroupConfig config;
-  std::optional<GroupClients> clients;
-  std::string error;              // the last discovery failure (written under mu_)
-  DestinationStatus destination;  // guarded by mu_ for readers; control thread writes
-  Status destination_error;       // the failed check, as a status (control thread)
-  bool empty = false;             // the last discovery matched no queue (guarded by mu_)
-  size_t other_shards = 0;        // matched queues another shard owns (guarded by mu_)
-  std::optional<SystemTime> last_discovery;
-  std::map<std::string, std::shared_ptr<QueueState>> queues;  // by URL
-};
 
 Daemon::Daemon(MonitorConfig config, GroupClientsFactory factory, Notifier& notifier, Clock& clock,
                metrics::Registry& registry, DaemonMetrics& metrics, DaemonOptions options)
@@ -980,382 +923,6 @@ void Daemon::RunOnce() {
   ++generation_;
   health_.Heartbeat();
   health_.SetReady();
-}
-
-void Daemon::OpenState() {
-  if (options_.state_store != nullptr) {
-    store_ = options_.state_store;
-    return;
-  }
-  if (config_.state_dir.empty()) {
-    Log().Log(LogLevel::kWarn, "state_in_memory",
-              {{"consequence",
-                "state_dir is not set: alarm states, history, charts and run totals are kept in memory only; a "
-                "restart forgets them and re-notifies alarms"}});
-    return;
-  }
-  namespace fs = std::filesystem;
-  // Created owner-only: the state file names every watched queue and holds
-  // the message-id ledger.
-  if (auto mode = MakePrivateDirectories(config_.state_dir); !mode.ok()) {
-    Log().Log(LogLevel::kError, "state_dir_failed", {{"path", config_.state_dir}, {"error", mode.status().ToString()}});
-  } else if ((*mode & 077) != 0) {
-    Log().Log(LogLevel::kWarn, "state_dir_open_to_others",
-              {{"path", config_.state_dir},
-               {"mode", fmt::format("{:04o}", *mode)},
-               {"consequence",
-                "other users may list or read the state (queue URLs, the message-id ledger, alarm history); "
-                "run chmod 700 on it"}});
-  }
-  const std::string path =
-      (fs::path(config_.state_dir) / StateFileName(config_.shard.index, config_.shard.count)).string();
-  SqliteStateStoreOptions o;
-  o.now = clock_.Now();
-  o.on_moved_aside = [&path](const std::string& moved, const Status& why) {
-    Log().Log(LogLevel::kError, "state_file_corrupt",
-              {{"path", path},
-               {"moved_to", moved},
-               {"error", why.ToString()},
-               {"consequence", "starting with empty state (alarms, history and totals are learnt again)"}});
-  };
-  auto store = OpenSqliteStateStore(path, o);
-  if (!store.ok()) {
-    Log().Log(LogLevel::kError, "state_open_failed",
-              {{"path", path},
-               {"error", store.status().ToString()},
-               {"consequence", "state is kept in memory only until the next start"}});
-    return;
-  }
-  owned_store_ = std::move(*store);
-  store_ = owned_store_.get();
-  Log().Log(LogLevel::kInfo, "state_opened", {{"path", path}});
-}
-
-bool Daemon::RestoreQueue(QueueState& q, const std::string& group, const DiscoveredQueue& dq) {
-  if (store_ == nullptr) return false;
-  auto kept = store_->LoadQueue({group, dq.url});
-  if (!kept.ok()) {
-    Log().Log(LogLevel::kError, "state_load_failed",
-              {{"group", group}, {"queue", dq.name}, {"error", kept.status().ToString()}});
-    return false;
-  }
-  if (!kept->has_value()) return false;
-  QueueRecord& r = **kept;
-  MutexLock lock(q.mu);
-  for (const QueueSample& sample : r.samples) q.seen.history.Add(sample);
-  q.seen.last_empty = r.last_empty;
-  if (auto rows = store_->LoadLedger(dq.url); rows.ok()) {
-    std::vector<LedgerEntry> entries;
-    entries.reserve(rows->size());
-    for (LedgerRow& row : *rows) {
-      entries.push_back({std::move(row.message_id), row.sent_time, row.first_seen,
-                         static_cast<int>(row.first_receive_count), static_cast<int>(row.own_receives)});
-    }
-    q.seen.ledger.Load(entries);
-    q.saved_ledger_generation = q.seen.ledger.generation();
-  } else {
-    Log().Log(LogLevel::kError, "state_load_failed",
-              {{"group", group}, {"queue", dq.name}, {"error", rows.status().ToString()}});
-  }
-  q.seen.learned_at = r.learned_at;
-  q.seen.pass_baseline = r.pass_baseline;
-  q.seen.oldest_sent = r.oldest_sent;
-  q.nonempty_since = r.nonempty_since;
-  q.archive.runs = r.runs;
-  q.archive.archived = r.archived;
-  q.archive.failed_runs = r.failed_runs;
-  q.archive.consecutive_failures = r.consecutive_failures;
-  if (r.last_error) {
-    q.archive.last_error =
-        ArchiveError{r.last_error->time, r.last_error->code, r.last_error->error_class, r.last_error->message};
-  }
-  q.archive.last_run_at = r.last_run_at;
-  q.archive.last_run_archived = r.last_run_archived;
-  q.archive.last_run_ok = r.last_run_ok;
-  q.restored = std::move(r);  // the alarms take theirs when Watch creates them
-  return true;
-}
-
-void Daemon::SaveState(SystemTime now) {
-  if (store_ == nullptr) return;
-  std::vector<QueueRecord> records;
-  std::vector<std::string> watched;
-  std::vector<QueueState*> saved;
-  struct LedgerSave {
-    QueueState* queue;
-    std::string url;
-    std::vector<LedgerEntry> entries;
-    uint64_t generation;
-  };
-  std::vector<LedgerSave> ledgers;  // of the queues whose ledger changed since it was saved
-  bool every_group_discovered = true;
-  {
-    MutexLock lock(mu_);
-    for (const auto& g : groups_) {
-      every_group_discovered = every_group_discovered && g->last_discovery && g->error.empty();
-      for (const auto& [url, q] : g->queues) {
-        MutexLock l(q->mu);
-        QueueRecord& r = records.emplace_back();
-        r.key = {q->id.group, url};
-        r.name = q->id.dq.name;
-        r.last_empty = q->seen.last_empty;
-        r.nonempty_since = q->nonempty_since;
-        r.learned_at = q->seen.learned_at;
-        r.pass_baseline = q->seen.pass_baseline;
-        r.oldest_sent = q->seen.oldest_sent;
-        r.runs = q->archive.runs;
-        r.archived = q->archive.archived;
-        r.failed_runs = q->archive.failed_runs;
-        r.consecutive_failures = q->archive.consecutive_failures;
-        if (const auto& e = q->archive.last_error)
-          r.last_error = StoredError{e->time, e->code, e->error_class, e->message};
-        r.last_run_at = q->archive.last_run_at;
-        r.last_run_archived = q->archive.last_run_archived;
-        r.last_run_ok = q->archive.last_run_ok;
-        AddStoredAlarm(r, q->alarms.expiry.get(), q->unsaved_transitions);
-        AddStoredAlarm(r, q->alarms.depth.get(), q->unsaved_transitions);
-        r.samples = q->unsaved_samples;
-        if (q->seen.ledger.generation() != q->saved_ledger_generation) {
-          ledgers.push_back({q.get(), url, q->seen.ledger.Save(), q->seen.ledger.generation()});
-        }
-        r.saved_at = now;
-        watched.push_back(url);
-        saved.push_back(q.get());
-      }
-    }
-  }
-  if (Status st = store_->SaveQueues(records); !st.ok()) {
-    if (!save_failing_) {
-      Log().Log(LogLevel::kError, "state_save_failed",
-                {{"path", store_->path()}, {"error", st.ToString()}, {"consequence", "retried after each collection"}});
-    }
-    save_failing_ = true;
-    return;  // what is unsaved stays for the next save
-  }
-  if (save_failing_) Log().Log(LogLevel::kInfo, "state_save_recovered", {{"path", store_->path()}});
-  save_failing_ = false;
-  // Only this thread adds to the unsaved parts, so all of them were saved.
-  for (QueueState* q : saved) {
-    MutexLock l(q->mu);
-    q->unsaved_samples.clear();
-    q->unsaved_transitions.clear();
-  }
-  for (LedgerSave& l : ledgers) {
-    if (Status st = ReplaceLedger(*store_, l.url, std::move(l.entries), now); !st.ok()) {
-      Log().Log(LogLevel::kError, "state_save_failed",
-                {{"path", store_->path()}, {"error", st.ToString()}, {"consequence", "retried after each collection"}});
-      continue;
-    }
-    MutexLock l2(l.queue->mu);
-    l.queue->saved_ledger_generation = l.generation;
-  }
-  PruneState(now, std::move(watched), every_group_discovered);
-}
-
-void Daemon::PruneState(SystemTime now, std::vector<std::string> watched, bool every_group_discovered) {
-  if (last_prune_ && now - *last_prune_ < options_.state_prune_interval) return;
-  last_prune_ = now;
-  PruneOptions prune;
-  prune.now = now;
-  prune.max_samples = options_.history_samples;
-  // Ledger rows of queues no longer watched go, unless a group could not
-  // tell what it watches.
-  if (every_group_discovered) prune.watched_queues = std::move(watched);
-  auto pruned = store_->Prune(prune);
-  if (!pruned.ok()) {
-    Log().Log(LogLevel::kError, "state_prune_failed",
-              {{"path", store_->path()}, {"error", pruned.status().ToString()}});
-  }
-}
-
-std::vector<QueueStatus> Daemon::Queues() const {
-  std::vector<QueueStatus> out;
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
-    for (const auto& [url, q] : g->queues) {
-      MutexLock l(q->mu);
-      QueueStatus s;
-      s.group = q->id.group;
-      s.queue = q->id.dq;
-      s.visible = q->seen.visible;
-      s.not_visible = q->seen.not_visible;
-      s.delayed = q->seen.delayed;
-      s.nearest_expiry = q->seen.nearest_expiry;
-      s.expiry_unknown = q->seen.expiry_unknown;
-      s.ledger_messages = q->seen.ledger.size();
-      s.learning_passes = q->seen.learning_passes;
-      s.oldest_sent = q->seen.oldest_sent;
-      s.last_empty = q->seen.last_empty;
-      s.expiry_threshold_s = q->id.expiry_threshold;
-      if (q->alarms.expiry) s.alarms.emplace_back(q->alarms.expiry->spec(), q->alarms.expiry->state());
-      if (q->alarms.depth) s.alarms.emplace_back(q->alarms.depth->spec(), q->alarms.depth->state());
-      s.runs = q->archive.runs;
-      s.archived = q->archive.archived;
-      s.running = q->archive.queued;
-      s.failed_runs = q->archive.failed_runs;
-      s.consecutive_failures = q->archive.consecutive_failures;
-      s.failing = q->archive.consecutive_failures > 0;
-      s.last_error = q->archive.last_error;
-      s.collect_error = q->seen.collect_error;
-      out.push_back(std::move(s));
-    }
-  }
-  return out;
-}
-
-std::optional<std::vector<QueueSample>> Daemon::History(const std::string& queue) const {
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
-    for (const auto& [url, q] : g->queues) {
-      MutexLock l(q->mu);
-      if (q->id.dq.name == queue) return q->seen.history.Samples();
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<QueueStatus> Daemon::Queue(const std::string& queue) const {
-  for (QueueStatus& s : Queues()) {
-    if (s.queue.name == queue) return std::move(s);
-  }
-  return std::nullopt;
-}
-
-std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue) const {
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
-    for (const auto& [url, q] : g->queues) {
-      MutexLock l(q->mu);
-      if (q->id.dq.name != queue) continue;
-      QueueArchiveAccess a{.group = g->config.name,
-                           .queue = q->id.dq,
-                           .clients = q->id.clients,
-                           .destination = g->config.destination,
-                           .key_template = g->config.key_template};
-      return a;
-    }
-  }
-  return std::nullopt;
-}
-
-Status Daemon::ArchiveNow(const std::string& queue, const std::string& requested_by) {
-  {
-    MutexLock lock(mu_);
-    bool found = false;
-    for (const auto& g : groups_) {
-      for (const auto& [url, q] : g->queues) {
-        MutexLock l(q->mu);
-        if (q->id.dq.name != queue) continue;
-        q->archive.requested = true;
-        q->archive.requested_by = requested_by;
-        found = true;
-      }
-    }
-    if (!found) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
-  }
-  ++generation_;
-  wake_ = true;
-  return Status::Ok();
-}
-
-std::optional<DestinationStatus> Daemon::Destination(const std::string& group) const {
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
-    if (g->config.name == group) return g->destination;
-  }
-  return std::nullopt;
-}
-
-std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
-  QueuesJsonWriter writer(options.history);
-  std::vector<QueuesJsonGroup> groups;
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
-    for (const auto& [url, q] : g->queues) {
-      MutexLock l(q->mu);
-      if (!options.queue.empty() && q->id.dq.name != options.queue) continue;
-      writer.AddQueue(q->id, q->seen, q->alarms, q->archive);
-    }
-    groups.push_back({.name = g->config.name,
-                      .error = g->error,
-                      .queues = g->queues.size(),
-                      .other_shards = g->other_shards,
-                      .empty = g->empty,
-                      .destination_uri = g->config.destination,
-                      .destination = g->destination});
-  }
-  return writer.Finish(groups, shard_);
-}
-
-Overview Daemon::BuildOverview() const {
-  Overview out;
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
-    for (const auto& [url, q] : g->queues) {
-      MutexLock l(q->mu);
-      out.queues.push_back(OverviewRow(q->id, q->seen, q->alarms, q->archive));
-    }
-  }
-  for (const auto& g : groups_) {
-    OverviewGroup& o = out.groups.emplace_back();
-    o.name = g->config.name;
-    o.error = !g->error.empty() || !g->destination.ok;
-    o.problem = !g->error.empty() ? g->error : g->destination.error;
-    if (!o.error && g->empty) o.problem = "the group's selectors match no queue";
-  }
-  return out;
-}
-
-std::string Daemon::OverviewJson() const {
-  return dlq::OverviewJson(BuildOverview());
-}
-
-Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
-                   const std::function<Result<MonitorConfig>()>& load) {
-  if (options_.serve_http) {
-    HttpServerOptions ho;
-    ho.host = config_.listen_host;
-    ho.port = config_.listen_port;
-    ho.allowed_hosts = config_.dashboard_hosts;
-    ho.host_refused_hint = "add the name to dashboard.hosts in the configuration to allow it";
-    ho.clock = &clock_;
-    http_ = std::make_unique<HttpServer>(ho);
-    // A thread of its own: a scrape never waits behind the dashboard's requests.
-    http_->HandlePriority("/metrics", MakeMetricsHandler(registry_));
-    // Answered on the listener's I/O thread: a probe gets its answer while
-    // every worker is busy.
-    http_->HandleProbe("/healthz", MakeHealthzHandler(health_));
-    http_->HandleProbe("/readyz", MakeReadyzHandler(health_));
-    http_->Handle("/api/queues", MakeJsonHandler([this] { return QueuesJson(); }));
-    if (extra_routes_) extra_routes_(*http_);
-    DLQ_RETURN_IF_ERROR(http_->Start());
-    Log().Log(LogLevel::kInfo, "http_listening", {{"url", http_->base_url()}});
-  }
-  metrics_.up.WithLabels({}).Set(1);
-  while (!stop) {
-    if (reload.exchange(false)) {
-      auto next = load();
-      if (next.ok()) {
-        Reload(std::move(*next));
-        Log().Log(LogLevel::kInfo, "config_reloaded", {{"path", config_.path}});
-      } else {
-        Log().Log(LogLevel::kError, "config_reload_failed",
-                  {{"path", config_.path}, {"error", next.status().ToString()}, {"kept", "previous configuration"}});
-      }
-    }
-    wake_ = false;
-    RunOnce();
-    // Look every 100 ms so signals (flags a handler sets) are seen promptly.
-    PollUntil(clock_, clock_.SteadyNow() + config_.collection_interval, std::chrono::milliseconds(100),
-              [&] { return stop || reload || wake_; });
-  }
-  Log().Log(LogLevel::kInfo, "stopping", {{"reason", "signal"}});
-  health_.SetNotReady("stopping");
-  Stop();
-  SaveState(clock_.Now());  // what runs finished since the last cycle
-  metrics_.up.WithLabels({}).Set(0);
-  if (http_) http_->Stop();
-  return Status::Ok();
 }
 
 }  // namespace dlq

@@ -1,0 +1,205 @@
+// What other threads read of the Daemon (the dashboard, /api/..., the
+// overview): snapshots of each queue's status and history, a queue's archive
+// access, its destination's status, and the JSON documents made of them.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "monitor/daemon.h"
+#include "monitor/daemon_internal.h"
+#include "monitor/daemon_json.h"
+
+namespace dlq {
+
+std::vector<QueueStatus> Daemon::Queues() const {
+  std::vector<QueueStatus> out;
+  MutexLock lock(mu_);
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      QueueStatus s;
+      s.group = q->id.group;
+      s.queue = q->id.dq;
+      s.visible = q->seen.visible;
+      s.not_visible = q->seen.not_visible;
+      s.delayed = q->seen.delayed;
+      s.nearest_expiry = q->seen.nearest_expiry;
+      s.expiry_unknown = q->seen.expiry_unknown;
+      s.ledger_messages = q->seen.ledger.size();
+      s.learning_passes = q->seen.learning_passes;
+      s.oldest_sent = q->seen.oldest_sent;
+      s.last_empty = q->seen.last_empty;
+      s.expiry_threshold_s = q->id.expiry_threshold;
+      if (q->alarms.expiry) s.alarms.emplace_back(q->alarms.expiry->spec(), q->alarms.expiry->state());
+      if (q->alarms.depth) s.alarms.emplace_back(q->alarms.depth->spec(), q->alarms.depth->state());
+      s.runs = q->archive.runs;
+      s.archived = q->archive.archived;
+      s.running = q->archive.queued;
+      s.failed_runs = q->archive.failed_runs;
+      s.consecutive_failures = q->archive.consecutive_failures;
+      s.failing = q->archive.consecutive_failures > 0;
+      s.last_error = q->archive.last_error;
+      s.collect_error = q->seen.collect_error;
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<QueueSample>> Daemon::History(const std::string& queue) const {
+  MutexLock lock(mu_);
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      if (q->id.dq.name == queue) return q->seen.history.Samples();
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<QueueStatus> Daemon::Queue(const std::string& queue) const {
+  for (QueueStatus& s : Queues()) {
+    if (s.queue.name == queue) return std::move(s);
+  }
+  return std::nullopt;
+}
+
+std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue) const {
+  MutexLock lock(mu_);
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      if (q->id.dq.name != queue) continue;
+      QueueArchiveAccess a{.group = g->config.name,
+                           .queue = q->id.dq,
+                           .clients = q->id.clients,
+                           .destination = g->config.destination,
+                           .key_template = g->config.key_template};
+      return a;
+    }
+  }
+  return std::nullopt;
+}
+
+Status Daemon::ArchiveNow(const std::string& queue, const std::string& requested_by) {
+  {
+    MutexLock lock(mu_);
+    bool found = false;
+    for (const auto& g : groups_) {
+      for (const auto& [url, q] : g->queues) {
+        MutexLock l(q->mu);
+        if (q->id.dq.name != queue) continue;
+        q->archive.requested = true;
+        q->archive.requested_by = requested_by;
+        found = true;
+      }
+    }
+    if (!found) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
+  }
+  ++generation_;
+  wake_ = true;
+  return Status::Ok();
+}
+
+std::optional<DestinationStatus> Daemon::Destination(const std::string& group) const {
+  MutexLock lock(mu_);
+  for (const auto& g : groups_) {
+    if (g->config.name == group) return g->destination;
+  }
+  return std::nullopt;
+}
+
+std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
+  QueuesJsonWriter writer(options.history);
+  std::vector<QueuesJsonGroup> groups;
+  MutexLock lock(mu_);
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      if (!options.queue.empty() && q->id.dq.name != options.queue) continue;
+      writer.AddQueue(q->id, q->seen, q->alarms, q->archive);
+    }
+    groups.push_back({.name = g->config.name,
+                      .error = g->error,
+                      .queues = g->queues.size(),
+                      .other_shards = g->other_shards,
+                      .empty = g->empty,
+                      .destination_uri = g->config.destination,
+                      .destination = g->destination});
+  }
+  return writer.Finish(groups, shard_);
+}
+
+Overview Daemon::BuildOverview() const {
+  Overview out;
+  MutexLock lock(mu_);
+  for (const auto& g : groups_) {
+    for (const auto& [url, q] : g->queues) {
+      MutexLock l(q->mu);
+      out.queues.push_back(OverviewRow(q->id, q->seen, q->alarms, q->archive));
+    }
+  }
+  for (const auto& g : groups_) {
+    OverviewGroup& o = out.groups.emplace_back();
+    o.name = g->config.name;
+    o.error = !g->error.empty() || !g->destination.ok;
+    o.problem = !g->error.empty() ? g->error : g->destination.error;
+    if (!o.error && g->empty) o.problem = "the group's selectors match no queue";
+  }
+  return out;
+}
+
+std::string Daemon::OverviewJson() const {
+  return dlq::OverviewJson(BuildOverview());
+}
+
+Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
+                   const std::function<Result<MonitorConfig>()>& load) {
+  if (options_.serve_http) {
+    HttpServerOptions ho;
+    ho.host = config_.listen_host;
+    ho.port = config_.listen_port;
+    ho.allowed_hosts = config_.dashboard_hosts;
+    ho.host_refused_hint = "add the name to dashboard.hosts in the configuration to allow it";
+    ho.clock = &clock_;
+    http_ = std::make_unique<HttpServer>(ho);
+    // A thread of its own: a scrape never waits behind the dashboard's requests.
+    http_->HandlePriority("/metrics", MakeMetricsHandler(registry_));
+    // Answered on the listener's I/O thread: a probe gets its answer while
+    // every worker is busy.
+    http_->HandleProbe("/healthz", MakeHealthzHandler(health_));
+    http_->HandleProbe("/readyz", MakeReadyzHandler(health_));
+    http_->Handle("/api/queues", MakeJsonHandler([this] { return QueuesJson(); }));
+    if (extra_routes_) extra_routes_(*http_);
+    DLQ_RETURN_IF_ERROR(http_->Start());
+    Log().Log(LogLevel::kInfo, "http_listening", {{"url", http_->base_url()}});
+  }
+  metrics_.up.WithLabels({}).Set(1);
+  while (!stop) {
+    if (reload.exchange(false)) {
+      auto next = load();
+      if (next.ok()) {
+        Reload(std::move(*next));
+        Log().Log(LogLevel::kInfo, "config_reloaded", {{"path", config_.path}});
+      } else {
+        Log().Log(LogLevel::kError, "config_reload_failed",
+                  {{"path", config_.path}, {"error", next.status().ToString()}, {"kept", "previous configuration"}});
+      }
+    }
+    wake_ = false;
+    RunOnce();
+    // Look every 100 ms so signals (flags a handler sets) are seen promptly.
+    PollUntil(clock_, clock_.SteadyNow() + config_.collection_interval, std::chrono::milliseconds(100),
+              [&] { return stop || reload || wake_; });
+  }
+  Log().Log(LogLevel::kInfo, "stopping", {{"reason", "signal"}});
+  health_.SetNotReady("stopping");
+  Stop();
+  SaveState(clock_.Now());  // what runs finished since the last cycle
+  metrics_.up.WithLabels({}).Set(0);
+  if (http_) http_->Stop();
+  return Status::Ok();
+}
+
+}  // namespace dlq
