@@ -669,9 +669,11 @@ TEST_F(DashboardTest, RefusalsAreCountedAndLoggedAtMostOncePer10Seconds) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(reads.Handle(Get("/api/search")).status, 401);
   EXPECT_EQ(lines("dashboard_read_refused").size(), 1u);
   const std::string text = registry.Render();
-  EXPECT_NE(text.find(R"(dlq_archive_dashboard_refusals_total{access="write",reason="no_token"} 50)"), std::string::npos)
+  EXPECT_NE(text.find(R"(dlq_archive_dashboard_refusals_total{access="write",reason="no_token"} 50)"),
+            std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"(dlq_archive_dashboard_refusals_total{access="write",reason="wrong_token"} 1)"), std::string::npos);
+  EXPECT_NE(text.find(R"(dlq_archive_dashboard_refusals_total{access="write",reason="wrong_token"} 1)"),
+            std::string::npos);
   EXPECT_NE(text.find(R"(dlq_archive_dashboard_refusals_total{access="read",reason="no_token"} 3)"), std::string::npos);
 }
 
