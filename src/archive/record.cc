@@ -315,6 +315,160 @@ void AppendRecordJson(const ArchiveRecord& r, std::string& out) {
 // One branch per field of the archive format, in its order (doc/archive-format.md): split, the format is
 // scattered over several functions.
 // NOLINTNEXTLINE(readability-function-size)
+namespace {
+
+// What ParseRecordJson met besides the record's own fields.
+struct RecordFields {
+  bool schema = false, queue = false, id = false, body = false, md5 = false, archived_at = false, expires_at = false;
+  std::string_view body_encoding;
+  std::optional<simdjson::dom::element> body_base64;
+};
+
+Status ParseAttributes(simdjson::dom::element value, std::string_view key, ArchiveRecord& r) {
+  simdjson::dom::object attrs;
+  if (value.get_object().get(attrs) != simdjson::SUCCESS) return FieldError(key, "must be an object");
+  for (auto [name, attr] : attrs) {
+    std::string field = fmt::format("attributes.{}", name);
+    auto [at, inserted] = r.attributes.try_emplace(std::string(name));
+    if (!inserted) return FieldError(field, "appears more than once");
+    DLQ_RETURN_IF_ERROR(GetString(attr, field, at->second));
+  }
+  return Status::Ok();
+}
+
+Status ParseMessageAttributes(simdjson::dom::element value, std::string_view key, ArchiveRecord& r) {
+  simdjson::dom::object attrs;
+  if (value.get_object().get(attrs) != simdjson::SUCCESS) return FieldError(key, "must be an object");
+  for (auto [name, attr] : attrs) {
+    std::string n(name);
+    // A second value under one name would be parsed over the first and
+    // keep parts of it (a Binary value under a String type): refused.
+    auto [at, inserted] = r.message_attributes.try_emplace(n);
+    if (!inserted) return FieldError("message_attributes." + n, "appears more than once");
+    DLQ_RETURN_IF_ERROR(ParseMessageAttribute(attr, n, at->second));
+  }
+  return Status::Ok();
+}
+
+Status ParseArchiver(simdjson::dom::element value, std::string_view key, ArchiveRecord& r) {
+  simdjson::dom::object a;
+  if (value.get_object().get(a) != simdjson::SUCCESS) return FieldError(key, "must be an object");
+  for (auto [akey, avalue] : a) {
+    if (akey == "version") DLQ_RETURN_IF_ERROR(GetOptionalString(avalue, "archiver.version", r.archiver.version));
+    if (akey == "host") DLQ_RETURN_IF_ERROR(GetOptionalString(avalue, "archiver.host", r.archiver.host));
+  }
+  return Status::Ok();
+}
+
+// The fields whose value is read as it is: strings, times, counts, flags.
+Status ParseScalarField(std::string_view key, simdjson::dom::element value, ArchiveRecord& r, RecordFields& seen) {
+  if (key == "queue") {
+    seen.queue = true;
+    return GetString(value, key, r.queue);
+  }
+  if (key == "queue_url") return GetOptionalString(value, key, r.queue_url);
+  if (key == "region") return GetOptionalString(value, key, r.region);
+  if (key == "account_id") return GetOptionalString(value, key, r.account_id);
+  if (key == "message_id") {
+    seen.id = true;
+    return GetString(value, key, r.message_id);
+  }
+  if (key == "body") {
+    seen.body = true;
+    return GetString(value, key, r.body);
+  }
+  if (key == "md5_of_body") {
+    seen.md5 = true;
+    return GetString(value, key, r.md5_of_body);
+  }
+  if (key == "md5_of_message_attributes") return GetOptionalString(value, key, r.md5_of_message_attributes);
+  if (key == "sent_at") {
+    if (value.is_null()) return Status::Ok();
+    SystemTime t;
+    DLQ_RETURN_IF_ERROR(GetTime(value, key, t));
+    r.sent_at = t;
+    return Status::Ok();
+  }
+  if (key == "expires_at") {
+    seen.expires_at = true;
+    return GetTime(value, key, r.expires_at);
+  }
+  if (key == "archived_at") {
+    seen.archived_at = true;
+    return GetTime(value, key, r.archived_at);
+  }
+  if (key == "receive_count") {
+    if (value.get_int64().get(r.receive_count) != simdjson::SUCCESS) return FieldError(key, "must be an integer");
+    return Status::Ok();
+  }
+  if (key == "own_receive_count") {
+    int64_t own = 0;
+    if (value.get_int64().get(own) != simdjson::SUCCESS || own < 0) return FieldError(key, "must be an integer >= 0");
+    r.own_receive_count = own;
+    return Status::Ok();
+  }
+  if (key == "source_queue_arn") return GetOptionalString(value, key, r.source_queue_arn);
+  if (key == "extended_client_pointer") {
+    if (value.get_bool().get(r.extended_client_pointer) != simdjson::SUCCESS) {
+      return FieldError(key, "must be a boolean");
+    }
+    return Status::Ok();
+  }
+  return Status::Ok();  // unknown fields are ignored (forward compatibility within schema 1)
+}
+
+Status ParseField(std::string_view key, simdjson::dom::element value, ArchiveRecord& r, RecordFields& seen) {
+  if (key == "schema") {
+    if (value.get_int64().get(r.schema) != simdjson::SUCCESS) return FieldError(key, "must be an integer");
+    seen.schema = true;
+    return Status::Ok();
+  }
+  if (key == "body_base64") {
+    seen.body_base64 = value;
+    return Status::Ok();
+  }
+  if (key == "body_encoding") {
+    if (value.get_string().get(seen.body_encoding) != simdjson::SUCCESS) return FieldError(key, "must be a string");
+    return Status::Ok();
+  }
+  if (key == "attributes") return ParseAttributes(value, key, r);
+  if (key == "message_attributes") return ParseMessageAttributes(value, key, r);
+  if (key == "archiver") return ParseArchiver(value, key, r);
+  return ParseScalarField(key, value, r, seen);
+}
+
+// The checks once every field is read: the schema, the body's one form,
+// the required fields.
+Status CheckRecord(ArchiveRecord& r, RecordFields& seen) {
+  if (!seen.schema) return FieldError("schema", "is missing");
+  if (r.schema < 1 || r.schema > kArchiveSchemaVersion) {
+    return FailedPrecondition(fmt::format("archive record: unsupported schema version {} (this reader supports {})",
+                                          r.schema, kArchiveSchemaVersion));
+  }
+  if (seen.body_base64) {
+    if (seen.body) return FieldError("body_base64", "must not appear together with \"body\"");
+    if (seen.body_encoding != "base64") {
+      return FieldError("body_encoding", "must be \"base64\" when body_base64 is used");
+    }
+    std::string encoded;
+    DLQ_RETURN_IF_ERROR(GetString(*seen.body_base64, "body_base64", encoded));
+    std::optional<std::string> raw = Base64Decode(encoded);
+    if (!raw) return FieldError("body_base64", "is not valid base64");
+    r.body = std::move(*raw);
+    seen.body = true;
+  }
+  if (!seen.queue) return FieldError("queue", "is missing");
+  if (!seen.id) return FieldError("message_id", "is missing");
+  if (r.message_id.empty()) return FieldError("message_id", "is empty");
+  if (!seen.body) return FieldError("body", "is missing");
+  if (!seen.md5) return FieldError("md5_of_body", "is missing");
+  if (!seen.archived_at) return FieldError("archived_at", "is missing");
+  if (!seen.expires_at) return FieldError("expires_at", "is missing");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<ArchiveRecord> ParseRecordJson(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -325,121 +479,10 @@ Result<ArchiveRecord> ParseRecordJson(std::string_view line) {
   }
   simdjson::dom::object obj;
   if (doc.get_object().get(obj) != simdjson::SUCCESS) return DataLoss("archive record: line is not a JSON object");
-
   ArchiveRecord r;
-  bool has_schema = false, has_queue = false, has_id = false, has_body = false, has_md5 = false,
-       has_archived_at = false, has_expires_at = false;
-  std::string_view body_encoding;
-  simdjson::dom::element body_base64;
-  bool has_body_base64 = false;
-  for (auto [key, value] : obj) {
-    if (key == "schema") {
-      if (value.get_int64().get(r.schema) != simdjson::SUCCESS) return FieldError(key, "must be an integer");
-      has_schema = true;
-    } else if (key == "queue") {
-      DLQ_RETURN_IF_ERROR(GetString(value, key, r.queue));
-      has_queue = true;
-    } else if (key == "queue_url") {
-      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.queue_url));
-    } else if (key == "region") {
-      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.region));
-    } else if (key == "account_id") {
-      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.account_id));
-    } else if (key == "message_id") {
-      DLQ_RETURN_IF_ERROR(GetString(value, key, r.message_id));
-      has_id = true;
-    } else if (key == "body") {
-      DLQ_RETURN_IF_ERROR(GetString(value, key, r.body));
-      has_body = true;
-    } else if (key == "body_base64") {
-      body_base64 = value;
-      has_body_base64 = true;
-    } else if (key == "body_encoding") {
-      if (value.get_string().get(body_encoding) != simdjson::SUCCESS) return FieldError(key, "must be a string");
-    } else if (key == "md5_of_body") {
-      DLQ_RETURN_IF_ERROR(GetString(value, key, r.md5_of_body));
-      has_md5 = true;
-    } else if (key == "md5_of_message_attributes") {
-      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.md5_of_message_attributes));
-    } else if (key == "attributes") {
-      simdjson::dom::object attrs;
-      if (value.get_object().get(attrs) != simdjson::SUCCESS) return FieldError(key, "must be an object");
-      for (auto [name, attr] : attrs) {
-        std::string field = fmt::format("attributes.{}", name);
-        auto [at, inserted] = r.attributes.try_emplace(std::string(name));
-        if (!inserted) return FieldError(field, "appears more than once");
-        DLQ_RETURN_IF_ERROR(GetString(attr, field, at->second));
-      }
-    } else if (key == "message_attributes") {
-      simdjson::dom::object attrs;
-      if (value.get_object().get(attrs) != simdjson::SUCCESS) return FieldError(key, "must be an object");
-      for (auto [name, attr] : attrs) {
-        std::string n(name);
-        // A second value under one name would be parsed over the first and
-        // keep parts of it (a Binary value under a String type): refused.
-        auto [at, inserted] = r.message_attributes.try_emplace(n);
-        if (!inserted) return FieldError("message_attributes." + n, "appears more than once");
-        DLQ_RETURN_IF_ERROR(ParseMessageAttribute(attr, n, at->second));
-      }
-    } else if (key == "sent_at") {
-      if (!value.is_null()) {
-        SystemTime t;
-        DLQ_RETURN_IF_ERROR(GetTime(value, key, t));
-        r.sent_at = t;
-      }
-    } else if (key == "expires_at") {
-      DLQ_RETURN_IF_ERROR(GetTime(value, key, r.expires_at));
-      has_expires_at = true;
-    } else if (key == "archived_at") {
-      DLQ_RETURN_IF_ERROR(GetTime(value, key, r.archived_at));
-      has_archived_at = true;
-    } else if (key == "receive_count") {
-      if (value.get_int64().get(r.receive_count) != simdjson::SUCCESS) return FieldError(key, "must be an integer");
-    } else if (key == "own_receive_count") {
-      int64_t own = 0;
-      if (value.get_int64().get(own) != simdjson::SUCCESS || own < 0) {
-        return FieldError(key, "must be an integer >= 0");
-      }
-      r.own_receive_count = own;
-    } else if (key == "source_queue_arn") {
-      DLQ_RETURN_IF_ERROR(GetOptionalString(value, key, r.source_queue_arn));
-    } else if (key == "extended_client_pointer") {
-      if (value.get_bool().get(r.extended_client_pointer) != simdjson::SUCCESS) {
-        return FieldError(key, "must be a boolean");
-      }
-    } else if (key == "archiver") {
-      simdjson::dom::object a;
-      if (value.get_object().get(a) != simdjson::SUCCESS) return FieldError(key, "must be an object");
-      for (auto [akey, avalue] : a) {
-        if (akey == "version") DLQ_RETURN_IF_ERROR(GetOptionalString(avalue, "archiver.version", r.archiver.version));
-        if (akey == "host") DLQ_RETURN_IF_ERROR(GetOptionalString(avalue, "archiver.host", r.archiver.host));
-      }
-    }
-    // Unknown fields are ignored (forward compatibility within schema 1).
-  }
-
-  if (!has_schema) return FieldError("schema", "is missing");
-  if (r.schema < 1 || r.schema > kArchiveSchemaVersion) {
-    return {FailedPrecondition(fmt::format("archive record: unsupported schema version {} (this reader supports {})",
-                                           r.schema, kArchiveSchemaVersion))};
-  }
-  if (has_body_base64) {
-    if (has_body) return FieldError("body_base64", "must not appear together with \"body\"");
-    if (body_encoding != "base64") return FieldError("body_encoding", "must be \"base64\" when body_base64 is used");
-    std::string encoded;
-    DLQ_RETURN_IF_ERROR(GetString(body_base64, "body_base64", encoded));
-    std::optional<std::string> raw = Base64Decode(encoded);
-    if (!raw) return FieldError("body_base64", "is not valid base64");
-    r.body = std::move(*raw);
-    has_body = true;
-  }
-  if (!has_queue) return FieldError("queue", "is missing");
-  if (!has_id) return FieldError("message_id", "is missing");
-  if (r.message_id.empty()) return FieldError("message_id", "is empty");
-  if (!has_body) return FieldError("body", "is missing");
-  if (!has_md5) return FieldError("md5_of_body", "is missing");
-  if (!has_archived_at) return FieldError("archived_at", "is missing");
-  if (!has_expires_at) return FieldError("expires_at", "is missing");
+  RecordFields seen;
+  for (auto [key, value] : obj) DLQ_RETURN_IF_ERROR(ParseField(key, value, r, seen));
+  DLQ_RETURN_IF_ERROR(CheckRecord(r, seen));
   return r;
 }
 
