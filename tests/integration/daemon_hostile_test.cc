@@ -342,7 +342,7 @@ TEST_F(DaemonHostileTest, AnUnprotectedListenerOffLoopbackIsWarnedAbout) {
 
 // Issue 38: 127 clients at once, each posting a 1 MiB body to
 // /api/replay without the token. Each is refused from its head and closed;
-// the daemon's peak RSS grows by less than the 8 MiB heads may take (it grew 30 -> 249 MiB
+// the daemon's peak RSS grows by far less than the bodies (it grew 30 -> 249 MiB
 // before), the log gets one line, and /metrics counts every refusal.
 TEST_F(DaemonHostileTest, BodiesWithoutTheTokenAreNeverReadAndRefusalsCannotFloodTheLog) {
   DLQ_REQUIRE_STAND_IN("fauxqs", standin);
@@ -371,7 +371,10 @@ TEST_F(DaemonHostileTest, BodiesWithoutTheTokenAreNeverReadAndRefusalsCannotFloo
   for (std::thread& t : clients) t.join();
   EXPECT_EQ(refused.load(), 127);
   const double peak_after = StatusMiB(pid_, "VmHWM");
-  EXPECT_LT(peak_after - peak_before, 8.0) << peak_before << " -> " << peak_after << " MiB";
+  // The bodies would take 127 MiB at once (the old listener read them all);
+  // the heads take at most 8 MiB (0.3 MiB measured; ASan's allocator keeps
+  // freed memory in quarantine and measured 16 MiB).
+  EXPECT_LT(peak_after - peak_before, 32.0) << peak_before << " -> " << peak_after << " MiB";
   std::fprintf(stderr, "127 x 1 MiB bodies without the token: peak RSS %.1f -> %.1f MiB\n", peak_before, peak_after);
   Answer metrics = Curl(port_, "/metrics");
   EXPECT_NE(metrics.body.find(R"(dlq_archive_dashboard_refusals_total{access="write",reason="no_token"} 127)"),
