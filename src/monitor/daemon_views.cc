@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "common/log.h"
 #include "monitor/daemon.h"
 #include "monitor/daemon_internal.h"
 #include "monitor/daemon_json.h"
@@ -152,54 +151,6 @@ Overview Daemon::BuildOverview() const {
 
 std::string Daemon::OverviewJson() const {
   return dlq::OverviewJson(BuildOverview());
-}
-
-Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
-                   const std::function<Result<MonitorConfig>()>& load) {
-  if (options_.serve_http) {
-    HttpServerOptions ho;
-    ho.host = config_.listen_host;
-    ho.port = config_.listen_port;
-    ho.allowed_hosts = config_.dashboard_hosts;
-    ho.host_refused_hint = "add the name to dashboard.hosts in the configuration to allow it";
-    ho.clock = &clock_;
-    http_ = std::make_unique<HttpServer>(ho);
-    // A thread of its own: a scrape never waits behind the dashboard's requests.
-    http_->HandlePriority("/metrics", MakeMetricsHandler(registry_));
-    // Answered on the listener's I/O thread: a probe gets its answer while
-    // every worker is busy.
-    http_->HandleProbe("/healthz", MakeHealthzHandler(health_));
-    http_->HandleProbe("/readyz", MakeReadyzHandler(health_));
-    http_->Handle("/api/queues", MakeJsonHandler([this] { return QueuesJson(); }));
-    if (extra_routes_) extra_routes_(*http_);
-    DLQ_RETURN_IF_ERROR(http_->Start());
-    Log().Log(LogLevel::kInfo, "http_listening", {{"url", http_->base_url()}});
-  }
-  metrics_.up.WithLabels({}).Set(1);
-  while (!stop) {
-    if (reload.exchange(false)) {
-      auto next = load();
-      if (next.ok()) {
-        Reload(std::move(*next));
-        Log().Log(LogLevel::kInfo, "config_reloaded", {{"path", config_.path}});
-      } else {
-        Log().Log(LogLevel::kError, "config_reload_failed",
-                  {{"path", config_.path}, {"error", next.status().ToString()}, {"kept", "previous configuration"}});
-      }
-    }
-    wake_ = false;
-    RunOnce();
-    // Look every 100 ms so signals (flags a handler sets) are seen promptly.
-    PollUntil(clock_, clock_.SteadyNow() + config_.collection_interval, std::chrono::milliseconds(100),
-              [&] { return stop || reload || wake_; });
-  }
-  Log().Log(LogLevel::kInfo, "stopping", {{"reason", "signal"}});
-  health_.SetNotReady("stopping");
-  Stop();
-  SaveState(clock_.Now());  // what runs finished since the last cycle
-  metrics_.up.WithLabels({}).Set(0);
-  if (http_) http_->Stop();
-  return Status::Ok();
 }
 
 }  // namespace dlq
