@@ -44,6 +44,8 @@ const browser = await puppeteer.launch({
   executablePath: cfg.chromium,
   headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  // A wedged renderer fails its step within a minute, not puppeteer's 180 s.
+  protocolTimeout: 60000,
 });
 
 // A page that records console errors and warnings (Chrome's own too, such as
