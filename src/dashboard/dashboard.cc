@@ -302,11 +302,18 @@ void ReplayJobJson(JsonWriter& w, const ReplayJobSnapshot& j, bool detail) {
 Dashboard::Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options)
     : daemon_(daemon), clock_(clock), options_(std::move(options)), jobs_(clock, options_.max_replay_jobs) {
   if (options_.registry != nullptr) {
-    refusals_ = &options_.registry->AddCounter(
+    metrics::CounterFamily& family = options_.registry->AddCounter(
         "dlq_archive_dashboard_refusals_total",
         "Dashboard requests refused for want of a token, by access (read: message content, write: an action) "
         "and reason (no_token, wrong_token, actions_disabled).",
         {"access", "reason"});
+    for (const auto& [access, reason] : {std::pair<std::string_view, std::string_view>{"read", "no_token"},
+                                         {"read", "wrong_token"},
+                                         {"write", "no_token"},
+                                         {"write", "wrong_token"},
+                                         {"write", "actions_disabled"}}) {
+      refusals_[{access, reason}] = &family.WithLabels({std::string(access), std::string(reason)});
+    }
   }
 }
 
@@ -753,7 +760,7 @@ std::optional<HttpServerResponse> Dashboard::RefuseHead(const HttpServerRequest&
 
 void Dashboard::NoteRefusal(LogThrottle& throttle, std::string_view access, std::string_view event,
                             std::string_view reason, const HttpServerRequest& request) const {
-  if (refusals_ != nullptr) refusals_->WithLabels({std::string(access), std::string(reason)}).Inc();
+  if (auto it = refusals_.find({access, reason}); it != refusals_.end()) it->second->Inc();
   // One line per 10 s at most: a client probing for a token cannot flood the log.
   int64_t suppressed = 0;
   if (!throttle.Admit(clock_.SteadyNow(), &suppressed)) return;

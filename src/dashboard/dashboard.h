@@ -172,7 +172,9 @@ class Dashboard {
     std::shared_ptr<const std::string> body;  // null until asked for
     std::string etag;
   };
-  metrics::CounterFamily* refusals_ = nullptr;  // access, reason
+  // One refusal counter per (access, reason), made once: WithLabels takes the
+  // family's lock, and a client flooding refusals must not make each take it.
+  std::map<std::pair<std::string_view, std::string_view>, metrics::Counter*> refusals_;
   mutable LogThrottle read_refusal_log_{std::chrono::seconds(10)};
   mutable LogThrottle write_refusal_log_{std::chrono::seconds(10)};
   mutable FailedAgainCache failed_again_;  // the audit records read so far, per archive

@@ -40,6 +40,7 @@
 #include "monitor/queue_history.h"
 #include "monitor/safety.h"
 #include "monitor/scheduler.h"
+#include "monitor/state_store.h"
 #include "s3/object_store.h"
 #include "server/health.h"
 #include "server/http_server.h"
@@ -73,14 +74,7 @@ struct DaemonOptions {
   std::chrono::seconds state_prune_interval{3600};
 };
 
-// The last failed archive run of a queue (or a run that could not start
-// because the group's destination check failed).
-struct ArchiveError {
-  SystemTime time;
-  std::string code;         // AWS error code ("NoSuchBucket") or, without one, the class
-  std::string error_class;  // ErrorCodeName: "NotFound", "PermissionDenied", "Unavailable", ...
-  std::string message;
-};
+using ArchiveError = StoredError;  // monitor/state_store.h
 
 // The result of the group's destination check (ObjectStore::CheckWritable),
 // made when the group starts, on reload, and while it fails, on every discovery.
@@ -96,7 +90,7 @@ struct DestinationStatus {
 };
 
 // What the daemon knows about one DLQ (a snapshot, for /api/queues and tests).
-struct QueueStatus {
+struct QueueStatus : ArchiveTotals {
   std::string group;
   DiscoveredQueue queue;
   int64_t visible = -1, not_visible = -1, delayed = -1;
@@ -108,12 +102,9 @@ struct QueueStatus {
   std::optional<SystemTime> last_empty;      // last time the queue was seen empty
   double expiry_threshold_s = 0;
   std::vector<std::pair<AlarmSpec, AlarmState>> alarms;
-  uint64_t runs = 0, archived = 0;
-  uint64_t failed_runs = 0, consecutive_failures = 0;  // runs that failed or could not start
   bool running = false;
-  bool failing = false;                    // the last run failed (or could not start)
-  std::optional<ArchiveError> last_error;  // kept after a later success
-  std::string collect_error;               // last GetQueueAttributes failure, "" after a success
+  bool failing = false;       // the last run failed (or could not start)
+  std::string collect_error;  // last GetQueueAttributes failure, "" after a success
 };
 
 // What the dashboard needs to read a queue's archive and act on it: the

@@ -119,17 +119,7 @@ bool Daemon::RestoreQueue(QueueState& q, const std::string& group, const Discove
   q.seen.pass_baseline = r.pass_baseline;
   q.seen.oldest_sent = r.oldest_sent;
   q.nonempty_since = r.nonempty_since;
-  q.archive.runs = r.runs;
-  q.archive.archived = r.archived;
-  q.archive.failed_runs = r.failed_runs;
-  q.archive.consecutive_failures = r.consecutive_failures;
-  if (r.last_error) {
-    q.archive.last_error =
-        ArchiveError{r.last_error->time, r.last_error->code, r.last_error->error_class, r.last_error->message};
-  }
-  q.archive.last_run_at = r.last_run_at;
-  q.archive.last_run_archived = r.last_run_archived;
-  q.archive.last_run_ok = r.last_run_ok;
+  static_cast<ArchiveTotals&>(q.archive) = r;
   q.restored = std::move(r);  // the alarms take theirs when Watch creates them
   return true;
 }
@@ -161,15 +151,7 @@ void Daemon::SaveState(SystemTime now) {
         r.learned_at = q->seen.learned_at;
         r.pass_baseline = q->seen.pass_baseline;
         r.oldest_sent = q->seen.oldest_sent;
-        r.runs = q->archive.runs;
-        r.archived = q->archive.archived;
-        r.failed_runs = q->archive.failed_runs;
-        r.consecutive_failures = q->archive.consecutive_failures;
-        if (const auto& e = q->archive.last_error)
-          r.last_error = StoredError{e->time, e->code, e->error_class, e->message};
-        r.last_run_at = q->archive.last_run_at;
-        r.last_run_archived = q->archive.last_run_archived;
-        r.last_run_ok = q->archive.last_run_ok;
+        static_cast<ArchiveTotals&>(r) = q->archive;
         AddStoredAlarm(r, q->alarms.expiry.get(), q->unsaved_transitions);
         AddStoredAlarm(r, q->alarms.depth.get(), q->unsaved_transitions);
         r.samples = q->unsaved_samples;

@@ -81,20 +81,12 @@ struct QueueAlarms {
 };
 
 // The queue's archive runs.
-struct QueueArchiveRuns {
+struct QueueArchiveRuns : ArchiveTotals {
   bool queued = false;  // submitted, not done
   bool more = false;    // last run stopped at its budget
   std::optional<SystemTime> last_submit;
-  uint64_t runs = 0;
-  uint64_t archived = 0;
-  uint64_t failed_runs = 0;
-  uint64_t consecutive_failures = 0;
-  std::optional<ArchiveError> last_error;  // kept after a success
-  bool requested = false;                  // ArchiveNow, not yet submitted
-  std::string requested_by;                // who asked (for the audit record)
-  std::optional<SystemTime> last_run_at;   // when the last run ended
-  uint64_t last_run_archived = 0;
-  bool last_run_ok = true;
+  bool requested = false;    // ArchiveNow, not yet submitted
+  std::string requested_by;  // who asked (for the audit record)
 };
 
 }  // namespace dlq

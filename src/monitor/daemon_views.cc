@@ -32,13 +32,9 @@ std::vector<QueueStatus> Daemon::Queues() const {
       s.expiry_threshold_s = q->id.expiry_threshold;
       if (q->alarms.expiry) s.alarms.emplace_back(q->alarms.expiry->spec(), q->alarms.expiry->state());
       if (q->alarms.depth) s.alarms.emplace_back(q->alarms.depth->spec(), q->alarms.depth->state());
-      s.runs = q->archive.runs;
-      s.archived = q->archive.archived;
+      static_cast<ArchiveTotals&>(s) = q->archive;
       s.running = q->archive.queued;
-      s.failed_runs = q->archive.failed_runs;
-      s.consecutive_failures = q->archive.consecutive_failures;
       s.failing = q->archive.consecutive_failures > 0;
-      s.last_error = q->archive.last_error;
       s.collect_error = q->seen.collect_error;
       out.push_back(std::move(s));
     }

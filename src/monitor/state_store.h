@@ -42,15 +42,30 @@ struct StoredAlarm {
   AlarmSnapshot snapshot;
 };
 
+// The last failed archive run of a queue (or a run that could not start
+// because the group's destination check failed).
 struct StoredError {
   SystemTime time;
-  std::string code, error_class, message;
+  std::string code;         // AWS error code ("NoSuchBucket") or, without one, the class
+  std::string error_class;  // ErrorCodeName: "NotFound", "PermissionDenied", "Unavailable", ...
+  std::string message;
+};
+
+// A queue's archive runs so far: one description for what the daemon keeps
+// (QueueArchiveRuns), shows (QueueStatus) and saves (QueueRecord).
+struct ArchiveTotals {
+  uint64_t runs = 0, archived = 0;
+  uint64_t failed_runs = 0, consecutive_failures = 0;  // runs that failed or could not start
+  std::optional<StoredError> last_error;               // kept after a later success
+  std::optional<SystemTime> last_run_at;               // when the last run ended
+  uint64_t last_run_archived = 0;
+  bool last_run_ok = true;
 };
 
 // One queue's state. On SaveQueues the `samples` and each alarm's
 // `snapshot.history` hold only what is new since the last save (appended);
 // LoadQueue returns everything kept, oldest first.
-struct QueueRecord {
+struct QueueRecord : ArchiveTotals {
   QueueKey key;
   std::string name;
   std::optional<SystemTime> last_empty;      // last collection that saw the queue empty
@@ -58,11 +73,6 @@ struct QueueRecord {
   std::optional<SystemTime> learned_at;   // start of the last complete receive pass (its ledger knows what was queued)
   int64_t pass_baseline = -1;             // lowest message count since then (-1 unknown)
   std::optional<SystemTime> oldest_sent;  // the oldest SentTimestamp seen still queued
-  uint64_t runs = 0, archived = 0, failed_runs = 0, consecutive_failures = 0;
-  std::optional<StoredError> last_error;
-  std::optional<SystemTime> last_run_at;
-  uint64_t last_run_archived = 0;
-  bool last_run_ok = true;
   std::vector<StoredAlarm> alarms;
   std::vector<QueueSample> samples;
   SystemTime saved_at;  // set by SaveQueues' caller

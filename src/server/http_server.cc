@@ -541,19 +541,27 @@ class HttpServer::Loop {
     }
     const size_t need = c.head->head_bytes + c.head->content_length;
     if (c.in.size() < need) return;
-    HttpServerRequest request;
-    request.method = c.head->method;
-    request.path = c.head->path;
-    request.query = c.head->query;
-    request.headers = std::move(c.head->headers);
+    HttpServerRequest request = RequestOf(c, std::move(c.head->headers));
     request.body = c.in.substr(c.head->head_bytes, c.head->content_length);
-    request.remote_addr = c.remote_addr;
     const bool keep_alive = c.head->keep_alive && !c.peer_closed && c.served + 1 < options_.max_requests_per_connection;
     c.in.erase(0, need);
     c.scanned = 0;
     c.newlines = 0;
     c.head.reset();
     Route(id, c, std::move(request), keep_alive);
+  }
+
+  // The request as handlers see it, from the connection's parsed head and
+  // `headers` (its body is added once it has arrived).
+  static HttpServerRequest RequestOf(const Connection& c, HttpHeaders headers) {
+    HttpServerRequest request;
+    request.method = c.head->method;
+    request.path = c.head->path;
+    request.query = c.head->query;
+    request.headers = std::move(headers);
+    request.remote_addr = c.remote_addr;
+    request.cancelled = c.cancelled.get();
+    return request;
   }
 
   // Refuses a request from its head alone (body unread): a body on GET or
@@ -570,13 +578,7 @@ class HttpServer::Loop {
                    ? std::string("this server does not serve the host named in the Host header")
                    : "this server does not serve the host named in the Host header; " + options_.host_refused_hint);
     }
-    HttpServerRequest request;
-    request.method = head.method;
-    request.path = head.path;
-    request.query = head.query;
-    request.headers = head.headers;
-    request.remote_addr = c.remote_addr;
-    request.cancelled = c.cancelled.get();
+    const HttpServerRequest request = RequestOf(c, head.headers);
     if (head.content_length > 0) {
       HttpServerResponse refusal;
       if (!router_.Resolve(request, &refusal)) return refusal;

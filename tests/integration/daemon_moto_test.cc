@@ -55,22 +55,9 @@ TEST(DaemonMotoTest, AlarmArchivesShortRetentionDlqAndReturnsToOk) {
   ASSERT_FALSE(QueueWithPoison(*svc, dlq_name, 120, 5).empty());
 
   DaemonDir d(base);
-  WriteFile(d.config, fmt::format(R"(listen: 127.0.0.1:{}
-collection_interval: 1s
-sweep_interval: 2s
-defaults:
-  destination: s3://{}/dlq-archive
-  visibility_timeout: 30s
-  batch: {{ max_age: 1s }}
-groups:
-  - name: it
-    endpoint_url: {}
-    queues: [{}]
-    alarms:
-      expiry: {{ threshold: 10s, period: 2s }}
-      depth: {{ enabled: false }}
-)",
-                                  d.port, bucket, moto.endpoint(), dlq_name));
+  WriteOneQueueConfig(moto, d.dir, d.port, bucket, dlq_name,
+                      "      expiry: { threshold: 10s, period: 2s }\n"
+                      "      depth: { enabled: false }\n");
   auto check_config = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + d.config);
   EXPECT_NE(check_config.out.find(dlq_name), std::string::npos) << check_config.out;
 

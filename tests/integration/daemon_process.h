@@ -4,6 +4,7 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -55,6 +56,29 @@ inline bool Has(const std::string& text, const std::string& what) {
 // `dlq-archive run --config CONFIG EXTRA_ARGS` started in the background with
 // the stand-in's environment; stderr goes to DIR/log. Stop() sends SIGTERM
 // and returns the exit code ("0\n"), or "" when it did not exit in 10 s.
+// Writes DIR/dlq-archive.yaml: a daemon on 127.0.0.1:PORT watching `queue` on
+// the stand-in, archiving to s3://BUCKET/dlq-archive in 1 s batches, with
+// `alarms` (YAML lines under `alarms:`). Returns its path.
+inline std::string WriteOneQueueConfig(const StandIn& standin, const std::string& dir, int port,
+                                       const std::string& bucket, const std::string& queue, const std::string& alarms) {
+  const std::string config = dir + "/dlq-archive.yaml";
+  WriteFile(config, fmt::format(R"(listen: 127.0.0.1:{}
+collection_interval: 1s
+sweep_interval: 2s
+defaults:
+  destination: s3://{}/dlq-archive
+  visibility_timeout: 30s
+  batch: {{ max_age: 1s }}
+groups:
+  - name: it
+    endpoint_url: {}
+    queues: [{}]
+    alarms:
+{})",
+                                port, bucket, standin.endpoint(), queue, alarms));
+  return config;
+}
+
 class BackgroundDaemon {
  public:
   BackgroundDaemon(const StandIn& stand_in, const std::string& dir, const std::string& config,

@@ -159,29 +159,6 @@ std::vector<ArchiveRecord> ArchivedRecords(AwsServices& svc, const std::string& 
   return records;
 }
 
-// Writes DIR/dlq-archive.yaml: a daemon on 127.0.0.1:PORT watching `queue` on
-// the stand-in, archiving to s3://BUCKET/dlq-archive in 1 s batches, with
-// `alarms` (YAML lines under `alarms:`). Returns its path.
-std::string WriteOneQueueConfig(const StandIn& standin, const std::string& dir, int port, const std::string& bucket,
-                                const std::string& queue, const std::string& alarms) {
-  const std::string config = dir + "/dlq-archive.yaml";
-  WriteFile(config, fmt::format(R"(listen: 127.0.0.1:{}
-collection_interval: 1s
-sweep_interval: 2s
-defaults:
-  destination: s3://{}/dlq-archive
-  visibility_timeout: 30s
-  batch: {{ max_age: 1s }}
-groups:
-  - name: it
-    endpoint_url: {}
-    queues: [{}]
-    alarms:
-{})",
-                                port, bucket, standin.endpoint(), queue, alarms));
-  return config;
-}
-
 // The consumer receives each message twice in the source (maxReceiveCount 2),
 // so it moves to the DLQ with ApproximateReceiveCount 2. The daemon, started
 // on the non-empty DLQ whose retention does not exceed the source's, learns

@@ -84,6 +84,10 @@ HttpServerResponse Ok(const HttpServerRequest&) {
   return HttpServerResponse{.body = "ok"};
 }
 
+HttpServerResponse Alive(const HttpServerRequest&) {
+  return HttpServerResponse{.body = "alive"};
+}
+
 // A handler that holds its worker until released (or cancelled).
 class Gate {
  public:
@@ -122,6 +126,31 @@ class Gate {
   int held_ = 0;
   int cancelled_ = 0;
   bool open_ = false;
+};
+
+// With threads = 1 and max_queued = 1: one GET /slow held by the worker
+// (on `gate`) and one waiting in the queue, so the workers' queue is full
+// until the destructor opens the gate.
+class FullQueue {
+ public:
+  FullQueue(const HttpServer& server, Gate& gate) : gate_(gate) {
+    const int port = server.port();
+    first_ = std::thread([port] { Get(port, "/slow"); });
+    gate.WaitHeld(1);
+    second_ = std::thread([port] { Get(port, "/slow"); });  // waits in the queue
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  ~FullQueue() {
+    gate_.Open();
+    first_.join();
+    second_.join();
+  }
+  FullQueue(const FullQueue&) = delete;
+  FullQueue& operator=(const FullQueue&) = delete;
+
+ private:
+  Gate& gate_;
+  std::thread first_, second_;
 };
 
 TEST(HttpServerHostileTest, AHeaderFloodIsRefusedWith431AndNotBuffered) {
@@ -207,7 +236,7 @@ TEST(HttpServerHostileTest, ProbesAnswerWhileEveryWorkerIsBusy) {
   HttpServer server(o);
   Gate gate;
   server.Handle("/slow", [&](const HttpServerRequest& r) { return gate.Hold(r); });
-  server.HandleProbe("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "alive"}; });
+  server.HandleProbe("/healthz", Alive);
   ASSERT_TRUE(server.Start().ok());
   std::thread slow([&] { Get(server.port(), "/slow"); });
   gate.WaitHeld(1);
@@ -326,16 +355,10 @@ TEST(HttpServerHostileTest, AFullQueueGets503WithRetryAfter) {
   Gate gate;
   server.Handle("/slow", [&](const HttpServerRequest& r) { return gate.Hold(r); });
   ASSERT_TRUE(server.Start().ok());
-  std::thread first([&] { Get(server.port(), "/slow"); });
-  gate.WaitHeld(1);
-  std::thread second([&] { Get(server.port(), "/slow"); });  // waits in the queue
-  std::this_thread::sleep_for(milliseconds(200));
+  FullQueue full(server, gate);
   std::string third = Get(server.port(), "/slow");
   EXPECT_EQ(third.rfind("HTTP/1.1 503", 0), 0u) << third;
   EXPECT_NE(third.find("Retry-After: 1"), std::string::npos) << third;
-  gate.Open();
-  first.join();
-  second.join();
 }
 
 TEST(HttpServerHostileTest, RefusesSmugglingShapesAndAnswersExpectContinue) {
@@ -413,7 +436,7 @@ TEST(HttpServerHostileTest, RunningOutOfDescriptorsDoesNotSpin) {
 // sending side at once: the FIN must not lose the request read with it.
 TEST(HttpServerHostileTest, AHalfClosedClientStillGetsItsAnswer) {
   HttpServer server(Options());
-  server.HandleProbe("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "alive"}; });
+  server.HandleProbe("/healthz", Alive);
   server.Handle("/metrics", [](const HttpServerRequest&) { return HttpServerResponse{.body = "# metrics"}; });
   ASSERT_TRUE(server.Start().ok());
   auto half_closed = [&](const std::string& request) {
@@ -451,7 +474,7 @@ TEST(HttpServerHostileTest, ACompleteRequestIsNeverDroppedToMakeRoom) {
     std::this_thread::sleep_for(milliseconds(2));
     return HttpServerResponse{.body = "ok"};
   });
-  server.HandleProbe("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "alive"}; });
+  server.HandleProbe("/healthz", Alive);
   ASSERT_TRUE(server.Start().ok());
   std::atomic<int> answered{0};
   std::vector<std::thread> clients;
@@ -474,7 +497,7 @@ TEST(HttpServerHostileTest, ProbesAnswerWhileSlowClientsHoldEverySlot) {
   o.max_connections = 8;
   o.request_timeout = std::chrono::seconds(30);
   HttpServer server(o);
-  server.HandleProbe("/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body = "alive"}; });
+  server.HandleProbe("/healthz", Alive);
   ASSERT_TRUE(server.Start().ok());
   std::atomic<bool> stop{false};
   std::vector<std::thread> slow;
@@ -515,10 +538,7 @@ TEST(HttpServerHostileTest, APriorityRouteIsAnsweredWithTheWorkersQueueFull) {
   server.Handle("/slow", [&](const HttpServerRequest& r) { return gate.Hold(r); });
   server.HandlePriority("/metrics", [](const HttpServerRequest&) { return HttpServerResponse{.body = "# metrics"}; });
   ASSERT_TRUE(server.Start().ok());
-  std::thread first([&] { Get(server.port(), "/slow"); });
-  gate.WaitHeld(1);
-  std::thread second([&] { Get(server.port(), "/slow"); });  // fills the queue
-  std::this_thread::sleep_for(milliseconds(200));
+  FullQueue full(server, gate);
   ASSERT_EQ(Get(server.port(), "/slow").rfind("HTTP/1.1 503", 0), 0u);  // the queue is full
   for (int i = 0; i < 5; ++i) {
     const auto start = Steady::now();
@@ -528,9 +548,6 @@ TEST(HttpServerHostileTest, APriorityRouteIsAnsweredWithTheWorkersQueueFull) {
   }
   // The Host check still applies.
   EXPECT_EQ(Get(server.port(), "/metrics", "attacker.example").rfind("HTTP/1.1 421", 0), 0u);
-  gate.Open();
-  first.join();
-  second.join();
 }
 
 // A request the head check refuses is answered from its head: the client
