@@ -60,11 +60,17 @@ std::string KeyUriPrefix(const Destination& from) {
   return from.scheme == "s3" ? fmt::format("s3://{}/", from.bucket) : fmt::format("file://{}/", from.root);
 }
 
-void ReportSkipped(const std::vector<SkippedEntry>& skipped, const Destination& from, std::FILE* err) {
+std::string SkippedText(const std::vector<SkippedEntry>& skipped, const Destination& from) {
   const std::string uri = TerminalSafe(KeyUriPrefix(from));
+  std::string out;
   for (const SkippedEntry& e : skipped) {
-    fmt::print(err, "warning: {}{}: skipped: {}\n", uri, TerminalSafe(e.path), TerminalSafe(e.reason));
+    out += fmt::format("warning: {}{}: skipped: {}\n", uri, TerminalSafe(e.path), TerminalSafe(e.reason));
   }
+  return out;
+}
+
+void ReportSkipped(const std::vector<SkippedEntry>& skipped, const Destination& from, std::FILE* err) {
+  std::fputs(SkippedText(skipped, from).c_str(), err);
 }
 
 int ReportDamage(const ScanStats& stats, const Destination& from, std::FILE* err) {

@@ -51,6 +51,8 @@ std::string KeyUriPrefix(const Destination& from);
 // Prints one warning per entry a listing left out ("warning: URI: skipped:
 // why"), terminal-safe.
 void ReportSkipped(const std::vector<SkippedEntry>& skipped, const Destination& from, std::FILE* err);
+// The same lines, as text.
+std::string SkippedText(const std::vector<SkippedEntry>& skipped, const Destination& from);
 
 // Prints every entry the listing skipped and every reported problem
 // ("warning: URI line N: ..."), how many more were not shown, and a note when

@@ -1,7 +1,8 @@
 // `dlq-archive replay`: sends archived messages (--from URL) or live DLQ
 // messages (--from-queue DLQ) back to a queue, selected with the shared filter
-// flags. See doc/replay.md for the guarantees; the engine is
-// replay/replayer.h.
+// flags. See doc/replay.md for the guarantees. This file holds the flags and
+// turns them into a request for the use case (replay/replay_run.h);
+// app/replay_render.h says what happened.
 #pragma once
 
 #include <atomic>
@@ -51,7 +52,6 @@ struct ReplayCommandOptions {
 };
 
 struct RedriveStatus;
-struct DryRunEntry;
 
 // What the command talks to, so tests can run it on fakes.
 struct ReplayDeps {
@@ -65,9 +65,6 @@ struct ReplayDeps {
   // A guarded run calls it with every status its guard reports (phase
   // changes and samples), on the run's thread; may be empty.
   std::function<void(const RedriveStatus&)> on_redrive_status;
-  // A dry run calls it with each message it would send (kWouldSend), on the
-  // run's thread, instead of listing it on `out` (text output); may be empty.
-  std::function<void(const DryRunEntry&)> on_would_send;
 };
 
 // Runs the command and returns the exit code: 0 every selected message sent;

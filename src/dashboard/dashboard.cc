@@ -293,6 +293,12 @@ void ReplayJobJson(JsonWriter& w, const ReplayJobSnapshot& j, bool detail) {
     w.EndArray();
     w.Key("output").String(Trim(j.result.output));
     w.Key("errors").String(Trim(j.result.errors));
+    w.Key("summary");
+    if (j.result.summary.empty()) {
+      w.Null();
+    } else {
+      w.Raw(Trim(j.result.summary));
+    }
   }
   w.EndObject();
 }
@@ -839,6 +845,12 @@ HttpServerResponse Dashboard::DryRun(const ReplayRequest& parsed, const QueueArc
   }
   w.EndArray();
   w.Key("count").Uint(total);
+  w.Key("summary");
+  if (result.summary.empty()) {
+    w.Null();
+  } else {
+    w.Raw(Trim(result.summary));
+  }
   w.EndObject();
   const int status = result.exit_code == 0 ? 200 : result.exit_code == 2 ? 400 : 502;
   return JsonResponse(status, w.Take());

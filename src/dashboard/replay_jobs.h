@@ -35,6 +35,7 @@ struct DashboardReplayResult {
   std::string output;  // stdout: the summary and "audit: ..." line (a dry run: without the per-message lines)
   std::string errors;  // stderr: per-message failures, warnings
   std::map<std::string, uint64_t> destinations;  // a dry run: queue URL -> messages that would go there
+  std::string summary;  // the run as one JSON document (`replay --output json`); "" when refused before sending
 };
 
 // A replayed message found in a DLQ again (replay/redrive_guard.h's

@@ -50,27 +50,27 @@ std::optional<RedrivePhase> ParseRedrivePhase(std::string_view name) {
 
 Status RedriveOptions::Validate() const {
   if (BackpressureOnly()) {
-    if (max_backlog < 0) return InvalidArgument("--max-backlog must not be negative");
-    if (max_backlog_age < seconds::zero()) return InvalidArgument("--max-backlog age must not be negative");
+    if (max_backlog < 0) return InvalidArgument("the backlog bound must not be negative");
+    if (max_backlog_age < seconds::zero()) return InvalidArgument("the backlog bound's age must not be negative");
     if (poll <= milliseconds::zero()) return InvalidArgument("the sampling period must be positive");
     return Status::Ok();
   }
   if (canary == 0)
     return InvalidArgument("a guarded redrive needs a canary of at least 1 message (or a backlog bound)");
-  if (ramp.empty()) return InvalidArgument("--ramp needs at least one step");
+  if (ramp.empty()) return InvalidArgument("the ramp needs at least one step");
   double previous = 0;
   for (double f : ramp) {
-    if (!(f > previous) || f > 1.0) return InvalidArgument("--ramp must be rising percentages, each in (0, 100]");
+    if (!(f > previous) || f > 1.0) return InvalidArgument("the ramp must be rising percentages, each in (0, 100]");
     previous = f;
   }
-  if (ramp.back() != 1.0) return InvalidArgument("--ramp must end at 100 (the whole selection)");
-  if (window <= milliseconds::zero()) return InvalidArgument("the processing window (--window) must be positive");
-  if (check <= milliseconds::zero()) return InvalidArgument("--check must be positive");
+  if (ramp.back() != 1.0) return InvalidArgument("the ramp must end at 100 (the whole selection)");
+  if (window <= milliseconds::zero()) return InvalidArgument("the processing window must be positive");
+  if (check <= milliseconds::zero()) return InvalidArgument("the check after each step must be positive");
   if (!(max_refailures_fraction >= 0 && max_refailures_fraction <= 1)) {
-    return InvalidArgument("--max-refailures as a percentage must be 0..100%");
+    return InvalidArgument("the re-failure bound as a percentage must be 0..100%");
   }
-  if (max_backlog < 0) return InvalidArgument("--max-backlog must not be negative");
-  if (max_backlog_age < seconds::zero()) return InvalidArgument("--max-backlog age must not be negative");
+  if (max_backlog < 0) return InvalidArgument("the backlog bound must not be negative");
+  if (max_backlog_age < seconds::zero()) return InvalidArgument("the backlog bound's age must not be negative");
   if (poll <= milliseconds::zero()) return InvalidArgument("the sampling period must be positive");
   return Status::Ok();
 }

@@ -56,9 +56,9 @@ size_t MessageSize(const std::string& body, const MessageAttributes& attributes)
 }
 
 Status ReplayOptions::Validate() const {
-  if (rate < 0) return InvalidArgument("--rate must be positive");
+  if (rate < 0) return InvalidArgument("the rate must be positive");
   if (send_attempts < 1) return InvalidArgument("send attempts must be at least 1");
-  if (concurrency < 1 || concurrency > 64) return InvalidArgument("--concurrency must be 1..64");
+  if (concurrency < 1 || concurrency > 64) return InvalidArgument("the concurrency must be 1..64");
   if (fifo_buffer_records < 1) return InvalidArgument("the FIFO buffer must hold at least one record");
   return backoff.Validate();
 }

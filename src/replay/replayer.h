@@ -113,11 +113,12 @@ struct ReplayOptions {
       .max_attempts = 5, .base_delay = std::chrono::milliseconds(100), .max_delay = std::chrono::milliseconds(5000)};
   size_t fifo_buffer_records = 100000;
   size_t fifo_buffer_bytes = size_t{256} << 20;
-  uint64_t max_failures = 1000;             // the run stops when more entries than this have failed
-  std::string checkpoint_path;              // empty: no checkpoint
-  mode_t checkpoint_mode = 0600;            // permission bits of the checkpoint file
-  std::string identity_text;                // CheckpointIdentityText of the run
-  const std::atomic<bool>* stop = nullptr;  // polled before every batch; not owned
+  uint64_t max_failures = 1000;                // the run stops when more entries than this have failed
+  std::string checkpoint_path;                 // empty: no checkpoint
+  mode_t checkpoint_mode = 0600;               // permission bits of the checkpoint file
+  std::string identity_text;                   // CheckpointIdentityText of the run
+  std::string checkpoint_term = "checkpoint";  // "use another {checkpoint_term} file" (replay/replay_terms.h)
+  const std::atomic<bool>* stop = nullptr;     // polled before every batch; not owned
   // Whether to skip the record bound for the destination URL: an earlier run
   // delivered it there (replay/ledger.h), or a copy of the same message is
   // sent by this run; null: everything selected is sent. Called in send

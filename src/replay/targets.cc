@@ -59,9 +59,9 @@ Result<ReplayTarget> TargetResolver::SingleRedriveSource(const ArchiveRecord& re
     if (!sources.ok()) return sources.status().WithContext(fmt::format("redrive sources of {}", dlq_info.name));
     if (sources->empty()) {
       return InvalidArgument(fmt::format(
-          "--to-source: message {} has no DeadLetterQueueSourceArn and no queue names {} as its dead-letter "
-          "queue, so its source is unknown; use --to-queue",
-          record.message_id, dlq_info.name));
+          "{}: message {} has no DeadLetterQueueSourceArn and no queue names {} as its dead-letter queue, so its "
+          "source is unknown; use {}",
+          terms_.to_source, record.message_id, dlq_info.name, terms_.to_queue));
     }
     if (sources->size() > 1) {
       std::string names;
@@ -70,9 +70,9 @@ Result<ReplayTarget> TargetResolver::SingleRedriveSource(const ArchiveRecord& re
       }
       if (sources->size() > 5) names += ", ...";
       return InvalidArgument(fmt::format(
-          "--to-source is ambiguous: message {} has no DeadLetterQueueSourceArn and {} is the dead-letter queue of "
-          "{} queues ({}); use --to-queue, or filter with --queue/--attr to one source",
-          record.message_id, dlq_info.name, sources->size(), names));
+          "{} is ambiguous: message {} has no DeadLetterQueueSourceArn and {} is the dead-letter queue of {} queues "
+          "({}); use {}, or filter with {} to one source",
+          terms_.to_source, record.message_id, dlq_info.name, sources->size(), names, terms_.to_queue, terms_.narrow));
     }
     return Lookup(sources->front());
   };
@@ -104,10 +104,11 @@ Status TargetResolver::CheckSameAccount(const ArchiveRecord& record) {
   const std::string dlq = record.queue.empty() ? record.queue_url : record.queue;
   if (!allow_cross_account_) {
     return InvalidArgument(fmt::format(
-        "--to-source: message {} of DLQ {} (account {}, region {}) names its source {}, in another {}; "
-        "nothing goes across accounts or regions without --allow-cross-account",
-        record.message_id, dlq, dlq_account.empty() ? "?" : dlq_account, dlq_region.empty() ? "?" : dlq_region,
-        record.source_queue_arn, other_account ? (other_region ? "account and region" : "account") : "region"));
+        "{}: message {} of DLQ {} (account {}, region {}) names its source {}, in another {}; "
+        "nothing goes across accounts or regions without {}",
+        terms_.to_source, record.message_id, dlq, dlq_account.empty() ? "?" : dlq_account,
+        dlq_region.empty() ? "?" : dlq_region, record.source_queue_arn,
+        other_account ? (other_region ? "account and region" : "account") : "region", terms_.allow_cross_account));
   }
   routes_.insert(fmt::format("{} (account {}, region {}) -> {}", dlq, dlq_account.empty() ? "?" : dlq_account,
                              dlq_region.empty() ? "?" : dlq_region, record.source_queue_arn));

@@ -12,10 +12,12 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "archive/record.h"
 #include "common/status.h"
+#include "replay/replay_terms.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {
@@ -50,6 +52,8 @@ class TargetResolver {
   // To source only: let a record go to a source queue in another account or
   // region than its DLQ. Each such route is then listed by CrossAccountRoutes.
   void AllowCrossAccount(bool allow) { allow_cross_account_ = allow; }
+  // How refusals name the caller's knobs (replay/replay_terms.h).
+  void UseTerms(ReplayTerms terms) { terms_ = std::move(terms); }
   // "DLQ (account A, region R) -> source ARN", one per distinct route taken
   // across accounts or regions, sorted.
   std::vector<std::string> CrossAccountRoutes() const { return {routes_.begin(), routes_.end()}; }
@@ -72,6 +76,7 @@ class TargetResolver {
   std::map<std::string, Result<ReplayTarget>> by_name_;  // name/URL/ARN -> resolution
   std::map<std::string, Result<ReplayTarget>> by_dlq_;   // DLQ URL or name -> its single source
   bool allow_cross_account_ = false;
+  ReplayTerms terms_;
   std::set<std::string> routes_;  // cross-account routes taken
 };
 

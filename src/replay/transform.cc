@@ -38,15 +38,16 @@ std::string Excerpt(std::string_view s) {
 }  // namespace
 
 Result<std::unique_ptr<CommandTransform>> CommandTransform::Start(const std::string& command,
-                                                                  std::chrono::milliseconds timeout) {
-  if (command.empty()) return InvalidArgument("--transform: empty command");
+                                                                  std::chrono::milliseconds timeout,
+                                                                  const std::string& name) {
+  if (command.empty()) return InvalidArgument(fmt::format("{}: empty command", name));
   std::signal(SIGPIPE, SIG_IGN);
   int to_child[2], from_child[2];
-  if (::pipe2(to_child, O_CLOEXEC) != 0) return InvalidArgument(fmt::format("--transform: pipe: {}", strerror(errno)));
+  if (::pipe2(to_child, O_CLOEXEC) != 0) return InvalidArgument(fmt::format("{}: pipe: {}", name, strerror(errno)));
   if (::pipe2(from_child, O_CLOEXEC) != 0) {
     ::close(to_child[0]);
     ::close(to_child[1]);
-    return InvalidArgument(fmt::format("--transform: pipe: {}", strerror(errno)));
+    return InvalidArgument(fmt::format("{}: pipe: {}", name, strerror(errno)));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -64,14 +65,20 @@ Result<std::unique_ptr<CommandTransform>> CommandTransform::Start(const std::str
   if (rc != 0) {
     ::close(to_child[1]);
     ::close(from_child[0]);
-    return InvalidArgument(fmt::format("--transform: cannot start sh: {}", strerror(rc)));
+    return InvalidArgument(fmt::format("{}: cannot start sh: {}", name, strerror(rc)));
   }
-  return std::unique_ptr<CommandTransform>(new CommandTransform(command, timeout, pid, to_child[1], from_child[0]));
+  return std::unique_ptr<CommandTransform>(
+      new CommandTransform(command, name, timeout, pid, to_child[1], from_child[0]));
 }
 
-CommandTransform::CommandTransform(std::string command, std::chrono::milliseconds timeout, pid_t pid, int in_fd,
-                                   int out_fd)
-    : command_(std::move(command)), timeout_(timeout), pid_(pid), in_fd_(in_fd), out_fd_(out_fd) {}
+CommandTransform::CommandTransform(std::string command, std::string name, std::chrono::milliseconds timeout, pid_t pid,
+                                   int in_fd, int out_fd)
+    : command_(std::move(command)),
+      name_(std::move(name)),
+      timeout_(timeout),
+      pid_(pid),
+      in_fd_(in_fd),
+      out_fd_(out_fd) {}
 
 CommandTransform::~CommandTransform() {
   if (in_fd_ >= 0) ::close(in_fd_);
@@ -110,7 +117,7 @@ std::string CommandTransform::ExitDescription() {
 
 Status CommandTransform::Fail(const std::string& what) {
   failed_ = true;
-  return FailedPrecondition(fmt::format("--transform '{}': {}", Excerpt(command_), what));
+  return FailedPrecondition(fmt::format("{} '{}': {}", name_, Excerpt(command_), what));
 }
 
 Result<ArchiveRecord> CommandTransform::Apply(const ArchiveRecord& record) {

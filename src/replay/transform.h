@@ -31,8 +31,10 @@ class RecordTransform {
 
 class CommandTransform final : public RecordTransform {
  public:
-  // kInvalidArgument when the command cannot be started.
-  static Result<std::unique_ptr<CommandTransform>> Start(const std::string& command, std::chrono::milliseconds timeout);
+  // kInvalidArgument when the command cannot be started. Errors name the
+  // transform `name` (the CLI: "--transform").
+  static Result<std::unique_ptr<CommandTransform>> Start(const std::string& command, std::chrono::milliseconds timeout,
+                                                         const std::string& name = "the transform");
   // Closes the command's stdin and waits for it (killing it after the timeout).
   ~CommandTransform() override;
   CommandTransform(const CommandTransform&) = delete;
@@ -41,11 +43,13 @@ class CommandTransform final : public RecordTransform {
   Result<ArchiveRecord> Apply(const ArchiveRecord& record) override;
 
  private:
-  CommandTransform(std::string command, std::chrono::milliseconds timeout, pid_t pid, int in_fd, int out_fd);
+  CommandTransform(std::string command, std::string name, std::chrono::milliseconds timeout, pid_t pid, int in_fd,
+                   int out_fd);
   Status Fail(const std::string& what);
   std::string ExitDescription();
 
   std::string command_;
+  std::string name_;
   std::chrono::milliseconds timeout_;
   pid_t pid_;
   int in_fd_;            // the command's stdin (we write)

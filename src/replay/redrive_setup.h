@@ -1,0 +1,60 @@
+// The guard of a guarded replay (doc/replay.md "Guarded redrive"): reads the
+// destinations' processing windows and backlog before anything is sent and
+// makes the SQS probes and the RedriveGuard; and what the guard did, for the
+// audit record.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "replay/audit.h"
+#include "replay/redrive_guard.h"
+#include "replay/redrive_plan.h"
+#include "replay/redrive_probes.h"
+#include "replay/replay_terms.h"
+#include "sqs/sqs_client.h"
+
+namespace dlq {
+
+// What PrepareGuard reads.
+struct GuardInputs {
+  ReplayTerms terms;  // how refusals name the caller's knobs
+  QueueClient* sqs = nullptr;
+  Clock* clock = nullptr;
+  std::string region;
+  std::vector<std::string> destinations;  // queue URLs the selection goes to
+  uint64_t selection = 0;                 // messages selected (the ramp's 100%)
+  std::string live_dlq;  // the DLQ the live form reads (it finds re-failures there itself); empty: archive form
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// The guard and what it reads; the guard refers to the probes, so they live
+// and die together.
+struct GuardedRedrive {
+  RedriveOptions options;
+  std::vector<DestinationWindow> windows;
+  std::unique_ptr<SqsBacklogProbe> backlog;
+  std::unique_ptr<SqsRefailureProbe> refailures;  // null when the live form's own DLQ is the only one
+  std::unique_ptr<RedriveGuard> guard;
+};
+
+// kFailedPrecondition naming the queue and how to go without a canary
+// (terms.no_canary) when a destination
+// has no DLQ, or when no destination is known before sending; the calls'
+// errors otherwise. Nothing is sent or received.
+Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, const GuardInputs& in);
+
+// A replay without a canary given --max-backlog: the guard holds the backlog
+// bound only (no DLQ needed, no waits).
+Result<std::unique_ptr<GuardedRedrive>> PrepareBackpressure(const RedrivePlan& plan, const GuardInputs& in);
+
+// The guard's part of the audit record, and the messages it found again.
+RedriveAudit GuardAudit(const RedriveStatus& s, const RedriveOptions& o);
+std::vector<FailedAgainMessage> FailedAgainOf(const RedriveStatus& s);
+
+}  // namespace dlq
