@@ -161,8 +161,9 @@ class PassState {
 
 // One worker of a pass: reads the objects `state` hands it (Claim) until
 // there are none left or the pass is stopping, queueing their matches and
-// finishing each with its result. Everything it reserved is released by the
-// time it returns. Runs on the worker's own thread.
+// finishing each with its result. An object's working set is released when
+// its reading ends; its matches stay reserved until delivered
+// (PassState::Delivered). Runs on the worker's own thread.
 void ReadClaimedObjects(ObjectStore& store, const ScanOptions& options, const Limits& limits,
                         const Prefilter& prefilter, const std::vector<ArchiveObject>& objects, PassState& state);
 
