@@ -18,6 +18,7 @@
 #include "common/time_util.h"
 #include "dashboard/overview_html.h"
 #include "dashboard/request.h"
+#include "dashboard/response.h"
 #include "dashboard/web_assets.h"
 #include "query/fingerprint.h"
 #include "query/read_failure.h"
@@ -28,26 +29,16 @@
 namespace dlq {
 namespace {
 
-constexpr std::string_view kJson = "application/json";
+using dashboard_internal::Error;
+using dashboard_internal::Header;
+using dashboard_internal::JsonResponse;
+using dashboard_internal::kJson;
+
 // The page loads nothing from elsewhere: scripts, styles and requests stay on
 // this origin.
 constexpr std::string_view kContentSecurityPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-HttpServerResponse JsonResponse(int status, std::string body) {
-  HttpServerResponse r;
-  r.status = status;
-  r.content_type = std::string(kJson);
-  r.body = std::move(body);
-  r.headers.emplace_back("Cache-Control", "no-store");
-  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
-  return r;
-}
-
-HttpServerResponse Error(int status, std::string_view message) {
-  return JsonResponse(status, JsonWriter().BeginObject().Key("error").String(message).EndObject().Take());
-}
 
 HttpServerResponse ErrorFrom(const Status& st) {
   int status = 500;
@@ -60,13 +51,6 @@ HttpServerResponse ErrorFrom(const Status& st) {
     default: break;
   }
   return Error(status, st.ToString());
-}
-
-std::string_view Header(const HttpServerRequest& r, std::string_view name) {
-  for (const auto& [k, v] : r.headers) {
-    if (IEquals(k, name)) return v;
-  }
-  return {};
 }
 
 void OptTime(JsonWriter& w, const std::optional<SystemTime>& t) {
@@ -306,22 +290,11 @@ void ReplayJobJson(JsonWriter& w, const ReplayJobSnapshot& j, bool detail) {
 }  // namespace
 
 Dashboard::Dashboard(Daemon& daemon, Clock& clock, DashboardOptions options)
-    : daemon_(daemon), clock_(clock), options_(std::move(options)), jobs_(clock, options_.max_replay_jobs) {
-  if (options_.registry != nullptr) {
-    metrics::CounterFamily& family = options_.registry->AddCounter(
-        "dlq_archive_dashboard_refusals_total",
-        "Dashboard requests refused for want of a token, by access (read: message content, write: an action) "
-        "and reason (no_token, wrong_token, actions_disabled).",
-        {"access", "reason"});
-    for (const auto& [access, reason] : {std::pair<std::string_view, std::string_view>{"read", "no_token"},
-                                         {"read", "wrong_token"},
-                                         {"write", "no_token"},
-                                         {"write", "wrong_token"},
-                                         {"write", "actions_disabled"}}) {
-      refusals_[{access, reason}] = &family.WithLabels({std::string(access), std::string(reason)});
-    }
-  }
-}
+    : daemon_(daemon),
+      clock_(clock),
+      options_(std::move(options)),
+      access_(options_.read_token, options_.write_token, clock, options_.registry),
+      jobs_(clock, options_.max_replay_jobs) {}
 
 void Dashboard::Bound(ScanOptions& scan, const HttpServerRequest& request) const {
   scan.stop = request.cancelled;
@@ -337,7 +310,7 @@ void Dashboard::Bound(ScanOptions& scan, const HttpServerRequest& request) const
 void Dashboard::Register(HttpServer& server) {
   auto handler = [this](const HttpServerRequest& r) { return Handle(r); };
   // A request without the token is refused from its head: its body is never read.
-  server.CheckHeads([this](const HttpServerRequest& head) { return RefuseHead(head); });
+  server.CheckHeads([this](const HttpServerRequest& head) { return access_.RefuseHead(head); });
   for (const WebAsset& a : WebAssets()) server.Handle(std::string(a.path), handler);
   server.Handle("/api/dashboard", handler);
   server.Handle("/api/queues", handler);
@@ -359,8 +332,8 @@ HttpServerResponse Dashboard::Handle(const HttpServerRequest& request) const {
   if (get && path == "/api/dashboard") return Info();
   if (get && path == "/api/queues") return Queues(request);
   if (get && path == "/api/overview") return OverviewApi(request);
-  if (IsContentRoute(request)) {
-    if (auto refused = RefuseRead(request)) return *refused;
+  if (DashboardAccess::IsContentRoute(request)) {
+    if (auto refused = access_.RefuseRead(request)) return *refused;
   }
   if (get && path == "/api/search") return Search(request);
   if (request.method == "POST" && path == "/api/replay") return Replay(request);
@@ -709,76 +682,8 @@ HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerReq
   return JsonResponse(200, w.Take());
 }
 
-bool Dashboard::IsContentRoute(const HttpServerRequest& request) {
-  const std::string& path = request.path;
-  if (path == "/api/search" || StartsWith(path, "/api/messages/")) return true;
-  // A replay's status names the messages that failed again.
-  const bool get = request.method == "GET" || request.method == "HEAD";
-  if (get && (path == "/api/replays" || StartsWith(path, "/api/replays/"))) return true;
-  std::optional<QueuePath> qp = ParseQueuePath(path);
-  return qp && (qp->view == "failures" || qp->view == "objects");
-}
-
-std::optional<HttpServerResponse> Dashboard::RefuseRead(const HttpServerRequest& request) const {
-  if (options_.read_token.empty()) return std::nullopt;
-  std::string_view auth = Header(request, "Authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (auth.size() > kBearer.size() && IEquals(auth.substr(0, kBearer.size()), kBearer)) {
-    std::string_view given = Trim(auth.substr(kBearer.size()));
-    // Both comparisons always run: the time taken does not tell which token is set.
-    const bool read = ConstantTimeEquals(given, options_.read_token);
-    const bool write = !options_.write_token.empty() && ConstantTimeEquals(given, options_.write_token);
-    if (read || write) return std::nullopt;
-  }
-  HttpServerResponse r =
-      Error(401,
-            "message content needs the dashboard's read token (or its write token) as 'Authorization: Bearer "
-            "TOKEN'");
-  r.headers.emplace_back("WWW-Authenticate", "Bearer");
-  NoteRefusal(read_refusal_log_, "read", "dashboard_read_refused", auth.empty() ? "no_token" : "wrong_token", request);
-  return r;
-}
-
-std::optional<HttpServerResponse> Dashboard::Refuse(const HttpServerRequest& request) const {
-  if (options_.write_token.empty()) {
-    NoteRefusal(write_refusal_log_, "write", "dashboard_action_refused", "actions_disabled", request);
-    return Error(403, "actions are disabled: this daemon has no dashboard.write_token configured");
-  }
-  std::string_view auth = Header(request, "Authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (auth.size() <= kBearer.size() || !IEquals(auth.substr(0, kBearer.size()), kBearer) ||
-      !ConstantTimeEquals(Trim(auth.substr(kBearer.size())), options_.write_token)) {
-    HttpServerResponse r = Error(401, "this action needs the dashboard's write token as 'Authorization: Bearer TOKEN'");
-    r.headers.emplace_back("WWW-Authenticate", "Bearer");
-    NoteRefusal(write_refusal_log_, "write", "dashboard_action_refused", auth.empty() ? "no_token" : "wrong_token",
-                request);
-    return r;
-  }
-  return std::nullopt;
-}
-
-std::optional<HttpServerResponse> Dashboard::RefuseHead(const HttpServerRequest& head) const {
-  const bool get = head.method == "GET" || head.method == "HEAD";
-  if (!get && StartsWith(head.path, "/api/")) return Refuse(head);  // every action needs the write token
-  if (IsContentRoute(head)) return RefuseRead(head);
-  return std::nullopt;
-}
-
-void Dashboard::NoteRefusal(LogThrottle& throttle, std::string_view access, std::string_view event,
-                            std::string_view reason, const HttpServerRequest& request) const {
-  if (auto it = refusals_.find({access, reason}); it != refusals_.end()) it->second->Inc();
-  // One line per 10 s at most: a client probing for a token cannot flood the log.
-  int64_t suppressed = 0;
-  if (!throttle.Admit(clock_.SteadyNow(), &suppressed)) return;
-  Log().Log(LogLevel::kWarn, event,
-            {{"path", OneLinePreview(request.path, 120)},
-             {"client", request.remote_addr},
-             {"reason", reason},
-             {"suppressed_since_last", suppressed}});
-}
-
 HttpServerResponse Dashboard::ArchiveNow(const std::string& queue, const HttpServerRequest& request) const {
-  if (auto refused = Refuse(request)) return *refused;
+  if (auto refused = access_.RefuseWrite(request)) return *refused;
   Status st = daemon_.ArchiveNow(queue, Actor(request));
   Log().Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
             {{"action", "archive_now"},
@@ -799,7 +704,7 @@ HttpServerResponse Dashboard::ArchiveNow(const std::string& queue, const HttpSer
 }
 
 HttpServerResponse Dashboard::Replay(const HttpServerRequest& request) const {
-  if (auto refused = Refuse(request)) return *refused;
+  if (auto refused = access_.RefuseWrite(request)) return *refused;
   auto parsed = ParseReplayRequest(request.body);
   if (!parsed.ok()) return ErrorFrom(parsed.status());
   if (!options_.replay) return Error(501, "replay is not available in this daemon");
@@ -933,7 +838,7 @@ HttpServerResponse Dashboard::ReplayStatus(const std::string& id) const {
 }
 
 HttpServerResponse Dashboard::StopReplay(const std::string& id, const HttpServerRequest& request) const {
-  if (auto refused = Refuse(request)) return *refused;
+  if (auto refused = access_.RefuseWrite(request)) return *refused;
   Status st = jobs_.Stop(id);
   Log().Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
             {{"action", "replay_stop"},

@@ -3,15 +3,11 @@
 // per-queue sample history, alarm history) and from each queue's archive
 // through the query engine (search, message detail, failure groups by
 // fingerprint, recent objects). Two actions, archive now and replay to
-// source, exist only when a write token is configured; a request must carry
-// it as "Authorization: Bearer TOKEN" (compared in constant time). Without a
-// token every write is refused with 403, with a wrong or missing one 401,
-// always as {"error": "..."}. Each action is logged (dashboard_action, with
-// the client address, never the token). Refusals are counted
-// (dlq_archive_dashboard_refusals_total) and logged at most once per 10 s for reads
-// and once per 10 s for actions, each line with the number held back. Over
-// HTTP, the token is checked from the request's head, before its body is
-// read (HttpServer::CheckHeads). A replay that sends runs as a job
+// source, exist only when a write token is configured; who may read content
+// and act, and how refusals are answered, counted and logged: access.h. Each
+// action is logged (dashboard_action, with the client address, never the
+// token). Over HTTP, the token is checked from the request's head, before
+// its body is read (HttpServer::CheckHeads). A replay that sends runs as a job
 // (replay_jobs.h): POST /api/replay answers 202 with its id at once, and
 // /api/replays/{id} says how far it got.
 //
@@ -25,16 +21,15 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "common/log_throttle.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "dashboard/access.h"
 #include "dashboard/replay_jobs.h"
 #include "monitor/daemon.h"
 #include "query/fingerprint.h"
@@ -145,18 +140,6 @@ class Dashboard {
   HttpServerResponse Replays(const HttpServerRequest& request) const;
   HttpServerResponse ReplayStatus(const std::string& id) const;
   HttpServerResponse StopReplay(const std::string& id, const HttpServerRequest& request) const;
-  // Empty when the request may write; else the 401/403 response.
-  std::optional<HttpServerResponse> Refuse(const HttpServerRequest& request) const;
-  // Refuse or RefuseRead, as the request's route needs, from its head alone.
-  std::optional<HttpServerResponse> RefuseHead(const HttpServerRequest& head) const;
-  // Counts a refusal and logs it under `throttle`.
-  void NoteRefusal(LogThrottle& throttle, std::string_view access, std::string_view event, std::string_view reason,
-                   const HttpServerRequest& request) const;
-  // Routes whose answers hold message bodies, attributes or archive keys.
-  static bool IsContentRoute(const HttpServerRequest& request);
-  // Empty when the request may read message content; else the 401 response.
-  std::optional<HttpServerResponse> RefuseRead(const HttpServerRequest& request) const;
-
   // The bounds above on one request's scan.
   void Bound(ScanOptions& scan, const HttpServerRequest& request) const;
 
@@ -172,11 +155,7 @@ class Dashboard {
     std::shared_ptr<const std::string> body;  // null until asked for
     std::string etag;
   };
-  // One refusal counter per (access, reason), made once: WithLabels takes the
-  // family's lock, and a client flooding refusals must not make each take it.
-  std::map<std::pair<std::string_view, std::string_view>, metrics::Counter*> refusals_;
-  mutable LogThrottle read_refusal_log_{std::chrono::seconds(10)};
-  mutable LogThrottle write_refusal_log_{std::chrono::seconds(10)};
+  DashboardAccess access_;                 // the tokens: who may read content and act
   mutable FailedAgainCache failed_again_;  // the audit records read so far, per archive
   mutable Mutex overview_mu_;
   mutable OverviewCache overview_ DLQ_GUARDED_BY(overview_mu_);

@@ -1,11 +1,13 @@
+// The stack's generator: options, resolving the config, the safety analysis
+// behind every queue's alarms, parameters, outputs and the order resources
+// are added in. The resources by kind: stack_alarms.cc, stack_iam.cc,
+// stack_function.cc, stack_storage.cc; the queues: stack_queues.cc.
 #include "deploy/stack.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <map>
 #include <optional>
 #include <set>
 
@@ -13,51 +15,18 @@
 #include "archive/key_layout.h"
 #include "archiver/selection_spec.h"
 #include "common/count_noun.h"
-#include "common/crypto.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "deploy/stack_internal.h"
 #include "monitor/alarm_plan.h"
 #include "monitor/safety.h"
-#include "query/athena_ddl.h"
 
 namespace dlq {
 namespace {
 
 using std::chrono::seconds;
 
-constexpr std::string_view kFunction = "ArchiverFunction";
-constexpr std::string_view kRole = "ArchiverRole";
-constexpr std::string_view kLogGroup = "ArchiverLogGroup";
-constexpr std::string_view kBucket = "ArchiveBucket";  // the parameter, or the resource with --create-bucket
-constexpr std::string_view kSchedule = "SweepSchedule";
-constexpr std::string_view kAlertTopic = "AlertTopic";  // for people: alarms and failed invocations
-constexpr size_t kMaxAlarmDescription = 1024;           // CloudWatch's limit
-constexpr size_t kMaxOutputValue = 4096;                // CloudFormation's
-
-std::string Partition() {
-  return "${AWS::Partition}";
-}
-
-// A CloudFormation logical id for a queue: its name in CamelCase (letters and
-// digits only) and 8 hex digits of its SHA-256, so "a-b" and "a_b" differ.
-std::string LogicalId(std::string_view name) {
-  std::string out;
-  bool upper = true;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0) {
-      upper = true;
-      continue;
-    }
-    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-    upper = false;
-  }
-  return out + Sha256Hex(name).substr(0, 8);
-}
-
-std::string AccountOfArn(std::string_view arn) {
-  auto parts = Split(arn, ':');  // arn, partition, service, region, account, resource
-  return parts.size() >= 6 ? std::string(parts[4]) : "";
-}
+constexpr size_t kMaxOutputValue = 4096;  // CloudFormation's
 
 // "rate(5 minutes)" -> 300 s; nullopt for cron(...) (no fixed interval).
 Result<std::optional<seconds>> ParseSchedule(std::string_view s) {
@@ -100,12 +69,6 @@ seconds SqsMetricPeriod(seconds period) {
   return seconds(std::max<int64_t>(1, (period.count() + 59) / 60) * 60);
 }
 
-std::string Truncate(std::string s, size_t n) {
-  if (s.size() <= n) return s;
-  s.resize(n - 3);
-  return s + "...";
-}
-
 // The config group a queue belongs to; kInvalidArgument when there is none.
 Result<const GroupConfig*> GroupOf(const MonitorConfig& config, const StackQueue& q) {
   auto it =
@@ -143,56 +106,8 @@ Result<const GroupConfig*> CommonGroup(const MonitorConfig& config, const std::v
   return first;
 }
 
-// The configured KMS key as IAM and S3 need it. A key id becomes the key's
-// ARN in the stack's account and region. An alias cannot be a policy's
-// Resource: the statement then covers the account's keys in that region on
-// condition that the key carries the alias (kms:ResourceAliases), and the
-// bucket's default encryption names the alias ARN.
-struct KmsKey {
-  TemplateValue arn;              // key or alias ARN (for the bucket)
-  TemplateValue policy_resource;  // for the IAM statement
-  std::string alias;              // "alias/NAME" when given as an alias
-};
-Result<std::optional<KmsKey>> ResolveKmsKey(const PutOptions& put) {
-  if (put.sse != "aws:kms" || put.sse_kms_key_id.empty()) return std::optional<KmsKey>();
-  const std::string& k = put.sse_kms_key_id;
-  const std::string here = fmt::format("arn:{}:kms:${{AWS::Region}}:${{AWS::AccountId}}", Partition());
-  KmsKey key;
-  auto alias_at = k.find("alias/");
-  if (alias_at != std::string::npos) {
-    key.alias = k.substr(alias_at);
-    if (StartsWith(k, "arn:")) {
-      // arn:PARTITION:kms:REGION:ACCOUNT:alias/NAME: keys of that account and region.
-      key.arn = TemplateValue(k);
-      key.policy_resource = TemplateValue(k.substr(0, alias_at) + "key/*");
-    } else if (alias_at == 0) {
-      key.arn = Sub(fmt::format("{}:{}", here, SubLiteral(k)));
-      key.policy_resource = Sub(here + ":key/*");
-    } else {
-      return InvalidArgument(
-          fmt::format("sse_kms_key_id '{}': expected a key id, key ARN, alias/NAME or alias ARN", k));
-    }
-    return std::optional<KmsKey>(std::move(key));
-  }
-  key.arn = StartsWith(k, "arn:") ? TemplateValue(k) : Sub(fmt::format("{}:key/{}", here, SubLiteral(k)));
-  key.policy_resource = key.arn;
-  return std::optional<KmsKey>(std::move(key));
-}
-
-TemplateValue Statement(std::string_view sid, const std::vector<std::string>& actions, TemplateValue resources) {
-  return TemplateValue::Map()
-      .Set("Sid", sid)
-      .Set("Effect", "Allow")
-      .Set("Action", TemplateValue::Strings(actions))
-      .Set("Resource", std::move(resources));
-}
-
 TemplateValue Parameter(std::string_view type, TemplateValue def, std::string_view description) {
   return TemplateValue::Map().Set("Type", type).Set("Default", std::move(def)).Set("Description", description);
-}
-
-TemplateValue Tags() {
-  return TemplateValue::List({TemplateValue::Map().Set("Key", "managed-by").Set("Value", "dlq-archive")});
 }
 
 DiscoveredQueue AsDiscovered(const StackQueue& q) {
@@ -230,91 +145,10 @@ QueueSafetyInput SchedulePathInput(const StackQueue& q, const GroupConfig& g, se
   return in;
 }
 
-TemplateValue AlarmResource(const AlarmSpec& spec, const std::string& alarm_name, const std::string& queue,
-                            std::string description) {
-  return TemplateValue::Map()
-      .Set("Type", "AWS::CloudWatch::Alarm")
-      .Set("Properties",
-           TemplateValue::Map()
-               .Set("AlarmName", alarm_name)
-               .Set("AlarmDescription", Truncate(std::move(description), kMaxAlarmDescription))
-               .Set("Namespace", "AWS/SQS")
-               .Set("MetricName", spec.metric)
-               .Set("Dimensions",
-                    TemplateValue::List({TemplateValue::Map().Set("Name", "QueueName").Set("Value", queue)}))
-               .Set("Statistic", std::string(StatisticName(spec.statistic)))
-               .Set("Period", static_cast<int64_t>(spec.period.count()))
-               .Set("EvaluationPeriods", spec.evaluation_periods)
-               .Set("DatapointsToAlarm", spec.datapoints_to_alarm)
-               .Set("Threshold", spec.threshold)
-               .Set("ComparisonOperator", std::string(ComparisonName(spec.comparison)))
-               .Set("TreatMissingData", std::string(MissingDataName(spec.missing)))
-               .Set("AlarmActions", TemplateValue::List({GetAtt(kFunction, "Arn"), Ref(kAlertTopic)})));
-}
-
 // A condition: the parameter `name` is not "".
 TemplateValue NotEmpty(std::string_view name) {
   return TemplateValue::Map().Set(
       "Fn::Not", TemplateValue::List({TemplateValue::Map().Set("Fn::Equals", TemplateValue::List({Ref(name), ""}))}));
-}
-
-// An alarm for people on one of the function's AWS/Lambda metrics: any
-// datapoint of `metric` in five minutes.
-TemplateValue FunctionAlarm(const std::string& alarm_name, std::string_view metric, std::string description) {
-  return TemplateValue::Map()
-      .Set("Type", "AWS::CloudWatch::Alarm")
-      .Set("Properties",
-           TemplateValue::Map()
-               .Set("AlarmName", alarm_name)
-               .Set("AlarmDescription", std::move(description))
-               .Set("Namespace", "AWS/Lambda")
-               .Set("MetricName", metric)
-               .Set("Dimensions", TemplateValue::List(
-                                      {TemplateValue::Map().Set("Name", "FunctionName").Set("Value", Ref(kFunction))}))
-               .Set("Statistic", "Sum")
-               .Set("Period", 300)
-               .Set("EvaluationPeriods", 1)
-               .Set("DatapointsToAlarm", 1)
-               .Set("Threshold", 1)
-               .Set("ComparisonOperator", "GreaterThanOrEqualToThreshold")
-               .Set("TreatMissingData", "notBreaching")
-               .Set("AlarmActions", TemplateValue::List({Ref(kAlertTopic)})));
-}
-
-// A subscription to the alert topic, made only when its parameter is set.
-TemplateValue AlertSubscription(std::string_view protocol, std::string_view parameter, std::string_view condition) {
-  return TemplateValue::Map()
-      .Set("Type", "AWS::SNS::Subscription")
-      .Set("Condition", condition)
-      .Set("Properties", TemplateValue::Map()
-                             .Set("TopicArn", Ref(kAlertTopic))
-                             .Set("Protocol", protocol)
-                             .Set("Endpoint", Ref(parameter)));
-}
-
-TemplateValue AlarmPermission(const std::string& alarm_name) {
-  return TemplateValue::Map()
-      .Set("Type", "AWS::Lambda::Permission")
-      .Set("Properties",
-           TemplateValue::Map()
-               .Set("FunctionName", GetAtt(kFunction, "Arn"))
-               .Set("Action", "lambda:InvokeFunction")
-               .Set("Principal", "lambda.alarms.cloudwatch.amazonaws.com")
-               .Set("SourceAccount", Ref("AWS::AccountId"))
-               .Set("SourceArn", Sub(fmt::format("arn:{}:cloudwatch:${{AWS::Region}}:${{AWS::AccountId}}:alarm:{}",
-                                                 Partition(), SubLiteral(alarm_name)))));
-}
-
-TemplateValue InterfaceEndpoint(std::string_view service) {
-  return TemplateValue::Map()
-      .Set("Type", "AWS::EC2::VPCEndpoint")
-      .Set("Properties", TemplateValue::Map()
-                             .Set("VpcEndpointType", "Interface")
-                             .Set("ServiceName", Sub(fmt::format("com.amazonaws.${{AWS::Region}}.{}", service)))
-                             .Set("VpcId", Ref("VpcId"))
-                             .Set("SubnetIds", Ref("SubnetIds"))
-                             .Set("SecurityGroupIds", Ref("SecurityGroupIds"))
-                             .Set("PrivateDnsEnabled", true));
 }
 
 std::string JoinComma(const std::vector<std::string>& v) {
@@ -323,208 +157,7 @@ std::string JoinComma(const std::vector<std::string>& v) {
   return out;
 }
 
-// A location under the archive bucket, following the bucket parameter or resource.
-TemplateValue InBucket(const std::string& text, const std::string& bucket) {
-  const std::string head = "s3://" + bucket + "/";
-  if (StartsWith(text, head)) {
-    return Sub(fmt::format("s3://${{{}}}/{}", kBucket, SubLiteral(text.substr(head.size()))));
-  }
-  return TemplateValue(text);
-}
-
-// DLQ_ARCHIVE_QUEUES: names of this account's queues, URLs of other accounts'.
-std::string QueueList(const std::vector<StackQueue>& queues) {
-  std::string queue_list;
-  for (const StackQueue& q : queues) {
-    std::string entry = SubLiteral(q.name);
-    if (!q.SameAccount()) {
-      std::string account = q.account_id.empty() ? AccountOfArn(q.role_arn) : q.account_id;
-      entry = StartsWith(q.url, "https://") ? SubLiteral(q.url)
-                                            : fmt::format("https://sqs.{}.${{AWS::URLSuffix}}/{}/{}",
-                                                          q.region.empty() ? "${AWS::Region}" : SubLiteral(q.region),
-                                                          account, SubLiteral(q.name));
-    }
-    queue_list += (queue_list.empty() ? "" : ",") + entry;
-  }
-  return queue_list;
-}
-
-// The archive bucket (--create-bucket) and its TLS-only policy.
-void AddArchiveBucket(TemplateValue& res, const StackOptions& o, const std::string& bucket, const std::string& prefix,
-                      const PutOptions& put, const std::optional<KmsKey>& kms) {
-  TemplateValue by_default = TemplateValue::Map();
-  if (put.sse == "aws:kms") {
-    by_default.Set("SSEAlgorithm", "aws:kms");
-    if (kms) by_default.Set("KMSMasterKeyID", kms->arn);
-  } else {
-    by_default.Set("SSEAlgorithm", "AES256");
-  }
-  TemplateValue rule =
-      TemplateValue::Map().Set("Id", "dlq-archive-lifecycle").Set("Status", "Enabled").Set("Prefix", prefix + "/");
-  if (o.transition_days > 0) {
-    rule.Set("Transitions", TemplateValue::List({TemplateValue::Map()
-                                                     .Set("StorageClass", o.transition_storage_class)
-                                                     .Set("TransitionInDays", o.transition_days)}));
-  }
-  if (o.expiration_days > 0) rule.Set("ExpirationInDays", o.expiration_days);
-  // Versioning keeps what a mistaken delete or overwrite removed, this long.
-  rule.Set("NoncurrentVersionExpiration", TemplateValue::Map().Set("NoncurrentDays", Ref("NoncurrentVersionDays")));
-  rule.Set("AbortIncompleteMultipartUpload", TemplateValue::Map().Set("DaysAfterInitiation", o.abort_multipart_days));
-  res.Set(kBucket,
-          TemplateValue::Map()
-              .Set("Type", "AWS::S3::Bucket")
-              .Set("DeletionPolicy", "Retain")  // the archive outlives the stack
-              .Set("UpdateReplacePolicy", "Retain")
-              .Set("Properties",
-                   TemplateValue::Map()
-                       .Set("BucketName", bucket)
-                       .Set("VersioningConfiguration", TemplateValue::Map().Set("Status", "Enabled"))
-                       .Set("BucketEncryption",
-                            TemplateValue::Map().Set(
-                                "ServerSideEncryptionConfiguration",
-                                TemplateValue::List({TemplateValue::Map()
-                                                         .Set("ServerSideEncryptionByDefault", std::move(by_default))
-                                                         .Set("BucketKeyEnabled", put.sse == "aws:kms")})))
-                       .Set("PublicAccessBlockConfiguration", TemplateValue::Map()
-                                                                  .Set("BlockPublicAcls", true)
-                                                                  .Set("BlockPublicPolicy", true)
-                                                                  .Set("IgnorePublicAcls", true)
-                                                                  .Set("RestrictPublicBuckets", true))
-                       .Set("OwnershipControls",
-                            TemplateValue::Map().Set("Rules", TemplateValue::List({TemplateValue::Map().Set(
-                                                                  "ObjectOwnership", "BucketOwnerEnforced")})))
-                       .Set("LifecycleConfiguration",
-                            TemplateValue::Map().Set("Rules", TemplateValue::List({std::move(rule)})))
-                       .Set("Tags", Tags())));
-  res.Set("ArchiveBucketPolicy",
-          TemplateValue::Map()
-              .Set("Type", "AWS::S3::BucketPolicy")
-              .Set("Properties",
-                   TemplateValue::Map()
-                       .Set("Bucket", Ref(kBucket))
-                       .Set("PolicyDocument",
-                            TemplateValue::Map()
-                                .Set("Version", "2012-10-17")
-                                .Set("Statement",
-                                     TemplateValue::List(
-                                         {TemplateValue::Map()
-                                              .Set("Sid", "DenyInsecureTransport")
-                                              .Set("Effect", "Deny")
-                                              .Set("Principal", "*")
-                                              .Set("Action", "s3:*")
-                                              .Set("Resource",
-                                                   TemplateValue::List({GetAtt(kBucket, "Arn"),
-                                                                        Sub(fmt::format("${{{}.Arn}}/*", kBucket))}))
-                                              .Set("Condition", TemplateValue::Map().Set(
-                                                                    "Bool", TemplateValue::Map().Set(
-                                                                                "aws:SecureTransport", "false")))})))));
-}
-
-// The Glue database and table: `ddl`'s table definition (BuildAthenaTable),
-// its locations following the ArchiveBucket parameter or resource.
-Status AddGlueTable(TemplateValue& res, const StackOptions& o, const std::string& bucket, const std::string& prefix,
-                    bool hive, const std::vector<StackQueue>& queues) {
-  AthenaDdlOptions ddl;
-  ddl.from = fmt::format("s3://{}/{}", bucket, prefix);
-  ddl.layout = hive ? ArchiveLayout::kHive : ArchiveLayout::kDefault;
-  ddl.database = o.athena_database;
-  ddl.table = o.athena_table;
-  ddl.first_day = o.first_day;
-  for (const StackQueue& q : queues) ddl.queues.push_back(q.name);
-  DLQ_ASSIGN_OR_RETURN(AthenaTable table, BuildAthenaTable(ddl));
-  auto columns = [](const std::vector<AthenaColumn>& cols) {
-    TemplateValue list = TemplateValue::List();
-    for (const AthenaColumn& c : cols) list.Add(TemplateValue::Map().Set("Name", c.name).Set("Type", c.type));
-    return list;
-  };
-  TemplateValue table_params = TemplateValue::Map().Set("EXTERNAL", "TRUE");
-  for (const auto& [k, v] : table.properties) table_params.Set(k, InBucket(v, table.bucket));
-  TemplateValue serde_params = TemplateValue::Map();
-  for (const auto& [k, v] : table.serde_properties) serde_params.Set(k, v);
-  res.Set("GlueDatabase",
-          TemplateValue::Map()
-              .Set("Type", "AWS::Glue::Database")
-              .Set("Properties", TemplateValue::Map()
-                                     .Set("CatalogId", Ref("AWS::AccountId"))
-                                     .Set("DatabaseInput", TemplateValue::Map()
-                                                               .Set("Name", table.database)
-                                                               .Set("Description", "dlq-archive archive (Athena)"))));
-  res.Set("GlueTable",
-          TemplateValue::Map()
-              .Set("Type", "AWS::Glue::Table")
-              .Set("Properties",
-                   TemplateValue::Map()
-                       .Set("CatalogId", Ref("AWS::AccountId"))
-                       .Set("DatabaseName", Ref("GlueDatabase"))
-                       .Set("TableInput",
-                            TemplateValue::Map()
-                                .Set("Name", table.name)
-                                .Set("TableType", "EXTERNAL_TABLE")
-                                .Set("Parameters", std::move(table_params))
-                                .Set("PartitionKeys", columns(table.partitions))
-                                .Set("StorageDescriptor",
-                                     TemplateValue::Map()
-                                         .Set("Columns", columns(table.columns))
-                                         .Set("Location", InBucket(table.location, table.bucket))
-                                         .Set("InputFormat", table.input_format)
-                                         .Set("OutputFormat", table.output_format)
-                                         .Set("SerdeInfo", TemplateValue::Map()
-                                                               .Set("SerializationLibrary", table.serde)
-                                                               .Set("Parameters", std::move(serde_params)))))));
-  return Status::Ok();
-}
-
 }  // namespace
-
-StackQueue StackQueueFromDiscovery(const GroupConfig& group, const DiscoveredQueue& q) {
-  StackQueue s;
-  s.group = group.name;
-  s.name = q.name;
-  s.url = q.url;
-  s.region = q.region;
-  s.account_id = q.account_id;
-  s.role_arn = group.role_arn;
-  s.fifo = q.fifo;
-  s.retention = q.retention;
-  s.source_retention = q.MaxSourceRetention();
-  s.discovered = true;
-  return s;
-}
-
-Result<std::vector<StackQueue>> StackQueuesFromConfig(const GroupConfig& group, seconds retention,
-                                                      seconds source_retention) {
-  std::vector<StackQueue> out;
-  for (const std::string& entry : group.queues) {
-    StackQueue s;
-    s.group = group.name;
-    s.role_arn = group.role_arn;
-    s.region = group.region;
-    s.retention = retention;
-    s.source_retention = source_retention;
-    if (StartsWith(entry, "https://") || StartsWith(entry, "http://")) {
-      std::string_view rest = std::string_view(entry).substr(entry.find("://") + 3);
-      auto slash = rest.find('/');
-      auto parts = slash == std::string_view::npos ? std::vector<std::string_view>()
-                                                   : Split(rest.substr(slash), '/');  // "", ACCOUNT, NAME
-      if (parts.size() != 3 || parts[2].empty()) {
-        return InvalidArgument(fmt::format("group {}: queue URL {} does not end in /ACCOUNT/NAME", group.name, entry));
-      }
-      s.url = entry;
-      s.account_id = std::string(parts[1]);
-      s.name = std::string(parts[2]);
-    } else {
-      s.name = entry;
-      if (!group.role_arn.empty()) s.account_id = AccountOfArn(group.role_arn);
-    }
-    s.fifo = EndsWith(s.name, ".fifo");
-    if (std::find_if(group.exclude.begin(), group.exclude.end(),
-                     [&](const std::string& e) { return e == s.name || e == entry; }) != group.exclude.end()) {
-      continue;
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
-}
 
 Status StackOptions::Validate() const {
   auto bad = [](std::string msg) { return InvalidArgument(std::move(msg)); };
@@ -588,68 +221,7 @@ Status StackOptions::Validate() const {
   return Status::Ok();
 }
 
-namespace {
-
-// Builds one stack: Build() resolves what the template needs from the config
-// and the options, analyses each queue's safety, then adds one family of
-// resources per method. Single use; not thread-safe.
-class StackBuilder {
- public:
-  StackBuilder(const MonitorConfig& config, const std::vector<StackQueue>& queues, const StackOptions& o)
-      : config_(config), queues_(queues), o_(o), fn_(o.function_name) {}
-
-  Result<GeneratedStack> Build();
-
- private:
-  Status Resolve();
-  Status CheckQueues();
-  QueueAlarmPlan PlanStackAlarms(const GroupConfig& g, const StackQueue& q) const;
-  Status ResolveAutoPolicy();
-  void WarnAboutPeriods(const GroupConfig& g);
-  Status AnalyzeSafety();
-  Status AnalyzeQueue(const StackQueue& q);
-  TemplateValue Parameters() const;
-  void AddLogGroup();
-  TemplateValue RoleStatements() const;
-  void AddRole();
-  TemplateValue FunctionEnvironment() const;
-  void AddFunction();
-  void AddSchedule();
-  std::string ScheduleText() const;
-  std::string ExpiryAlarmDescription(const StackQueuePlan& p, const QueueAlarmPlan& plan) const;
-  Status AddAlarms();
-  void AddAlerts();
-  void AddVpcEndpoints();
-  Status AddAthena();
-  TemplateValue Outputs() const;
-
-  const MonitorConfig& config_;
-  const std::vector<StackQueue>& queues_;
-  const StackOptions& o_;
-  const std::string fn_;
-
-  // Resolved by Resolve() and CheckQueues().
-  const GroupConfig* group_ = nullptr;  // the settings every group of the stack agrees on
-  Destination dest_;
-  std::string prefix_;
-  std::optional<KmsKey> kms_;
-  Selection policy_;
-  std::string policy_text_;  // DLQ_ARCHIVE_POLICY
-  std::string schedule_;
-  std::optional<seconds> sweep_;  // nullopt for a cron schedule
-  Destination code_;
-  std::map<std::string, std::string> role_by_account_;  // other accounts' queues: account -> role ARN
-  bool vpc_ = false;
-  bool hive_ = false;
-  bool default_layout_ = false;
-
-  // Built.
-  GeneratedStack out_;
-  std::vector<std::optional<QueueAlarmPlan>> alarm_plans_;  // parallel to out_.queues; none for other accounts
-  TemplateValue res_ = TemplateValue::Map();
-  std::vector<std::string> alarm_names_;
-  bool athena_ = false;
-};
+namespace stack_internal {
 
 Status StackBuilder::Resolve() {
   DLQ_RETURN_IF_ERROR(o_.Validate());
@@ -717,11 +289,15 @@ Status StackBuilder::CheckQueues() {
   return Status::Ok();
 }
 
+namespace {
+
 AlarmPlanOptions StackPlanOptions() {
   AlarmPlanOptions plan_options;
   plan_options.max_messages_per_run = 0;  // DLQ_ARCHIVE_MAX_MESSAGES is not set: a run drains until its deadline
   return plan_options;
 }
+
+}  // namespace
 
 // The daemon's alarm plan for `q` as the stack deploys it: CloudWatch's
 // metrics, whole-minute periods, and every alarm invoking the function.
@@ -863,310 +439,6 @@ TemplateValue StackBuilder::Parameters() const {
   return params;
 }
 
-// Created here so the role can be scoped to it.
-void StackBuilder::AddLogGroup() {
-  res_.Set(kLogGroup, TemplateValue::Map()
-                          .Set("Type", "AWS::Logs::LogGroup")
-                          .Set("Properties", TemplateValue::Map()
-                                                 .Set("LogGroupName", "/aws/lambda/" + fn_)
-                                                 .Set("RetentionInDays", o_.log_retention_days)));
-}
-
-TemplateValue StackBuilder::RoleStatements() const {
-  TemplateValue statements = TemplateValue::List();
-  TemplateValue queue_arns = TemplateValue::List();
-  for (const StackQueue& q : queues_) {
-    if (!q.SameAccount()) continue;  // read through the assumed role, not this one
-    queue_arns.Add(Sub(fmt::format("arn:{}:sqs:${{AWS::Region}}:${{AWS::AccountId}}:{}", Partition(), q.name)));
-  }
-  if (!queue_arns.items().empty()) {
-    // Batch calls (DeleteMessageBatch, ChangeMessageVisibilityBatch) are
-    // authorized by their single-message actions.
-    statements.Add(Statement("ArchiveDeadLetterQueues",
-                             {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility",
-                              "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
-                             std::move(queue_arns)));
-  }
-  statements.Add(Statement(
-      "WriteArchiveObjects", {"s3:PutObject"},
-      TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket, SubLiteral(prefix_)))})));
-  if (kms_) {
-    // Single-part uploads only (objects are sealed well below 5 GiB), so no kms:Decrypt.
-    TemplateValue st =
-        Statement("EncryptArchiveObjects", {"kms:GenerateDataKey"}, TemplateValue::List({kms_->policy_resource}));
-    if (!kms_->alias.empty()) {
-      st.Set("Condition", TemplateValue::Map().Set("ForAnyValue:StringEquals",
-                                                   TemplateValue::Map().Set("kms:ResourceAliases", kms_->alias)));
-    }
-    statements.Add(std::move(st));
-  }
-  if (!role_by_account_.empty()) {
-    TemplateValue roles = TemplateValue::List();
-    for (const auto& [account, arn] : role_by_account_) roles.Add(arn);
-    statements.Add(Statement("AssumeQueueAccountRoles", {"sts:AssumeRole"}, std::move(roles)));
-  }
-  statements.Add(Statement(
-      "WriteOwnLogs", {"logs:CreateLogStream", "logs:PutLogEvents"},
-      TemplateValue::List({Sub(fmt::format(
-          "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:/aws/lambda/{}:*", Partition(), fn_))})));
-  // The on-failure destination of asynchronous invocations.
-  statements.Add(Statement("PublishFailedInvocations", {"sns:Publish"},
-                           TemplateValue::List({Sub(fmt::format("${{{}}}", kAlertTopic))})));
-  statements.Add(Statement("FollowUpInvoke", {"lambda:InvokeFunction"},
-                           TemplateValue::List({Sub(fmt::format(
-                               "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}", Partition(), fn_))})));
-  if (vpc_) {
-    // The only "*": Lambda requires these EC2 network-interface actions on
-    // all resources (they have no narrower scope Lambda accepts).
-    statements.Add(
-        Statement("VpcNetworkInterfaces",
-                  {"ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DeleteNetworkInterface",
-                   "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"},
-                  TemplateValue::List({"*"})));
-  }
-  return statements;
-}
-
-// The execution role. CloudWatch metrics go out as EMF log lines, so no
-// cloudwatch:PutMetricData (which has no resource-level scope) is granted.
-void StackBuilder::AddRole() {
-  res_.Set(
-      kRole,
-      TemplateValue::Map()
-          .Set("Type", "AWS::IAM::Role")
-          .Set("Properties",
-               TemplateValue::Map()
-                   .Set("Description", "dlq-archive Lambda execution role (least privilege, see doc/deployment.md)")
-                   .Set("AssumeRolePolicyDocument",
-                        TemplateValue::Map()
-                            .Set("Version", "2012-10-17")
-                            .Set("Statement",
-                                 TemplateValue::List(
-                                     {TemplateValue::Map()
-                                          .Set("Effect", "Allow")
-                                          .Set("Principal", TemplateValue::Map().Set("Service", "lambda.amazonaws.com"))
-                                          .Set("Action", "sts:AssumeRole")})))
-                   .Set("Policies",
-                        TemplateValue::List({TemplateValue::Map()
-                                                 .Set("PolicyName", "dlq-archive")
-                                                 .Set("PolicyDocument", TemplateValue::Map()
-                                                                            .Set("Version", "2012-10-17")
-                                                                            .Set("Statement", RoleStatements()))}))
-                   .Set("Tags", Tags())));
-}
-
-// The runtime's environment (doc/lambda.md).
-TemplateValue StackBuilder::FunctionEnvironment() const {
-  const GroupConfig& group = *group_;
-  TemplateValue env = TemplateValue::Map();
-  env.Set("DLQ_ARCHIVE_DESTINATION", Sub(fmt::format("s3://${{{}}}/{}", kBucket, SubLiteral(prefix_))));
-  std::string queue_list = QueueList(queues_);
-  // Fn::Sub only when a cross-account URL needs the region or URL suffix.
-  env.Set("DLQ_ARCHIVE_QUEUES",
-          queue_list.find("${") == std::string::npos ? TemplateValue(queue_list) : Sub(queue_list));
-  env.Set("DLQ_ARCHIVE_POLICY", policy_text_);
-  if (!group.put.sse.empty()) env.Set("DLQ_ARCHIVE_SSE", group.put.sse);
-  if (!group.put.sse_kms_key_id.empty()) env.Set("DLQ_ARCHIVE_SSE_KMS_KEY_ID", group.put.sse_kms_key_id);
-  if (!group.put.storage_class.empty()) env.Set("DLQ_ARCHIVE_STORAGE_CLASS", group.put.storage_class);
-  env.Set("DLQ_ARCHIVE_BATCH_MAX_MESSAGES", std::to_string(group.batch.max_messages));
-  env.Set("DLQ_ARCHIVE_BATCH_MAX_BYTES", std::to_string(group.batch.max_bytes));
-  env.Set("DLQ_ARCHIVE_BATCH_MAX_AGE",
-          fmt::format("{}s", std::max<int64_t>(1, std::chrono::ceil<seconds>(group.batch.max_age).count())));
-  if (hive_) {
-    env.Set("DLQ_ARCHIVE_HIVE", "1");
-  } else if (!default_layout_) {
-    env.Set("DLQ_ARCHIVE_KEY_TEMPLATE", group.key_template.text());
-  }
-  if (!role_by_account_.empty()) {
-    std::string roles;
-    for (const auto& [account, arn] : role_by_account_) {
-      if (!roles.empty()) roles += ',';
-      roles += fmt::format("{}={}", account, arn);
-    }
-    env.Set("DLQ_ARCHIVE_ROLE_ARNS", roles);
-  }
-  return env;
-}
-
-void StackBuilder::AddFunction() {
-  TemplateValue fn_props =
-      TemplateValue::Map()
-          .Set("FunctionName", fn_)
-          .Set("Description", "dlq-archive: archives SQS DLQ messages to S3 (doc/lambda.md)")
-          .Set("Runtime", "provided.al2023")
-          .Set("Handler", "bootstrap")
-          .Set("Architectures", TemplateValue::List({Ref("Architecture")}))
-          .Set("Role", GetAtt(kRole, "Arn"))
-          .Set("Timeout", Ref("FunctionTimeout"))
-          .Set("MemorySize", Ref("FunctionMemory"))
-          .Set("ReservedConcurrentExecutions", Ref("ReservedConcurrency"))
-          .Set("Code", TemplateValue::Map().Set("S3Bucket", Ref("CodeBucket")).Set("S3Key", Ref("CodeKey")))
-          .Set("Environment", TemplateValue::Map().Set("Variables", FunctionEnvironment()))
-          .Set("Tags", Tags());
-  if (vpc_) {
-    fn_props.Set(
-        "VpcConfig",
-        TemplateValue::Map().Set("SubnetIds", Ref("SubnetIds")).Set("SecurityGroupIds", Ref("SecurityGroupIds")));
-  }
-  res_.Set(kFunction, TemplateValue::Map()
-                          .Set("Type", "AWS::Lambda::Function")
-                          .Set("DependsOn", TemplateValue::List({kLogGroup}))
-                          .Set("Properties", std::move(fn_props)));
-}
-
-// The backstop that does not depend on alarm transitions.
-void StackBuilder::AddSchedule() {
-  res_.Set(kSchedule,
-           TemplateValue::Map()
-               .Set("Type", "AWS::Events::Rule")
-               .Set("Properties",
-                    TemplateValue::Map()
-                        .Set("Description", fmt::format("dlq-archive sweep: archives {} from every DLQ of the stack",
-                                                        SelectionText(policy_)))
-                        .Set("ScheduleExpression", Ref("ScheduleExpression"))
-                        .Set("State", "ENABLED")
-                        .Set("Targets", TemplateValue::List({TemplateValue::Map()
-                                                                 .Set("Id", "dlq-archive-sweep")
-                                                                 .Set("Arn", GetAtt(kFunction, "Arn"))}))));
-  res_.Set("SweepSchedulePermission", TemplateValue::Map()
-                                          .Set("Type", "AWS::Lambda::Permission")
-                                          .Set("Properties", TemplateValue::Map()
-                                                                 .Set("FunctionName", GetAtt(kFunction, "Arn"))
-                                                                 .Set("Action", "lambda:InvokeFunction")
-                                                                 .Set("Principal", "events.amazonaws.com")
-                                                                 .Set("SourceArn", GetAtt(kSchedule, "Arn"))));
-}
-
-std::string StackBuilder::ScheduleText() const {
-  if (!sweep_) {
-    return fmt::format("{} archives {} (cron: no fixed interval analysed)", schedule_, SelectionText(policy_));
-  }
-  return fmt::format("{} archives {} every {}", schedule_, SelectionText(policy_),
-                     FormatSpan(static_cast<double>(sweep_->count())));
-}
-
-std::string StackBuilder::ExpiryAlarmDescription(const StackQueuePlan& p, const QueueAlarmPlan& plan) const {
-  const StackQueue& q = p.queue;
-  const std::string attrs =
-      q.discovered ? "read from SQS"
-                   : "assumed, not discovered (--no-discovery): run `dlq-archive check` against the account";
-  if (q.fifo) {
-    return fmt::format(
-        "Expiry alarm, FIFO DLQ {} (retention {}, {}). Age of oldest message >= {:.0f} s; for FIFO the age "
-        "restarts at the move to the DLQ, like the expiry clock. Threshold {}. Alarm path: {}. ALARM invokes {}, "
-        "which archives {}. Backstop: {}.",
-        q.name, FormatSpan(static_cast<double>(q.retention.count())), attrs, plan.expiry->threshold,
-        plan.threshold_source, p.alarm_path_safe ? "SAFE" : "UNSAFE", fn_, SelectionText(policy_), ScheduleText());
-  }
-  return fmt::format(
-      "Expiry alarm, standard DLQ {} (retention {}, source retention {}; {}). Age of oldest message >= {:.0f} "
-      "s. CloudWatch's ApproximateAgeOfOldestMessage restarts at the move to the DLQ, but a standard message "
-      "expires at its SentTimestamp + retention, and the metric skips messages received 3+ times: this alarm "
-      "alone cannot protect them. The real safety net is the schedule: {}; safety analysis of that path: {}. "
-      "Threshold {}. ALARM invokes {}.",
-      q.name, FormatSpan(static_cast<double>(q.retention.count())),
-      q.source_retention.count() > 0 ? FormatSpan(static_cast<double>(q.source_retention.count())) : "unknown", attrs,
-      plan.expiry->threshold, ScheduleText(), p.schedule_path_safe ? "SAFE" : "UNSAFE", plan.threshold_source, fn_);
-}
-
-// Per DLQ of this account: the expiry and depth alarms and their permissions to invoke the function.
-Status StackBuilder::AddAlarms() {
-  for (size_t i = 0; i < out_.queues.size(); ++i) {
-    if (!alarm_plans_[i]) continue;  // another account's queue
-    const StackQueuePlan& p = out_.queues[i];
-    const StackQueue& q = p.queue;
-    const QueueAlarmPlan& plan = *alarm_plans_[i];
-    for (const std::optional<AlarmSpec>& spec : {plan.expiry, plan.depth}) {
-      if (spec && spec->period.count() % 60 != 0) {
-        return Status(ErrorCode::kInternal, fmt::format("alarm {} on AWS/SQS has period {} s, not a whole number of "
-                                                        "minutes (SQS publishes its metrics once a minute)",
-                                                        spec->name, spec->period.count()));
-      }
-    }
-    const std::string id = LogicalId(q.name);
-    if (plan.expiry) {
-      res_.Set("ExpiryAlarm" + id,
-               AlarmResource(*plan.expiry, p.expiry_alarm, q.name, ExpiryAlarmDescription(p, plan)));
-      res_.Set("ExpiryAlarmPermission" + id, AlarmPermission(p.expiry_alarm));
-      alarm_names_.push_back(p.expiry_alarm);
-    }
-    if (plan.depth) {
-      std::string d = fmt::format(
-          "Depth alarm, DLQ {}: ApproximateNumberOfMessagesVisible >= {:.0f} for {} of {} periods of {} s. Catches "
-          "messages the age metric skips (received 3+ times). ALARM invokes {}, which archives {}. Backstop: {}.",
-          q.name, plan.depth->threshold, plan.depth->datapoints_to_alarm, plan.depth->evaluation_periods,
-          plan.depth->period.count(), fn_, SelectionText(policy_), ScheduleText());
-      res_.Set("DepthAlarm" + id, AlarmResource(*plan.depth, p.depth_alarm, q.name, d));
-      res_.Set("DepthAlarmPermission" + id, AlarmPermission(p.depth_alarm));
-      alarm_names_.push_back(p.depth_alarm);
-    }
-  }
-  return Status::Ok();
-}
-
-// For people: the topic every alarm also notifies, its optional
-// subscriptions, alarms on the function's errors and throttles, and the
-// topic as the on-failure destination of asynchronous invocations (alarms,
-// the schedule and the follow-up invoke are all asynchronous).
-void StackBuilder::AddAlerts() {
-  res_.Set(kAlertTopic, TemplateValue::Map()
-                            .Set("Type", "AWS::SNS::Topic")
-                            .Set("Properties", TemplateValue::Map()
-                                                   .Set("TopicName", fn_ + "-alerts")
-                                                   .Set("DisplayName", "dlq-archive alerts")
-                                                   .Set("Tags", Tags())));
-  res_.Set("AlertEmailSubscription", AlertSubscription("email", "AlertEmail", "HasAlertEmail"));
-  res_.Set("AlertHttpsSubscription", AlertSubscription("https", "AlertHttpsEndpoint", "HasAlertHttpsEndpoint"));
-  res_.Set("FunctionErrorsAlarm",
-           FunctionAlarm(fn_ + "-errors", "Errors",
-                         fmt::format("{} failed an invocation: an archive run, or the sweep, did not finish; see the "
-                                     "log group /aws/lambda/{}",
-                                     fn_, fn_)));
-  res_.Set("FunctionThrottlesAlarm",
-           FunctionAlarm(fn_ + "-throttles", "Throttles",
-                         fmt::format("{} was throttled (reserved concurrency {}): an alarm's or the schedule's run "
-                                     "waited or was dropped",
-                                     fn_, o_.reserved_concurrency)));
-  res_.Set(
-      "ArchiverEventInvokeConfig",
-      TemplateValue::Map()
-          .Set("Type", "AWS::Lambda::EventInvokeConfig")
-          .Set("Properties", TemplateValue::Map()
-                                 .Set("FunctionName", Ref(kFunction))
-                                 .Set("Qualifier", "$LATEST")
-                                 .Set("DestinationConfig",
-                                      TemplateValue::Map().Set(
-                                          "OnFailure", TemplateValue::Map().Set("Destination", Ref(kAlertTopic))))));
-}
-
-// S3 (gateway), SQS, Lambda (the follow-up invoke), STS (roles).
-void StackBuilder::AddVpcEndpoints() {
-  if (!vpc_ || !o_.vpc_endpoints) return;
-  res_.Set("S3GatewayEndpoint", TemplateValue::Map()
-                                    .Set("Type", "AWS::EC2::VPCEndpoint")
-                                    .Set("Properties", TemplateValue::Map()
-                                                           .Set("VpcEndpointType", "Gateway")
-                                                           .Set("ServiceName", Sub("com.amazonaws.${AWS::Region}.s3"))
-                                                           .Set("VpcId", Ref("VpcId"))
-                                                           .Set("RouteTableIds", Ref("RouteTableIds"))));
-  res_.Set("SqsEndpoint", InterfaceEndpoint("sqs"));
-  res_.Set("LambdaEndpoint", InterfaceEndpoint("lambda"));
-  if (!role_by_account_.empty()) res_.Set("StsEndpoint", InterfaceEndpoint("sts"));
-}
-
-// The same table definition as `dlq-archive ddl`, for the default and hive layouts.
-Status StackBuilder::AddAthena() {
-  athena_ = o_.athena && (hive_ || default_layout_);
-  if (o_.athena && !athena_) {
-    out_.warnings.push_back(
-        fmt::format("key_template '{}' is neither default nor hive: no Glue table (Athena's "
-                    "partition projection needs one of the two layouts)",
-                    group_->key_template_text));
-  }
-  if (!athena_) return Status::Ok();
-  return AddGlueTable(res_, o_, dest_.bucket, prefix_, hive_, queues_);
-}
-
 TemplateValue StackBuilder::Outputs() const {
   TemplateValue outputs = TemplateValue::Map();
   auto output = [&](std::string_view name, TemplateValue value, std::string_view description) {
@@ -1232,11 +504,11 @@ Result<GeneratedStack> StackBuilder::Build() {
   return std::move(out_);
 }
 
-}  // namespace
+}  // namespace stack_internal
 
 Result<GeneratedStack> GenerateStack(const MonitorConfig& config, const std::vector<StackQueue>& queues,
                                      const StackOptions& o) {
-  return StackBuilder(config, queues, o).Build();
+  return stack_internal::StackBuilder(config, queues, o).Build();
 }
 
 }  // namespace dlq

@@ -1,0 +1,133 @@
+// The function's execution role and its least-privilege policy, and the KMS
+// key as IAM and S3 need it (stack_internal.h; doc/deployment.md).
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "common/strings.h"
+#include "deploy/stack_internal.h"
+
+namespace dlq::stack_internal {
+namespace {
+
+TemplateValue Statement(std::string_view sid, const std::vector<std::string>& actions, TemplateValue resources) {
+  return TemplateValue::Map()
+      .Set("Sid", sid)
+      .Set("Effect", "Allow")
+      .Set("Action", TemplateValue::Strings(actions))
+      .Set("Resource", std::move(resources));
+}
+
+}  // namespace
+
+Result<std::optional<KmsKey>> ResolveKmsKey(const PutOptions& put) {
+  if (put.sse != "aws:kms" || put.sse_kms_key_id.empty()) return std::optional<KmsKey>();
+  const std::string& k = put.sse_kms_key_id;
+  const std::string here = fmt::format("arn:{}:kms:${{AWS::Region}}:${{AWS::AccountId}}", Partition());
+  KmsKey key;
+  auto alias_at = k.find("alias/");
+  if (alias_at != std::string::npos) {
+    key.alias = k.substr(alias_at);
+    if (StartsWith(k, "arn:")) {
+      // arn:PARTITION:kms:REGION:ACCOUNT:alias/NAME: keys of that account and region.
+      key.arn = TemplateValue(k);
+      key.policy_resource = TemplateValue(k.substr(0, alias_at) + "key/*");
+    } else if (alias_at == 0) {
+      key.arn = Sub(fmt::format("{}:{}", here, SubLiteral(k)));
+      key.policy_resource = Sub(here + ":key/*");
+    } else {
+      return InvalidArgument(
+          fmt::format("sse_kms_key_id '{}': expected a key id, key ARN, alias/NAME or alias ARN", k));
+    }
+    return std::optional<KmsKey>(std::move(key));
+  }
+  key.arn = StartsWith(k, "arn:") ? TemplateValue(k) : Sub(fmt::format("{}:key/{}", here, SubLiteral(k)));
+  key.policy_resource = key.arn;
+  return std::optional<KmsKey>(std::move(key));
+}
+
+TemplateValue StackBuilder::RoleStatements() const {
+  TemplateValue statements = TemplateValue::List();
+  TemplateValue queue_arns = TemplateValue::List();
+  for (const StackQueue& q : queues_) {
+    if (!q.SameAccount()) continue;  // read through the assumed role, not this one
+    queue_arns.Add(Sub(fmt::format("arn:{}:sqs:${{AWS::Region}}:${{AWS::AccountId}}:{}", Partition(), q.name)));
+  }
+  if (!queue_arns.items().empty()) {
+    // Batch calls (DeleteMessageBatch, ChangeMessageVisibilityBatch) are
+    // authorized by their single-message actions.
+    statements.Add(Statement("ArchiveDeadLetterQueues",
+                             {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility",
+                              "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
+                             std::move(queue_arns)));
+  }
+  statements.Add(Statement(
+      "WriteArchiveObjects", {"s3:PutObject"},
+      TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket, SubLiteral(prefix_)))})));
+  if (kms_) {
+    // Single-part uploads only (objects are sealed well below 5 GiB), so no kms:Decrypt.
+    TemplateValue st =
+        Statement("EncryptArchiveObjects", {"kms:GenerateDataKey"}, TemplateValue::List({kms_->policy_resource}));
+    if (!kms_->alias.empty()) {
+      st.Set("Condition", TemplateValue::Map().Set("ForAnyValue:StringEquals",
+                                                   TemplateValue::Map().Set("kms:ResourceAliases", kms_->alias)));
+    }
+    statements.Add(std::move(st));
+  }
+  if (!role_by_account_.empty()) {
+    TemplateValue roles = TemplateValue::List();
+    for (const auto& [account, arn] : role_by_account_) roles.Add(arn);
+    statements.Add(Statement("AssumeQueueAccountRoles", {"sts:AssumeRole"}, std::move(roles)));
+  }
+  statements.Add(Statement(
+      "WriteOwnLogs", {"logs:CreateLogStream", "logs:PutLogEvents"},
+      TemplateValue::List({Sub(fmt::format(
+          "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:/aws/lambda/{}:*", Partition(), fn_))})));
+  // The on-failure destination of asynchronous invocations.
+  statements.Add(Statement("PublishFailedInvocations", {"sns:Publish"},
+                           TemplateValue::List({Sub(fmt::format("${{{}}}", kAlertTopic))})));
+  statements.Add(Statement("FollowUpInvoke", {"lambda:InvokeFunction"},
+                           TemplateValue::List({Sub(fmt::format(
+                               "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}", Partition(), fn_))})));
+  if (vpc_) {
+    // The only "*": Lambda requires these EC2 network-interface actions on
+    // all resources (they have no narrower scope Lambda accepts).
+    statements.Add(
+        Statement("VpcNetworkInterfaces",
+                  {"ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DeleteNetworkInterface",
+                   "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"},
+                  TemplateValue::List({"*"})));
+  }
+  return statements;
+}
+
+// The execution role. CloudWatch metrics go out as EMF log lines, so no
+// cloudwatch:PutMetricData (which has no resource-level scope) is granted.
+void StackBuilder::AddRole() {
+  res_.Set(
+      kRole,
+      TemplateValue::Map()
+          .Set("Type", "AWS::IAM::Role")
+          .Set("Properties",
+               TemplateValue::Map()
+                   .Set("Description", "dlq-archive Lambda execution role (least privilege, see doc/deployment.md)")
+                   .Set("AssumeRolePolicyDocument",
+                        TemplateValue::Map()
+                            .Set("Version", "2012-10-17")
+                            .Set("Statement",
+                                 TemplateValue::List(
+                                     {TemplateValue::Map()
+                                          .Set("Effect", "Allow")
+                                          .Set("Principal", TemplateValue::Map().Set("Service", "lambda.amazonaws.com"))
+                                          .Set("Action", "sts:AssumeRole")})))
+                   .Set("Policies",
+                        TemplateValue::List({TemplateValue::Map()
+                                                 .Set("PolicyName", "dlq-archive")
+                                                 .Set("PolicyDocument", TemplateValue::Map()
+                                                                            .Set("Version", "2012-10-17")
+                                                                            .Set("Statement", RoleStatements()))}))
+                   .Set("Tags", Tags())));
+}
+
+}  // namespace dlq::stack_internal
