@@ -286,8 +286,9 @@ void ReadPlatformRecord(object o, std::string_view type, LogLine& line) {
 //  - Powertools for AWS Lambda (Python) (https://docs.powertools.aws.dev/lambda/python/latest/core/logger/):
 //    level, message, function_request_id, xray_trace_id, correlation_id, exception_name, exception
 //    (the traceback text).
-//  - Powertools TypeScript: "error": {"name","message","stack","location"}; Powertools Java: the same
-//    "error" object (from memory: not checked against the Java documentation).
+//  - Powertools TypeScript: "error": {"name","location","message","stack"} (aws-powertools
+//    powertools-lambda-typescript, packages/logger LogFormatter.formatError). Powertools Java: the same
+//    "error" object and fields (from memory: not checked against the Java documentation).
 //  - A service's own JSON logs: LogLineOptions' level, id and error fields.
 void ReadStructured(object o, const LogLineOptions& options, LogLine& line) {
   const std::string type = ScalarField(o, "type");
