@@ -5,23 +5,25 @@
 //
 // The events are those that mention a message id (FilterLogEvents) and the
 // events of the same streams around them, in any order. Each line is read by
-// ParseLogLine. A line belongs to an invocation by, in order: the request id it
-// names; the ids it shares with other lines (a structured line's request,
-// trace and correlation ids join their invocations into one); else the
-// START..REPORT bracket of its stream (Python's uncaught-error line names no
-// request id). For one message:
+// ParseLogLine. Lines form invocations by the ids they name: a Lambda request
+// id, and a structured line's trace and correlation ids (lines sharing any id
+// are one invocation); a line between START and REPORT in its stream joins
+// that request unless it names another (Python's uncaught-error line and
+// print() output name none). For one message:
 //  1. Its mentions: lines whose text contains the message id, or whose message
 //     id field equals it. None: kNotMentioned.
 //  2. A mention that is itself an error (an ERROR line naming the message: one
-//     failure of a batch) is the cause; batch_partial is set.
-//  3. Else the error of the latest invocation that mentions it and failed,
-//     which then applies to every message of that invocation (but a logged
-//     error naming another message, see Find). The strongest
-//     error of an invocation wins: the runtime's uncaught error, then out of
-//     memory (REPORT's Max Memory Used at its Memory Size, with no uncaught
-//     error, or Runtime.OutOfMemory), a timeout, a runtime exit, a logged
-//     error with a type, a logged ERROR line; among equals the last.
-//  4. None of them failed: kNoError.
+//     failure of a batch) is the cause, batch_partial set; one with an error
+//     type first, then the earliest.
+//  3. Else the error of the latest failed invocation among those of its
+//     mentions, which so applies to every message of that invocation (not a
+//     logged error that names another message: see Find). An invocation's
+//     strongest error wins: the runtime's uncaught error; out of memory
+//     (Runtime.OutOfMemory, or REPORT's Max Memory Used at its Memory Size when
+//     neither an uncaught error nor a timeout explains the end); a timeout; a
+//     runtime exit; a logged error with a type; a logged ERROR line. Among
+//     equals, one with a message, then the last.
+//  4. No invocation of its mentions failed: kNoError.
 #pragma once
 
 #include <cstddef>
