@@ -19,14 +19,8 @@
 // element; nesting deeper than 16 levels is "…". A field matches a key of that
 // name at any depth, or, when it contains a '.', the whole path. Its value is
 // kept when it is a string (masked as text), an integer, true, false or null.
-// Any other body is masked as text (AppendMaskedText):
-//   <uuid>  8-4-4-4-12 hex digits
-//   <ts>    ISO 8601 dates and times (2025-09-10, 2025-09-10T12:30:00.123Z,
-//           +02:00 offsets); integers that read as epoch seconds (10 digits,
-//           2001..2099) or epoch milliseconds (13 digits, same range)
-//   <hex>   8 or more hex digits with at least one digit and one letter, or 0x...
-//   <num>   other numbers (sign, decimals, exponent); digit runs inside words
-// with runs of whitespace as one space and the ends trimmed.
+// Any other body is masked as text (AppendMaskedText, common/text_mask.h:
+// <uuid>, <ts>, <hex>, <num>).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +31,7 @@
 
 #include "archive/record.h"
 #include "common/status.h"
+#include "common/text_mask.h"  // AppendMaskedText, CapKey (used with fingerprints)
 
 namespace dlq {
 
@@ -67,14 +62,5 @@ std::string FailureGroupKey(const ArchiveRecord& record, const FingerprintOption
 // The short id of a group key: the first 12 hex digits of its SHA-256.
 std::string GroupId(std::string_view key);
 inline constexpr size_t kGroupIdChars = 12;
-
-// Makes `key` a bounded, valid UTF-8 group key: a key that is not valid UTF-8
-// becomes "base64:" + its base64; one longer than `max_bytes` is cut (at a
-// UTF-8 boundary) and ends in "…#" and 16 hex digits of a hash of the whole,
-// so different long keys stay different.
-void CapKey(std::string& key, size_t max_bytes);
-
-// The text masking alone, appended to `out` (exposed for tests and keys).
-void AppendMaskedText(std::string_view text, std::string& out);
 
 }  // namespace dlq
