@@ -18,6 +18,19 @@
 
 namespace dlq {
 
+std::vector<std::string> GroupSettings::ConsumerLogsFor(const std::string& queue) const {
+  std::vector<std::string> out;
+  for (const std::string& entry : consumer_logs) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos) {
+      out.push_back(entry);
+    } else if (entry.compare(0, eq, queue) == 0 && eq == queue.size()) {
+      out.push_back(entry.substr(eq + 1));
+    }
+  }
+  return out;
+}
+
 std::string_view MissingDataName(AlarmSettings::MissingData m) {
   switch (m) {
     case AlarmSettings::MissingData::kMissing: return "missing";

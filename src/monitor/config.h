@@ -87,6 +87,16 @@ struct GroupSettings {
   Selection policy;
   bool cloudwatch_age = false;
   AlarmsConfig alarms;
+  // Why messages failed, from their consumers' logs (doc/causes.md). auto:
+  // looked up when the permissions are there; off: never.
+  enum class Causes { kAuto, kOn, kOff };
+  Causes causes = Causes::kAuto;
+  int cause_samples = 3;  // messages looked up per failure group
+  // Log groups of consumers that are not Lambda functions: "GROUP" for every
+  // queue of the group, "QUEUE=GROUP" for one queue.
+  std::vector<std::string> consumer_logs;
+  // The log groups consumer_logs names for `queue` (a name).
+  std::vector<std::string> ConsumerLogsFor(const std::string& queue) const;
 };
 
 struct GroupConfig : GroupSettings {

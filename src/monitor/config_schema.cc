@@ -462,6 +462,49 @@ void AddPolicyKeys(std::vector<ConfigKey>& k) {
                       [](const ConfigTarget& t) -> bool& { return t.settings->cloudwatch_age; }));
 }
 
+// "GROUP" or "QUEUE=GROUP": a CloudWatch Logs group name (1-512 of
+// [A-Za-z0-9._/#-]), for every queue or for one.
+Status CheckConsumerLogs(const std::string& entry) {
+  const size_t eq = entry.find('=');
+  const std::string group = eq == std::string::npos ? entry : entry.substr(eq + 1);
+  if (eq != std::string::npos && eq == 0) return Bad(fmt::format("{}: the queue before '=' is empty", Quote(entry)));
+  if (group.empty() || group.size() > 512) {
+    return Bad(fmt::format("{}: a log group name is 1 to 512 characters", Quote(entry)));
+  }
+  for (char c : group) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '/' || c == '#' || c == '-')) {
+      return Bad(
+          fmt::format("{}: a log group name holds only letters, digits and . _ / # - (write QUEUE=GROUP for "
+                      "one queue)",
+                      Quote(entry)));
+    }
+  }
+  return Status::Ok();
+}
+
+// Causes from the consumers' logs (doc/causes.md).
+void AddCauseKeys(std::vector<ConfigKey>& k) {
+  const GroupSettings ds;
+  k.push_back(Choice(
+      kSet, "causes", {"auto", "on", "off"}, "auto", "off",
+      "look up why archived messages failed in their consumers' CloudWatch logs: auto (when the permissions are "
+      "there), on, off",
+      [](const ConfigTarget& t, size_t i) {
+        t.settings->causes =
+            std::array{GroupSettings::Causes::kAuto, GroupSettings::Causes::kOn, GroupSettings::Causes::kOff}[i];
+      },
+      [](const ConfigTarget& t) -> size_t { return static_cast<size_t>(t.settings->causes); }));
+  k.push_back(Int<int>(kSet, "cause_samples", 1, 50, std::to_string(ds.cause_samples), "5",
+                       "messages of each failure group whose cause is looked up",
+                       [](const ConfigTarget& t) -> int& { return t.settings->cause_samples; }));
+  k.push_back(List(
+      "consumer_logs",
+      "log groups of consumers that are not Lambda functions (ECS, EC2, Kubernetes): GROUP for every queue, "
+      "QUEUE=GROUP for one",
+      [](const ConfigTarget& t) -> std::vector<std::string>& { return t.settings->consumer_logs; }, CheckConsumerLogs,
+      kSet, "[/ecs/orders-service, payments-dlq=/eks/payments]"));
+}
+
 // alarms.expiry.threshold: "auto" or an age.
 ConfigKey ExpiryThresholdKey(const std::string& key, const Ref<AlarmSettings>& alarm) {
   return Text(
@@ -626,6 +669,7 @@ std::vector<ConfigKey> BuildSchema() {
   AddBatchKeys(k);
   AddReceiveKeys(k);
   AddPolicyKeys(k);
+  AddCauseKeys(k);
   AddAlarmKeys(k, /*expiry=*/true);
   AddAlarmKeys(k, /*expiry=*/false);
   // In a group only.

@@ -201,7 +201,10 @@ TEST(IamPolicyTest, IsWellFormedAndCoversTheCommands) {
   for (const char* a :
        {"sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:ReceiveMessage", "sqs:DeleteMessage",
         "sqs:ChangeMessageVisibility", "sqs:ListQueues", "sqs:ListDeadLetterSourceQueues", "s3:PutObject",
-        "s3:ListBucket", "kms:GenerateDataKey", "cloudwatch:GetMetricData", "sts:AssumeRole"}) {
+        "s3:ListBucket", "kms:GenerateDataKey", "cloudwatch:GetMetricData", "sts:AssumeRole",
+        // Causes from the consumer's logs (optional).
+        "logs:FilterLogEvents", "logs:DescribeLogGroups", "lambda:ListEventSourceMappings",
+        "lambda:GetFunctionConfiguration"}) {
     EXPECT_NE(actions.out.find(std::string(a) + "\n"), std::string::npos) << a;
   }
 }

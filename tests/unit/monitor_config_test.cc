@@ -500,3 +500,44 @@ TEST(MonitorConfigTest, AHugeUnknownFieldNameIsShownCutAndGetsNoSuggestion) {
 
 }  // namespace
 }  // namespace dlq
+
+namespace dlq {
+namespace {
+
+// consumer_logs: GROUP for every queue, QUEUE=GROUP for one; a bad name is
+// refused with the entry named.
+TEST(CauseConfigTest, ConsumerLogsNameGroupsForEveryQueueOrForOne) {
+  auto config = ParseMonitorConfig(
+      "groups:\n"
+      "  - name: orders\n"
+      "    prefixes: [orders-]\n"
+      "    destination: file:///tmp/x\n"
+      "    causes: on\n"
+      "    cause_samples: 5\n"
+      "    consumer_logs: [/ecs/orders, orders-b-dlq=/eks/b]\n",
+      "causes.yaml", MapEnvironment());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const GroupConfig& g = config->groups.at(0);
+  EXPECT_EQ(g.causes, GroupSettings::Causes::kOn);
+  EXPECT_EQ(g.cause_samples, 5);
+  EXPECT_EQ(g.ConsumerLogsFor("orders-a-dlq"), (std::vector<std::string>{"/ecs/orders"}));
+  EXPECT_EQ(g.ConsumerLogsFor("orders-b-dlq"), (std::vector<std::string>{"/ecs/orders", "/eks/b"}));
+  EXPECT_EQ(config->groups.at(0).ConsumerLogsFor("orders-b"), (std::vector<std::string>{"/ecs/orders"}));
+
+  auto bad = ParseMonitorConfig(
+      "groups:\n  - name: orders\n    prefixes: [orders-]\n    destination: file:///tmp/x\n"
+      "    consumer_logs: [\"bad group!\"]\n",
+      "bad.yaml", MapEnvironment());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("consumer_logs"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("bad group!"), std::string::npos) << bad.status().message();
+
+  auto defaults = ParseMonitorConfig("groups:\n  - name: o\n    prefixes: [o-]\n    destination: file:///tmp/x\n", "d",
+                                     MapEnvironment());
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->groups.at(0).causes, GroupSettings::Causes::kAuto);
+  EXPECT_EQ(defaults->groups.at(0).cause_samples, 3);
+}
+
+}  // namespace
+}  // namespace dlq
