@@ -14,7 +14,6 @@
 #include "app/replay_guards.h"
 #include "app/replay_redrive.h"
 #include "archive/key_layout.h"
-#include "archiver/drainer.h"
 #include "common/count_noun.h"
 #include "common/log.h"
 #include "common/progress.h"
@@ -30,6 +29,7 @@
 #include "replay/replayer.h"
 #include "replay/targets.h"
 #include "replay/transform.h"
+#include "sqs/queue_info.h"
 
 namespace dlq {
 namespace {
