@@ -11,6 +11,7 @@
 #include "app/command.h"
 #include "app/flag_validators.h"
 #include "app/queue_selection.h"
+#include "archiver/drainer.h"
 #include "common/byte_size.h"
 #include "common/clock.h"
 #include "common/count_noun.h"

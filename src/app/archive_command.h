@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "app/services.h"
-#include "archiver/drainer.h"
+#include "archiver/drain_options.h"
 
 namespace dlq {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "archiver/drainer.h"
+#include "archiver/selection_pass.h"
 #include "common/status.h"
 
 namespace dlq {

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "archiver/drainer.h"
+#include "archiver/selection_pass.h"
 #include "common/status.h"
 
 namespace dlq {

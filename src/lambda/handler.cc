@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "archiver/drainer.h"
 #include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/log.h"

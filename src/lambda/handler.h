@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "archiver/drainer.h"
+#include "archiver/drain_options.h"
 #include "aws/aws_client.h"
 #include "common/clock.h"
 #include "lambda/event.h"

@@ -17,7 +17,7 @@
 
 #include "archive/batch_builder.h"
 #include "archive/key_layout.h"
-#include "archiver/drainer.h"
+#include "archiver/drain_options.h"
 #include "aws/environment.h"
 #include "common/log.h"
 #include "common/status.h"

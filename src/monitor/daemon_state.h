@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "archiver/drainer.h"
+#include "archiver/drain_options.h"
 #include "common/clock.h"
 #include "monitor/alarm.h"
 #include "monitor/arrival_ledger.h"

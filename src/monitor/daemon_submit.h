@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "archiver/drainer.h"
+#include "archiver/selection_pass.h"
 #include "common/clock.h"
 #include "monitor/config.h"
 

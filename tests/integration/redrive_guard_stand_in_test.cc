@@ -9,12 +9,12 @@
 
 #include <set>
 
-#include "archiver/drainer.h"
 #include "harness.h"
 #include "replay/live_source.h"
 #include "replay/redrive_guard.h"
 #include "replay/replayer.h"
 #include "replay/targets.h"
+#include "sqs/queue_info.h"
 
 namespace dlq {
 namespace {
