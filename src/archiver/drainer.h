@@ -72,7 +72,7 @@ struct DrainResult {
 // the BatchSettler uploads, deletes, releases and extends. DrainRun is the
 // state they share. The drainer owns them and runs the uploaders and the
 // heartbeat.
-class QueueDrainer : private ReceiverHandoff {
+class QueueDrainer final : private ReceiverHandoff {
  public:
   // sqs, store and clock must outlive the drainer. `options` must pass Validate().
   QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, QueueInfo queue, DrainOptions options,
