@@ -1010,5 +1010,35 @@ TEST_F(DashboardTest, ReplayThisGroupDryRunShowsCountAndDestinationsThenSendsOnl
   EXPECT_EQ(AuditKeys().size(), 1u);
 }
 
+// The dashboard renders the replay's structured result (the `summary`, as
+// `replay --output json` gives it), not the command's text.
+TEST_F(DashboardTest, AGroupReplayAnswersItsStructuredSummary) {
+  ArchiveSome();
+  Dashboard d = Make(kToken);
+  const std::string id = GroupId("null pointer in handler <num>");
+  const std::string auth = std::string("Bearer ") + kToken;
+  simdjson::dom::parser parser;
+  HttpServerResponse dry =
+      d.Handle(Post("/api/replay", R"({"queue":"orders-dlq","fingerprint":")" + id + R"(","dry_run":true})", auth));
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  auto summary = Json(parser, dry)["summary"];
+  EXPECT_TRUE(summary["dry_run"].get_bool().value()) << dry.body;
+  EXPECT_EQ(summary["buckets"]["selected"].get_uint64().value(), 2u) << dry.body;
+  EXPECT_EQ(summary["buckets"]["would_send"].get_uint64().value(), 2u) << dry.body;
+  EXPECT_EQ(summary["dry_run_lines"].get_array().value().size(), 2u) << dry.body;
+  EXPECT_EQ(summary["exit_code"].get_int64().value(), 0) << dry.body;
+
+  simdjson::dom::parser parser2;
+  const std::string sent = ReplayToEnd(d, R"({"queue":"orders-dlq","fingerprint":")" + id + R"(","dry_run":false})");
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser2.parse(sent).get(doc), simdjson::SUCCESS) << sent;
+  auto done = doc["summary"];
+  EXPECT_FALSE(done["dry_run"].get_bool().value()) << sent;
+  EXPECT_EQ(done["buckets"]["sent"].get_uint64().value(), 2u) << sent;
+  EXPECT_EQ(done["sent_by_destination"][source_url_].get_uint64().value(), 2u) << sent;
+  EXPECT_NE(std::string_view(done["audit"].get_string().value()).find("_audit/"), std::string_view::npos) << sent;
+  EXPECT_EQ(std::string_view(done["guard"]["phase"].get_string().value()), "done") << sent;
+}
+
 }  // namespace
 }  // namespace dlq
