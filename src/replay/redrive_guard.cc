@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 #include "common/count_noun.h"
 #include "common/log.h"
@@ -16,11 +14,25 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
-
 // Whole seconds, rounded up: "95 s left" never says 0 while time is left.
 int64_t CeilSeconds(Duration d) {
   return std::chrono::ceil<seconds>(std::max(d, Duration::zero())).count();
+}
+
+// A phase in which the guard sends (its step's share).
+bool Sending(RedrivePhase phase) {
+  return phase == RedrivePhase::kCanary || phase == RedrivePhase::kRamp || phase == RedrivePhase::kSending;
+}
+
+Status CheckStop(const std::atomic<bool>* stop) {
+  if (stop != nullptr && stop->load()) return Cancelled("guarded redrive stopped by a signal");
+  return Status::Ok();
+}
+
+// Appends to the journal, when there is one.
+Status Append(RedriveJournalWriter* journal, const std::string& lines) {
+  if (journal == nullptr || lines.empty()) return Status::Ok();
+  return journal->Append(lines);
 }
 
 }  // namespace
@@ -104,25 +116,16 @@ std::string RedriveProgressLine(const RedriveStatus& s) {
 
 RedriveGuard::RedriveGuard(RedriveOptions options, uint64_t total, Clock& clock, BacklogProbe& backlog,
                            RefailureProbe* refailures)
-    : options_(std::move(options)), clock_(clock), backlog_(backlog), refailures_(refailures) {
+    : options_(std::move(options)),
+      clock_(clock),
+      backlog_(backlog),
+      refailures_(refailures),
+      steps_(options_, total),
+      watch_(options_),
+      backpressure_(options_, clock) {
   status_.total = total;
-  if (options_.BackpressureOnly()) {
-    targets_.push_back(kUnbounded);  // one step, no waits: only the backlog bound holds it back
-    status_.sent_per_step.assign(1, 0);
-    return;
-  }
-  targets_.push_back(options_.canary);
-  for (size_t i = 0; i < options_.ramp.size(); ++i) {
-    if (i + 1 == options_.ramp.size()) {
-      targets_.push_back(kUnbounded);  // the rest, however many there turn out to be
-      break;
-    }
-    // The small epsilon keeps 0.05 x 1000 at 50, not 51.
-    const auto t = static_cast<uint64_t>(std::ceil(options_.ramp[i] * static_cast<double>(total) - 1e-9));
-    if (t > targets_.back()) targets_.push_back(t);  // steps the canary already covered are skipped
-  }
-  status_.steps = static_cast<int>(targets_.size()) - 1;
-  status_.sent_per_step.assign(targets_.size(), 0);
+  status_.steps = static_cast<int>(steps_.last());
+  status_.sent_per_step.assign(steps_.last() + 1, 0);
 }
 
 RedriveGuard::~RedriveGuard() = default;
@@ -136,7 +139,25 @@ Status RedriveGuard::Start(const std::string& journal_path, mode_t mode) {
     if (loaded) {
       valid_bytes = loaded->valid_bytes;
       resumed = !loaded->phases.empty();
-      Resume(*loaded);
+      // The journal keeps the send order; the step of each send follows from the step targets.
+      for (const JournalSent& s : loaded->sent) Watch(s.message, s.at, steps_.StepOfSend(watch_.send_times().size()));
+      status_.sent = loaded->sent.size();
+      for (const RefailedMessage& r : loaded->refailed) {
+        if (watch_.MarkRefailed(r.new_message_id)) status_.refailures.push_back(r);
+      }
+      status_.refailed = status_.refailures.size();
+    }
+    if (resumed) {
+      const RedriveResumePoint point = ResumePointOf(*loaded, steps_);
+      status_.paused_for += point.paused_for;
+      step_ = point.step;
+      status_.step = static_cast<int>(step_);
+      status_.phase = point.phase;
+      wait_start_ = point.wait_start;
+      if (point.phase == RedrivePhase::kStopped) {
+        status_.reason = fmt::format("{} of {} failed again in {}", status_.refailed,
+                                     CountNoun(status_.sent, "message sent", "messages sent"), steps_.Name(step_));
+      }
     }
     DLQ_ASSIGN_OR_RETURN(journal_, RedriveJournalWriter::Open(journal_path, mode, valid_bytes));
   }
@@ -144,84 +165,30 @@ Status RedriveGuard::Start(const std::string& journal_path, mode_t mode) {
     return Aborted(fmt::format("{} (an earlier run stopped; delete {} to redrive the rest with a new canary)",
                                status_.reason, journal_path));
   }
-  if (!resumed) return EnterPhase(SendingPhase(), clock_.Now());
+  if (!resumed) return EnterPhase(steps_.SendingPhase(step_), clock_.Now());
   Report();
   return Status::Ok();
 }
 
-void RedriveGuard::Resume(const RedriveJournal& journal) {
-  for (const JournalSent& s : journal.sent) {
-    // The journal keeps the send order; the step of each send follows from the step targets.
-    size_t step = 0;
-    while (step + 1 < targets_.size() && send_times_.size() >= targets_[step]) ++step;
-    Watch(s.message, s.at, step);
-  }
-  status_.sent = journal.sent.size();
-  for (const RefailedMessage& r : journal.refailed) {
-    if (refailed_ids_.insert(r.new_message_id).second) status_.refailures.push_back(r);
-  }
-  status_.refailed = status_.refailures.size();
-  if (journal.phases.empty()) return;
-  for (size_t i = 0; i + 1 < journal.phases.size(); ++i) {
-    if (journal.phases[i].phase == RedrivePhase::kPaused) {
-      status_.paused_for += std::chrono::duration_cast<milliseconds>(journal.phases[i + 1].at - journal.phases[i].at);
-    }
-  }
-  const JournalPhase& last = journal.phases.back();
-  step_ = std::min<size_t>(static_cast<size_t>(last.step), targets_.size() - 1);
-  status_.step = static_cast<int>(step_);
-  switch (last.phase) {
-    case RedrivePhase::kCanary:
-    case RedrivePhase::kRamp:
-    case RedrivePhase::kSending:
-    case RedrivePhase::kPaused:  // the backlog is sampled again before the next item
-      status_.phase = SendingPhase();
-      break;
-    case RedrivePhase::kWaiting:
-    case RedrivePhase::kFinalCheck:
-      status_.phase = last.phase;
-      wait_start_ = last.at;
-      break;
-    case RedrivePhase::kDone: status_.phase = RedrivePhase::kDone; break;
-    case RedrivePhase::kStopped:
-      status_.phase = RedrivePhase::kStopped;
-      status_.reason = fmt::format("{} of {} failed again in {}", status_.refailed,
-                                   CountNoun(status_.sent, "message sent", "messages sent"), StepName());
-      break;
-  }
-}
-
-bool RedriveGuard::Sending() const {
-  return status_.phase == RedrivePhase::kCanary || status_.phase == RedrivePhase::kRamp ||
-         status_.phase == RedrivePhase::kSending;
-}
-
-RedrivePhase RedriveGuard::SendingPhase() const {
-  if (options_.BackpressureOnly()) return RedrivePhase::kSending;
-  return step_ == 0 ? RedrivePhase::kCanary : RedrivePhase::kRamp;
-}
-
 void RedriveGuard::Watch(const ReplayedMessage& m, SystemTime at, size_t step) {
-  watched_[m.new_message_id] = m;
-  step_of_[m.new_message_id] = step;
-  send_times_.push_back(at);
+  watch_.Add(m, at, step);
   ++status_.sent_per_step[std::min(step, status_.sent_per_step.size() - 1)];
 }
 
 Status RedriveGuard::BeforeAdd(Replayer& replayer) {
-  DLQ_RETURN_IF_ERROR(CheckStop());
+  DLQ_RETURN_IF_ERROR(CheckStop(options_.stop));
   DLQ_RETURN_IF_ERROR(CheckBound());
   if (status_.phase == RedrivePhase::kWaiting) DLQ_RETURN_IF_ERROR(WaitAfterStep(*wait_start_));
   // In a resumed final check or after done, items still come (the ones an
   // earlier run sent, which the Replayer skips): taken without a phase
   // change; one actually sent reopens the last step (OnSent).
-  while (Sending() && status_.sent + unconfirmed_ >= Target()) {
+  while (Sending(status_.phase) && status_.sent + unconfirmed_ >= steps_.Target(step_)) {
     DLQ_RETURN_IF_ERROR(replayer.Flush());
     unconfirmed_ = 0;
-    if (status_.sent < Target()) break;  // some were skipped or failed: the step takes more
+    if (status_.sent < steps_.Target(step_)) break;  // some were skipped or failed: the step takes more
     DLQ_RETURN_IF_ERROR(WaitAfterStep(clock_.Now()));
   }
-  if (Sending()) DLQ_RETURN_IF_ERROR(MaybePause(replayer));
+  if (Sending(status_.phase)) DLQ_RETURN_IF_ERROR(MaybePause(replayer));
   ++unconfirmed_;
   return Status::Ok();
 }
@@ -235,13 +202,13 @@ Status RedriveGuard::OnSent(const std::vector<ReplayedMessage>& sent) {
   }
   status_.sent += sent.size();
   unconfirmed_ -= std::min<uint64_t>(unconfirmed_, sent.size());
-  DLQ_RETURN_IF_ERROR(Journal(lines));
+  DLQ_RETURN_IF_ERROR(Append(journal_.get(), lines));
   if (!sent.empty() && (status_.phase == RedrivePhase::kFinalCheck || status_.phase == RedrivePhase::kDone)) {
     // A resumed run sent more than the one it resumes: the last step goes on
     // and its final window starts again at Finish.
-    step_ = targets_.size() - 1;
+    step_ = steps_.last();
     wait_start_.reset();
-    return EnterPhase(SendingPhase(), now);
+    return EnterPhase(steps_.SendingPhase(step_), now);
   }
   Report();
   return Status::Ok();
@@ -250,13 +217,13 @@ Status RedriveGuard::OnSent(const std::vector<ReplayedMessage>& sent) {
 Status RedriveGuard::Refailed(const std::vector<RefailedMessage>& found) {
   std::string lines;
   for (const RefailedMessage& m : found) {
-    if (!refailed_ids_.insert(m.new_message_id).second) continue;
+    if (!watch_.MarkRefailed(m.new_message_id)) continue;
     status_.refailures.push_back(m);
     lines += JournalRefailedLine(m);
   }
   if (lines.empty()) return Status::Ok();
   status_.refailed = status_.refailures.size();
-  DLQ_RETURN_IF_ERROR(Journal(lines));
+  DLQ_RETURN_IF_ERROR(Append(journal_.get(), lines));
   Report();
   return Status::Ok();
 }
@@ -264,7 +231,7 @@ Status RedriveGuard::Refailed(const std::vector<RefailedMessage>& found) {
 Status RedriveGuard::Finish(Replayer& replayer) {
   if (status_.phase == RedrivePhase::kStopped) return Aborted(status_.reason);
   DLQ_RETURN_IF_ERROR(replayer.Flush());
-  DLQ_RETURN_IF_ERROR(CheckStop());
+  DLQ_RETURN_IF_ERROR(CheckStop(options_.stop));
   DLQ_RETURN_IF_ERROR(CheckBound());
   if (status_.phase == RedrivePhase::kDone) return Status::Ok();
   if (options_.BackpressureOnly() || (status_.sent == 0 && status_.phase != RedrivePhase::kFinalCheck)) {
@@ -282,15 +249,11 @@ Status RedriveGuard::WaitAfterStep(SystemTime start) {
   const bool canary = step_ == 0;
   if (status_.phase != RedrivePhase::kWaiting) DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kWaiting, start));
   wait_start_ = start;
-  const std::string what = canary ? "canary window" : fmt::format("check after {}", StepName());
+  const std::string what = canary ? "canary window" : fmt::format("check after {}", steps_.Name(status_.phase, step_));
   DLQ_RETURN_IF_ERROR(Wait(start, canary ? options_.window : options_.check, what));
   wait_start_.reset();
   ++step_;
   return EnterPhase(RedrivePhase::kRamp, clock_.Now());
-}
-
-milliseconds RedriveGuard::FindEvery(milliseconds wait) const {
-  return std::max(options_.poll, wait / 10);
 }
 
 Status RedriveGuard::Pulse(bool bound) {
@@ -309,10 +272,10 @@ Status RedriveGuard::Wait(SystemTime start, milliseconds length, std::string_vie
   // Measured on the steady clock from here on, so a wall-clock step does not
   // stretch or cut the wait; the recorded start carries it across a resume.
   const SteadyTime until = clock_.SteadyNow() + (start + length - clock_.Now());
-  const milliseconds find_every = FindEvery(length);
+  const milliseconds find_every = steps_.FindEvery(length);
   SteadyTime next_find = clock_.SteadyNow() + find_every;
   for (;;) {
-    DLQ_RETURN_IF_ERROR(CheckStop());
+    DLQ_RETURN_IF_ERROR(CheckStop(options_.stop));
     DLQ_RETURN_IF_ERROR(Pulse(/*bound=*/true));
     const SteadyTime now = clock_.SteadyNow();
     if (now >= until) break;
@@ -327,8 +290,8 @@ Status RedriveGuard::Wait(SystemTime start, milliseconds length, std::string_vie
 }
 
 Status RedriveGuard::FindRefailures() {
-  if (refailures_ == nullptr || watched_.empty()) return Status::Ok();
-  auto found = refailures_->Find(watched_);
+  if (refailures_ == nullptr || watch_.watched().empty()) return Status::Ok();
+  auto found = refailures_->Find(watch_.watched());
   status_.dlq_receives = refailures_->receives();
   if (!found.ok()) {
     if (!found.status().retryable()) return found.status().WithContext("look for re-failures");
@@ -344,11 +307,9 @@ Status RedriveGuard::MaybePause(Replayer& replayer) {
   // `poll`, and at once when one more item would take the projection past
   // max_backlog, so the guard's own sends never push the destination past
   // its bound (others' sends and the count's lag aside).
-  if (!last_sample_ || clock_.SteadyNow() - *last_sample_ >= options_.poll || WouldPassBound()) {
-    DLQ_RETURN_IF_ERROR(SampleBacklog());
-  }
-  if (!OverBacklog(/*resuming=*/false) && !WouldPassBound()) {
-    ++taken_since_sample_;
+  if (backpressure_.SampleDue()) DLQ_RETURN_IF_ERROR(SampleBacklog());
+  if (!backpressure_.Over(/*resuming=*/false) && !backpressure_.WouldPassBound()) {
+    backpressure_.Took(/*after_pause=*/false);
     return Status::Ok();
   }
   // Send what the engine holds (an open batch would otherwise wait for items
@@ -358,149 +319,59 @@ Status RedriveGuard::MaybePause(Replayer& replayer) {
   const RedrivePhase was = status_.phase;
   const SteadyTime paused_at = clock_.SteadyNow();
   const milliseconds paused_before = status_.paused_for;
-  DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kPaused, clock_.Now(), BacklogReason()));
-  SteadyTime next_find = paused_at + FindEvery(options_.window);
+  DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kPaused, clock_.Now(), backpressure_.Reason()));
+  SteadyTime next_find = paused_at + steps_.FindEvery(options_.window);
   do {
-    DLQ_RETURN_IF_ERROR(CheckStop());
+    DLQ_RETURN_IF_ERROR(CheckStop(options_.stop));
     DLQ_RETURN_IF_ERROR(Pulse(/*bound=*/true));
-    DLQ_RETURN_IF_ERROR(LookWhenDue(clock_.SteadyNow(), next_find, FindEvery(options_.window), /*bound=*/true));
+    DLQ_RETURN_IF_ERROR(LookWhenDue(clock_.SteadyNow(), next_find, steps_.FindEvery(options_.window), /*bound=*/true));
     clock_.SleepFor(options_.poll);
     status_.paused_for = paused_before + std::chrono::duration_cast<milliseconds>(clock_.SteadyNow() - paused_at);
-    status_.reason = BacklogReason();
+    status_.reason = backpressure_.Reason();
     DLQ_RETURN_IF_ERROR(SampleBacklog());
-  } while (OverBacklog(/*resuming=*/true));
-  taken_since_sample_ = 1;  // the item about to be taken
+  } while (backpressure_.Over(/*resuming=*/true));
+  backpressure_.Took(/*after_pause=*/true);  // the item about to be taken
   return EnterPhase(was, clock_.Now());
 }
 
-bool RedriveGuard::WouldPassBound() const {
-  if (options_.max_backlog <= 0 || status_.backlog < 0) return false;
-  const uint64_t projected = static_cast<uint64_t>(status_.backlog) + pending_at_sample_ + taken_since_sample_;
-  return projected + 1 > static_cast<uint64_t>(options_.max_backlog);
-}
-
 Status RedriveGuard::SampleBacklog() {
-  last_sample_ = clock_.SteadyNow();
-  taken_since_sample_ = 0;
-  pending_at_sample_ = unconfirmed_;
-  auto sample = backlog_.Sample();
-  if (!sample.ok()) {
-    if (!sample.status().retryable()) return sample.status().WithContext("sample the destination's backlog");
-    Log().Log(LogLevel::kWarn, "replay.backlog_sample_failed", {{"error", sample.status().ToString()}});
-    return Status::Ok();
-  }
-  status_.backlog = sample->visible;
-  status_.backlog_age = sample->oldest_age ? sample->oldest_age : EstimateAge(sample->visible);
+  DLQ_ASSIGN_OR_RETURN(const bool sampled, backpressure_.Sample(backlog_, unconfirmed_, watch_.send_times()));
+  if (!sampled) return Status::Ok();
+  status_.backlog = backpressure_.backlog();
+  status_.backlog_age = backpressure_.age();
   Report();
   return Status::Ok();
-}
-
-std::optional<seconds> RedriveGuard::EstimateAge(int64_t visible) const {
-  if (visible < 0) return std::nullopt;
-  if (visible == 0) return seconds(0);
-  if (send_times_.empty()) return std::nullopt;  // only others' messages: no estimate
-  const auto n = static_cast<uint64_t>(visible);
-  const size_t oldest = n >= send_times_.size() ? 0 : send_times_.size() - n;
-  return std::chrono::floor<seconds>(std::max(clock_.Now() - send_times_[oldest], SystemTime::duration::zero()));
-}
-
-bool RedriveGuard::OverBacklog(bool resuming) const {
-  if (options_.max_backlog > 0 && status_.backlog >= 0) {
-    const int64_t bound = resuming ? options_.max_backlog / 2 : options_.max_backlog;
-    if (status_.backlog > bound) return true;
-  }
-  if (options_.max_backlog_age > seconds::zero() && status_.backlog_age) {
-    if (resuming ? *status_.backlog_age >= options_.max_backlog_age : *status_.backlog_age > options_.max_backlog_age) {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string RedriveGuard::BacklogReason() const {
-  std::vector<std::string> parts;
-  if (options_.max_backlog > 0 && status_.backlog > options_.max_backlog / 2) {
-    parts.push_back(fmt::format("destination backlog {} over the bound {}; resumes at {}", status_.backlog,
-                                options_.max_backlog, options_.max_backlog / 2));
-  }
-  if (options_.max_backlog_age > seconds::zero() && status_.backlog_age &&
-      *status_.backlog_age >= options_.max_backlog_age) {
-    parts.push_back(fmt::format("oldest destination message {} s old, over the bound {} s; resumes under {} s",
-                                status_.backlog_age->count(), options_.max_backlog_age.count(),
-                                options_.max_backlog_age.count()));
-  }
-  if (parts.empty()) return "paused: destination backlog over its bound";
-  std::string out = "paused: " + parts.front();
-  for (size_t i = 1; i < parts.size(); ++i) out += "; " + parts[i];
-  return out;
-}
-
-uint64_t RedriveGuard::Bound() const {
-  if (step_ == 0) return options_.canary_max_refailures;
-  if (options_.max_refailures) return *options_.max_refailures;
-  return static_cast<uint64_t>(std::floor(options_.max_refailures_fraction * static_cast<double>(status_.sent)));
-}
-
-std::string RedriveGuard::StepName() const {
-  if (status_.phase == RedrivePhase::kFinalCheck) return "the final window after " + StepName(step_);
-  return StepName(step_);
-}
-
-std::string RedriveGuard::StepName(size_t step) const {
-  if (step == 0) return "the canary";
-  return fmt::format("ramp step {} of {}", step, status_.steps);
 }
 
 Status RedriveGuard::CheckBound() {
   if (status_.phase == RedrivePhase::kStopped) return Aborted(status_.reason);
   if (options_.BackpressureOnly()) return Status::Ok();  // no canary: re-failures are reported, never a stop
-  const uint64_t bound = Bound();
+  const uint64_t bound = watch_.Bound(step_, status_.sent);
   if (status_.refailed <= bound) return Status::Ok();
-  const std::string breach = BreachReason(bound);
+  const std::string breach = watch_.BreachReason(status_, step_, bound, steps_);
   DLQ_RETURN_IF_ERROR(EnterPhase(RedrivePhase::kStopped, clock_.Now(), breach));
   DLQ_RETURN_IF_ERROR(Settle(bound));
-  status_.reason = BreachReason(bound);
+  status_.reason = watch_.BreachReason(status_, step_, bound, steps_);
   Report();
   return Aborted(status_.reason);
 }
 
-std::string RedriveGuard::BreachReason(uint64_t bound) const {
-  std::string out = fmt::format("{} of {} failed again in {} (bound {})", status_.refailed,
-                                CountNoun(status_.sent, "message sent", "messages sent"), StepName(), bound);
-  // Re-failures of messages sent in an earlier step than the one judged (a
-  // --check shorter than the processing window lets them arrive late) are
-  // named with the step that sent them.
-  std::map<size_t, uint64_t> earlier;
-  for (const RefailedMessage& r : status_.refailures) {
-    auto it = step_of_.find(r.new_message_id);
-    if (it != step_of_.end() && it->second < step_) ++earlier[it->second];
-  }
-  for (const auto& [step, n] : earlier) {
-    out += fmt::format("; {} of them sent in {}", n, StepName(step));
-  }
-  return out;
-}
-
 Status RedriveGuard::Settle(uint64_t bound) {
-  if (send_times_.empty()) return Status::Ok();
-  const SteadyTime until = clock_.SteadyNow() + (send_times_.back() + options_.window - clock_.Now());
-  const milliseconds find_every = FindEvery(options_.window);
+  const std::vector<SystemTime>& send_times = watch_.send_times();
+  if (send_times.empty()) return Status::Ok();
+  const SteadyTime until = clock_.SteadyNow() + (send_times.back() + options_.window - clock_.Now());
+  const milliseconds find_every = steps_.FindEvery(options_.window);
   SteadyTime next_find = clock_.SteadyNow();  // look once at once
-  while (status_.refailed < status_.sent && CheckStop().ok()) {
+  while (status_.refailed < status_.sent && CheckStop(options_.stop).ok()) {
     DLQ_RETURN_IF_ERROR(Pulse(/*bound=*/false));
     const SteadyTime now = clock_.SteadyNow();
     DLQ_RETURN_IF_ERROR(LookWhenDue(now, next_find, find_every, /*bound=*/false));
     if (now >= until) break;
     status_.reason = fmt::format("{}; sending nothing more, looking for the rest of the re-failures: {} s left",
-                                 BreachReason(bound), CeilSeconds(until - now));
+                                 watch_.BreachReason(status_, step_, bound, steps_), CeilSeconds(until - now));
     Report();
     clock_.SleepFor(std::min<Duration>(options_.poll, until - now));
   }
-  return Status::Ok();
-}
-
-Status RedriveGuard::CheckStop() const {
-  if (options_.stop != nullptr && options_.stop->load()) return Cancelled("guarded redrive stopped by a signal");
   return Status::Ok();
 }
 
@@ -508,14 +379,9 @@ Status RedriveGuard::EnterPhase(RedrivePhase phase, SystemTime at, std::string r
   status_.phase = phase;
   status_.step = static_cast<int>(step_);
   status_.reason = std::move(reason);
-  DLQ_RETURN_IF_ERROR(Journal(JournalPhaseLine(phase, status_.step, at)));
+  DLQ_RETURN_IF_ERROR(Append(journal_.get(), JournalPhaseLine(phase, status_.step, at)));
   Report();
   return Status::Ok();
-}
-
-Status RedriveGuard::Journal(const std::string& lines) {
-  if (journal_ == nullptr || lines.empty()) return Status::Ok();
-  return journal_->Append(lines);
 }
 
 void RedriveGuard::Report() {

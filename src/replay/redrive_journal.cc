@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -151,6 +152,32 @@ Status RedriveJournalWriter::Append(std::string_view lines) {
   if (::fsync(fd_) != 0)
     return InvalidArgument(fmt::format("fsync redrive journal {}: {}", path_, std::strerror(errno)));
   return Status::Ok();
+}
+
+RedriveResumePoint ResumePointOf(const RedriveJournal& journal, const RedriveSteps& steps) {
+  RedriveResumePoint point;
+  for (size_t i = 0; i + 1 < journal.phases.size(); ++i) {
+    if (journal.phases[i].phase == RedrivePhase::kPaused) {
+      point.paused_for +=
+          std::chrono::duration_cast<std::chrono::milliseconds>(journal.phases[i + 1].at - journal.phases[i].at);
+    }
+  }
+  const JournalPhase& last = journal.phases.back();
+  point.step = std::min<size_t>(static_cast<size_t>(last.step), steps.last());
+  switch (last.phase) {
+    case RedrivePhase::kCanary:
+    case RedrivePhase::kRamp:
+    case RedrivePhase::kSending:
+    case RedrivePhase::kPaused: point.phase = steps.SendingPhase(point.step); break;
+    case RedrivePhase::kWaiting:
+    case RedrivePhase::kFinalCheck:
+      point.phase = last.phase;
+      point.wait_start = last.at;
+      break;
+    case RedrivePhase::kDone:
+    case RedrivePhase::kStopped: point.phase = last.phase; break;
+  }
+  return point;
 }
 
 }  // namespace dlq

@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "replay/redrive_guard.h"
+#include "replay/redrive_steps.h"
 #include "replay/replayer.h"
 
 namespace dlq {
@@ -45,6 +47,19 @@ struct RedriveJournal {
   std::vector<RefailedMessage> refailed;  // found_at is the record's time
   size_t valid_bytes = 0;                 // the length up to the last complete line
 };
+
+// Where a guard resumes the run a journal records: the phase it re-enters
+// (a sending phase for one that was sending or paused: the backlog is sampled
+// again before the next item), its step, the start of the wait it was in
+// (waiting or the final check) and the time it was paused for backlog.
+struct RedriveResumePoint {
+  RedrivePhase phase = RedrivePhase::kCanary;
+  size_t step = 0;
+  std::optional<SystemTime> wait_start;
+  std::chrono::milliseconds paused_for{0};
+};
+// `journal` must have at least one phase record.
+RedriveResumePoint ResumePointOf(const RedriveJournal& journal, const RedriveSteps& steps);
 
 // kInvalidArgument naming the line for anything but a header followed by
 // well-formed records (a torn last line excepted). Empty text: an empty journal.
