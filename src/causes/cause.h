@@ -56,7 +56,7 @@ struct Cause {
 
 struct CauseOptions {
   LogLineOptions lines;
-  size_t max_stack_bytes = 8 * 1024;
+  size_t max_stack_bytes = size_t{8} * 1024;
   size_t max_context_lines = 20;
   size_t max_line_bytes = 300;  // per context line, "…" included
   size_t max_message_bytes = 2048;

@@ -12,7 +12,7 @@ namespace dlq {
 // (rarely minutes) off. Both ends of the window are widened by this much: 5
 // minutes costs FilterLogEvents little (it reads by time) and covers an EC2 or
 // container clock that NTP has not yet corrected.
-inline constexpr int64_t kClockSkewMarginMs = 5 * 60 * 1000;
+inline constexpr int64_t kClockSkewMarginMs = int64_t{5} * 60 * 1000;
 
 struct MessageTiming {
   int64_t sent_ms = 0;                      // SentTimestamp

@@ -32,7 +32,6 @@ namespace {
 using dashboard_internal::Error;
 using dashboard_internal::Header;
 using dashboard_internal::JsonResponse;
-using dashboard_internal::kJson;
 
 // The page loads nothing from elsewhere: scripts, styles and requests stay on
 // this origin.

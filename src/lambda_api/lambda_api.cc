@@ -71,7 +71,7 @@ Status InvokeRequest::Validate() const {
   return Status::Ok();
 }
 
-Result<HttpResponse> AwsLambdaApi::Call(AwsRequest request, std::string_view action) {
+Result<HttpResponse> AwsLambdaApi::Call(const AwsRequest& request, std::string_view action) {
   auto response = aws_.Call(request);
   if (response.ok() || response.status().code() != ErrorCode::kPermissionDenied) return response;
   const Status& error = response.status();

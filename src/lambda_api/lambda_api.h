@@ -94,7 +94,7 @@ class AwsLambdaApi final : public LambdaApi {
 
  private:
   // Sends `request`; errors explained with the IAM action `action` on `resource`.
-  Result<HttpResponse> Call(AwsRequest request, std::string_view action);
+  Result<HttpResponse> Call(const AwsRequest& request, std::string_view action);
 
   AwsClient& aws_;
 };
