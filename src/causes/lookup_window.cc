@@ -5,9 +5,9 @@
 namespace dlq {
 namespace {
 
-constexpr int64_t kMaxReceiveCount = 1000;                     // SQS's limit for a redrive policy
+constexpr int64_t kMaxReceiveCount = 1000;                              // SQS's limit for a redrive policy
 constexpr int64_t kMaxVisibilityTimeoutMs = int64_t{12} * 3600 * 1000;  // SQS's limit: 12 hours
-constexpr int64_t kMaxTimeMs = 1'000'000'000'000'000;          // year 33658: keeps the sums below overflow
+constexpr int64_t kMaxTimeMs = 1'000'000'000'000'000;                   // year 33658: keeps the sums below overflow
 
 int64_t Time(int64_t ms) {
   return std::clamp<int64_t>(ms, 0, kMaxTimeMs);
