@@ -92,7 +92,7 @@ Result<std::vector<EventSourceMapping>> AwsLambdaApi::ListEventSourceMappings(co
         request.method = "GET";
         request.path = std::string(lambda_api::kApiVersion) + "/event-source-mappings/";
         request.query = lambda_api::ListEventSourceMappingsQuery(event_source_arn, marker, kMappingsPerPage);
-        DLQ_ASSIGN_OR_RETURN(HttpResponse response, Call(std::move(request), "ListEventSourceMappings"));
+        DLQ_ASSIGN_OR_RETURN(HttpResponse response, Call(request, "ListEventSourceMappings"));
         auto page = lambda_api::ParseListEventSourceMappingsResponse(response.body);
         if (!page.ok()) return page.status().WithContext(what);
         return std::make_pair(std::move(page->mappings), std::move(page->next_marker));
@@ -106,7 +106,7 @@ Result<FunctionConfiguration> AwsLambdaApi::GetFunctionConfiguration(const std::
   request.resource = function;
   request.method = "GET";
   request.path = lambda_api::FunctionPath(function, "configuration");
-  DLQ_ASSIGN_OR_RETURN(HttpResponse response, Call(std::move(request), "GetFunctionConfiguration"));
+  DLQ_ASSIGN_OR_RETURN(HttpResponse response, Call(request, "GetFunctionConfiguration"));
   auto fn = lambda_api::ParseFunctionConfigurationResponse(response.body);
   if (!fn.ok()) return fn.status().WithContext("GetFunctionConfiguration " + function);
   return fn;
@@ -121,7 +121,7 @@ Result<std::vector<FunctionConfiguration>> AwsLambdaApi::ListFunctions() {
         request.method = "GET";
         request.path = std::string(lambda_api::kApiVersion) + "/functions/";
         request.query = lambda_api::ListFunctionsQuery(marker, kFunctionsPerPage);
-        DLQ_ASSIGN_OR_RETURN(HttpResponse response, Call(std::move(request), "ListFunctions"));
+        DLQ_ASSIGN_OR_RETURN(HttpResponse response, Call(request, "ListFunctions"));
         auto page = lambda_api::ParseListFunctionsResponse(response.body);
         if (!page.ok()) return page.status().WithContext("ListFunctions");
         return std::make_pair(std::move(page->functions), std::move(page->next_marker));
@@ -141,7 +141,7 @@ Result<InvokeResult> AwsLambdaApi::Invoke(const InvokeRequest& invoke) {
     request.body_view = invoke.payload;
   }
   request.retry_throttled = false;  // the caller pauses its own pace (a guarded redrive's ramp)
-  DLQ_ASSIGN_OR_RETURN(HttpResponse response, Call(std::move(request), "InvokeFunction"));
+  DLQ_ASSIGN_OR_RETURN(HttpResponse response, Call(request, "InvokeFunction"));
   InvokeResult result;
   result.status_code = response.status;
   for (auto [header, field] : {std::pair{"X-Amz-Function-Error", &result.function_error},
