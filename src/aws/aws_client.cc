@@ -582,7 +582,10 @@ Result<HttpResponse> AwsClient::Call(const AwsRequest& request) {
         continue;
       }
     }
-    if (!error.retryable() || attempt >= budget) return Report(record, start, GaveUp(std::move(error), attempt));
+    const bool paced_by_caller = !request.retry_throttled && error.code() == ErrorCode::kThrottled;
+    if (!error.retryable() || paced_by_caller || attempt >= budget) {
+      return Report(record, start, GaveUp(std::move(error), attempt));
+    }
     Backoff(attempt);
   }
 }

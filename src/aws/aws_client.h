@@ -61,6 +61,9 @@ struct AwsRequest {
   std::string host_override;
   // Abandons the call (kCancelled, never retried) once it turns true. Not owned.
   const std::atomic<bool>* cancel = nullptr;
+  // False: a throttled answer (kThrottled) is returned at once, for callers
+  // that pace themselves (Lambda Invoke's 429). 5xx are still retried.
+  bool retry_throttled = true;
 };
 
 // One finished API call, for metrics.

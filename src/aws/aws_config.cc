@@ -17,13 +17,20 @@ struct ServiceIds {
   // --endpoint-url applies (the AWS CLI's option never redirects the SSO
   // portal, which the credential provider calls, not the command).
   bool follows_endpoint_option = true;
+  // A second variable read after AWS_ENDPOINT_URL_<env_suffix>, for a
+  // service better known by its signing name (AWS_ENDPOINT_URL_LOGS).
+  std::string_view env_alias = {};
 };
 
-constexpr std::array<ServiceIds, 6> kServices{{
+// Keys and suffixes from the SDKs' table of service-specific endpoints (the
+// serviceId upper-cased, spaces to '_': "CloudWatch Logs" -> CLOUDWATCH_LOGS).
+constexpr std::array<ServiceIds, 8> kServices{{
     {"sqs", "sqs", "SQS"},
     {"s3", "s3", "S3"},
     {"monitoring", "cloudwatch", "CLOUDWATCH"},
     {"sts", "sts", "STS"},
+    {"logs", "cloudwatch_logs", "CLOUDWATCH_LOGS", true, "LOGS"},
+    {"lambda", "lambda", "LAMBDA"},
     {"portal.sso", "sso", "SSO", false},
     {"oidc", "sso_oidc", "SSO_OIDC", false},
 }};
@@ -58,10 +65,13 @@ Result<std::optional<std::string>> ResolveEndpointFor(const ServiceIds& ids, con
     return std::optional<std::string>(e);
   }
   if (ignore_configured) return std::optional<std::string>();
-  std::string env_name = fmt::format("AWS_ENDPOINT_URL_{}", ids.env_suffix);
-  if (auto v = env.GetNonEmpty(env_name)) {
-    DLQ_ASSIGN_OR_RETURN(std::string e, CheckedEndpoint(*v, env_name));
-    return std::optional<std::string>(e);
+  for (std::string_view suffix : {ids.env_suffix, ids.env_alias}) {
+    if (suffix.empty()) continue;
+    std::string env_name = fmt::format("AWS_ENDPOINT_URL_{}", suffix);
+    if (auto v = env.GetNonEmpty(env_name)) {
+      DLQ_ASSIGN_OR_RETURN(std::string e, CheckedEndpoint(*v, env_name));
+      return std::optional<std::string>(e);
+    }
   }
   if (s.profile_section) {
     if (auto services_name = s.profile_section->Get("services")) {

@@ -35,9 +35,11 @@ struct AwsSettings {
   std::string region_source;                     // "--region", "AWS_REGION", "AWS_DEFAULT_REGION", "profile dev"
   SharedConfig shared;                           // both files as loaded
   std::optional<ConfigSection> profile_section;  // merged view; nullopt when no file has the profile
-  // Endpoint overrides by signing name ("sqs", "s3", "monitoring", "sts"), already resolved
-  // from --endpoint-url, AWS_ENDPOINT_URL_<SERVICE>, the services section, AWS_ENDPOINT_URL
-  // and the profile's endpoint_url; without trailing '/'. "portal.sso" (the IAM Identity
+  // Endpoint overrides by signing name ("sqs", "s3", "monitoring", "sts", "logs", "lambda"),
+  // already resolved from --endpoint-url, AWS_ENDPOINT_URL_<SERVICE> (CloudWatch Logs:
+  // AWS_ENDPOINT_URL_CLOUDWATCH_LOGS, then AWS_ENDPOINT_URL_LOGS), the services section
+  // (keys "cloudwatch_logs", "lambda"), AWS_ENDPOINT_URL and the profile's endpoint_url, in
+  // that order; without trailing '/'. "portal.sso" (the IAM Identity
   // Center portal) and "oidc" (its token refresh) are resolved the same way except that
   // --endpoint-url does not apply.
   std::map<std::string, std::string, std::less<>> endpoint_overrides;

@@ -111,6 +111,25 @@ TEST_F(AwsClientTest, RetriesThrottlingWithBackoffThenSucceeds) {
   EXPECT_LE(slept, std::chrono::milliseconds(100 + 200));  // caps for attempts 0 and 1
 }
 
+TEST_F(AwsClientTest, ThrottleIsReturnedAtOnceWhenTheCallerPacesItselfButA5xxIsStillRetried) {
+  AwsClient client(SqsEndpoint(), transport_, creds_, clock_, RetryOptions{.max_attempts = 5});
+  transport_.FailCall(1, JsonError(429, "TooManyRequestsException", "Rate Exceeded."));
+  AwsRequest paced = ReceiveRequest();
+  paced.retry_throttled = false;
+
+  auto throttled = client.Call(paced);
+
+  ASSERT_FALSE(throttled.ok());
+  EXPECT_EQ(throttled.status().code(), ErrorCode::kThrottled);
+  EXPECT_EQ(throttled.status().aws()->error_code, "TooManyRequestsException");
+  EXPECT_EQ(transport_.calls(), 1);
+
+  transport_.FailCall(2, MakeResponse(503, "<Error><Code>ServiceUnavailable</Code></Error>"));
+  auto after_5xx = client.Call(paced);
+  ASSERT_TRUE(after_5xx.ok()) << after_5xx.status().ToString();
+  EXPECT_EQ(transport_.calls(), 3);
+}
+
 TEST_F(AwsClientTest, Retries5xxUpToMaxAttemptsThenReturnsUnavailable) {
   RetryOptions retry{
       .max_attempts = 4, .base_delay = std::chrono::milliseconds(50), .max_delay = std::chrono::milliseconds(10000)};

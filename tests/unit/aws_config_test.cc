@@ -169,6 +169,55 @@ TEST_F(SettingsTest, ServiceSpecificEnvSuffixes) {
   EXPECT_FALSE(s->HasCustomEndpoint("sqs"));
 }
 
+TEST_F(SettingsTest, LogsAndLambdaHaveServiceSpecificEndpointsBeforeTheGlobalOne) {
+  env_.Set("AWS_REGION", "eu-west-1");
+  auto defaults = Resolve();
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->Endpoint("logs").endpoint, "https://logs.eu-west-1.amazonaws.com");
+  EXPECT_EQ(defaults->Endpoint("lambda").endpoint, "https://lambda.eu-west-1.amazonaws.com");
+  EXPECT_EQ(defaults->Endpoint("lambda").service, "lambda");
+
+  env_.Set("AWS_ENDPOINT_URL", "http://moto:5000");
+  env_.Set("AWS_ENDPOINT_URL_LAMBDA", "http://fake-lambda:7000/");
+  env_.Set("AWS_ENDPOINT_URL_LOGS", "http://logs-alias:1");
+  auto s = Resolve();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->Endpoint("lambda").endpoint, "http://fake-lambda:7000");
+  EXPECT_EQ(s->Endpoint("logs").endpoint, "http://logs-alias:1");
+  EXPECT_EQ(s->Endpoint("sqs").endpoint, "http://moto:5000");
+
+  // The SDKs' own name for CloudWatch Logs comes before the alias.
+  env_.Set("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", "http://cloudwatch-logs:2");
+  auto sdk_name = Resolve();
+  ASSERT_TRUE(sdk_name.ok());
+  EXPECT_EQ(sdk_name->Endpoint("logs").endpoint, "http://cloudwatch-logs:2");
+
+  // --endpoint-url still sets every service, as the AWS CLI's option does.
+  ClientOptions o;
+  o.endpoint_url = "http://flag:9";
+  auto flag = Resolve(o);
+  ASSERT_TRUE(flag.ok());
+  EXPECT_EQ(flag->Endpoint("lambda").endpoint, "http://flag:9");
+  EXPECT_EQ(flag->Endpoint("logs").endpoint, "http://flag:9");
+
+  env_.Set("AWS_ENDPOINT_URL_LAMBDA", "fake-lambda:7000");
+  auto bad = Resolve();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("AWS_ENDPOINT_URL_LAMBDA"), std::string::npos) << bad.status().message();
+}
+
+TEST_F(SettingsTest, ServicesSectionKeysForLogsAndLambda) {
+  WriteConfig(
+      "[default]\nregion = us-east-1\nservices = local\n"
+      "[services local]\ncloudwatch_logs =\n  endpoint_url = http://services-logs:3\n"
+      "lambda =\n  endpoint_url = http://services-lambda:4\n");
+  auto s = Resolve();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->Endpoint("logs").endpoint, "http://services-logs:3");
+  EXPECT_EQ(s->Endpoint("lambda").endpoint, "http://services-lambda:4");
+  EXPECT_FALSE(s->HasCustomEndpoint("sqs"));
+}
+
 TEST_F(SettingsTest, IgnoreConfiguredEndpointUrlsKeepsOnlyTheFlag) {
   env_.Set("AWS_REGION", "us-east-1");
   env_.Set("AWS_ENDPOINT_URL", "http://env-global:7");
