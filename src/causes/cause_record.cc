@@ -92,9 +92,9 @@ Result<CauseRecord> ParseFields(const JsonFields& f) {
   if (!schema) return f.Malformed("schema", "is missing");
   if (*schema < 1) return f.Malformed("schema", "is below 1");
   if (*schema > kCauseRecordSchema) {
-    return FailedPrecondition(fmt::format(
-        "cause record schema {} is newer than this reader's {}: upgrade dlq-archive to read it", *schema,
-        kCauseRecordSchema));
+    return FailedPrecondition(
+        fmt::format("cause record schema {} is newer than this reader's {}: upgrade dlq-archive to read it", *schema,
+                    kCauseRecordSchema));
   }
   r.schema = *schema;
   DLQ_RETURN_IF_ERROR(RequiredString(f, "queue", r.queue));

@@ -56,10 +56,10 @@ struct CauseRecord {
   // Not found: why, in one or a few sentences naming log groups, times,
   // permissions and what to do. Found: empty.
   std::string reason;
-  std::vector<std::string> log_groups;   // the log groups searched (or that would have been)
-  int64_t window_start_ms = 0;           // the FilterLogEvents window; 0 when none was searched
+  std::vector<std::string> log_groups;  // the log groups searched (or that would have been)
+  int64_t window_start_ms = 0;          // the FilterLogEvents window; 0 when none was searched
   int64_t window_end_ms = 0;
-  std::optional<Cause> cause;            // set exactly when status is kFound
+  std::optional<Cause> cause;  // set exactly when status is kFound
 
   bool operator==(const CauseRecord&) const = default;
 };

@@ -85,8 +85,8 @@ class Discoverer {
     int scanned = 0;
     for (const std::string& url : *all) {
       if (++scanned > options_.max_queues_scanned) {
-        map_.notes.push_back(fmt::format("only the first {} queues' RedrivePolicy were read",
-                                         options_.max_queues_scanned));
+        map_.notes.push_back(
+            fmt::format("only the first {} queues' RedrivePolicy were read", options_.max_queues_scanned));
         break;
       }
       ++map_.sqs_calls;
@@ -140,16 +140,17 @@ class Discoverer {
         if (name.empty()) continue;
         g.function_name = name;
         g.log_group = "/aws/lambda/" + name;
-        g.how = fmt::format("function {} (event source mapping {} from {}; Lambda's default log group, its "
-                            "configuration unread)",
-                            name, m.uuid, s.name);
+        g.how = fmt::format(
+            "function {} (event source mapping {} from {}; Lambda's default log group, its "
+            "configuration unread)",
+            name, m.uuid, s.name);
       } else {
         g.function_name = config->function_name;
         g.log_group = config->LogGroupOrDefault();
         g.log_format = config->log_format;
         g.timeout_seconds = config->timeout_seconds;
-        g.how = fmt::format("function {} (event source mapping {} from {}; {})", config->function_name, m.uuid,
-                            s.name, config->log_group.empty() ? "Lambda's default log group" : "LoggingConfig.LogGroup");
+        g.how = fmt::format("function {} (event source mapping {} from {}; {})", config->function_name, m.uuid, s.name,
+                            config->log_group.empty() ? "Lambda's default log group" : "LoggingConfig.LogGroup");
       }
       if (!m.state.empty() && m.state != "Enabled") g.how += fmt::format(", mapping {}", m.state);
       if (!seen_.insert(g.log_group).second) continue;
@@ -174,7 +175,8 @@ ConsumerMap DiscoverConsumers(QueueClient& sqs, LambdaApi& lambda, const QueueIn
 
 std::vector<const ConsumerLogGroup*> ConsumerMap::ForSource(std::string_view source_arn) const {
   bool known = false;
-  for (const ConsumerLogGroup& g : log_groups) known = known || (!source_arn.empty() && g.source_queue_arn == source_arn);
+  for (const ConsumerLogGroup& g : log_groups)
+    known = known || (!source_arn.empty() && g.source_queue_arn == source_arn);
   std::vector<const ConsumerLogGroup*> out;
   for (const ConsumerLogGroup& g : log_groups) {
     if (!known || g.source_queue_arn.empty() || g.source_queue_arn == source_arn) out.push_back(&g);

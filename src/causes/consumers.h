@@ -31,7 +31,7 @@ struct NamedLogGroup {
 
 struct SourceQueue {
   std::string url, arn, name;
-  int max_receive_count = 0;        // its RedrivePolicy's; 0 when unread
+  int max_receive_count = 0;          // its RedrivePolicy's; 0 when unread
   int64_t visibility_timeout_ms = 0;  // 0 when unread
 };
 
@@ -41,10 +41,10 @@ struct ConsumerLogGroup {
   // "function F (event source mapping UUID from source S, LoggingConfig.LogGroup)",
   // "named by --logs": one line for `check`, `doctor` and the output.
   std::string how;
-  std::string function_name;     // empty when named by the user
-  std::string log_format;        // "Text", "JSON"; empty when not said
+  std::string function_name;           // empty when named by the user
+  std::string log_format;              // "Text", "JSON"; empty when not said
   std::optional<int> timeout_seconds;  // the function's timeout
-  std::string source_queue_arn;  // the source it consumes; empty: every source (named by the user)
+  std::string source_queue_arn;        // the source it consumes; empty: every source (named by the user)
 };
 
 struct ConsumerMap {
@@ -69,7 +69,7 @@ struct ConsumerMap {
 };
 
 struct ConsumerDiscoveryOptions {
-  bool discover_lambda = true;  // false: only the named log groups (and the sources, for timing)
+  bool discover_lambda = true;    // false: only the named log groups (and the sources, for timing)
   int max_queues_scanned = 1000;  // RedrivePolicy scan where ListDeadLetterSourceQueues is missing
 };
 

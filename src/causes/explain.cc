@@ -61,8 +61,8 @@ ExplainResult ExplainFailures(const ExplainRequest& request, const ExplainClient
   }
   if (to_look_up.empty()) return result;
 
-  result.consumers = DiscoverConsumers(clients.sqs, clients.lambda, request.dlq, request.named_log_groups,
-                                       request.discovery);
+  result.consumers =
+      DiscoverConsumers(clients.sqs, clients.lambda, request.dlq, request.named_log_groups, request.discovery);
   result.calls.sqs = result.consumers->sqs_calls;
   result.calls.lambda = result.consumers->lambda_calls;
   std::vector<std::string> ids;

@@ -34,10 +34,10 @@ inline constexpr size_t kDefaultCauseSamples = 3;
 
 struct ExplainRequest {
   QueueInfo dlq;  // name and URL at least (its ARN, or region and account, for the RedrivePolicy scan)
-  std::vector<NamedLogGroup> named_log_groups;  // `consumer_logs:`, `--logs`
-  std::vector<LookupMessage> messages;          // the DLQ's messages (any number), each with its group key
+  std::vector<NamedLogGroup> named_log_groups;      // `consumer_logs:`, `--logs`
+  std::vector<LookupMessage> messages;              // the DLQ's messages (any number), each with its group key
   size_t samples_per_group = kDefaultCauseSamples;  // >= 1
-  const CauseIndex* known = nullptr;  // records already kept; may be null
+  const CauseIndex* known = nullptr;                // records already kept; may be null
   LookupOptions lookup;
   ConsumerDiscoveryOptions discovery;
   Status Validate() const;
@@ -51,10 +51,10 @@ struct ExplainClients {
 };
 
 struct ExplainResult {
-  std::vector<CauseRecord> records;  // this run's lookups, in sample order: write them to the sidecar
-  size_t sampled = 0;                // messages sampled across the groups
-  size_t reused = 0;                 // sampled messages answered by a kept record
-  size_t left_out = 0;               // sampled messages the call cap left unanswered
+  std::vector<CauseRecord> records;      // this run's lookups, in sample order: write them to the sidecar
+  size_t sampled = 0;                    // messages sampled across the groups
+  size_t reused = 0;                     // sampled messages answered by a kept record
+  size_t left_out = 0;                   // sampled messages the call cap left unanswered
   std::optional<ConsumerMap> consumers;  // when discovery ran
   LookupCalls calls;
   int max_filter_calls = 0;  // the cap the run had

@@ -15,7 +15,7 @@ namespace {
 
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 constexpr int64_t kMaxInvocationPadMs = 15LL * 60 * 1000;  // Lambda's longest timeout
-constexpr size_t kMaxStreams = 100;                          // FilterLogEvents' logStreamNames limit
+constexpr size_t kMaxStreams = 100;                        // FilterLogEvents' logStreamNames limit
 
 std::optional<int64_t> AttributeMs(const ArchiveRecord& r, const std::string& name) {
   auto it = r.attributes.find(name);
@@ -25,7 +25,9 @@ std::optional<int64_t> AttributeMs(const ArchiveRecord& r, const std::string& na
   return v;
 }
 
-std::string Time(int64_t ms) { return FormatIso8601(FromUnixMillis(ms)); }
+std::string Time(int64_t ms) {
+  return FormatIso8601(FromUnixMillis(ms));
+}
 
 // Which answer speaks for a message searched in several groups: the one that
 // says most about what to do.
@@ -137,8 +139,8 @@ CauseLookup::GroupAnswer CauseLookup::CallFailed(const ConsumerLogGroup& group, 
   switch (st.code()) {
     case ErrorCode::kPermissionDenied:
       a.status = CauseStatus::kAccessDenied;
-      a.reason = fmt::format("access denied: logs:FilterLogEvents on {} ({})", LogGroupArn(group.log_group),
-                             st.message());
+      a.reason =
+          fmt::format("access denied: logs:FilterLogEvents on {} ({})", LogGroupArn(group.log_group), st.message());
       break;
     case ErrorCode::kNotFound:
       a.status = CauseStatus::kLogGroupNotFound;
@@ -214,8 +216,8 @@ CauseLookup::GroupAnswer CauseLookup::SearchGroup(const ConsumerLogGroup& group,
   std::vector<std::string> streams;
   int64_t first = found->events.front().timestamp_ms, last = first;
   auto keep = [&](const FilteredLogEvent& e) {
-    std::string id = e.event_id.empty() ? fmt::format("{}\n{}\n{}", e.log_stream, e.timestamp_ms, e.message)
-                                        : e.event_id;
+    std::string id =
+        e.event_id.empty() ? fmt::format("{}\n{}\n{}", e.log_stream, e.timestamp_ms, e.message) : e.event_id;
     if (!seen.insert(std::move(id)).second) return;
     events.push_back(LogEvent{group.log_group, e.log_stream, e.timestamp_ms, e.message});
   };
@@ -255,10 +257,10 @@ CauseLookup::GroupAnswer CauseLookup::SearchGroup(const ConsumerLogGroup& group,
     return a;
   }
   a.status = CauseStatus::kNoError;
-  a.reason = fmt::format(
-      "{} mentions {} ({} between {} and {}) but no invocation that handled it logged an error", group.log_group,
-      m.message_id, found->events.size() == 1 ? "one line" : fmt::format("{} lines", found->events.size()),
-      Time(first), Time(last));
+  a.reason = fmt::format("{} mentions {} ({} between {} and {}) but no invocation that handled it logged an error",
+                         group.log_group, m.message_id,
+                         found->events.size() == 1 ? "one line" : fmt::format("{} lines", found->events.size()),
+                         Time(first), Time(last));
   return a;
 }
 

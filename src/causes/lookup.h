@@ -31,11 +31,11 @@ namespace dlq {
 
 // One archived message as the lookup needs it.
 struct LookupMessage {
-  std::string queue;       // the DLQ's name
+  std::string queue;  // the DLQ's name
   std::string message_id;
-  std::string group_key;   // its failure group (query/fingerprint.h's FailureGroupKey)
-  std::string source_queue_arn;  // DeadLetterQueueSourceArn; empty when unknown
-  int64_t sent_ms = 0;           // SentTimestamp; 0 when unknown
+  std::string group_key;                    // its failure group (query/fingerprint.h's FailureGroupKey)
+  std::string source_queue_arn;             // DeadLetterQueueSourceArn; empty when unknown
+  int64_t sent_ms = 0;                      // SentTimestamp; 0 when unknown
   std::optional<int64_t> first_receive_ms;  // ApproximateFirstReceiveTimestamp
   std::optional<int64_t> dlq_arrival_ms;    // when it reached the DLQ (the daemon's ledger)
   std::optional<int64_t> archived_ms;       // when it was archived: it reached the DLQ before
@@ -46,9 +46,9 @@ struct LookupMessage {
 LookupMessage LookupMessageOf(const ArchiveRecord& record, std::string group_key);
 
 struct LookupOptions {
-  int max_filter_calls = 200;  // FilterLogEvents calls per run (pages count), >= 1
-  int max_calls_per_search = 3;  // per FilterLogEvents search (its pages), >= 1
-  size_t max_mentions = 200;     // events kept per message id search
+  int max_filter_calls = 200;           // FilterLogEvents calls per run (pages count), >= 1
+  int max_calls_per_search = 3;         // per FilterLogEvents search (its pages), >= 1
+  size_t max_mentions = 200;            // events kept per message id search
   size_t max_invocation_events = 2000;  // events kept around the mentions
   CauseOptions cause;
   Status Validate() const;
@@ -87,8 +87,8 @@ class CauseLookup {
     std::optional<Cause> cause;
     bool out_of_budget = false;
   };
-  GroupAnswer SearchGroup(const ConsumerLogGroup& group, const LookupMessage& message, int64_t start_ms,
-                          int64_t end_ms, const std::vector<std::string>& other_message_ids);
+  GroupAnswer SearchGroup(const ConsumerLogGroup& group, const LookupMessage& message, int64_t start_ms, int64_t end_ms,
+                          const std::vector<std::string>& other_message_ids);
   const GroupInfo& Describe(const std::string& log_group);
   // The answer for a failed FilterLogEvents call.
   GroupAnswer CallFailed(const ConsumerLogGroup& group, const Status& st) const;
