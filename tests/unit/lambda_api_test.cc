@@ -162,7 +162,7 @@ TEST_F(LambdaApiTest, InvokeSendsThePayloadAndTypeAndReadsTheFunctionError) {
   auto result = lambda_.Invoke(request);
 
   ASSERT_TRUE(result.ok()) << result.status().ToString();
-  const HttpRequest& sent = http_.requests()[0];
+  const HttpRequest sent = http_.requests()[0];
   EXPECT_EQ(sent.method, "POST");
   EXPECT_EQ(sent.url,
             "https://lambda.us-east-1.amazonaws.com/2015-03-31/functions/orders-worker/invocations?Qualifier=live");

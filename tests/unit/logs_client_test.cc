@@ -94,7 +94,7 @@ TEST_F(LogsClientTest, FilterLogEventsSendsTheJson11TargetAndEveryField) {
 
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   ASSERT_EQ(http_.calls(), 1);
-  const HttpRequest& sent = http_.requests()[0];
+  const HttpRequest sent = http_.requests()[0];
   EXPECT_EQ(sent.method, "POST");
   EXPECT_EQ(sent.url, "https://logs.us-east-1.amazonaws.com/");
   EXPECT_EQ(HeaderOf(sent, "X-Amz-Target"), "Logs_20140328.FilterLogEvents");
