@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       line.error.has_value() != again.error.has_value()) {
     std::abort();
   }
-  if (line.error && line.level != dlq::LogLevel::kError && line.level != dlq::LogLevel::kFatal) std::abort();
+  if (line.error && line.level != dlq::LineLevel::kError && line.level != dlq::LineLevel::kFatal) std::abort();
   if (line.memory_size_mb < 0 || line.memory_size_mb > 1'000'000'000'000 || line.max_memory_used_mb < 0) std::abort();
   if (line.error) {
     const std::string key = dlq::CauseKey(line.error->type, line.error->message, line.request_id);

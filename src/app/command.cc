@@ -79,6 +79,21 @@ int WithArchive(const CommandContext& ctx, const std::string& from_uri,
   return WithServices(ctx, [&](AwsServices& services) { return open_and_run(&services); });
 }
 
+int WithArchiveAndServices(const CommandContext& ctx, const std::string& from_uri,
+                           const std::function<int(ObjectStore&, const Destination&, AwsServices&)>& run) {
+  if (from_uri.empty()) return ctx.usage.Fail("--from is required (s3://BUCKET/PREFIX or file:///DIR)");
+  Result<Destination> from = ParseDestination(from_uri);
+  if (!from.ok()) return ctx.usage.Fail("--from: " + from.status().message());
+  return WithServices(ctx, [&](AwsServices& services) {
+    auto store = OpenStore(*from, &services);
+    if (!store.ok()) {
+      std::fprintf(stderr, "error: %s\n", TerminalSafe(store.status().message()).c_str());
+      return 1;
+    }
+    return run(**store, *from, services);
+  });
+}
+
 std::optional<FileModes> FileModesOrReport() {
   Result<FileModes> modes = FileModesFromEnv(DefaultEnvironment());
   if (!modes.ok()) {

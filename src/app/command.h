@@ -86,6 +86,11 @@ int WithServices(const CommandContext& ctx, const std::function<int(AwsServices&
 int WithArchive(const CommandContext& ctx, const std::string& from_uri,
                 const std::function<int(ObjectStore&, const Destination&)>& run);
 
+// As WithArchive, with the AWS services built whatever the archive's scheme
+// (commands that call AWS beside reading the archive: `stats --causes`).
+int WithArchiveAndServices(const CommandContext& ctx, const std::string& from_uri,
+                           const std::function<int(ObjectStore&, const Destination&, AwsServices&)>& run);
+
 // The permission bits of local files (DLQ_FILE_MODE). On a bad value prints
 // the error and returns nullopt: the command exits with 2 (usage).
 std::optional<FileModes> FileModesOrReport();

@@ -55,12 +55,12 @@ std::vector<std::string> FindArchivePrefixes(ObjectStore& store, int max_lists) 
     auto page = store.List(dir, "/", "");
     return page.ok() ? page->common_prefixes : std::vector<std::string>{};
   };
-  // A prefix holds archives when it has _audit/, a queue=... partition, or a
+  // A prefix holds archives when it has _audit/ or _causes/, a queue=... partition, or a
   // child (a queue) with a day or dt=... partition under it.
   auto holds = [&](const std::vector<std::string>& kids) {
     for (const std::string& k : kids) {
       std::string_view name = LastSegment(k);
-      if (name == "_audit" || StartsWith(name, "queue=")) return true;
+      if (name == "_audit" || name == "_causes" || StartsWith(name, "queue=")) return true;
     }
     for (size_t i = 0; i < kids.size() && i < 3; ++i) {
       for (const std::string& g : children(kids[i])) {

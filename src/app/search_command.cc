@@ -6,10 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
+#include <set>
 
 #include "app/command.h"
 #include "app/flag_validators.h"
+#include "causes/sidecar.h"
 #include "common/count_noun.h"
+#include "common/strings.h"
 #include "common/text.h"
 #include "common/time_util.h"
 #include "query/scan.h"
@@ -32,6 +35,26 @@ std::optional<FailedAgainIndex> LoadFailedAgain(ObjectStore& store, const Destin
                TerminalSafe(why));
   }
   return std::move(*index);
+}
+
+// With --cause: "queue\nmessage id" of every message whose kept cause has
+// `text`. nullopt after printing the error when the sidecar cannot be read.
+std::optional<std::set<std::string>> LoadCauseMatches(ObjectStore& store, const Destination& from,
+                                                      const std::string& text, std::FILE* err) {
+  auto index = ReadCauseRecords(store, ArchivePrefix(from));
+  if (!index.ok()) {
+    fmt::print(err, "error: search: --cause: {}\n", TerminalSafe(ReadFailure(index.status(), from)));
+    return std::nullopt;
+  }
+  for (const std::string& why : index->unreadable) {
+    fmt::print(err, "warning: search: --cause: cause record left out: {}\n", TerminalSafe(why));
+  }
+  const std::string needle = ToLower(text);
+  std::set<std::string> out;
+  for (const CauseRecord* r : index->All()) {
+    if (CauseSearchText(*r).find(needle) != std::string::npos) out.insert(r->queue + "\n" + r->message_id);
+  }
+  return out;
 }
 
 }  // namespace
@@ -70,6 +93,11 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
     failed_again = LoadFailedAgain(store, from, err);
     if (!failed_again) return 1;
   }
+  std::optional<std::set<std::string>> cause_matches;
+  if (!options.cause.empty()) {
+    cause_matches = LoadCauseMatches(store, from, options.cause, err);
+    if (!cause_matches) return 1;
+  }
   const auto started = DefaultClock().SteadyNow();
   uint64_t count = 0;
   std::string buf;
@@ -78,6 +106,7 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
   }
   Result<ScanStats> stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& r, const RecordLocation&) {
     if (failed_again && !failed_again->Contains(r.message_id)) return true;
+    if (cause_matches && !cause_matches->contains(r.queue + "\n" + r.message_id)) return true;
     ++count;
     if (output == "jsonl") {
       buf.clear();
@@ -137,6 +166,9 @@ Runner AddSearchFlags(CLI::App& cmd) {
       ->check(CLI::IsMember({"table", "jsonl", "ids", "count"}));
   cmd.add_flag("--failed-again", f->options.failed_again,
                "only messages that failed again after a replay (from the archive's audit records)");
+  cmd.add_option("--cause", f->options.cause,
+                 "TEXT: only messages whose cause (type, message or key, as `stats --causes` kept it) contains TEXT, "
+                 "case-insensitive");
   AddArchiveSourceFlags(cmd, f->options.source);
   AddScanMemoryFlag(cmd, f->options.source);
   return [f](const CommandContext& ctx) {

@@ -23,13 +23,15 @@ struct SearchCommandOptions {
   // Only messages that failed again after a replay: an original or new id of
   // a "failed-again" message in an audit record under the archive's _audit/.
   bool failed_again = false;
+  // Only messages whose cause, as the archive's causes sidecar keeps it, has
+  // this text in its type, message or key (case-insensitive); empty: any.
+  std::string cause;
 };
 
 // Writes results to `out` and warnings to `err`. Returns 0, 1 (the archive
-// or, with failed_again, its audit records cannot be read), 2 (a malformed filter or template: nothing is read), 3
-// (done, but unreadable objects or lines were skipped) or 130 (`stop` was set:
-// the output so far is partial, and says so on `err`). `out_is_terminal`
-// picks the default output.
+// or, with failed_again, its audit records, or with cause, its causes sidecar, cannot be read), 2 (a malformed filter
+// or template: nothing is read), 3 (done, but unreadable objects or lines were skipped) or 130 (`stop` was set: the
+// output so far is partial, and says so on `err`). `out_is_terminal` picks the default output.
 int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
                      bool out_is_terminal, std::FILE* out, std::FILE* err, const std::atomic<bool>* stop = nullptr);
 

@@ -150,6 +150,12 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const AwsSettings& sett
   s->cw_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("monitoring"), *s->transport_, *s->credentials_, clock,
                                            options.retry);
   s->cloudwatch_ = std::make_unique<CloudWatchClient>(*s->cw_aws_);
+  s->logs_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("logs"), *s->transport_, *s->credentials_, clock,
+                                             LogsRetryOptions());
+  s->logs_ = std::make_unique<AwsLogsClient>(*s->logs_aws_);
+  s->lambda_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("lambda"), *s->transport_, *s->credentials_, clock,
+                                               options.retry);
+  s->lambda_ = std::make_unique<AwsLambdaApi>(*s->lambda_aws_);
   s->sts_ =
       std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_, *s->credentials_, clock, options.retry);
   S3ClientOptions virt;
@@ -169,6 +175,8 @@ void AwsServices::SetObserver(const CallObserver& observer) {
   sqs_aws_->SetObserver(observer);
   s3_aws_->SetObserver(observer);
   cw_aws_->SetObserver(observer);
+  logs_aws_->SetObserver(observer);
+  lambda_aws_->SetObserver(observer);
 }
 
 Result<FileModes> FileModesFromEnv(const Environment& env) {

@@ -10,7 +10,9 @@
 #include <CLI/CLI.hpp>
 #include <utility>
 
+#include "app/cause_flags.h"
 #include "app/command.h"
+#include "causes/sidecar.h"
 #include "common/count_noun.h"
 #include "common/crypto.h"
 #include "common/text.h"
@@ -254,6 +256,13 @@ int RunShowCommand(const ShowCommandOptions& options, ObjectStore& store, const 
     return damage;
   }
   PrintRecordText(out, r, found.locations, scan->filter.fingerprint_options);
+  // Why it failed, when the archive's causes sidecar knows (the text is unchanged otherwise).
+  auto causes = ReadCauseRecords(store, ArchivePrefix(from), {r.queue});
+  if (!causes.ok()) {
+    fmt::print(err, "warning: show: its cause could not be read: {}\n", TerminalSafe(causes.status().message()));
+  } else if (const CauseRecord* cause = causes->Find(r.queue, r.message_id)) {
+    PrintCauseText(out, cause);
+  }
   return damage;
 }
 

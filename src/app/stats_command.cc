@@ -9,6 +9,7 @@
 
 #include "app/command.h"
 #include "app/flag_validators.h"
+#include "app/stats_causes.h"
 #include "common/count_noun.h"
 #include "common/text.h"
 #include "query/scan.h"
@@ -28,7 +29,7 @@ Status ValidateStatsOptions(const StatsCommandOptions& options, SystemTime now) 
   if (auto filter = BuildFilter(options.filter, now); !filter.ok()) return filter.status();
   if (auto layouts = ParseLayouts(options.source); !layouts.ok()) return layouts.status();
   if (auto memory = ParseScanMemory(options.source); !memory.ok()) return memory.status();
-  return Status::Ok();
+  return ValidateCauseFlags(options.causes);
 }
 
 namespace {
@@ -45,12 +46,31 @@ Result<FailedAgainIndex> LoadFailedAgain(ObjectStore& store, const Destination& 
   return index;
 }
 
+// The causes the archive keeps (a sidecar that cannot be read is a warning:
+// the stats go on without it).
+CauseIndex LoadCauses(ObjectStore& store, const Destination& from, std::FILE* err) {
+  auto index = ReadCauseRecords(store, ArchivePrefix(from));
+  if (!index.ok()) {
+    fmt::print(err, "warning: stats: causes not shown: {}\n", TerminalSafe(index.status().message()));
+    return {};
+  }
+  for (const std::string& why : index->unreadable) {
+    fmt::print(err, "warning: stats: cause record left out: {}\n", TerminalSafe(why));
+  }
+  return std::move(index).value();
+}
+
 }  // namespace
 
 int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
-                    bool out_is_terminal, const std::atomic<bool>& stop, std::FILE* out, std::FILE* err) {
+                    bool out_is_terminal, const std::atomic<bool>& stop, std::FILE* out, std::FILE* err,
+                    const ExplainClients* cause_clients) {
   if (Status st = ValidateStatsOptions(options, now); !st.ok()) {
     fmt::print(err, "error: stats: {}\n", TerminalSafe(st.message()));
+    return 2;
+  }
+  if (options.causes.enabled() && cause_clients == nullptr) {
+    fmt::print(err, "error: stats: --causes needs the AWS clients\n");
     return 2;
   }
   ScanOptions scan;
@@ -69,6 +89,9 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
   }
   std::set<std::string> counted;  // lineages: a message and its archived copy count once
   aggregator.CountFailedAgain([&](const ArchiveRecord& r) { return failed_again->CountOnce(r.message_id, counted); });
+  StatsCauses causes(options.causes, LoadCauses(store, from, err));
+  aggregator.ObserveRecords(
+      [&](const std::optional<std::string>& key, const ArchiveRecord& r) { causes.Observe(key, r); });
   bool stopped = false;
   auto stats = ScanArchive(store, from, scan, [&](const ArchiveRecord& record, const RecordLocation&) {
     if (stop.load(std::memory_order_relaxed)) {
@@ -93,7 +116,9 @@ int RunStatsCommand(const StatsCommandOptions& options, ObjectStore& store, cons
                stats.ok() ? StoppedLine(*stats) : "stopped by a signal while listing the archive");
     return 130;
   }
+  if (options.causes.enabled()) causes.LookUp(store, from, *cause_clients, err);
   StatsReport report = std::move(aggregator).Finish();
+  causes.Apply(report);
   const std::string output = options.output.empty() ? (out_is_terminal ? "table" : "jsonl") : options.output;
   std::string text = output == "table"  ? RenderStatsTable(report)
                      : output == "json" ? RenderStatsJson(report)
@@ -129,9 +154,17 @@ Runner AddStatsFlags(CLI::App& cmd) {
       ->check(IntegerValidator(1, 10'000'000));
   AddArchiveSourceFlags(cmd, f->options.source);
   AddScanMemoryFlag(cmd, f->options.source);
+  AddCauseFlags(cmd, f->options.causes);
   return [f](const CommandContext& ctx) {
     if (Status st = ValidateStatsOptions(f->options, DefaultClock().Now()); !st.ok()) {
       return ctx.usage.Fail(st.message());
+    }
+    if (f->options.causes.enabled()) {
+      return WithArchiveAndServices(ctx, f->from, [&](ObjectStore& store, const Destination& from, AwsServices& aws) {
+        ExplainClients clients{aws.sqs(), aws.lambda(), aws.logs(), DefaultClock()};
+        return RunStatsCommand(f->options, store, from, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, ctx.stop,
+                               stdout, stderr, &clients);
+      });
     }
     return WithArchive(ctx, f->from, [&](ObjectStore& store, const Destination& from) {
       return RunStatsCommand(f->options, store, from, DefaultClock().Now(), isatty(STDOUT_FILENO) != 0, ctx.stop,

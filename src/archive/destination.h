@@ -26,8 +26,13 @@ struct Destination {
 // is taken as given (the kernel resolves it the same way for every reader).
 Result<Destination> ParseDestination(std::string_view uri);
 
+// The directories under the archive prefix that hold no archive objects:
+// replay's audit records and the causes sidecar. Readers of the archive skip
+// them (Athena skips every `_`-prefixed path by itself).
+inline constexpr std::string_view kReservedArchiveDirs[] = {"_audit", "_causes"};
+
 // The key prefix archives are written under: `prefix`, or kDefaultKeyPrefix
-// ("dlq-archive") when the URL has none. `_audit/` records go below it.
+// ("dlq-archive") when the URL has none. `_audit/` and `_causes/` go below it.
 std::string ArchivePrefix(const Destination& destination);
 
 }  // namespace dlq

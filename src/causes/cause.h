@@ -52,6 +52,8 @@ struct Cause {
   // The error names this message (one failure of a batch, rule 2), not the
   // whole invocation's failure.
   bool batch_partial = false;
+
+  bool operator==(const Cause&) const = default;
 };
 
 struct CauseOptions {

@@ -272,7 +272,7 @@ void ReadPlatformRecord(object o, std::string_view type, LogLine& line) {
     error.type = ScalarField(record, "errorType");
     error.message = fmt::format("{} status {}", type, status);
   }
-  line.level = LogLevel::kError;
+  line.level = LineLevel::kError;
   line.error = std::move(error);
 }
 
@@ -300,7 +300,7 @@ void ReadStructured(object o, const LogLineOptions& options, LogLine& line) {
   line.trace_id = FirstScalarField(o, options.trace_id_fields);
   line.correlation_id = FirstScalarField(o, options.correlation_id_fields);
   line.message_id = FirstScalarField(o, options.message_id_fields);
-  if (LogLevel level = ParseLogLevel(FirstScalarField(o, options.level_fields)); level != LogLevel::kNone) {
+  if (LineLevel level = ParseLineLevel(FirstScalarField(o, options.level_fields)); level != LineLevel::kNone) {
     line.level = level;
   }
   std::optional<element> message = Field(o, "message");
@@ -327,8 +327,8 @@ void ReadStructured(object o, const LogLineOptions& options, LogLine& line) {
   if (!error && !ScalarField(o, "error_type").empty()) {
     error = LogError{ScalarField(o, "error_type"), ScalarField(o, "error_message"), "", ErrorOrigin::kLogged};
   }
-  if (error && line.level == LogLevel::kNone) line.level = LogLevel::kError;
-  if (line.level != LogLevel::kError && line.level != LogLevel::kFatal) return;
+  if (error && line.level == LineLevel::kNone) line.level = LineLevel::kError;
+  if (line.level != LineLevel::kError && line.level != LineLevel::kFatal) return;
   if (!error) error = LogError{"", message ? Text(*message) : "", "", ErrorOrigin::kLogged};
   if (error->message.empty() && message && message->type() == element_type::STRING) error->message = Text(*message);
   line.error = std::move(error);
@@ -363,7 +363,7 @@ bool ReadMarker(std::string_view t, LogLine& line) {
       line.error =
           LogError{std::string(error_type), fmt::format("REPORT Status: {}", status), "", ErrorOrigin::kPlatform};
     }
-    if (line.error) line.level = LogLevel::kError;
+    if (line.error) line.level = LineLevel::kError;
     return true;
   }
   return false;
@@ -402,7 +402,7 @@ bool ReadPlatformFailure(std::string_view t, LogLine& line) {
   } else {
     return false;
   }
-  line.level = LogLevel::kError;
+  line.level = LineLevel::kError;
   return true;
 }
 
@@ -467,14 +467,14 @@ void ReadBody(std::string_view body, const LogLineOptions& options, LogLine& lin
     return;
   }
   if (std::optional<LogError> error = NodeRuntimeError(body)) {
-    line.level = LogLevel::kError;
+    line.level = LineLevel::kError;
     line.error = std::move(error);
     return;
   }
-  const bool error_level = line.level == LogLevel::kError || line.level == LogLevel::kFatal;
-  if (!error_level && line.level != LogLevel::kNone) return;
+  const bool error_level = line.level == LineLevel::kError || line.level == LineLevel::kFatal;
+  if (!error_level && line.level != LineLevel::kNone) return;
   if (std::optional<LogError> error = ExceptionInBody(body)) {
-    line.level = std::max(line.level, LogLevel::kError);
+    line.level = std::max(line.level, LineLevel::kError);
     line.error = std::move(error);
   } else if (error_level) {
     line.error = LogError{"", std::string(FirstLine(body)), "", ErrorOrigin::kLogged};
@@ -493,14 +493,14 @@ bool ReadPython(std::string_view t, const LogLineOptions& options, LogLine& line
     if (size_t at = rest.find("Traceback (most recent call last):"); at != std::string_view::npos) {
       error.stack = WithNewlines(rest.substr(at));
     }
-    line.level = LogLevel::kError;
+    line.level = LineLevel::kError;
     line.error = std::move(error);
     return true;
   }
   const size_t close = t.find("]\t");
   if (t.empty() || t[0] != '[' || close == std::string_view::npos || close > 10) return false;
-  const LogLevel level = ParseLogLevel(t.substr(1, close - 1));
-  if (level == LogLevel::kNone) return false;
+  const LineLevel level = ParseLineLevel(t.substr(1, close - 1));
+  if (level == LineLevel::kNone) return false;
   std::vector<std::string_view> fields;
   size_t pos = close + 2;
   for (int i = 0; i < 2; ++i) {
@@ -527,8 +527,8 @@ bool ReadNode(std::string_view t, const LogLineOptions& options, LogLine& line) 
     pos = tab + 1;
   }
   if (fields[0].size() < 10 || !IsDigitChar(fields[0][0]) || fields[0][4] != '-') return false;
-  const LogLevel level = ParseLogLevel(fields[2]);
-  if (level == LogLevel::kNone) return false;
+  const LineLevel level = ParseLineLevel(fields[2]);
+  if (level == LineLevel::kNone) return false;
   line.level = level;
   if (IsUuid(fields[1])) line.request_id = std::string(fields[1]);
   ReadBody(t.substr(pos), options, line);
@@ -555,8 +555,8 @@ bool ReadDatedLine(std::string_view t, const LogLineOptions& options, LogLine& l
     line.request_id = std::string(token);
     token = NextToken(t, pos);
   }
-  const LogLevel level = ParseLogLevel(token);
-  if (level == LogLevel::kNone) return false;
+  const LineLevel level = ParseLineLevel(token);
+  if (level == LineLevel::kNone) return false;
   line.level = level;
   ReadBody(t.substr(pos), options, line);
   return true;
@@ -574,7 +574,7 @@ void ReadOtherText(std::string_view t, const LogLineOptions& options, LogLine& l
     const bool capitals =
         !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
     if (!capitals) continue;
-    if (LogLevel level = ParseLogLevel(token); level != LogLevel::kNone) {
+    if (LineLevel level = ParseLineLevel(token); level != LineLevel::kNone) {
       line.level = level;
       ReadBody(t.substr(pos), options, line);
       return;
@@ -585,36 +585,36 @@ void ReadOtherText(std::string_view t, const LogLineOptions& options, LogLine& l
 
 }  // namespace
 
-LogLevel ParseLogLevel(std::string_view word) {
-  static constexpr std::pair<std::string_view, LogLevel> kWords[] = {
-      {"trace", LogLevel::kTrace},
-      {"debug", LogLevel::kDebug},
-      {"info", LogLevel::kInfo},
-      {"notice", LogLevel::kInfo},
-      {"warn", LogLevel::kWarn},
-      {"warning", LogLevel::kWarn},
-      {"error", LogLevel::kError},
-      {"err", LogLevel::kError},
-      {"fatal", LogLevel::kFatal},
-      {"critical", LogLevel::kFatal},
-      {"crit", LogLevel::kFatal},
-      {"alert", LogLevel::kFatal},
-      {"emerg", LogLevel::kFatal},
+LineLevel ParseLineLevel(std::string_view word) {
+  static constexpr std::pair<std::string_view, LineLevel> kWords[] = {
+      {"trace", LineLevel::kTrace},
+      {"debug", LineLevel::kDebug},
+      {"info", LineLevel::kInfo},
+      {"notice", LineLevel::kInfo},
+      {"warn", LineLevel::kWarn},
+      {"warning", LineLevel::kWarn},
+      {"error", LineLevel::kError},
+      {"err", LineLevel::kError},
+      {"fatal", LineLevel::kFatal},
+      {"critical", LineLevel::kFatal},
+      {"crit", LineLevel::kFatal},
+      {"alert", LineLevel::kFatal},
+      {"emerg", LineLevel::kFatal},
       // pino's numeric levels
-      {"10", LogLevel::kTrace},
-      {"20", LogLevel::kDebug},
-      {"30", LogLevel::kInfo},
-      {"40", LogLevel::kWarn},
-      {"50", LogLevel::kError},
-      {"60", LogLevel::kFatal},
+      {"10", LineLevel::kTrace},
+      {"20", LineLevel::kDebug},
+      {"30", LineLevel::kInfo},
+      {"40", LineLevel::kWarn},
+      {"50", LineLevel::kError},
+      {"60", LineLevel::kFatal},
   };
   word = Trim(word);
-  if (word.size() > 8) return LogLevel::kNone;
+  if (word.size() > 8) return LineLevel::kNone;
   const std::string lower = ToLower(word);
   for (const auto& [name, level] : kWords) {
     if (lower == name) return level;
   }
-  return LogLevel::kNone;
+  return LineLevel::kNone;
 }
 
 LogLine ParseLogLine(std::string_view text, const LogLineOptions& options) {

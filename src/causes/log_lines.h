@@ -25,7 +25,7 @@
 
 namespace dlq {
 
-enum class LogLevel { kNone, kTrace, kDebug, kInfo, kWarn, kError, kFatal };
+enum class LineLevel { kNone, kTrace, kDebug, kInfo, kWarn, kError, kFatal };
 
 // The invocation boundaries Lambda logs (text or JSON format).
 enum class InvocationMarker { kNone, kStart, kEnd, kReport };
@@ -54,7 +54,7 @@ struct LogLine {
   std::string trace_id;        // an X-Ray or service trace id field, if any
   std::string correlation_id;  // a correlation id field, if any
   std::string message_id;      // a message id field of a structured line, if any
-  LogLevel level = LogLevel::kNone;
+  LineLevel level = LineLevel::kNone;
   std::optional<LogError> error;  // set for ERROR/FATAL lines and Lambda's failures
   // REPORT lines: the function's memory and the most it used, in MB; 0 when
   // the line gives none.
@@ -81,6 +81,6 @@ LogLine ParseLogLine(std::string_view text, const LogLineOptions& options = {});
 // The level a word names, case-insensitively: TRACE, DEBUG, INFO (NOTICE),
 // WARN (WARNING), ERROR (ERR), FATAL (CRITICAL, CRIT, ALERT, EMERG), and pino's
 // numbers 10..60; kNone for anything else.
-LogLevel ParseLogLevel(std::string_view word);
+LineLevel ParseLineLevel(std::string_view word);
 
 }  // namespace dlq

@@ -19,6 +19,7 @@
 #include "monitor/config.h"
 #include "sqs/limits.h"
 #include "sqs/queue_info.h"
+#include "sqs/redrive_policy.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {
@@ -39,17 +40,6 @@ struct DiscoveredQueue : QueueInfo {
   // The longest retention among the DLQ's sources (zero when it has none).
   std::chrono::seconds MaxSourceRetention() const;
 };
-
-// The queue's parsed RedrivePolicy JSON ({"deadLetterTargetArn": "...",
-// "maxReceiveCount": 2 or "2"}); kInvalidArgument when malformed.
-struct RedrivePolicyInfo {
-  std::string dead_letter_target_arn;
-  int max_receive_count = 0;
-};
-Result<RedrivePolicyInfo> ParseRedrivePolicy(std::string_view json);
-
-// Splits "arn:aws:sqs:REGION:ACCOUNT:NAME"; false when it is not an SQS ARN.
-bool ParseSqsArn(std::string_view arn, std::string* region, std::string* account_id, std::string* name);
 
 // The group's DLQs, in this order: explicit queues, prefixes, regex, then
 // discovered ones (each in ListQueues order). `group` must come from a

@@ -35,9 +35,13 @@ bool Excluded(const KeyFacts& f, const ListOptions& o) {
 
 class Lister {
  public:
-  Lister(ObjectStore& store, const std::vector<KeyPattern>& patterns, const ListOptions& options, std::string audit_dir,
-         ListStats& stats)
-      : store_(store), patterns_(patterns), options_(options), audit_dir_(std::move(audit_dir)), stats_(stats) {}
+  Lister(ObjectStore& store, const std::vector<KeyPattern>& patterns, const ListOptions& options,
+         std::vector<std::string> reserved_dirs, ListStats& stats)
+      : store_(store),
+        patterns_(patterns),
+        options_(options),
+        reserved_dirs_(std::move(reserved_dirs)),
+        stats_(stats) {}
 
   Status Walk(const std::string& dir, const std::vector<Candidate>& cands) {
     std::string token;
@@ -53,11 +57,11 @@ class Lister {
       if (!page.ok()) return page.status().WithContext(fmt::format("list {} prefix \"{}\"", store_.Describe(), dir));
       for (SkippedEntry& e : page->skipped) NoteSkipped(std::move(e), dir, cands);
       for (ObjectInfo& info : page->objects) {
-        if (StartsWith(info.key, audit_dir_)) continue;
+        if (Reserved(info.key)) continue;
         AddObject(std::move(info), dir, cands);
       }
       for (const std::string& sub : page->common_prefixes) {
-        if (sub == audit_dir_ || sub.size() <= dir.size() + 1) continue;
+        if (Reserved(sub) || sub.size() <= dir.size() + 1) continue;
         std::string_view comp(sub.data() + dir.size(), sub.size() - dir.size() - 1);
         std::vector<Candidate> next;
         bool any_match = false;
@@ -85,7 +89,7 @@ class Lister {
   // Keeps an entry the store left out for the report, each path once
   // (sorted), unless the options prune it or readers skip it anyway (audit).
   void NoteSkipped(SkippedEntry e, const std::string& dir, const std::vector<Candidate>& cands) {
-    if (StartsWith(e.path, audit_dir_) || !StartsWith(e.path, dir)) return;
+    if (Reserved(e.path) || !StartsWith(e.path, dir)) return;
     std::string_view comp = std::string_view(e.path).substr(dir.size());
     bool any_match = false, kept = cands.empty();
     for (const Candidate& c : cands) {
@@ -143,7 +147,13 @@ class Lister {
   ObjectStore& store_;
   const std::vector<KeyPattern>& patterns_;
   const ListOptions& options_;
-  std::string audit_dir_;
+  // Under a reserved directory (_audit/, _causes/): not archive objects.
+  bool Reserved(std::string_view key) const {
+    return std::any_of(reserved_dirs_.begin(), reserved_dirs_.end(),
+                       [&](const std::string& d) { return StartsWith(key, d); });
+  }
+
+  std::vector<std::string> reserved_dirs_;
   ListStats& stats_;
   std::vector<ArchiveObject> objects_;
 };
@@ -180,7 +190,9 @@ Result<std::vector<ArchiveObject>> ListArchive(ObjectStore& store, const Destina
   }
   ListStats local;
   ListStats& st = stats != nullptr ? *stats : local;
-  const std::string audit_dir = KeyPrefixOf(from) + "/_audit/";
+  // The replay audit records and the causes sidecar live beside the archive objects.
+  std::vector<std::string> reserved_dirs;
+  for (std::string_view d : kReservedArchiveDirs) reserved_dirs.push_back(fmt::format("{}/{}/", KeyPrefixOf(from), d));
   // A level of another layout can look like one of ours (any name looks like
   // a queue), so pruning is only safe when the keys follow the layouts: check
   // the first page of keys, and list everything unpruned if one does not.
@@ -188,7 +200,10 @@ Result<std::vector<ArchiveObject>> ListArchive(ObjectStore& store, const Destina
   Result<ListPage> sample = store.List(dir, "", "");
   if (!sample.ok()) return sample.status().WithContext(fmt::format("list {} prefix \"{}\"", store.Describe(), dir));
   for (const ObjectInfo& info : sample->objects) {
-    if (StartsWith(info.key, audit_dir)) continue;
+    if (std::any_of(reserved_dirs.begin(), reserved_dirs.end(),
+                    [&](const std::string& d) { return StartsWith(info.key, d); })) {
+      continue;
+    }
     bool known = false;
     for (const KeyPattern& p : patterns) {
       KeyFacts facts;
@@ -200,7 +215,7 @@ Result<std::vector<ArchiveObject>> ListArchive(ObjectStore& store, const Destina
       break;
     }
   }
-  Lister lister(store, patterns, options, audit_dir, st);
+  Lister lister(store, patterns, options, std::move(reserved_dirs), st);
   DLQ_RETURN_IF_ERROR(lister.Walk(dir, cands));
   std::vector<ArchiveObject> objects = lister.Take();
   std::sort(objects.begin(), objects.end(),

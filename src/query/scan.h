@@ -106,7 +106,7 @@ struct ListStats {
   std::vector<SkippedEntry> skipped;
 };
 
-// Every object under the archive (except `{prefix}/_audit/`) that the options
+// Every object under the archive (except `{prefix}/_audit/` and `{prefix}/_causes/`) that the options
 // do not prune, sorted by key. Objects whose key no layout explains are kept,
 // and when the first page of keys holds one, nothing is pruned at all (a
 // level of an unknown layout could be mistaken for a queue or a date).

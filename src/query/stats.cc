@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -65,6 +66,40 @@ void WriteString(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+void WriteCause(JsonWriter& w, const GroupCause& c) {
+  w.StartObject();
+  w.Key("key");
+  WriteString(w, c.key);
+  w.Key("type");
+  WriteString(w, c.type);
+  w.Key("message");
+  WriteString(w, c.message);
+  w.Key("found");
+  w.Uint64(c.found);
+  w.Key("answered");
+  w.Uint64(c.answered);
+  if (!c.absence.empty()) {
+    w.Key("absence");
+    WriteString(w, c.absence);
+    w.Key("reason");
+    WriteString(w, c.reason);
+  }
+  if (!c.merged_keys.empty()) {
+    w.Key("merged_keys");
+    w.StartArray();
+    for (const std::string& k : c.merged_keys) WriteString(w, k);
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+// The CAUSE cell: the cause key, or "(none: STATUS)".
+std::string CauseCell(const GroupStats& g) {
+  if (!g.cause) return "-";
+  if (!g.cause->key.empty()) return TableText(g.cause->key);
+  return g.cause->absence.empty() ? "-" : fmt::format("(none: {})", TerminalSafe(g.cause->absence));
+}
+
 void WriteGroup(JsonWriter& w, const GroupStats& g, bool other, bool group_id, bool failed_again) {
   w.StartObject();
   if (group_id && g.key && !other) {
@@ -100,6 +135,10 @@ void WriteGroup(JsonWriter& w, const GroupStats& g, bool other, bool group_id, b
   if (failed_again) {
     w.Key("failed_again");
     w.Uint64(g.failed_again);
+  }
+  if (g.cause) {
+    w.Key("cause");
+    WriteCause(w, *g.cause);
   }
   w.EndObject();
 }
@@ -185,6 +224,7 @@ void StatsAggregator::Add(const ArchiveRecord& record) {
   } else {
     slot = "!";
   }
+  if (observer_) observer_(key, record);
   std::optional<SystemTime> t = TimeOf(record, by_);
   auto it = groups_.find(slot);
   GroupStats* g = nullptr;
@@ -232,13 +272,26 @@ std::string RenderStatsTable(const StatsReport& report) {
   rows.push_back({"COUNT", "FIRST SEEN", "LAST SEEN", "EXAMPLE ID"});
   if (report.group_ids) rows.back().emplace_back("ID");
   if (report.failed_again_counted) rows.back().emplace_back("FAILED_AGAIN");
+  if (report.causes) {
+    rows.back().emplace_back("FOUND");
+    rows.back().emplace_back("CAUSE");
+  }
   rows.back().emplace_back("GROUP");
   auto add = [&](const GroupStats& g, bool other) {
     Row& row = rows.emplace_back();
     row = {std::to_string(g.count), TimeCell(g.first_seen), TimeCell(g.last_seen), TerminalSafe(g.example_id)};
     if (report.group_ids) row.push_back(g.key && !other ? GroupId(*g.key) : "-");
     if (report.failed_again_counted) row.push_back(std::to_string(g.failed_again));
-    row.push_back(TableText(Label(g, other)));
+    if (report.causes) {
+      row.push_back(g.cause ? fmt::format("{}/{}", g.cause->found, g.cause->answered) : "-");
+      row.push_back(CauseCell(g));
+    }
+    std::string label = TableText(Label(g, other));
+    if (g.cause && !g.cause->merged_keys.empty()) {
+      label += fmt::format(" (+{} group{} with the same cause)", g.cause->merged_keys.size(),
+                           g.cause->merged_keys.size() == 1 ? "" : "s");
+    }
+    row.push_back(std::move(label));
   };
   for (const GroupStats& g : report.groups) add(g, false);
   if (report.other) add(*report.other, true);
@@ -262,6 +315,11 @@ std::string RenderStatsTable(const StatsReport& report) {
   }
   if (report.group_ids && !report.groups.empty()) {
     out += "--fingerprint ID selects one group in search, stats, show and replay\n";
+  }
+  if (report.causes) {
+    out +=
+        "CAUSE: the consumer's error from its logs; FOUND: messages with that cause of those looked up; "
+        "`show MESSAGE_ID` shows where it was logged\n";
   }
   return out;
 }
@@ -301,6 +359,35 @@ std::string RenderStatsJsonLines(const StatsReport& report) {
   for (const GroupStats& g : report.groups) line(g, false);
   if (report.other) line(*report.other, true);
   return out;
+}
+
+void MergeGroupsByCause(StatsReport& report) {
+  std::map<std::string, size_t> by_cause;  // cause key -> index of the group kept
+  std::vector<GroupStats> kept;
+  kept.reserve(report.groups.size());
+  for (GroupStats& g : report.groups) {  // count descending: the first of a cause is the largest
+    if (g.cause) report.causes = true;
+    if (!g.cause || g.cause->key.empty()) {
+      kept.push_back(std::move(g));
+      continue;
+    }
+    auto [it, inserted] = by_cause.try_emplace(g.cause->key, kept.size());
+    if (inserted) {
+      kept.push_back(std::move(g));
+      continue;
+    }
+    GroupStats& into = kept[it->second];
+    into.count += g.count;
+    into.failed_again += g.failed_again;
+    if (g.first_seen && (!into.first_seen || *g.first_seen < *into.first_seen)) into.first_seen = g.first_seen;
+    if (g.last_seen && (!into.last_seen || *g.last_seen > *into.last_seen)) into.last_seen = g.last_seen;
+    into.cause->found += g.cause->found;
+    into.cause->answered += g.cause->answered;
+    into.cause->merged_keys.push_back(Label(g, false));
+    for (std::string& k : g.cause->merged_keys) into.cause->merged_keys.push_back(std::move(k));
+  }
+  report.groups = std::move(kept);
+  std::sort(report.groups.begin(), report.groups.end(), GroupOrder);
 }
 
 }  // namespace dlq

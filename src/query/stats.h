@@ -59,6 +59,18 @@ struct GroupBy {
   std::optional<std::string> KeyOf(const ArchiveRecord& record, TimeField by) const;
 };
 
+// Why a group's messages failed, from their consumer's logs (causes/): what
+// `stats` shows beside a group when causes are known.
+struct GroupCause {
+  std::string key;            // the cause's grouping key (causes/cause.h CauseKey); empty when none was found
+  std::string type, message;  // of one message with that cause
+  uint64_t found = 0;         // messages with an answer whose cause is `key`
+  uint64_t answered = 0;      // messages with an answer (found or an honest absence)
+  std::string absence;        // no cause found: the most frequent status ("not_mentioned")
+  std::string reason;         // no cause found: one message's reason for it
+  std::vector<std::string> merged_keys;  // the keys of the groups merged into this one (same cause)
+};
+
 struct GroupStats {
   std::optional<std::string> key;  // nullopt: records without a value
   uint64_t count = 0;
@@ -66,7 +78,8 @@ struct GroupStats {
   // The message id of the group's earliest record (by the time field, then
   // by id), so the example does not depend on the scan's order.
   std::string example_id;
-  uint64_t failed_again = 0;  // records that failed again after a replay (when counted)
+  uint64_t failed_again = 0;        // records that failed again after a replay (when counted)
+  std::optional<GroupCause> cause;  // set by the caller when causes are known
 
   void Add(const ArchiveRecord& record, std::optional<SystemTime> t);
 
@@ -84,7 +97,15 @@ struct StatsReport {
   size_t max_groups = kDefaultMaxGroups;
   uint64_t records = 0;               // every record added, `other` included
   bool failed_again_counted = false;  // GroupStats::failed_again is filled (a column / "failed_again")
+  bool causes = false;                // some group has a GroupCause (columns FOUND, CAUSE / "cause")
 };
+
+// Groups whose found causes share a key become one group (the cause is the
+// better key than the body's shape): counts and failed_again summed, the
+// earliest first_seen and latest last_seen, the largest group's key and
+// example, the others' keys in cause->merged_keys; then sorted again. Sets
+// report.causes when any group has a cause. "(other)" is left as it is.
+void MergeGroupsByCause(StatsReport& report);
 
 // Not thread-safe: the scan calls Add from one thread at a time.
 class StatsAggregator {
@@ -95,6 +116,11 @@ class StatsAggregator {
   // (stats_command: ids of the archive's failed-again messages). Set before Add.
   void CountFailedAgain(std::function<bool(const ArchiveRecord&)> is_failed_again) {
     is_failed_again_ = std::move(is_failed_again);
+  }
+  // Calls `observer` from Add with every record and its group's key as kept
+  // (cut by CapKey; nullopt: no value), e.g. to sample each group. Set before Add.
+  void ObserveRecords(std::function<void(const std::optional<std::string>& key, const ArchiveRecord&)> observer) {
+    observer_ = std::move(observer);
   }
   void Add(const ArchiveRecord& record);
   size_t group_count() const { return groups_.size(); }
@@ -109,14 +135,16 @@ class StatsAggregator {
   std::unordered_map<std::string, GroupStats> groups_;
   std::optional<GroupStats> other_;
   std::function<bool(const ArchiveRecord&)> is_failed_again_;
+  std::function<void(const std::optional<std::string>&, const ArchiveRecord&)> observer_;
 };
 
 // Renderings of a report. Table: one line per group (COUNT, FIRST SEEN, LAST
-// SEEN, EXAMPLE ID, with group_ids ID, when counted FAILED_AGAIN, then GROUP; ids and groups
+// SEEN, EXAMPLE ID, with group_ids ID, when counted FAILED_AGAIN, with causes FOUND
+// ("k/n") and CAUSE, then GROUP; ids, causes and groups
 // terminal-safe (common/text.h), long groups cut after the id) and a summary
 // line. JSON: one document with every group. JSONL: one object per group
 // ("(other)" last, with "other": true). With group_ids each group but
-// "(other)" has an "id".
+// "(other)" has an "id"; a group with a GroupCause has a "cause" object.
 std::string RenderStatsTable(const StatsReport& report);
 std::string RenderStatsJson(const StatsReport& report);
 std::string RenderStatsJsonLines(const StatsReport& report);

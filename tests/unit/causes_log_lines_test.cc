@@ -81,13 +81,13 @@ TEST(CausesLogLines, ReadsPythonApplicationLines) {
   LogLine info = ParseLogLine(
       "[INFO]\t2024-05-01T10:00:00.123Z\t6bc28136-4f1a-4365-b021-0ce6b2e64ab0\tProcessing message "
       "059f36b4-87a3-44ab-83d2-661975830a7d\n");
-  EXPECT_EQ(info.level, LogLevel::kInfo);
+  EXPECT_EQ(info.level, LineLevel::kInfo);
   EXPECT_EQ(info.request_id, kRequestId);
   EXPECT_FALSE(info.error);
 
   LogLine error = ParseLogLine(
       "[ERROR]\t2024-05-01T10:00:00.200Z\t6bc28136-4f1a-4365-b021-0ce6b2e64ab0\tcould not charge order 42\n");
-  EXPECT_EQ(error.level, LogLevel::kError);
+  EXPECT_EQ(error.level, LineLevel::kError);
   EXPECT_EQ(error.request_id, kRequestId);
   EXPECT_EQ(ErrorOf(error).type, "");
   EXPECT_EQ(ErrorOf(error).message, "could not charge order 42");
@@ -114,7 +114,7 @@ TEST(CausesLogLines, ReadsPythonUncaughtError) {
                              "\xC2\xA0\xC2\xA0\xC2\xA0\xC2\xA0"
                              "qty = int(body[\"qty\"])\n";
     LogLine line = ParseLogLine(text);
-    EXPECT_EQ(line.level, LogLevel::kError);
+    EXPECT_EQ(line.level, LineLevel::kError);
     EXPECT_TRUE(line.request_id.empty());  // the uncaught-error line names no request id
     EXPECT_EQ(ErrorOf(line).type, "ValueError");
     EXPECT_EQ(ErrorOf(line).message, "invalid literal for int() with base 10: 'abc'");
@@ -131,7 +131,7 @@ TEST(CausesLogLines, ReadsPythonUncaughtError) {
 TEST(CausesLogLines, ReadsNodeApplicationLinesAndInvokeError) {
   LogLine info =
       ParseLogLine("2024-05-01T10:00:00.562Z\t6bc28136-4f1a-4365-b021-0ce6b2e64ab0\tINFO\tprocessing 10 records\n");
-  EXPECT_EQ(info.level, LogLevel::kInfo);
+  EXPECT_EQ(info.level, LineLevel::kInfo);
   EXPECT_EQ(info.request_id, kRequestId);
   EXPECT_FALSE(info.error);
 
@@ -163,14 +163,14 @@ TEST(CausesLogLines, ReadsNodeApplicationLinesAndInvokeError) {
 
 TEST(CausesLogLines, ReadsJavaLog4j2LinesAndErrors) {
   LogLine info = ParseLogLine("2024-05-01 10:00:00 6bc28136-4f1a-4365-b021-0ce6b2e64ab0 INFO  Handler - received 3\n");
-  EXPECT_EQ(info.level, LogLevel::kInfo);
+  EXPECT_EQ(info.level, LineLevel::kInfo);
   EXPECT_EQ(info.request_id, kRequestId);
 
   LogLine error = ParseLogLine(
       "2024-05-01 10:00:01 6bc28136-4f1a-4365-b021-0ce6b2e64ab0 ERROR Handler - payment failed\n"
       "java.lang.IllegalStateException: card declined for order 42\n"
       "\tat example.Handler.charge(Handler.java:57)\n\tat example.Handler.handleRequest(Handler.java:31)\n");
-  EXPECT_EQ(error.level, LogLevel::kError);
+  EXPECT_EQ(error.level, LineLevel::kError);
   EXPECT_EQ(error.request_id, kRequestId);
   EXPECT_EQ(ErrorOf(error).type, "java.lang.IllegalStateException");
   EXPECT_EQ(ErrorOf(error).message, "card declined for order 42");
@@ -179,7 +179,7 @@ TEST(CausesLogLines, ReadsJavaLog4j2LinesAndErrors) {
   // The runtime's record of an uncaught exception (java-exceptions.html).
   LogLine uncaught = ParseLogLine(
       R"json({"errorMessage":"An error occurred during JSON parsing","errorType":"java.lang.RuntimeException","stackTrace":[],"cause":{"errorMessage":"x"}})json");
-  EXPECT_EQ(uncaught.level, LogLevel::kError);
+  EXPECT_EQ(uncaught.level, LineLevel::kError);
   EXPECT_EQ(ErrorOf(uncaught).type, "java.lang.RuntimeException");
   EXPECT_EQ(ErrorOf(uncaught).message, "An error occurred during JSON parsing");
   EXPECT_EQ(ErrorOf(uncaught).origin, ErrorOrigin::kUncaught);
@@ -187,7 +187,7 @@ TEST(CausesLogLines, ReadsJavaLog4j2LinesAndErrors) {
   // e.printStackTrace() on stderr: no prefix, no level.
   LogLine plain =
       ParseLogLine("java.lang.RuntimeException: upstream returned 503\n\tat example.Client.call(Client.java:88)\n");
-  EXPECT_EQ(plain.level, LogLevel::kError);
+  EXPECT_EQ(plain.level, LineLevel::kError);
   EXPECT_EQ(ErrorOf(plain).type, "java.lang.RuntimeException");
   EXPECT_EQ(ErrorOf(plain).message, "upstream returned 503");
 }
@@ -215,7 +215,7 @@ TEST(CausesLogLines, ReadsPlatformFailureLines) {
 TEST(CausesLogLines, ReadsLambdaJsonApplicationRecords) {
   LogLine info = ParseLogLine(
       R"json({"timestamp":"2024-05-01T10:00:00.100Z","level":"INFO","requestId":"6bc28136-4f1a-4365-b021-0ce6b2e64ab0","message":"processing"})json");
-  EXPECT_EQ(info.level, LogLevel::kInfo);
+  EXPECT_EQ(info.level, LineLevel::kInfo);
   EXPECT_EQ(info.request_id, kRequestId);
   EXPECT_FALSE(info.error);
 
@@ -243,14 +243,14 @@ TEST(CausesLogLines, ReadsLambdaJsonApplicationRecords) {
   // A WARN record with an error object is no failure.
   LogLine warn = ParseLogLine(
       R"json({"timestamp":"2024-05-01T10:00:00.500Z","level":"WARN","requestId":"6bc28136-4f1a-4365-b021-0ce6b2e64ab0","message":{"errorType":"Error","errorMessage":"retrying"}})json");
-  EXPECT_EQ(warn.level, LogLevel::kWarn);
+  EXPECT_EQ(warn.level, LineLevel::kWarn);
   EXPECT_FALSE(warn.error);
 }
 
 TEST(CausesLogLines, ReadsPowertoolsPythonRecords) {
   LogLine line = ParseLogLine(
       R"json({"level":"ERROR","location":"record_handler:21","message":"Failed processing record","timestamp":"2024-05-01 10:00:00,250+0000","service":"orders","cold_start":false,"function_name":"orders-consumer","function_memory_size":"128","function_arn":"arn:aws:lambda:eu-west-1:123456789012:function:orders-consumer","function_request_id":"6bc28136-4f1a-4365-b021-0ce6b2e64ab0","correlation_id":"c0ffee00-1111-2222-3333-444455556666","exception":"Traceback (most recent call last):\n  File \"/var/task/app.py\", line 21, in record_handler\n    raise ValueError(\"qty must be positive\")\nValueError: qty must be positive","exception_name":"ValueError","xray_trace_id":"1-6632123f-1a2b3c4d5e6f708192a3b4c5","sqs_message_id":"059f36b4-87a3-44ab-83d2-661975830a7d"})json");
-  EXPECT_EQ(line.level, LogLevel::kError);
+  EXPECT_EQ(line.level, LineLevel::kError);
   EXPECT_EQ(line.request_id, kRequestId);
   EXPECT_EQ(line.trace_id, "1-6632123f-1a2b3c4d5e6f708192a3b4c5");
   EXPECT_EQ(line.correlation_id, "c0ffee00-1111-2222-3333-444455556666");
@@ -278,7 +278,7 @@ TEST(CausesLogLines, ReadsPowertoolsTypeScriptAndJavaRecords) {
 TEST(CausesLogLines, ReadsAServicesOwnJsonLogs) {
   LogLine pino = ParseLogLine(
       R"json({"level":50,"time":1714557600250,"pid":7,"hostname":"orders-7d9f","messageId":"059f36b4-87a3-44ab-83d2-661975830a7d","traceId":"abc123","err":{"type":"Error","message":"connect ECONNREFUSED 10.0.0.5:5432","stack":"Error: connect ECONNREFUSED 10.0.0.5:5432\n    at TCPConnectWrap.afterConnect"},"msg":"message failed"})json");
-  EXPECT_EQ(pino.level, LogLevel::kError);
+  EXPECT_EQ(pino.level, LineLevel::kError);
   EXPECT_EQ(pino.message_id, "059f36b4-87a3-44ab-83d2-661975830a7d");
   EXPECT_EQ(pino.trace_id, "abc123");
   EXPECT_EQ(ErrorOf(pino).type, "Error");
@@ -286,7 +286,7 @@ TEST(CausesLogLines, ReadsAServicesOwnJsonLogs) {
 
   LogLine flat = ParseLogLine(
       R"json({"severity":"error","message_id":"m-1","error":"stock service unavailable","correlationId":"corr-9"})json");
-  EXPECT_EQ(flat.level, LogLevel::kError);
+  EXPECT_EQ(flat.level, LineLevel::kError);
   EXPECT_EQ(flat.message_id, "m-1");
   EXPECT_EQ(flat.correlation_id, "corr-9");
   EXPECT_EQ(ErrorOf(flat).type, "");
@@ -297,7 +297,7 @@ TEST(CausesLogLines, ReadsAServicesOwnJsonLogs) {
   options.message_id_fields = {"msg_ref"};
   options.level_fields = {"lvl_name"};
   LogLine custom = ParseLogLine(R"json({"lvl_name":"FATAL","msg_ref":"m-2","text":"gave up"})json", options);
-  EXPECT_EQ(custom.level, LogLevel::kFatal);
+  EXPECT_EQ(custom.level, LineLevel::kFatal);
   EXPECT_EQ(custom.message_id, "m-2");
   EXPECT_TRUE(custom.error);
 
@@ -312,12 +312,12 @@ TEST(CausesLogLines, ReadsAServicesOwnJsonLogs) {
 
 TEST(CausesLogLines, ReadsALevelAmongTheFirstWordsOfOtherText) {
   LogLine line = ParseLogLine("worker-3 [ERROR] failed to handle 059f36b4-87a3-44ab-83d2-661975830a7d: bad input");
-  EXPECT_EQ(line.level, LogLevel::kError);
+  EXPECT_EQ(line.level, LineLevel::kError);
   EXPECT_EQ(ErrorOf(line).message, "failed to handle 059f36b4-87a3-44ab-83d2-661975830a7d: bad input");
 
   // Lower-case words are prose, not levels.
   LogLine prose = ParseLogLine("error count is 0 for this batch");
-  EXPECT_EQ(prose.level, LogLevel::kNone);
+  EXPECT_EQ(prose.level, LineLevel::kNone);
   EXPECT_FALSE(prose.error);
 }
 
@@ -339,12 +339,12 @@ TEST(CausesLogLines, MalformedJsonIsReadAsTextSafely) {
 }
 
 TEST(CausesLogLines, ParsesLevelWords) {
-  EXPECT_EQ(ParseLogLevel("warning"), LogLevel::kWarn);
-  EXPECT_EQ(ParseLogLevel("CRITICAL"), LogLevel::kFatal);
-  EXPECT_EQ(ParseLogLevel("50"), LogLevel::kError);
-  EXPECT_EQ(ParseLogLevel(" Info "), LogLevel::kInfo);
-  EXPECT_EQ(ParseLogLevel("errors"), LogLevel::kNone);
-  EXPECT_EQ(ParseLogLevel(""), LogLevel::kNone);
+  EXPECT_EQ(ParseLineLevel("warning"), LineLevel::kWarn);
+  EXPECT_EQ(ParseLineLevel("CRITICAL"), LineLevel::kFatal);
+  EXPECT_EQ(ParseLineLevel("50"), LineLevel::kError);
+  EXPECT_EQ(ParseLineLevel(" Info "), LineLevel::kInfo);
+  EXPECT_EQ(ParseLineLevel("errors"), LineLevel::kNone);
+  EXPECT_EQ(ParseLineLevel(""), LineLevel::kNone);
 }
 
 }  // namespace

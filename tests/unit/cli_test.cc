@@ -88,10 +88,12 @@ TEST(CliTest, UnknownFlagExitsTwoNamingItForEveryCommand) {
   for (const std::string& cmd : kCommands) {
     std::vector<std::string> args = {cmd};
     if (cmd == "audit") args.push_back("ls");
-    args.push_back("--bogus");
+    // A word no flag is near (`--bogus` is two edits from stats' `--logs`, which the suggestion names).
+    args.push_back("--nonexistent-flag");
     CliOutput r = RunCliCaptured(args);
     EXPECT_EQ(r.exit_code, 2) << cmd;
-    EXPECT_EQ(r.err, "error: " + cmd + ": unknown option --bogus\nrun 'dlq-archive help " + cmd + "' for usage\n");
+    EXPECT_EQ(r.err,
+              "error: " + cmd + ": unknown option --nonexistent-flag\nrun 'dlq-archive help " + cmd + "' for usage\n");
   }
   CliOutput global = RunCliCaptured({"--bogus"});
   EXPECT_EQ(global.exit_code, 2);

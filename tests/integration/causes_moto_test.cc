@@ -1,0 +1,210 @@
+// Why messages failed, end to end against moto: a source queue whose
+// RedrivePolicy names a DLQ, messages that fail into it (received past
+// maxReceiveCount) and are archived to a file:// archive, a Lambda consumer
+// (function and event source mapping, which moto keeps without running) whose
+// log group /aws/lambda/NAME holds lines written with PutLogEvents in the
+// Python and Node.js plain-text formats, Lambda's JSON log format and
+// Powertools' JSON; a consumer that does not log message ids; and a service
+// named by --logs. `stats --causes` finds the causes written, keeps them in
+// the archive's _causes/, and `show` and `search --cause` read them back.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/json_writer.h"
+#include "harness.h"
+#include "moto_fixtures.h"
+
+namespace dlq::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Dlq(const StandIn& s, const std::string& args) {
+  return s.ShellEnv() + DLQ_BINARY + " --endpoint-url " + s.endpoint() + " " + args;
+}
+
+TEST(CausesMotoTest, StatsFindsTheCausesTheConsumersLoggedAndShowPrintsThem) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  AwsClient logs_aws(svc->settings().Endpoint("logs"), svc->transport(), svc->credentials(), DefaultClock());
+  AwsClient lambda_aws(svc->settings().Endpoint("lambda"), svc->transport(), svc->credentials(), DefaultClock());
+  const std::string base = UniqueName("causes-it");
+  const std::string function = base + "-worker", group = "/aws/lambda/" + function;
+  const std::string service_group = "/ecs/" + base + "-svc";
+
+  // The source queue fails every message into the DLQ on its second receive.
+  auto dlq = svc->sqs().CreateQueue(base + "-dlq", {});
+  ASSERT_TRUE(dlq.ok()) << dlq.status().ToString();
+  const std::string dlq_arn = QueueArn(*svc, *dlq);
+  auto source = svc->sqs().CreateQueue(
+      base, {{"VisibilityTimeout", "1"},
+             {"RedrivePolicy", fmt::format(R"j({{"deadLetterTargetArn":"{}","maxReceiveCount":"1"}})j", dlq_arn)}});
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  const std::string source_arn = QueueArn(*svc, *source);
+
+  // Six messages of six body shapes (six failure groups).
+  std::vector<std::string> ids;
+  const char* fields[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"};
+  for (int i = 0; i < 6; ++i) {
+    SendEntry e;
+    e.body = fmt::format(R"j({{"{}":{}}})j", fields[i], 100 + i);
+    auto sent = svc->sqs().SendMessage(*source, e);
+    ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+    ids.push_back(sent->message_id);
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int n = 0; n < 3; ++n) {
+      ReceiveOptions ro;
+      ro.max_messages = 10;
+      ASSERT_TRUE(svc->sqs().ReceiveMessages(*source, ro).ok());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+  {
+    ReceiveOptions ro;
+    ro.max_messages = 10;
+    ASSERT_TRUE(svc->sqs().ReceiveMessages(*source, ro).ok());  // the receive that moves them
+  }
+
+  // The Lambda consumer.
+  const std::string role_arn = CreateRole(*svc, moto.endpoint(), base + "-role");
+  ASSERT_FALSE(role_arn.empty());
+  JsonWriter fn;
+  fn.BeginObject().Key("FunctionName").String(function).Key("Runtime").String("python3.12");
+  fn.Key("Role").String(role_arn).Key("Handler").String("app.handler");
+  fn.Key("Code").BeginObject().Key("ZipFile").String(ZipBase64()).EndObject().Key("Timeout").Int(30).EndObject();
+  LambdaCall(lambda_aws, "POST", "/2015-03-31/functions", fn.Take());
+  JsonWriter esm;
+  esm.BeginObject().Key("EventSourceArn").String(source_arn).Key("FunctionName").String(function);
+  esm.Key("BatchSize").Int(10).EndObject();
+  LambdaCall(lambda_aws, "POST", "/2015-03-31/event-source-mappings/", esm.Take());
+
+  // Its logs: one invocation per message, one format each.
+  const int64_t t = NowMs() - 30'000;
+  const std::string s1 = "2026/01/05/[$LATEST]" + RandomHex(8), s2 = "2026/01/05/[$LATEST]" + RandomHex(8);
+  const std::string s3 = "2026/01/05/[$LATEST]" + RandomHex(8), s4 = "2026/01/05/[$LATEST]" + RandomHex(8);
+  const std::string s5 = "2026/01/05/[$LATEST]" + RandomHex(8);
+  WriteLogs(
+      logs_aws, group,
+      {// Python, plain text: the runtime's uncaught error.
+       {s1, t, "START RequestId: 11111111-aaaa-4000-8000-000000000001 Version: $LATEST"},
+       {s1, t + 1, "[INFO]\t2026-01-05T10:00:00.001Z\t11111111-aaaa-4000-8000-000000000001\tprocessing " + ids[0]},
+       {s1, t + 2,
+        "[ERROR] KeyError: 'sku'\nTraceback (most recent call last):\n  File \"/var/task/app.py\", line 7, in handler"},
+       {s1, t + 3, "END RequestId: 11111111-aaaa-4000-8000-000000000001"},
+       // Node.js, plain text: Invoke Error.
+       {s2, t + 10, "START RequestId: 22222222-aaaa-4000-8000-000000000002 Version: $LATEST"},
+       {s2, t + 11, "2026-01-05T10:00:00.011Z\t22222222-aaaa-4000-8000-000000000002\tINFO\tprocessing " + ids[1]},
+       {s2, t + 12,
+        "2026-01-05T10:00:00.012Z\t22222222-aaaa-4000-8000-000000000002\tERROR\tInvoke Error \t"
+        R"j({"errorType":"TypeError","errorMessage":"Cannot read properties of undefined (reading 'id')",)j"
+        R"j("stack":["TypeError: Cannot read properties of undefined (reading 'id')","    at handler (/var/task/index.mjs:3:20)"]})j"},
+       {s2, t + 13, "END RequestId: 22222222-aaaa-4000-8000-000000000002"},
+       // Lambda's JSON log format.
+       {s3, t + 20,
+        R"j({"time":"2026-01-05T10:00:00.020Z","type":"platform.start","record":{"requestId":"33333333-aaaa-4000-8000-000000000003","version":"$LATEST"}})j"},
+       {s3, t + 21,
+        R"j({"timestamp":"2026-01-05T10:00:00.021Z","level":"INFO","requestId":"33333333-aaaa-4000-8000-000000000003","message":"processing )j" +
+            ids[2] + R"j("})j"},
+       {s3, t + 22,
+        R"j({"timestamp":"2026-01-05T10:00:00.022Z","level":"ERROR","errorType":"ValueError","errorMessage":"quantity -3 is negative","requestId":"33333333-aaaa-4000-8000-000000000003","stackTrace":["  File \"/var/task/app.py\", line 3, in handler\n"]})j"},
+       // Powertools (Python) structured logs with the message id field.
+       {s4, t + 30, "START RequestId: 44444444-aaaa-4000-8000-000000000004 Version: $LATEST"},
+       {s4, t + 31,
+        R"j({"level":"INFO","location":"handler:12","message":"Processing record","timestamp":"2026-01-05 10:00:00,031+0000","service":"orders","function_request_id":"44444444-aaaa-4000-8000-000000000004","sqs_message_id":")j" +
+            ids[3] + R"j("})j"},
+       {s4, t + 32,
+        R"j({"level":"ERROR","location":"handler:20","message":"Payment declined","timestamp":"2026-01-05 10:00:00,032+0000","service":"orders","function_request_id":"44444444-aaaa-4000-8000-000000000004","exception_name":"PaymentDeclined","exception":"Traceback (most recent call last):\n  File \"/var/task/app.py\", line 20\nPaymentDeclined: card ending 4242 declined"})j"},
+       {s4, t + 33, "END RequestId: 44444444-aaaa-4000-8000-000000000004"},
+       // A consumer that fails without naming the message (ids[4]).
+       {s5, t + 40, "START RequestId: 55555555-aaaa-4000-8000-000000000005 Version: $LATEST"},
+       {s5, t + 41, "[ERROR] RuntimeError: database unavailable\nTraceback (most recent call last):"},
+       {s5, t + 42, "END RequestId: 55555555-aaaa-4000-8000-000000000005"}});
+  // A service's own JSON logs, named by --logs (ids[5]).
+  WriteLogs(logs_aws, service_group,
+            {{"orders/task/1", t + 50,
+              R"j({"level":"error","msg":"handler failed","messageId":")j" + ids[5] +
+                  R"j(","error":{"name":"InventoryError","message":"no stock for item 77"},"trace_id":"t-1"})j"}});
+
+  // Archive the DLQ.
+  const fs::path dir = fs::temp_directory_path() / base;
+  fs::create_directories(dir);
+  auto archived =
+      RunShell(Dlq(moto, "archive --queue " + base + "-dlq --to file://" + dir.string() + " --progress never"));
+  ASSERT_EQ(archived.exit_code, 0) << archived.out;
+  auto count = RunShell(Dlq(moto, "search --from file://" + dir.string() + " --output count"), false);
+  ASSERT_EQ(count.out, "6\n") << "the six messages were not all dead-lettered and archived";
+
+  auto stats = RunShell(Dlq(moto, "stats --from file://" + dir.string() + " --group-by fingerprint --output json " +
+                                      "--causes --logs " + service_group + " 2>" + (dir / "stats.err").string()),
+                        false);
+  std::string err_text = RunShell("cat " + (dir / "stats.err").string()).out;
+  ASSERT_EQ(stats.exit_code, 0) << stats.out << err_text;
+  EXPECT_NE(err_text.find("logs " + group + ": function " + function + " (event source mapping"), std::string::npos)
+      << err_text;
+  EXPECT_NE(err_text.find("logs " + service_group + ": named by --logs"), std::string::npos) << err_text;
+  EXPECT_NE(err_text.find("causes: 6 messages sampled, 6 looked up"), std::string::npos) << err_text;
+  EXPECT_NE(err_text.find("FilterLogEvents "), std::string::npos) << err_text;
+
+  // Each group's cause as written.
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(stats.out).get(doc), simdjson::SUCCESS) << stats.out;
+  std::map<std::string, std::string> cause_of_example;  // example id -> "Type: message" or "(none: status)"
+  for (simdjson::dom::element g : doc["groups"].get_array()) {
+    const std::string id{std::string_view(g["example_id"])};
+    simdjson::dom::element c;
+    ASSERT_EQ(g["cause"].get(c), simdjson::SUCCESS) << stats.out;
+    std::string_view absence;
+    if (c["absence"].get(absence) == simdjson::SUCCESS) {
+      cause_of_example[id] = fmt::format("(none: {})", absence);
+    } else {
+      cause_of_example[id] = fmt::format("{}: {}", std::string_view(c["type"]), std::string_view(c["message"]));
+    }
+  }
+  EXPECT_EQ(cause_of_example[ids[0]], "KeyError: 'sku'");
+  EXPECT_EQ(cause_of_example[ids[1]], "TypeError: Cannot read properties of undefined (reading 'id')");
+  EXPECT_EQ(cause_of_example[ids[2]], "ValueError: quantity -3 is negative");
+  EXPECT_EQ(cause_of_example[ids[3]], "PaymentDeclined: card ending 4242 declined");
+  EXPECT_EQ(cause_of_example[ids[4]], "(none: not_mentioned)");
+  EXPECT_EQ(cause_of_example[ids[5]], "InventoryError: no stock for item 77");
+
+  // Kept in the archive: show answers from it, and says why none was found for ids[4].
+  auto shown = RunShell(Dlq(moto, "show " + ids[3] + " --from file://" + dir.string()), false);
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_NE(shown.out.find("PaymentDeclined: card ending 4242 declined"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find(group), std::string::npos);
+  EXPECT_NE(shown.out.find("44444444-aaaa-4000-8000-000000000004"), std::string::npos);
+  EXPECT_NE(shown.out.find("log lines:"), std::string::npos);
+  auto absent = RunShell(Dlq(moto, "show " + ids[4] + " --from file://" + dir.string()), false);
+  ASSERT_EQ(absent.exit_code, 0) << absent.out;
+  EXPECT_NE(absent.out.find("none found (not_mentioned)"), std::string::npos) << absent.out;
+  EXPECT_NE(absent.out.find("no log line in " + group + " mentions " + ids[4]), std::string::npos) << absent.out;
+  EXPECT_NE(absent.out.find("the consumer may not log the SQS message id"), std::string::npos);
+
+  auto found = RunShell(Dlq(moto, "search --from file://" + dir.string() + " --cause 'payment' --output ids"), false);
+  EXPECT_EQ(found.out, ids[3] + "\n");
+
+  // A second run looks nothing up: every answer is kept.
+  auto again = RunShell(Dlq(moto, "stats --from file://" + dir.string() +
+                                      " --group-by fingerprint --output json --causes --logs " + service_group +
+                                      " 2>&1 >/dev/null"));
+  EXPECT_NE(again.out.find("6 already kept; 0 calls"), std::string::npos) << again.out;
+  // ls and the scan see only the archive's objects, not _causes/.
+  EXPECT_TRUE(fs::exists(dir / "dlq-archive" / "_causes" / (base + "-dlq")));
+  auto listed = RunShell(Dlq(moto, "ls --from file://" + dir.string()), false);
+  EXPECT_EQ(listed.out.find("_causes"), std::string::npos) << listed.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dlq::it
