@@ -61,10 +61,14 @@ ExplainResult ExplainFailures(const ExplainRequest& request, const ExplainClient
   }
   if (to_look_up.empty()) return result;
 
-  result.consumers =
-      DiscoverConsumers(clients.sqs, clients.lambda, request.dlq, request.named_log_groups, request.discovery);
-  result.calls.sqs = result.consumers->sqs_calls;
-  result.calls.lambda = result.consumers->lambda_calls;
+  if (request.consumers != nullptr) {
+    result.consumers = *request.consumers;
+  } else {
+    result.consumers =
+        DiscoverConsumers(clients.sqs, clients.lambda, request.dlq, request.named_log_groups, request.discovery);
+    result.calls.sqs = result.consumers->sqs_calls;
+    result.calls.lambda = result.consumers->lambda_calls;
+  }
   std::vector<std::string> ids;
   ids.reserve(to_look_up.size());
   for (const LookupMessage* m : to_look_up) ids.push_back(m->message_id);

@@ -38,6 +38,9 @@ struct ExplainRequest {
   std::vector<LookupMessage> messages;              // the DLQ's messages (any number), each with its group key
   size_t samples_per_group = kDefaultCauseSamples;  // >= 1
   const CauseIndex* known = nullptr;                // records already kept; may be null
+  // The DLQ's consumers found earlier (a caller that caches them, the
+  // daemon); null: discovered by this call when some message needs a lookup.
+  const ConsumerMap* consumers = nullptr;
   LookupOptions lookup;
   ConsumerDiscoveryOptions discovery;
   Status Validate() const;

@@ -86,7 +86,18 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r, std::string_view version)
                                             {"webhook", "result"})),
       webhook_dropped_total(r.AddCounter("dlq_archive_webhook_dropped_total",
                                          "Alarm notifications dropped: webhook queue full or shutting down.",
-                                         {"webhook"})) {
+                                         {"webhook"})),
+      cause_lookups_total(r.AddCounter("dlq_archive_cause_lookups_total",
+                                       "Messages whose cause the daemon looked up in their consumer's logs, by the "
+                                       "answer (found, not_mentioned, access_denied, ...).",
+                                       {"queue", "region", "status"})),
+      cause_filter_calls_total(r.AddCounter("dlq_archive_cause_filter_calls_total",
+                                            "CloudWatch Logs FilterLogEvents calls made by the cause lookups.",
+                                            {"queue", "region"})),
+      cause_jobs_dropped_total(r.AddCounter("dlq_archive_cause_jobs_dropped_total",
+                                            "Archive runs whose messages got no cause lookup: the lookup queue was "
+                                            "full (the messages are archived all the same).",
+                                            {"queue", "region"})) {
   build_info.WithLabels({std::string(version)}).Set(1);
   up.WithLabels({}).Set(1);
   queues_watched.WithLabels({}).Set(0);
@@ -123,6 +134,9 @@ void DaemonMetrics::RemoveQueue(const std::string& queue, const std::string& reg
   bytes_uploaded_total.RemoveMatching(match);
   archive_runs_total.RemoveMatching(match);
   archive_failures_total.RemoveMatching(match);
+  cause_lookups_total.RemoveMatching(match);
+  cause_filter_calls_total.RemoveMatching(match);
+  cause_jobs_dropped_total.RemoveMatching(match);
 }
 
 std::string AwsCallCode(const CallRecord& record) {

@@ -46,6 +46,10 @@ struct DaemonMetrics {
   // Webhooks: {webhook} (see WebhookLabels in monitor/notifier.h).
   metrics::CounterFamily& webhook_deliveries_total;  // + result="ok|error"
   metrics::CounterFamily& webhook_dropped_total;
+  // Cause lookups (monitor/cause_worker.h): {queue, region}.
+  metrics::CounterFamily& cause_lookups_total;  // + status (causes/cause_record.h CauseStatusName)
+  metrics::CounterFamily& cause_filter_calls_total;
+  metrics::CounterFamily& cause_jobs_dropped_total;
 
   // The alarm states a series exists for (CloudWatch's three).
   static const std::vector<std::string>& AlarmStates();

@@ -14,6 +14,8 @@
 namespace dlq {
 
 class CloudWatchClient;
+class LambdaApi;
+class LogsClient;
 
 // The clients one group works with. The pointers stay valid as long as
 // `keepalive` (which owns what they point into, or is empty when the caller
@@ -22,6 +24,9 @@ struct GroupClients {
   QueueClient* sqs = nullptr;
   ObjectStore* store = nullptr;
   CloudWatchClient* cloudwatch = nullptr;  // optional: for cloudwatch_age
+  // Optional: for the cause lookups (causes: auto|on); without both, none.
+  LogsClient* logs = nullptr;
+  LambdaApi* lambda = nullptr;
   std::string default_region;
   std::string destination_uri;  // e.g. "s3://bucket/" for logs
   std::shared_ptr<void> keepalive;
