@@ -10,12 +10,14 @@
 #include <set>
 
 #include "app/command.h"
+#include "causes/consumers.h"
 #include "common/count_noun.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/text.h"
 #include "common/time_util.h"
 #include "monitor/alarm_plan.h"
+#include "monitor/cause_worker.h"
 #include "monitor/discovery.h"
 #include "monitor/safety.h"
 #include "server/host_policy.h"
@@ -266,8 +268,32 @@ void UseAdvice(SafetyReport& report, const RetentionAdvice& measured, const Rete
   if (chosen.needed) reasons.push_back(chosen.line);
 }
 
-void CheckQueue(const MonitorConfig& config, const GroupConfig& g, const DiscoveredQueue& q, QueueClient& sqs,
-                const GroupCheck& gc, CheckReport& r) {
+// Where the queue's causes would come from (doc/causes.md): its sources, their
+// consumers' log groups and how each was found, or why none is known. Only
+// when the group looks causes up (causes: auto|on).
+void CheckConsumers(const GroupConfig& g, const DiscoveredQueue& q, const GroupClients& clients, CheckReport& r) {
+  if (g.causes == GroupConfig::Causes::kOff || clients.logs == nullptr || clients.lambda == nullptr) return;
+  const ConsumerMap map = DiscoverConsumers(*clients.sqs, *clients.lambda, q, NamedConsumerLogs(g, q.name));
+  r.text += "      causes:\n";
+  for (const std::string& line : map.Describe()) r.text += fmt::format("        {}\n", TerminalSafe(line));
+  if (map.log_groups.empty()) {
+    r.text += fmt::format(
+        "        (no cause can be looked up: name the consumer's log groups with consumer_logs: [\"{}=LOG_GROUP\"])\n",
+        TerminalSafe(q.name));
+  }
+  r.js.Key("consumers").BeginArray();
+  for (const ConsumerLogGroup& c : map.log_groups) {
+    r.js.BeginObject().Key("log_group").String(c.log_group).Key("how").String(c.how);
+    r.js.Key("function").String(c.function_name).EndObject();
+  }
+  r.js.EndArray();
+  r.js.Key("consumer_notes");
+  WriteStrings(r.js, map.notes);
+}
+
+void CheckQueue(const MonitorConfig& config, const GroupConfig& g, const DiscoveredQueue& q,
+                const GroupClients& clients, const GroupCheck& gc, CheckReport& r) {
+  QueueClient& sqs = *clients.sqs;
   ++r.queues;
   QueueAlarmPlan plan = PlanAlarms(config, g, q, AlarmPlanOptions());  // the daemon's defaults
   const QueueSafetyInput measured = MeasuredSafetyInput(sqs, q, plan.safety, r.drain_rate, r.drain_rate_source);
@@ -295,6 +321,7 @@ void CheckQueue(const MonitorConfig& config, const GroupConfig& g, const Discove
   }
   r.js.Key("safe").Bool(safe);
   WriteSafetyJson(r.js, *report, gc);
+  CheckConsumers(g, q, clients, r);
   r.js.EndObject();
 }
 
@@ -392,7 +419,7 @@ void CheckGroup(const MonitorConfig& config, const GroupConfig& g, GroupDiscover
   r.js.Key("warnings");
   WriteStrings(r.js, gc.warnings);
   r.js.Key("queues").BeginArray();
-  for (const DiscoveredQueue& q : *found) CheckQueue(config, g, q, *clients->sqs, gc, r);
+  for (const DiscoveredQueue& q : *found) CheckQueue(config, g, q, *clients, gc, r);
   r.js.EndArray();
   r.js.EndObject();
 }

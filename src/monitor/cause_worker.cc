@@ -65,6 +65,12 @@ std::string FirstDenial(const std::vector<CauseRecord>& records, const ConsumerM
 
 }  // namespace
 
+std::vector<NamedLogGroup> NamedConsumerLogs(const GroupSettings& group, const std::string& queue) {
+  std::vector<NamedLogGroup> out;
+  for (std::string& log_group : group.ConsumerLogsFor(queue)) out.push_back({std::move(log_group), "consumer_logs"});
+  return out;
+}
+
 CauseWorker::CauseWorker(Clock& clock, DaemonMetrics* metrics, CauseWorkerOptions options)
     : clock_(clock), metrics_(metrics), options_(options) {}
 

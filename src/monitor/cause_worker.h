@@ -38,6 +38,7 @@
 #include "causes/sidecar.h"
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "monitor/config.h"
 #include "monitor/daemon_metrics.h"
 #include "monitor/group_clients.h"
 #include "sqs/queue_info.h"
@@ -58,6 +59,10 @@ struct CauseJob {
   bool auto_mode = true;                        // causes: auto (else on)
   GroupClients clients;                         // store, sqs, logs and lambda set
 };
+
+// The log groups `consumer_logs:` names for `queue`, as the lookups take them
+// (named by "consumer_logs").
+std::vector<NamedLogGroup> NamedConsumerLogs(const GroupSettings& group, const std::string& queue);
 
 struct CauseWorkerOptions {
   size_t max_pending = 64;             // jobs queued; more are dropped
