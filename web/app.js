@@ -598,22 +598,57 @@ async function replayGroup(name, group, region) {
   send.focus();
 }
 
+// "Type: message" of a cause (either may be empty), on one line, cut.
+function causeText(type, message) {
+  const text = type && message ? type + ': ' + message : type || message || '';
+  const line = text.split('\n')[0];
+  return line.length > 240 ? line.slice(0, 239) + '…' : line;
+}
+
+// The Cause cell of a failure group (doc/causes.md): the consumer's error and
+// for how many of the messages looked up it was found, or why none was found.
+function causeCell(g) {
+  const c = g.cause;
+  if (!c) return h('td', { class: 'muted' }, 'not looked up');
+  const merged = c.merged_keys && c.merged_keys.length
+    ? h('div', { class: 'muted' }, `with ${plural(c.merged_keys.length, 'other group', 'other groups')} that failed alike`) : null;
+  if (c.key) {
+    return h('td', { class: 'cause' }, h('span', { class: 'code' }, causeText(c.type, c.message) || c.key),
+      h('div', { class: 'muted' }, `found for ${c.found} of ${c.answered} looked up`), merged);
+  }
+  return h('td', { class: 'cause' }, h('span', { class: 'state insufficient' }, 'none: ' + c.absence),
+    h('div', { class: 'muted' }, c.reason || ''), merged);
+}
+
+// Notes about the causes sidecar (unreadable objects or lines): the answer
+// stands without them.
+function causeNotes(doc) {
+  const notes = doc.cause_notes || [];
+  return notes.length ? h('ul', { class: 'notes', id: 'cause-notes' }, notes.map((n) => h('li', { class: 'warn-text' }, n))) : null;
+}
+
 function failuresTable(name, doc, search) {
   const groups = doc.report.groups;
   if (!groups.length) return h('p', { class: 'muted' }, 'No archived messages for this queue yet.');
   const write = state.info.write;
+  const causes = !!doc.causes;
   const region = h('div', { role: 'status', id: 'replay-group-result' });
   return h('div', {}, h('p', { class: 'muted' }, `${plural(doc.report.records, 'archived message', 'archived messages')} in ` +
     `${plural(doc.groups_total, 'group', 'groups')}: by the failure reason AWS attached (Lambda, EventBridge), else by the ` +
-    'body\'s type and shape (numbers, ids and times masked).'),
+    'body\'s type and shape (numbers, ids and times masked)' + (causes ? '; groups whose messages failed with the same ' +
+      'error in their consumer\'s logs are one row.' : '. No causes are kept for this queue yet: dlq-archive stats --causes ' +
+      'looks them up in the consumer\'s logs.')),
+    causeNotes(doc),
     h('table', { id: 'failure-groups' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'num' }, 'Messages'),
       h('th', { scope: 'col', class: 'num', title: 'messages that failed again after a replay (as dlq-archive stats counts them)' }, 'Failed again'),
       h('th', { scope: 'col' }, 'Group'),
+      causes ? h('th', { scope: 'col', title: 'the consumer\'s error, from its logs' }, 'Cause') : null,
       h('th', { scope: 'col' }, 'First / last seen'), h('th', { scope: 'col' }, 'Example'), h('th', { scope: 'col' }, 'Actions'))),
       h('tbody', {}, groups.map((g) => h('tr', { 'data-group': g.id || '' },
         h('td', { class: 'num' }, g.count),
         h('td', { class: 'num' }, g.failed_again === undefined ? '?' : g.failed_again),
         h('td', {}, g.id ? h('span', { class: 'code muted' }, g.id + ' ') : null, h('span', { class: 'code' }, g.key === null ? '(no body)' : g.key)),
+        causes ? causeCell(g) : null,
         h('td', {}, fmtTime(g.first_seen), h('br'), fmtTime(g.last_seen)),
         h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(name)}/message/${encodeURIComponent(g.example_id)}` }, g.example_id)),
         h('td', {}, g.id ? h('button', { type: 'button', class: 'ghost', onclick: () => search.searchGroup(g.id) }, 'Search') : null,
@@ -774,8 +809,46 @@ function renderMessage(view, name, id) {
       h('h2', {}, `System attributes (${attrs.length})`),
       h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Value'))),
         h('tbody', {}, attrs.map(([k, v]) => h('tr', {}, h('td', { class: 'code' }, k), h('td', { class: 'code' }, String(v)))))),
-      h('h2', {}, 'Body'), h('pre', { id: 'message-body', tabindex: 0, 'aria-label': 'Message body' }, pretty));
+      h('h2', {}, 'Body'), h('pre', { id: 'message-body', tabindex: 0, 'aria-label': 'Message body' }, pretty),
+      h('h2', { id: 'cause-h' }, 'Why it failed'), causeNotes(doc), causeSection(doc.cause));
   });
+}
+
+// The message's cause as the archive's causes sidecar keeps it
+// (doc/archive-format.md, "Causes sidecar"): the consumer's error, where it
+// was logged, the stack and the invocation's log lines; or why none was
+// found. Every string comes from logs: set as text only.
+function causeSection(record) {
+  const field = (k, v) => [h('dt', {}, k), h('dd', { class: 'code' }, v === undefined || v === null || v === '' ? '—' : String(v))];
+  if (!record) {
+    return h('p', { class: 'muted', id: 'cause' }, 'Not looked up yet: dlq-archive stats --causes (or show) looks causes up ' +
+      'in the consumer\'s logs and keeps them in the archive.');
+  }
+  const c = record.cause;
+  if (record.status !== 'found' || !c) {
+    return h('div', { id: 'cause' },
+      h('p', {}, h('span', { class: 'state insufficient' }, 'none found: ' + record.status), ' ', record.reason || ''),
+      h('dl', { class: 'fields', id: 'cause-fields' },
+        field('log groups searched', (record.log_groups || []).join(', ')),
+        field('window', record.window ? fmtTime(record.window.start) + ' to ' + fmtTime(record.window.end) : ''),
+        field('looked up', fmtTime(record.looked_up_at))));
+  }
+  const lines = c.context || [];
+  return h('div', { id: 'cause' },
+    h('dl', { class: 'fields', id: 'cause-fields' },
+      field('error', causeText(c.type, c.message)),
+      field('key', c.key),
+      c.batch_partial ? field('batch', 'this message\'s own failure within its batch') : null,
+      field('log group', c.log_group),
+      field('log stream', c.log_stream),
+      field('request id', c.request_id),
+      field('logged at', fmtTime(c.time)),
+      field('looked up', fmtTime(record.looked_up_at))),
+    c.message && c.message.includes('\n') ? [h('h3', {}, 'Message'), h('pre', { id: 'cause-message', tabindex: 0, 'aria-label': 'Error message' }, c.message)] : null,
+    c.stack ? [h('h3', {}, 'Stack'), h('pre', { id: 'cause-stack', tabindex: 0, 'aria-label': 'Stack trace' }, c.stack)] : null,
+    h('h3', {}, `Log lines of the invocation (${lines.length})`),
+    lines.length ? h('pre', { id: 'cause-lines', tabindex: 0, 'aria-label': 'Log lines of the invocation' }, lines.join('\n'))
+      : h('p', { class: 'muted' }, 'none kept'));
 }
 
 

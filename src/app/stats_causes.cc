@@ -11,7 +11,7 @@
 
 namespace dlq {
 
-StatsCauses::StatsCauses(CauseFlags flags, CauseIndex known) : flags_(std::move(flags)), index_(std::move(known)) {}
+StatsCauses::StatsCauses(CauseFlags flags, CauseIndex known) : flags_(std::move(flags)), kept_(std::move(known)) {}
 
 void StatsCauses::AddSample(Group& g, LookupMessage m, bool reusable) const {
   auto rank = [](bool r, const LookupMessage& x) { return std::make_tuple(!r, x.sent_ms, x.message_id); };
@@ -32,10 +32,9 @@ void StatsCauses::AddSample(Group& g, LookupMessage m, bool reusable) const {
 }
 
 void StatsCauses::Observe(const std::optional<std::string>& key, const ArchiveRecord& record) {
-  Group& g = groups_[Slot(key)];
-  const CauseRecord* kept = index_.Find(record.queue, record.message_id);
-  if (kept != nullptr) g.answered.emplace(record.queue, record.message_id);
+  const CauseRecord* kept = kept_.Observe(key, record);
   if (!flags_.enabled()) return;
+  Group& g = groups_[Slot(key)];
   if (!queues_.contains(record.queue)) {
     QueueInfo q;
     q.name = record.queue;
@@ -70,7 +69,7 @@ void StatsCauses::LookUp(ObjectStore& store, const Destination& from, const Expl
     request.named_log_groups = flags_.NamedLogGroups();
     request.messages = std::move(messages);
     request.samples_per_group = flags_.samples;
-    request.known = &index_;
+    request.known = &kept_.index();
     request.lookup.max_filter_calls = std::max(1, calls_left);
     ExplainResult r = ExplainFailures(request, clients);
     calls_left -= r.calls.filter_log_events;
@@ -90,50 +89,7 @@ void StatsCauses::LookUp(ObjectStore& store, const Destination& from, const Expl
     fmt::print(err, "causes: {} kept in {}\n", CountNoun(written->records, "answer", "answers"),
                TerminalSafe(fmt::format("{}", fmt::join(written->keys, ", "))));
   }
-  for (CauseRecord& c : found) {
-    auto it = groups_.find(c.group_key.empty() ? "!" : "=" + c.group_key);
-    if (it != groups_.end()) it->second.answered.emplace(c.queue, c.message_id);
-    index_.Add(std::move(c));
-  }
-}
-
-void StatsCauses::Apply(StatsReport& report) const {
-  bool any = false;
-  for (GroupStats& g : report.groups) {
-    auto it = groups_.find(Slot(g.key));
-    if (it == groups_.end() || it->second.answered.empty()) continue;
-    std::map<std::string, std::pair<uint64_t, const CauseRecord*>> by_key, by_status;
-    GroupCause cause;
-    for (const auto& [queue, id] : it->second.answered) {
-      const CauseRecord* r = index_.Find(queue, id);
-      if (r == nullptr) continue;
-      ++cause.answered;
-      auto& slot = r->cause ? by_key[r->cause->key] : by_status[std::string(CauseStatusName(r->status))];
-      if (slot.first++ == 0) slot.second = r;
-    }
-    auto most = [](const auto& m) {
-      auto best = m.begin();
-      for (auto i = m.begin(); i != m.end(); ++i) {
-        if (i->second.first > best->second.first) best = i;
-      }
-      return best;
-    };
-    if (!by_key.empty()) {
-      auto best = most(by_key);
-      cause.key = best->first;
-      cause.found = best->second.first;
-      cause.type = best->second.second->cause->type;
-      cause.message = best->second.second->cause->message;
-    } else if (!by_status.empty()) {
-      auto best = most(by_status);
-      cause.absence = best->first;
-      cause.reason = best->second.second->reason;
-    }
-    if (cause.answered == 0) continue;
-    g.cause = std::move(cause);
-    any = true;
-  }
-  if (any) MergeGroupsByCause(report);
+  for (CauseRecord& c : found) kept_.Add(std::move(c));
 }
 
 }  // namespace dlq

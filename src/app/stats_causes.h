@@ -1,15 +1,14 @@
 // The causes side of `stats`: per group, the causes the archive's sidecar
-// keeps for its messages; with --causes, a lookup of a sample of each
-// group's messages that have none (causes/explain.h), written to the
-// sidecar; then each group's cause ("found for k of n") and the groups that
-// share a cause merged (query/stats.h MergeGroupsByCause). Not thread-safe:
-// Observe is called by the scan one record at a time.
+// keeps for its messages (causes/kept_causes.h); with --causes, a lookup of a
+// sample of each group's messages that have none (causes/explain.h), written
+// to the sidecar; then each group's cause ("found for k of n") and the groups
+// that share a cause merged (query/stats.h MergeGroupsByCause). Not
+// thread-safe: Observe is called by the scan one record at a time.
 #pragma once
 
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "archive/destination.h"
 #include "archive/record.h"
 #include "causes/explain.h"
+#include "causes/kept_causes.h"
 #include "causes/sidecar.h"
 #include "query/stats.h"
 #include "s3/object_store.h"
@@ -39,20 +39,19 @@ class StatsCauses {
 
   // Each group's GroupCause, then MergeGroupsByCause. Changes nothing when
   // no group's messages have an answer.
-  void Apply(StatsReport& report) const;
+  void Apply(StatsReport& report) const { kept_.Apply(report); }
 
  private:
   struct Group {
     std::vector<LookupMessage> samples;  // at most flags_.samples, kept answers first, then the earliest
     std::vector<bool> reusable;          // per sample
-    std::set<std::pair<std::string, std::string>> answered;  // (queue, message id) with a record
   };
   static std::string Slot(const std::optional<std::string>& key) { return key ? "=" + *key : "!"; }
   void AddSample(Group& g, LookupMessage m, bool reusable) const;
 
   CauseFlags flags_;
-  CauseIndex index_;
-  std::map<std::string, Group> groups_;      // by slot
+  KeptCauses kept_;
+  std::map<std::string, Group> groups_;      // by slot (with --causes)
   std::map<std::string, QueueInfo> queues_;  // by name, from the records
 };
 

@@ -10,6 +10,8 @@
 
 #include "archive/destination.h"
 #include "archive/record.h"
+#include "causes/kept_causes.h"
+#include "causes/sidecar.h"
 #include "common/crypto.h"
 #include "common/json_writer.h"
 #include "common/log.h"
@@ -170,6 +172,34 @@ std::optional<HttpServerResponse> StoppedWhileListing(const Status& st) {
   w.Key("objects_total").Null();
   w.EndObject();
   return JsonResponse(deadline ? 504 : 503, w.Take());
+}
+
+// At most this many notes about the causes sidecar in one answer.
+constexpr size_t kMaxCauseNotes = 10;
+
+// The causes the archive's sidecar keeps for `queue`. A sidecar that cannot be
+// read, and its objects or lines that do not parse, are notes for the answer
+// (`notes`), never a failed request: the causes are then missing or partial.
+CauseIndex KeptCausesOf(const ArchiveHandle& archive, const std::string& queue, std::vector<std::string>& notes) {
+  auto index = ReadCauseRecords(*archive.access.clients.store, ArchivePrefix(archive.from), {queue});
+  if (!index.ok()) {
+    notes.push_back("causes not shown: the causes sidecar could not be read: " + index.status().ToString());
+    return {};
+  }
+  for (const std::string& why : index->unreadable) {
+    if (notes.size() == kMaxCauseNotes) {
+      notes.push_back(fmt::format("and {} more cause records left out", index->unreadable.size() - kMaxCauseNotes));
+      break;
+    }
+    notes.push_back("cause record left out: " + why);
+  }
+  return std::move(index).value();
+}
+
+void CauseNotes(JsonWriter& w, const std::vector<std::string>& notes) {
+  w.Key("cause_notes").BeginArray();
+  for (const std::string& n : notes) w.String(n);
+  w.EndArray();
 }
 
 // "/api/replays/{id}" or "/api/replays/{id}/stop"; an id is 1-64 letters,
@@ -511,6 +541,13 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
   std::set<std::string> counted;
   aggregator.CountFailedAgain(
       [&](const ArchiveRecord& r) { return (*failed_again)->CountOnce(r.message_id, counted); });
+  // Each group's cause, as `stats` shows it: only groups with a kept answer
+  // are tracked, so what this holds is bounded by the sidecar.
+  std::vector<std::string> cause_notes;
+  KeptCauses kept(KeptCausesOf(*archive, queue, cause_notes));
+  aggregator.ObserveRecords([&](const std::optional<std::string>& key, const ArchiveRecord& r) {
+    if (kept.index().Find(r.queue, r.message_id) != nullptr) kept.Observe(key, r);
+  });
   auto stats = ScanArchive(*archive->access.clients.store, archive->from, scan,
                            [&](const ArchiveRecord& r, const RecordLocation&) {
                              aggregator.Add(r);
@@ -518,6 +555,7 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
                            });
   if (!stats.ok()) return StoppedWhileListing(stats.status()).value_or(ArchiveReadError(stats.status(), *archive));
   StatsReport report = std::move(aggregator).Finish();
+  kept.Apply(report);
   const size_t groups = report.groups.size();
   if (report.groups.size() > *limit) report.groups.resize(*limit);
   JsonWriter w;
@@ -527,6 +565,8 @@ HttpServerResponse Dashboard::Failures(const std::string& queue, const HttpServe
   w.Key("skipped_objects").Uint(stats->skipped_objects);
   w.Key("skipped_lines").Uint(stats->skipped_lines);
   ScanProgress(w, *stats);
+  w.Key("causes").Bool(report.causes);
+  CauseNotes(w, cause_notes);
   w.Key("report").Raw(Trim(RenderStatsJson(report)));
   w.EndObject();
   return JsonResponse(200, w.Take());
@@ -670,12 +710,24 @@ HttpServerResponse Dashboard::Message(const std::string& id, const HttpServerReq
     return JsonResponse(stats->stop_reason == ScanStop::kDeadline ? 504 : 503, w.Take());
   }
   if (record.empty()) return Error(404, fmt::format("message {} is not in the archive of {}", id, queue));
+  // Why it failed, as the causes sidecar keeps it (null: not looked up).
+  std::vector<std::string> cause_notes;
+  const CauseIndex causes = KeptCausesOf(*archive, queue, cause_notes);
+  std::string cause;
+  if (const CauseRecord* c = causes.Find(queue, id)) AppendCauseRecordJson(*c, cause);
   JsonWriter w;
   w.BeginObject();
   w.Key("record").Raw(Trim(record));
   w.Key("locations").BeginArray();
   for (const std::string& l : locations) w.String(l);
   w.EndArray();
+  w.Key("cause");
+  if (cause.empty()) {
+    w.Null();
+  } else {
+    w.Raw(Trim(cause));
+  }
+  CauseNotes(w, cause_notes);
   ScanProgress(w, *stats);
   w.EndObject();
   return JsonResponse(200, w.Take());

@@ -2,7 +2,9 @@
 // its listener (doc/dashboard.md). Reads come from the Daemon (status, the
 // per-queue sample history, alarm history) and from each queue's archive
 // through the query engine (search, message detail, failure groups by
-// fingerprint, recent objects). Two actions, archive now and replay to
+// fingerprint, recent objects), with the causes the archive's `_causes/`
+// sidecar keeps on the failure groups and the message detail (read only; a
+// sidecar that cannot be read is a note in the answer, never an error). Two actions, archive now and replay to
 // source, exist only when a write token is configured; who may read content
 // and act, and how refusals are answered, counted and logged: access.h. Each
 // action is logged (dashboard_action, with the client address, never the

@@ -9,7 +9,8 @@
 // Usage: node dashboard.mjs CONFIG.json
 //   {chromium, modules, ro_url, rw_url, token, archived_queue, alarm_queue,
 //    archive_now_queue, known_body, known_attr_name, known_attr_value,
-//    purge_command, screenshots_dir}
+//    purge_command, cause_message_id, cause_log_group, hostile_line,
+//    screenshots_dir}
 // Prints one line per check ("ok NAME" / "FAIL NAME: why") and figures
 // ("figure NAME VALUE"); exits 1 when any check failed.
 import { execSync } from 'node:child_process';
@@ -360,7 +361,42 @@ await step('search finds a known message and its detail shows its attributes', a
   const attrs = await textOf(ro, '#message-attributes');
   check('detail shows the message attribute', attrs.includes(cfg.known_attr_name) && attrs.includes(cfg.known_attr_value), attrs);
   check('detail shows the body', (await textOf(ro, '#message-body')).includes(cfg.known_body));
+  const none = await textOf(ro, '#cause');
+  check('detail says why no cause was found', none.includes('none found: not_mentioned') && none.includes('log the SQS message id'), none);
   await axe(ro, 'message page');
+});
+
+// Issue 40: the archived queue's `_causes/` sidecar (written by
+// dashboard_browser_test.cc) on the failure groups and the message page. Log
+// lines are untrusted: one of them is HTML and must show as text.
+await step('causes: the failure groups and the message page show why messages failed', async () => {
+  await ro.goto(cfg.ro_url + '/#/queue/' + q(cfg.archived_queue), { waitUntil: 'domcontentloaded' });
+  await ro.waitForSelector('#failure-groups td.cause', { timeout: 20000 });
+  check('the failure groups have a Cause column', (await textOf(ro, '#failure-groups thead')).includes('Cause'));
+  const rows = await ro.$$eval('#failure-groups tbody tr', (trs) => trs.map((t) => t.textContent));
+  const found = rows.find((t) => t.includes('TimeoutError: upstream inventory did not answer within 3000 ms'));
+  check('a group row shows its cause and for how many messages it was found', !!found && found.includes('found for 3 of 3 looked up'), JSON.stringify(rows));
+  const absent = rows.find((t) => t.includes('none: not_mentioned'));
+  check('a group row without a cause says why', !!absent && absent.includes('log the SQS message id'), JSON.stringify(rows));
+  await axe(ro, 'queue page with causes');
+  await ro.goto(cfg.ro_url + '/#/queue/' + q(cfg.archived_queue) + '/message/' + q(cfg.cause_message_id), { waitUntil: 'domcontentloaded' });
+  await ro.waitForSelector('#cause-lines', { timeout: 15000 });
+  const fields = await textOf(ro, '#cause-fields');
+  check('the message page says where the cause was logged', fields.includes('TimeoutError: upstream inventory') &&
+    fields.includes(cfg.cause_log_group) && fields.includes('[$LATEST]0123456789abcdef') && fields.includes('8f5c2a4e-1b7d'), fields);
+  check('the message page shows the stack', (await textOf(ro, '#cause-stack')).includes('/var/task/app.py'));
+  const lines = await textOf(ro, '#cause-lines');
+  check('the message page shows the invocation\'s log lines', lines.includes('processing ' + cfg.cause_message_id) &&
+    lines.includes('[ERROR] TimeoutError'), lines);
+  check('a log line that is HTML shows as text', lines.includes(cfg.hostile_line), lines);
+  const injected = await ro.evaluate(() => ({
+    flag: window.__dlqInjected === undefined ? null : window.__dlqInjected,
+    elements: document.querySelectorAll('#cause script, #cause img, #cause-lines *').length,
+  }));
+  check('a log line that is HTML runs nothing and adds no element', injected.flag === null && injected.elements === 0, JSON.stringify(injected));
+  await axe(ro, 'message page with its cause');
+  await ro.$eval('#cause-h', (e) => e.scrollIntoView());
+  await ro.screenshot({ path: path.join(cfg.screenshots_dir, 'dashboard-causes.png') });
 });
 
 await step('keyboard navigation', async () => {

@@ -4,7 +4,9 @@
 // Chromium through puppeteer-core and axe-core (scripts/deps installs all
 // three) and checks the page; this test then checks the SQS side: the
 // replayed message is back on its source queue with its attributes, the
-// audit record names it, and neither daemon logged the token. moto, not
+// audit record names it, and neither daemon logged the token. The archived
+// queue's causes are kept in its `_causes/` sidecar before the daemons start
+// (issue 40: the failure groups and the message page show them). moto, not
 // fauxqs: replay to source needs ListDeadLetterSourceQueues (or
 // DeadLetterQueueSourceArn on redriven messages), which fauxqs 2.4 lacks.
 #include <gtest/gtest.h>
@@ -12,9 +14,15 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "archive/destination.h"
+#include "causes/sidecar.h"
+#include "common/clock.h"
 #include "common/json_writer.h"
+#include "common/time_util.h"
 #include "daemon_process.h"
 #include "harness.h"
+#include "query/scan.h"
+#include "s3/local_object_store.h"
 
 namespace dlq::it {
 namespace {
@@ -32,6 +40,64 @@ std::string Node() {
 
 constexpr char kChromium[] = "/usr/bin/chromium";
 constexpr char kKnownBody[] = "payment declined for order 4711";
+// A log line of the consumer that is HTML: the page must show it as text.
+constexpr char kHostileLine[] =
+    "<script>window.__dlqInjected = 1</script><img src=x onerror=\"window.__dlqInjected = 2\">";
+constexpr char kCauseGroup[] = "/aws/lambda/browser-worker";
+
+// Keeps causes for `queue`'s archived messages in the archive's `_causes/`
+// sidecar, as `stats --causes` would: the timeouts failed with one error
+// (its log lines hold kHostileLine), the known body was never mentioned in
+// the logs. Returns the id of a timeout message.
+std::string KeepCauses(const std::string& archive_dir, const std::string& queue) {
+  auto from = ParseDestination("file://" + archive_dir);
+  EXPECT_TRUE(from.ok()) << from.status().ToString();
+  auto store = LocalObjectStore::Open(archive_dir);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  if (!from.ok() || !store.ok()) return "";
+  ScanOptions scan;
+  scan.filter.queues = {queue};
+  std::vector<CauseRecord> records;
+  std::string timeout_id;
+  const SystemTime now = DefaultClock().Now();
+  auto scanned = ScanArchive(**store, *from, scan, [&](const ArchiveRecord& r, const RecordLocation&) {
+    CauseRecord c;
+    c.queue = r.queue;
+    c.message_id = r.message_id;
+    c.looked_up_at = now;
+    c.log_groups = {kCauseGroup};
+    if (r.body == kKnownBody) {
+      c.status = CauseStatus::kNotMentioned;
+      c.reason = std::string("no log line of ") + kCauseGroup +
+                 " mentions the message id within the window: " + "log the SQS message id (doc/causes.md)";
+    } else {
+      if (timeout_id.empty()) timeout_id = r.message_id;
+      c.status = CauseStatus::kFound;
+      Cause cause;
+      cause.type = "TimeoutError";
+      cause.message = "upstream inventory did not answer within 3000 ms";
+      cause.key = "TimeoutError: upstream inventory did not answer within <num> ms";
+      cause.stack =
+          "Traceback (most recent call last):\n  File \"/var/task/app.py\", line 42, in handler\n"
+          "    reserve(item)\nTimeoutError: upstream inventory did not answer within 3000 ms";
+      cause.request_id = "8f5c2a4e-1b7d-4c3e-9a61-0d2f3b4c5d6e";
+      cause.log_group = kCauseGroup;
+      cause.log_stream = "2026/11/29/[$LATEST]0123456789abcdef";
+      cause.timestamp_ms = ToUnixMillis(now) - 60'000;
+      cause.context_lines = {"START RequestId: 8f5c2a4e-1b7d-4c3e-9a61-0d2f3b4c5d6e Version: $LATEST",
+                             "processing " + r.message_id, kHostileLine,
+                             "[ERROR] TimeoutError: upstream inventory did not answer within 3000 ms",
+                             "END RequestId: 8f5c2a4e-1b7d-4c3e-9a61-0d2f3b4c5d6e"};
+      c.cause = std::move(cause);
+    }
+    records.push_back(std::move(c));
+    return true;
+  });
+  EXPECT_TRUE(scanned.ok()) << scanned.status().ToString();
+  auto written = WriteCauseRecords(**store, ArchivePrefix(*from), records, now);
+  EXPECT_TRUE(written.ok()) << written.status().ToString();
+  return timeout_id;
+}
 
 std::string DaemonConfig(const StandIn& s, int port, const std::string& dir, const std::vector<std::string>& queues,
                          const std::string& token) {
@@ -112,6 +178,8 @@ TEST(DashboardBrowserTest, OverviewAlarmsSearchDetailAndActionsInChromium) {
   auto archive = RunShell(standin.ShellEnv() + DLQ_BINARY + " archive --endpoint-url " + standin.endpoint() +
                           " --queue " + archived + " --to file://" + dir + "/archive --progress never");
   ASSERT_EQ(archive.exit_code, 0) << archive.out;
+  const std::string cause_id = KeepCauses(dir + "/archive", archived);
+  ASSERT_FALSE(cause_id.empty());
 
   const std::string token = "browser-test-token-" + RandomHex(8);
   const int ro_port = FreePort(), rw_port = FreePort();
@@ -141,6 +209,9 @@ TEST(DashboardBrowserTest, OverviewAlarmsSearchDetailAndActionsInChromium) {
   cfg.Key("purge_command")
       .String(standin.ShellEnv() + "aws --endpoint-url " + standin.endpoint() + " sqs purge-queue --queue-url " +
               urls[alarm] + " > /dev/null");
+  cfg.Key("cause_message_id").String(cause_id);
+  cfg.Key("cause_log_group").String(kCauseGroup);
+  cfg.Key("hostile_line").String(kHostileLine);
   cfg.Key("screenshots_dir").String(RepoRoot() + "/doc/img");
   cfg.EndObject();
   WriteFile(dir + "/browser.json", cfg.Take());

@@ -9,6 +9,8 @@
 #include "app/dashboard_replay.h"
 #include "archive/gzip.h"
 #include "archive/key_layout.h"
+#include "causes/sidecar.h"
+#include "common/time_util.h"
 #include "dashboard/request.h"
 #include "dashboard/web_assets.h"
 #include "monitor/daemon_metrics.h"
@@ -1038,6 +1040,176 @@ TEST_F(DashboardTest, AGroupReplayAnswersItsStructuredSummary) {
   EXPECT_EQ(done["sent_by_destination"][source_url_].get_uint64().value(), 2u) << sent;
   EXPECT_NE(std::string_view(done["audit"].get_string().value()).find("_audit/"), std::string_view::npos) << sent;
   EXPECT_EQ(std::string_view(done["guard"]["phase"].get_string().value()), "done") << sent;
+}
+
+// ---- Causes (issue 40): the archive's `_causes/` sidecar on the failure
+// groups and the message page.
+
+class DashboardCausesTest : public DashboardTest {
+ protected:
+  // The ids of the archived messages whose body contains `q`, in the
+  // search's order.
+  std::vector<std::string> IdsOf(Dashboard& d, const std::string& q) {
+    simdjson::dom::parser parser;
+    auto doc = Json(parser, d.Handle(Get("/api/search", "queue=orders-dlq&q=" + q)));
+    std::vector<std::string> ids;
+    simdjson::dom::array messages = doc["messages"].get_array().value();
+    for (auto m : messages) ids.emplace_back(m["message_id"].get_string().value());
+    return ids;
+  }
+
+  CauseRecord Found(const std::string& id) const {
+    CauseRecord r;
+    r.queue = "orders-dlq";
+    r.message_id = id;
+    r.looked_up_at = clock_.Now();
+    r.status = CauseStatus::kFound;
+    r.log_groups = {"/aws/lambda/orders-worker"};
+    Cause c;
+    c.type = "Runtime.ExitError";
+    c.message = "RequestId: req-1 Error: Runtime exited with error: exit status 1";
+    c.key = "Runtime.ExitError: RequestId: <id> Error: Runtime exited with error: exit status <num>";
+    c.stack = "Traceback (most recent call last):\n  File \"/var/task/app.py\", line 9, in handler";
+    c.request_id = "req-1";
+    c.log_group = "/aws/lambda/orders-worker";
+    c.log_stream = "2026/11/29/[$LATEST]abc";
+    c.timestamp_ms = 1'700'000'000'123;
+    c.context_lines = {"START RequestId: req-1 Version: $LATEST", "handling " + id,
+                       "<script>alert('from the logs')</script><b>bold</b>"};
+    r.cause = std::move(c);
+    return r;
+  }
+
+  CauseRecord NotMentioned(const std::string& id) const {
+    CauseRecord r;
+    r.queue = "orders-dlq";
+    r.message_id = id;
+    r.looked_up_at = clock_.Now();
+    r.status = CauseStatus::kNotMentioned;
+    r.reason = "no log line of /aws/lambda/orders-worker mentions the message id: log the SQS message id";
+    r.log_groups = {"/aws/lambda/orders-worker"};
+    return r;
+  }
+
+  void Keep(const std::vector<CauseRecord>& records) {
+    ASSERT_TRUE(WriteCauseRecords(store_, "dlq-archive", records, clock_.Now()).ok());
+  }
+};
+
+TEST_F(DashboardCausesTest, FailureGroupsCarryTheirKeptCauseOrWhyNoneWasFound) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  const std::vector<std::string> timeouts = IdsOf(d, "timeout"), nulls = IdsOf(d, "null+pointer");
+  ASSERT_EQ(timeouts.size(), 3u);
+  ASSERT_EQ(nulls.size(), 2u);
+  // Two of the three timeouts have a found cause, the third was never looked
+  // up; both null pointers were looked up and not mentioned.
+  Keep({Found(timeouts[0]), Found(timeouts[1]), NotMentioned(nulls[0]), NotMentioned(nulls[1])});
+
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/queues/orders-dlq/failures"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_EQ(doc["cause_notes"].get_array().value().size(), 0u);
+  EXPECT_TRUE(doc["causes"].get_bool().value()) << r.body;
+  auto groups = doc["report"]["groups"].get_array().value();
+  ASSERT_EQ(groups.size(), 2u);
+  auto found = groups.at(0)["cause"];
+  EXPECT_EQ(groups.at(0)["key"].get_string().value(), "timeout after <num> ms");
+  EXPECT_EQ(found["type"].get_string().value(), "Runtime.ExitError");
+  EXPECT_EQ(found["message"].get_string().value(), "RequestId: req-1 Error: Runtime exited with error: exit status 1");
+  EXPECT_EQ(found["found"].get_uint64().value(), 2u);
+  EXPECT_EQ(found["answered"].get_uint64().value(), 2u);
+  EXPECT_TRUE(found["absence"].error() == simdjson::NO_SUCH_FIELD);
+  auto absent = groups.at(1)["cause"];
+  EXPECT_EQ(absent["key"].get_string().value(), "");
+  EXPECT_EQ(absent["absence"].get_string().value(), "not_mentioned");
+  EXPECT_EQ(absent["reason"].get_string().value(), NotMentioned("x").reason);
+  EXPECT_EQ(absent["answered"].get_uint64().value(), 2u);
+}
+
+TEST_F(DashboardCausesTest, AMessageAnswerCarriesWhereItWasLoggedAndTheLogLinesOrWhyNone) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  const std::vector<std::string> timeouts = IdsOf(d, "timeout"), nulls = IdsOf(d, "null+pointer");
+  ASSERT_EQ(timeouts.size(), 3u);
+  ASSERT_EQ(nulls.size(), 2u);
+  Keep({Found(timeouts[0]), NotMentioned(nulls[0])});
+
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/messages/" + timeouts[0], "queue=orders-dlq"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  EXPECT_EQ(doc["cause_notes"].get_array().value().size(), 0u);
+  auto cause = doc["cause"];
+  EXPECT_EQ(cause["status"].get_string().value(), "found");
+  EXPECT_EQ(cause["message_id"].get_string().value(), timeouts[0]);
+  auto c = cause["cause"];
+  EXPECT_EQ(c["type"].get_string().value(), "Runtime.ExitError");
+  EXPECT_EQ(c["log_group"].get_string().value(), "/aws/lambda/orders-worker");
+  EXPECT_EQ(c["log_stream"].get_string().value(), "2026/11/29/[$LATEST]abc");
+  EXPECT_EQ(c["request_id"].get_string().value(), "req-1");
+  EXPECT_EQ(c["time"].get_string().value(), FormatIso8601(FromUnixMillis(1'700'000'000'123)));
+  EXPECT_NE(std::string_view(c["stack"].get_string().value()).find("app.py"), std::string_view::npos);
+  auto lines = c["context"].get_array().value();
+  ASSERT_EQ(lines.size(), 3u);
+  // The lines are data, exactly as logged: the page sets them as text.
+  EXPECT_EQ(lines.at(2).get_string().value(), "<script>alert('from the logs')</script><b>bold</b>");
+
+  auto none = Json(parser, d.Handle(Get("/api/messages/" + nulls[0], "queue=orders-dlq")))["cause"];
+  EXPECT_EQ(none["status"].get_string().value(), "not_mentioned");
+  EXPECT_EQ(none["reason"].get_string().value(), NotMentioned("x").reason);
+  EXPECT_TRUE(none["cause"].error() == simdjson::NO_SUCH_FIELD);
+
+  // Never looked up: null.
+  auto never = Json(parser, d.Handle(Get("/api/messages/" + timeouts[1], "queue=orders-dlq")));
+  EXPECT_TRUE(never["cause"].is_null());
+}
+
+TEST_F(DashboardCausesTest, AnUnreadableSidecarIsANoteAndThePagesStillAnswer) {
+  ArchiveSome();
+  Dashboard d = Make("");
+  const std::vector<std::string> timeouts = IdsOf(d, "timeout");
+  ASSERT_EQ(timeouts.size(), 3u);
+  Keep({Found(timeouts[0])});
+  const std::string bad = "dlq-archive/_causes/orders-dlq/20261129T000000Z-00000000000000ff.jsonl.gz";
+  store_.Insert(bad, "not gzip at all");
+
+  simdjson::dom::parser parser;
+  HttpServerResponse r = d.Handle(Get("/api/queues/orders-dlq/failures"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json(parser, r);
+  auto notes = doc["cause_notes"].get_array().value();
+  ASSERT_EQ(notes.size(), 1u) << r.body;
+  EXPECT_NE(std::string_view(notes.at(0).get_string().value()).find(bad), std::string_view::npos) << r.body;
+  // The readable object still gives the group its cause.
+  EXPECT_EQ(doc["report"]["groups"].at(0)["cause"]["found"].get_uint64().value(), 1u) << r.body;
+  HttpServerResponse m = d.Handle(Get("/api/messages/" + timeouts[0], "queue=orders-dlq"));
+  ASSERT_EQ(m.status, 200) << m.body;
+  auto mdoc = Json(parser, m);
+  EXPECT_EQ(mdoc["cause_notes"].get_array().value().size(), 1u);
+  EXPECT_EQ(mdoc["cause"]["status"].get_string().value(), "found");
+
+  // A sidecar that cannot be read at all: the groups and the message answer
+  // without causes, and say why.
+  store_.SetGetHook([&](const std::string& key) {
+    if (key.find("/_causes/") != std::string::npos) store_.FailNextGet(Unavailable("S3 is down for the sidecar"));
+  });
+  HttpServerResponse down = d.Handle(Get("/api/queues/orders-dlq/failures"));
+  ASSERT_EQ(down.status, 200) << down.body;
+  auto ddoc = Json(parser, down);
+  auto dnotes = ddoc["cause_notes"].get_array().value();
+  ASSERT_EQ(dnotes.size(), 1u) << down.body;
+  EXPECT_NE(std::string_view(dnotes.at(0).get_string().value()).find("S3 is down for the sidecar"),
+            std::string_view::npos);
+  EXPECT_FALSE(ddoc["causes"].get_bool().value()) << down.body;
+  EXPECT_EQ(ddoc["report"]["groups"].get_array().value().size(), 2u);
+  HttpServerResponse mdown = d.Handle(Get("/api/messages/" + timeouts[0], "queue=orders-dlq"));
+  ASSERT_EQ(mdown.status, 200) << mdown.body;
+  auto mddoc = Json(parser, mdown);
+  EXPECT_TRUE(mddoc["cause"].is_null());
+  EXPECT_EQ(mddoc["cause_notes"].get_array().value().size(), 1u);
+  store_.SetGetHook(nullptr);
 }
 
 }  // namespace
