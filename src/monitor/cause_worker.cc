@@ -162,6 +162,7 @@ std::vector<CauseGroupSummary> CauseWorker::TopGroups(const std::string& queue, 
     s.key = key;
     s.messages = t.messages;
     s.answered = t.answered;
+    s.example_id = t.example_id;
     auto most = [](const auto& m, auto count) {
       auto best = m.begin();
       for (auto i = m.begin(); i != m.end(); ++i) {
@@ -170,9 +171,10 @@ std::vector<CauseGroupSummary> CauseWorker::TopGroups(const std::string& queue, 
       return best;
     };
     if (!t.causes.empty()) {
-      const auto& best = most(t.causes, [](const auto& v) { return v.first; })->second.second;
-      s.cause_type = best.type;
-      s.cause_message = best.message;
+      const auto& best = most(t.causes, [](const auto& v) { return v.first; })->second;
+      s.found = best.first;
+      s.cause_type = best.second.type;
+      s.cause_message = best.second.message;
     } else if (!t.absences.empty()) {
       s.absence = most(t.absences, [](uint64_t v) { return v; })->first;
     }
@@ -254,7 +256,7 @@ void CauseWorker::Process(const CauseJob& job) {
     for (const ArchiveRecord& r : records) {
       std::string key = FailureGroupKey(r);
       GroupTally& t = groups[key];
-      ++t.messages;
+      if (t.messages++ == 0) t.example_id = r.message_id;
       if (groups.size() > options_.max_groups_kept) {
         // Keep the largest groups: drop the smallest one (it may be this one).
         auto smallest = std::min_element(groups.begin(), groups.end(), [](const auto& a, const auto& b) {

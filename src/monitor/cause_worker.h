@@ -77,6 +77,8 @@ struct CauseGroupSummary {
   std::string key;        // the failure group key (query/fingerprint.h)
   uint64_t messages = 0;  // archived messages of the group the worker read
   uint64_t answered = 0;  // of its messages, with a kept answer
+  uint64_t found = 0;     // of those, with the cause below
+  std::string example_id;  // one of its messages (the first read)
   // The most common cause among its answers; empty when none was found.
   std::string cause_type, cause_message;
   std::string absence;  // else the most common status ("not_mentioned"); empty when none answered
@@ -118,6 +120,7 @@ class CauseWorker {
   // One failure group's tally, for TopGroups.
   struct GroupTally {
     uint64_t messages = 0, answered = 0;
+    std::string example_id;
     std::map<std::string, std::pair<uint64_t, Cause>> causes;  // by cause key
     std::map<std::string, uint64_t> absences;                  // by status name
   };

@@ -155,6 +155,9 @@ struct MonitorConfig {
   // Host header names accepted besides IP literals, localhost and the listen
   // host (server/http_server.h).
   std::vector<std::string> dashboard_hosts;
+  // The dashboard's address as people reach it ("https://dlq.example.com"):
+  // notifications link there. Empty: no links.
+  std::string dashboard_url;
   // The dashboard's failure-group fields (query/fingerprint.h); empty: the defaults.
   std::vector<std::string> dashboard_fingerprint_fields;
   // Bounds on a dashboard request that reads the archive (DashboardOptions).

@@ -105,8 +105,53 @@ std::string AlarmNotification::ToJson() const {
   }
   w.Key("MetricValue");
   CloudWatchNumber(w, metric_value);
+  w.Key("Summary").String(Summary());
+  if (messages) w.Key("Messages").Int(*messages);
+  if (!dashboard_url.empty()) w.Key("DashboardUrl").String(dashboard_url);
+  if (!top_groups.empty()) {
+    w.Key("TopGroups").BeginArray();
+    for (const NotificationGroup& g : top_groups) {
+      w.BeginObject();
+      w.Key("Id").String(g.id);
+      w.Key("Key").String(g.key);
+      w.Key("Messages").Uint(g.messages);
+      w.Key("Cause");
+      NullableString(w, g.cause);
+      w.Key("NoCause");
+      NullableString(w, g.no_cause);
+      w.Key("LookedUp").Uint(g.answered);
+      w.Key("Found").Uint(g.found);
+      w.Key("Url");
+      NullableString(w, g.url);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
   return w.Take();
+}
+
+std::string AlarmNotification::Summary() const {
+  std::string out = fmt::format("{}: {}", queue.empty() ? group : queue, new_state);
+  if (messages) out += fmt::format(" ({} message{})", *messages, *messages == 1 ? "" : "s");
+  if (!top_groups.empty()) {
+    out += ": ";
+    for (size_t i = 0; i < top_groups.size(); ++i) {
+      const NotificationGroup& g = top_groups[i];
+      if (i > 0) out += ", ";
+      if (!g.cause.empty()) {
+        out += fmt::format("{} x {} (found for {} of {} looked up)", g.messages, g.cause, g.found, g.answered);
+      } else if (!g.no_cause.empty()) {
+        out += fmt::format("{} x group {}, no cause found ({})", g.messages, g.id, g.no_cause);
+      } else {
+        out += fmt::format("{} x group {}", g.messages, g.id);
+      }
+    }
+  } else {
+    out += ": " + reason;
+  }
+  if (!dashboard_url.empty()) out += " " + dashboard_url;
+  return out;
 }
 
 bool IsStartupOk(const AlarmNotification& notification) {

@@ -35,6 +35,17 @@
 
 namespace dlq {
 
+// One failure group of the DLQ, for a notification (monitor/cause_worker.h).
+struct NotificationGroup {
+  std::string id;         // its short id (query/fingerprint.h GroupId)
+  std::string key;        // its failure group key
+  uint64_t messages = 0;  // archived messages of the group the daemon read
+  std::string cause;      // "Type: message" when found; else empty
+  std::string no_cause;   // else the most common answer ("not_mentioned"); empty when none was looked up
+  uint64_t answered = 0, found = 0;  // its messages looked up, and those whose answer is `cause`
+  std::string url;                   // its example message on the dashboard; empty without dashboard.url
+};
+
 struct AlarmNotification {
   std::string queue;  // DLQ name; empty for a group's destination check
   std::string queue_url;
@@ -57,12 +68,24 @@ struct AlarmNotification {
   // The alarm's first transition since it was created (daemon start, a newly
   // watched queue, alarm settings changed by a reload). Not in the payload.
   bool initial = false;
+  // A queue's alarm: the messages in the DLQ at the change (visible, in
+  // flight and delayed), the largest failure groups the daemon has archived
+  // from it with their causes, and the queue's dashboard page.
+  std::optional<int64_t> messages;
+  std::vector<NotificationGroup> top_groups;
+  std::string dashboard_url;
+
+  // One line a person reads: "orders-dlq: ALARM (37 messages): 30 x
+  // ValueError: bad sku (found for 3 of 3 looked up), 7 x no cause found
+  // (not_mentioned)".
+  std::string Summary() const;
 
   // One JSON object shaped like CloudWatch's SNS alarm message where the
   // fields overlap (AlarmName, AlarmDescription, NewStateValue, OldStateValue,
   // NewStateReason, StateChangeTime, Region, AWSAccountId, Trigger{MetricName,
   // Namespace (MetricNamespace), Threshold, ComparisonOperator}) plus
-  // Source, Queue, QueueUrl and MetricValue; Group and Destination (and a
+  // Source, Queue, QueueUrl, MetricValue, Summary, and Messages, TopGroups
+  // and DashboardUrl when known; Group and Destination (and a
   // Group dimension instead of QueueName) when `group` is set. Times are
   // ISO-8601 UTC with milliseconds; doc/metrics.md has an example.
   std::string ToJson() const;

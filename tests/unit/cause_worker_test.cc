@@ -150,6 +150,8 @@ TEST_F(CauseWorkerTest, SamplesEachGroupOfARunAndKeepsTheAnswersInTheSidecar) {
   ASSERT_EQ(top.size(), 2u);
   EXPECT_EQ(top[0].messages, 5u);
   EXPECT_EQ(top[0].answered, 3u);
+  EXPECT_EQ(top[0].found, 3u);
+  EXPECT_EQ(top[0].example_id, "00000000-0000-4000-8000-000000000000");
   EXPECT_EQ(top[0].cause_type, "ValueError");
   EXPECT_NE(top[0].cause_message.find("bad sku"), std::string::npos) << top[0].cause_message;
   EXPECT_EQ(top[1].messages, 4u);
