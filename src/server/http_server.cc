@@ -20,12 +20,15 @@
 
 #include "common/strings.h"
 #include "server/host_policy.h"
-#include "server/http_request_parser.h"
+#include "server/http_connection.h"
+#include "server/http_connection_table.h"
+#include "server/http_request_reader.h"
+#include "server/http_worker_pool.h"
 
 namespace dlq {
 namespace {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
+using Phase = HttpConnectionPhase;
 
 bool SetNonBlocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL, 0);
@@ -42,19 +45,75 @@ std::string PeerAddress(const sockaddr_storage& addr) {
   return buf;
 }
 
+// A non-blocking socket listening on host:port (host may be an IPv6 literal
+// in brackets), or an error naming host:port.
+Result<int> Listen(const std::string& listen_host, int listen_port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(listen_port);
+  std::string host = listen_host;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+  if (rc != 0)
+    return Unavailable(fmt::format("http server: cannot listen on {}:{}: {}", HostForUrl(listen_host), listen_port,
+                                   ::gai_strerror(rc)));
+  int listen_fd = -1;
+  int error = 0;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      error = errno;
+      continue;
+    }
+    // SO_REUSEADDR only: a restart may bind over TIME_WAIT, but a second
+    // process on the same port fails loudly.
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    // A deep accept queue (the kernel caps it at net.core.somaxconn):
+    // clients wait there while every connection slot is answering,
+    // instead of having their SYN dropped and retried a second later.
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0 && SetNonBlocking(fd)) {
+      listen_fd = fd;
+      break;
+    }
+    error = errno;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (listen_fd < 0) {
+    return Unavailable(fmt::format("http server: cannot listen on {}:{}{}", HostForUrl(listen_host), listen_port,
+                                   error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
+  }
+  return listen_fd;
+}
+
+// The port the socket `fd` is bound to.
+int BoundPort(int fd) {
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                     : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+}
+
 }  // namespace
 
-// The I/O thread, the workers and the connections they share.
+// The I/O thread: the poll loop over the listener and the connections, and
+// each connection's way from its request's bytes to its answer's. The
+// connections (and their eviction) are in HttpConnectionTable, the workers
+// in HttpWorkerPool.
 class HttpServer::Loop {
  public:
   Loop(const HttpRouter& router, const HttpServerOptions& options)
       : router_(router),
         options_(options),
         clock_(options.clock != nullptr ? *options.clock : DefaultClock()),
-        limits_{.max_head_bytes = options.max_head_bytes,
-                .max_headers = options.max_headers,
-                .max_body_bytes = options.max_body_bytes},
-        host_policy_{.listen_host = options.host, .allowed_hosts = options.allowed_hosts} {}
+        reader_(router, options),
+        conns_(clock_, options.max_connections),
+        pool_(router, options.max_queued, [this] { Wake(); }) {}
 
   ~Loop() {
     if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -65,108 +124,25 @@ class HttpServer::Loop {
   Result<int> Bind() {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) return Unavailable(fmt::format("http server: eventfd: {}", std::strerror(errno)));
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    addrinfo* found = nullptr;
-    const std::string port = std::to_string(options_.port);
-    std::string host = options_.host;
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
-    if (rc != 0)
-      return Unavailable(fmt::format("http server: cannot listen on {}:{}: {}", HostForUrl(options_.host),
-                                     options_.port, ::gai_strerror(rc)));
-    int error = 0;
-    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-      int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) {
-        error = errno;
-        continue;
-      }
-      // SO_REUSEADDR only: a restart may bind over TIME_WAIT, but a second
-      // process on the same port fails loudly.
-      int yes = 1;
-      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-      // A deep accept queue (the kernel caps it at net.core.somaxconn):
-      // clients wait there while every connection slot is answering,
-      // instead of having their SYN dropped and retried a second later.
-      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0 && SetNonBlocking(fd)) {
-        listen_fd_ = fd;
-        break;
-      }
-      error = errno;
-      ::close(fd);
-    }
-    ::freeaddrinfo(found);
-    if (listen_fd_ < 0) {
-      return Unavailable(fmt::format("http server: cannot listen on {}:{}{}", HostForUrl(options_.host), options_.port,
-                                     error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
-    }
-    sockaddr_storage bound{};
-    socklen_t len = sizeof(bound);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
-    return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                                       : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    Result<int> listening = Listen(options_.host, options_.port);
+    if (!listening.ok()) return listening.status();
+    listen_fd_ = *listening;
+    return BoundPort(listen_fd_);
   }
 
   void Start() {
     io_ = std::thread([this] { Run(); });
-    for (int i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { Work(/*priority=*/false); });
-    workers_.emplace_back([this] { Work(/*priority=*/true); });
+    pool_.Start(options_.threads);
   }
 
   void Stop() {
-    {
-      MutexLock lock(mu_);
-      stopping_ = true;
-    }
-    jobs_cv_.NotifyAll();
-    priority_cv_.NotifyAll();
+    pool_.RequestStop();
     Wake();
     if (io_.joinable()) io_.join();
-    for (std::thread& t : workers_) t.join();
-    workers_.clear();
+    pool_.Join();
   }
 
  private:
-  enum class Phase { kReading, kWorking, kWriting, kLingering };
-
-  struct Connection {
-    int fd = -1;
-    uint64_t serial = 0;  // accept order
-    std::string remote_addr;
-    Phase phase = Phase::kReading;
-    std::string in;
-    size_t scanned = 0;   // bytes of `in` searched for the end of the head
-    size_t newlines = 0;  // in in[0, scanned)
-    std::optional<RequestHead> head;
-    std::string out;
-    size_t out_pos = 0;
-    bool close_after_write = false;
-    bool peer_closed = false;
-    size_t served = 0;
-    size_t discarded = 0;  // lingering
-    SteadyTime accepted_at;
-    SteadyTime deadline;
-    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
-  };
-
-  struct Job {
-    uint64_t conn = 0;
-    HttpRouteHandler handler;  // a priority route's; empty: Dispatch
-    HttpServerRequest request;
-    bool head_only = false;
-    bool keep_alive = false;
-    bool gzip = false;
-    std::shared_ptr<std::atomic<bool>> cancelled;
-  };
-  struct Done {
-    uint64_t conn = 0;
-    std::string bytes;
-    bool keep_alive = false;
-  };
-
   void Wake() {
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
@@ -174,82 +150,18 @@ class HttpServer::Loop {
 
   SteadyTime Now() const { return clock_.SteadyNow(); }
 
-  // A worker: takes jobs from the priority queue (`priority`) or the
-  // ordinary one until Stop.
-  void Work(bool priority) {
-    std::deque<Job>& queue = priority ? priority_jobs_ : jobs_;
-    CondVar& cv = priority ? priority_cv_ : jobs_cv_;
-    for (;;) {
-      Job job;
-      {
-        MutexLock lock(mu_);
-        cv.Wait(mu_, [&]() DLQ_REQUIRES(mu_) { return stopping_ || !queue.empty(); });
-        if (queue.empty()) return;  // stopping
-        job = std::move(queue.front());
-        queue.pop_front();
-      }
-      job.request.cancelled = job.cancelled.get();
-      HttpServerResponse response;
-      try {
-        response = job.handler ? job.handler(job.request) : router_.Dispatch(job.request);
-      } catch (const std::exception& e) {
-        response = JsonError(500, "internal error while answering the request");
-      }
-      Done done{.conn = job.conn,
-                .bytes = Serialize(response, job.head_only, job.keep_alive, job.gzip),
-                .keep_alive = job.keep_alive};
-      {
-        MutexLock lock(mu_);
-        done_.push_back(std::move(done));
-      }
-      Wake();
-    }
-  }
-
   void Run() {
     std::optional<SteadyTime> stop_deadline;
     std::vector<pollfd> fds;
     std::vector<uint64_t> ids;
     for (;;) {
-      bool stopping;
-      {
-        MutexLock lock(mu_);
-        stopping = stopping_;
-      }
-      if (stopping && !stop_deadline) {
+      if (pool_.stopping() && !stop_deadline) {
         stop_deadline = Now() + options_.stop_grace;
         BeginStop();
       }
       if (stop_deadline && (conns_.empty() || Now() >= *stop_deadline)) break;
 
-      fds.clear();
-      ids.clear();
-      fds.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
-      ids.push_back(0);
-      if (listen_fd_ >= 0 && !stop_deadline && Now() >= accept_paused_until_ && HasRoom()) {
-        fds.push_back({.fd = listen_fd_, .events = POLLIN, .revents = 0});
-        ids.push_back(0);
-      }
-      SteadyTime next = Now() + std::chrono::seconds(1);
-      const bool full = conns_.size() >= options_.max_connections;
-      if (Now() < accept_paused_until_) next = std::min(next, accept_paused_until_);
-      if (stop_deadline) next = std::min(next, *stop_deadline);
-      for (auto& [id, c] : conns_) {
-        short events = 0;
-        switch (c.phase) {
-          case Phase::kReading: events = static_cast<short>(POLLIN | (c.out_pos < c.out.size() ? POLLOUT : 0)); break;
-          case Phase::kWorking: events = c.peer_closed ? 0 : POLLRDHUP; break;
-          case Phase::kWriting: events = POLLOUT; break;
-          case Phase::kLingering: events = POLLIN; break;
-        }
-        if (c.phase != Phase::kWorking) next = std::min(next, c.deadline);
-        // Full: wake when a silent connection's grace ends and it may make room.
-        if (full && c.phase == Phase::kReading && c.in.empty() && c.served == 0) {
-          next = std::min(next, c.accepted_at + kFirstBytesGrace);
-        }
-        fds.push_back({.fd = c.fd, .events = events, .revents = 0});
-        ids.push_back(id);
-      }
+      const SteadyTime next = PollSet(stop_deadline, fds, ids);
       auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Now()).count();
       int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<int64_t>(wait + 1, 0, 1000)));
       if (rc < 0 && errno != EINTR) break;
@@ -259,7 +171,7 @@ class HttpServer::Loop {
           uint64_t n;
           while (::read(wake_fd_, &n, sizeof(n)) > 0) {
           }
-          TakeDone();
+          TakeAnswers();
         } else if (fds[i].fd == listen_fd_ && ids[i] == 0) {
           Accept();
         } else {
@@ -268,12 +180,46 @@ class HttpServer::Loop {
       }
       ExpireDeadlines();
     }
-    for (auto& [id, c] : conns_) ::close(c.fd);
-    conns_.clear();
+    conns_.CloseAll();
     if (listen_fd_ >= 0) {
       ::close(listen_fd_);
       listen_fd_ = -1;
     }
+  }
+
+  // Fills `fds` (and the connection ids beside them, 0 for the wake and
+  // listening sockets) with what to poll for; the time to wake up by.
+  SteadyTime PollSet(const std::optional<SteadyTime>& stop_deadline, std::vector<pollfd>& fds,
+                     std::vector<uint64_t>& ids) const {
+    fds.clear();
+    ids.clear();
+    fds.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
+    ids.push_back(0);
+    if (listen_fd_ >= 0 && !stop_deadline && Now() >= accept_paused_until_ && conns_.HasRoom()) {
+      fds.push_back({.fd = listen_fd_, .events = POLLIN, .revents = 0});
+      ids.push_back(0);
+    }
+    SteadyTime next = Now() + std::chrono::seconds(1);
+    const bool full = conns_.full();
+    if (Now() < accept_paused_until_) next = std::min(next, accept_paused_until_);
+    if (stop_deadline) next = std::min(next, *stop_deadline);
+    for (const auto& [id, c] : conns_) {
+      short events = 0;
+      switch (c.phase) {
+        case Phase::kReading: events = static_cast<short>(POLLIN | (c.out_pos < c.out.size() ? POLLOUT : 0)); break;
+        case Phase::kWorking: events = c.peer_closed ? 0 : POLLRDHUP; break;
+        case Phase::kWriting: events = POLLOUT; break;
+        case Phase::kLingering: events = POLLIN; break;
+      }
+      if (c.phase != Phase::kWorking) next = std::min(next, c.deadline);
+      // Full: wake when a silent connection's grace ends and it may make room.
+      if (full && c.phase == Phase::kReading && c.in.empty() && c.served == 0) {
+        next = std::min(next, c.accepted_at + HttpConnectionTable::kFirstBytesGrace);
+      }
+      fds.push_back({.fd = c.fd, .events = events, .revents = 0});
+      ids.push_back(id);
+    }
+    return next;
   }
 
   // Stop accepting; cancel requests in flight; close connections that have
@@ -283,39 +229,18 @@ class HttpServer::Loop {
       ::close(listen_fd_);
       listen_fd_ = -1;
     }
-    {
-      MutexLock lock(mu_);
-      jobs_.clear();  // never started: their connections close below
-      priority_jobs_.clear();
-    }
-    for (auto it = conns_.begin(); it != conns_.end();) {
-      Connection& c = it->second;
+    pool_.DropQueued();  // never started: their connections close below
+    conns_.CloseWhere([](HttpConnection& c) {
       c.cancelled->store(true);
-      if (c.phase == Phase::kReading || c.phase == Phase::kLingering || !InFlight(it->first, c)) {
-        ::close(c.fd);
-        it = conns_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  bool InFlight(uint64_t /*id*/, const Connection& c) const {
-    return c.phase == Phase::kWorking || c.phase == Phase::kWriting;
-  }
-
-  void Close(uint64_t id) {
-    auto it = conns_.find(id);
-    if (it == conns_.end()) return;
-    ::close(it->second.fd);
-    conns_.erase(it);
+      return c.phase != Phase::kWorking && c.phase != Phase::kWriting;
+    });
   }
 
   void Accept() {
     for (;;) {
       // Full: take the next one only into a slot freed for it; otherwise it
       // waits in the accept queue until a connection ends.
-      if (conns_.size() >= options_.max_connections && !FreeASlot()) return;
+      if (conns_.full() && !conns_.FreeASlot([this](uint64_t id) { return ReadAndAdvance(id); })) return;
       sockaddr_storage addr{};
       socklen_t len = sizeof(addr);
       int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -329,264 +254,84 @@ class HttpServer::Loop {
       }
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      const uint64_t id = ++next_id_;
-      Connection& c = conns_[id];
-      c.fd = fd;
-      c.serial = id;
-      c.remote_addr = PeerAddress(addr);
-      c.accepted_at = Now();
-      c.deadline = c.accepted_at + options_.request_timeout;
+      std::string remote_addr = PeerAddress(addr);
+      const SteadyTime accepted_at = Now();
+      const uint64_t id = conns_.Add(fd, std::move(remote_addr), accepted_at, accepted_at + options_.request_timeout);
       // Most clients send their request with the connection: answer it (or
       // queue it) now, before later arrivals compete for its slot.
       ReadAndAdvance(id);
     }
   }
 
-  // When the listener is full, a connection that has sent nothing yet keeps
-  // its slot this long: a client between its connect and its send is not a
-  // slow client.
-  static constexpr std::chrono::milliseconds kFirstBytesGrace{250};
-
-  // Whether `c` may be ended to make room for a new connection: answered and
-  // lingering, idle between two requests, part-way through sending one, or
-  // silent for kFirstBytesGrace. Never while its request is being answered.
-  bool Droppable(const Connection& c, SteadyTime now) const {
-    if (c.phase == Phase::kLingering) return true;
-    if (c.phase != Phase::kReading) return false;
-    return !c.in.empty() || c.served > 0 || now - c.accepted_at >= kFirstBytesGrace;
-  }
-
-  // True when a new connection can be taken: a slot is free, or one is held
-  // by a connection that may be dropped.
-  bool HasRoom() const {
-    if (conns_.size() < options_.max_connections) return true;
-    const SteadyTime now = Now();
-    return std::any_of(conns_.begin(), conns_.end(), [&](const auto& entry) { return Droppable(entry.second, now); });
-  }
-
-  // Ends one connection to make room: the oldest lingering one, else the
-  // oldest droppable reader. A reader's socket is read first, and a request
-  // that turns out complete is answered (or queued), not dropped. False
-  // when none could go.
-  bool FreeASlot() {
-    for (auto& [id, c] : conns_) {  // map order = accept order
-      if (c.phase != Phase::kLingering) continue;
-      DrainAndClose(id);
-      return true;
-    }
-    std::vector<uint64_t> readers;
-    for (auto& [id, c] : conns_) {
-      if (c.phase == Phase::kReading) readers.push_back(id);
-    }
-    for (uint64_t id : readers) {
-      if (!ReadAndAdvance(id)) return true;  // it ended on its own
-      const Connection& c = conns_.at(id);
-      if (!Droppable(c, Now())) continue;  // its request was complete, or it just arrived
-      if (c.phase == Phase::kLingering) {
-        DrainAndClose(id);
-      } else {
-        Close(id);
-      }
-      return true;
-    }
-    return false;
-  }
-
-  // Closes a connection whose answer is written, after reading what the
-  // client sent (a close over unread input would reset the connection and
-  // could destroy the answer before the client reads it).
-  void DrainAndClose(uint64_t id) {
-    Connection& c = conns_.at(id);
-    char buf[4096];
-    for (int i = 0; i < 16 && ::recv(c.fd, buf, sizeof(buf), 0) > 0; ++i) {
-    }
-    Close(id);
-  }
-
   // Reads what the connection has and answers or queues a request it
   // completes. False when the connection was closed (peer gone or failed,
   // or it stopped sending before its request was complete).
   bool ReadAndAdvance(uint64_t id) {
-    Connection& c = conns_.at(id);
-    const ReadResult read = Receive(c);
-    if (read == ReadResult::kFailed) {
-      Close(id);
+    HttpConnection& c = *conns_.Find(id);
+    const HttpConnection::ReadResult read = c.Receive(clock_, options_.request_timeout, options_.max_head_bytes);
+    if (read == HttpConnection::ReadResult::kFailed) {
+      conns_.Close(id);
       return false;
     }
     // A half-close (nc, socat, probe agents) ends the client's sending, not
     // its interest in the answer: a complete request is still answered.
-    if (read == ReadResult::kPeerDone) c.peer_closed = true;
+    if (read == HttpConnection::ReadResult::kPeerDone) c.peer_closed = true;
     Advance(id, c);
-    auto it = conns_.find(id);
-    if (it == conns_.end()) return false;
-    if (it->second.phase == Phase::kReading && it->second.peer_closed) {
-      Close(id);  // nothing more will come to complete the request
+    const HttpConnection* after = conns_.Find(id);
+    if (after == nullptr) return false;
+    if (after->phase == Phase::kReading && after->peer_closed) {
+      conns_.Close(id);  // nothing more will come to complete the request
       return false;
     }
     return true;
   }
 
   void OnEvent(uint64_t id, short revents) {
-    auto it = conns_.find(id);
-    if (it == conns_.end()) return;
-    Connection& c = it->second;
+    HttpConnection* found = conns_.Find(id);
+    if (found == nullptr) return;
+    HttpConnection& c = *found;
     if (revents & (POLLERR | POLLNVAL)) {
       c.cancelled->store(true);
-      Close(id);
+      conns_.Close(id);
       return;
     }
     switch (c.phase) {
       case Phase::kReading:
-        if ((revents & POLLOUT) && !Flush(c)) return Close(id);
+        if ((revents & POLLOUT) && !c.Flush()) return conns_.Close(id);
         if (revents & (POLLIN | POLLHUP)) ReadAndAdvance(id);
         return;
       case Phase::kWorking:
         if (revents & (POLLRDHUP | POLLHUP)) {
           c.cancelled->store(true);  // the client went away (or half-closed): the handler may stop early
           c.peer_closed = true;
-          if (revents & POLLHUP) Close(id);
+          if (revents & POLLHUP) conns_.Close(id);
         }
         return;
       case Phase::kWriting:
-        if (!Flush(c)) return Close(id);
+        if (!c.Flush()) return conns_.Close(id);
         if (c.out_pos == c.out.size()) Written(id, c);
         return;
-      case Phase::kLingering: {
-        char buf[4096];
-        ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-        if (n <= 0 || (c.discarded += static_cast<size_t>(n)) > (size_t{64} << 10)) Close(id);
+      case Phase::kLingering:
+        if (!c.Discard()) conns_.Close(id);
         return;
-      }
     }
-  }
-
-  enum class ReadResult { kOpen, kPeerDone, kFailed };
-
-  // Reads what is there (the bytes before a half-close included).
-  ReadResult Receive(Connection& c) {
-    char buf[16 * 1024];
-    for (int rounds = 0; rounds < 8; ++rounds) {
-      ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-      if (n > 0) {
-        if (c.in.empty() && !c.head && c.served > 0) c.deadline = Now() + options_.request_timeout;
-        c.in.append(buf, static_cast<size_t>(n));
-        // A head is never held beyond its limit, nor a body beyond its length.
-        size_t cap = c.head ? c.head->head_bytes + c.head->content_length : options_.max_head_bytes + 64;
-        if (c.in.size() > cap + sizeof(buf)) return ReadResult::kOpen;
-        continue;
-      }
-      if (n == 0) return ReadResult::kPeerDone;
-      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? ReadResult::kOpen : ReadResult::kFailed;
-    }
-    return ReadResult::kOpen;
-  }
-
-  // Sends pending bytes; false on a failed connection.
-  bool Flush(Connection& c) {
-    while (c.out_pos < c.out.size()) {
-      ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
-      if (n > 0) {
-        c.out_pos += static_cast<size_t>(n);
-        continue;
-      }
-      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
-    }
-    return true;
-  }
-
-  // True when `in` may now hold a whole head (or enough to refuse it).
-  bool WorthParsing(Connection& c) const {
-    bool end = false, bare_cr = false;
-    // Only the bytes new since the last call (and the two before them, for
-    // a line end split across reads): a client sending a byte at a time
-    // costs O(head) in all, not O(head) per byte.
-    size_t from = c.scanned >= 2 ? c.scanned - 2 : 0;
-    for (size_t i = from; i < c.in.size(); ++i) {
-      if (c.in[i] == '\r') {
-        if (i + 1 < c.in.size() && c.in[i + 1] != '\n') bare_cr = true;  // refused early by the parser
-        continue;
-      }
-      if (c.in[i] != '\n') continue;
-      if (i >= c.scanned) ++c.newlines;
-      if ((i >= 1 && c.in[i - 1] == '\n') || (i >= 2 && c.in[i - 1] == '\r' && c.in[i - 2] == '\n')) end = true;
-    }
-    c.scanned = c.in.size();
-    return end || bare_cr || c.in.size() >= options_.max_head_bytes || c.newlines > options_.max_headers + 1;
   }
 
   // Parses what has arrived and hands a complete request on.
-  void Advance(uint64_t id, Connection& c) {
-    if (c.phase != Phase::kReading) return;
-    if (!c.head) {
-      if (c.in.empty() || !WorthParsing(c)) return;
-      RequestHeadParse parsed = ParseRequestHead(c.in, limits_);
-      if (parsed.state == RequestHeadParse::State::kRefused) {
-        return Answer(id, c, JsonError(parsed.status, parsed.reason), /*head_only=*/false, /*keep_alive=*/false);
-      }
-      if (parsed.state == RequestHeadParse::State::kIncomplete) return;
-      c.head = std::move(parsed.head);
-      if (std::optional<HttpServerResponse> refused = Admit(c)) {
-        // Answered before its body is read; the body is never held.
-        const bool head_only = c.head->method == "HEAD";
-        c.head.reset();
-        c.in.clear();
-        c.in.shrink_to_fit();
-        return Answer(id, c, *refused, head_only, /*keep_alive=*/false);
-      }
-      const bool body_pending = c.in.size() < c.head->head_bytes + c.head->content_length;
-      if (c.head->expect_continue && body_pending) {
-        c.out += "HTTP/1.1 100 Continue\r\n\r\n";
-        if (!Flush(c)) return Close(id);
-      }
+  void Advance(uint64_t id, HttpConnection& c) {
+    HttpRequestReader::Step step = reader_.Next(c);
+    switch (step.kind) {
+      case HttpRequestReader::Step::Kind::kWait: return;
+      case HttpRequestReader::Step::Kind::kFailed: return conns_.Close(id);
+      case HttpRequestReader::Step::Kind::kRefused:
+        return Answer(id, c, step.refusal, step.head_only, /*keep_alive=*/false);
+      case HttpRequestReader::Step::Kind::kRequest: return Route(id, c, std::move(step.request), step.keep_alive);
     }
-    const size_t need = c.head->head_bytes + c.head->content_length;
-    if (c.in.size() < need) return;
-    HttpServerRequest request = RequestOf(c, std::move(c.head->headers));
-    request.body = c.in.substr(c.head->head_bytes, c.head->content_length);
-    const bool keep_alive = c.head->keep_alive && !c.peer_closed && c.served + 1 < options_.max_requests_per_connection;
-    c.in.erase(0, need);
-    c.scanned = 0;
-    c.newlines = 0;
-    c.head.reset();
-    Route(id, c, std::move(request), keep_alive);
   }
 
-  // The request as handlers see it, from the connection's parsed head and
-  // `headers` (its body is added once it has arrived).
-  static HttpServerRequest RequestOf(const Connection& c, HttpHeaders headers) {
-    HttpServerRequest request;
-    request.method = c.head->method;
-    request.path = c.head->path;
-    request.query = c.head->query;
-    request.headers = std::move(headers);
-    request.remote_addr = c.remote_addr;
-    request.cancelled = c.cancelled.get();
-    return request;
-  }
-
-  // Refuses a request from its head alone (body unread): a body on GET or
-  // HEAD, a Host this server does not serve, a body for no route, or a head
-  // the head check refuses. Probes pass (they get no Host check).
-  std::optional<HttpServerResponse> Admit(const Connection& c) const {
-    const RequestHead& head = *c.head;
-    const bool get = head.method == "GET" || head.method == "HEAD";
-    if (get && head.content_length > 0) return JsonError(400, "a GET or HEAD request carries no body");
-    if (get && router_.Probe(head.path)) return std::nullopt;
-    if (!host_policy_.Allows(FindHeader(head.headers, "Host"))) {
-      return JsonError(
-          421, options_.host_refused_hint.empty()
-                   ? std::string("this server does not serve the host named in the Host header")
-                   : "this server does not serve the host named in the Host header; " + options_.host_refused_hint);
-    }
-    const HttpServerRequest request = RequestOf(c, head.headers);
-    if (head.content_length > 0) {
-      HttpServerResponse refusal;
-      if (!router_.Resolve(request, &refusal)) return refusal;
-    }
-    return router_.CheckHead(request);
-  }
-
-  void Route(uint64_t id, Connection& c, HttpServerRequest request, bool keep_alive) {
+  // Answers a probe here, else queues the request for the workers (a
+  // priority route's for the priority thread), else answers 503.
+  void Route(uint64_t id, HttpConnection& c, HttpServerRequest request, bool keep_alive) {
     const bool head_only = request.method == "HEAD";
     const bool gzip = AcceptsGzip(request.headers);
     HttpRouteHandler priority;
@@ -603,24 +348,14 @@ class HttpServer::Loop {
         return Answer(id, c, response, head_only, keep_alive, gzip);
       }
     }
-    bool queued = false;
-    {
-      MutexLock lock(mu_);
-      std::deque<Job>& queue = priority ? priority_jobs_ : jobs_;
-      if (queue.size() < options_.max_queued) {
-        queue.push_back(Job{.conn = id,
-                            .handler = priority,
-                            .request = std::move(request),
-                            .head_only = head_only,
-                            .keep_alive = keep_alive,
-                            .gzip = gzip,
-                            .cancelled = c.cancelled});
-        queued = true;
-      }
-    }
-    if (queued) {
+    if (pool_.Submit(HttpJob{.conn = id,
+                             .handler = priority,
+                             .request = std::move(request),
+                             .head_only = head_only,
+                             .keep_alive = keep_alive,
+                             .gzip = gzip,
+                             .cancelled = c.cancelled})) {
       c.phase = Phase::kWorking;
-      (priority ? priority_cv_ : jobs_cv_).NotifyOne();
       return;
     }
     HttpServerResponse busy = JsonError(503, "every worker is busy; retry shortly");
@@ -628,21 +363,22 @@ class HttpServer::Loop {
     Answer(id, c, busy, head_only, false);
   }
 
-  void Answer(uint64_t id, Connection& c, const HttpServerResponse& response, bool head_only, bool keep_alive,
+  void Answer(uint64_t id, HttpConnection& c, const HttpServerResponse& response, bool head_only, bool keep_alive,
               bool gzip = false) {
     c.out.append(Serialize(response, head_only, keep_alive, gzip));
     StartWriting(id, c, keep_alive);
   }
 
-  void StartWriting(uint64_t id, Connection& c, bool keep_alive) {
+  void StartWriting(uint64_t id, HttpConnection& c, bool keep_alive) {
     c.phase = Phase::kWriting;
     c.close_after_write = !keep_alive;
     c.deadline = Now() + options_.write_timeout;
-    if (!Flush(c)) return Close(id);
+    if (!c.Flush()) return conns_.Close(id);
     if (c.out_pos == c.out.size()) Written(id, c);
   }
 
-  void Written(uint64_t id, Connection& c) {
+  // After an answer is written: the lingering close, or the next request.
+  void Written(uint64_t id, HttpConnection& c) {
     c.out.clear();
     c.out_pos = 0;
     ++c.served;
@@ -660,51 +396,34 @@ class HttpServer::Loop {
     Advance(id, c);
   }
 
-  void TakeDone() {
-    std::deque<Done> done;
-    {
-      MutexLock lock(mu_);
-      done.swap(done_);
-    }
-    for (Done& d : done) {
-      auto it = conns_.find(d.conn);
-      if (it == conns_.end()) continue;  // the client went away
-      Connection& c = it->second;
-      c.out.append(d.bytes);
-      StartWriting(d.conn, c, d.keep_alive && !c.peer_closed);
+  // Starts writing the answers the workers finished.
+  void TakeAnswers() {
+    std::deque<HttpAnswer> answers = pool_.TakeAnswers();
+    for (HttpAnswer& answer : answers) {
+      HttpConnection* c = conns_.Find(answer.conn);
+      if (c == nullptr) continue;  // the client went away
+      c->out.append(answer.bytes);
+      StartWriting(answer.conn, *c, answer.keep_alive && !c->peer_closed);
     }
   }
 
   void ExpireDeadlines() {
     const SteadyTime now = Now();
-    std::vector<uint64_t> expired;
-    for (auto& [id, c] : conns_) {
-      if (c.phase != Phase::kWorking && now >= c.deadline) expired.push_back(id);
-    }
-    for (uint64_t id : expired) Close(id);
+    conns_.CloseWhere([&](HttpConnection& c) { return c.phase != Phase::kWorking && now >= c.deadline; });
   }
 
   const HttpRouter& router_;
   const HttpServerOptions& options_;
   Clock& clock_;
-  const RequestHeadLimits limits_;
-  const HostPolicy host_policy_;
+  const HttpRequestReader reader_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
   std::thread io_;
-  std::vector<std::thread> workers_;
   // I/O thread only.
-  std::map<uint64_t, Connection> conns_;
-  uint64_t next_id_ = 0;
+  HttpConnectionTable conns_;
   SteadyTime accept_paused_until_{};
-  // Shared with the workers.
-  Mutex mu_;
-  CondVar jobs_cv_;
-  CondVar priority_cv_;
-  std::deque<Job> jobs_ DLQ_GUARDED_BY(mu_);
-  std::deque<Job> priority_jobs_ DLQ_GUARDED_BY(mu_);  // for the priority thread
-  std::deque<Done> done_ DLQ_GUARDED_BY(mu_);
-  bool stopping_ DLQ_GUARDED_BY(mu_) = false;
+  // Shared with the workers (thread-safe).
+  HttpWorkerPool pool_;
 };
 
 Status HttpServerOptions::Validate() const {
