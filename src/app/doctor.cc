@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "causes/consumers.h"
 #include "common/count_noun.h"
 #include "common/json_writer.h"
 #include "common/strings.h"
+#include "common/text.h"
 #include "common/time_util.h"
 
 namespace dlq {
@@ -214,6 +216,33 @@ DoctorCheck CheckQueue(const DoctorDeps& deps, const std::string& queue, const s
   return Fail("queue", detail, st.code());
 }
 
+// --queue: where its causes would come from (doc/causes.md): its sources,
+// their consumers' log groups and how each was found. Causes are optional, so
+// finding none (or being denied) is said, and skipped, never a failure.
+DoctorCheck CheckConsumers(const DoctorDeps& deps, const std::string& queue) {
+  QueueInfo q;
+  q.url = queue;
+  if (!StartsWith(q.url, "http://") && !StartsWith(q.url, "https://")) {
+    auto u = deps.sqs->GetQueueUrl(queue, "");
+    if (!u.ok()) return Skip("consumers", "needs the queue");
+    q.url = *u;
+  }
+  q.name = q.url.substr(q.url.rfind('/') + 1);
+  auto attrs = deps.sqs->GetQueueAttributes(q.url, {"QueueArn"});
+  if (!attrs.ok() || !attrs->contains("QueueArn")) return Skip("consumers", "needs the queue's ARN");
+  q.arn = attrs->at("QueueArn");
+  const ConsumerMap map = DiscoverConsumers(*deps.sqs, *deps.lambda, q, {});
+  std::string detail = fmt::format("{}", fmt::join(map.Describe(), "; "));
+  if (map.log_groups.empty()) {
+    detail += fmt::format(
+        "; no cause can be looked up until the consumer's log groups are named (stats --logs GROUP, or "
+        "consumer_logs: [\"{}=GROUP\"] in the daemon's config)",
+        q.name);
+    return Skip("consumers", TerminalSafe(detail));
+  }
+  return Ok("consumers", TerminalSafe(detail));
+}
+
 // --bucket: it exists and is reachable.
 DoctorCheck CheckBucket(const DoctorDeps& deps, const std::string& bucket, const std::string& source) {
   Status st = deps.head_bucket(bucket);
@@ -246,7 +275,7 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
   if (!creds_ok) blocked = blocked.empty() ? "needs credentials" : "needs a region and credentials";
   if (!blocked.empty() || deps.sqs == nullptr) {
     if (blocked.empty()) blocked = "no AWS clients";
-    for (const char* name : {"identity", "sqs", "queue", "bucket"}) checks.push_back(Skip(name, blocked));
+    for (const char* name : {"identity", "sqs", "queue", "consumers", "bucket"}) checks.push_back(Skip(name, blocked));
     return report;
   }
 
@@ -265,6 +294,13 @@ DoctorReport RunDoctor(const DoctorDeps& deps, const DoctorOptions& options) {
   }
   checks.push_back(options.queue.empty() ? Skip("queue", "no --queue given")
                                          : CheckQueue(deps, options.queue, s->region, source));
+  if (options.queue.empty() || deps.lambda == nullptr) {
+    checks.push_back(Skip("consumers", options.queue.empty() ? "no --queue given" : "no Lambda client"));
+  } else if (checks.back().state != CheckState::kOk) {
+    checks.push_back(Skip("consumers", "needs the queue"));
+  } else {
+    checks.push_back(CheckConsumers(deps, options.queue));
+  }
   checks.push_back(options.bucket.empty() ? Skip("bucket", "no --bucket given")
                                           : CheckBucket(deps, options.bucket, source));
   return report;

@@ -13,6 +13,7 @@
 #include "app/services.h"
 #include "aws/aws_config.h"
 #include "aws/credentials.h"
+#include "lambda_api/lambda_api.h"
 #include "sqs/sqs_client.h"
 #include "sts/sts_client.h"
 
@@ -31,6 +32,7 @@ struct DoctorDeps {
   CredentialsProvider* credentials = nullptr;
   std::function<Result<CallerIdentity>()> caller_identity;
   QueueClient* sqs = nullptr;
+  LambdaApi* lambda = nullptr;  // the "consumers" check (causes); skipped when null
   std::function<Status(const std::string& bucket)> head_bucket;
   std::string http_client;  // DescribeHttpClient's answer; no "http" check when empty
   std::string sso_portal;   // an IAM Identity Center profile's portal, shown with the endpoints; else empty
@@ -39,7 +41,8 @@ struct DoctorDeps {
 enum class CheckState { kOk, kFail, kSkip };
 
 struct DoctorCheck {
-  // "config", "profile", "region", "endpoints", "http", "credentials", "identity", "sqs", "queue", "bucket"
+  // "config", "profile", "region", "endpoints", "http", "credentials", "identity", "sqs", "queue", "consumers",
+  // "bucket"
   std::string name;
   CheckState state = CheckState::kFail;
   std::string detail;               // what was found, or what failed and what to do

@@ -35,6 +35,7 @@ int RunDoctorCommand(const GlobalOptions& g, const DoctorOptions& options, bool 
       deps.credentials = &svc->credentials();
       deps.caller_identity = [&svc] { return svc->sts().GetCallerIdentity(); };
       deps.sqs = &svc->sqs();
+      deps.lambda = &svc->lambda();
       deps.head_bucket = [&svc](const std::string& b) -> Status {
         Status st = svc->s3_for(b).HeadBucket(b);
         if (st.ok() || st.code() == ErrorCode::kNotFound) return st;

@@ -10,6 +10,7 @@
 
 #include "aws/http_client_choice.h"
 #include "testing/fake_clock.h"
+#include "testing/fake_lambda_api.h"
 #include "testing/fake_queue.h"
 
 namespace dlq {
@@ -29,7 +30,7 @@ class DoctorTest : public ::testing::Test {
   }
   void WriteConfig(const std::string& text) { std::ofstream(dir_ + "/config") << text; }
 
-  DoctorReport Run(const ClientOptions& options) {
+  DoctorReport Run(const ClientOptions& options, const DoctorOptions& doctor = {}) {
     DoctorDeps deps;
     deps.setup = DiagnoseSettings(options, env_);
     deps.credentials = &creds_;
@@ -39,7 +40,8 @@ class DoctorTest : public ::testing::Test {
     deps.sqs = &sqs_;
     deps.head_bucket = [](const std::string&) { return Status::Ok(); };
     deps.http_client = DescribeHttpClient(env_).value();  // as the CLI does
-    return RunDoctor(deps, {});
+    deps.lambda = &lambda_;
+    return RunDoctor(deps, doctor);
   }
 
   static const DoctorCheck& Find(const DoctorReport& r, const std::string& name) {
@@ -60,12 +62,44 @@ class DoctorTest : public ::testing::Test {
   MapEnvironment env_;
   FakeClock clock_;
   FakeQueueClient sqs_;
+  FakeLambdaApi lambda_;
   StaticCredentialsProvider creds_{
       Credentials{"AKIAEXAMPLEEXAMPLE12", "secret-never-printed", "", std::nullopt, "environment"}};
 };
 
-const std::vector<std::string> kAllChecks = {"config",      "profile",  "region", "endpoints", "http",
-                                             "credentials", "identity", "sqs",    "queue",     "bucket"};
+const std::vector<std::string> kAllChecks = {"config",   "profile", "region", "endpoints", "http",  "credentials",
+                                             "identity", "sqs",     "queue",  "consumers", "bucket"};
+
+TEST_F(DoctorTest, WithAQueueSaysWhichConsumersLogsAnswerForItsCauses) {
+  env_.Set("AWS_REGION", "us-east-1");
+  const std::string dlq = *sqs_.CreateQueue("orders-dlq", {});
+  const std::string dlq_arn = sqs_.GetQueueAttributes(dlq, {"QueueArn"})->at("QueueArn");
+  const std::string src = *sqs_.CreateQueue(
+      "orders", {{"RedrivePolicy", R"({"deadLetterTargetArn":")" + dlq_arn + R"(","maxReceiveCount":3})"}});
+  FunctionConfiguration f;
+  f.function_name = "orders-worker";
+  lambda_.AddFunction(f);
+  lambda_.AddEventSourceMapping({"esm-1",
+                                 "arn:aws:lambda:us-east-1:123456789012:function:orders-worker",
+                                 sqs_.GetQueueAttributes(src, {"QueueArn"})->at("QueueArn"),
+                                 "Enabled",
+                                 {},
+                                 10});
+  DoctorReport r = Run({}, {.queue = "orders-dlq"});
+  EXPECT_TRUE(r.ok()) << r.ToText();
+  const DoctorCheck& c = Find(r, "consumers");
+  EXPECT_EQ(c.state, CheckState::kOk) << c.detail;
+  EXPECT_NE(c.detail.find("orders-dlq: source orders"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("logs /aws/lambda/orders-worker: function orders-worker"), std::string::npos) << c.detail;
+
+  // A DLQ nobody feeds: said and skipped, never a failure (causes are optional).
+  ASSERT_TRUE(sqs_.CreateQueue("lonely-dlq", {}).ok());
+  r = Run({}, {.queue = "lonely-dlq"});
+  EXPECT_TRUE(r.ok()) << r.ToText();
+  EXPECT_EQ(Find(r, "consumers").state, CheckState::kSkip);
+  EXPECT_NE(Find(r, "consumers").detail.find(R"(consumer_logs: ["lonely-dlq=GROUP"])"), std::string::npos)
+      << Find(r, "consumers").detail;
+}
 
 TEST_F(DoctorTest, HealthySetupPassesEveryCheck) {
   env_.Set("AWS_REGION", "eu-west-1");

@@ -83,6 +83,47 @@ TEST(AlarmNotificationTest, ToJsonHasCloudWatchAndOwnFields) {
   EXPECT_EQ(d["MetricValue"].GetDouble(), 90000);
 }
 
+TEST(AlarmNotificationTest, TopGroupsCarryTheirCausesAndLinks) {
+  AlarmNotification n = SampleNotification();
+  n.messages = 37;
+  n.dashboard_url = "https://dlq.example.com/#/queue/orders-dlq";
+  n.top_groups.push_back({"a1b2c3d4e5f6", "sku shape", 30, "ValueError: bad sku", "", 3, 3,
+                          "https://dlq.example.com/#/queue/orders-dlq/message/m-1"});
+  n.top_groups.push_back({"0123456789ab", "ping shape", 7, "", "not_mentioned", 3, 0, ""});
+  rapidjson::Document doc;
+  std::string json = n.ToJson();
+  doc.Parse(json.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << json;
+  const rapidjson::Document& d = doc;
+  EXPECT_EQ(d["Messages"].GetInt64(), 37);
+  EXPECT_STREQ(d["DashboardUrl"].GetString(), "https://dlq.example.com/#/queue/orders-dlq");
+  ASSERT_EQ(d["TopGroups"].Size(), 2u);
+  EXPECT_STREQ(d["TopGroups"][0]["Id"].GetString(), "a1b2c3d4e5f6");
+  EXPECT_EQ(d["TopGroups"][0]["Messages"].GetUint64(), 30u);
+  EXPECT_STREQ(d["TopGroups"][0]["Cause"].GetString(), "ValueError: bad sku");
+  EXPECT_TRUE(d["TopGroups"][0]["NoCause"].IsNull());
+  EXPECT_EQ(d["TopGroups"][0]["Found"].GetUint64(), 3u);
+  EXPECT_STREQ(d["TopGroups"][0]["Url"].GetString(), "https://dlq.example.com/#/queue/orders-dlq/message/m-1");
+  EXPECT_TRUE(d["TopGroups"][1]["Cause"].IsNull());
+  EXPECT_STREQ(d["TopGroups"][1]["NoCause"].GetString(), "not_mentioned");
+  EXPECT_TRUE(d["TopGroups"][1]["Url"].IsNull());
+  EXPECT_EQ(std::string(d["Summary"].GetString()),
+            "orders-dlq: ALARM (37 messages): 30 x ValueError: bad sku (found for 3 of 3 looked up), 7 x group "
+            "0123456789ab, no cause found (not_mentioned) https://dlq.example.com/#/queue/orders-dlq");
+}
+
+TEST(AlarmNotificationTest, WithoutGroupsTheSummaryIsTheReasonAndTheOptionalFieldsAreAbsent) {
+  AlarmNotification n = SampleNotification();
+  rapidjson::Document doc;
+  std::string json = n.ToJson();
+  doc.Parse(json.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << json;
+  EXPECT_EQ(std::string(doc["Summary"].GetString()), "orders-dlq: ALARM: " + n.reason);
+  EXPECT_FALSE(doc.HasMember("Messages"));
+  EXPECT_FALSE(doc.HasMember("TopGroups"));
+  EXPECT_FALSE(doc.HasMember("DashboardUrl"));
+}
+
 TEST(AlarmNotificationTest, OwnMetricsUseOurNamespaceNotAwsSqs) {
   AlarmNotification n = SampleNotification();
   n.metric_name = "AgeOnExpiryClock";
