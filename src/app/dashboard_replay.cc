@@ -60,6 +60,7 @@ DashboardReplayFn MakeDashboardReplay(Clock& clock) {
     rq.from = access.destination;
     rq.filter = std::move(*filter);
     rq.dry_run = what.dry_run;
+    rq.max_dry_run_entries = 1000;  // the summary lists these; every one is counted
     rq.to_source = true;
     rq.plan = std::move(*plan);
     ReplayRunDeps deps;
@@ -82,9 +83,7 @@ DashboardReplayFn MakeDashboardReplay(Clock& clock) {
     }
     const std::atomic<bool> never{false};
     const ReplayRunResult run = RunReplayUseCase(rq, deps, observer, control.stop != nullptr ? *control.stop : never);
-    for (const DryRunEntry& e : run.dry_run_entries) {
-      if (e.kind == DryRunEntry::kWouldSend) ++result.destinations[e.destination];
-    }
+    for (const auto& [destination, n] : run.would_send_by_destination) result.destinations[destination] += n;
     result.exit_code = RenderReplayResult(rendering, run, sink);
     result.summary = run.reached_sending ? ReplayResultJson(run, result.exit_code) : "";
     return result;

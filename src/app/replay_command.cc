@@ -109,6 +109,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   rq.max = options.max;
   rq.concurrency = options.concurrency;
   rq.dry_run = options.dry_run;
+  rq.max_dry_run_entries = options.output == "json" ? SIZE_MAX : 0;  // text: printed as they come
   rq.checkpoint = options.checkpoint;
   rq.transform = options.transform;
   rq.transform_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.transform_timeout_s * 1000));

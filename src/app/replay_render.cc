@@ -336,6 +336,10 @@ std::string ReplayResultJson(const ReplayRunResult& r, int exit_code) {
     w.Key("dry_run_lines").BeginArray();
     for (const DryRunEntry& e : r.dry_run_entries) w.String(DryRunLine(e));
     w.EndArray();
+    if (r.dry_run_entries_omitted > 0) w.Key("dry_run_lines_omitted").Uint(r.dry_run_entries_omitted);
+    w.Key("would_send_by_destination").BeginObject();
+    for (const auto& [destination, n] : r.would_send_by_destination) w.Key(destination).Uint(n);
+    w.EndObject();
   }
   w.Key("error");
   if (r.error.ok()) {

@@ -535,7 +535,12 @@ ReplayRunResult Run::Go() {
   Replayer replayer(*deps_.sqs, *targets_, *deps_.clock, ro, transform.get());
   if (Status st = replayer.Start(); !st.ok()) return refuse({EndFor(st), st});
   replayer.OnDryRun([&](const DryRunEntry& e) {
-    out.dry_run_entries.push_back(e);
+    if (e.kind == DryRunEntry::kWouldSend) ++out.would_send_by_destination[e.destination];
+    if (out.dry_run_entries.size() < rq_.max_dry_run_entries) {
+      out.dry_run_entries.push_back(e);
+    } else {
+      ++out.dry_run_entries_omitted;
+    }
     observer_.DryRun(e);
   });
   replayer.OnProgress([&](const ReplayStats& s) { observer_.Progress(s); });

@@ -55,6 +55,10 @@ struct ReplayRunRequest {
   uint64_t max = 0;
   int concurrency = 0;  // 0: 4, or 1 with a checkpoint
   bool dry_run = false;
+  // A dry run's entries kept in the result (the JSON summary lists them); the
+  // observer sees every one. The CLI's text keeps none (it prints them as
+  // they come), its JSON all, the dashboard the first 1,000.
+  size_t max_dry_run_entries = SIZE_MAX;
   std::string checkpoint;  // archive form: the progress file; a guarded run keeps its journal in checkpoint + ".guard"
   std::string transform;   // sh -c command; empty: none
   std::chrono::milliseconds transform_timeout{30000};
@@ -127,10 +131,15 @@ struct ReplayRunResult {
   ReplayStats stats;
   ReplayBuckets buckets;  // every selected message in one bucket
   std::map<std::string, uint64_t> sent_by_destination;
-  std::vector<ReplayedMessage> sent;         // this run's, in completion order
-  std::vector<ReplayFailure> failures;       // every message that failed to send
-  std::vector<DryRunEntry> dry_run_entries;  // a dry run: each message, as DryRun reported it
-  std::optional<ReplayGuardReport> guard;    // a guarded run that was not a dry run
+  std::vector<ReplayedMessage> sent;    // this run's, in completion order
+  std::vector<ReplayFailure> failures;  // every message that failed to send
+  // A dry run: each message as DryRun reported it, the first
+  // ReplayRunRequest::max_dry_run_entries of them (the observer sees all);
+  // the rest are counted.
+  std::vector<DryRunEntry> dry_run_entries;
+  uint64_t dry_run_entries_omitted = 0;
+  std::map<std::string, uint64_t> would_send_by_destination;  // a dry run: every kWouldSend entry
+  std::optional<ReplayGuardReport> guard;                     // a guarded run that was not a dry run
   std::optional<LiveReplayStats> live_stats;
   std::optional<ScanStats> scan;  // archive form: the send pass
   bool skip_checked = false;      // checked against earlier replays (a ledger was there)

@@ -147,6 +147,26 @@ TEST_F(ReplayRunTest, ADryRunDescribesEachMessageAndSendsNothing) {
   EXPECT_EQ(sqs_.Depth(dest_), 0u);
 }
 
+TEST_F(ReplayRunTest, ADryRunKeepsAtMostTheEntriesAskedForAndCountsEveryOne) {
+  Archive("dlq-archive/orders-dlq/2026/11/29/a.jsonl.gz", 0, 5);
+  rq_.dry_run = true;
+  rq_.max_dry_run_entries = 2;
+  ReplayRunResult r = Run();
+  ASSERT_TRUE(r.error.ok()) << r.error.ToString();
+  EXPECT_EQ(r.dry_run_entries.size(), 2u);
+  EXPECT_EQ(r.dry_run_entries_omitted, 3u);
+  EXPECT_EQ(recorder_.dry_run.size(), 5u);  // the observer sees every one
+  ASSERT_EQ(r.would_send_by_destination.size(), 1u);
+  EXPECT_EQ(r.would_send_by_destination.at(dest_), 5u);
+
+  rq_.max_dry_run_entries = 0;  // the CLI's text: printed as they come, none kept
+  recorder_.dry_run.clear();
+  r = Run();
+  EXPECT_TRUE(r.dry_run_entries.empty());
+  EXPECT_EQ(r.dry_run_entries_omitted, 5u);
+  EXPECT_EQ(recorder_.dry_run.size(), 5u);
+}
+
 TEST_F(ReplayRunTest, TheArchiveIsReadOnceWhenTheSelectionFits) {
   Archive("dlq-archive/orders-dlq/2026/11/29/a.jsonl.gz", 0, 3);
   Archive("dlq-archive/orders-dlq/2026/11/29/b.jsonl.gz", 3, 3);
