@@ -19,8 +19,6 @@ using daemon_internal::QueueState;
 
 namespace {
 
-using std::chrono::seconds;
-
 // How far an (auto) expiry threshold may move before alarm_configured is
 // logged again: a backlog of 300 messages at the assumed 5 msg/s.
 constexpr double kConfiguredThresholdTolerance = 60;

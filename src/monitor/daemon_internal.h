@@ -1,7 +1,7 @@
 // The Daemon's private state, shared by its parts: daemon.cc (the collection
 // cycle, alarms and archive runs), daemon_discovery.cc (DaemonDiscovery: what
 // is watched), daemon_saved_state.cc (DaemonStateKeeper: what is kept across
-// restarts) and daemon_views.cc (DaemonView: what other threads read). Not
+// restarts) and daemon_view.cc (DaemonView: what other threads read). Not
 // for use outside the Daemon.
 #pragma once
 
