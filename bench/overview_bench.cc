@@ -60,7 +60,7 @@ BENCHMARK(BM_OverviewEtag)->Unit(benchmark::kMicrosecond);
 void BM_OverviewCopyAndCompare(benchmark::State& state) {
   const Overview o = Fleet(1000);
   for (auto _ : state) {
-    Overview copy = o;  // about what Daemon::BuildOverview copies
+    Overview copy = o;  // about what DaemonView::BuildOverview copies
     benchmark::DoNotOptimize(copy == o);
   }
 }

@@ -30,7 +30,7 @@ function contentSecurityPolicy() {
   return [...m[1].matchAll(/"([^"]*)"/g)].map((x) => x[1]).join('');
 }
 
-// The overview document (Daemon::OverviewJson's shape, src/monitor/daemon.h).
+// The overview document (DaemonView::OverviewJson's shape, src/monitor/daemon_view.h).
 export function overviewDocument(queues, now = Date.now()) {
   const prefix = 'dashbench-synthetic-';
   const out = [];

@@ -226,7 +226,7 @@ class Fleet {
 // The daemon's per-queue totals (learning passes, archive runs, archived).
 std::array<uint64_t, 3> RunTotals(const dlq::Daemon& daemon) {
   std::array<uint64_t, 3> t{};
-  for (const auto& s : daemon.Queues()) t[0] += s.learning_passes, t[1] += s.runs, t[2] += s.archived;
+  for (const auto& s : daemon.views().Queues()) t[0] += s.learning_passes, t[1] += s.runs, t[2] += s.archived;
   return t;
 }
 
@@ -266,7 +266,7 @@ Outcome Measure(Fleet& fleet, dlq::Daemon& daemon, const dlq::FakeNotifier& noti
   out.learning_passes = totals_after[0] - totals_before[0];
   out.archive_runs = totals_after[1] - totals_before[1];
   out.archived = totals_after[2] - totals_before[2];
-  for (const auto& s : daemon.Queues()) out.expiry_unknown += s.expiry_unknown.empty() ? 0 : 1;
+  for (const auto& s : daemon.views().Queues()) out.expiry_unknown += s.expiry_unknown.empty() ? 0 : 1;
   return out;
 }
 

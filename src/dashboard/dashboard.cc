@@ -98,7 +98,7 @@ HttpServerResponse ArchiveReadError(const Status& st, const ArchiveHandle& archi
 
 // The archive of `queue` (the group's destination and key template).
 Result<ArchiveHandle> OpenArchive(const Daemon& daemon, const std::string& queue) {
-  std::optional<QueueArchiveAccess> access = daemon.ArchiveAccess(queue);
+  std::optional<QueueArchiveAccess> access = daemon.views().ArchiveAccess(queue);
   if (!access) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
   if (access->clients.store == nullptr) {
     return FailedPrecondition(fmt::format("the group of queue {} has no usable archive destination", queue));
@@ -434,7 +434,7 @@ Dashboard::OverviewSnapshot Dashboard::CachedOverview(bool json) const {
     // Built under the lock: concurrent requests of one generation share one
     // build. Most generations change nothing the overview shows (a collection
     // of queues that stay as they were): then the JSON and its ETag are kept.
-    Overview fresh = daemon_.BuildOverview();
+    Overview fresh = daemon_.views().BuildOverview();
     if (!overview_.built || fresh != *overview_.model) {
       overview_.model = std::make_shared<const Overview>(std::move(fresh));
       overview_.body = nullptr;
@@ -464,7 +464,7 @@ HttpServerResponse Dashboard::Info() const {
 HttpServerResponse Dashboard::Queues(const HttpServerRequest& request) const {
   auto params = Params(request);
   if (!params.ok()) return ErrorFrom(params.status());
-  Daemon::QueuesJsonOptions options;
+  DaemonView::QueuesJsonOptions options;
   for (const auto& [name, value] : *params) {
     if (name == "history" && (value == "0" || value == "1")) {
       options.history = value == "1";
@@ -474,7 +474,7 @@ HttpServerResponse Dashboard::Queues(const HttpServerRequest& request) const {
       return Error(400, fmt::format("/api/queues takes history=0|1 and queue=NAME, not {}", OneLinePreview(name, 40)));
     }
   }
-  return JsonResponse(200, daemon_.QueuesJson(options));
+  return JsonResponse(200, daemon_.views().QueuesJson(options));
 }
 
 HttpServerResponse Dashboard::OverviewApi(const HttpServerRequest& request) const {
@@ -487,8 +487,8 @@ HttpServerResponse Dashboard::OverviewApi(const HttpServerRequest& request) cons
 }
 
 HttpServerResponse Dashboard::History(const std::string& queue) const {
-  std::optional<std::vector<QueueSample>> samples = daemon_.History(queue);
-  std::optional<QueueStatus> status = daemon_.Queue(queue);
+  std::optional<std::vector<QueueSample>> samples = daemon_.views().History(queue);
+  std::optional<QueueStatus> status = daemon_.views().Queue(queue);
   if (!samples || !status) return Error(404, fmt::format("queue {} is not watched by this daemon", queue));
   JsonWriter w;
   w.BeginObject();

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <stop_token>
 #include <unordered_map>
 
@@ -11,13 +10,19 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "monitor/daemon_archive_job.h"
+#include "monitor/daemon_discovery.h"
 #include "monitor/daemon_internal.h"
+#include "monitor/daemon_saved_state.h"
 #include "monitor/daemon_state.h"
 #include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
 #include "monitor/state_store.h"
 
 namespace dlq {
+
+using daemon_internal::GroupState;
+using daemon_internal::QueueState;
+using daemon_internal::WatchedGroups;
 
 std::string SpecKey(const AlarmSpec& s) {
   return fmt::format("{}|{}|{}|{}|{}|{}|{}", s.name, s.metric, s.period.count(), s.evaluation_periods,
@@ -36,22 +41,6 @@ int64_t IntAttr(const std::map<std::string, std::string>& a, const std::string& 
   auto it = a.find(name);
   if (it == a.end()) return -1;
   return ParseInt64(it->second).value_or(-1);
-}
-
-// How far an (auto) expiry threshold may move before alarm_configured is
-// logged again: a backlog of 300 messages at the assumed 5 msg/s.
-constexpr double kConfiguredThresholdTolerance = 60;
-
-// Whether the alarms planned as `key` (the specs less the expiry threshold)
-// with `threshold` differ enough from what alarm_configured last said to say it again.
-bool ConfigurationChanged(const QueueAlarms& alarms, const std::string& key, double threshold) {
-  return alarms.logged_key != key || std::abs(threshold - alarms.logged_threshold) > kConfiguredThresholdTolerance;
-}
-
-std::string SpecKeyLessThreshold(const AlarmSpec& s) {
-  AlarmSpec copy = s;
-  copy.threshold = 0;
-  return SpecKey(copy);
 }
 
 // A collection's message counts (-1: not reported).
@@ -285,76 +274,35 @@ std::function<int(const std::string&)> PriorOwnReceives(const ArrivalLedger& led
   };
 }
 
-// The webhook of a destination check that starts failing (`ok` false) or
-// recovers (doc/metrics.md): the group stands where a queue would.
-AlarmNotification DestinationNotification(const GroupConfig& g, const std::string& uri, const DestinationStatus& now,
-                                          bool was_checked, const std::string& region) {
-  AlarmNotification n;
-  n.group = g.name;
-  n.destination = uri;
-  n.region = region;
-  n.alarm_name = g.name + "-destination";
-  n.alarm_description = fmt::format("dlq-archive destination check of group {} ({})", g.name, uri);
-  n.old_state = !was_checked ? "INSUFFICIENT_DATA" : now.ok ? "ALARM" : "OK";
-  n.new_state = now.ok ? "OK" : "ALARM";
-  n.reason = now.ok ? fmt::format("destination {} can be written again", uri)
-                    : fmt::format(
-                          "destination {} failed its check ({}): {}; this group archives nothing until it "
-                          "passes",
-                          uri, now.code, now.error);
-  n.time = now.checked_at.value_or(SystemTime{});
-  n.metric_name = "DestinationWritable";
-  n.metric_value = now.ok ? 1 : 0;
-  n.threshold = 1;
-  n.comparison = "LessThanThreshold";
-  return n;
-}
-
-// A spec key with its threshold (the second field from the end) left out.
-std::string KeyWithoutThreshold(std::string_view key) {
-  const size_t last = key.rfind('|');
-  if (last == std::string_view::npos || last == 0) return std::string(key);
-  const size_t before = key.rfind('|', last - 1);
-  if (before == std::string_view::npos) return std::string(key);
-  return std::string(key.substr(0, before)).append(key.substr(last));
-}
-
-// Whether an alarm kept under `kept_key` is `spec`'s (with `any_threshold`,
-// whatever its threshold).
-bool SameSpec(std::string_view kept_key, const AlarmSpec& spec, bool any_threshold) {
-  const std::string key = SpecKey(spec);
-  return any_threshold ? KeyWithoutThreshold(kept_key) == KeyWithoutThreshold(key) : kept_key == key;
-}
-
-// A new alarm for `spec`, with `old`'s state, periods and history when it is
-// the same alarm (any threshold with `any_threshold`).
-std::unique_ptr<Alarm> Renewed(const std::optional<AlarmSpec>& spec, const Alarm* old, bool any_threshold) {
-  if (!spec) return nullptr;
-  auto fresh = std::make_unique<Alarm>(*spec);
-  if (old != nullptr && SameSpec(SpecKey(old->spec()), *spec, any_threshold)) fresh->Restore(old->Snapshot());
-  return fresh;
-}
-
-// Puts back the kept state of `alarm` when it was kept under the same spec
-// (with `any_threshold`, an auto threshold, whatever its threshold was: it
-// follows the queue's depth).
-void RestoreAlarm(Alarm* alarm, const QueueRecord& kept, bool any_threshold = false) {
-  if (alarm == nullptr) return;
-  for (const StoredAlarm& a : kept.alarms) {
-    if (a.name == alarm->spec().name && SameSpec(a.spec_key, alarm->spec(), any_threshold)) alarm->Restore(a.snapshot);
-  }
-}
-
-// The queue's count at its last collection (kept across restarts in its
-// history): the backlog an auto threshold's drain time is derived from.
-QueueLoad LoadOf(const QueueObservation& seen) {
-  const std::optional<QueueSample> s = seen.history.Newest();
-  if (!s || s->visible < 0 || s->not_visible < 0) return {};
-  return {s->visible + s->not_visible + std::max<int64_t>(s->delayed, 0), "queued at the last collection"};
-}
-
 const char* SelectionName(SelectionKind kind) {
   return kind == SelectionKind::kAll ? "all" : kind == SelectionKind::kOlderThan ? "older-than" : "expiring-within";
+}
+
+// Logs an alarm transition and sends its notification.
+void NotifyTransition(Notifier& notifier, const QueueState& q, const Alarm& alarm, const Transition& t) {
+  AlarmNotification n;
+  n.queue = q.id.dq.name;
+  n.queue_url = q.id.dq.url;
+  n.region = q.id.dq.region;
+  n.account_id = q.id.dq.account_id;
+  n.alarm_name = alarm.spec().name;
+  n.alarm_description = fmt::format("dlq-archive {} alarm of {}", alarm.spec().metric, q.id.dq.name);
+  n.old_state = std::string(AlarmStateName(t.from));
+  n.new_state = std::string(AlarmStateName(t.to));
+  n.reason = t.reason;
+  n.time = t.time;
+  n.metric_name = alarm.spec().metric;
+  n.metric_value = t.value;  // the datapoint cited in t.reason
+  n.initial = t.initial;
+  n.threshold = alarm.spec().threshold;
+  n.comparison = std::string(ComparisonName(alarm.spec().comparison));
+  Log().Log(
+      t.to == AlarmState::kAlarm ? LogLevel::kWarn : LogLevel::kInfo, "alarm_transition",
+      {{"queue", n.queue}, {"alarm", n.alarm_name}, {"from", n.old_state}, {"to", n.new_state}, {"reason", n.reason}});
+  if (Status st = notifier.Notify(n); !st.ok()) {
+    Log().Log(LogLevel::kError, "notify_failed",
+              {{"queue", n.queue}, {"alarm", n.alarm_name}, {"error", st.ToString()}});
+  }
 }
 
 }  // namespace
@@ -370,13 +318,17 @@ Daemon::Daemon(MonitorConfig config, GroupClientsFactory factory, Notifier& noti
       registry_(registry),
       metrics_(metrics),
       options_(std::move(options)),
-      health_(clock, std::max<seconds>(seconds(60), config_.collection_interval * 5)) {
+      health_(clock, std::max<seconds>(seconds(60), config_.collection_interval * 5)),
+      watched_(std::make_unique<WatchedGroups>()),
+      view_(*watched_),
+      state_(std::make_unique<DaemonStateKeeper>(options_, clock_, *watched_)),
+      discovery_(std::make_unique<DaemonDiscovery>(config_, options_, notifier_, metrics_, *watched_, *state_)) {
   SchedulerOptions so;
   so.global_concurrency = config_.concurrency_global;
   so.per_queue_concurrency = config_.concurrency_per_queue;
   scheduler_ = std::make_unique<Scheduler>(so, clock_);
   scheduler_->Start();
-  OpenState();
+  state_->Open(config_);
   Reload(config_);
 }
 
@@ -399,7 +351,8 @@ int Daemon::http_port() const {
 
 void Daemon::Reload(MonitorConfig config) {
   std::vector<std::unique_ptr<GroupState>> fresh;
-  MutexLock lock(mu_);
+  WatchedGroups& w = *watched_;
+  MutexLock lock(w.mu);
   for (const GroupConfig& g : config.groups) {
     auto gs = std::make_unique<GroupState>();
     gs->config = g;
@@ -407,30 +360,30 @@ void Daemon::Reload(MonitorConfig config) {
     if (clients.ok()) {
       gs->clients = *clients;
       // The previous check of this group: a destination still failing is not notified again.
-      for (auto& old : groups_) {
+      for (auto& old : w.groups) {
         if (old->config.name == g.name) gs->destination = old->destination;
       }
-      CheckDestination(*gs, clock_.Now(), /*locked=*/true);
+      discovery_->CheckDestination(*gs, clock_.Now(), /*locked=*/true);
     } else {
       gs->error = clients.status().ToString();
       Log().Log(LogLevel::kError, "group_clients_failed", {{"group", g.name}, {"error", gs->error}});
     }
     // Keep the state (alarms, history, what runs saw) of queues still watched.
-    for (auto& old : groups_) {
+    for (auto& old : w.groups) {
       if (old->config.name == g.name) gs->queues = old->queues;
     }
     fresh.push_back(std::move(gs));
   }
   // Queues of groups that are gone stop being watched.
-  for (auto& old : groups_) {
+  for (auto& old : w.groups) {
     bool kept = std::any_of(fresh.begin(), fresh.end(), [&](auto& f) { return f->config.name == old->config.name; });
     if (kept) continue;
     metrics_.destination_up.RemoveLabels({old->config.name});
     for (auto& [url, q] : old->queues) metrics_.RemoveQueue(q->id.dq.name, q->id.dq.region);
   }
-  groups_ = std::move(fresh);
-  (void)metrics_.shard_info.RemoveLabels({std::to_string(shard_.index), std::to_string(shard_.count)});
-  shard_ = config.shard;
+  w.groups = std::move(fresh);
+  (void)metrics_.shard_info.RemoveLabels({std::to_string(w.shard.index), std::to_string(w.shard.count)});
+  w.shard = config.shard;
   metrics_.shard_info.WithLabels({std::to_string(config.shard.index), std::to_string(config.shard.count)}).Set(1);
   config_ = std::move(config);
   ++generation_;
@@ -441,54 +394,24 @@ void Daemon::Reload(MonitorConfig config) {
   }
 }
 
-void Daemon::CheckDestination(GroupState& g, SystemTime now, bool locked) {
-  DestinationStatus d;
-  d.checked = true;
-  d.checked_at = now;
-  Status error;
-  const std::string uri = g.clients->destination_uri.empty() ? g.config.destination : g.clients->destination_uri;
-  auto check = g.clients->store != nullptr ? g.clients->store->CheckWritable()
-                                           : Result<DestinationCheck>(FailedPrecondition("no object store"));
-  if (!check.ok()) {
-    error = check.status();
-    d.ok = false;
-    d.error = error.ToString();
-    d.error_class = std::string(ErrorCodeName(error.code()));
-    d.code = error.aws() && !error.aws()->error_code.empty() ? error.aws()->error_code : d.error_class;
-    Log().Log(LogLevel::kError, "destination_check_failed",
-              {{"group", g.config.name},
-               {"destination", uri},
-               {"code", d.code},
-               {"error", d.error},
-               {"consequence", "this group archives nothing until the check passes (re-checked every discovery)"}});
-  } else {
-    d.confirmed = check->confirmed;
-    d.note = check->note;
-    if (!d.confirmed) {
-      Log().Log(LogLevel::kWarn, "destination_unconfirmed",
-                {{"group", g.config.name}, {"destination", uri}, {"note", d.note}});
-    } else if (g.destination.checked && !g.destination.ok) {
-      Log().Log(LogLevel::kInfo, "destination_recovered", {{"group", g.config.name}, {"destination", uri}});
+Status Daemon::ArchiveNow(const std::string& queue, const std::string& requested_by) {
+  {
+    MutexLock lock(watched_->mu);
+    bool found = false;
+    for (const auto& g : watched_->groups) {
+      for (const auto& [url, q] : g->queues) {
+        MutexLock l(q->mu);
+        if (q->id.dq.name != queue) continue;
+        q->archive.requested = true;
+        q->archive.requested_by = requested_by;
+        found = true;
+      }
     }
+    if (!found) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
   }
-  metrics_.destination_up.WithLabels({g.config.name}).Set(d.ok ? 1 : 0);
-  // A webhook on the first failure and on recovery, not on every repeat.
-  const bool was_failing = g.destination.checked && !g.destination.ok;
-  if (d.ok == was_failing) {
-    AlarmNotification n = DestinationNotification(g.config, uri, d, g.destination.checked, g.clients->default_region);
-    if (Status st = notifier_.Notify(n); !st.ok()) {
-      Log().Log(LogLevel::kError, "notify_failed",
-                {{"group", g.config.name}, {"alarm", n.alarm_name}, {"error", st.ToString()}});
-    }
-  }
-  if (locked) {
-    g.destination = std::move(d);
-    g.destination_error = error;
-    return;
-  }
-  MutexLock lock(mu_);
-  g.destination = std::move(d);
-  g.destination_error = error;
+  ++generation_;
+  wake_ = true;
+  return Status::Ok();
 }
 
 void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status& status, SystemTime now,
@@ -517,211 +440,6 @@ void Daemon::RecordFailure(const std::string& group, QueueState& q, const Status
              {"class", e.error_class},
              {"consecutive_failures", consecutive},
              {"error", e.message}});
-}
-
-void Daemon::Discover(GroupState& g, SystemTime now) {
-  if (g.destination.checked && !g.destination.ok && g.destination.checked_at &&
-      now - *g.destination.checked_at >= config_.discovery_interval) {
-    CheckDestination(g, now, /*locked=*/false);
-  }
-  const bool first_discovery = !g.last_discovery;
-  auto found = DiscoverQueues(*g.clients->sqs, g.config);
-  if (!found.ok()) {
-    const std::string error = found.status().ToString();
-    {
-      MutexLock lock(mu_);  // QueuesJson reads it
-      g.error = error;
-    }
-    Log().Log(LogLevel::kError, "discovery_failed", {{"group", g.config.name}, {"error", error}});
-    return;  // keep watching what was found before
-  }
-  g.last_discovery = now;
-  if (found->empty() && (first_discovery || !g.empty)) {
-    Log().Log(LogLevel::kWarn, "group_empty",
-              {{"group", g.config.name},
-               {"warning", "the group's selectors (queues, prefixes, regex, discover) match no queue"}});
-  }
-  std::string overlap_error = ResolveOverlaps(g, *found);
-  {
-    MutexLock lock(mu_);
-    g.error = std::move(overlap_error);
-  }
-  std::map<std::string, std::shared_ptr<QueueState>> next;
-  size_t other_shards = 0;
-  for (DiscoveredQueue& dq : *found) {
-    if (dq.region.empty()) dq.region = g.clients->default_region;
-    // Another replica watches, alarms, archives and notifies for it.
-    if (!OwnsKey(config_.shard, ShardKey(dq))) {
-      ++other_shards;
-      continue;
-    }
-    next[dq.url] = Watch(g, dq);
-  }
-  Replace(g, std::move(next), other_shards);
-}
-
-std::string Daemon::ResolveOverlaps(GroupState& g, std::vector<DiscoveredQueue>& found) {
-  std::vector<GroupState*> all;
-  {
-    MutexLock lock(mu_);
-    for (auto& other : groups_) all.push_back(other.get());
-  }
-  // What the other groups watch now, and what this one found.
-  std::vector<const GroupConfig*> configs;
-  std::vector<std::vector<DiscoveredQueue>> watched(all.size());
-  std::vector<std::vector<DiscoveredQueue>*> lists;
-  for (size_t i = 0; i < all.size(); ++i) {
-    configs.push_back(&all[i]->config);
-    if (all[i] == &g) {
-      lists.push_back(&found);
-      continue;
-    }
-    for (auto& [url, q] : all[i]->queues) {
-      MutexLock lock(q->mu);
-      watched[i].push_back(q->id.dq);
-    }
-    lists.push_back(&watched[i]);
-  }
-  std::string error;
-  for (const GroupOverlap& o : ResolveGroupOverlaps(configs, lists)) {
-    if (o.kept != g.config.name && o.dropped != g.config.name) continue;
-    Log().Log(o.error() ? LogLevel::kError : LogLevel::kInfo, "queue_in_two_groups",
-              {{"queue", o.queue}, {"group", o.kept}, {"other_group", o.dropped}, {"message", o.Message()}});
-    if (o.error() && o.dropped == g.config.name) error += (error.empty() ? "" : "; ") + o.Message();
-    if (o.kept != g.config.name) continue;
-    // This group wins a queue another group watched: it carries on with its state.
-    for (GroupState* other : all) {
-      if (other->config.name != o.dropped) continue;
-      MutexLock lock(mu_);
-      if (auto it = other->queues.find(o.url); it != other->queues.end()) {
-        g.queues.emplace(o.url, it->second);
-        other->queues.erase(it);
-      }
-    }
-  }
-  return error;
-}
-
-std::shared_ptr<Daemon::QueueState> Daemon::Watch(const GroupState& g, const DiscoveredQueue& dq) {
-  std::shared_ptr<QueueState> q;
-  if (auto it = g.queues.find(dq.url); it != g.queues.end()) {
-    q = it->second;
-  } else {
-    q = NewQueue(g.config.name, dq);
-  }
-  QueueLoad load;
-  {
-    MutexLock lock(q->mu);
-    load = LoadOf(q->seen);
-  }
-  QueueAlarmPlan plan = PlanAlarms(config_, g.config, dq, options_.plan, load);
-  std::string key = (plan.expiry ? SpecKey(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
-  // An auto threshold follows the queue's depth: when only it moved, the
-  // alarm keeps its state and history (evaluated against the new threshold
-  // from the next cycle on); so does an alarm whose spec did not change.
-  const bool auto_threshold = g.config.alarms.expiry.threshold_auto;
-  MutexLock lock(q->mu);
-  q->id.group = g.config.name;
-  q->id.dq = dq;
-  q->id.clients = *g.clients;
-  q->id.drain = g.config.ToDrainOptions();
-  q->id.drain.max_messages = options_.plan.max_messages_per_run;
-  q->alarms.expiry_action = plan.expiry_action;
-  q->alarms.depth_action = plan.depth_action;
-  q->alarms.expiry_selection = plan.expiry_selection;
-  q->alarms.depth_selection = plan.depth_selection;
-  q->id.safety_margin = g.config.alarms.expiry.safety_margin;
-  const bool fresh_alarms = q->alarms.spec_key != key;
-  if (fresh_alarms) {
-    q->alarms.spec_key = key;
-    q->alarms.expiry = Renewed(plan.expiry, q->alarms.expiry.get(), auto_threshold);
-    q->alarms.depth = Renewed(plan.depth, q->alarms.depth.get(), /*any_threshold=*/false);
-    q->id.expiry_threshold = plan.expiry ? plan.expiry->threshold : 0;
-    const std::string logged_key =
-        (plan.expiry ? SpecKeyLessThreshold(*plan.expiry) : "-") + "/" + (plan.depth ? SpecKey(*plan.depth) : "-");
-    if (plan.expiry && ConfigurationChanged(q->alarms, logged_key, plan.expiry->threshold)) {
-      q->alarms.logged_key = logged_key;
-      q->alarms.logged_threshold = plan.expiry->threshold;
-      Log().Log(LogLevel::kInfo, "alarm_configured",
-                {{"queue", dq.name},
-                 {"alarm", plan.expiry->name},
-                 {"threshold", plan.expiry->threshold},
-                 {"threshold_source", plan.threshold_source}});
-    }
-  }
-  if (q->restored) {
-    if (fresh_alarms) {
-      RestoreAlarm(q->alarms.expiry.get(), *q->restored, auto_threshold);
-      RestoreAlarm(q->alarms.depth.get(), *q->restored);
-    }
-    q->restored.reset();
-  }
-  return q;
-}
-
-std::shared_ptr<Daemon::QueueState> Daemon::NewQueue(const std::string& group, const DiscoveredQueue& dq) {
-  auto q = std::make_shared<QueueState>();
-  {
-    MutexLock lock(q->mu);
-    q->seen.history = QueueHistory(options_.history_samples);
-  }
-  const bool restored = RestoreQueue(*q, group, dq);
-  // Both outcomes exist from the start, so increase() sees the first failure.
-  metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "ok"});
-  metrics_.archive_runs_total.WithLabels({dq.name, dq.region, "error"});
-  Log().Log(LogLevel::kInfo, "queue_watched",
-            {{"group", group},
-             {"queue", dq.name},
-             {"retention_s", static_cast<int64_t>(dq.retention.count())},
-             {"source_retention_s", static_cast<int64_t>(dq.MaxSourceRetention().count())},
-             {"state", restored ? "restored" : "new"}});
-  return q;
-}
-
-void Daemon::Replace(GroupState& g, std::map<std::string, std::shared_ptr<QueueState>> next, size_t other_shards) {
-  for (auto& [url, q] : g.queues) {
-    if (!next.count(url)) {
-      Log().Log(LogLevel::kInfo, "queue_unwatched", {{"group", g.config.name}, {"queue", q->id.dq.name}});
-      metrics_.RemoveQueue(q->id.dq.name, q->id.dq.region);
-    }
-  }
-  if (config_.shard.count > 1) {
-    Log().Log(LogLevel::kInfo, "shard_assignment",
-              {{"group", g.config.name},
-               {"shard", FormatShardSpec(config_.shard)},
-               {"owned", static_cast<int64_t>(next.size())},
-               {"other_shards", static_cast<int64_t>(other_shards)}});
-  }
-  MutexLock lock(mu_);
-  g.empty = next.empty() && other_shards == 0;
-  g.other_shards = other_shards;
-  g.queues = std::move(next);
-}
-
-void Daemon::Notify(const QueueState& q, const Alarm& alarm, const Transition& t) {
-  AlarmNotification n;
-  n.queue = q.id.dq.name;
-  n.queue_url = q.id.dq.url;
-  n.region = q.id.dq.region;
-  n.account_id = q.id.dq.account_id;
-  n.alarm_name = alarm.spec().name;
-  n.alarm_description = fmt::format("dlq-archive {} alarm of {}", alarm.spec().metric, q.id.dq.name);
-  n.old_state = std::string(AlarmStateName(t.from));
-  n.new_state = std::string(AlarmStateName(t.to));
-  n.reason = t.reason;
-  n.time = t.time;
-  n.metric_name = alarm.spec().metric;
-  n.metric_value = t.value;  // the datapoint cited in t.reason
-  n.initial = t.initial;
-  n.threshold = alarm.spec().threshold;
-  n.comparison = std::string(ComparisonName(alarm.spec().comparison));
-  Log().Log(
-      t.to == AlarmState::kAlarm ? LogLevel::kWarn : LogLevel::kInfo, "alarm_transition",
-      {{"queue", n.queue}, {"alarm", n.alarm_name}, {"from", n.old_state}, {"to", n.new_state}, {"reason", n.reason}});
-  if (Status st = notifier_.Notify(n); !st.ok()) {
-    Log().Log(LogLevel::kError, "notify_failed",
-              {{"queue", n.queue}, {"alarm", n.alarm_name}, {"error", st.ToString()}});
-  }
 }
 
 void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
@@ -759,7 +477,7 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
     }
   }
   // Alarms are only mutated on this thread, so reading them unlocked is safe.
-  for (const FiredAlarm& f : fired) Notify(q, *f.alarm, f.t);
+  for (const FiredAlarm& f : fired) NotifyTransition(notifier_, q, *f.alarm, f.t);
 }
 
 void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
@@ -885,16 +603,16 @@ void Daemon::RunOnce() {
   const SystemTime now = clock_.Now();
   const SteadyTime started = clock_.SteadyNow();
   size_t watched = 0, other_shards = 0;
-  std::vector<GroupState*> groups;  // only this thread (the control thread) replaces groups_
+  std::vector<GroupState*> groups;  // only this thread (the control thread) replaces the groups
   {
-    MutexLock lock(mu_);
-    for (auto& g : groups_) groups.push_back(g.get());
+    MutexLock lock(watched_->mu);
+    for (auto& g : watched_->groups) groups.push_back(g.get());
   }
   for (GroupState* g : groups) {
     if (!g->clients) continue;
-    if (!g->last_discovery || now - *g->last_discovery >= config_.discovery_interval) Discover(*g, now);
+    if (!g->last_discovery || now - *g->last_discovery >= config_.discovery_interval) discovery_->Discover(*g, now);
     {
-      MutexLock lock(mu_);
+      MutexLock lock(watched_->mu);
       other_shards += g->other_shards;
     }
     for (auto& [url, q] : g->queues) {
@@ -917,7 +635,7 @@ void Daemon::RunOnce() {
   }
   metrics_.queues_watched.WithLabels({}).Set(static_cast<double>(watched));
   metrics_.queues_other_shards.WithLabels({}).Set(static_cast<double>(other_shards));
-  SaveState(now);
+  state_->Save(now);
   metrics_.collection_duration_seconds.WithLabels({}).Observe(
       std::chrono::duration<double>(clock_.SteadyNow() - started).count());
   ++generation_;
@@ -941,7 +659,7 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
     // every worker is busy.
     http_->HandleProbe("/healthz", MakeHealthzHandler(health_));
     http_->HandleProbe("/readyz", MakeReadyzHandler(health_));
-    http_->Handle("/api/queues", MakeJsonHandler([this] { return QueuesJson(); }));
+    http_->Handle("/api/queues", MakeJsonHandler([this] { return view_.QueuesJson(); }));
     if (extra_routes_) extra_routes_(*http_);
     DLQ_RETURN_IF_ERROR(http_->Start());
     Log().Log(LogLevel::kInfo, "http_listening", {{"url", http_->base_url()}});
@@ -967,7 +685,7 @@ Status Daemon::Run(std::atomic<bool>& stop, std::atomic<bool>& reload,
   Log().Log(LogLevel::kInfo, "stopping", {{"reason", "signal"}});
   health_.SetNotReady("stopping");
   Stop();
-  SaveState(clock_.Now());  // what runs finished since the last cycle
+  state_->Save(clock_.Now());  // what runs finished since the last cycle
   metrics_.up.WithLabels({}).Set(0);
   if (http_) http_->Stop();
   return Status::Ok();

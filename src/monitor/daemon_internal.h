@@ -1,6 +1,8 @@
-// The Daemon's private state, shared by its source files (daemon.cc: the
-// collection cycle, alarms and archive runs; daemon_saved_state.cc: what is
-// kept across restarts). Not for use outside the Daemon.
+// The Daemon's private state, shared by its parts: daemon.cc (the collection
+// cycle, alarms and archive runs), daemon_discovery.cc (DaemonDiscovery: what
+// is watched), daemon_saved_state.cc (DaemonStateKeeper: what is kept across
+// restarts) and daemon_view.cc (DaemonView: what other threads read). Not
+// for use outside the Daemon.
 #pragma once
 
 #include <map>
@@ -12,6 +14,7 @@
 #include "common/mutex.h"
 #include "monitor/daemon.h"
 #include "monitor/daemon_state.h"
+#include "monitor/shard.h"
 #include "monitor/state_store.h"
 
 namespace dlq {
@@ -20,10 +23,12 @@ namespace dlq {
 // what it decides.
 std::string SpecKey(const AlarmSpec& s);
 
+namespace daemon_internal {
+
 // One watched queue, one part per concern (monitor/daemon_state.h). The
 // identity is written by the control thread at discovery under mu and read
 // under mu by other threads; the other parts are guarded by mu.
-struct Daemon::QueueState {
+struct QueueState {
   QueueIdentity id;
   mutable Mutex mu;
   QueueObservation seen DLQ_GUARDED_BY(mu);
@@ -39,18 +44,28 @@ struct Daemon::QueueState {
 };
 
 // Written by the control thread; what other threads read (QueuesJson,
-// Destination) it writes under the Daemon's mu_, which an annotation here
+// Destination) it writes under WatchedGroups::mu, which an annotation here
 // cannot name, so those comments are not checked.
-struct Daemon::GroupState {
+struct GroupState {
   GroupConfig config;
   std::optional<GroupClients> clients;
-  std::string error;              // the last discovery failure (written under mu_)
-  DestinationStatus destination;  // guarded by mu_ for readers; control thread writes
+  std::string error;              // the last discovery failure (written under mu)
+  DestinationStatus destination;  // guarded by mu for readers; control thread writes
   Status destination_error;       // the failed check, as a status (control thread)
-  bool empty = false;             // the last discovery matched no queue (guarded by mu_)
-  size_t other_shards = 0;        // matched queues another shard owns (guarded by mu_)
+  bool empty = false;             // the last discovery matched no queue (guarded by mu)
+  size_t other_shards = 0;        // matched queues another shard owns (guarded by mu)
   std::optional<SystemTime> last_discovery;
   std::map<std::string, std::shared_ptr<QueueState>> queues;  // by URL
 };
 
+// The groups the Daemon watches: the control thread replaces `groups` (and
+// writes what other threads read of a group) under mu; DaemonView reads them
+// under it.
+struct WatchedGroups {
+  mutable Mutex mu;
+  std::vector<std::unique_ptr<GroupState>> groups DLQ_GUARDED_BY(mu);
+  ShardSpec shard DLQ_GUARDED_BY(mu);  // the config's shard, for readers
+};
+
+}  // namespace daemon_internal
 }  // namespace dlq

@@ -1,18 +1,17 @@
-// What the Daemon keeps across restarts (monitor/state_store.h): opening
-// the state file, restoring a queue's record when it is watched again,
-// saving every queue's changes after a collection, pruning what is no
-// longer watched.
+#include "monitor/daemon_saved_state.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
 
 #include "common/file_util.h"
 #include "common/log.h"
-#include "monitor/daemon.h"
-#include "monitor/daemon_internal.h"
 #include "monitor/state_store.h"
 
 namespace dlq {
+
+using daemon_internal::QueueState;
+
 namespace {
 
 // Replaces the stored ledger of the queue at `url` with `entries`: whole, as
@@ -40,12 +39,16 @@ void AddStoredAlarm(QueueRecord& r, const Alarm* alarm, const std::map<std::stri
 
 }  // namespace
 
-void Daemon::OpenState() {
+DaemonStateKeeper::DaemonStateKeeper(const DaemonOptions& options, Clock& clock,
+                                     const daemon_internal::WatchedGroups& watched)
+    : options_(options), clock_(clock), watched_(watched) {}
+
+void DaemonStateKeeper::Open(const MonitorConfig& config) {
   if (options_.state_store != nullptr) {
     store_ = options_.state_store;
     return;
   }
-  if (config_.state_dir.empty()) {
+  if (config.state_dir.empty()) {
     Log().Log(LogLevel::kWarn, "state_in_memory",
               {{"consequence",
                 "state_dir is not set: alarm states, history, charts and run totals are kept in memory only; a "
@@ -55,18 +58,18 @@ void Daemon::OpenState() {
   namespace fs = std::filesystem;
   // Created owner-only: the state file names every watched queue and holds
   // the message-id ledger.
-  if (auto mode = MakePrivateDirectories(config_.state_dir); !mode.ok()) {
-    Log().Log(LogLevel::kError, "state_dir_failed", {{"path", config_.state_dir}, {"error", mode.status().ToString()}});
+  if (auto mode = MakePrivateDirectories(config.state_dir); !mode.ok()) {
+    Log().Log(LogLevel::kError, "state_dir_failed", {{"path", config.state_dir}, {"error", mode.status().ToString()}});
   } else if ((*mode & 077) != 0) {
     Log().Log(LogLevel::kWarn, "state_dir_open_to_others",
-              {{"path", config_.state_dir},
+              {{"path", config.state_dir},
                {"mode", fmt::format("{:04o}", *mode)},
                {"consequence",
                 "other users may list or read the state (queue URLs, the message-id ledger, alarm history); "
                 "run chmod 700 on it"}});
   }
   const std::string path =
-      (fs::path(config_.state_dir) / StateFileName(config_.shard.index, config_.shard.count)).string();
+      (fs::path(config.state_dir) / StateFileName(config.shard.index, config.shard.count)).string();
   SqliteStateStoreOptions o;
   o.now = clock_.Now();
   o.on_moved_aside = [&path](const std::string& moved, const Status& why) {
@@ -89,7 +92,7 @@ void Daemon::OpenState() {
   Log().Log(LogLevel::kInfo, "state_opened", {{"path", path}});
 }
 
-bool Daemon::RestoreQueue(QueueState& q, const std::string& group, const DiscoveredQueue& dq) {
+bool DaemonStateKeeper::Restore(QueueState& q, const std::string& group, const DiscoveredQueue& dq) {
   if (store_ == nullptr) return false;
   auto kept = store_->LoadQueue({group, dq.url});
   if (!kept.ok()) {
@@ -124,7 +127,7 @@ bool Daemon::RestoreQueue(QueueState& q, const std::string& group, const Discove
   return true;
 }
 
-void Daemon::SaveState(SystemTime now) {
+void DaemonStateKeeper::Save(SystemTime now) {
   if (store_ == nullptr) return;
   std::vector<QueueRecord> records;
   std::vector<std::string> watched;
@@ -138,8 +141,8 @@ void Daemon::SaveState(SystemTime now) {
   std::vector<LedgerSave> ledgers;  // of the queues whose ledger changed since it was saved
   bool every_group_discovered = true;
   {
-    MutexLock lock(mu_);
-    for (const auto& g : groups_) {
+    MutexLock lock(watched_.mu);
+    for (const auto& g : watched_.groups) {
       every_group_discovered = every_group_discovered && g->last_discovery && g->error.empty();
       for (const auto& [url, q] : g->queues) {
         MutexLock l(q->mu);
@@ -189,10 +192,10 @@ void Daemon::SaveState(SystemTime now) {
     MutexLock l2(l.queue->mu);
     l.queue->saved_ledger_generation = l.generation;
   }
-  PruneState(now, std::move(watched), every_group_discovered);
+  Prune(now, std::move(watched), every_group_discovered);
 }
 
-void Daemon::PruneState(SystemTime now, std::vector<std::string> watched, bool every_group_discovered) {
+void DaemonStateKeeper::Prune(SystemTime now, std::vector<std::string> watched, bool every_group_discovered) {
   if (last_prune_ && now - *last_prune_ < options_.state_prune_interval) return;
   last_prune_ = now;
   PruneOptions prune;

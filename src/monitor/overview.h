@@ -1,6 +1,6 @@
 // The overview: what the dashboard's overview table shows of every watched
 // queue (numbers, alarm states and why an expiry is unknown; no alarm
-// reasons, no history). Daemon::Overview takes it as one snapshot; the
+// reasons, no history). DaemonView::BuildOverview takes it as one snapshot; the
 // dashboard serves it as JSON (/api/overview, OverviewJson) and renders its
 // first rows into the page (dashboard/overview_html.h). A plain value: copy
 // and share freely.

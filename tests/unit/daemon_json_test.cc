@@ -65,18 +65,18 @@ constexpr std::string_view kOverviewJson =
 
 TEST_F(DaemonJsonTest, ApiQueuesIsByteForByteTheDocumentOfThisHistory) {
   auto d = HistoryDaemon();
-  EXPECT_EQ(WithoutRandomKeys(d->QueuesJson()), kQueuesJson);
+  EXPECT_EQ(WithoutRandomKeys(d->views().QueuesJson()), kQueuesJson);
 }
 
 TEST_F(DaemonJsonTest, ApiQueuesOfOneQueueWithoutHistoryIsByteForByteItsPart) {
   auto d = HistoryDaemon();
-  EXPECT_EQ(WithoutRandomKeys(d->QueuesJson({.history = false, .queue = "orders-dlq"})), kSmallQueuesJson);
-  EXPECT_EQ(d->QueuesJson({.history = true, .queue = "no-such-queue"}), kNoQueueJson);
+  EXPECT_EQ(WithoutRandomKeys(d->views().QueuesJson({.history = false, .queue = "orders-dlq"})), kSmallQueuesJson);
+  EXPECT_EQ(d->views().QueuesJson({.history = true, .queue = "no-such-queue"}), kNoQueueJson);
 }
 
 TEST_F(DaemonJsonTest, OverviewIsByteForByteTheDocumentOfThisHistory) {
   auto d = HistoryDaemon();
-  EXPECT_EQ(WithoutRandomKeys(d->OverviewJson()), kOverviewJson);
+  EXPECT_EQ(WithoutRandomKeys(d->views().OverviewJson()), kOverviewJson);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ struct Replica {
   }
   std::set<std::string> Watched() const {
     std::set<std::string> out;
-    for (const QueueStatus& q : daemon->Queues()) out.insert(q.queue.name);
+    for (const QueueStatus& q : daemon->views().Queues()) out.insert(q.queue.name);
     return out;
   }
   std::set<std::string> Archived() const {  // queue names in the keys written
@@ -153,7 +153,7 @@ TEST_F(DaemonShardTest, OwnershipFollowsTheRendezvousHashOfTheArn) {
   auto replicas = Replicas(3);
   Cycle(replicas);
   for (int i = 0; i < 3; ++i) {
-    for (const QueueStatus& q : replicas[static_cast<size_t>(i)]->daemon->Queues()) {
+    for (const QueueStatus& q : replicas[static_cast<size_t>(i)]->daemon->views().Queues()) {
       EXPECT_EQ(ShardOwner("arn:aws:sqs:us-east-1:" + q.queue.account_id + ":" + q.queue.name, 3), i) << q.queue.name;
     }
   }
@@ -168,7 +168,7 @@ TEST_F(DaemonShardTest, MetricsAndApiShowTheShard) {
   EXPECT_THAT(text, HasSubstr("dlq_archive_shard_info{index=\"1\",count=\"3\"} 1"));
   EXPECT_THAT(text, HasSubstr("dlq_archive_queues_watched " + std::to_string(owned) + "\n"));
   EXPECT_THAT(text, HasSubstr("dlq_archive_queues_other_shards " + std::to_string(kQueues - owned) + "\n"));
-  const std::string json = r1.daemon->QueuesJson();
+  const std::string json = r1.daemon->views().QueuesJson();
   EXPECT_THAT(json, HasSubstr("\"shard\":{\"index\":1,\"count\":3}"));
   EXPECT_THAT(
       json, HasSubstr("\"queues\":" + std::to_string(owned) + ",\"other_shards\":" + std::to_string(kQueues - owned)));

@@ -41,7 +41,7 @@ class DaemonStateTest : public DaemonFixture {
   }
 
   static AlarmState DepthState(const Daemon& d) {
-    const std::vector<QueueStatus> queues = d.Queues();
+    const std::vector<QueueStatus> queues = d.views().Queues();
     for (const auto& [spec, state] : queues.at(0).alarms) {
       if (spec.name == "orders-dlq-depth") return state;
     }
@@ -54,8 +54,8 @@ TEST_F(DaemonStateTest, RestartKeepsAlarmStatesWithoutNotifyingAgainAndKeepsTheC
   FakeNotifier before;
   auto first = Start(before, &state);
   RunUntilDepthAlarm(*first);
-  const size_t samples = first->History("orders-dlq")->size();
-  const std::string history = first->QueuesJson();
+  const size_t samples = first->views().History("orders-dlq")->size();
+  const std::string history = first->views().QueuesJson();
   first.reset();
 
   FakeNotifier after;
@@ -63,8 +63,8 @@ TEST_F(DaemonStateTest, RestartKeepsAlarmStatesWithoutNotifyingAgainAndKeepsTheC
   for (int i = 0; i < 3; ++i) Cycle(*second);
   EXPECT_EQ(after.notifications().size(), 0u) << "an unchanged alarm was notified again after the restart";
   EXPECT_EQ(DepthState(*second), AlarmState::kAlarm);
-  EXPECT_EQ(second->History("orders-dlq")->size(), samples + 3);
-  const std::string json = second->QueuesJson();
+  EXPECT_EQ(second->views().History("orders-dlq")->size(), samples + 3);
+  const std::string json = second->views().QueuesJson();
   EXPECT_NE(json.find("\"to\":\"ALARM\""), std::string::npos) << json;
   EXPECT_NE(history.find("\"to\":\"ALARM\""), std::string::npos) << history;
 
@@ -80,18 +80,18 @@ TEST_F(DaemonStateTest, RunTotalsAndTheEmptyBoundSurviveARestart) {
   FakeNotifier notifier;
   auto first = Start(notifier, &state);
   first->RunOnce();  // seen empty
-  const auto last_empty = first->Queues().at(0).last_empty;
+  const auto last_empty = first->views().Queues().at(0).last_empty;
   ASSERT_TRUE(last_empty.has_value());
   Inject(4, clock_.Now());
   ASSERT_TRUE(first->ArchiveNow("orders-dlq", "test").ok());
   Cycle(*first);
-  ASSERT_EQ(first->Queues().at(0).archived, 4u);
+  ASSERT_EQ(first->views().Queues().at(0).archived, 4u);
   Cycle(*first);  // saves what the run reported
   first.reset();
 
   auto second = Start(notifier, &state);
   Cycle(*second);
-  const QueueStatus q = second->Queues().at(0);
+  const QueueStatus q = second->views().Queues().at(0);
   EXPECT_EQ(q.archived, 4u);
   EXPECT_EQ(q.runs, 1u);
   EXPECT_EQ(q.last_empty, clock_.Now());  // the queue is empty again

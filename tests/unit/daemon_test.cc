@@ -46,7 +46,7 @@ TEST_F(DaemonTest, ArchivesMessagesAboutToExpireAndAlarmReturnsToOk) {
   EXPECT_EQ(sqs_.Depth(url_), 0u);
   EXPECT_EQ(sqs_.deleted_count(), 8);
   EXPECT_FALSE(store_.Keys().empty());
-  auto queues = d->Queues();
+  auto queues = d->views().Queues();
   ASSERT_EQ(queues.size(), 1u);
   ASSERT_EQ(queues[0].alarms.size(), 1u);
   EXPECT_EQ(queues[0].alarms[0].second, AlarmState::kOk);
@@ -83,8 +83,8 @@ TEST_F(DaemonTest, RerunsWhileAlarmStaysInAlarmAfterPartialDrain) {
   EXPECT_EQ(notifier_.calls(), 1);  // only the one transition into ALARM so far
   Cycle(*d);
   Cycle(*d);
-  EXPECT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kOk);
-  EXPECT_GE(d->Queues()[0].runs, 3u);
+  EXPECT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kOk);
+  EXPECT_GE(d->views().Queues()[0].runs, 3u);
 }
 
 TEST_F(DaemonTest, UnknownExpiryOnNonEmptyQueueIsLearnedWithoutArchiving) {
@@ -97,11 +97,11 @@ TEST_F(DaemonTest, UnknownExpiryOnNonEmptyQueueIsLearnedWithoutArchiving) {
   Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
   Cycle(*d);
-  EXPECT_EQ(d->Queues()[0].runs, 0u);
-  EXPECT_EQ(d->Queues()[0].learning_passes, 1u);
+  EXPECT_EQ(d->views().Queues()[0].runs, 0u);
+  EXPECT_EQ(d->views().Queues()[0].learning_passes, 1u);
   EXPECT_GE(sqs_.calls(FakeQueueClient::Operation::kReceiveMessages), 1);
   EXPECT_EQ(sqs_.Depth(url_), 2u);
-  EXPECT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kOk);
+  EXPECT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kOk);
 }
 
 TEST_F(DaemonTest, ReferencePolicySelectAllArchivesTheWholeQueue) {
@@ -125,8 +125,8 @@ TEST_F(DaemonTest, EmptyQueueStaysOkAndArchivesNothing) {
   d->RunOnce();
   Cycle(*d);
   Cycle(*d);
-  EXPECT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kOk);
-  EXPECT_EQ(d->Queues()[0].runs, 0u);
+  EXPECT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kOk);
+  EXPECT_EQ(d->views().Queues()[0].runs, 0u);
   EXPECT_TRUE(store_.Keys().empty());
 }
 
@@ -181,7 +181,7 @@ TEST_F(DaemonTest, MetricsShowARunsProgressWhileItGoes) {
         clock_.Advance(std::chrono::milliseconds(10));
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-      api_during = d->QueuesJson();
+      api_during = d->views().QueuesJson();
     }
     return Status::Ok();
   });
@@ -193,7 +193,7 @@ TEST_F(DaemonTest, MetricsShowARunsProgressWhileItGoes) {
   EXPECT_EQ(during, "4") << "the first two objects' messages, shown before the run returned";
   EXPECT_NE(api_during.find("\"runs\":0,\"archived\":4,"), std::string::npos) << api_during;
   EXPECT_EQ(shown(), "6");
-  const std::string api = d->QueuesJson();
+  const std::string api = d->views().QueuesJson();
   EXPECT_NE(api.find("\"runs\":1,\"archived\":6,"), std::string::npos) << api;  // counted once, not 4 + 6
   std::string text = registry_.Render();
   EXPECT_NE(text.find("dlq_archive_objects_total{queue=\"orders-dlq\",region=\"us-east-1\"} 3"), std::string::npos)
@@ -210,7 +210,7 @@ TEST_F(DaemonTest, ApiQueuesJsonShowsQueueAlarmAndHistory) {
   d->WaitIdle();
   Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);
-  HttpRouteHandler h = MakeJsonHandler([&] { return d->QueuesJson(); });
+  HttpRouteHandler h = MakeJsonHandler([&] { return d->views().QueuesJson(); });
   HttpServerResponse r = h(HttpServerRequest{.method = "GET", .path = "/api/queues"});
   EXPECT_EQ(r.status, 200);
   EXPECT_NE(r.body.find("\"queue\":\"orders-dlq\""), std::string::npos) << r.body;
@@ -249,15 +249,15 @@ TEST_F(DaemonTest, ReloadKeepsAlarmStateOfQueuesStillWatched) {
   clock_.Advance(seconds(60));
   d->RunOnce();
   d->WaitIdle();
-  ASSERT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kAlarm);
+  ASSERT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kAlarm);
   MonitorConfig next = config_;
   next.sweep_interval = seconds(120);
   d->Reload(next);
   clock_.Advance(seconds(1));
   d->RunOnce();
   d->WaitIdle();
-  ASSERT_EQ(d->Queues().size(), 1u);
-  EXPECT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kAlarm);
+  ASSERT_EQ(d->views().Queues().size(), 1u);
+  EXPECT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kAlarm);
 }
 
 }  // namespace
@@ -313,7 +313,7 @@ TEST_F(DaemonTest, FailingArchiveShowsInApiMetricsAndQueueStatus) {
   Cycle(*d);
   Cycle(*d);
   ASSERT_EQ(sqs_.deleted_count(), 0);
-  QueueStatus q = d->Queues()[0];
+  QueueStatus q = d->views().Queues()[0];
   EXPECT_GE(q.failed_runs, 1u);
   EXPECT_TRUE(q.failing);
   ASSERT_TRUE(q.last_error.has_value());
@@ -322,7 +322,7 @@ TEST_F(DaemonTest, FailingArchiveShowsInApiMetricsAndQueueStatus) {
   EXPECT_TRUE(Has(q.last_error->message, "bucket does not exist")) << q.last_error->message;
   EXPECT_TRUE(q.collect_error.empty());  // a later successful collection does not wipe the archive error
 
-  std::string js = d->QueuesJson();
+  std::string js = d->views().QueuesJson();
   EXPECT_TRUE(Has(js, "\"failing\":[{\"group\":\"orders\",\"queue\":\"orders-dlq\"}]")) << js;
   EXPECT_TRUE(Has(js, "\"code\":\"NoSuchBucket\",\"class\":\"NotFound\",\"message\":")) << js;
   EXPECT_TRUE(Has(js, "\"failing\":true")) << js;
@@ -352,7 +352,7 @@ TEST_F(DaemonTest, FailedDestinationCheckArchivesNothingAndCountsBlockedRuns) {
   Inject(3, clock_.Now() - hours(95));
   auto d = MakeDaemon();
   EXPECT_EQ(store_.check_calls(), 1);
-  auto dest = d->Destination("orders");
+  auto dest = d->views().Destination("orders");
   ASSERT_TRUE(dest.has_value());
   EXPECT_FALSE(dest->ok);
   EXPECT_EQ(dest->code, "NoSuchBucket");
@@ -365,7 +365,7 @@ TEST_F(DaemonTest, FailedDestinationCheckArchivesNothingAndCountsBlockedRuns) {
   EXPECT_EQ(sqs_.calls(FakeQueueClient::Operation::kReceiveMessages), learning_receives);
   EXPECT_EQ(sqs_.Depth(url_), 3u);
   EXPECT_EQ(sqs_.deleted_count(), 0);
-  QueueStatus q = d->Queues()[0];
+  QueueStatus q = d->views().Queues()[0];
   EXPECT_EQ(q.learning_passes, 1u);
   EXPECT_EQ(q.failed_runs, 1u);
   ASSERT_TRUE(q.last_error.has_value());
@@ -375,32 +375,32 @@ TEST_F(DaemonTest, FailedDestinationCheckArchivesNothingAndCountsBlockedRuns) {
   EXPECT_TRUE(Has(m, "dlq_archive_destination_up{group=\"orders\"} 0")) << m;
   EXPECT_TRUE(Has(m, "dlq_archive_archive_runs_total{queue=\"orders-dlq\",region=\"us-east-1\",result=\"error\"} 1"))
       << m;
-  EXPECT_TRUE(Has(d->QueuesJson(),
+  EXPECT_TRUE(Has(d->views().QueuesJson(),
                   "\"destination\":{\"uri\":\"s3://archive-bucket/dlq-archive\",\"checked\":true,"
                   "\"ok\":false"))
-      << d->QueuesJson();
+      << d->views().QueuesJson();
   Cycle(*d);  // within the sweep interval: no second blocked run
-  EXPECT_EQ(d->Queues()[0].failed_runs, 1u);
+  EXPECT_EQ(d->views().Queues()[0].failed_runs, 1u);
 
   // The check is repeated on the next discovery; once it passes, archiving resumes.
   clock_.Advance(config_.discovery_interval);
   Cycle(*d);
   Cycle(*d);
-  EXPECT_TRUE(d->Destination("orders")->ok);
+  EXPECT_TRUE(d->views().Destination("orders")->ok);
   EXPECT_EQ(sqs_.Depth(url_), 0u);
-  EXPECT_FALSE(d->Queues()[0].failing);
-  EXPECT_TRUE(d->Queues()[0].last_error.has_value());  // kept for the record
+  EXPECT_FALSE(d->views().Queues()[0].failing);
+  EXPECT_TRUE(d->views().Queues()[0].last_error.has_value());  // kept for the record
 }
 
 TEST_F(DaemonTest, ReloadChecksTheDestinationAgain) {
   auto d = MakeDaemon();
   d->RunOnce();
-  EXPECT_TRUE(d->Destination("orders")->ok);
+  EXPECT_TRUE(d->views().Destination("orders")->ok);
   store_.FailNextCheck(PermissionDenied("AccessDenied on s3://archive-bucket"));
   d->Reload(config_);
   EXPECT_EQ(store_.check_calls(), 2);
-  EXPECT_FALSE(d->Destination("orders")->ok);
-  EXPECT_EQ(d->Destination("orders")->error_class, "PermissionDenied");
+  EXPECT_FALSE(d->views().Destination("orders")->ok);
+  EXPECT_EQ(d->views().Destination("orders")->error_class, "PermissionDenied");
 }
 
 TEST_F(DaemonTest, UnconfirmedDestinationIsAWarningAndArchives) {
@@ -408,7 +408,7 @@ TEST_F(DaemonTest, UnconfirmedDestinationIsAWarningAndArchives) {
   DaemonOptions o;
   o.serve_http = false;
   Daemon d(config_, FakeGroupClients(sqs_, unconfirmed), notifier_, clock_, registry_, metrics_, o);
-  auto dest = d.Destination("orders");
+  auto dest = d.views().Destination("orders");
   ASSERT_TRUE(dest.has_value());
   EXPECT_TRUE(dest->ok);
   EXPECT_FALSE(dest->confirmed);
@@ -426,8 +426,9 @@ TEST_F(DaemonTest, GroupMatchingNoQueueIsAWarningInRun) {
   config_.groups[0].prefixes = {"nothing-matches-"};
   auto d = MakeDaemon();
   d->RunOnce();
-  EXPECT_TRUE(d->Queues().empty());
-  EXPECT_TRUE(Has(d->QueuesJson(), "\"warning\":\"the group's selectors match no queue\"")) << d->QueuesJson();
+  EXPECT_TRUE(d->views().Queues().empty());
+  EXPECT_TRUE(Has(d->views().QueuesJson(), "\"warning\":\"the group's selectors match no queue\""))
+      << d->views().QueuesJson();
   EXPECT_TRUE(d->health().ready());
 }
 
@@ -438,7 +439,7 @@ TEST_F(DaemonTest, DiscoveryErrorShowsInApiWhileReadersRun) {
   auto d = MakeDaemon();
   std::atomic<bool> done{false};
   std::thread reader([&] {
-    while (!done) (void)d->QueuesJson();
+    while (!done) (void)d->views().QueuesJson();
   });
   for (int i = 0; i < 20; ++i) {
     sqs_.FailNext(FakeQueueClient::Operation::kGetQueueUrl, Unavailable("sqs endpoint unreachable"));
@@ -448,13 +449,13 @@ TEST_F(DaemonTest, DiscoveryErrorShowsInApiWhileReadersRun) {
     // the daemon's lock would race with it here (TSan reports it).
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  const std::string failed = d->QueuesJson();
+  const std::string failed = d->views().QueuesJson();
   clock_.Advance(config_.discovery_interval);
   d->RunOnce();
   done = true;
   reader.join();
   EXPECT_TRUE(Has(failed, "sqs endpoint unreachable")) << failed;
-  const std::string recovered = d->QueuesJson();
+  const std::string recovered = d->views().QueuesJson();
   EXPECT_FALSE(Has(recovered, "sqs endpoint unreachable")) << recovered;
   EXPECT_TRUE(Has(recovered, "\"queue\":\"orders-dlq\"")) << recovered;
 }
@@ -479,8 +480,8 @@ TEST_F(DaemonActionTest, DepthAlarmNotifiesByDefaultAndTheDlqKeepsItsMessages) {
   EXPECT_EQ(sqs_.deleted_count(), 0);
   EXPECT_EQ(sqs_.calls(FakeQueueClient::Operation::kReceiveMessages), 0);
   EXPECT_TRUE(store_.Keys().empty());
-  EXPECT_TRUE(Has(d->QueuesJson(), "\"name\":\"orders-dlq-depth\"")) << d->QueuesJson();
-  EXPECT_TRUE(Has(d->QueuesJson(), "\"action\":\"notify\"")) << d->QueuesJson();
+  EXPECT_TRUE(Has(d->views().QueuesJson(), "\"name\":\"orders-dlq-depth\"")) << d->views().QueuesJson();
+  EXPECT_TRUE(Has(d->views().QueuesJson(), "\"action\":\"notify\"")) << d->views().QueuesJson();
 }
 
 TEST_F(DaemonActionTest, ExpiryAlarmWindowLeavesLaterMessagesInTheDlq) {
@@ -499,7 +500,7 @@ TEST_F(DaemonActionTest, ExpiryAlarmWindowLeavesLaterMessagesInTheDlq) {
   Cycle(*d);
   EXPECT_EQ(sqs_.deleted_count(), 3);
   EXPECT_EQ(sqs_.Depth(url_), 1u);
-  auto queues = d->Queues();
+  auto queues = d->views().Queues();
   EXPECT_EQ(queues[0].archived, 3u);
 }
 
@@ -515,14 +516,14 @@ TEST_F(DaemonActionTest, CopyActionArchivesACopyOncePerTransitionAndDeletesNothi
   d->RunOnce();
   Cycle(*d);
   Cycle(*d);
-  ASSERT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kAlarm);
+  ASSERT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kAlarm);
   EXPECT_EQ(sqs_.deleted_count(), 0);
   EXPECT_EQ(sqs_.Depth(url_), 4u);
-  EXPECT_EQ(d->Queues()[0].archived, 4u);
+  EXPECT_EQ(d->views().Queues()[0].archived, 4u);
   const int puts = store_.successful_puts();
   for (int i = 0; i < 10; ++i) Cycle(*d);  // still in ALARM: no second copy
   EXPECT_EQ(store_.successful_puts(), puts);
-  EXPECT_EQ(d->Queues()[0].runs, 1u);
+  EXPECT_EQ(d->views().Queues()[0].runs, 1u);
 }
 
 TEST_F(DaemonActionTest, DepthAlarmWithArchiveActionDrainsEverything) {

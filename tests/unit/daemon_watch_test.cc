@@ -58,7 +58,7 @@ TEST_F(DaemonWatchTest, DlqKeepingMessagesLongerThanItsSourceIsNeverReceivedWhil
   EXPECT_EQ(Receives(), 0);
   EXPECT_FALSE(EverAlarmed());
   EXPECT_EQ(sqs_.Depth(url_), 3u);
-  auto q = d->Queue("orders-dlq");
+  auto q = d->views().Queue("orders-dlq");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->learning_passes, 0u);
   EXPECT_EQ(q->expiry_unknown, "");
@@ -90,10 +90,11 @@ TEST_F(DaemonWatchTest, DaemonStartedOnANonEmptyQueueLearnsEachMessageOnceThenOn
   auto d = MakeDaemon();
   d->RunOnce();
   d->WaitIdle();
-  auto first = d->Queue("orders-dlq");
+  auto first = d->views().Queue("orders-dlq");
   ASSERT_TRUE(first);
   EXPECT_NE(first->expiry_unknown.find("not yet observed"), std::string::npos) << first->expiry_unknown;
-  EXPECT_NE(d->OverviewJson().find("\"expiry_unknown\":\"not yet observed"), std::string::npos);  // the overview too
+  EXPECT_NE(d->views().OverviewJson().find("\"expiry_unknown\":\"not yet observed"),
+            std::string::npos);  // the overview too
   EXPECT_EQ(first->learning_passes, 1u);
   const int after_learning = Receives();
   EXPECT_GT(after_learning, 0);
@@ -103,7 +104,7 @@ TEST_F(DaemonWatchTest, DaemonStartedOnANonEmptyQueueLearnsEachMessageOnceThenOn
   EXPECT_EQ(sqs_.Depth(url_), 3u);
   EXPECT_EQ(sqs_.deleted_count(), 0);
   EXPECT_TRUE(store_.Keys().empty());
-  auto q = d->Queue("orders-dlq");
+  auto q = d->views().Queue("orders-dlq");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->expiry_unknown, "");
   EXPECT_EQ(q->ledger_messages, 3u);
@@ -123,14 +124,14 @@ TEST_F(DaemonWatchTest, ARestartedDaemonKeepsItsLedgerAndReceivesNothingAgain) {
     d->RunOnce();
     d->WaitIdle();
     Cycle(*d);  // saves the ledger the learning pass filled
-    ASSERT_EQ(d->Queue("orders-dlq")->ledger_messages, 3u);
+    ASSERT_EQ(d->views().Queue("orders-dlq")->ledger_messages, 3u);
   }
   const int before_restart = Receives();
   ASSERT_GT(before_restart, 0);
   auto d = NewDaemon(notifier_, o);
   for (int i = 0; i < 10; ++i) Cycle(*d);
   EXPECT_EQ(Receives(), before_restart);  // every message is known: no learning pass
-  auto q = d->Queue("orders-dlq");
+  auto q = d->views().Queue("orders-dlq");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->learning_passes, 0u);
   EXPECT_EQ(q->ledger_messages, 3u);
@@ -146,11 +147,11 @@ TEST_F(DaemonWatchTest, GrowingDlqNoLongerThanItsSourceIsLearnedOncePerArrivalNo
   InjectOne("a", clock_.Now());
   InjectOne("b", clock_.Now());
   for (int i = 0; i < 10; ++i) Cycle(*d);
-  EXPECT_EQ(d->Queue("orders-dlq")->learning_passes, 1u);
+  EXPECT_EQ(d->views().Queue("orders-dlq")->learning_passes, 1u);
   const int after_first = Receives();
   InjectOne("c", clock_.Now() - hours(96) + seconds(1800));  // arrives with 30 min left
   Cycle(*d);                                                 // learns it
-  EXPECT_EQ(d->Queue("orders-dlq")->learning_passes, 2u);
+  EXPECT_EQ(d->views().Queue("orders-dlq")->learning_passes, 2u);
   EXPECT_GT(Receives(), after_first);
   for (int i = 0; i < 5; ++i) Cycle(*d);  // the exact expiry puts the alarm in ALARM: c is archived
   EXPECT_TRUE(EverAlarmed());
@@ -159,7 +160,7 @@ TEST_F(DaemonWatchTest, GrowingDlqNoLongerThanItsSourceIsLearnedOncePerArrivalNo
   const int after_archive = Receives();
   for (int i = 0; i < 10; ++i) Cycle(*d);
   EXPECT_EQ(Receives(), after_archive);
-  EXPECT_EQ(d->Queue("orders-dlq")->learning_passes, 2u);
+  EXPECT_EQ(d->views().Queue("orders-dlq")->learning_passes, 2u);
 }
 
 TEST_F(DaemonWatchTest, ArchivedReceiveCountsSplitOursFromTheConsumers) {
@@ -197,9 +198,9 @@ TEST_F(DaemonWatchTest, AutoThresholdFollowsTheQueuesDepthAndTheAlarmKeepsItsSta
   auto d = MakeDaemon();
   d->RunOnce();  // discovered before any collection: the assumed backlog (10,000 messages)
   d->WaitIdle();
-  const double assumed = d->Queue("orders-dlq")->expiry_threshold_s;
+  const double assumed = d->views().Queue("orders-dlq")->expiry_threshold_s;
   for (int i = 0; i < 6; ++i) Cycle(*d);  // discovered again at 180 s and 360 s: 3 messages queued
-  auto q = d->Queue("orders-dlq");
+  auto q = d->views().Queue("orders-dlq");
   ASSERT_TRUE(q);
   EXPECT_NEAR(q->expiry_threshold_s - assumed, 2000.0 - 0.6, 1.0);  // drain 3 messages at 5 msg/s, not 10,000
   ASSERT_FALSE(q->alarms.empty());
@@ -249,13 +250,13 @@ TEST_F(DaemonWatchTest, ARestartKeepsTheAutoThresholdAlarmsStateThoughItsThresho
     d->RunOnce();  // its threshold: the assumed backlog's, kept until the next discovery an hour later
     d->WaitIdle();
     for (int i = 0; i < 2; ++i) Cycle(*d);
-    before = d->Queue("orders-dlq")->expiry_threshold_s;
-    ASSERT_EQ(d->Queue("orders-dlq")->alarms[0].second, AlarmState::kOk);
+    before = d->views().Queue("orders-dlq")->expiry_threshold_s;
+    ASSERT_EQ(d->views().Queue("orders-dlq")->alarms[0].second, AlarmState::kOk);
     ASSERT_EQ(expiry_notifications(), 1);
   }
   auto d = NewDaemon(notifier_, o);
   for (int i = 0; i < 3; ++i) Cycle(*d);
-  auto q = d->Queue("orders-dlq");
+  auto q = d->views().Queue("orders-dlq");
   ASSERT_TRUE(q);
   EXPECT_GT(q->expiry_threshold_s, before + 1900);  // the kept depth (3), not the assumed backlog
   EXPECT_EQ(q->alarms[0].second, AlarmState::kOk);
@@ -270,7 +271,7 @@ TEST_F(DaemonWatchTest, AFailedLearningPassFallsBackToAssumingTheWorst) {
   d->WaitIdle();
   Cycle(*d);
   Cycle(*d);
-  auto q = d->Queue("orders-dlq");
+  auto q = d->views().Queue("orders-dlq");
   ASSERT_TRUE(q);
   EXPECT_NE(q->expiry_unknown, "");
   EXPECT_TRUE(EverAlarmed());  // may expire now: the expiry alarm says so
@@ -309,7 +310,7 @@ TEST_F(FifoDaemonWatchTest, AFifoDlqIsNeverHeldToLearnItsExpiry) {
   for (int i = 0; i < 5; ++i) Cycle(*d);
   EXPECT_EQ(Receives(), 0);
   EXPECT_EQ(sqs_.Depth(fifo_url_), 12u);
-  auto q = d->Queue("orders-dlq.fifo");
+  auto q = d->views().Queue("orders-dlq.fifo");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->learning_passes, 0u);
   // Nothing bounds when the messages moved in: one may expire now, and the alarm says so.
@@ -329,10 +330,10 @@ TEST_F(FifoDaemonWatchTest, AFifoDlqWhoseDepthAlarmArchivesIsArchivedInTheFirstS
   auto d = MakeDaemon();
   d->RunOnce();
   d->WaitIdle();
-  EXPECT_EQ(d->Queue("orders-dlq.fifo")->learning_passes, 0u);  // nothing queued ahead of the alarm's run
+  EXPECT_EQ(d->views().Queue("orders-dlq.fifo")->learning_passes, 0u);  // nothing queued ahead of the alarm's run
   Cycle(*d);
   Cycle(*d);  // the depth alarm's first period completes: ALARM, and its run
-  auto q = d->Queue("orders-dlq.fifo");
+  auto q = d->views().Queue("orders-dlq.fifo");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->learning_passes, 0u);
   EXPECT_EQ(q->runs, 1u);

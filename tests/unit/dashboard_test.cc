@@ -319,7 +319,7 @@ TEST_F(DashboardTest, QueuesCanLeaveOutAlarmHistoryAndOtherQueues) {
   Dashboard d = Make("");
   HttpServerResponse full = d.Handle(Get("/api/queues"));
   ASSERT_EQ(full.status, 200);
-  EXPECT_EQ(full.body, daemon_->QueuesJson());
+  EXPECT_EQ(full.body, daemon_->views().QueuesJson());
   EXPECT_NE(full.body.find("\"history\":[{"), std::string::npos);
   EXPECT_NE(full.body.find("other-dlq"), std::string::npos);
   HttpServerResponse light = d.Handle(Get("/api/queues", "history=0"));
@@ -708,7 +708,7 @@ TEST_F(DashboardTest, ArchiveNowArchivesEveryMessageAtTheNextCollection) {
   EXPECT_EQ(r.status, 202) << r.body;
   Cycle();
   EXPECT_EQ(sqs_.Depth(dlq_url_), 0u);
-  EXPECT_EQ(daemon_->Queue("orders-dlq")->archived, 4u);
+  EXPECT_EQ(daemon_->views().Queue("orders-dlq")->archived, 4u);
   EXPECT_EQ(d.Handle(Post("/api/queues/nope-dlq/archive", "", std::string("Bearer ") + kToken)).status, 404);
 
   // The run wrote one audit record: who asked, what it did.
@@ -802,7 +802,7 @@ TEST_F(DashboardTest, OverviewIsSmallCachedPerGenerationAndAnswers304WhenUnchang
   EXPECT_FALSE(doc["groups"].at(0)["error"].get_bool().value());
   // No reasons, no history: smaller than the lightest /api/queues.
   EXPECT_EQ(first.body.find("reason"), std::string::npos);
-  EXPECT_LT(first.body.size() * 2, daemon_->QueuesJson({.history = false, .queue = ""}).size());
+  EXPECT_LT(first.body.size() * 2, daemon_->views().QueuesJson({.history = false, .queue = ""}).size());
 
   // Same generation: the same bytes; the ETag back gives 304 with no body.
   HttpServerRequest again = Get("/api/overview");

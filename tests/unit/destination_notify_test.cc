@@ -62,7 +62,7 @@ TEST_F(DestinationNotifyTest, FirstFailureAndRecoveryEachSendOneWebhook) {
   // It passes at the next discovery: one recovery webhook.
   clock_.Advance(config_.discovery_interval);
   d->RunOnce();
-  EXPECT_TRUE(d->Destination("orders")->ok);
+  EXPECT_TRUE(d->views().Destination("orders")->ok);
   notices = DestinationNotices();
   ASSERT_EQ(notices.size(), 2u);
   EXPECT_EQ(notices[1].old_state, "ALARM");

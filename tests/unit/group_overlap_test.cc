@@ -110,7 +110,7 @@ TEST_F(GroupOverlapTest, RunWatchesEachQueueOnceAndReportsTheOverlapNamingBothGr
   ScopedCapturingLogger log;
   auto d = MakeDaemon();
   d->RunOnce();
-  auto queues = d->Queues();
+  auto queues = d->views().Queues();
   ASSERT_EQ(queues.size(), 3u);
   for (const QueueStatus& q : queues) EXPECT_EQ(q.group, "by-regex") << q.queue.name;
   bool logged = false;
@@ -121,33 +121,33 @@ TEST_F(GroupOverlapTest, RunWatchesEachQueueOnceAndReportsTheOverlapNamingBothGr
     EXPECT_TRUE(Has(e.line, "by-regex") && Has(e.line, "discovered")) << e.line;
   }
   EXPECT_TRUE(logged);
-  EXPECT_TRUE(Has(d->QueuesJson(), "matches groups by-regex and discovered")) << d->QueuesJson();
+  EXPECT_TRUE(Has(d->views().QueuesJson(), "matches groups by-regex and discovered")) << d->views().QueuesJson();
   // Later discoveries do not move the queues between groups.
   clock_.Advance(config_.discovery_interval);
   d->RunOnce();
-  ASSERT_EQ(d->Queues().size(), 3u);
-  for (const QueueStatus& q : d->Queues()) EXPECT_EQ(q.group, "by-regex") << q.queue.name;
+  ASSERT_EQ(d->views().Queues().size(), 3u);
+  for (const QueueStatus& q : d->views().Queues()) EXPECT_EQ(q.group, "by-regex") << q.queue.name;
 }
 
 TEST_F(GroupOverlapTest, PriorityDecidesWhichGroupWatchesWithoutAnError) {
   config_.groups[1].priority = 10;
   auto d = MakeDaemon();
   d->RunOnce();
-  auto queues = d->Queues();
+  auto queues = d->views().Queues();
   ASSERT_EQ(queues.size(), 3u);
   for (const QueueStatus& q : queues) EXPECT_EQ(q.group, "discovered") << q.queue.name;
-  EXPECT_FALSE(Has(d->QueuesJson(), "matches groups")) << d->QueuesJson();
+  EXPECT_FALSE(Has(d->views().QueuesJson(), "matches groups")) << d->views().QueuesJson();
 }
 
 TEST_F(GroupOverlapTest, ReloadWithAPriorityMovesTheQueuesAndKeepsTheirState) {
   auto d = MakeDaemon();
   d->RunOnce();
-  ASSERT_EQ(d->Queues().size(), 3u);
+  ASSERT_EQ(d->views().Queues().size(), 3u);
   config_.groups[1].priority = 10;
   d->Reload(config_);
   clock_.Advance(config_.discovery_interval);
   d->RunOnce();
-  auto queues = d->Queues();
+  auto queues = d->views().Queues();
   ASSERT_EQ(queues.size(), 3u);
   for (const QueueStatus& q : queues) EXPECT_EQ(q.group, "discovered") << q.queue.name;
 }

@@ -738,7 +738,7 @@ TEST_F(DaemonWebhookTest, StartDoesNotPostInsufficientDataToOkByDefault) {
   d->RunOnce();
   Cycle(*d);
   Cycle(*d);
-  ASSERT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kOk);
+  ASSERT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kOk);
   EXPECT_EQ(transport_.calls(), 0);
   EXPECT_TRUE(Posted().empty());
 }
@@ -785,13 +785,13 @@ TEST_F(DaemonWebhookTest, ReloadSwapsWebhooks) {
   d->WaitIdle();
   Cycle(*d);  // the learning pass has reported: the expiries are known
   Cycle(*d);  // INSUFFICIENT_DATA -> ALARM, archived
-  ASSERT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kAlarm);
+  ASSERT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kAlarm);
   ASSERT_TRUE(webhooks_.Flush(seconds(10)));
   MonitorConfig next = config_;
   next.webhooks = {Hook("https://other.example.com/hook", seconds(9))};
   d->Reload(next);
   for (int i = 0; i < 4; ++i) Cycle(*d);  // ALARM -> OK
-  ASSERT_EQ(d->Queues()[0].alarms[0].second, AlarmState::kOk);
+  ASSERT_EQ(d->views().Queues()[0].alarms[0].second, AlarmState::kOk);
   auto posted = Posted();
   std::vector<HttpRequest> sent = transport_.requests();
   ASSERT_EQ(sent.size(), 2u);

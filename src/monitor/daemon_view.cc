@@ -1,20 +1,17 @@
-// What other threads read of the Daemon (the dashboard, /api/..., the
-// overview): snapshots of each queue's status and history, a queue's archive
-// access, its destination's status, and the JSON documents made of them.
-#include <fmt/format.h>
+#include "monitor/daemon_view.h"
 
 #include <algorithm>
+#include <utility>
 
-#include "monitor/daemon.h"
 #include "monitor/daemon_internal.h"
 #include "monitor/daemon_json.h"
 
 namespace dlq {
 
-std::vector<QueueStatus> Daemon::Queues() const {
+std::vector<QueueStatus> DaemonView::Queues() const {
   std::vector<QueueStatus> out;
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
+  MutexLock lock(watched_.mu);
+  for (const auto& g : watched_.groups) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       QueueStatus s;
@@ -42,9 +39,9 @@ std::vector<QueueStatus> Daemon::Queues() const {
   return out;
 }
 
-std::optional<std::vector<QueueSample>> Daemon::History(const std::string& queue) const {
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
+std::optional<std::vector<QueueSample>> DaemonView::History(const std::string& queue) const {
+  MutexLock lock(watched_.mu);
+  for (const auto& g : watched_.groups) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       if (q->id.dq.name == queue) return q->seen.history.Samples();
@@ -53,16 +50,16 @@ std::optional<std::vector<QueueSample>> Daemon::History(const std::string& queue
   return std::nullopt;
 }
 
-std::optional<QueueStatus> Daemon::Queue(const std::string& queue) const {
+std::optional<QueueStatus> DaemonView::Queue(const std::string& queue) const {
   for (QueueStatus& s : Queues()) {
     if (s.queue.name == queue) return std::move(s);
   }
   return std::nullopt;
 }
 
-std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue) const {
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
+std::optional<QueueArchiveAccess> DaemonView::ArchiveAccess(const std::string& queue) const {
+  MutexLock lock(watched_.mu);
+  for (const auto& g : watched_.groups) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       if (q->id.dq.name != queue) continue;
@@ -77,39 +74,19 @@ std::optional<QueueArchiveAccess> Daemon::ArchiveAccess(const std::string& queue
   return std::nullopt;
 }
 
-Status Daemon::ArchiveNow(const std::string& queue, const std::string& requested_by) {
-  {
-    MutexLock lock(mu_);
-    bool found = false;
-    for (const auto& g : groups_) {
-      for (const auto& [url, q] : g->queues) {
-        MutexLock l(q->mu);
-        if (q->id.dq.name != queue) continue;
-        q->archive.requested = true;
-        q->archive.requested_by = requested_by;
-        found = true;
-      }
-    }
-    if (!found) return NotFound(fmt::format("queue {} is not watched by this daemon", queue));
-  }
-  ++generation_;
-  wake_ = true;
-  return Status::Ok();
-}
-
-std::optional<DestinationStatus> Daemon::Destination(const std::string& group) const {
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
+std::optional<DestinationStatus> DaemonView::Destination(const std::string& group) const {
+  MutexLock lock(watched_.mu);
+  for (const auto& g : watched_.groups) {
     if (g->config.name == group) return g->destination;
   }
   return std::nullopt;
 }
 
-std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
+std::string DaemonView::QueuesJson(const QueuesJsonOptions& options) const {
   QueuesJsonWriter writer(options.history);
   std::vector<QueuesJsonGroup> groups;
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
+  MutexLock lock(watched_.mu);
+  for (const auto& g : watched_.groups) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       if (!options.queue.empty() && q->id.dq.name != options.queue) continue;
@@ -123,19 +100,19 @@ std::string Daemon::QueuesJson(const QueuesJsonOptions& options) const {
                       .destination_uri = g->config.destination,
                       .destination = g->destination});
   }
-  return writer.Finish(groups, shard_);
+  return writer.Finish(groups, watched_.shard);
 }
 
-Overview Daemon::BuildOverview() const {
+Overview DaemonView::BuildOverview() const {
   Overview out;
-  MutexLock lock(mu_);
-  for (const auto& g : groups_) {
+  MutexLock lock(watched_.mu);
+  for (const auto& g : watched_.groups) {
     for (const auto& [url, q] : g->queues) {
       MutexLock l(q->mu);
       out.queues.push_back(OverviewRow(q->id, q->seen, q->alarms, q->archive));
     }
   }
-  for (const auto& g : groups_) {
+  for (const auto& g : watched_.groups) {
     OverviewGroup& o = out.groups.emplace_back();
     o.name = g->config.name;
     o.error = !g->error.empty() || !g->destination.ok;
@@ -145,7 +122,7 @@ Overview Daemon::BuildOverview() const {
   return out;
 }
 
-std::string Daemon::OverviewJson() const {
+std::string DaemonView::OverviewJson() const {
   return dlq::OverviewJson(BuildOverview());
 }
 
