@@ -80,7 +80,8 @@ CauseWorker::~CauseWorker() {
 
 void CauseWorker::Start() {
   MutexLock lock(mu_);
-  if (thread_.joinable() || stop_) return;
+  if (started_ || stop_) return;
+  started_ = true;
   thread_ = std::thread([this] { Work(); });
 }
 
@@ -91,6 +92,7 @@ void CauseWorker::Stop() {
     jobs_.clear();
   }
   wake_.NotifyAll();
+  idle_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -133,13 +135,27 @@ void CauseWorker::Work() {
     CauseJob job;
     {
       MutexLock lock(mu_);
+      running_ = false;
+      if (jobs_.empty()) idle_.NotifyAll();
       wake_.Wait(mu_, [this]() DLQ_REQUIRES(mu_) { return stop_ || !jobs_.empty(); });
       if (stop_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+      running_ = true;
     }
     Process(job);
   }
+}
+
+void CauseWorker::WaitIdle() {
+  MutexLock lock(mu_);
+  if (!started_) return;
+  idle_.Wait(mu_, [this]() DLQ_REQUIRES(mu_) { return stop_ || (jobs_.empty() && !running_); });
+}
+
+void CauseWorker::EnableAll() {
+  MutexLock lock(mu_);
+  disabled_.clear();
 }
 
 size_t CauseWorker::pending() const {

@@ -74,10 +74,10 @@ struct CauseWorkerOptions {
 
 // One failure group of a queue as the worker saw it.
 struct CauseGroupSummary {
-  std::string key;        // the failure group key (query/fingerprint.h)
-  uint64_t messages = 0;  // archived messages of the group the worker read
-  uint64_t answered = 0;  // of its messages, with a kept answer
-  uint64_t found = 0;     // of those, with the cause below
+  std::string key;         // the failure group key (query/fingerprint.h)
+  uint64_t messages = 0;   // archived messages of the group the worker read
+  uint64_t answered = 0;   // of its messages, with a kept answer
+  uint64_t found = 0;      // of those, with the cause below
   std::string example_id;  // one of its messages (the first read)
   // The most common cause among its answers; empty when none was found.
   std::string cause_type, cause_message;
@@ -102,11 +102,15 @@ class CauseWorker {
   bool Submit(CauseJob job);
   // Runs the queued jobs on the calling thread (tests; a worker that was not started).
   void RunPending();
+  // Started: blocks until no job is queued or running.
+  void WaitIdle();
 
   // The largest failure groups of `queue` (most messages first), at most `n`.
   std::vector<CauseGroupSummary> TopGroups(const std::string& queue, size_t n) const;
   // True when `group`'s lookups were turned off (causes: auto, access denied).
   bool Disabled(const std::string& group) const;
+  // Turns every group's lookups on again (a reload: the permissions may be there now).
+  void EnableAll();
   size_t pending() const;
 
  private:
@@ -137,7 +141,10 @@ class CauseWorker {
 
   mutable Mutex mu_;
   CondVar wake_;
+  CondVar idle_;
   std::deque<CauseJob> jobs_ DLQ_GUARDED_BY(mu_);
+  bool running_ DLQ_GUARDED_BY(mu_) = false;  // the thread is in a job
+  bool started_ DLQ_GUARDED_BY(mu_) = false;
   bool stop_ DLQ_GUARDED_BY(mu_) = false;
   std::set<std::string> disabled_ DLQ_GUARDED_BY(mu_);
   std::map<std::string, std::map<std::string, GroupTally>> tallies_ DLQ_GUARDED_BY(mu_);  // queue -> group key

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <stop_token>
 #include <unordered_map>
 
+#include "archive/destination.h"
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "common/time_util.h"
 #include "monitor/daemon_archive_job.h"
 #include "monitor/daemon_discovery.h"
 #include "monitor/daemon_internal.h"
@@ -17,6 +20,7 @@
 #include "monitor/daemon_submit.h"
 #include "monitor/safety.h"
 #include "monitor/state_store.h"
+#include "query/fingerprint.h"
 
 namespace dlq {
 
@@ -279,7 +283,8 @@ const char* SelectionName(SelectionKind kind) {
 }
 
 // Logs an alarm transition and sends its notification.
-void NotifyTransition(Notifier& notifier, const QueueState& q, const Alarm& alarm, const Transition& t) {
+void NotifyTransition(Notifier& notifier, const QueueState& q, const Alarm& alarm, const Transition& t,
+                      const std::function<void(AlarmNotification&)>& add) {
   AlarmNotification n;
   n.queue = q.id.dq.name;
   n.queue_url = q.id.dq.url;
@@ -296,6 +301,7 @@ void NotifyTransition(Notifier& notifier, const QueueState& q, const Alarm& alar
   n.initial = t.initial;
   n.threshold = alarm.spec().threshold;
   n.comparison = std::string(ComparisonName(alarm.spec().comparison));
+  if (add) add(n);
   Log().Log(
       t.to == AlarmState::kAlarm ? LogLevel::kWarn : LogLevel::kInfo, "alarm_transition",
       {{"queue", n.queue}, {"alarm", n.alarm_name}, {"from", n.old_state}, {"to", n.new_state}, {"reason", n.reason}});
@@ -322,7 +328,9 @@ Daemon::Daemon(MonitorConfig config, GroupClientsFactory factory, Notifier& noti
       watched_(std::make_unique<WatchedGroups>()),
       view_(*watched_),
       state_(std::make_unique<DaemonStateKeeper>(options_, clock_, *watched_)),
-      discovery_(std::make_unique<DaemonDiscovery>(config_, options_, notifier_, metrics_, *watched_, *state_)) {
+      discovery_(std::make_unique<DaemonDiscovery>(config_, options_, notifier_, metrics_, *watched_, *state_)),
+      causes_(std::make_unique<CauseWorker>(clock_, &metrics_)) {
+  causes_->Start();
   SchedulerOptions so;
   so.global_concurrency = config_.concurrency_global;
   so.per_queue_concurrency = config_.concurrency_per_queue;
@@ -339,10 +347,55 @@ Daemon::~Daemon() {
 
 void Daemon::Stop() {
   if (scheduler_) scheduler_->Stop();
+  if (causes_) causes_->Stop();
 }
 
 void Daemon::WaitIdle() {
   scheduler_->WaitIdle();
+  causes_->WaitIdle();
+}
+
+std::optional<CauseJob> Daemon::CauseJobFor(const GroupState& g, const QueueInfo& q) const {
+  if (g.config.causes == GroupConfig::Causes::kOff || !g.clients || g.clients->logs == nullptr ||
+      g.clients->lambda == nullptr || causes_->Disabled(g.config.name)) {
+    return std::nullopt;
+  }
+  auto dest = ParseDestination(g.clients->destination_uri.empty() ? g.config.destination : g.clients->destination_uri);
+  if (!dest.ok()) return std::nullopt;
+  CauseJob job;
+  job.group = g.config.name;
+  job.dlq = q;
+  job.archive_prefix = ArchivePrefix(*dest);
+  job.named_log_groups = NamedConsumerLogs(g.config, q.name);
+  job.samples = static_cast<size_t>(std::max(1, g.config.cause_samples));
+  job.auto_mode = g.config.causes == GroupConfig::Causes::kAuto;
+  job.clients = *g.clients;
+  return job;
+}
+
+void Daemon::AddCauses(AlarmNotification& n, int64_t messages) const {
+  if (messages >= 0) n.messages = messages;
+  std::string base = config_.dashboard_url;  // control thread: config_ is its own
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (!base.empty()) n.dashboard_url = fmt::format("{}/#/queue/{}", base, UriEncode(n.queue));
+  for (const CauseGroupSummary& g : causes_->TopGroups(n.queue, 3)) {
+    NotificationGroup out;
+    out.id = GroupId(g.key);
+    out.key = g.key;
+    out.messages = g.messages;
+    if (!g.cause_type.empty() || !g.cause_message.empty()) {
+      std::string first_line = g.cause_message.substr(0, g.cause_message.find('\n'));
+      if (first_line.size() > 200) first_line = first_line.substr(0, 200) + "...";
+      out.cause = g.cause_type.empty() ? first_line : g.cause_type + ": " + first_line;
+    }
+    out.no_cause = g.absence;
+    out.answered = g.answered;
+    out.found = g.found;
+    if (!base.empty() && !g.example_id.empty()) {
+      out.url = fmt::format("{}/message/{}", n.dashboard_url, UriEncode(g.example_id));
+    }
+    n.top_groups.push_back(std::move(out));
+  }
 }
 
 int Daemon::http_port() const {
@@ -350,6 +403,7 @@ int Daemon::http_port() const {
 }
 
 void Daemon::Reload(MonitorConfig config) {
+  if (causes_) causes_->EnableAll();  // causes: auto tries again: the permissions may be there now
   std::vector<std::unique_ptr<GroupState>> fresh;
   WatchedGroups& w = *watched_;
   MutexLock lock(w.mu);
@@ -477,7 +531,12 @@ void Daemon::Collect(GroupState& g, QueueState& q, SystemTime now) {
     }
   }
   // Alarms are only mutated on this thread, so reading them unlocked is safe.
-  for (const FiredAlarm& f : fired) NotifyTransition(notifier_, q, *f.alarm, f.t);
+  const int64_t messages = counts.visible >= 0 && counts.not_visible >= 0
+                               ? counts.visible + counts.not_visible + std::max<int64_t>(counts.delayed, 0)
+                               : -1;
+  for (const FiredAlarm& f : fired) {
+    NotifyTransition(notifier_, q, *f.alarm, f.t, [&](AlarmNotification& n) { AddCauses(n, messages); });
+  }
 }
 
 void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, SystemTime now, bool transitioned) {
@@ -532,12 +591,13 @@ void Daemon::MaybeSubmit(GroupState& g, const std::shared_ptr<QueueState>& q, Sy
   spec.context = MakeArchiveContext(spec.queue, options_.host);
   const std::string queue_key = q->id.dq.region + "/" + q->id.dq.url;
   const SystemTime deadline = q->seen.nearest_expiry.value_or(now);
+  std::optional<CauseJob> causes = decision.learn ? std::nullopt : CauseJobFor(g, q->id.dq);
   lock.Unlock();
-  Submit(q, std::move(spec), queue_key, deadline, decision.requested);
+  Submit(q, std::move(spec), queue_key, deadline, decision.requested, std::move(causes));
 }
 
 void Daemon::Submit(const std::shared_ptr<QueueState>& q, DaemonArchiveRunSpec spec, const std::string& queue_key,
-                    SystemTime deadline, bool requested) {
+                    SystemTime deadline, bool requested, std::optional<CauseJob> causes) {
   ++generation_;
   Log().Log(LogLevel::kInfo, "archive_submitted",
             {{"group", spec.group},
@@ -551,7 +611,8 @@ void Daemon::Submit(const std::shared_ptr<QueueState>& q, DaemonArchiveRunSpec s
              {"window_s", static_cast<int64_t>(spec.drain.selection.window.count())}});
   DaemonArchiveRunReports reports{
       .archived = [this, q](uint64_t archived) { RunArchived(*q, archived); },
-      .finished = [this, q, group = spec.group](const DaemonArchiveRunReport& r) { RunFinished(group, *q, r); }};
+      .finished = [this, q, group = spec.group,
+                   causes = std::move(causes)](const DaemonArchiveRunReport& r) { RunFinished(group, *q, r, causes); }};
   ArchiveJob job;
   job.queue_key = queue_key;
   job.deadline = deadline;
@@ -576,12 +637,25 @@ void Daemon::RunArchived(QueueState& q, uint64_t archived) {
   ++generation_;  // the overview shows it too
 }
 
-void Daemon::RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r) {
+void Daemon::RunFinished(const std::string& group, QueueState& q, const DaemonArchiveRunReport& r,
+                         const std::optional<CauseJob>& causes) {
   const bool learn = r.learn;
+  std::optional<CauseJob> job;
+  if (causes && !learn && !r.result.keys.empty()) job = causes;
   {
     MutexLock l(q.mu);
+    if (job) {
+      // When the daemon first saw each archived message: before the ledger forgets them.
+      job->keys = r.result.keys;
+      for (const ReceivedMessage& m : r.received) {
+        if (const LedgerEntry* e = q.seen.ledger.Find(m.message_id); e != nullptr) {
+          job->arrivals_ms[m.message_id] = ToUnixMillis(e->first_seen);
+        }
+      }
+    }
     LearnFrom(q.seen, q.id.dq, r, clock_.Now());
   }
+  if (job) causes_->Submit(std::move(*job));
   if (learn) {
     ++generation_;
     return;

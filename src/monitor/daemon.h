@@ -35,6 +35,7 @@
 #include "common/status.h"
 #include "monitor/alarm.h"
 #include "monitor/alarm_plan.h"
+#include "monitor/cause_worker.h"
 #include "monitor/config.h"
 #include "monitor/daemon_metrics.h"
 #include "monitor/daemon_view.h"
@@ -100,7 +101,7 @@ class Daemon {
   // alarms, notifications, archive submissions. Errors of one group or queue
   // are logged and counted; the cycle goes on with the others.
   void RunOnce();
-  // Blocks until no archive job is pending or running.
+  // Blocks until no archive job is pending or running, and no cause lookup.
   void WaitIdle();
   // Replaces the configuration (already validated). Queues of removed groups
   // stop being watched; alarm state of queues still watched is kept when
@@ -141,15 +142,21 @@ class Daemon {
   void Collect(daemon_internal::GroupState& group, daemon_internal::QueueState& q, SystemTime now);
   void MaybeSubmit(daemon_internal::GroupState& group, const std::shared_ptr<daemon_internal::QueueState>& q,
                    SystemTime now, bool transitioned);
-  // Hands an archive run of q to the scheduler.
+  // Hands an archive run of q to the scheduler; `causes`, when set, is the
+  // cause lookup to queue after it (its keys and arrivals filled then).
   void Submit(const std::shared_ptr<daemon_internal::QueueState>& q, DaemonArchiveRunSpec spec,
-              const std::string& queue_key, SystemTime deadline, bool requested);
+              const std::string& queue_key, SystemTime deadline, bool requested, std::optional<CauseJob> causes);
   // Counts a failed run (metrics, last_error, log). Any thread; `q.mu` must not be held.
   void RecordFailure(const std::string& group, daemon_internal::QueueState& q, const Status& status, SystemTime now,
                      std::string_view event);
   // An archive run's reports (monitor/daemon_archive_job.h), on its threads.
   void RunArchived(daemon_internal::QueueState& q, uint64_t archived);
-  void RunFinished(const std::string& group, daemon_internal::QueueState& q, const DaemonArchiveRunReport& r);
+  void RunFinished(const std::string& group, daemon_internal::QueueState& q, const DaemonArchiveRunReport& r,
+                   const std::optional<CauseJob>& causes);
+  // The cause lookup of `g`'s runs of `q` (doc/causes.md), or none (causes: off, no Logs or Lambda client).
+  std::optional<CauseJob> CauseJobFor(const daemon_internal::GroupState& g, const QueueInfo& q) const;
+  // A queue alarm's notification: the messages, the top failure groups, the dashboard links.
+  void AddCauses(AlarmNotification& n, int64_t messages) const;
 
   MonitorConfig config_;  // control thread only
   GroupClientsFactory factory_;
@@ -170,6 +177,7 @@ class Daemon {
   DaemonView view_;
   std::unique_ptr<DaemonStateKeeper> state_;
   std::unique_ptr<DaemonDiscovery> discovery_;
+  std::unique_ptr<CauseWorker> causes_;  // its own thread: archiving never waits on a lookup
 };
 
 }  // namespace dlq
