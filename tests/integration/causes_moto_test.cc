@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/json_writer.h"
+#include "daemon_process.h"
 #include "harness.h"
 #include "moto_fixtures.h"
 
@@ -204,6 +205,164 @@ TEST(CausesMotoTest, StatsFindsTheCausesTheConsumersLoggedAndShowPrintsThem) {
   auto listed = RunShell(Dlq(moto, "ls --from file://" + dir.string()), false);
   EXPECT_EQ(listed.out.find("_causes"), std::string::npos) << listed.out;
   fs::remove_all(dir);
+}
+
+// The daemon looks causes up for what it archives: a DLQ fed by a source
+// whose Lambda consumer logs in Java's plain text (log4j2) and reports a
+// partial batch failure, and a service named by consumer_logs: (its own JSON
+// logs). The daemon archives to S3 on its expiry alarm, then its cause worker
+// keeps the answers in _causes/, where `stats` reads them.
+TEST(CausesMotoTest, TheDaemonLooksUpWhatItArchivesAndKeepsTheAnswers) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  AwsClient logs_aws(svc->settings().Endpoint("logs"), svc->transport(), svc->credentials(), DefaultClock());
+  AwsClient lambda_aws(svc->settings().Endpoint("lambda"), svc->transport(), svc->credentials(), DefaultClock());
+  const std::string base = UniqueName("causes-daemon");
+  const std::string function = base + "-worker", group = "/aws/lambda/" + function;
+  const std::string service_group = "/ecs/" + base + "-svc";
+  const std::string bucket = base + "-archive";
+  ASSERT_TRUE(svc->s3_for(bucket).CreateBucket(bucket).ok());
+
+  // A DLQ whose messages expire two minutes after they were sent, so its
+  // expiry alarm (10 s) archives them at once.
+  auto dlq = svc->sqs().CreateQueue(base + "-dlq", {{"MessageRetentionPeriod", "120"}});
+  ASSERT_TRUE(dlq.ok()) << dlq.status().ToString();
+  auto source = svc->sqs().CreateQueue(
+      base, {{"VisibilityTimeout", "1"},
+             {"RedrivePolicy",
+              fmt::format(R"j({{"deadLetterTargetArn":"{}","maxReceiveCount":"1"}})j", QueueArn(*svc, *dlq))}});
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  const std::string source_arn = QueueArn(*svc, *source);
+
+  // Four messages of four shapes: the consumer's logs must not be written
+  // before their ids are known, so send first.
+  std::vector<std::string> ids;
+  const char* fields[] = {"order", "invoice", "refund", "receipt"};
+  for (int i = 0; i < 4; ++i) {
+    SendEntry e;
+    e.body = fmt::format(R"j({{"{}":{}}})j", fields[i], 7 + i);
+    auto sent = svc->sqs().SendMessage(*source, e);
+    ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+    ids.push_back(sent->message_id);
+  }
+  const std::string role_arn = CreateRole(*svc, moto.endpoint(), base + "-role");
+  ASSERT_FALSE(role_arn.empty());
+  JsonWriter fn;
+  fn.BeginObject().Key("FunctionName").String(function).Key("Runtime").String("java21");
+  fn.Key("Role").String(role_arn).Key("Handler").String("example.Handler::handleRequest");
+  fn.Key("Code").BeginObject().Key("ZipFile").String(ZipBase64()).EndObject().Key("Timeout").Int(30).EndObject();
+  LambdaCall(lambda_aws, "POST", "/2015-03-31/functions", fn.Take());
+  JsonWriter esm;
+  esm.BeginObject().Key("EventSourceArn").String(source_arn).Key("FunctionName").String(function);
+  esm.Key("BatchSize").Int(10).EndObject();
+  LambdaCall(lambda_aws, "POST", "/2015-03-31/event-source-mappings/", esm.Take());
+
+  const int64_t t = NowMs() - 20'000;
+  const std::string ra = "6bc28136-4f1a-4365-b021-0ce6b2e64ab0", rb = "7cd39247-5a2b-4476-8132-1df7c3f75bc1";
+  const std::string sa = "2026/11/29/[$LATEST]" + RandomHex(8), sb = "2026/11/29/[$LATEST]" + RandomHex(8);
+  WriteLogs(logs_aws, group,
+            {// Java (log4j2 plain text): ids[0] fails with an exception.
+             {sa, t, "START RequestId: " + ra + " Version: $LATEST"},
+             {sa, t + 1, "2026-11-29 10:00:00 " + ra + " INFO  Handler - processing " + ids[0]},
+             {sa, t + 2,
+              "2026-11-29 10:00:01 " + ra +
+                  " ERROR Handler - payment failed\njava.lang.IllegalStateException: card declined for order 42\n"
+                  "\tat example.Handler.charge(Handler.java:57)"},
+             {sa, t + 3, "END RequestId: " + ra},
+             // A batch of two (ids[1], ids[3]) where only ids[1] fails: a partial batch response.
+             {sb, t + 10, "START RequestId: " + rb + " Version: $LATEST"},
+             {sb, t + 11, "[INFO]\t2026-11-29T10:00:00.011Z\t" + rb + "\tProcessing message " + ids[1]},
+             {sb, t + 12, "[INFO]\t2026-11-29T10:00:00.012Z\t" + rb + "\tProcessing message " + ids[3]},
+             {sb, t + 13,
+              "[ERROR]\t2026-11-29T10:00:00.013Z\t" + rb + "\tRecord " + ids[1] + " failed: KeyError 'customer_id'"},
+             {sb, t + 14, "[INFO]\t2026-11-29T10:00:00.014Z\t" + rb + "\tReporting 1 batch item failure"},
+             {sb, t + 15, "END RequestId: " + rb}});
+  // The service named by consumer_logs: handles ids[2].
+  WriteLogs(logs_aws, service_group,
+            {{"orders/task/1", t + 20,
+              R"j({"level":"error","msg":"handler failed","messageId":")j" + ids[2] +
+                  R"j(","error":{"name":"InventoryError","message":"no stock for item 77"},"trace_id":"t-1"})j"}});
+
+  // Every message fails into the DLQ (received past maxReceiveCount).
+  for (int round = 0; round < 2; ++round) {
+    for (int n = 0; n < 3; ++n) {
+      ReceiveOptions ro;
+      ro.max_messages = 10;
+      ASSERT_TRUE(svc->sqs().ReceiveMessages(*source, ro).ok());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+  {
+    ReceiveOptions ro;
+    ro.max_messages = 10;
+    ASSERT_TRUE(svc->sqs().ReceiveMessages(*source, ro).ok());
+  }
+
+  const std::string dir = "/tmp/" + base;
+  ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  const std::string config = dir + "/dlq-archive.yaml";
+  WriteFile(config, fmt::format(R"(listen: 127.0.0.1:{}
+collection_interval: 1s
+sweep_interval: 2s
+defaults:
+  destination: s3://{}/dlq-archive
+  visibility_timeout: 30s
+  batch: {{ max_age: 1s }}
+groups:
+  - name: it
+    endpoint_url: {}
+    queues: [{}-dlq]
+    causes: on
+    consumer_logs: ["{}-dlq={}"]
+    alarms:
+      expiry: {{ threshold: 10s, period: 2s }}
+      depth: {{ enabled: false }}
+)",
+                                port, bucket, moto.endpoint(), base, base, service_group));
+  auto checked = RunShell(moto.ShellEnv() + DLQ_BINARY + " check --config " + config, false);
+  EXPECT_NE(checked.out.find("logs " + group + ": function " + function), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("logs " + service_group + ": named by consumer_logs"), std::string::npos) << checked.out;
+
+  BackgroundDaemon daemon(moto, dir, config);
+  const std::string metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  const std::string found =
+      fmt::format(R"(dlq_archive_cause_lookups_total{{queue="{}-dlq",region="us-east-1",status="found"}} 3)", base);
+  const std::string no_error =
+      fmt::format(R"(dlq_archive_cause_lookups_total{{queue="{}-dlq",region="us-east-1",status="no_error"}} 1)", base);
+  std::string metrics = PollUntil(
+      metrics_url, [&](const std::string& b) { return Has(b, found) && Has(b, no_error); }, 60);
+  EXPECT_TRUE(Has(metrics, found) && Has(metrics, no_error)) << metrics << "\n--- log:\n" << daemon.Log();
+  EXPECT_EQ(daemon.Stop(), "0\n") << daemon.Log();
+  EXPECT_TRUE(Has(daemon.Log(), "causes_looked_up")) << daemon.Log();
+
+  // The answers are kept in the archive: stats reads them, with no lookup.
+  auto stats =
+      RunShell(Dlq(moto, "stats --from s3://" + bucket + "/dlq-archive --group-by fingerprint --output json"), false);
+  ASSERT_EQ(stats.exit_code, 0) << stats.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(stats.out).get(doc), simdjson::SUCCESS) << stats.out;
+  std::map<std::string, std::string> cause_of_example;
+  for (simdjson::dom::element g : doc["groups"].get_array()) {
+    const std::string id{std::string_view(g["example_id"])};
+    simdjson::dom::element c;
+    ASSERT_EQ(g["cause"].get(c), simdjson::SUCCESS) << stats.out;
+    std::string_view absence;
+    if (c["absence"].get(absence) == simdjson::SUCCESS) {
+      cause_of_example[id] = fmt::format("(none: {})", absence);
+    } else {
+      cause_of_example[id] = fmt::format("{}: {}", std::string_view(c["type"]), std::string_view(c["message"]));
+    }
+  }
+  EXPECT_EQ(cause_of_example[ids[0]], "java.lang.IllegalStateException: card declined for order 42") << stats.out;
+  EXPECT_NE(cause_of_example[ids[1]].find("Record " + ids[1] + " failed: KeyError 'customer_id'"), std::string::npos)
+      << stats.out;
+  EXPECT_EQ(cause_of_example[ids[2]], "InventoryError: no stock for item 77") << stats.out;
+  EXPECT_EQ(cause_of_example[ids[3]], "(none: no_error)") << stats.out;
+  RunShell("rm -rf " + dir);
 }
 
 }  // namespace
