@@ -270,10 +270,11 @@ void AddDashboardKeys(std::vector<ConfigKey>& k) {
       "(warned about when listen is not loopback)",
       [](const ConfigTarget& t) -> std::string& { return t.config->dashboard_read_token; }, CheckToken,
       ConfigType::kSecret));
-  k.push_back(Str(kTop, "dashboard.url", "", "https://dlq.example.com",
-                  "the dashboard's address as people reach it; alarm notifications link to the queue and to its "
-                  "failure groups there; empty: no links",
-                  [](const ConfigTarget& t) -> std::string& { return t.config->dashboard_url; }, CheckEndpointUrl));
+  k.push_back(Str(
+      kTop, "dashboard.url", "", "https://dlq.example.com",
+      "the dashboard's address as people reach it; alarm notifications link to the queue and to its "
+      "failure groups there; empty: no links",
+      [](const ConfigTarget& t) -> std::string& { return t.config->dashboard_url; }, CheckEndpointUrl));
   k.push_back(List(
       "dashboard.hosts",
       "host names the listener answers to in the Host header, besides IP addresses, localhost and the listen host "

@@ -37,11 +37,11 @@ namespace dlq {
 
 // One failure group of the DLQ, for a notification (monitor/cause_worker.h).
 struct NotificationGroup {
-  std::string id;         // its short id (query/fingerprint.h GroupId)
-  std::string key;        // its failure group key
-  uint64_t messages = 0;  // archived messages of the group the daemon read
-  std::string cause;      // "Type: message" when found; else empty
-  std::string no_cause;   // else the most common answer ("not_mentioned"); empty when none was looked up
+  std::string id;                    // its short id (query/fingerprint.h GroupId)
+  std::string key;                   // its failure group key
+  uint64_t messages = 0;             // archived messages of the group the daemon read
+  std::string cause;                 // "Type: message" when found; else empty
+  std::string no_cause;              // else the most common answer ("not_mentioned"); empty when none was looked up
   uint64_t answered = 0, found = 0;  // its messages looked up, and those whose answer is `cause`
   std::string url;                   // its example message on the dashboard; empty without dashboard.url
 };
