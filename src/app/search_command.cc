@@ -57,6 +57,33 @@ std::optional<std::set<std::string>> LoadCauseMatches(ObjectStore& store, const 
   return out;
 }
 
+// The scan of the search's flags; nullopt when a flag is bad (said on `err`).
+std::optional<ScanOptions> SearchScan(const SearchCommandOptions& options, SystemTime now,
+                                      const std::atomic<bool>* stop, std::FILE* err) {
+  Result<Filter> filter = BuildFilter(options.filter, now);
+  if (!filter.ok()) {
+    fmt::print(err, "error: search: {}\n", TerminalSafe(filter.status().message()));
+    return std::nullopt;
+  }
+  Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
+  if (!layouts.ok()) {
+    fmt::print(err, "error: search: {}\n", TerminalSafe(layouts.status().message()));
+    return std::nullopt;
+  }
+  Result<size_t> memory = ParseScanMemory(options.source);
+  if (!memory.ok()) {
+    fmt::print(err, "error: search: {}\n", memory.status().message());
+    return std::nullopt;
+  }
+  ScanOptions scan;
+  scan.filter = std::move(*filter);
+  scan.layouts = std::move(*layouts);
+  scan.parallelism = options.source.parallelism;
+  scan.memory_budget_bytes = *memory;
+  scan.stop = stop;
+  return scan;
+}
+
 }  // namespace
 
 int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, const Destination& from, SystemTime now,
@@ -66,27 +93,9 @@ int RunSearchCommand(const SearchCommandOptions& options, ObjectStore& store, co
     fmt::print(err, "error: search: --output '{}': must be table, jsonl, ids or count\n", TerminalSafe(output));
     return 2;
   }
-  Result<Filter> filter = BuildFilter(options.filter, now);
-  if (!filter.ok()) {
-    fmt::print(err, "error: search: {}\n", TerminalSafe(filter.status().message()));
-    return 2;
-  }
-  Result<ArchiveLayouts> layouts = ParseLayouts(options.source);
-  if (!layouts.ok()) {
-    fmt::print(err, "error: search: {}\n", TerminalSafe(layouts.status().message()));
-    return 2;
-  }
-  Result<size_t> memory = ParseScanMemory(options.source);
-  if (!memory.ok()) {
-    fmt::print(err, "error: search: {}\n", memory.status().message());
-    return 2;
-  }
-  ScanOptions scan;
-  scan.filter = std::move(*filter);
-  scan.layouts = std::move(*layouts);
-  scan.parallelism = options.source.parallelism;
-  scan.memory_budget_bytes = *memory;
-  scan.stop = stop;
+  std::optional<ScanOptions> scan_options = SearchScan(options, now, stop, err);
+  if (!scan_options) return 2;
+  ScanOptions& scan = *scan_options;
 
   std::optional<FailedAgainIndex> failed_again;
   if (options.failed_again) {

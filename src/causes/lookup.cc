@@ -160,9 +160,8 @@ CauseLookup::GroupAnswer CauseLookup::CallFailed(const ConsumerLogGroup& group, 
   return a;
 }
 
-CauseLookup::GroupAnswer CauseLookup::SearchGroup(const ConsumerLogGroup& group, const LookupMessage& m,
-                                                  int64_t start_ms, int64_t end_ms,
-                                                  const std::vector<std::string>& other_message_ids) {
+std::optional<CauseLookup::GroupAnswer> CauseLookup::Unsearchable(const ConsumerLogGroup& group, const LookupMessage& m,
+                                                                  int64_t end_ms) {
   GroupAnswer a;
   const GroupInfo& info = Describe(group.log_group);
   if (info.described && !info.info) {
@@ -182,46 +181,22 @@ CauseLookup::GroupAnswer CauseLookup::SearchGroup(const ConsumerLogGroup& group,
       return a;
     }
   }
-  if (!budget_left()) {
-    a.out_of_budget = true;
-    return a;
-  }
-  FilterLogEventsRequest mentions;
-  mentions.log_group = group.log_group;
-  auto term = QuotedFilterTerm(m.message_id);
-  if (!term.ok()) {
-    a.status = CauseStatus::kError;
-    a.reason = fmt::format("message id {} cannot be searched for: {}", m.message_id, term.status().message());
-    return a;
-  }
-  mentions.filter_pattern = *term;
-  mentions.start_time_ms = start_ms;
-  mentions.end_time_ms = end_ms;
-  mentions.max_calls = std::min(options_.max_calls_per_search, options_.max_filter_calls - calls_.filter_log_events);
-  mentions.max_events = options_.max_mentions;
-  auto found = logs_.FilterLogEvents(mentions);
-  // A failed call counts as one (its retries are the client's).
-  calls_.filter_log_events += found.ok() ? found->calls : 1;
-  if (!found.ok()) return CallFailed(group, found.status());
-  if (found->events.empty()) {
-    a.status = CauseStatus::kNotMentioned;
-    a.reason = fmt::format("no log line in {} mentions {} between {} and {}", group.log_group, m.message_id,
-                           Time(start_ms), Time(end_ms));
-    return a;
-  }
+  return std::nullopt;
+}
 
-  // The invocations: the mentioning streams around the mentions.
+std::vector<LogEvent> CauseLookup::Invocations(const ConsumerLogGroup& group, const LookupMessage& m,
+                                               const std::vector<FilteredLogEvent>& mentions) {
   std::vector<LogEvent> events;
   std::set<std::string> seen;
   std::vector<std::string> streams;
-  int64_t first = found->events.front().timestamp_ms, last = first;
+  int64_t first = mentions.front().timestamp_ms, last = first;
   auto keep = [&](const FilteredLogEvent& e) {
     std::string id =
         e.event_id.empty() ? fmt::format("{}\n{}\n{}", e.log_stream, e.timestamp_ms, e.message) : e.event_id;
     if (!seen.insert(std::move(id)).second) return;
     events.push_back(LogEvent{group.log_group, e.log_stream, e.timestamp_ms, e.message});
   };
-  for (const FilteredLogEvent& e : found->events) {
+  for (const FilteredLogEvent& e : mentions) {
     keep(e);
     first = std::min(first, e.timestamp_ms);
     last = std::max(last, e.timestamp_ms);
@@ -250,11 +225,52 @@ CauseLookup::GroupAnswer CauseLookup::SearchGroup(const ConsumerLogGroup& group,
       for (const FilteredLogEvent& e : invocation->events) keep(e);
     }
   }
-  CauseResult r = CauseFinder(std::move(events), options_.cause).Find(m.message_id, other_message_ids);
+  return events;
+}
+
+CauseLookup::GroupAnswer CauseLookup::SearchGroup(const ConsumerLogGroup& group, const LookupMessage& m,
+                                                  int64_t start_ms, int64_t end_ms,
+                                                  const std::vector<std::string>& other_message_ids) {
+  if (std::optional<GroupAnswer> no = Unsearchable(group, m, end_ms)) return std::move(*no);
+  GroupAnswer a;
+  if (!budget_left()) {
+    a.out_of_budget = true;
+    return a;
+  }
+  FilterLogEventsRequest mentions;
+  mentions.log_group = group.log_group;
+  auto term = QuotedFilterTerm(m.message_id);
+  if (!term.ok()) {
+    a.status = CauseStatus::kError;
+    a.reason = fmt::format("message id {} cannot be searched for: {}", m.message_id, term.status().message());
+    return a;
+  }
+  mentions.filter_pattern = *term;
+  mentions.start_time_ms = start_ms;
+  mentions.end_time_ms = end_ms;
+  mentions.max_calls = std::min(options_.max_calls_per_search, options_.max_filter_calls - calls_.filter_log_events);
+  mentions.max_events = options_.max_mentions;
+  auto found = logs_.FilterLogEvents(mentions);
+  // A failed call counts as one (its retries are the client's).
+  calls_.filter_log_events += found.ok() ? found->calls : 1;
+  if (!found.ok()) return CallFailed(group, found.status());
+  if (found->events.empty()) {
+    a.status = CauseStatus::kNotMentioned;
+    a.reason = fmt::format("no log line in {} mentions {} between {} and {}", group.log_group, m.message_id,
+                           Time(start_ms), Time(end_ms));
+    return a;
+  }
+  CauseResult r =
+      CauseFinder(Invocations(group, m, found->events), options_.cause).Find(m.message_id, other_message_ids);
   if (r.outcome == CauseOutcome::kFound && r.cause) {
     a.status = CauseStatus::kFound;
     a.cause = std::move(r.cause);
     return a;
+  }
+  int64_t first = found->events.front().timestamp_ms, last = first;
+  for (const FilteredLogEvent& e : found->events) {
+    first = std::min(first, e.timestamp_ms);
+    last = std::max(last, e.timestamp_ms);
   }
   a.status = CauseStatus::kNoError;
   a.reason = fmt::format("{} mentions {} ({} between {} and {}) but no invocation that handled it logged an error",

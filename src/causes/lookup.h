@@ -92,6 +92,13 @@ class CauseLookup {
   const GroupInfo& Describe(const std::string& log_group);
   // The answer for a failed FilterLogEvents call.
   GroupAnswer CallFailed(const ConsumerLogGroup& group, const Status& st) const;
+  // Why the group cannot be searched for a message processed by `end_ms`
+  // (it does not exist; its retention ended), or nullopt.
+  std::optional<GroupAnswer> Unsearchable(const ConsumerLogGroup& group, const LookupMessage& m, int64_t end_ms);
+  // The mentions and the invocations around them: the mentioning streams
+  // within the consumer's timeout (or the source's visibility timeout).
+  std::vector<LogEvent> Invocations(const ConsumerLogGroup& group, const LookupMessage& m,
+                                    const std::vector<FilteredLogEvent>& mentions);
   std::string LogGroupArn(const std::string& log_group) const;
 
   LogsClient& logs_;
