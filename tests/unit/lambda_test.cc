@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "aws/credentials.h"
@@ -577,18 +578,21 @@ TEST_F(LambdaCausesTest, AQueueNamedByUrlIsArchivedButNotLookedUp) {
 }
 
 TEST(LambdaSettingsTest, CausesAreOffUnlessSetAndTheirVariablesAreChecked) {
-  MapEnvironment base{{"AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9001"}, {"DLQ_ARCHIVE_DESTINATION", "s3://b/p"}};
-  auto d = LambdaSettingsFromEnv(base);
+  auto base = [] {
+    return std::make_unique<MapEnvironment>(std::initializer_list<std::pair<const std::string, std::string>>{
+        {"AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9001"}, {"DLQ_ARCHIVE_DESTINATION", "s3://b/p"}});
+  };
+  auto d = LambdaSettingsFromEnv(*base());
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->config.causes.mode, LambdaCauses::Mode::kOff);
   EXPECT_EQ(d->config.causes.samples, 3u);
   EXPECT_TRUE(d->config.causes.consumer_logs.empty());
 
-  MapEnvironment env = base;
-  env.Set("DLQ_ARCHIVE_CAUSES", "auto");
-  env.Set("DLQ_ARCHIVE_CAUSE_SAMPLES", "5");
-  env.Set("DLQ_ARCHIVE_CONSUMER_LOGS", "/ecs/orders, payments-dlq=/ecs/payments");
-  auto s = LambdaSettingsFromEnv(env);
+  auto env = base();
+  env->Set("DLQ_ARCHIVE_CAUSES", "auto");
+  env->Set("DLQ_ARCHIVE_CAUSE_SAMPLES", "5");
+  env->Set("DLQ_ARCHIVE_CONSUMER_LOGS", "/ecs/orders, payments-dlq=/ecs/payments");
+  auto s = LambdaSettingsFromEnv(*env);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->config.causes.mode, LambdaCauses::Mode::kAuto);
   EXPECT_EQ(s->config.causes.samples, 5u);
@@ -600,8 +604,8 @@ TEST(LambdaSettingsTest, CausesAreOffUnlessSetAndTheirVariablesAreChecked) {
   };
   EXPECT_EQ(names("orders-dlq"), (std::vector<std::string>{"/ecs/orders"}));
   EXPECT_EQ(names("payments-dlq"), (std::vector<std::string>{"/ecs/orders", "/ecs/payments"}));
-  env.Set("DLQ_ARCHIVE_CAUSES", "on");
-  EXPECT_EQ(LambdaSettingsFromEnv(env)->config.causes.mode, LambdaCauses::Mode::kOn);
+  env->Set("DLQ_ARCHIVE_CAUSES", "on");
+  EXPECT_EQ(LambdaSettingsFromEnv(*env)->config.causes.mode, LambdaCauses::Mode::kOn);
 
   for (auto [var, value] :
        std::vector<std::pair<std::string, std::string>>{{"DLQ_ARCHIVE_CAUSES", "yes"},
@@ -611,9 +615,9 @@ TEST(LambdaSettingsTest, CausesAreOffUnlessSetAndTheirVariablesAreChecked) {
                                                         {"DLQ_ARCHIVE_CONSUMER_LOGS", "=/ecs/orders"},
                                                         {"DLQ_ARCHIVE_CONSUMER_LOGS", "orders-dlq="},
                                                         {"DLQ_ARCHIVE_CONSUMER_LOGS", "/ecs/*"}}) {
-    MapEnvironment bad = base;
-    bad.Set(var, value);
-    auto r = LambdaSettingsFromEnv(bad);
+    auto bad = base();
+    bad->Set(var, value);
+    auto r = LambdaSettingsFromEnv(*bad);
     ASSERT_FALSE(r.ok()) << var << "=" << value;
     EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(r.status().message().find(var), std::string::npos) << r.status().message();

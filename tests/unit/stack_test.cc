@@ -378,7 +378,7 @@ groups:
   EXPECT_THAT(two.tmpl.Find("Description")->AsString(), HasSubstr("archives 2 SQS dead-letter queues to s3://"));
 }
 
-TEST(StackTest, RoleIsScopedToExactArnsAndHasNoWildcardResource) {
+TEST(StackTest, RoleIsScopedToExactArnsAndItsOnlyWildcardIsListEventSourceMappings) {
   MonitorConfig c = Config(R"(
 groups:
   - name: main
@@ -836,7 +836,7 @@ groups:
   EXPECT_EQ(Statements(s3).count("EncryptArchiveObjects"), 0u);
 }
 
-TEST(StackTest, VpcGetsEndpointsAndTheOnlyWildcardIsTheNetworkInterfaceStatement) {
+TEST(StackTest, VpcGetsEndpointsAndItsOnlyWildcardsAreNetworkInterfacesAndListMappings) {
   MonitorConfig c = Config(R"(
 groups:
   - name: main
