@@ -45,6 +45,9 @@ int RunLambdaCommand(const ServicesOptions& base, std::atomic<bool>& stop) {
   deps.store = store->get();
   deps.clock = &DefaultClock();
   deps.region = (*services)->settings().region;
+  // The cause lookups (DLQ_ARCHIVE_CAUSES) use the function's own account.
+  deps.logs = &(*services)->logs();
+  deps.lambda_api = &(*services)->lambda();
   deps.sqs_for = [&](const std::string& account) -> Result<QueueClient*> {
     auto role = settings->role_arns.find(account);
     if (account.empty() || role == settings->role_arns.end()) return &(*services)->sqs();

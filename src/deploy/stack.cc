@@ -99,6 +99,12 @@ Result<const GroupConfig*> CommonGroup(const MonitorConfig& config, const std::v
     DLQ_RETURN_IF_ERROR(differ("sse_kms_key_id", first->put.sse_kms_key_id, g->put.sse_kms_key_id));
     DLQ_RETURN_IF_ERROR(differ("storage_class", first->put.storage_class, g->put.storage_class));
     DLQ_RETURN_IF_ERROR(differ("region", first->region, g->region));
+    DLQ_RETURN_IF_ERROR(differ("causes", std::string(stack_internal::StackCausesMode(*first)),
+                               std::string(stack_internal::StackCausesMode(*g))));
+    DLQ_RETURN_IF_ERROR(
+        differ("cause_samples", std::to_string(first->cause_samples), std::to_string(g->cause_samples)));
+    DLQ_RETURN_IF_ERROR(differ("consumer_logs", fmt::format("{}", fmt::join(first->consumer_logs, ",")),
+                               fmt::format("{}", fmt::join(g->consumer_logs, ","))));
   }
   if (first == nullptr) {
     return InvalidArgument("no queue to deploy for: the config's groups name or discover none");

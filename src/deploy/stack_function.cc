@@ -76,6 +76,14 @@ TemplateValue StackBuilder::FunctionEnvironment() const {
   } else if (!default_layout_) {
     env.Set("DLQ_ARCHIVE_KEY_TEMPLATE", group.key_template.text());
   }
+  // The cause lookups after each drain (doc/causes.md); the runtime's default is off.
+  env.Set("DLQ_ARCHIVE_CAUSES", std::string(StackCausesMode(group)));
+  if (group.causes != GroupSettings::Causes::kOff) {
+    env.Set("DLQ_ARCHIVE_CAUSE_SAMPLES", std::to_string(group.cause_samples));
+    if (!group.consumer_logs.empty()) {
+      env.Set("DLQ_ARCHIVE_CONSUMER_LOGS", fmt::format("{}", fmt::join(group.consumer_logs, ",")));
+    }
+  }
   if (!role_by_account_.empty()) {
     std::string roles;
     for (const auto& [account, arn] : role_by_account_) {
@@ -136,7 +144,8 @@ void StackBuilder::AddSchedule() {
                                                                  .Set("SourceArn", GetAtt(kSchedule, "Arn"))));
 }
 
-// S3 (gateway), SQS, Lambda (the follow-up invoke), STS (roles).
+// S3 (gateway), SQS, Lambda (the follow-up invoke, the cause lookups), STS
+// (roles), CloudWatch Logs (the cause lookups).
 void StackBuilder::AddVpcEndpoints() {
   if (!vpc_ || !o_.vpc_endpoints) return;
   res_.Set("S3GatewayEndpoint", TemplateValue::Map()
@@ -149,6 +158,7 @@ void StackBuilder::AddVpcEndpoints() {
   res_.Set("SqsEndpoint", InterfaceEndpoint("sqs"));
   res_.Set("LambdaEndpoint", InterfaceEndpoint("lambda"));
   if (!role_by_account_.empty()) res_.Set("StsEndpoint", InterfaceEndpoint("sts"));
+  if (group_->causes != GroupSettings::Causes::kOff) res_.Set("LogsEndpoint", InterfaceEndpoint("logs"));
 }
 
 }  // namespace dlq::stack_internal

@@ -2,6 +2,7 @@
 // key as IAM and S3 need it (stack_internal.h; doc/deployment.md).
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,22 @@ TemplateValue Statement(std::string_view sid, const std::vector<std::string>& ac
       .Set("Resource", std::move(resources));
 }
 
+// The log group a `consumer_logs:` entry names: "GROUP" or "QUEUE=GROUP".
+std::string ConsumerLogGroup(const std::string& entry) {
+  const auto eq = entry.find('=');
+  return std::string(Trim(eq == std::string::npos ? entry : entry.substr(eq + 1)));
+}
+
 }  // namespace
+
+std::string_view StackCausesMode(const GroupSettings& group) {
+  switch (group.causes) {
+    case GroupSettings::Causes::kAuto: return "auto";
+    case GroupSettings::Causes::kOn: return "on";
+    case GroupSettings::Causes::kOff: return "off";
+  }
+  return "off";
+}
 
 Result<std::optional<KmsKey>> ResolveKmsKey(const PutOptions& put) {
   if (put.sse != "aws:kms" || put.sse_kms_key_id.empty()) return std::optional<KmsKey>();
@@ -90,8 +106,46 @@ TemplateValue StackBuilder::RoleStatements() const {
   statements.Add(Statement("FollowUpInvoke", {"lambda:InvokeFunction"},
                            TemplateValue::List({Sub(fmt::format(
                                "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}", Partition(), fn_))})));
+  if (group_->causes != GroupSettings::Causes::kOff) {
+    // The cause lookups after each drain (doc/causes.md): the consumers' log
+    // groups, Lambda's (/aws/lambda/*) and those consumer_logs names.
+    const std::string log_group =
+        fmt::format("arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:", Partition());
+    TemplateValue groups = TemplateValue::List({Sub(log_group + "/aws/lambda/*:*")});
+    std::set<std::string> named;
+    for (const std::string& entry : group_->consumer_logs) named.insert(ConsumerLogGroup(entry));
+    for (const std::string& g : named) {
+      if (!StartsWith(g, "/aws/lambda/")) groups.Add(Sub(fmt::format("{}{}:*", log_group, SubLiteral(g))));
+    }
+    // The archive objects a drain wrote, read back, and the kept answers
+    // (the sidecar is written under the prefix WriteArchiveObjects grants).
+    statements.Add(Statement("LookUpCausesReadArchive", {"s3:GetObject"},
+                             TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket,
+                                                                  SubLiteral(prefix_)))})));
+    statements.Add(Statement("LookUpCausesListKeptCauses", {"s3:ListBucket"},
+                             TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}", Partition(), kBucket))}))
+                       .Set("Condition", TemplateValue::Map().Set(
+                                             "StringLike", TemplateValue::Map().Set(
+                                                               "s3:prefix", fmt::format("{}/_causes/*", prefix_)))));
+    // Each DLQ's source queues (ListDeadLetterSourceQueues) and their ARN,
+    // visibility timeout and redrive policy (GetQueueAttributes): the
+    // sources are not known here, so any queue of the account and region.
+    statements.Add(Statement(
+        "LookUpCausesFindSourceQueues", {"sqs:ListDeadLetterSourceQueues", "sqs:GetQueueAttributes"},
+        TemplateValue::List({Sub(fmt::format("arn:{}:sqs:${{AWS::Region}}:${{AWS::AccountId}}:*", Partition()))})));
+    statements.Add(
+        Statement("LookUpCausesReadLogs", {"logs:FilterLogEvents", "logs:DescribeLogGroups"}, std::move(groups)));
+    statements.Add(Statement("LookUpCausesFindConsumers", {"lambda:GetFunctionConfiguration"},
+                             TemplateValue::List({Sub(fmt::format(
+                                 "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:*", Partition()))})));
+    // IAM has no resource type for ListEventSourceMappings: "*" is the only
+    // resource it accepts (it reads mapping configurations, no data).
+    statements.Add(
+        Statement("LookUpCausesListMappings", {"lambda:ListEventSourceMappings"}, TemplateValue::List({"*"})));
+  }
   if (vpc_) {
-    // The only "*": Lambda requires these EC2 network-interface actions on
+    // Lambda requires these EC2 network-interface actions on all resources
+    // (they have no narrower scope Lambda accepts). Lambda requires these EC2 network-interface actions on
     // all resources (they have no narrower scope Lambda accepts).
     statements.Add(
         Statement("VpcNetworkInterfaces",

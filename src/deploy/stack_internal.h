@@ -60,6 +60,9 @@ Result<std::optional<KmsKey>> ResolveKmsKey(const PutOptions& put);
 void AddArchiveBucket(TemplateValue& res, const StackOptions& o, const std::string& bucket, const std::string& prefix,
                       const PutOptions& put, const std::optional<KmsKey>& kms);
 
+// The group's `causes:` as DLQ_ARCHIVE_CAUSES takes it: auto, on or off.
+std::string_view StackCausesMode(const GroupSettings& group);
+
 // Builds one stack: Build() resolves what the template needs from the config
 // and the options, analyses each queue's safety, then adds one family of
 // resources per method (stack.cc: resolving, the safety analysis,

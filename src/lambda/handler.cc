@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "archiver/drainer.h"
+#include "causes/archived_causes.h"
 #include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/log.h"
@@ -12,13 +15,39 @@
 namespace dlq {
 namespace {
 
+// The cause lookup after a queue's drain.
+struct CausesOutcome {
+  // "" (causes off, or nothing archived), looked_up, skipped_deadline,
+  // skipped_denied (auto, after a denial), skipped_other_account, error.
+  std::string state;
+  size_t looked_up = 0;
+  size_t found = 0;
+  int filter_calls = 0;
+  std::string error;
+};
+
 struct QueueOutcome {
   std::string queue;   // as named
   std::string result;  // done, stopped, incomplete, failed, not_started, unresolved
   DrainResult drain;
   std::string error;
   bool work_left = false;
+  std::optional<QueueInfo> info;  // when resolved
+  QueueClient* sqs = nullptr;     // its account's client, when resolved
+  CausesOutcome causes;
 };
+
+void WriteCausesJson(JsonWriter& w, const CausesOutcome& c) {
+  w.Key("causes").BeginObject().Key("state").String(c.state);
+  w.Key("looked_up").Uint(c.looked_up).Key("found").Uint(c.found).Key("filter_calls").Int(c.filter_calls);
+  w.Key("error");
+  if (c.error.empty()) {
+    w.Null();
+  } else {
+    w.String(c.error);
+  }
+  w.EndObject();
+}
 
 void WriteQueueJson(JsonWriter& w, const QueueOutcome& q) {
   const DrainStats& s = q.drain.stats;
@@ -39,6 +68,7 @@ void WriteQueueJson(JsonWriter& w, const QueueOutcome& q) {
   } else {
     w.String(q.error);
   }
+  if (!q.causes.state.empty()) WriteCausesJson(w, q.causes);
   w.EndObject();
 }
 
@@ -65,6 +95,14 @@ Status AwsFunctionInvoker::InvokeAsync(const std::string& payload) {
   if (resp->status != 202)
     return Unavailable(fmt::format("Invoke {}: HTTP {} (expected 202)", function_name_, resp->status));
   return Status::Ok();
+}
+
+std::vector<NamedLogGroup> LambdaCauses::NamedFor(const std::string& queue) const {
+  std::vector<NamedLogGroup> out;
+  for (const auto& [for_queue, group] : consumer_logs) {
+    if (for_queue.empty() || for_queue == queue) out.push_back({group, "DLQ_ARCHIVE_CONSUMER_LOGS"});
+  }
+  return out;
 }
 
 std::string QueueAccount(std::string_view name_or_url) {
@@ -140,6 +178,8 @@ QueueOutcome DrainQueue(const std::string& name, SystemTime stop_at, const Drain
     qo.error = info.status().ToString();
     return qo;
   }
+  qo.info = *info;
+  qo.sqs = *sqs;
   QueueDrainer drainer(**sqs, *deps.store, clock, *info, drain, ContextFor(*info, config));
   // Stops receiving at stop_at, seen within 10 ms of the clock's time.
   RunWatched(
@@ -157,6 +197,78 @@ QueueOutcome DrainQueue(const std::string& name, SystemTime stop_at, const Drain
     deps.emit_metric(EmfLine(config.metrics_namespace, info->name, s.archived, failed_count, r.elapsed, clock.Now()));
   }
   return qo;
+}
+
+// Looks up the causes of what the queue's drain archived (doc/causes.md),
+// unless causes are off, nothing was archived or too little time is left.
+// `denied`: an access denial turned causes: auto off for this invocation.
+void LookUpCauses(QueueOutcome& qo, SystemTime deadline, const LambdaConfig& config, LambdaDeps& deps, bool& denied) {
+  const LambdaCauses& c = config.causes;
+  if (c.mode == LambdaCauses::Mode::kOff || deps.logs == nullptr || deps.lambda_api == nullptr || !qo.info ||
+      qo.sqs == nullptr || qo.drain.keys.empty()) {
+    return;
+  }
+  CausesOutcome& out = qo.causes;
+  Clock& clock = *deps.clock;
+  if (!QueueAccount(qo.queue).empty()) {
+    // Its consumers and their logs are in another account: the function's
+    // own Logs and Lambda clients cannot see them.
+    out.state = "skipped_other_account";
+    return;
+  }
+  if (denied) {
+    out.state = "skipped_denied";
+    return;
+  }
+  if (deadline - clock.Now() < c.min_time_left) {
+    out.state = "skipped_deadline";
+    Log().Log(LogLevel::kInfo, "lambda.causes_skipped",
+              {{"queue", qo.info->name},
+               {"reason", fmt::format("less than {} ms left before the deadline; stats --causes looks them up later",
+                                      c.min_time_left.count())}});
+    return;
+  }
+  ArchivedCausesRequest request;
+  request.dlq = *qo.info;
+  request.archive_prefix = config.drain.prefix;
+  request.keys = qo.drain.keys;
+  request.named_log_groups = c.NamedFor(qo.info->name);
+  request.samples = c.samples;
+  request.max_filter_calls = c.max_filter_calls;
+  ArchivedCausesCache cache;
+  const ArchivedCausesResult r = LookUpArchivedCauses(
+      request, cache, ArchivedCausesClients{*deps.store, *qo.sqs, *deps.lambda_api, *deps.logs, clock, {}, {}});
+  out.state = "looked_up";
+  out.looked_up = r.explain.records.size();
+  out.found = r.found;
+  out.filter_calls = r.explain.calls.filter_log_events;
+  if (!r.sidecar.ok()) {
+    out.state = "error";
+    out.error = "reading the kept causes: " + r.sidecar.ToString();
+  } else if (!r.kept.ok()) {
+    out.state = "error";
+    out.error = "keeping the causes: " + r.kept.ToString();
+  }
+  Log().Log(out.error.empty() ? LogLevel::kInfo : LogLevel::kWarn, "lambda.causes_looked_up",
+            {{"queue", qo.info->name},
+             {"messages_read", static_cast<uint64_t>(r.messages_read)},
+             {"looked_up", static_cast<uint64_t>(out.looked_up)},
+             {"found", static_cast<uint64_t>(out.found)},
+             {"calls", DescribeExplainCalls(r.explain)},
+             {"kept_in", r.kept_in},
+             {"error", out.error}});
+  if (r.denial.empty()) return;
+  if (c.mode == LambdaCauses::Mode::kAuto) {
+    denied = true;
+    Log().Log(LogLevel::kWarn, "lambda.causes_off",
+              {{"queue", qo.info->name},
+               {"reason", r.denial},
+               {"note",
+                "DLQ_ARCHIVE_CAUSES=auto stops the lookups for the rest of this invocation; grant the stack's "
+                "LookUpCauses statements (doc/deployment.md), or set DLQ_ARCHIVE_CAUSES=off"}});
+  } else {
+    Log().Log(LogLevel::kWarn, "lambda.causes_denied", {{"queue", qo.info->name}, {"reason", r.denial}});
+  }
 }
 
 // Hands the queues with work left to the next invocation: "none", "invoked",
@@ -211,6 +323,7 @@ LambdaOutcome HandleLambdaEvent(std::string_view event_json, SystemTime deadline
 
   std::vector<QueueOutcome> outcomes;
   bool failed = false;
+  bool causes_denied = false;
   for (const std::string& name : names) {
     if (failed || clock.Now() >= stop_at) {
       QueueOutcome qo;
@@ -222,6 +335,7 @@ LambdaOutcome HandleLambdaEvent(std::string_view event_json, SystemTime deadline
     }
     outcomes.push_back(DrainQueue(name, stop_at, drain, config, deps));
     failed = outcomes.back().result == "failed";
+    LookUpCauses(outcomes.back(), deadline, config, deps, causes_denied);
   }
 
   std::vector<std::string> remaining;

@@ -12,6 +12,13 @@
 // hop < max_hops, a direct-invoke payload naming those queues (same policy,
 // hop + 1) is sent through the FunctionInvoker. The schedule is the backstop
 // when the hop limit is reached or the invoke fails.
+//
+// Causes (doc/causes.md): with causes auto or on, after each queue's drain
+// that wrote objects, the causes of a few messages per failure group are
+// looked up in the consumers' logs (causes/archived_causes.h) and kept in the
+// archive's `_causes/` sidecar, unless less than `min_time_left` remains
+// before the deadline. A lookup never fails the invocation; auto stops
+// looking up for the rest of the invocation at the first access denial.
 #pragma once
 
 #include <atomic>
@@ -21,17 +28,35 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "archiver/drain_options.h"
 #include "aws/aws_client.h"
+#include "causes/consumers.h"
 #include "common/clock.h"
 #include "lambda/event.h"
 #include "lambda/runtime_client.h"
+#include "lambda_api/lambda_api.h"
+#include "logs/logs_client.h"
 #include "s3/object_store.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {
+
+// DLQ_ARCHIVE_CAUSES, DLQ_ARCHIVE_CAUSE_SAMPLES, DLQ_ARCHIVE_CONSUMER_LOGS.
+struct LambdaCauses {
+  enum class Mode { kOff, kAuto, kOn };
+  Mode mode = Mode::kOff;
+  size_t samples = 3;  // per failure group, 1..100
+  // Log groups of consumers that are not Lambda functions: {"", GROUP} for
+  // every queue, {QUEUE, GROUP} for one.
+  std::vector<std::pair<std::string, std::string>> consumer_logs;
+  int max_filter_calls = 50;                       // FilterLogEvents calls per queue and invocation
+  std::chrono::milliseconds min_time_left{10000};  // no lookup starts closer to the deadline
+  // The log groups consumer_logs names for `queue` (a name).
+  std::vector<NamedLogGroup> NamedFor(const std::string& queue) const;
+};
 
 struct LambdaConfig {
   std::vector<std::string> queues;  // DLQ_ARCHIVE_QUEUES: schedules and direct invokes without "queues"
@@ -41,6 +66,7 @@ struct LambdaConfig {
   std::string metrics_namespace = "DlqArchive";
   std::string destination_uri;  // for the summary only
   std::string host;             // recorded in archive records
+  LambdaCauses causes;
 };
 
 // Invokes the function itself asynchronously (InvocationType=Event).
@@ -71,6 +97,10 @@ struct LambdaDeps {
   Clock* clock = nullptr;
   std::string region;
   FunctionInvoker* invoker = nullptr;  // null: no follow-up (schedule only)
+  // The cause lookups' clients (the function's own account); either null:
+  // no lookup.
+  LogsClient* logs = nullptr;
+  LambdaApi* lambda_api = nullptr;
   // Receives each EMF line (stdout in production).
   std::function<void(const std::string&)> emit_metric;
 };

@@ -86,6 +86,42 @@ Status ReadRoleArns(const Environment& env, std::map<std::string, std::string>& 
   return Status::Ok();
 }
 
+// DLQ_ARCHIVE_CAUSES, DLQ_ARCHIVE_CAUSE_SAMPLES and DLQ_ARCHIVE_CONSUMER_LOGS.
+Status ReadCauses(const Environment& env, LambdaCauses& causes) {
+  if (auto mode = env.GetNonEmpty("DLQ_ARCHIVE_CAUSES")) {
+    const std::string_view m = Trim(*mode);
+    if (m == "auto") {
+      causes.mode = LambdaCauses::Mode::kAuto;
+    } else if (m == "on") {
+      causes.mode = LambdaCauses::Mode::kOn;
+    } else if (m == "off") {
+      causes.mode = LambdaCauses::Mode::kOff;
+    } else {
+      return Bad("DLQ_ARCHIVE_CAUSES", *mode, "auto, on or off");
+    }
+  }
+  DLQ_ASSIGN_OR_RETURN(int64_t samples,
+                       IntVar(env, "DLQ_ARCHIVE_CAUSE_SAMPLES", 1, 100, static_cast<int64_t>(causes.samples)));
+  causes.samples = static_cast<size_t>(samples);
+  if (auto logs = env.GetNonEmpty("DLQ_ARCHIVE_CONSUMER_LOGS")) {
+    for (std::string_view part : Split(*logs, ',')) {
+      part = Trim(part);
+      if (part.empty()) continue;
+      const auto eq = part.find('=');
+      const std::string_view queue = eq == std::string_view::npos ? "" : Trim(part.substr(0, eq));
+      const std::string_view group = eq == std::string_view::npos ? part : Trim(part.substr(eq + 1));
+      if (group.empty() || (eq != std::string_view::npos && queue.empty()) ||
+          group.find_first_of(" \t*") != std::string_view::npos) {
+        return Bad("DLQ_ARCHIVE_CONSUMER_LOGS", part,
+                   "log group names, or QUEUE=GROUP for one queue, comma-separated (e.g. /ecs/orders,"
+                   "payments-dlq=/ecs/payments)");
+      }
+      causes.consumer_logs.emplace_back(std::string(queue), std::string(group));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<LambdaSettings> LambdaSettingsFromEnv(const Environment& env) {
@@ -140,6 +176,7 @@ Result<LambdaSettings> LambdaSettingsFromEnv(const Environment& env) {
   c.metrics_namespace = env.GetNonEmpty("DLQ_ARCHIVE_METRICS_NAMESPACE").value_or(c.metrics_namespace);
 
   DLQ_RETURN_IF_ERROR(ReadRoleArns(env, s.role_arns));
+  DLQ_RETURN_IF_ERROR(ReadCauses(env, c.causes));
   if (Status st = d.Validate(); !st.ok()) return st;
   return s;
 }

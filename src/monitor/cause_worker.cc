@@ -6,64 +6,10 @@
 #include <tuple>
 #include <utility>
 
-#include "archive/gzip.h"
-#include "archive/record.h"
-#include "causes/explain.h"
+#include "causes/archived_causes.h"
 #include "common/log.h"
-#include "query/fingerprint.h"
 
 namespace dlq {
-
-namespace {
-
-// An archive object read back: at most this much once decompressed (the
-// drainer's objects are far smaller).
-constexpr size_t kMaxObjectBytes = size_t{1} << 30;
-
-// The records of the objects a run wrote, at most `max` of them. Objects or
-// lines that cannot be read are counted and skipped: a lookup is best effort,
-// the archive itself is not touched.
-std::vector<ArchiveRecord> ReadRunRecords(ObjectStore& store, const std::vector<std::string>& keys, size_t max,
-                                          size_t& unreadable) {
-  std::vector<ArchiveRecord> records;
-  for (const std::string& key : keys) {
-    if (records.size() >= max) break;
-    Result<std::string> gz = store.Get(key);
-    if (!gz.ok()) {
-      ++unreadable;
-      continue;
-    }
-    Result<std::string> text = GzipDecompress(*gz, kMaxObjectBytes);
-    if (!text.ok()) {
-      ++unreadable;
-      continue;
-    }
-    std::string_view rest = *text;
-    while (!rest.empty() && records.size() < max) {
-      const size_t end = rest.find('\n');
-      std::string_view line = rest.substr(0, end);
-      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-      if (line.empty()) continue;
-      Result<ArchiveRecord> r = ParseRecordJson(line);
-      if (r.ok()) {
-        records.push_back(std::move(*r));
-      } else {
-        ++unreadable;
-      }
-    }
-  }
-  return records;
-}
-
-// The first access denial among a job's answers, or the consumers', as text.
-std::string FirstDenial(const std::vector<CauseRecord>& records, const ConsumerMap& consumers) {
-  for (const CauseRecord& r : records) {
-    if (r.status == CauseStatus::kAccessDenied) return r.reason;
-  }
-  return consumers.denied.ok() ? "" : consumers.denied.message();
-}
-
-}  // namespace
 
 std::vector<NamedLogGroup> NamedConsumerLogs(const GroupSettings& group, const std::string& queue) {
   std::vector<NamedLogGroup> out;
@@ -203,24 +149,6 @@ std::vector<CauseGroupSummary> CauseWorker::TopGroups(const std::string& queue, 
   return out;
 }
 
-bool CauseWorker::EnsureKnown(const CauseJob& job, QueueCache& cache) {
-  if (cache.known) return true;
-  Result<CauseIndex> read = ReadCauseRecords(*job.clients.store, job.archive_prefix, {job.dlq.name});
-  if (!read.ok()) {
-    Log().Log(LogLevel::kWarn, "causes_sidecar_unreadable",
-              {{"queue", job.dlq.name},
-               {"group", job.group},
-               {"error", read.status().message()},
-               {"note", "no cause is looked up until the kept answers can be read (none is looked up twice)"}});
-    return false;
-  }
-  for (const CauseRecord* r : read->All()) {
-    if (ReusableCause(*r, job.named_log_groups)) ++cache.reusable_per_group[r->group_key];
-  }
-  cache.known = std::move(*read);
-  return true;
-}
-
 const ConsumerMap& CauseWorker::Consumers(const CauseJob& job, QueueCache& cache, int& sqs_calls, int& lambda_calls) {
   const SystemTime now = clock_.Now();
   if (!cache.consumers || now - cache.consumers_at >= options_.consumers_ttl) {
@@ -257,101 +185,60 @@ void CauseWorker::Process(const CauseJob& job) {
     return;
   }
   QueueCache& cache = caches_[job.dlq.name];
-  size_t unreadable = 0;
-  const std::vector<ArchiveRecord> records =
-      ReadRunRecords(*job.clients.store, job.keys, options_.max_messages_per_job, unreadable);
-
-  // Every message counts in its group's tally; the groups with fewer kept
-  // answers than `samples` get their earliest messages looked up.
-  std::vector<LookupMessage> chosen;
-  std::map<std::string, size_t> chosen_per_group;
-  const bool known = EnsureKnown(job, cache);
-  {
-    MutexLock lock(mu_);
-    auto& groups = tallies_[job.dlq.name];
-    for (const ArchiveRecord& r : records) {
-      std::string key = FailureGroupKey(r);
-      GroupTally& t = groups[key];
-      if (t.messages++ == 0) t.example_id = r.message_id;
-      if (groups.size() > options_.max_groups_kept) {
-        // Keep the largest groups: drop the smallest one (it may be this one).
-        auto smallest = std::min_element(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
-          return a.second.messages < b.second.messages;
-        });
-        const bool self = smallest->first == key;
-        groups.erase(smallest);
-        if (self) continue;
-      }
-      if (!known) continue;
-      const size_t have = cache.reusable_per_group[key] + chosen_per_group[key];
-      if (have >= job.samples || cache.known->Find(r.queue, r.message_id) != nullptr) continue;
-      LookupMessage m = LookupMessageOf(r, key);
-      auto arrival = job.arrivals_ms.find(r.message_id);
-      if (arrival != job.arrivals_ms.end()) m.dlq_arrival_ms = arrival->second;
-      chosen.push_back(std::move(m));
-      ++chosen_per_group[key];
-    }
-  }
-  if (chosen.empty()) return;
-
-  int sqs_calls = 0, lambda_calls = 0;
-  const ConsumerMap& consumers = Consumers(job, cache, sqs_calls, lambda_calls);
-  ExplainRequest request;
+  ArchivedCausesRequest request;
   request.dlq = job.dlq;
+  request.archive_prefix = job.archive_prefix;
+  request.keys = job.keys;
+  request.arrivals_ms = job.arrivals_ms;
   request.named_log_groups = job.named_log_groups;
-  request.messages = std::move(chosen);
-  request.samples_per_group = job.samples;
-  request.known = &*cache.known;
-  request.consumers = &consumers;
-  request.lookup.max_filter_calls = options_.max_filter_calls_per_job;
-  ExplainResult r =
-      ExplainFailures(request, ExplainClients{*job.clients.sqs, *job.clients.lambda, *job.clients.logs, clock_});
-  r.calls.sqs += sqs_calls;
-  r.calls.lambda += lambda_calls;
-
-  std::string kept_in;
-  if (!r.records.empty()) {
-    auto written = WriteCauseRecords(*job.clients.store, job.archive_prefix, r.records, clock_.Now());
-    if (!written.ok()) {
-      Log().Log(LogLevel::kWarn, "causes_not_kept",
-                {{"queue", job.dlq.name},
-                 {"group", job.group},
-                 {"error", written.status().message()},
-                 {"note", "the answers are looked up again after the next archive run"}});
-    } else {
-      kept_in = fmt::format("{}", fmt::join(written->keys, ","));
-      for (const CauseRecord& c : r.records) {
-        if (ReusableCause(c, job.named_log_groups)) ++cache.reusable_per_group[c.group_key];
-        cache.known->Add(c);
-      }
-      Answered(job, r.records);
-    }
+  request.samples = job.samples;
+  request.max_messages = options_.max_messages_per_job;
+  request.max_filter_calls = options_.max_filter_calls_per_job;
+  ArchivedCausesClients clients{
+      *job.clients.store, *job.clients.sqs, *job.clients.lambda, *job.clients.logs, clock_,
+      [&](LookupCalls& calls) -> const ConsumerMap& { return Consumers(job, cache, calls.sqs, calls.lambda); },
+      // Every message counts in its group's tally.
+      [&](const ArchiveRecord& r, const std::string& key) { return Tally(job, r, key); }};
+  const ArchivedCausesResult r = LookUpArchivedCauses(request, cache.answers, clients);
+  if (!r.sidecar.ok()) {
+    Log().Log(LogLevel::kWarn, "causes_sidecar_unreadable",
+              {{"queue", job.dlq.name},
+               {"group", job.group},
+               {"error", r.sidecar.message()},
+               {"note", "no cause is looked up until the kept answers can be read (none is looked up twice)"}});
   }
-  size_t found = 0;
-  for (const CauseRecord& c : r.records) {
-    if (c.status == CauseStatus::kFound) ++found;
+  if (r.explain.records.empty() && r.denial.empty()) return;
+  if (!r.kept.ok()) {
+    Log().Log(LogLevel::kWarn, "causes_not_kept",
+              {{"queue", job.dlq.name},
+               {"group", job.group},
+               {"error", r.kept.message()},
+               {"note", "the answers are looked up again after the next archive run"}});
+  } else {
+    Answered(job, r.explain.records);
+  }
+  for (const CauseRecord& c : r.explain.records) {
     if (metrics_ != nullptr) {
       metrics_->cause_lookups_total.WithLabels({job.dlq.name, job.dlq.region, std::string(CauseStatusName(c.status))})
           .Add(1);
     }
   }
-  if (metrics_ != nullptr && r.calls.filter_log_events > 0) {
+  if (metrics_ != nullptr && r.explain.calls.filter_log_events > 0) {
     metrics_->cause_filter_calls_total.WithLabels({job.dlq.name, job.dlq.region})
-        .Add(static_cast<double>(r.calls.filter_log_events));
+        .Add(static_cast<double>(r.explain.calls.filter_log_events));
   }
   Log().Log(LogLevel::kInfo, "causes_looked_up",
             {{"queue", job.dlq.name},
              {"group", job.group},
-             {"messages_read", static_cast<uint64_t>(records.size())},
-             {"unreadable", static_cast<uint64_t>(unreadable)},
-             {"looked_up", static_cast<uint64_t>(r.records.size())},
-             {"found", static_cast<uint64_t>(found)},
-             {"left_out", static_cast<uint64_t>(r.left_out)},
-             {"calls", DescribeExplainCalls(r)},
-             {"kept_in", kept_in}});
+             {"messages_read", static_cast<uint64_t>(r.messages_read)},
+             {"unreadable", static_cast<uint64_t>(r.unreadable)},
+             {"looked_up", static_cast<uint64_t>(r.explain.records.size())},
+             {"found", static_cast<uint64_t>(r.found)},
+             {"left_out", static_cast<uint64_t>(r.explain.left_out)},
+             {"calls", DescribeExplainCalls(r.explain)},
+             {"kept_in", r.kept_in}});
 
-  const std::string denial = FirstDenial(r.records, consumers);
-  if (denial.empty()) return;
+  if (r.denial.empty()) return;
   if (job.auto_mode) {
     {
       MutexLock lock(mu_);
@@ -360,13 +247,28 @@ void CauseWorker::Process(const CauseJob& job) {
     Log().Log(LogLevel::kWarn, "causes_off",
               {{"group", job.group},
                {"queue", job.dlq.name},
-               {"reason", denial},
+               {"reason", r.denial},
                {"note",
                 "causes: auto turns the lookups of this group off until the daemon restarts or reloads; "
                 "grant the OptionalCauses statements of doc/iam-policy.json, or set causes: off"}});
   } else {
-    Log().Log(LogLevel::kWarn, "causes_denied", {{"group", job.group}, {"queue", job.dlq.name}, {"reason", denial}});
+    Log().Log(LogLevel::kWarn, "causes_denied", {{"group", job.group}, {"queue", job.dlq.name}, {"reason", r.denial}});
   }
+}
+
+bool CauseWorker::Tally(const CauseJob& job, const ArchiveRecord& r, const std::string& key) {
+  MutexLock lock(mu_);
+  auto& groups = tallies_[job.dlq.name];
+  GroupTally& t = groups[key];
+  if (t.messages++ == 0) t.example_id = r.message_id;
+  if (groups.size() <= options_.max_groups_kept) return true;
+  // Keep the largest groups: drop the smallest one (it may be this one, then
+  // not sampled either).
+  auto smallest = std::min_element(groups.begin(), groups.end(),
+                                   [](const auto& a, const auto& b) { return a.second.messages < b.second.messages; });
+  const bool self = smallest->first == key;
+  groups.erase(smallest);
+  return !self;
 }
 
 }  // namespace dlq

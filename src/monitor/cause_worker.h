@@ -33,6 +33,8 @@
 #include <utility>
 #include <vector>
 
+#include "archive/record.h"
+#include "causes/archived_causes.h"
 #include "causes/cause.h"
 #include "causes/consumers.h"
 #include "causes/sidecar.h"
@@ -116,8 +118,7 @@ class CauseWorker {
  private:
   // What the jobs of one queue learned (the job thread's).
   struct QueueCache {
-    std::optional<CauseIndex> known;                     // read from the sidecar at the first job
-    std::map<std::string, uint64_t> reusable_per_group;  // answers that need no new lookup
+    ArchivedCausesCache answers;  // the sidecar, read at the first job
     std::optional<ConsumerMap> consumers;
     SystemTime consumers_at;
   };
@@ -130,8 +131,9 @@ class CauseWorker {
   };
   void Work();
   void Process(const CauseJob& job);
-  // Reads the sidecar of the job's queue once; false when it cannot be read.
-  bool EnsureKnown(const CauseJob& job, QueueCache& cache);
+  // Counts a message read in its group's tally; false when its group is
+  // not kept (the smallest past max_groups_kept): it is not sampled then.
+  bool Tally(const CauseJob& job, const ArchiveRecord& r, const std::string& key);
   const ConsumerMap& Consumers(const CauseJob& job, QueueCache& cache, int& sqs_calls, int& lambda_calls);
   void Answered(const CauseJob& job, const std::vector<CauseRecord>& records);
 

@@ -166,9 +166,15 @@ TEST_F(StackMotoTest, OneAccountWithDiscoveryDeploysScopedToTheDiscoveredQueues)
               ElementsAre(std::string("arn:aws:lambda:us-east-1:") + kAccount + ":function:dlq-archive-" + sfx_));
   EXPECT_EQ(st.count("AssumeQueueAccountRoles"), 0u);
   EXPECT_EQ(st.count("EncryptArchiveObjects"), 0u);
+  // The one "*" (causes: auto by default): ListEventSourceMappings, which IAM authorizes on nothing narrower.
   for (const auto& [sid, s] : st) {
+    if (sid == "LookUpCausesListMappings") continue;
     for (const std::string& r : List(s["Resource"])) EXPECT_NE(r, "*") << sid;
   }
+  EXPECT_THAT(List(st["LookUpCausesListMappings"]["Action"]), ElementsAre("lambda:ListEventSourceMappings"));
+  EXPECT_THAT(List(st["LookUpCausesListMappings"]["Resource"]), ElementsAre("*"));
+  EXPECT_THAT(List(st["LookUpCausesReadLogs"]["Resource"]),
+              ElementsAre(std::string("arn:aws:logs:us-east-1:") + kAccount + ":log-group:/aws/lambda/*:*"));
 
   const YAML::Node& fn = d.stack["function"];
   EXPECT_EQ(fn["Runtime"].as<std::string>(), "provided.al2023");
@@ -264,15 +270,15 @@ TEST_F(StackMotoTest, VpcFunctionGetsItsSubnetsAndEndpoints) {
     EXPECT_TRUE(StartsWith(r["id"].as<std::string>(), "vpce-")) << id << ": " << r["id"].as<std::string>();
   }
   EXPECT_FALSE(d.stack["resources"]["StsEndpoint"].IsDefined());  // no role to assume
-  // The one statement on "*": the ENI actions Lambda needs for a VPC.
+  // The statements on "*": the ENI actions Lambda needs for a VPC and (causes: auto) ListEventSourceMappings.
   auto st = Statements(d);
+  std::set<std::string> wildcards;
   for (const auto& [sid, s] : st) {
     for (const std::string& r : List(s["Resource"])) {
-      if (r == "*") {
-        EXPECT_EQ(sid, "VpcNetworkInterfaces");
-      }
+      if (r == "*") wildcards.insert(sid);
     }
   }
+  EXPECT_THAT(wildcards, ElementsAre("LookUpCausesListMappings", "VpcNetworkInterfaces"));
   EXPECT_THAT(List(st["VpcNetworkInterfaces"]["Resource"]), ElementsAre("*"));
 }
 

@@ -4,17 +4,22 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "aws/credentials.h"
+#include "causes/sidecar.h"
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/time_util.h"
 #include "lambda/event.h"
 #include "lambda/handler.h"
 #include "lambda/lambda_config.h"
 #include "lambda/runtime_client.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_http.h"
+#include "testing/fake_lambda_api.h"
+#include "testing/fake_logs.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
 
@@ -423,6 +428,200 @@ TEST_F(LambdaHandlerTest, LoopAnswersEachInvocationUntilTheApiGoesAway) {
   ASSERT_EQ(rt.errors.size(), 1u);
   EXPECT_EQ(rt.errors[0].first, "r2");
   EXPECT_EQ(rt.errors[0].second.rfind("DlqArchive.InvalidEvent: ", 0), 0u);
+}
+
+// The cause lookup after each drain (doc/causes.md): orders-dlq is fed by
+// the source queue "orders", consumed by the Lambda function orders-worker,
+// whose log group says why each logged message failed.
+class LambdaCausesTest : public LambdaHandlerTest {
+ protected:
+  static constexpr char kLogGroup[] = "/aws/lambda/orders-worker";
+
+  void SetUp() override {
+    const std::string dlq_arn = sqs_.GetQueueAttributes(urls_["orders-dlq"], {"QueueArn"})->at("QueueArn");
+    const std::string source_url = *sqs_.CreateQueue(
+        "orders", {{"VisibilityTimeout", "60"},
+                   {"RedrivePolicy", fmt::format(R"({{"deadLetterTargetArn":"{}","maxReceiveCount":3}})", dlq_arn)}});
+    source_arn_ = sqs_.GetQueueAttributes(source_url, {"QueueArn"})->at("QueueArn");
+    FunctionConfiguration f;
+    f.function_name = "orders-worker";
+    lambda_.AddFunction(f);
+    lambda_.AddEventSourceMapping(
+        {"esm-1", "arn:aws:lambda:us-east-1:123456789012:function:orders-worker", source_arn_, "Enabled", {}, 10});
+    logs_.AddGroup(kLogGroup, 30);
+    config_.causes.mode = LambdaCauses::Mode::kAuto;
+    deps_.logs = &logs_;
+    deps_.lambda_api = &lambda_;
+  }
+
+  // `n` messages of one failure group moved from "orders" to `queue` 20
+  // minutes ago; the first `logged` of them failed in a logged invocation.
+  void SendFailed(const std::string& queue, int n, int logged) {
+    const SystemTime sent = clock_.Now() - std::chrono::minutes(20);
+    for (int i = 0; i < n; ++i) {
+      SendEntry e;
+      e.body = fmt::format(R"({{"sku":"S{}"}})", i);
+      auto id = sqs_.InjectMessage(urls_[queue], e, sent, {{"DeadLetterQueueSourceArn", source_arn_}});
+      ASSERT_TRUE(id.ok()) << id.status().ToString();
+      if (i >= logged) continue;
+      const std::string rid = fmt::format("req-{}", i), stream = fmt::format("2026/11/29/[$LATEST]s{}", i);
+      const int64_t at = ToUnixMillis(sent) + 60'000 + i;
+      logs_.AddEvent(kLogGroup, stream, at, fmt::format("START RequestId: {} Version: $LATEST\n", rid));
+      logs_.AddEvent(kLogGroup, stream, at + 1, fmt::format("processing {}\n", *id));
+      logs_.AddEvent(kLogGroup, stream, at + 2, fmt::format("[ERROR] ValueError: bad sku 'S{}'\n", i));
+      logs_.AddEvent(kLogGroup, stream, at + 3, fmt::format("END RequestId: {}\n", rid));
+    }
+  }
+
+  std::vector<const CauseRecord*> Kept(const std::string& queue) {
+    auto read = ReadCauseRecords(store_, config_.drain.prefix, {queue});
+    EXPECT_TRUE(read.ok()) << read.status().ToString();
+    kept_ = read.ok() ? std::move(*read) : CauseIndex();
+    return kept_.All();
+  }
+
+  FakeLogsClient logs_;
+  FakeLambdaApi lambda_;
+  std::string source_arn_;
+  CauseIndex kept_;
+};
+
+TEST_F(LambdaCausesTest, AnswersOfEachFailureGroupAreKeptInTheSidecarAfterTheDrain) {
+  SendFailed("orders-dlq", 5, 5);
+  LambdaOutcome o = HandleLambdaEvent(kAlarmAction, Deadline(std::chrono::seconds(900)), config_, deps_);
+  ASSERT_TRUE(o.ok) << o.body;
+  EXPECT_EQ(sqs_.Depth(urls_["orders-dlq"]), 0u);
+  // One failure group, 3 samples (the default): 3 looked up, each found.
+  const auto kept = Kept("orders-dlq");
+  ASSERT_EQ(kept.size(), 3u);
+  for (const CauseRecord* r : kept) {
+    EXPECT_EQ(r->status, CauseStatus::kFound) << r->reason;
+    ASSERT_TRUE(r->cause.has_value());
+    EXPECT_NE(r->cause->message.find("bad sku"), std::string::npos) << r->cause->message;
+  }
+  EXPECT_NE(o.body.find(R"("causes":{"state":"looked_up","looked_up":3,"found":3,)"), std::string::npos) << o.body;
+  EXPECT_GT(logs_.filter_calls(), 0);
+  EXPECT_LE(logs_.filter_calls(), config_.causes.max_filter_calls);
+  EXPECT_EQ(lambda_.calls("ListEventSourceMappings"), 1);
+
+  // The next invocation's messages of the same group need no lookup: the sidecar has its samples.
+  const int calls = logs_.filter_calls();
+  SendFailed("orders-dlq", 2, 2);
+  o = HandleLambdaEvent(kAlarmAction, Deadline(std::chrono::seconds(900)), config_, deps_);
+  ASSERT_TRUE(o.ok) << o.body;
+  EXPECT_EQ(logs_.filter_calls(), calls);
+  EXPECT_EQ(Kept("orders-dlq").size(), 3u);
+}
+
+TEST_F(LambdaCausesTest, OffMakesNoCall) {
+  config_.causes.mode = LambdaCauses::Mode::kOff;
+  SendFailed("orders-dlq", 5, 5);
+  LambdaOutcome o = HandleLambdaEvent(kAlarmAction, Deadline(std::chrono::seconds(900)), config_, deps_);
+  ASSERT_TRUE(o.ok) << o.body;
+  EXPECT_EQ(sqs_.Depth(urls_["orders-dlq"]), 0u);
+  EXPECT_EQ(logs_.filter_calls() + logs_.describe_calls(), 0);
+  EXPECT_EQ(lambda_.calls("ListEventSourceMappings") + lambda_.calls("GetFunctionConfiguration"), 0);
+  EXPECT_TRUE(Kept("orders-dlq").empty());
+  EXPECT_EQ(o.body.find(R"("causes")"), std::string::npos) << o.body;
+}
+
+TEST_F(LambdaCausesTest, ADenialDoesNotFailTheInvocationAndAutoStopsForTheRestOfIt) {
+  for (auto mode : {LambdaCauses::Mode::kAuto, LambdaCauses::Mode::kOn}) {
+    SCOPED_TRACE(mode == LambdaCauses::Mode::kAuto ? "auto" : "on");
+    config_.causes.mode = mode;
+    logs_.Deny("FilterLogEvents");
+    SendFailed("orders-dlq", 2, 2);
+    SendFailed("a-dlq", 2, 2);
+    LambdaOutcome o =
+        HandleLambdaEvent(R"({"queues":["orders-dlq","a-dlq"]})", Deadline(std::chrono::seconds(900)), config_, deps_);
+    // The archive succeeded: the invocation does too.
+    ASSERT_TRUE(o.ok) << o.body;
+    EXPECT_NE(o.body.find(R"("complete":true)"), std::string::npos) << o.body;
+    EXPECT_EQ(sqs_.Depth(urls_["orders-dlq"]), 0u);
+    EXPECT_EQ(sqs_.Depth(urls_["a-dlq"]), 0u);
+    EXPECT_NE(o.body.find(R"("queue":"orders-dlq","result":"done")"), std::string::npos) << o.body;
+    EXPECT_NE(o.body.find(R"("causes":{"state":"looked_up","looked_up":2,"found":0,)"), std::string::npos) << o.body;
+    const auto kept = Kept("orders-dlq");
+    ASSERT_FALSE(kept.empty());
+    for (const CauseRecord* r : kept) EXPECT_EQ(r->status, CauseStatus::kAccessDenied);
+    // auto: a-dlq is not looked up after the denial; on: it is.
+    const bool skipped = o.body.find(R"("causes":{"state":"skipped_denied")") != std::string::npos;
+    EXPECT_EQ(skipped, mode == LambdaCauses::Mode::kAuto) << o.body;
+    EXPECT_EQ(Kept("a-dlq").empty(), mode == LambdaCauses::Mode::kAuto);
+    logs_.Deny("");
+  }
+}
+
+TEST_F(LambdaCausesTest, TooLittleTimeLeftSkipsTheLookup) {
+  SendFailed("orders-dlq", 3, 3);
+  // 9 s left: the drain runs (it stops at deadline - 4.5 s), the lookup needs 10 s.
+  LambdaOutcome o = HandleLambdaEvent(kAlarmAction, Deadline(std::chrono::seconds(9)), config_, deps_);
+  ASSERT_TRUE(o.ok) << o.body;
+  EXPECT_EQ(sqs_.Depth(urls_["orders-dlq"]), 0u);
+  EXPECT_NE(o.body.find(R"("causes":{"state":"skipped_deadline","looked_up":0)"), std::string::npos) << o.body;
+  EXPECT_EQ(logs_.filter_calls() + logs_.describe_calls(), 0);
+  EXPECT_EQ(lambda_.calls("ListEventSourceMappings"), 0);
+  EXPECT_TRUE(Kept("orders-dlq").empty());
+}
+
+TEST_F(LambdaCausesTest, AQueueNamedByUrlIsArchivedButNotLookedUp) {
+  // The stack names other accounts' queues by URL: their consumers and logs
+  // are out of the function's reach.
+  SendFailed("orders-dlq", 3, 3);
+  LambdaOutcome o = HandleLambdaEvent(fmt::format(R"({{"queues":["{}"]}})", urls_["orders-dlq"]),
+                                      Deadline(std::chrono::seconds(900)), config_, deps_);
+  ASSERT_TRUE(o.ok) << o.body;
+  EXPECT_EQ(sqs_.Depth(urls_["orders-dlq"]), 0u);
+  EXPECT_NE(o.body.find(R"("causes":{"state":"skipped_other_account")"), std::string::npos) << o.body;
+  EXPECT_EQ(logs_.filter_calls() + logs_.describe_calls(), 0);
+  EXPECT_EQ(lambda_.calls("ListEventSourceMappings"), 0);
+}
+
+TEST(LambdaSettingsTest, CausesAreOffUnlessSetAndTheirVariablesAreChecked) {
+  auto base = [] {
+    return std::make_unique<MapEnvironment>(std::initializer_list<std::pair<const std::string, std::string>>{
+        {"AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9001"}, {"DLQ_ARCHIVE_DESTINATION", "s3://b/p"}});
+  };
+  auto d = LambdaSettingsFromEnv(*base());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->config.causes.mode, LambdaCauses::Mode::kOff);
+  EXPECT_EQ(d->config.causes.samples, 3u);
+  EXPECT_TRUE(d->config.causes.consumer_logs.empty());
+
+  auto env = base();
+  env->Set("DLQ_ARCHIVE_CAUSES", "auto");
+  env->Set("DLQ_ARCHIVE_CAUSE_SAMPLES", "5");
+  env->Set("DLQ_ARCHIVE_CONSUMER_LOGS", "/ecs/orders, payments-dlq=/ecs/payments");
+  auto s = LambdaSettingsFromEnv(*env);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->config.causes.mode, LambdaCauses::Mode::kAuto);
+  EXPECT_EQ(s->config.causes.samples, 5u);
+  // "GROUP" for every queue, "QUEUE=GROUP" for one.
+  auto names = [&](const std::string& queue) {
+    std::vector<std::string> out;
+    for (const NamedLogGroup& g : s->config.causes.NamedFor(queue)) out.push_back(g.log_group);
+    return out;
+  };
+  EXPECT_EQ(names("orders-dlq"), (std::vector<std::string>{"/ecs/orders"}));
+  EXPECT_EQ(names("payments-dlq"), (std::vector<std::string>{"/ecs/orders", "/ecs/payments"}));
+  env->Set("DLQ_ARCHIVE_CAUSES", "on");
+  EXPECT_EQ(LambdaSettingsFromEnv(*env)->config.causes.mode, LambdaCauses::Mode::kOn);
+
+  for (auto [var, value] :
+       std::vector<std::pair<std::string, std::string>>{{"DLQ_ARCHIVE_CAUSES", "yes"},
+                                                        {"DLQ_ARCHIVE_CAUSE_SAMPLES", "0"},
+                                                        {"DLQ_ARCHIVE_CAUSE_SAMPLES", "101"},
+                                                        {"DLQ_ARCHIVE_CAUSE_SAMPLES", "three"},
+                                                        {"DLQ_ARCHIVE_CONSUMER_LOGS", "=/ecs/orders"},
+                                                        {"DLQ_ARCHIVE_CONSUMER_LOGS", "orders-dlq="},
+                                                        {"DLQ_ARCHIVE_CONSUMER_LOGS", "/ecs/*"}}) {
+    auto bad = base();
+    bad->Set(var, value);
+    auto r = LambdaSettingsFromEnv(*bad);
+    ASSERT_FALSE(r.ok()) << var << "=" << value;
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(var), std::string::npos) << r.status().message();
+  }
 }
 
 TEST(LambdaSettingsTest, ReadsEnvironmentAndRejectsBadValues) {

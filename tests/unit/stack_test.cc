@@ -378,7 +378,7 @@ groups:
   EXPECT_THAT(two.tmpl.Find("Description")->AsString(), HasSubstr("archives 2 SQS dead-letter queues to s3://"));
 }
 
-TEST(StackTest, RoleIsScopedToExactArnsAndHasNoWildcardResource) {
+TEST(StackTest, RoleIsScopedToExactArnsAndItsOnlyWildcardIsListEventSourceMappings) {
   MonitorConfig c = Config(R"(
 groups:
   - name: main
@@ -388,7 +388,9 @@ groups:
   GeneratedStack s =
       Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("payments-dlq", 14 * kDay, 4 * kDay)}, Options());
   auto st = Statements(s);
-  ASSERT_EQ(st.size(), 5u);  // SQS, S3, logs, failed invocations to SNS, self-invoke: no KMS, STS or VPC here
+  // SQS, S3, logs, failed invocations to SNS, self-invoke, and (causes: auto
+  // by default) the six cause lookup statements: no KMS, STS or VPC here.
+  ASSERT_EQ(st.size(), 11u);
   EXPECT_THAT(Actions(*st["ArchiveDeadLetterQueues"]),
               ElementsAre("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility",
                           "sqs:GetQueueAttributes", "sqs:GetQueueUrl"));
@@ -407,11 +409,92 @@ groups:
               ElementsAre("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:dlq-archive"));
   for (const auto& [sid, statement] : st) {
     EXPECT_EQ(statement->Find("Effect")->AsString(), "Allow");
+    // The one "*": ListEventSourceMappings, which IAM authorizes on no
+    // narrower resource, alone in its statement.
+    if (sid == "LookUpCausesListMappings") {
+      EXPECT_THAT(Actions(*statement), ElementsAre("lambda:ListEventSourceMappings"));
+      EXPECT_THAT(ResourceTexts(*statement), ElementsAre("*"));
+      continue;
+    }
     for (const std::string& r : ResourceTexts(*statement)) EXPECT_NE(r, "*") << sid;
   }
   // The log group the statement names is the stack's own.
   EXPECT_EQ(Resource(s, "ArchiverLogGroup").FindPath({"Properties", "LogGroupName"})->AsString(),
             "/aws/lambda/dlq-archive");
+}
+
+TEST(StackTest, CauseLookupsGetTheirStatementsAndEnvironmentUnlessCausesAreOff) {
+  for (const char* mode : {"auto", "on", "off"}) {
+    SCOPED_TRACE(mode);
+    MonitorConfig c = Config(fmt::format(R"(
+groups:
+  - name: main
+    destination: s3://archive-bucket/dlq/prod
+    queues: [orders-dlq, payments-dlq]
+    causes: {}
+    cause_samples: 5
+    consumer_logs: [/ecs/orders, payments-dlq=/ecs/payments, /aws/lambda/billing]
+)",
+                                         mode));
+    GeneratedStack s =
+        Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("payments-dlq", 14 * kDay, 4 * kDay)}, Options());
+    auto st = Statements(s);
+    const TemplateValue* env = Resource(s, "ArchiverFunction").FindPath({"Properties", "Environment", "Variables"});
+    ASSERT_NE(env, nullptr);
+    EXPECT_EQ(env->Find("DLQ_ARCHIVE_CAUSES")->AsString(), mode);
+    const std::vector<std::string> sids = {"LookUpCausesReadArchive",      "LookUpCausesListKeptCauses",
+                                           "LookUpCausesFindSourceQueues", "LookUpCausesReadLogs",
+                                           "LookUpCausesFindConsumers",    "LookUpCausesListMappings"};
+    if (std::string_view(mode) == "off") {
+      for (const std::string& sid : sids) EXPECT_FALSE(st.contains(sid)) << sid;
+      EXPECT_EQ(env->Find("DLQ_ARCHIVE_CAUSE_SAMPLES"), nullptr);
+      EXPECT_EQ(env->Find("DLQ_ARCHIVE_CONSUMER_LOGS"), nullptr);
+      EXPECT_EQ(st.size(), 5u);
+      continue;
+    }
+    for (const std::string& sid : sids) ASSERT_TRUE(st.contains(sid)) << sid;
+    EXPECT_EQ(env->Find("DLQ_ARCHIVE_CAUSE_SAMPLES")->AsString(), "5");
+    EXPECT_EQ(env->Find("DLQ_ARCHIVE_CONSUMER_LOGS")->AsString(),
+              "/ecs/orders,payments-dlq=/ecs/payments,/aws/lambda/billing");
+    const std::string logs = "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:";
+    EXPECT_THAT(Actions(*st["LookUpCausesReadLogs"]), ElementsAre("logs:FilterLogEvents", "logs:DescribeLogGroups"));
+    // Lambda consumers' groups, then each named one (a named /aws/lambda/ group is already covered).
+    EXPECT_THAT(ResourceTexts(*st["LookUpCausesReadLogs"]),
+                ElementsAre(logs + "/aws/lambda/*:*", logs + "/ecs/orders:*", logs + "/ecs/payments:*"));
+    EXPECT_THAT(Actions(*st["LookUpCausesFindConsumers"]), ElementsAre("lambda:GetFunctionConfiguration"));
+    EXPECT_THAT(ResourceTexts(*st["LookUpCausesFindConsumers"]),
+                ElementsAre("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"));
+    EXPECT_THAT(Actions(*st["LookUpCausesListMappings"]), ElementsAre("lambda:ListEventSourceMappings"));
+    EXPECT_THAT(ResourceTexts(*st["LookUpCausesListMappings"]), ElementsAre("*"));
+    EXPECT_THAT(Actions(*st["LookUpCausesFindSourceQueues"]),
+                ElementsAre("sqs:ListDeadLetterSourceQueues", "sqs:GetQueueAttributes"));
+    EXPECT_THAT(ResourceTexts(*st["LookUpCausesFindSourceQueues"]),
+                ElementsAre("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:*"));
+    EXPECT_THAT(Actions(*st["LookUpCausesReadArchive"]), ElementsAre("s3:GetObject"));
+    EXPECT_THAT(ResourceTexts(*st["LookUpCausesReadArchive"]),
+                ElementsAre("arn:${AWS::Partition}:s3:::${ArchiveBucket}/dlq/prod/*"));
+    EXPECT_THAT(ResourceTexts(*st["LookUpCausesListKeptCauses"]),
+                ElementsAre("arn:${AWS::Partition}:s3:::${ArchiveBucket}"));
+    EXPECT_EQ(st["LookUpCausesListKeptCauses"]->FindPath({"Condition", "StringLike", "s3:prefix"})->AsString(),
+              "dlq/prod/_causes/*");
+  }
+}
+
+TEST(StackTest, GroupsThatDifferInCausesNeedStacksOfTheirOwn) {
+  MonitorConfig c = Config(R"(
+groups:
+  - name: main
+    destination: s3://archive-bucket/dlq
+    queues: [orders-dlq]
+  - name: quiet
+    destination: s3://archive-bucket/dlq
+    queues: [billing-dlq]
+    causes: off
+)");
+  auto s = GenerateStack(
+      c, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("billing-dlq", 14 * kDay, 4 * kDay, "quiet")}, Options());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("differ in causes ('auto' vs 'off')"), std::string::npos) << s.status().message();
 }
 
 TEST(StackTest, EveryAlarmInvokesTheFunctionThroughAPermissionScopedToItsArn) {
@@ -753,7 +836,7 @@ groups:
   EXPECT_EQ(Statements(s3).count("EncryptArchiveObjects"), 0u);
 }
 
-TEST(StackTest, VpcGetsEndpointsAndTheOnlyWildcardIsTheNetworkInterfaceStatement) {
+TEST(StackTest, VpcGetsEndpointsAndItsOnlyWildcardsAreNetworkInterfacesAndListMappings) {
   MonitorConfig c = Config(R"(
 groups:
   - name: main
@@ -775,19 +858,20 @@ groups:
   EXPECT_EQ(*Resource(s, "ArchiverFunction").FindPath({"Properties", "VpcConfig", "SubnetIds"}), Ref("SubnetIds"));
   EXPECT_EQ(s.tmpl.FindPath({"Parameters", "SubnetIds", "Default"})->AsString(), "subnet-0a,subnet-0b");
   EXPECT_EQ(Resource(s, "S3GatewayEndpoint").FindPath({"Properties", "VpcEndpointType"})->AsString(), "Gateway");
-  for (const char* id : {"SqsEndpoint", "LambdaEndpoint", "StsEndpoint"}) {
+  for (const char* id : {"SqsEndpoint", "LambdaEndpoint", "StsEndpoint", "LogsEndpoint"}) {
     EXPECT_EQ(Resource(s, id).FindPath({"Properties", "VpcEndpointType"})->AsString(), "Interface") << id;
   }
-  int wildcards = 0;
+  std::set<std::string> wildcards;
   for (const auto& [sid, st] : Statements(s)) {
     for (const std::string& r : ResourceTexts(*st)) {
       if (r.find('*') != std::string::npos && !EndsWith(r, "/*") && !EndsWith(r, ":*")) {
-        ++wildcards;
-        EXPECT_EQ(sid, "VpcNetworkInterfaces");
+        EXPECT_EQ(r, "*") << sid;
+        wildcards.insert(sid);
       }
     }
   }
-  EXPECT_EQ(wildcards, 1);
+  // The VPC's network interfaces and (causes: auto) ListEventSourceMappings: both have no narrower resource.
+  EXPECT_THAT(wildcards, ElementsAre("LookUpCausesListMappings", "VpcNetworkInterfaces"));
   // The queue of the other account is reached by its canonical URL.
   EXPECT_EQ(
       Resolve(
