@@ -133,8 +133,13 @@ TemplateValue StackBuilder::RoleStatements() const {
     statements.Add(Statement(
         "LookUpCausesFindSourceQueues", {"sqs:ListDeadLetterSourceQueues", "sqs:GetQueueAttributes"},
         TemplateValue::List({Sub(fmt::format("arn:{}:sqs:${{AWS::Region}}:${{AWS::AccountId}}:*", Partition()))})));
-    statements.Add(
-        Statement("LookUpCausesReadLogs", {"logs:FilterLogEvents", "logs:DescribeLogGroups"}, std::move(groups)));
+    statements.Add(Statement("LookUpCausesReadLogs", {"logs:FilterLogEvents"}, std::move(groups)));
+    // DescribeLogGroups (a group's retention) is a list call: IAM scopes it to
+    // the account's log groups, not to one name. Without it a lookup still
+    // runs; it only cannot tell expired logs from absent lines.
+    statements.Add(Statement("LookUpCausesLogRetention", {"logs:DescribeLogGroups"},
+                             TemplateValue::List({Sub(fmt::format(
+                                 "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:*", Partition()))})));
     statements.Add(Statement("LookUpCausesFindConsumers", {"lambda:GetFunctionConfiguration"},
                              TemplateValue::List({Sub(fmt::format(
                                  "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:*", Partition()))})));
@@ -145,8 +150,7 @@ TemplateValue StackBuilder::RoleStatements() const {
   }
   if (vpc_) {
     // Lambda requires these EC2 network-interface actions on all resources
-    // (they have no narrower scope Lambda accepts). Lambda requires these EC2 network-interface actions on
-    // all resources (they have no narrower scope Lambda accepts).
+    // (they have no narrower scope Lambda accepts).
     statements.Add(
         Statement("VpcNetworkInterfaces",
                   {"ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DeleteNetworkInterface",

@@ -390,7 +390,7 @@ groups:
   auto st = Statements(s);
   // SQS, S3, logs, failed invocations to SNS, self-invoke, and (causes: auto
   // by default) the six cause lookup statements: no KMS, STS or VPC here.
-  ASSERT_EQ(st.size(), 11u);
+  ASSERT_EQ(st.size(), 12u);
   EXPECT_THAT(Actions(*st["ArchiveDeadLetterQueues"]),
               ElementsAre("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility",
                           "sqs:GetQueueAttributes", "sqs:GetQueueUrl"));
@@ -444,7 +444,8 @@ groups:
     EXPECT_EQ(env->Find("DLQ_ARCHIVE_CAUSES")->AsString(), mode);
     const std::vector<std::string> sids = {"LookUpCausesReadArchive",      "LookUpCausesListKeptCauses",
                                            "LookUpCausesFindSourceQueues", "LookUpCausesReadLogs",
-                                           "LookUpCausesFindConsumers",    "LookUpCausesListMappings"};
+                                           "LookUpCausesFindConsumers",    "LookUpCausesListMappings",
+                                           "LookUpCausesLogRetention"};
     if (std::string_view(mode) == "off") {
       for (const std::string& sid : sids) EXPECT_FALSE(st.contains(sid)) << sid;
       EXPECT_EQ(env->Find("DLQ_ARCHIVE_CAUSE_SAMPLES"), nullptr);
@@ -457,7 +458,9 @@ groups:
     EXPECT_EQ(env->Find("DLQ_ARCHIVE_CONSUMER_LOGS")->AsString(),
               "/ecs/orders,payments-dlq=/ecs/payments,/aws/lambda/billing");
     const std::string logs = "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:";
-    EXPECT_THAT(Actions(*st["LookUpCausesReadLogs"]), ElementsAre("logs:FilterLogEvents", "logs:DescribeLogGroups"));
+    EXPECT_THAT(Actions(*st["LookUpCausesReadLogs"]), ElementsAre("logs:FilterLogEvents"));
+    EXPECT_THAT(Actions(*st["LookUpCausesLogRetention"]), ElementsAre("logs:DescribeLogGroups"));
+    EXPECT_THAT(ResourceTexts(*st["LookUpCausesLogRetention"]), ElementsAre(logs + "*"));
     // Lambda consumers' groups, then each named one (a named /aws/lambda/ group is already covered).
     EXPECT_THAT(ResourceTexts(*st["LookUpCausesReadLogs"]),
                 ElementsAre(logs + "/aws/lambda/*:*", logs + "/ecs/orders:*", logs + "/ecs/payments:*"));
