@@ -200,7 +200,8 @@ TEST_F(CauseWorkerTest, TheLedgersArrivalEndsTheWindow) {
   job.arrivals_ms[id] = sent_ms_ + 2 * 60'000;
   ASSERT_TRUE(worker.Submit(std::move(job)));
   worker.RunPending();
-  const CauseRecord* r = Kept().Find("orders-dlq", id);
+  const CauseIndex kept = Kept();
+  const CauseRecord* r = kept.Find("orders-dlq", id);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, CauseStatus::kFound) << r->reason;
   // The window ends at the arrival plus the clock-skew margin, not at the archiving.
