@@ -63,6 +63,47 @@ Result<std::optional<KmsKey>> ResolveKmsKey(const PutOptions& put) {
   return std::optional<KmsKey>(std::move(key));
 }
 
+void StackBuilder::AddCauseStatements(TemplateValue& statements) const {
+  // The cause lookups after each drain (doc/causes.md): the consumers' log
+  // groups, Lambda's (/aws/lambda/*) and those consumer_logs names.
+  const std::string log_group = fmt::format("arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:", Partition());
+  TemplateValue groups = TemplateValue::List({Sub(log_group + "/aws/lambda/*:*")});
+  std::set<std::string> named;
+  for (const std::string& entry : group_->consumer_logs) named.insert(ConsumerLogGroup(entry));
+  for (const std::string& g : named) {
+    if (!StartsWith(g, "/aws/lambda/")) groups.Add(Sub(fmt::format("{}{}:*", log_group, SubLiteral(g))));
+  }
+  // The archive objects a drain wrote, read back, and the kept answers
+  // (the sidecar is written under the prefix WriteArchiveObjects grants).
+  statements.Add(Statement(
+      "LookUpCausesReadArchive", {"s3:GetObject"},
+      TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket, SubLiteral(prefix_)))})));
+  statements.Add(Statement("LookUpCausesListKeptCauses", {"s3:ListBucket"},
+                           TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}", Partition(), kBucket))}))
+                     .Set("Condition", TemplateValue::Map().Set(
+                                           "StringLike", TemplateValue::Map().Set(
+                                                             "s3:prefix", fmt::format("{}/_causes/*", prefix_)))));
+  // Each DLQ's source queues (ListDeadLetterSourceQueues) and their ARN,
+  // visibility timeout and redrive policy (GetQueueAttributes): the
+  // sources are not known here, so any queue of the account and region.
+  statements.Add(Statement(
+      "LookUpCausesFindSourceQueues", {"sqs:ListDeadLetterSourceQueues", "sqs:GetQueueAttributes"},
+      TemplateValue::List({Sub(fmt::format("arn:{}:sqs:${{AWS::Region}}:${{AWS::AccountId}}:*", Partition()))})));
+  statements.Add(Statement("LookUpCausesReadLogs", {"logs:FilterLogEvents"}, std::move(groups)));
+  // DescribeLogGroups (a group's retention) is a list call: IAM scopes it to
+  // the account's log groups, not to one name. Without it a lookup still
+  // runs; it only cannot tell expired logs from absent lines.
+  statements.Add(Statement("LookUpCausesLogRetention", {"logs:DescribeLogGroups"},
+                           TemplateValue::List({Sub(fmt::format(
+                               "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:*", Partition()))})));
+  statements.Add(Statement("LookUpCausesFindConsumers", {"lambda:GetFunctionConfiguration"},
+                           TemplateValue::List({Sub(fmt::format(
+                               "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:*", Partition()))})));
+  // IAM has no resource type for ListEventSourceMappings: "*" is the only
+  // resource it accepts (it reads mapping configurations, no data).
+  statements.Add(Statement("LookUpCausesListMappings", {"lambda:ListEventSourceMappings"}, TemplateValue::List({"*"})));
+}
+
 TemplateValue StackBuilder::RoleStatements() const {
   TemplateValue statements = TemplateValue::List();
   TemplateValue queue_arns = TemplateValue::List();
@@ -106,48 +147,7 @@ TemplateValue StackBuilder::RoleStatements() const {
   statements.Add(Statement("FollowUpInvoke", {"lambda:InvokeFunction"},
                            TemplateValue::List({Sub(fmt::format(
                                "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}", Partition(), fn_))})));
-  if (group_->causes != GroupSettings::Causes::kOff) {
-    // The cause lookups after each drain (doc/causes.md): the consumers' log
-    // groups, Lambda's (/aws/lambda/*) and those consumer_logs names.
-    const std::string log_group =
-        fmt::format("arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:", Partition());
-    TemplateValue groups = TemplateValue::List({Sub(log_group + "/aws/lambda/*:*")});
-    std::set<std::string> named;
-    for (const std::string& entry : group_->consumer_logs) named.insert(ConsumerLogGroup(entry));
-    for (const std::string& g : named) {
-      if (!StartsWith(g, "/aws/lambda/")) groups.Add(Sub(fmt::format("{}{}:*", log_group, SubLiteral(g))));
-    }
-    // The archive objects a drain wrote, read back, and the kept answers
-    // (the sidecar is written under the prefix WriteArchiveObjects grants).
-    statements.Add(Statement("LookUpCausesReadArchive", {"s3:GetObject"},
-                             TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket,
-                                                                  SubLiteral(prefix_)))})));
-    statements.Add(Statement("LookUpCausesListKeptCauses", {"s3:ListBucket"},
-                             TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}", Partition(), kBucket))}))
-                       .Set("Condition", TemplateValue::Map().Set(
-                                             "StringLike", TemplateValue::Map().Set(
-                                                               "s3:prefix", fmt::format("{}/_causes/*", prefix_)))));
-    // Each DLQ's source queues (ListDeadLetterSourceQueues) and their ARN,
-    // visibility timeout and redrive policy (GetQueueAttributes): the
-    // sources are not known here, so any queue of the account and region.
-    statements.Add(Statement(
-        "LookUpCausesFindSourceQueues", {"sqs:ListDeadLetterSourceQueues", "sqs:GetQueueAttributes"},
-        TemplateValue::List({Sub(fmt::format("arn:{}:sqs:${{AWS::Region}}:${{AWS::AccountId}}:*", Partition()))})));
-    statements.Add(Statement("LookUpCausesReadLogs", {"logs:FilterLogEvents"}, std::move(groups)));
-    // DescribeLogGroups (a group's retention) is a list call: IAM scopes it to
-    // the account's log groups, not to one name. Without it a lookup still
-    // runs; it only cannot tell expired logs from absent lines.
-    statements.Add(Statement("LookUpCausesLogRetention", {"logs:DescribeLogGroups"},
-                             TemplateValue::List({Sub(fmt::format(
-                                 "arn:{}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:*", Partition()))})));
-    statements.Add(Statement("LookUpCausesFindConsumers", {"lambda:GetFunctionConfiguration"},
-                             TemplateValue::List({Sub(fmt::format(
-                                 "arn:{}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:*", Partition()))})));
-    // IAM has no resource type for ListEventSourceMappings: "*" is the only
-    // resource it accepts (it reads mapping configurations, no data).
-    statements.Add(
-        Statement("LookUpCausesListMappings", {"lambda:ListEventSourceMappings"}, TemplateValue::List({"*"})));
-  }
+  if (group_->causes != GroupSettings::Causes::kOff) AddCauseStatements(statements);
   if (vpc_) {
     // Lambda requires these EC2 network-interface actions on all resources
     // (they have no narrower scope Lambda accepts).

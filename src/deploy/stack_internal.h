@@ -87,6 +87,8 @@ class StackBuilder {
   TemplateValue Parameters() const;
   void AddLogGroup();
   TemplateValue RoleStatements() const;
+  // The cause lookups' statements (doc/deployment.md), when causes are not off.
+  void AddCauseStatements(TemplateValue& statements) const;
   void AddRole();
   TemplateValue FunctionEnvironment() const;
   void AddFunction();
