@@ -35,12 +35,27 @@ class WindowMemory {
   bool Resize(size_t n) {
     n = Rounded(n);
     if (n == size_) return true;
-    void* p = data_ == nullptr ? mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                               : mremap(data_, size_, n, MREMAP_MAYMOVE);
+    void* p =
+        data_ == nullptr ? mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : Remap(n);
     if (p == MAP_FAILED) return false;
     data_ = static_cast<char*>(p);
     size_ = n;
     return true;
+  }
+  // mremap, except under ThreadSanitizer, which does not see the old range
+  // unmapped by mremap: another thread's later mapping at that address would
+  // be reported as racing with this one's writes. There: map, copy, unmap.
+  void* Remap(size_t n) {
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return p;
+    std::memcpy(p, data_, std::min(n, size_));
+    munmap(data_, size_);
+    return p;
+#endif
+#endif
+    return mremap(data_, size_, n, MREMAP_MAYMOVE);
   }
   void Free() {
     if (data_ != nullptr) munmap(data_, size_);
