@@ -32,6 +32,32 @@ std::string Dlq(const StandIn& s, const std::string& args) {
   return s.ShellEnv() + DLQ_BINARY + " --endpoint-url " + s.endpoint() + " " + args;
 }
 
+// Receives every message of `source` past its maxReceiveCount (1) with its
+// 1 s visibility timeout, so SQS (moto) moves them all to the DLQ.
+void FailIntoDlq(AwsServices& svc, const std::string& source) {
+  ReceiveOptions ro;
+  ro.max_messages = 10;
+  for (int round = 0; round < 2; ++round) {
+    for (int n = 0; n < 3; ++n) ASSERT_TRUE(svc.sqs().ReceiveMessages(source, ro).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+  ASSERT_TRUE(svc.sqs().ReceiveMessages(source, ro).ok());  // the receive that moves them
+}
+
+// A Lambda function (kept by moto, never run) and its event source mapping on `source_arn`.
+void AddLambdaConsumer(AwsClient& lambda_aws, const std::string& function, const std::string& runtime,
+                       const std::string& handler, const std::string& role_arn, const std::string& source_arn) {
+  JsonWriter fn;
+  fn.BeginObject().Key("FunctionName").String(function).Key("Runtime").String(runtime);
+  fn.Key("Role").String(role_arn).Key("Handler").String(handler);
+  fn.Key("Code").BeginObject().Key("ZipFile").String(ZipBase64()).EndObject().Key("Timeout").Int(30).EndObject();
+  LambdaCall(lambda_aws, "POST", "/2015-03-31/functions", fn.Take());
+  JsonWriter esm;
+  esm.BeginObject().Key("EventSourceArn").String(source_arn).Key("FunctionName").String(function);
+  esm.Key("BatchSize").Int(10).EndObject();
+  LambdaCall(lambda_aws, "POST", "/2015-03-31/event-source-mappings/", esm.Take());
+}
+
 TEST(CausesMotoTest, StatsFindsTheCausesTheConsumersLoggedAndShowPrintsThem) {
   DLQ_REQUIRE_STAND_IN("moto", moto);
   auto svc = Services(moto);
@@ -62,32 +88,12 @@ TEST(CausesMotoTest, StatsFindsTheCausesTheConsumersLoggedAndShowPrintsThem) {
     ASSERT_TRUE(sent.ok()) << sent.status().ToString();
     ids.push_back(sent->message_id);
   }
-  for (int round = 0; round < 2; ++round) {
-    for (int n = 0; n < 3; ++n) {
-      ReceiveOptions ro;
-      ro.max_messages = 10;
-      ASSERT_TRUE(svc->sqs().ReceiveMessages(*source, ro).ok());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  }
-  {
-    ReceiveOptions ro;
-    ro.max_messages = 10;
-    ASSERT_TRUE(svc->sqs().ReceiveMessages(*source, ro).ok());  // the receive that moves them
-  }
+  FailIntoDlq(*svc, *source);
 
   // The Lambda consumer.
   const std::string role_arn = CreateRole(*svc, moto.endpoint(), base + "-role");
   ASSERT_FALSE(role_arn.empty());
-  JsonWriter fn;
-  fn.BeginObject().Key("FunctionName").String(function).Key("Runtime").String("python3.12");
-  fn.Key("Role").String(role_arn).Key("Handler").String("app.handler");
-  fn.Key("Code").BeginObject().Key("ZipFile").String(ZipBase64()).EndObject().Key("Timeout").Int(30).EndObject();
-  LambdaCall(lambda_aws, "POST", "/2015-03-31/functions", fn.Take());
-  JsonWriter esm;
-  esm.BeginObject().Key("EventSourceArn").String(source_arn).Key("FunctionName").String(function);
-  esm.Key("BatchSize").Int(10).EndObject();
-  LambdaCall(lambda_aws, "POST", "/2015-03-31/event-source-mappings/", esm.Take());
+  AddLambdaConsumer(lambda_aws, function, "python3.12", "app.handler", role_arn, source_arn);
 
   // Its logs: one invocation per message, one format each.
   const int64_t t = NowMs() - 30'000;
@@ -248,15 +254,7 @@ TEST(CausesMotoTest, TheDaemonLooksUpWhatItArchivesAndKeepsTheAnswers) {
   }
   const std::string role_arn = CreateRole(*svc, moto.endpoint(), base + "-role");
   ASSERT_FALSE(role_arn.empty());
-  JsonWriter fn;
-  fn.BeginObject().Key("FunctionName").String(function).Key("Runtime").String("java21");
-  fn.Key("Role").String(role_arn).Key("Handler").String("example.Handler::handleRequest");
-  fn.Key("Code").BeginObject().Key("ZipFile").String(ZipBase64()).EndObject().Key("Timeout").Int(30).EndObject();
-  LambdaCall(lambda_aws, "POST", "/2015-03-31/functions", fn.Take());
-  JsonWriter esm;
-  esm.BeginObject().Key("EventSourceArn").String(source_arn).Key("FunctionName").String(function);
-  esm.Key("BatchSize").Int(10).EndObject();
-  LambdaCall(lambda_aws, "POST", "/2015-03-31/event-source-mappings/", esm.Take());
+  AddLambdaConsumer(lambda_aws, function, "java21", "example.Handler::handleRequest", role_arn, source_arn);
 
   const int64_t t = NowMs() - 20'000;
   const std::string ra = "6bc28136-4f1a-4365-b021-0ce6b2e64ab0", rb = "7cd39247-5a2b-4476-8132-1df7c3f75bc1";
@@ -285,19 +283,7 @@ TEST(CausesMotoTest, TheDaemonLooksUpWhatItArchivesAndKeepsTheAnswers) {
                   R"j(","error":{"name":"InventoryError","message":"no stock for item 77"},"trace_id":"t-1"})j"}});
 
   // Every message fails into the DLQ (received past maxReceiveCount).
-  for (int round = 0; round < 2; ++round) {
-    for (int n = 0; n < 3; ++n) {
-      ReceiveOptions ro;
-      ro.max_messages = 10;
-      ASSERT_TRUE(svc->sqs().ReceiveMessages(*source, ro).ok());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  }
-  {
-    ReceiveOptions ro;
-    ro.max_messages = 10;
-    ASSERT_TRUE(svc->sqs().ReceiveMessages(*source, ro).ok());
-  }
+  FailIntoDlq(*svc, *source);
 
   const std::string dir = "/tmp/" + base;
   ASSERT_EQ(RunShell("mkdir -p " + dir).exit_code, 0);
