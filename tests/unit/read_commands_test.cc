@@ -17,31 +17,12 @@
 #include "query/fingerprint.h"
 #include "replay/audit.h"
 #include "testing/fake_object_store.h"
+#include "unit/file_capture.h"
 
 namespace dlq {
 namespace {
 
 const SystemTime kT = *ParseIso8601("2026-11-20T10:00:00Z");
-
-// Captures what a command writes to a FILE*.
-class Capture {
- public:
-  Capture() : f_(open_memstream(&buf_, &len_)) {}
-  ~Capture() {
-    if (f_ != nullptr) std::fclose(f_);
-    std::free(buf_);
-  }
-  std::FILE* f() { return f_; }
-  std::string str() {
-    std::fflush(f_);
-    return std::string(buf_, len_);
-  }
-
- private:
-  char* buf_ = nullptr;
-  size_t len_ = 0;
-  std::FILE* f_;
-};
 
 class ReadCommandsTest : public ::testing::Test {
  protected:

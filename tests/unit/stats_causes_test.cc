@@ -23,31 +23,13 @@
 #include "testing/fake_logs.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "unit/file_capture.h"
 
 namespace dlq {
 namespace {
 
 const SystemTime kT = *ParseIso8601("2023-11-14T10:00:00Z");
 constexpr char kGroup[] = "/aws/lambda/orders-worker";
-
-class Capture {
- public:
-  Capture() : f_(open_memstream(&buf_, &len_)) {}
-  ~Capture() {
-    std::fclose(f_);
-    std::free(buf_);
-  }
-  std::FILE* f() { return f_; }
-  std::string str() {
-    std::fflush(f_);
-    return std::string(buf_, len_);
-  }
-
- private:
-  char* buf_ = nullptr;
-  size_t len_ = 0;
-  std::FILE* f_;
-};
 
 class StatsCausesTest : public ::testing::Test {
  protected:
