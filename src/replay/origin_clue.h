@@ -36,15 +36,26 @@ struct OriginClue {
   std::string rule_arn;      // kEventBridgeTarget: the rule; kSchedulerTarget: the schedule
   std::string topic_arn;     // kSnsEnvelope
   std::string condition;     // why the origin gave up: "RetriesExhausted", "EventAgeExceeded", ...
-  std::string error;         // the error the origin attached, as it gave it (for the dry run)
-  // What goes back to the origin, byte for byte: the body as it is, or, for
-  // kLambdaDestination, the exact text of requestPayload inside the body.
+  std::string error;         // the error the origin attached, as it gave it (for the dry run): "CODE: message"
+  // What goes back to the origin, byte for byte: the body as it is; for
+  // kLambdaDestination, the exact text of requestPayload inside the body; for
+  // kSnsEnvelope, the envelope's Message (unescaped: the text that was published).
   std::string payload;
+  // Non-empty when the message names its origin but does not carry what would
+  // go back (payload is then empty): why, for the resolver to refuse with. A
+  // Lambda event source mapping's on-failure record (KinesisBatchInfo,
+  // DDBStreamBatchInfo, ...) names a batch, not its records; a destination
+  // record without requestPayload; a Scheduler message with IS_PAYLOAD_TRUNCATED.
+  std::string unreplayable;
 };
 
 // Never fails: a message that matches no shape (or a malformed one: a body
 // that looks like a destination record but is not valid JSON) is kNone with
-// the body as payload.
+// the body as payload. Checked in this order: a destination-record body,
+// EventBridge's attributes (RULE_ARN), Scheduler's (SCHEDULE_ARN), Lambda's
+// (RequestID and ErrorCode), an SNS envelope body. Attribute names match
+// exactly; an attribute that is empty or Binary counts as absent. Pure and
+// thread-safe.
 OriginClue ReadOriginClue(const ArchiveRecord& record);
 
 // "sha256:" + the hex SHA-256 of `payload`: how a payload sent to an origin
@@ -53,7 +64,8 @@ std::string PayloadKey(std::string_view payload);
 
 // The keys under which a dead-letter message may be watched for as a
 // re-failure of something a replay sent: its message id; the payload key of
-// what its clue would send; "lambda-request:" + its request id when it has one.
+// what its clue would send (none when the clue is unreplayable);
+// "lambda-request:" + its request id when it has one. In that order.
 std::vector<std::string> RefailureKeys(const ArchiveRecord& record);
 
 }  // namespace dlq
