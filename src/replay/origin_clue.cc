@@ -116,6 +116,36 @@ std::optional<std::string> RawFieldText(std::string_view body, std::string_view 
   return std::nullopt;
 }
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsNumberChar(char c) { return IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
+
+// `body` with every integer of 19 or more digits outside strings turned into a
+// decimal of the same length ("12345..." -> "1.2345..."). simdjson's DOM
+// (3.0) refuses integers beyond 64 bits (NUMBER_ERROR), which JSON allows; the copy parses wherever
+// the body is valid JSON and fails wherever it is not, and its strings and
+// structure are the body's (its numbers are never read here).
+std::string WithoutBigIntegers(std::string_view body) {
+  std::string out(body);
+  bool in_string = false;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (in_string) {
+      if (out[i] == '\\') ++i;
+      else if (out[i] == '"') in_string = false;
+      continue;
+    }
+    if (out[i] == '"') in_string = true;
+    if (!IsNumberChar(out[i])) continue;
+    size_t end = i;
+    while (end < out.size() && IsNumberChar(out[end])) ++end;
+    const size_t first = out[i] == '-' ? i + 1 : i;  // the token is -?[1-9][0-9]{18,}: patch it
+    bool digits_only = end - first >= 19 && out[first] != '0';
+    for (size_t j = first; digits_only && j < end; ++j) digits_only = IsDigit(out[j]);
+    if (digits_only) out[first + 1] = '.';
+    i = end - 1;
+  }
+  return out;
+}
+
 // The top-level key naming an event source mapping's batch
 // ("KinesisBatchInfo", "DDBStreamBatchInfo", ...), empty when there is none.
 std::string BatchInfoKey(simdjson::dom::object root) {
@@ -152,9 +182,7 @@ std::optional<OriginClue> DestinationClue(std::string_view body, simdjson::dom::
   clue.condition = StringField(context, "condition");
   clue.error = DestinationError(root);
   if (std::string batch = BatchInfoKey(root); !batch.empty()) {
-    std::string stream;
-    simdjson::dom::element info = root[batch].value_unsafe();
-    stream = StringField(info, "streamArn");
+    const std::string stream = StringField(root[batch].value_unsafe(), "streamArn");
     clue.unreplayable = fmt::format(
         "a Lambda event source mapping's on-failure record ({}{}): it says where the failed batch was, not what it "
         "held; read the records from the source",
@@ -230,7 +258,9 @@ std::string_view ClueKindName(ClueKind kind) {
 OriginClue ReadOriginClue(const ArchiveRecord& record) {
   thread_local simdjson::dom::parser parser;
   simdjson::dom::object root;
-  const bool object = parser.parse(record.body).get(root) == simdjson::SUCCESS;
+  simdjson::error_code parsed = parser.parse(record.body).get(root);
+  if (parsed == simdjson::NUMBER_ERROR) parsed = parser.parse(WithoutBigIntegers(record.body)).get(root);
+  const bool object = parsed == simdjson::SUCCESS;
   if (object) {
     if (std::optional<OriginClue> clue = DestinationClue(record.body, root)) return std::move(*clue);
   }

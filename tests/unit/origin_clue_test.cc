@@ -72,6 +72,8 @@ TEST(OriginClueTest, DestinationPayloadIsByteForByteWhateverItsType) {
            std::string(R"("a string with \"quotes\" and \\u escapes \u0041")"),
            std::string("-0.000e-10"),
            std::string("12345678901234567890123456789"),
+           std::string("[-98765432109876543210, 1e123, 0.12345678901234567890123]"),
+           std::string(R"({"id": 123456789012345678901234, "s": "123456789012345678901234"})"),
            std::string("true"),
            std::string("null"),
            std::string("{}"),
@@ -241,7 +243,10 @@ TEST(OriginClueTest, MalformedDestinationLookalikesAreNone) {
                            std::string(R"({"requestContext":{"functionArn":"f"},"requestPayload":1})"),
                            std::string("{\"requestContext\":{\"requestId\":\"r\",\"functionArn\":\"f\"},"
                                        "\"requestPayload\":\"bad \x01 control\"}"),
-                           std::string("\xEF\xBB\xBF{\"a\":\"\xC3\x28\"}")}) {
+                           std::string("\xEF\xBB\xBF{\"a\":\"\xC3\x28\"}"),
+                           DestinationRecord("012345678901234567890"),
+                           DestinationRecord("12345678901234567890123") + ",",
+                           DestinationRecord("[12345678901234567890123,]")}) {
     OriginClue c = ReadOriginClue(Record(body));
     EXPECT_EQ(c.kind, ClueKind::kNone) << body;
     EXPECT_EQ(c.payload, body);
