@@ -74,7 +74,9 @@ std::string StringField(simdjson::dom::element object, std::string_view key) {
   return std::string(s);
 }
 
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool IsJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 // The exact text of the value of top-level field `key` in `body` (already
 // known to be a valid JSON object): objects and arrays from their opening
@@ -116,8 +118,12 @@ std::optional<std::string> RawFieldText(std::string_view body, std::string_view 
   return std::nullopt;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsNumberChar(char c) { return IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool IsNumberChar(char c) {
+  return IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
 
 // `body` with every integer of 19 or more digits outside strings turned into a
 // decimal of the same length ("12345..." -> "1.2345..."). simdjson's DOM
@@ -129,8 +135,10 @@ std::string WithoutBigIntegers(std::string_view body) {
   bool in_string = false;
   for (size_t i = 0; i < out.size(); ++i) {
     if (in_string) {
-      if (out[i] == '\\') ++i;
-      else if (out[i] == '"') in_string = false;
+      if (out[i] == '\\')
+        ++i;
+      else if (out[i] == '"')
+        in_string = false;
       continue;
     }
     if (out[i] == '"') in_string = true;
@@ -273,7 +281,9 @@ OriginClue ReadOriginClue(const ArchiveRecord& record) {
   return none;
 }
 
-std::string PayloadKey(std::string_view payload) { return "sha256:" + Sha256Hex(payload); }
+std::string PayloadKey(std::string_view payload) {
+  return "sha256:" + Sha256Hex(payload);
+}
 
 std::vector<std::string> RefailureKeys(const ArchiveRecord& record) {
   std::vector<std::string> keys;

@@ -18,8 +18,12 @@ ArchiveRecord Record(std::string body, MessageAttributes attributes = {}) {
   return r;
 }
 
-MessageAttributeValue Str(std::string v) { return {"String", std::move(v), ""}; }
-MessageAttributeValue Num(std::string v) { return {"Number", std::move(v), ""}; }
+MessageAttributeValue Str(std::string v) {
+  return {"String", std::move(v), ""};
+}
+MessageAttributeValue Num(std::string v) {
+  return {"Number", std::move(v), ""};
+}
 
 std::string DestinationRecord(std::string_view request_payload) {
   return std::string(R"({
@@ -156,13 +160,13 @@ TEST(OriginClueTest, EventBridgeTargetMessageIsTheEventWithRuleTargetAndConditio
   const std::string event =
       R"({"version":"0","id":"6a7e8feb-b491-4cf7-a9f1-bf3703467718","detail-type":"OrderPlaced","source":"shop",)"
       R"("account":"111122223333","time":"2026-02-01T12:00:00Z","region":"eu-west-1","resources":[],"detail":{}})";
-  OriginClue c = ReadOriginClue(Record(
-      event, {{"RULE_ARN", Str("arn:aws:events:eu-west-1:111122223333:rule/orders")},
-              {"TARGET_ARN", Str("arn:aws:lambda:eu-west-1:111122223333:function:ship")},
-              {"ERROR_CODE", Str("SDK_CLIENT_ERROR")},
-              {"ERROR_MESSAGE", Str("Unable to invoke Lambda function")},
-              {"EXHAUSTED_RETRY_CONDITION", Str("MaximumRetryAttempts")},
-              {"RETRY_ATTEMPTS", Str("185")}}));
+  OriginClue c =
+      ReadOriginClue(Record(event, {{"RULE_ARN", Str("arn:aws:events:eu-west-1:111122223333:rule/orders")},
+                                    {"TARGET_ARN", Str("arn:aws:lambda:eu-west-1:111122223333:function:ship")},
+                                    {"ERROR_CODE", Str("SDK_CLIENT_ERROR")},
+                                    {"ERROR_MESSAGE", Str("Unable to invoke Lambda function")},
+                                    {"EXHAUSTED_RETRY_CONDITION", Str("MaximumRetryAttempts")},
+                                    {"RETRY_ATTEMPTS", Str("185")}}));
   EXPECT_EQ(c.kind, ClueKind::kEventBridgeTarget);
   EXPECT_EQ(ClueKindName(c.kind), "eventbridge-target");
   EXPECT_EQ(c.rule_arn, "arn:aws:events:eu-west-1:111122223333:rule/orders");
@@ -173,8 +177,8 @@ TEST(OriginClueTest, EventBridgeTargetMessageIsTheEventWithRuleTargetAndConditio
 }
 
 TEST(OriginClueTest, SchedulerMessageIsTheTargetInputWithScheduleAndTarget) {
-  OriginClue c = ReadOriginClue(Record("{\"report\":\"daily\"}",
-                                       {{"SCHEDULE_ARN", Str("arn:aws:scheduler:us-west-2:111122223333:schedule/"
+  OriginClue c = ReadOriginClue(
+      Record("{\"report\":\"daily\"}", {{"SCHEDULE_ARN", Str("arn:aws:scheduler:us-west-2:111122223333:schedule/"
                                                              "default/nightly-report")},
                                         {"TARGET_ARN", Str("arn:aws:sqs:us-west-2:111122223333:reports")},
                                         {"ERROR_CODE", Str("AWS.Scheduler.InternalServerError")},
@@ -194,8 +198,8 @@ TEST(OriginClueTest, SchedulerMessageIsTheTargetInputWithScheduleAndTarget) {
 }
 
 TEST(OriginClueTest, TruncatedSchedulerPayloadIsUnreplayable) {
-  OriginClue c = ReadOriginClue(Record("{\"report\":\"da", {{"SCHEDULE_ARN", Str("arn:aws:scheduler:x")},
-                                                            {"IS_PAYLOAD_TRUNCATED", Str("true")}}));
+  OriginClue c = ReadOriginClue(Record(
+      "{\"report\":\"da", {{"SCHEDULE_ARN", Str("arn:aws:scheduler:x")}, {"IS_PAYLOAD_TRUNCATED", Str("true")}}));
   EXPECT_EQ(c.kind, ClueKind::kSchedulerTarget);
   EXPECT_TRUE(c.payload.empty());
   EXPECT_NE(c.unreplayable.find("IS_PAYLOAD_TRUNCATED"), std::string::npos);
@@ -236,17 +240,16 @@ TEST(OriginClueTest, RawSnsDeliveryAndPlainMessagesSayNothing) {
 
 TEST(OriginClueTest, MalformedDestinationLookalikesAreNone) {
   const std::string full = DestinationRecord(R"({"a":1})");
-  for (std::string body : {full.substr(0, full.size() / 2), full.substr(0, full.size() - 1), full + "}", full + "x",
-                           std::string(R"({"requestContext":{"requestId":"r","functionArn":"f"},"requestPayload":})"),
-                           std::string(R"({"requestContext":"arn:aws:lambda:us-east-1:1:function:f"})"),
-                           std::string(R"({"requestContext":{"requestId":"r","functionArn":7},"requestPayload":1})"),
-                           std::string(R"({"requestContext":{"functionArn":"f"},"requestPayload":1})"),
-                           std::string("{\"requestContext\":{\"requestId\":\"r\",\"functionArn\":\"f\"},"
-                                       "\"requestPayload\":\"bad \x01 control\"}"),
-                           std::string("\xEF\xBB\xBF{\"a\":\"\xC3\x28\"}"),
-                           DestinationRecord("012345678901234567890"),
-                           DestinationRecord("12345678901234567890123") + ",",
-                           DestinationRecord("[12345678901234567890123,]")}) {
+  for (std::string body :
+       {full.substr(0, full.size() / 2), full.substr(0, full.size() - 1), full + "}", full + "x",
+        std::string(R"({"requestContext":{"requestId":"r","functionArn":"f"},"requestPayload":})"),
+        std::string(R"({"requestContext":"arn:aws:lambda:us-east-1:1:function:f"})"),
+        std::string(R"({"requestContext":{"requestId":"r","functionArn":7},"requestPayload":1})"),
+        std::string(R"({"requestContext":{"functionArn":"f"},"requestPayload":1})"),
+        std::string("{\"requestContext\":{\"requestId\":\"r\",\"functionArn\":\"f\"},"
+                    "\"requestPayload\":\"bad \x01 control\"}"),
+        std::string("\xEF\xBB\xBF{\"a\":\"\xC3\x28\"}"), DestinationRecord("012345678901234567890"),
+        DestinationRecord("12345678901234567890123") + ",", DestinationRecord("[12345678901234567890123,]")}) {
     OriginClue c = ReadOriginClue(Record(body));
     EXPECT_EQ(c.kind, ClueKind::kNone) << body;
     EXPECT_EQ(c.payload, body);
