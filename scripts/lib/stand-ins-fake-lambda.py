@@ -6,6 +6,8 @@ Started by scripts/stand-ins (name fake-lambda); see doc/development.md, "The fa
   POST /2015-03-31/functions/{FunctionName}/invocations[?Qualifier=Q]   Invoke, answered here
   /_fake/rules         POST {"rules":[...]} replaces the outcome rules; DELETE clears them (all succeed)
   /_fake/invocations   GET lists the invocations seen (JSON array); DELETE clears the list
+                       ?function=NAME on either: only that function's rules (POST: each rule is for NAME)
+                       or invocations, so tests running at once on one fake leave each other's alone
   /_fake/health        GET: 200 once listening
   anything else        forwarded to moto and moto's answer returned (DeadLetterConfig added, see below)
 
@@ -48,28 +50,30 @@ class State:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.rules = []  # dicts as posted
-        self.throttle_left = []  # per rule, invokes still to throttle
+        self.rules = []  # [rule as posted, invokes it still throttles]
         self.invocations = []
         self.dead_letter = {}  # function name -> DeadLetterConfig.TargetArn
 
-    def set_rules(self, rules):
+    def set_rules(self, rules, function=None):
+        """Replaces all rules, or (function given) that function's, each then for that function."""
+        if function:
+            rules = [dict(r, function=function) for r in rules]
         with self.lock:
-            self.rules = rules
-            self.throttle_left = [int(r.get("throttle_first", 0) or 0) for r in rules]
+            kept = [r for r in self.rules if function and r[0].get("function", "*") != function]
+            self.rules = kept + [[r, int(r.get("throttle_first", 0) or 0)] for r in rules]
 
     def decide(self, function, payload):
         """-> ("throttled", rule) | ("failed", rule) | ("ok", None); takes one throttle from the first rule with any."""
         with self.lock:
-            matching = [i for i, r in enumerate(self.rules) if r.get("function", "*") in ("*", function)]
-            for i in matching:
-                if self.throttle_left[i] > 0:
-                    self.throttle_left[i] -= 1
-                    return "throttled", self.rules[i]
-            for i in matching:
-                text = self.rules[i].get("fail_if_contains")
-                if text is not None and text.encode() in payload:
-                    return "failed", self.rules[i]
+            matching = [r for r in self.rules if r[0].get("function", "*") in ("*", function)]
+            for r in matching:
+                if r[1] > 0:
+                    r[1] -= 1
+                    return "throttled", r[0]
+            for r in matching:
+                text = r[0].get("fail_if_contains")
+                if text is not None and str(text).encode() in payload:
+                    return "failed", r[0]
         return "ok", None
 
     def record(self, entry):
@@ -80,9 +84,13 @@ class State:
         with self.lock:
             entry.update(fields)
 
-    def snapshot(self):
+    def snapshot(self, function=None):
         with self.lock:
-            return json.dumps(self.invocations).encode()
+            return json.dumps([i for i in self.invocations if not function or i["function"] == function]).encode()
+
+    def forget(self, function=None):
+        with self.lock:
+            self.invocations = [i for i in self.invocations if function and i["function"] != function]
 
 
 class Backend:
@@ -173,7 +181,7 @@ class Handler(BaseHTTPRequestHandler):
     def route(self):
         url = urllib.parse.urlsplit(self.path)
         if url.path.startswith("/_fake/"):
-            return self.control(url.path)
+            return self.control(url.path, url.query)
         parts = url.path.split("/")
         # ['', '2015-03-31', 'functions', NAME, 'invocations']
         if self.command == "POST" and len(parts) == 5 and url.path.startswith(API) and parts[4] == "invocations":
@@ -185,8 +193,9 @@ class Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ control API
 
-    def control(self, path):
+    def control(self, path, query):
         state = self.server.state
+        function = (urllib.parse.parse_qs(query).get("function") or [None])[0]
         if path == "/_fake/health" and self.command == "GET":
             return self.answer(200, json.dumps({"ok": True, "moto": self.server.backend.endpoint}))
         if path == "/_fake/rules" and self.command == "POST":
@@ -196,18 +205,17 @@ class Handler(BaseHTTPRequestHandler):
                     raise ValueError("rules must be a list of objects")
             except (ValueError, AttributeError) as e:
                 return self.answer(400, json.dumps({"error": str(e)}))
-            state.set_rules(rules)
+            state.set_rules(rules, function)
             return self.answer(200, json.dumps({"rules": len(rules)}))
         if path == "/_fake/rules" and self.command == "DELETE":
             self.body()
-            state.set_rules([])
+            state.set_rules([], function)
             return self.answer(200, b'{"rules":0}')
         if path == "/_fake/invocations" and self.command == "GET":
-            return self.answer(200, state.snapshot())
+            return self.answer(200, state.snapshot(function))
         if path == "/_fake/invocations" and self.command == "DELETE":
             self.body()
-            with state.lock:
-                state.invocations.clear()
+            state.forget(function)
             return self.answer(200, b"{}")
         self.body()
         return self.answer(404, json.dumps({"error": f"no control endpoint {self.command} {path}"}))
