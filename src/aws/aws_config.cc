@@ -24,13 +24,15 @@ struct ServiceIds {
 
 // Keys and suffixes from the SDKs' table of service-specific endpoints (the
 // serviceId upper-cased, spaces to '_': "CloudWatch Logs" -> CLOUDWATCH_LOGS).
-constexpr std::array<ServiceIds, 8> kServices{{
+constexpr std::array<ServiceIds, 10> kServices{{
     {"sqs", "sqs", "SQS"},
     {"s3", "s3", "S3"},
     {"monitoring", "cloudwatch", "CLOUDWATCH"},
     {"sts", "sts", "STS"},
     {"logs", "cloudwatch_logs", "CLOUDWATCH_LOGS", true, "LOGS"},
     {"lambda", "lambda", "LAMBDA"},
+    {"sns", "sns", "SNS"},
+    {"events", "eventbridge", "EVENTBRIDGE"},
     {"portal.sso", "sso", "SSO", false},
     {"oidc", "sso_oidc", "SSO_OIDC", false},
 }};

@@ -35,10 +35,11 @@ struct AwsSettings {
   std::string region_source;                     // "--region", "AWS_REGION", "AWS_DEFAULT_REGION", "profile dev"
   SharedConfig shared;                           // both files as loaded
   std::optional<ConfigSection> profile_section;  // merged view; nullopt when no file has the profile
-  // Endpoint overrides by signing name ("sqs", "s3", "monitoring", "sts", "logs", "lambda"),
-  // already resolved from --endpoint-url, AWS_ENDPOINT_URL_<SERVICE> (CloudWatch Logs:
-  // AWS_ENDPOINT_URL_CLOUDWATCH_LOGS, then AWS_ENDPOINT_URL_LOGS), the services section
-  // (keys "cloudwatch_logs", "lambda"), AWS_ENDPOINT_URL and the profile's endpoint_url, in
+  // Endpoint overrides by signing name ("sqs", "s3", "monitoring", "sts", "logs", "lambda", "sns",
+  // "events"), already resolved from --endpoint-url, AWS_ENDPOINT_URL_<SERVICE> (CloudWatch Logs:
+  // AWS_ENDPOINT_URL_CLOUDWATCH_LOGS, then AWS_ENDPOINT_URL_LOGS; EventBridge:
+  // AWS_ENDPOINT_URL_EVENTBRIDGE), the services section (keys "cloudwatch_logs", "lambda", "sns",
+  // "eventbridge"), AWS_ENDPOINT_URL and the profile's endpoint_url, in
   // that order; without trailing '/'. "portal.sso" (the IAM Identity
   // Center portal) and "oidc" (its token refresh) are resolved the same way except that
   // --endpoint-url does not apply.

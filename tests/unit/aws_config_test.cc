@@ -218,6 +218,43 @@ TEST_F(SettingsTest, ServicesSectionKeysForLogsAndLambda) {
   EXPECT_FALSE(s->HasCustomEndpoint("sqs"));
 }
 
+TEST_F(SettingsTest, SnsAndEventBridgeResolveLikeTheOtherServices) {
+  env_.Set("AWS_REGION", "eu-west-1");
+  auto defaults = Resolve();
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->Endpoint("sns").endpoint, "https://sns.eu-west-1.amazonaws.com");
+  EXPECT_EQ(defaults->Endpoint("sns").service, "sns");
+  EXPECT_EQ(defaults->Endpoint("events").endpoint, "https://events.eu-west-1.amazonaws.com");
+  EXPECT_EQ(defaults->Endpoint("events").service, "events");
+
+  env_.Set("AWS_ENDPOINT_URL", "http://moto:5000");
+  env_.Set("AWS_ENDPOINT_URL_SNS", "http://fake-sns:1/");
+  env_.Set("AWS_ENDPOINT_URL_EVENTBRIDGE", "http://fake-events:2");
+  auto s = Resolve();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->Endpoint("sns").endpoint, "http://fake-sns:1");
+  EXPECT_EQ(s->Endpoint("events").endpoint, "http://fake-events:2");
+  EXPECT_TRUE(s->HasCustomEndpoint("events"));
+  EXPECT_EQ(s->Endpoint("lambda").endpoint, "http://moto:5000");
+
+  env_.Set("AWS_ENDPOINT_URL_EVENTBRIDGE", "fake-events:2");
+  auto bad = Resolve();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("AWS_ENDPOINT_URL_EVENTBRIDGE"), std::string::npos) << bad.status().message();
+}
+
+TEST_F(SettingsTest, ServicesSectionKeysForSnsAndEventBridge) {
+  WriteConfig(
+      "[default]\nregion = us-east-1\nservices = local\n"
+      "[services local]\nsns =\n  endpoint_url = http://services-sns:5\n"
+      "eventbridge =\n  endpoint_url = http://services-events:6\n");
+  auto s = Resolve();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->Endpoint("sns").endpoint, "http://services-sns:5");
+  EXPECT_EQ(s->Endpoint("events").endpoint, "http://services-events:6");
+  EXPECT_FALSE(s->HasCustomEndpoint("sqs"));
+}
+
 TEST_F(SettingsTest, IgnoreConfiguredEndpointUrlsKeepsOnlyTheFlag) {
   env_.Set("AWS_REGION", "us-east-1");
   env_.Set("AWS_ENDPOINT_URL", "http://env-global:7");
