@@ -429,34 +429,42 @@ void LivePassMovesExactlyTheMatchingOnes(const StandIn& s, AwsServices& svc, boo
   fs::remove_all(dir);
 }
 
+// Each stand-in and queue kind: one pass over many messages with a quarter of
+// them matching (the pass must keep receiving past moto's random subsets, and
+// sends and deletes some while it holds and then releases the rest), and the
+// edges (nothing and everything matching) on a few messages: what the edges
+// check (the summary's zero counts, no release, no send) does not depend on
+// how many messages there are. Every variant asserts the whole property.
 TEST(ReplayCli, MotoLivePassExaminesEveryMessageOfRandomSubsetReceives) {
   DLQ_REQUIRE_STAND_IN("moto", moto);
   auto svc = Services(moto);
   ASSERT_TRUE(svc);
-  LivePassMovesExactlyTheMatchingOnes(moto, *svc, false, 10, 100);
-  for (int percent : {0, 1, 25, 100}) LivePassMovesExactlyTheMatchingOnes(moto, *svc, false, 200, percent);
+  for (int percent : {0, 100}) LivePassMovesExactlyTheMatchingOnes(moto, *svc, false, 10, percent);
+  LivePassMovesExactlyTheMatchingOnes(moto, *svc, false, 200, 25);
 }
 
 TEST(ReplayCli, MotoFifoLivePassExaminesEveryGroup) {
   DLQ_REQUIRE_STAND_IN("moto", moto);
   auto svc = Services(moto);
   ASSERT_TRUE(svc);
-  for (int percent : {0, 1, 25, 100}) LivePassMovesExactlyTheMatchingOnes(moto, *svc, true, 100, percent);
+  for (int percent : {0, 100}) LivePassMovesExactlyTheMatchingOnes(moto, *svc, true, 10, percent);
+  LivePassMovesExactlyTheMatchingOnes(moto, *svc, true, 100, 25);
 }
 
 TEST(ReplayCli, FauxqsLivePassExaminesEveryMessage) {
   DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
   auto svc = Services(fauxqs);
   ASSERT_TRUE(svc);
-  LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, false, 10, 0);
-  for (int percent : {0, 1, 25, 100}) LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, false, 1000, percent);
+  for (int percent : {0, 100}) LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, false, 10, percent);
+  LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, false, 1000, 25);
 }
 
 TEST(ReplayCli, FauxqsFifoLivePassExaminesEveryGroup) {
   DLQ_REQUIRE_STAND_IN("fauxqs", fauxqs);
   auto svc = Services(fauxqs);
   ASSERT_TRUE(svc);
-  for (int percent : {0, 1, 25, 100}) LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, true, 300, percent);
+  for (int percent : {0, 100}) LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, true, 10, percent);
+  LivePassMovesExactlyTheMatchingOnes(fauxqs, *svc, true, 300, 25);
 }
 
 // The dry run of the issue: each message printed once, and nothing moves.
