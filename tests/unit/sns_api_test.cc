@@ -40,13 +40,6 @@ std::vector<std::pair<std::string, std::string>> FormOf(const HttpRequest& r) {
   return out;
 }
 
-std::string FormValue(const HttpRequest& r, const std::string& name) {
-  for (auto& [n, v] : FormOf(r)) {
-    if (n == name) return v;
-  }
-  return "<absent>";
-}
-
 // SNS's query-protocol error document.
 HttpResponse SnsError(int status, const std::string& code, const std::string& message) {
   return MakeResponse(status,
