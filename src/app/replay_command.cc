@@ -31,15 +31,18 @@ int Fail(const ReplayDeps& deps, int code, const std::string& message) {
 std::optional<int> CheckFlags(const ReplayCommandOptions& options, const ReplayDeps& deps, bool live,
                               ReplayRunRequest& rq) {
   if (live == !options.from.empty()) return Fail(deps, kExitUsage, "give one of --from URL and --from-queue DLQ");
-  if (options.to_source == !options.to_queue.empty()) {
-    return Fail(deps, kExitUsage, "give one of --to-source and --to-queue NAME|URL");
+  if (int(options.to_source) + int(options.to_origin) + int(!options.to_queue.empty()) != 1) {
+    return Fail(deps, kExitUsage, "give one of --to-source, --to-origin and --to-queue NAME|URL");
+  }
+  if (!options.function.empty() && !options.to_origin) {
+    return Fail(deps, kExitUsage, "--function names the origin of --to-origin; give it with --to-origin");
   }
   if (!options.rate.empty()) {
     auto rate = ParseRate(options.rate);
     if (!rate) return Fail(deps, kExitUsage, fmt::format("--rate '{}' is not a rate (e.g. 100/s)", options.rate));
     rq.rate = *rate;
   }
-  auto parsed = ParseRedriveFlags(options.redrive, options.to_source);
+  auto parsed = ParseRedriveFlags(options.redrive, options.to_source || options.to_origin);
   if (!parsed.ok()) return Fail(deps, kExitUsage, parsed.status().message());
   rq.plan = std::move(*parsed);
   const RedrivePlan& plan = rq.plan;
@@ -72,6 +75,8 @@ ReplayTerms CliReplayTerms() {
   t.transform = "--transform";
   t.failed_again = "--failed-again";
   t.audit_to = "--audit-to URL";
+  t.to_origin = "--to-origin";
+  t.function = "--function NAME";
   return t;
 }
 
@@ -103,6 +108,8 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   rq.failed_again = options.failed_again;
   rq.again = options.again;
   rq.to_source = options.to_source;
+  rq.to_origin = options.to_origin;
+  rq.function = options.function;
   rq.to_queue = options.to_queue;
   rq.all_queues = options.all_queues;
   rq.allow_cross_account = options.allow_cross_account;
@@ -126,6 +133,10 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   run_deps.caller_arn = deps.caller_arn;
   run_deps.region = deps.region;
   run_deps.clock = &clock;
+  run_deps.lambda = deps.lambda;
+  run_deps.sns = deps.sns;
+  run_deps.events = deps.events;
+  run_deps.http = deps.http;
 
   ReplayRendering rendering;
   rendering.json = options.output == "json";
@@ -155,6 +166,10 @@ int RunReplayCommand(const ReplayCommandOptions& options, AwsServices& services,
   };
   deps.region = services.settings().region;
   deps.clock = &services.clock();
+  deps.lambda = &services.lambda();
+  deps.sns = &services.sns();
+  deps.events = &services.events();
+  deps.http = &services.transport();
   return RunReplay(options, deps, stop);
 }
 
@@ -187,6 +202,12 @@ Runner AddReplayFlags(CLI::App& cmd) {
   cmd.add_option("--from-queue", rp->from_queue, "live form: move messages out of this DLQ (name, URL or ARN)");
   AddFilterFlags(cmd, rp->filter);
   cmd.add_flag("--to-source", rp->to_source, "send each message to the queue it failed from");
+  cmd.add_flag("--to-origin", rp->to_origin,
+               "send each message back where it came from when that is not a queue: the Lambda function, "
+               "EventBridge target or SNS subscription endpoint (doc/origins.md)");
+  cmd.add_option("--function", rp->function,
+                 "--to-origin: the function (name or ARN) of messages that do not name theirs (default: the one "
+                 "whose DeadLetterConfig targets the DLQ)");
   cmd.add_option("--to-queue", rp->to_queue, "send every message to this queue (name, URL or ARN)");
   cmd.add_flag("--all", rp->all, "--from with no filter: replay every archived message (required then)");
   cmd.add_flag("--all-queues", rp->all_queues,

@@ -30,6 +30,8 @@ struct ReplayCommandOptions {
   bool all_queues = false;           // --to-queue may merge the messages of several DLQs
   bool allow_cross_account = false;  // --to-source may cross accounts or regions
   bool to_source = false;
+  bool to_origin = false;  // back where each message came from: a Lambda function, an EventBridge target, an SNS endpoint
+  std::string function;    // --function: the function of messages that do not name theirs
   std::string to_queue;  // name, URL or ARN
   std::string rate;      // "N/s" or "N"; empty: unlimited
   uint64_t max = 0;      // 0: no limit
@@ -60,6 +62,11 @@ struct ReplayDeps {
   std::function<Result<std::string>()> caller_arn;
   std::string region;
   Clock* clock = nullptr;
+  // --to-origin's APIs (null: refused when an origin needs one).
+  LambdaApi* lambda = nullptr;
+  SnsApi* sns = nullptr;
+  EventsApi* events = nullptr;
+  HttpTransport* http = nullptr;
   std::FILE* out = stdout;
   std::FILE* err = stderr;
   // A guarded run calls it with every status its guard reports (phase

@@ -251,6 +251,8 @@ void PrintSummary(const ReplayRendering& rendering, const ReplayRunResult& r, co
   std::string summary = SentSummary(rendering, r);
   summary += SkipNotes(r);
   if (s.order_breaks > 0) summary += fmt::format("; {} FIFO order breaks (buffer full)", s.order_breaks);
+  if (s.throttled > 0) summary += fmt::format("; paused {} times: the origin was throttling", s.throttled);
+  if (s.refused > 0) summary += fmt::format("; {} failed again at once at the origin", s.refused);
   if (r.live) {
     for (const std::string& route : r.cross_account_routes) sink.out("cross-account: " + Line(route));
   }
@@ -290,9 +292,14 @@ std::string ReplayResultJson(const ReplayRunResult& r, int exit_code) {
   w.Key("failures").BeginArray();
   for (const ReplayFailure& f : r.failures) {
     w.BeginObject().Key("message_id").String(f.message_id).Key("destination").String(f.destination);
-    w.Key("reason").String(f.reason).EndObject();
+    w.Key("reason").String(f.reason);
+    if (f.unresolved) w.Key("unresolved").Bool(true);
+    if (f.refused) w.Key("failed_at_once").Bool(true);
+    w.EndObject();
   }
   w.EndArray();
+  // Answers an origin gave while it was sent to (--to-origin).
+  w.Key("throttled").Uint(r.stats.throttled).Key("failed_at_once").Uint(r.stats.refused);
   w.Key("guard");
   if (!r.guard) {
     w.Null();

@@ -156,6 +156,12 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const AwsSettings& sett
   s->lambda_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("lambda"), *s->transport_, *s->credentials_, clock,
                                                options.retry);
   s->lambda_ = std::make_unique<AwsLambdaApi>(*s->lambda_aws_);
+  s->sns_aws_ =
+      std::make_unique<AwsClient>(s->settings_.Endpoint("sns"), *s->transport_, *s->credentials_, clock, options.retry);
+  s->sns_ = std::make_unique<AwsSnsApi>(*s->sns_aws_);
+  s->events_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("events"), *s->transport_, *s->credentials_,
+                                               clock, options.retry);
+  s->events_ = std::make_unique<AwsEventsApi>(*s->events_aws_);
   s->sts_ =
       std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_, *s->credentials_, clock, options.retry);
   S3ClientOptions virt;
@@ -177,6 +183,8 @@ void AwsServices::SetObserver(const CallObserver& observer) {
   cw_aws_->SetObserver(observer);
   logs_aws_->SetObserver(observer);
   lambda_aws_->SetObserver(observer);
+  sns_aws_->SetObserver(observer);
+  events_aws_->SetObserver(observer);
 }
 
 Result<FileModes> FileModesFromEnv(const Environment& env) {

@@ -15,7 +15,9 @@
 #include "cloudwatch/cloudwatch_client.h"
 #include "common/clock.h"
 #include "common/file_util.h"
+#include "events/events_api.h"
 #include "lambda_api/lambda_api.h"
+#include "sns/sns_api.h"
 #include "logs/logs_client.h"
 #include "s3/object_store.h"
 #include "s3/s3_client.h"
@@ -60,6 +62,9 @@ class AwsServices {
   // cause lookup.
   LogsClient& logs() { return *logs_; }
   LambdaApi& lambda() { return *lambda_; }
+  // SNS and EventBridge: what `replay --to-origin` sends to.
+  SnsApi& sns() { return *sns_; }
+  EventsApi& events() { return *events_; }
   // An S3 client addressing `bucket` the way the settings say (path-style for
   // custom endpoints and non-DNS names).
   S3Client& s3_for(const std::string& bucket);
@@ -74,13 +79,15 @@ class AwsServices {
   RetryOptions retry_;
   std::unique_ptr<HttpTransport> transport_;
   std::unique_ptr<CredentialsProvider> credentials_;  // the chain, or AssumeRole over it (role_arn)
-  std::unique_ptr<AwsClient> sqs_aws_, s3_aws_, s3_aws_path_, cw_aws_, logs_aws_, lambda_aws_;
+  std::unique_ptr<AwsClient> sqs_aws_, s3_aws_, s3_aws_path_, cw_aws_, logs_aws_, lambda_aws_, sns_aws_, events_aws_;
   std::unique_ptr<QueueClient> sqs_;
   std::unique_ptr<S3Client> s3_virtual_, s3_path_;
   std::unique_ptr<StsClient> sts_;
   std::unique_ptr<CloudWatchClient> cloudwatch_;
   std::unique_ptr<LogsClient> logs_;
   std::unique_ptr<LambdaApi> lambda_;
+  std::unique_ptr<SnsApi> sns_;
+  std::unique_ptr<EventsApi> events_;
 };
 
 // OK when settings.region is in the table of AWS regions, or when an unknown

@@ -80,6 +80,9 @@ void WriteReplayBody(JsonWriter& w, const AuditRecord& r) {
   w.Key("resumed").Uint(s.resumed).Key("already_replayed").Uint(s.already_replayed);
   w.Key("retries").Uint(s.retries).Key("bytes_sent").Uint(s.bytes_sent);
   w.Key("failed_again_skipped").Uint(r.failed_again_skipped);
+  if (s.unresolved > 0 || s.throttled > 0 || s.refused > 0) {  // --to-origin
+    w.Key("unresolved").Uint(s.unresolved).Key("throttled").Uint(s.throttled).Key("failed_at_once").Uint(s.refused);
+  }
   w.EndObject();
   if (r.buckets) {
     w.Key("buckets");
@@ -221,6 +224,7 @@ Status ParseBuckets(const Fields& f, AuditRecord& r) {
                                                       {"would_send", &out.would_send},
                                                       {"not_sent", &out.not_sent}};
   for (const auto& [name, value] : fields) DLQ_RETURN_IF_ERROR(b.Num(name, *value));
+  if (b.Has("unresolved")) DLQ_RETURN_IF_ERROR(b.Num("unresolved", out.unresolved));  // --to-origin records only
   if (out.Sum() != out.selected) return Fields::Bad("\"buckets\" do not add up to \"selected\"");
   r.buckets = out;
   return Status::Ok();

@@ -15,6 +15,7 @@ ReplayBuckets MakeBuckets(uint64_t selected, const ReplayStats& s, uint64_t fail
   b.copies = s.skipped_copies;
   b.resumed = s.resumed;
   b.would_send = s.would_send;
+  b.unresolved = s.unresolved;
   b.selected = std::max(selected, b.Sum());
   b.not_sent = b.selected - b.Sum();
   return b;
@@ -30,6 +31,7 @@ std::string BucketsText(const ReplayBuckets& b, bool dry_run, bool show_resumed,
     out += fmt::format(", skipped {} that had failed again after a replay", b.skipped_failed_again);
   }
   if (b.resumed > 0 || show_resumed) out += fmt::format(", skipped {} (finished by an earlier run)", b.resumed);
+  if (b.unresolved > 0) out += fmt::format(", origin unknown {} (not sent, still in {})", b.unresolved, where);
   if (b.not_sent > 0) out += fmt::format(", not sent {} (still in {})", b.not_sent, where);
   return out;
 }
@@ -40,7 +42,7 @@ void WriteBucketsJson(JsonWriter& w, const ReplayBuckets& b) {
   w.Key("failed_again").Uint(b.failed_again).Key("already_replayed").Uint(b.already_replayed);
   w.Key("copies").Uint(b.copies).Key("resumed").Uint(b.resumed);
   w.Key("skipped_failed_again").Uint(b.skipped_failed_again).Key("would_send").Uint(b.would_send);
-  w.Key("not_sent").Uint(b.not_sent);
+  w.Key("not_sent").Uint(b.not_sent).Key("unresolved").Uint(b.unresolved);
   w.EndObject();
 }
 

@@ -23,11 +23,12 @@ struct ReplayBuckets {
   uint64_t skipped_failed_again = 0;  // skipped because they had failed again (audit records of older versions only)
   uint64_t would_send = 0;            // a dry run: would be sent
   uint64_t not_sent = 0;              // not sent: the run stopped first (still in the archive, or in the DLQ)
+  uint64_t unresolved = 0;            // --to-origin: not sent, where it came from could not be told (named)
 
   // Everything but `selected`: equal to it.
   uint64_t Sum() const {
     return sent + failed + failed_again + already_replayed + copies + resumed + skipped_failed_again + would_send +
-           not_sent;
+           not_sent + unresolved;
   }
 };
 
@@ -45,7 +46,7 @@ ReplayBuckets MakeBuckets(uint64_t selected, const ReplayStats& stats, uint64_t 
 std::string BucketsText(const ReplayBuckets& b, bool dry_run, bool show_resumed, const std::string& where);
 
 // {"selected":..,"sent":..,"failed":..,"failed_again":..,"already_replayed":..,"copies":..,"resumed":..,
-//  "skipped_failed_again":..,"would_send":..,"not_sent":..}
+//  "skipped_failed_again":..,"would_send":..,"not_sent":..,"unresolved":..}
 void WriteBucketsJson(JsonWriter& w, const ReplayBuckets& b);
 
 }  // namespace dlq

@@ -12,6 +12,7 @@
 #include "archiver/queue_depth.h"
 #include "common/count_noun.h"
 #include "common/log.h"
+#include "replay/origin_clue.h"
 #include "sqs/limits.h"
 
 namespace dlq {
@@ -226,10 +227,19 @@ class LivePass {
     std::vector<RefailedMessage> found;
     std::vector<std::string> release;
     std::erase_if(received, [&](const Message& m) {
-      if (!options_.guard->IsOurs(m.message_id)) return false;
-      if (seen_.insert(m.message_id).second) {
-        const ReplayedMessage& sent = options_.guard->Watched(m.message_id);
-        found.push_back({sent.message_id, m.message_id, sent.destination, dlq_.url, clock_.Now()});
+      // Its own id (an SQS destination), or, sent to an origin, the key it is
+      // known by (replay/origin_clue.h).
+      std::string key;
+      for (std::string& k : RefailureKeysOf(m)) {
+        if (options_.guard->IsOurs(k)) {
+          key = std::move(k);
+          break;
+        }
+      }
+      if (key.empty()) return false;
+      if (seen_.insert(key).second) {
+        const ReplayedMessage& sent = options_.guard->Watched(key);
+        found.push_back({sent.message_id, key, sent.destination, dlq_.url, clock_.Now()});
         ++stats_.refailed;
       }
       release.push_back(m.message_id);

@@ -294,4 +294,13 @@ std::vector<std::string> RefailureKeys(const ArchiveRecord& record) {
   return keys;
 }
 
+std::vector<std::string> RefailureKeysOf(const Message& message) {
+  ArchiveRecord r;
+  r.message_id = message.message_id;
+  r.body = message.body;
+  r.attributes = message.attributes;
+  r.message_attributes = message.message_attributes;
+  return RefailureKeys(r);
+}
+
 }  // namespace dlq

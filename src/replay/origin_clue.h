@@ -67,5 +67,7 @@ std::string PayloadKey(std::string_view payload);
 // what its clue would send (none when the clue is unreplayable);
 // "lambda-request:" + its request id when it has one. In that order.
 std::vector<std::string> RefailureKeys(const ArchiveRecord& record);
+// The same for a received message, its own id first.
+std::vector<std::string> RefailureKeysOf(const Message& message);
 
 }  // namespace dlq

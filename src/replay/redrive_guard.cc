@@ -214,6 +214,18 @@ Status RedriveGuard::OnSent(const std::vector<ReplayedMessage>& sent) {
   return Status::Ok();
 }
 
+Status RedriveGuard::OnFailedAtOnce(const std::vector<ReplayedMessage>& refused) {
+  DLQ_RETURN_IF_ERROR(OnSent(refused));
+  std::vector<RefailedMessage> found;
+  const SystemTime now = clock_.Now();
+  for (const ReplayedMessage& m : refused) found.push_back({m.message_id, m.new_message_id, m.destination, "", now});
+  return Refailed(found);
+}
+
+bool RedriveGuard::Synchronous() const {
+  return options_.synchronous_canary && step_ == 0 && status_.phase == RedrivePhase::kCanary;
+}
+
 Status RedriveGuard::Refailed(const std::vector<RefailedMessage>& found) {
   std::string lines;
   for (const RefailedMessage& m : found) {

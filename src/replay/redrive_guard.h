@@ -121,6 +121,10 @@ class RedriveGuard final : public ReplayGate {
   // ReplayGate.
   Status BeforeAdd(Replayer& replayer) override;
   Status OnSent(const std::vector<ReplayedMessage>& sent) override;
+  // Sent, and failed again at once: watched and counted as re-failures.
+  Status OnFailedAtOnce(const std::vector<ReplayedMessage>& refused) override;
+  // In the canary, with RedriveOptions::synchronous_canary.
+  bool Synchronous() const override;
 
   // True when `message_id` is the new id of a message this run (or a run it
   // resumed) sent.

@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "common/strings.h"
+#include "replay/origin_clue.h"
 #include "replay/targets.h"
 
 namespace dlq {
@@ -155,7 +156,7 @@ Status SqsRefailureProbe::Look(Dlq& dlq, int64_t total, const std::map<std::stri
     ro.wait_time_seconds = options_.wait_time_seconds;
     ro.visibility_timeout = options_.visibility_timeout_seconds;
     ro.attribute_names = {};
-    ro.message_attribute_names = {};
+    ro.message_attribute_names = {"All"};  // a Lambda origin's re-failure names its invocation (RequestID)
     std::vector<CorruptMessage> corrupt;
     ro.corrupt = &corrupt;
     auto got = sqs_.ReceiveMessages(dlq.url, ro);
@@ -171,10 +172,16 @@ Status SqsRefailureProbe::Look(Dlq& dlq, int64_t total, const std::map<std::stri
     }
     for (Message& m : *got) {
       seen.insert(m.message_id);
-      auto w = watched.find(m.message_id);
-      if (w != watched.end() && reported_.insert(m.message_id).second) {
-        found.push_back({w->second.message_id, m.message_id, w->second.destination, dlq.url, clock_.Now()});
-        ++new_found;
+      // By its id (an SQS destination), or, sent to an origin, by its
+      // invocation's request id or its payload (replay/origin_clue.h).
+      for (const std::string& key : RefailureKeysOf(m)) {
+        auto w = watched.find(key);
+        if (w == watched.end()) continue;
+        if (reported_.insert(key).second) {
+          found.push_back({w->second.message_id, key, w->second.destination, dlq.url, clock_.Now()});
+          ++new_found;
+        }
+        break;
       }
       held.push_back(std::move(m));
     }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "sqs/queue_info.h"
+
 namespace dlq {
 namespace {
 
@@ -24,10 +26,35 @@ Result<std::vector<DestinationWindow>> ReadWindows(const GuardInputs& in) {
   return windows;
 }
 
+// A function origin's window and the DLQ its re-failures land in.
+Result<DestinationWindow> FunctionOriginWindow(const GuardInputs& in, const ReplayTarget& f) {
+  if (f.dlq_arn.empty()) {
+    return FailedPrecondition(fmt::format(
+        "function {} has no DeadLetterConfig, so its asynchronous re-failures land nowhere a canary can see: give it "
+        "a dead-letter queue, or replay without a canary ({})",
+        f.name.empty() ? f.url : f.name, in.terms.no_canary));
+  }
+  auto dlq = ResolveQueue(*in.sqs, f.dlq_arn, in.region);
+  if (!dlq.ok()) return dlq.status().WithContext(fmt::format("the DeadLetterConfig target of function {}", f.name));
+  DestinationWindow w;
+  w.queue_url = f.url;
+  w.dlq_arn = f.dlq_arn;
+  w.dlq_url = dlq->url;
+  w.window = FunctionWindow(f.timeout_seconds);
+  return w;
+}
+
 }  // namespace
 
+std::chrono::milliseconds FunctionWindow(int timeout_seconds) {
+  using std::chrono::milliseconds;
+  const milliseconds runs = std::chrono::seconds(3 * std::max(timeout_seconds, 3));
+  const milliseconds base = runs + std::chrono::minutes(3);
+  return base + std::max<milliseconds>(std::chrono::seconds(10), base / 10);
+}
+
 Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, const GuardInputs& in) {
-  if (in.destinations.empty()) {
+  if (in.destinations.empty() && in.origins.empty()) {
     return FailedPrecondition(fmt::format(
         "a canary needs the destination before anything is sent, and it cannot be told yet (messages without "
         "DeadLetterQueueSourceArn and no single redrive source); use {}, or {}",
@@ -35,11 +62,20 @@ Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, co
   }
   auto g = std::make_unique<GuardedRedrive>();
   DLQ_ASSIGN_OR_RETURN(g->windows, ReadWindows(in));
+  bool functions = false;
+  for (const ReplayTarget& origin : in.origins) {
+    if (origin.kind != TargetKind::kFunction) continue;
+    functions = true;
+    DLQ_ASSIGN_OR_RETURN(DestinationWindow w, FunctionOriginWindow(in, origin));
+    g->windows.push_back(std::move(w));
+  }
   std::chrono::milliseconds window{0};
   std::vector<std::string> dlqs;  // the live form looks at the DLQ it reads itself (LiveReplayOptions::guard)
   for (const DestinationWindow& w : g->windows) {
     window = std::max(window, w.window);
-    if (w.dlq_url != in.live_dlq) dlqs.push_back(w.dlq_url);
+    if (w.dlq_url != in.live_dlq && std::find(dlqs.begin(), dlqs.end(), w.dlq_url) == dlqs.end()) {
+      dlqs.push_back(w.dlq_url);
+    }
   }
   g->backlog = std::make_unique<SqsBacklogProbe>(*in.sqs, in.destinations);
   DLQ_ASSIGN_OR_RETURN(BacklogSample start, g->backlog->Sample());
@@ -48,12 +84,13 @@ Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, co
   }
   g->options = MakeRedriveOptions(plan, in.selection, window, start.visible);
   g->options.stop = in.stop;
+  g->options.synchronous_canary = functions;
   g->guard = std::make_unique<RedriveGuard>(g->options, in.selection, *in.clock, *g->backlog, g->refailures.get());
   return g;
 }
 
 Result<std::unique_ptr<GuardedRedrive>> PrepareBackpressure(const RedrivePlan& plan, const GuardInputs& in) {
-  if (in.destinations.empty()) {
+  if (in.destinations.empty() && in.origins.empty()) {
     return FailedPrecondition(
         fmt::format("{} needs the destination before anything is sent, and it cannot be told yet (messages without "
                     "DeadLetterQueueSourceArn and no single redrive source); use {}",

@@ -15,6 +15,7 @@
 #include "replay/audit.h"
 #include "replay/redrive_guard.h"
 #include "replay/redrive_plan.h"
+#include "replay/targets.h"
 #include "replay/redrive_probes.h"
 #include "replay/replay_terms.h"
 #include "sqs/sqs_client.h"
@@ -28,6 +29,7 @@ struct GuardInputs {
   Clock* clock = nullptr;
   std::string region;
   std::vector<std::string> destinations;  // queue URLs the selection goes to
+  std::vector<ReplayTarget> origins;      // --to-origin: the origins that are not queues
   uint64_t selection = 0;                 // messages selected (the ramp's 100%)
   std::string live_dlq;  // the DLQ the live form reads (it finds re-failures there itself); empty: archive form
   const std::atomic<bool>* stop = nullptr;
@@ -44,10 +46,20 @@ struct GuardedRedrive {
 };
 
 // kFailedPrecondition naming the queue and how to go without a canary
-// (terms.no_canary) when a destination
-// has no DLQ, or when no destination is known before sending; the calls'
-// errors otherwise. Nothing is sent or received.
+// (terms.no_canary) when a destination queue has no DLQ, or a function origin
+// no DeadLetterConfig (its asynchronous re-failures would land nowhere the
+// guard can see), or when no destination is known before sending; the calls'
+// errors otherwise. Nothing is sent or received. A function origin's window
+// is FunctionWindow's; a topic, bus or HTTP endpoint refuses at once or
+// takes the message, so it adds no window; with a function origin the canary
+// is invoked synchronously.
 Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, const GuardInputs& in);
+
+// How long a function's re-failures may take to reach its DLQ: Lambda tries
+// an asynchronous event up to three times, one minute and then two minutes
+// apart (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html),
+// each run up to the function's timeout; plus the margin of ProcessingWindow.
+std::chrono::milliseconds FunctionWindow(int timeout_seconds);
 
 // A replay without a canary given --max-backlog: the guard holds the backlog
 // bound only (no DLQ needed, no waits).

@@ -37,6 +37,9 @@ struct RedriveOptions {
   std::chrono::seconds max_backlog_age{0};  // 0: no age bound
   std::chrono::milliseconds poll{1000};     // backlog / re-failure sampling period while waiting or paused
   const std::atomic<bool>* stop = nullptr;  // polled while blocked and before each item (kCancelled); not owned
+  // The canary's messages to a Lambda origin are invoked synchronously
+  // (RequestResponse), so a function error shows at once (--to-origin).
+  bool synchronous_canary = false;
 
   bool BackpressureOnly() const {
     return canary == 0 && (max_backlog > 0 || max_backlog_age > std::chrono::seconds(0));

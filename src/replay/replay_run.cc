@@ -58,6 +58,11 @@ ReplayEnd EndFor(const Status& st) {
   }
 }
 
+// --to-origin: a message that cannot go back (counted and named; the run goes on).
+bool IsRefusal(const Status& st) {
+  return st.code() == ErrorCode::kInvalidArgument || st.code() == ErrorCode::kNotFound;
+}
+
 // A run that ended before it could send.
 struct Refused {
   ReplayEnd end;
@@ -115,6 +120,8 @@ class Run {
   const std::atomic<bool>& stop_;
   const bool live_;
   Stores stores_;
+  std::unique_ptr<OriginResolver> origins_;
+  std::unique_ptr<AwsOriginSender> origin_sender_;
   std::unique_ptr<TargetResolver> targets_;
   std::optional<QueueInfo> dlq_;
   uint64_t selected_ = 0;
@@ -175,6 +182,7 @@ std::optional<Refused> Run::ResolveDestinations() {
     if (!q.ok()) return Refused{EndFor(q.status()), q.status()};
     dlq_ = *q;
   }
+  if (rq_.to_origin) return std::nullopt;  // each message on its own, refused on its own
   if (!rq_.to_source) {
     ArchiveRecord any;
     auto t = targets_->Resolve(any);
@@ -241,8 +249,9 @@ std::optional<Refused> Run::CheckArchiveSelection() {
             kept.records = {};
           }
         }
-        if (!rq_.to_source) return true;
+        if (!rq_.to_source && !rq_.to_origin) return true;
         auto t = targets_->Resolve(r);
+        if (!t.ok() && rq_.to_origin && IsRefusal(t.status())) return true;  // counted when it is met again to send
         if (!t.ok()) resolve_error = t.status();
         return t.ok();
       });
@@ -251,7 +260,7 @@ std::optional<Refused> Run::CheckArchiveSelection() {
   if (!resolve_error.ok()) {
     return Refused{EndFor(resolve_error), Status(resolve_error.code(), resolve_error.message() + "; nothing was sent")};
   }
-  if (Status st = CheckDlqSpan(by_dlq, !rq_.to_source, rq_.dry_run, rq_.all_queues, rq_.to_queue, rq_.terms);
+  if (Status st = CheckDlqSpan(by_dlq, !rq_.to_source && !rq_.to_origin, rq_.dry_run, rq_.all_queues, rq_.to_queue, rq_.terms);
       !st.ok()) {
     return Refused{ReplayEnd::kBadInput, st};
   }
@@ -288,7 +297,13 @@ std::optional<Refused> Run::SetUpGuard() {
   in.clock = deps_.clock;
   in.region = deps_.region;
   in.stop = &stop_;
-  for (const auto& [url, target] : targets_->Resolved()) in.destinations.push_back(url);
+  for (const auto& [url, target] : targets_->Resolved()) {
+    if (target.kind == TargetKind::kQueue) {
+      in.destinations.push_back(url);
+    } else {
+      in.origins.push_back(target);
+    }
+  }
   in.selection = dlq_ ? LiveSelection() : selected_;
   if (dlq_) in.live_dlq = dlq_->url;
   auto g = plan.guarded ? PrepareGuard(plan, in) : PrepareBackpressure(plan, in);
@@ -338,8 +353,11 @@ void Run::ConfigureEngine(ReplayOptions& ro) {
   ro.checkpoint_mode = rq_.file_modes.file;
   ro.checkpoint_term = rq_.terms.checkpoint;
   ro.identity_text = CheckpointIdentityText(live_ ? dlq_->url : stores_.archive->uri, rq_.filter.Canonical(),
-                                            targets_->Describe(), rq_.transform);
+                                            rq_.function.empty() ? targets_->Describe()
+                                                                 : targets_->Describe() + " function " + rq_.function,
+                                            rq_.transform);
   ro.stop = &stop_;
+  ro.origin_sender = origin_sender_.get();
   if (stores_.ledger || stores_.failed_again) {
     ro.skip = [this](const std::string& url, const ArchiveRecord& r) { return SkipDecision(url, r); };
   }
@@ -483,7 +501,7 @@ void Run::Conclude(const Replayer& replayer, SystemTime started, ReplayRunResult
     out.end = end == ReplayEnd::kBadInput && s.sent > 0 ? ReplayEnd::kError : end;
   } else if (!out.audit_error.ok()) {
     out.end = ReplayEnd::kError;
-  } else if (s.failed > 0) {
+  } else if (s.failed > 0 || s.unresolved > 0) {
     out.end = ReplayEnd::kSomeFailed;
   } else if (out.live_stats && !out.live_stats->incomplete_reason.empty()) {
     out.end = ReplayEnd::kIncomplete;
@@ -505,8 +523,15 @@ ReplayRunResult Run::Go() {
     return out;
   };
   if (auto r = OpenStores()) return refuse(*r);
-  targets_ = rq_.to_source ? TargetResolver::ToSource(*deps_.sqs, deps_.region)
-                           : TargetResolver::Fixed(*deps_.sqs, rq_.to_queue, deps_.region);
+  if (rq_.to_origin) {
+    origins_ = std::make_unique<OriginResolver>(deps_.lambda, deps_.sns, deps_.region, rq_.function);
+    origin_sender_ = std::make_unique<AwsOriginSender>(deps_.lambda, deps_.sns, deps_.events, deps_.http);
+    targets_ = TargetResolver::ToOrigin(*deps_.sqs, deps_.region, *origins_);
+  } else if (rq_.to_source) {
+    targets_ = TargetResolver::ToSource(*deps_.sqs, deps_.region);
+  } else {
+    targets_ = TargetResolver::Fixed(*deps_.sqs, rq_.to_queue, deps_.region);
+  }
   targets_->AllowCrossAccount(rq_.allow_cross_account);
   targets_->UseTerms(rq_.terms);
   if (auto r = ResolveDestinations()) return refuse(*r);

@@ -30,6 +30,8 @@
 #include "replay/buckets.h"
 #include "replay/dlq_span.h"
 #include "replay/live_source.h"
+#include "replay/origin_sender.h"
+#include "replay/origins.h"
 #include "replay/redrive_plan.h"
 #include "replay/redrive_setup.h"
 #include "replay/replay_terms.h"
@@ -47,7 +49,9 @@ struct ReplayRunRequest {
   Filter filter;
   bool failed_again = false;  // only messages whose latest outcome after a replay is a re-failure
   bool again = false;         // send messages an earlier run delivered to the same destination
-  bool to_source = false;     // else every message goes to `to_queue`
+  bool to_source = false;     // else every message goes to `to_queue` (or, to_origin, back where it came from)
+  bool to_origin = false;     // replay/origins.h: a Lambda function, an EventBridge target, an SNS endpoint
+  std::string function;       // to_origin: the function of messages that do not name theirs (name or ARN)
   std::string to_queue;       // name, URL or ARN
   bool all_queues = false;    // `to_queue` may take the messages of several DLQs
   bool allow_cross_account = false;
@@ -75,6 +79,12 @@ struct ReplayRunDeps {
   std::function<Result<std::string>()> caller_arn;  // for the audit record; may be empty
   std::string region;
   Clock* clock = nullptr;
+  // --to-origin: the APIs its origins need; any may be null (an origin that
+  // needs it is then refused, or fails the run, naming it).
+  LambdaApi* lambda = nullptr;
+  SnsApi* sns = nullptr;
+  EventsApi* events = nullptr;
+  HttpTransport* http = nullptr;
 };
 
 // What a caller shows while the run goes. Every call is on the run's thread.
@@ -124,7 +134,7 @@ struct ReplayRunResult {
   bool reached_sending = false;
   bool dry_run = false;
   bool live = false;
-  std::string destination;                        // TargetResolver::Describe(): a queue URL, or "source"
+  std::string destination;                        // TargetResolver::Describe(): a queue URL, "source" or "origin"
   std::vector<std::string> cross_account_routes;  // "DLQ (account A, region R) -> source ARN"
   std::optional<QueueInfo> dlq;                   // live form
   std::optional<Destination> archive;             // archive form

@@ -21,6 +21,8 @@ struct ReplayTerms {
   std::string transform = "the transform";
   std::string failed_again = "selecting the messages that failed again";
   std::string audit_to = "an audit location";
+  std::string to_origin = "sending each message back where it came from";
+  std::string function = "naming the function";  // "name it with {function}"
 };
 
 }  // namespace dlq

@@ -31,7 +31,7 @@ SendEntry EntryFor(const ArchiveRecord& r, const ReplayTarget& target, size_t i)
   SendEntry e;
   e.id = fmt::format("e{}", i);
   e.body = r.body;
-  e.message_attributes = r.message_attributes;
+  if (target.keep_attributes) e.message_attributes = r.message_attributes;
   if (std::string trace = Attribute(r, "AWSTraceHeader"); !trace.empty()) {
     e.message_system_attributes["AWSTraceHeader"] = trace;
   }
@@ -70,7 +70,16 @@ std::string DryRunLine(const DryRunEntry& e) {
     case DryRunEntry::kCopy:
       return fmt::format("skip {}: a copy of the same message (it failed again after a replay) is sent as {}",
                          e.message_id, e.sent_as);
+    case DryRunEntry::kUnresolved: return fmt::format("cannot send {}: {}", e.message_id, e.reason);
     case DryRunEntry::kWouldSend: break;
+  }
+  if (e.target != TargetKind::kQueue) {
+    return fmt::format("would send {} to {} {} ({} bytes; {})", e.message_id, TargetKindName(e.target), e.destination,
+                       e.bytes, e.how);
+  }
+  if (!e.how.empty()) {
+    return fmt::format("would send {} to queue {} ({} bytes{}; {})", e.message_id, e.destination, e.bytes,
+                       e.fifo ? ", group " + e.group : "", e.how);
   }
   return fmt::format("would send {} to {} ({} bytes{})", e.message_id, e.destination, e.bytes,
                      e.fifo ? ", group " + e.group : "");
@@ -111,7 +120,16 @@ Result<bool> Replayer::Add(ReplayItem item) {
   if (options_.max > 0 && stats_.accepted >= options_.max) return false;
   if (options_.gate != nullptr && !options_.dry_run) DLQ_RETURN_IF_ERROR(options_.gate->BeforeAdd(*this));
   ++stats_.accepted;
-  DLQ_ASSIGN_OR_RETURN(ReplayTarget target, targets_.Resolve(item.record));
+  auto resolved = targets_.Resolve(item.record);
+  if (!resolved.ok()) {
+    const ErrorCode code = resolved.status().code();
+    if (!targets_.RefusesPerMessage() || (code != ErrorCode::kInvalidArgument && code != ErrorCode::kNotFound)) {
+      return resolved.status();
+    }
+    Unresolved(item, resolved.status());
+    return true;
+  }
+  ReplayTarget target = std::move(*resolved);
   if (transform_ != nullptr) {
     DLQ_ASSIGN_OR_RETURN(item.record, transform_->Apply(item.record));
   }
@@ -188,6 +206,20 @@ Status Replayer::Finish() {
                     options_.checkpoint_path, CountNoun(resume_->done, "message was", "messages were"), dispatched_));
   }
   return Status::Ok();
+}
+
+void Replayer::Unresolved(const ReplayItem& item, const Status& why) {
+  ++stats_.unresolved;
+  failures_.push_back({item.record.message_id, "", why.message(), /*unresolved=*/true});
+  if (options_.dry_run) {
+    if (on_dry_run_) {
+      on_dry_run_(DryRunEntry{
+          .kind = DryRunEntry::kUnresolved, .message_id = item.record.message_id, .reason = why.message()});
+    }
+    return;
+  }
+  // The live form releases it: it stays in its DLQ.
+  if (on_batch_done_) on_batch_done_({}, {&item});
 }
 
 void Replayer::Fail(const Pending& p, std::string reason) {
@@ -280,7 +312,7 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
     Pending& p = items[i];
     const ArchiveRecord& r = p.item.record;
     std::string problem;
-    if (p.bytes > sqs::kMaxMessageBytes) {
+    if (p.target.kind == TargetKind::kQueue && p.bytes > sqs::kMaxMessageBytes) {
       problem = fmt::format("message is {} bytes, over the SQS limit of {}", p.bytes, sqs::kMaxMessageBytes);
     } else if (p.target.fifo && Attribute(r, "MessageGroupId").empty()) {
       problem = fmt::format("{} is a FIFO queue and the message has no MessageGroupId", p.target.name);
@@ -306,7 +338,9 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
                                 .destination = p.target.url,
                                 .bytes = p.bytes,
                                 .fifo = p.target.fifo,
-                                .group = p.target.fifo ? Attribute(p.item.record, "MessageGroupId") : std::string()});
+                                .group = p.target.fifo ? Attribute(p.item.record, "MessageGroupId") : std::string(),
+                                .target = p.target.kind,
+                                .how = p.target.how});
       }
     }
     return Status::Ok();
@@ -320,10 +354,12 @@ Status Replayer::SendNow(std::vector<Pending>& batch, uint64_t done_after) {
   if (!first_dispatch_) first_dispatch_ = clock_.SteadyNow();
   auto shared = flight.batch;
   std::vector<size_t> ready = flight.ready;
-  flight.outcome = std::async(std::launch::async, [this, shared, ready] {
+  const bool synchronous = options_.gate != nullptr && options_.gate->Synchronous();
+  flight.outcome = std::async(std::launch::async, [this, shared, ready, synchronous] {
     std::vector<const Pending*> entries;
     entries.reserve(ready.size());
     for (size_t i : ready) entries.push_back(&(*shared)[i]);
+    if (shared->front().target.kind != TargetKind::kQueue) return TransmitOrigin(entries, synchronous);
     return Transmit(shared->front().target.url, entries);
   });
   in_flight_.push_back(std::move(flight));
@@ -335,6 +371,7 @@ Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<c
   out.ok.assign(ready.size(), false);
   out.reasons.assign(ready.size(), "");
   out.new_ids.assign(ready.size(), "");
+  out.refused.assign(ready.size(), false);
   std::mt19937_64 rng(std::random_device{}());
   std::vector<size_t> pending(ready.size());
   for (size_t i = 0; i < ready.size(); ++i) pending[i] = i;
@@ -372,6 +409,64 @@ Replayer::Outcome Replayer::Transmit(const std::string& url, const std::vector<c
   return out;
 }
 
+Replayer::Outcome Replayer::TransmitOrigin(const std::vector<const Pending*>& ready, bool synchronous) {
+  Outcome out;
+  out.ok.assign(ready.size(), false);
+  out.reasons.assign(ready.size(), "");
+  out.new_ids.assign(ready.size(), "");
+  out.refused.assign(ready.size(), false);
+  if (options_.origin_sender == nullptr) {
+    out.fatal = FailedPrecondition(fmt::format("nothing can send to {} {} in this run",
+                                               TargetKindName(ready.front()->target.kind), ready.front()->target.url));
+    return out;
+  }
+  std::mt19937_64 rng(std::random_device{}());
+  for (size_t i = 0; i < ready.size(); ++i) {
+    const Pending& p = *ready[i];
+    int attempt = 0, throttles = 0;
+    SteadyTime throttled_since{};
+    while (true) {
+      if (Status st = CheckStop(); !st.ok()) {
+        out.fatal = st;
+        return out;
+      }
+      AwaitTokens(1);
+      OriginDelivery d = options_.origin_sender->Deliver(p.target, p.item.record, synchronous);
+      out.new_ids[i] = d.new_id;
+      out.reasons[i] = d.reason;
+      if (d.outcome == OriginDelivery::kDelivered) {
+        out.ok[i] = true;
+        break;
+      }
+      if (d.outcome == OriginDelivery::kRefused) {
+        out.refused[i] = !d.new_id.empty();  // the origin ran it and it failed; else it never took it
+        break;
+      }
+      if (d.outcome == OriginDelivery::kFatal) {
+        out.fatal = d.error;
+        return out;
+      }
+      if (d.outcome == OriginDelivery::kThrottled) {
+        // A pause, not a failure: the origin's concurrency is full.
+        ++out.throttled;
+        const SteadyTime now = clock_.SteadyNow();
+        if (throttles == 0) throttled_since = now;
+        if (now - throttled_since > options_.max_throttled) {
+          out.reasons[i] = fmt::format("still throttled after {}: {}", FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.max_throttled)),
+                                       d.reason);
+          break;
+        }
+        clock_.SleepFor(BackoffDelay(options_.backoff, std::min(throttles++, 6), rng));
+        continue;
+      }
+      if (++attempt >= options_.send_attempts) break;
+      ++out.retries;
+      clock_.SleepFor(BackoffDelay(options_.backoff, attempt - 1, rng));
+    }
+  }
+  return out;
+}
+
 void Replayer::AwaitTokens(size_t n) {
   if (options_.rate <= 0) return;
   MutexLock lock(bucket_mu_);
@@ -389,7 +484,8 @@ std::vector<size_t> Replayer::RecordReply(const SendBatchResult& reply, const st
   for (const SentMessage& sent : reply.sent) {
     size_t i = index_of(sent.id);
     const ArchiveRecord& r = ready[i]->item.record;
-    std::string want_body = Md5OfBody(r.body), want_attrs = Md5OfMessageAttributes(r.message_attributes);
+    std::string want_body = Md5OfBody(r.body);
+    std::string want_attrs = ready[i]->target.keep_attributes ? Md5OfMessageAttributes(r.message_attributes) : "";
     if (sent.md5_of_body != want_body || sent.md5_of_message_attributes != want_attrs) {
       // Not retried: SQS accepted the message; a resend would duplicate it.
       out.reasons[i] = fmt::format(
@@ -428,7 +524,7 @@ Status Replayer::Complete(Flight& flight) {
   Outcome out = flight.outcome.get();
   Status recorded;
   std::vector<const ReplayItem*> sent_items, failed_items = flight.failed_early;
-  std::vector<ReplayedMessage> batch_sent;
+  std::vector<ReplayedMessage> batch_sent, batch_refused;
   for (size_t j = 0; j < flight.ready.size(); ++j) {
     Pending& p = (*flight.batch)[flight.ready[j]];
     if (out.ok[j]) {
@@ -442,8 +538,17 @@ Status Replayer::Complete(Flight& flight) {
       sent_items.push_back(&p.item);
     } else {
       Fail(p, out.reasons[j].empty() ? "not sent" : out.reasons[j]);
+      if (out.refused[j]) {
+        ++stats_.refused;
+        failures_.back().refused = true;
+        batch_refused.push_back({p.item.record.message_id, out.new_ids[j], p.target.url});
+      }
       failed_items.push_back(&p.item);
     }
+  }
+  if (options_.gate != nullptr && !batch_refused.empty()) {
+    Status st = options_.gate->OnFailedAtOnce(batch_refused);
+    if (recorded.ok()) recorded = st;
   }
   // The gate learns what was sent even when the run stops here: it was sent.
   if (options_.gate != nullptr && !batch_sent.empty()) {
@@ -451,6 +556,7 @@ Status Replayer::Complete(Flight& flight) {
     if (recorded.ok()) recorded = st;
   }
   stats_.retries += out.retries;
+  stats_.throttled += out.throttled;
   ++stats_.batches;
   stats_.send_seconds = std::chrono::duration<double>(clock_.SteadyNow() - *first_dispatch_).count();
   if (on_batch_done_) on_batch_done_(sent_items, failed_items);

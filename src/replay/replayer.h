@@ -44,6 +44,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -62,6 +63,7 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "replay/checkpoint.h"
+#include "replay/origin_sender.h"
 #include "replay/targets.h"
 #include "replay/token_bucket.h"
 #include "replay/transform.h"
@@ -92,6 +94,13 @@ class ReplayGate {
   // Called once per finished batch with the messages it confirmed sent, in
   // send order, before the checkpoint records the batch.
   virtual Status OnSent(const std::vector<ReplayedMessage>& sent) = 0;
+  // An origin answered at once that these failed again (a function error of
+  // a synchronous invocation, an endpoint's error): not sent, and re-failures
+  // all the same. new_message_id is the key they are known by.
+  virtual Status OnFailedAtOnce(const std::vector<ReplayedMessage>& /*refused*/) { return Status::Ok(); }
+  // Whether the next batch to an origin function is invoked synchronously
+  // (RequestResponse: a function error shows at once), as a canary is.
+  virtual bool Synchronous() const { return false; }
 };
 
 // Why an item is not sent (ReplayOptions::skip).
@@ -127,6 +136,12 @@ struct ReplayOptions {
   // Called for each message confirmed sent, in completion order; an error stops the run.
   std::function<Status(const std::string& url, const std::string& message_id)> on_sent;
   ReplayGate* gate = nullptr;  // not owned; null: every item is taken at once
+  // Delivers to origins that are not queues (--to-origin); not owned. Null:
+  // such a destination fails the run.
+  OriginSender* origin_sender = nullptr;
+  // How long one message to an origin may stay throttled (the run pauses on
+  // it, retrying with backoff) before it counts as failed.
+  std::chrono::milliseconds max_throttled{std::chrono::minutes(15)};
   Status Validate() const;
 };
 
@@ -138,8 +153,10 @@ struct ReplayItem {
 
 struct ReplayFailure {
   std::string message_id;
-  std::string destination;  // queue URL, empty when unresolved
+  std::string destination;  // queue URL (an origin's key), empty when unresolved
   std::string reason;
+  bool unresolved = false;  // --to-origin: where it came from could not be told; not sent
+  bool refused = false;     // the origin answered at once that it failed again; not sent
 };
 
 // What a dry run found for one message, as data (the dashboard counts the
@@ -149,6 +166,7 @@ struct DryRunEntry {
     kWouldSend,        // it would be sent to `destination`
     kAlreadyReplayed,  // skipped: an earlier run delivered it to `destination`
     kCopy,             // skipped: a copy of it is sent as `sent_as`
+    kUnresolved,       // --to-origin: not sent, where it came from cannot be told (`reason`)
   };
   Kind kind = kWouldSend;
   std::string message_id;
@@ -157,9 +175,13 @@ struct DryRunEntry {
   bool fifo = false;        // kWouldSend: the destination is a FIFO queue
   std::string group;        // kWouldSend, FIFO: MessageGroupId
   std::string sent_as;      // kCopy
+  TargetKind target = TargetKind::kQueue;  // kWouldSend
+  std::string how;                         // kWouldSend to an origin: how it was found
+  std::string reason;                      // kUnresolved
 };
-// "would send ID to URL (N bytes[, group G])", "skip ID: already replayed to
-// URL by an earlier run", "skip ID: a copy ... is sent as ID2".
+// "would send ID to URL (N bytes[, group G])", "would invoke function ARN
+// with ID (N bytes; how it was found)", "skip ID: already replayed to URL by
+// an earlier run", "skip ID: a copy ... is sent as ID2", "cannot send ID: why".
 std::string DryRunLine(const DryRunEntry& e);
 
 struct ReplayStats {
@@ -174,6 +196,9 @@ struct ReplayStats {
   uint64_t batches = 0;
   uint64_t retries = 0;       // entries sent again after a failure
   uint64_t order_breaks = 0;  // FIFO records sent after a later one of their group
+  uint64_t unresolved = 0;    // --to-origin: not sent, their origin could not be told (also in failures)
+  uint64_t refused = 0;       // of `failed`: the origin answered at once that they failed again
+  uint64_t throttled = 0;     // throttled answers of origins (each paused the message and was retried)
   // From the first batch put in flight to the last one finished: the send
   // rate is sent / send_seconds (the rest of a run is reading and resolving).
   double send_seconds = 0;
@@ -238,8 +263,10 @@ class Replayer {
   struct Outcome {
     std::vector<bool> ok;              // per ready entry
     std::vector<std::string> reasons;  // why an entry failed
-    std::vector<std::string> new_ids;  // the MessageId SQS gave each entry sent
+    std::vector<std::string> new_ids;  // the MessageId SQS gave each entry sent (an origin: its key)
+    std::vector<bool> refused;         // per ready entry: an origin answered that it failed again
     uint64_t retries = 0;
+    uint64_t throttled = 0;
     Status fatal;  // a non-retryable call error: the run stops
   };
   struct Flight {
@@ -252,6 +279,10 @@ class Replayer {
   // Sends (retrying with backoff); runs on a worker thread, touches no state
   // but the bucket (under bucket_mu_).
   Outcome Transmit(const std::string& url, const std::vector<const Pending*>& ready);
+  // The same to an origin that is not a queue, one message at a time.
+  Outcome TransmitOrigin(const std::vector<const Pending*>& ready, bool synchronous);
+  // --to-origin: a record whose origin cannot be told is counted, named and left out.
+  void Unresolved(const ReplayItem& item, const Status& why);
   // Transmit's steps: waits for `n` tokens of the rate limit (when there is
   // one); records what a SendMessageBatch reply says of each entry in `out`
   // and returns the indexes (into ready) worth sending again.

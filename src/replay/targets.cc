@@ -3,9 +3,21 @@
 #include <fmt/format.h>
 
 #include "common/strings.h"
+#include "replay/origins.h"
 #include "sqs/queue_info.h"
 
 namespace dlq {
+
+std::string_view TargetKindName(TargetKind kind) {
+  switch (kind) {
+    case TargetKind::kQueue: return "queue";
+    case TargetKind::kFunction: return "function";
+    case TargetKind::kTopic: return "topic";
+    case TargetKind::kBus: return "bus";
+    case TargetKind::kHttp: return "http";
+  }
+  return "queue";
+}
 
 Result<ReplayTarget> ResolveReplayTarget(QueueClient& sqs, const std::string& name_url_or_arn,
                                          const std::string& region) {
@@ -35,6 +47,50 @@ std::unique_ptr<TargetResolver> TargetResolver::Fixed(QueueClient& sqs, std::str
 
 std::unique_ptr<TargetResolver> TargetResolver::ToSource(QueueClient& sqs, std::string region) {
   return std::unique_ptr<TargetResolver>(new TargetResolver(sqs, std::move(region), ""));
+}
+
+std::unique_ptr<TargetResolver> TargetResolver::ToOrigin(QueueClient& sqs, std::string region,
+                                                         OriginResolver& origins) {
+  auto t = std::unique_ptr<TargetResolver>(new TargetResolver(sqs, std::move(region), ""));
+  t->origins_ = &origins;
+  t->describe_ = "origin";
+  return t;
+}
+
+void TargetResolver::AllowCrossAccount(bool allow) {
+  allow_cross_account_ = allow;
+  if (origins_ != nullptr) origins_->AllowCrossAccount(allow);
+}
+
+void TargetResolver::UseTerms(ReplayTerms terms) {
+  terms_ = std::move(terms);
+  if (origins_ != nullptr) origins_->UseTerms(terms_);
+}
+
+std::vector<std::string> TargetResolver::CrossAccountRoutes() const {
+  std::set<std::string> all = routes_;
+  if (origins_ != nullptr) {
+    for (const std::string& r : origins_->CrossAccountRoutes()) all.insert(r);
+  }
+  return {all.begin(), all.end()};
+}
+
+// An origin that is a queue (an EventBridge rule's SQS target, an SNS
+// subscription's queue) is checked like any destination queue and keeps how
+// it was found.
+Result<ReplayTarget> TargetResolver::ResolveOrigin(const ArchiveRecord& record) {
+  DLQ_ASSIGN_OR_RETURN(ReplayTarget origin, origins_->Resolve(record));
+  if (origin.kind != TargetKind::kQueue) {
+    origin_targets_.emplace(origin.url, origin);
+    return origin;
+  }
+  DLQ_ASSIGN_OR_RETURN(ReplayTarget queue, Lookup(origin.arn.empty() ? origin.url : origin.arn));
+  queue.how = origin.how;
+  queue.keep_attributes = origin.keep_attributes;
+  queue.shape = origin.shape;
+  queue.subscription_arn = origin.subscription_arn;
+  queue.topic_arn = origin.topic_arn;
+  return queue;
 }
 
 Result<ReplayTarget> TargetResolver::Lookup(const std::string& name_url_or_arn) {
@@ -116,6 +172,7 @@ Status TargetResolver::CheckSameAccount(const ArchiveRecord& record) {
 }
 
 Result<ReplayTarget> TargetResolver::Resolve(const ArchiveRecord& record) {
+  if (origins_ != nullptr) return ResolveOrigin(record);
   if (!fixed_.empty()) return Lookup(fixed_);
   if (!record.source_queue_arn.empty()) {
     DLQ_RETURN_IF_ERROR(CheckSameAccount(record));
@@ -129,6 +186,7 @@ std::map<std::string, ReplayTarget> TargetResolver::Resolved() const {
   for (const auto& [k, r] : by_name_) {
     if (r.ok()) out.emplace(r->url, *r);
   }
+  for (const auto& [url, t] : origin_targets_) out.emplace(url, t);
   return out;
 }
 

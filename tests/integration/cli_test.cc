@@ -204,7 +204,10 @@ TEST(IamPolicyTest, IsWellFormedAndCoversTheCommands) {
         "s3:ListBucket", "kms:GenerateDataKey", "cloudwatch:GetMetricData", "sts:AssumeRole",
         // Causes from the consumer's logs (optional).
         "logs:FilterLogEvents", "logs:DescribeLogGroups", "lambda:ListEventSourceMappings",
-        "lambda:GetFunctionConfiguration"}) {
+        "lambda:GetFunctionConfiguration",
+        // replay --to-origin (optional).
+        "lambda:ListFunctions", "lambda:InvokeFunction", "sns:ListSubscriptions", "sns:GetSubscriptionAttributes",
+        "sns:Publish", "events:PutEvents"}) {
     EXPECT_NE(actions.out.find(std::string(a) + "\n"), std::string::npos) << a;
   }
 }

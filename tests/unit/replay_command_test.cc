@@ -408,8 +408,10 @@ TEST_F(ReplayCommandTest, UsageErrorsExit2BeforeAnyCall) {
     std::string says;
   };
   std::vector<Case> cases = {
-      {[](auto& o) { o.to_queue = ""; }, "--to-source and --to-queue"},
-      {[](auto& o) { o.to_source = true; }, "--to-source and --to-queue"},
+      {[](auto& o) { o.to_queue = ""; }, "--to-source, --to-origin and --to-queue"},
+      {[](auto& o) { o.to_source = true; }, "--to-source, --to-origin and --to-queue"},
+      {[](auto& o) { o.to_origin = true; }, "--to-source, --to-origin and --to-queue"},
+      {[](auto& o) { o.function = "orders"; }, "--function names the origin of --to-origin"},
       {[](auto& o) { o.from_queue = "orders-dlq"; }, "--from URL and --from-queue"},
       {[](auto& o) { o.rate = "fast"; }, "--rate 'fast'"},
       {[](auto& o) { o.rate = "0/s"; }, "--rate '0/s'"},

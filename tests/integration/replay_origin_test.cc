@@ -1,0 +1,238 @@
+// `replay --to-origin` end to end: the dlq-archive binary against moto (SQS,
+// SNS, EventBridge, IAM) and the fake Lambda (Invoke; scripts/stand-ins
+// fake-lambda), reached as the AWS CLI reaches them: AWS_ENDPOINT_URL for
+// moto, AWS_ENDPOINT_URL_LAMBDA for the fake (no --endpoint-url, which
+// would send Lambda's calls to moto too).
+//
+// Lambda asynchronous-invocation DLQ, per scenario: the bug still there (the
+// synchronous canary stops it, nothing else reaches the function), the bug
+// fixed (every message delivered once; a rerun sends nothing), throttled
+// (the run pauses and completes), kill -9 and resume (each message invoked
+// at most once more than the batch in flight). EventBridge targets: a queue
+// and a function get the event directly. A message whose origin cannot be
+// told is not sent, counted and named.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_lambda.h"
+#include "harness.h"
+#include "lambda_api/lambda_api.h"
+#include "moto_fixtures.h"
+
+namespace dlq::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ReplayOriginTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!LoadStandIn("fake-lambda", fake_)) {
+      if (std::getenv("DLQ_REQUIRE_STAND_INS")) FAIL() << "stand-in fake-lambda is not running";
+      GTEST_SKIP() << "stand-in fake-lambda not running (scripts/stand-ins start moto fake-lambda)";
+    }
+    svc_ = Services(fake_);
+    ASSERT_TRUE(svc_);
+    lambda_aws_ = std::make_unique<AwsClient>(svc_->settings().Endpoint("lambda"), svc_->transport(),
+                                              svc_->credentials(), DefaultClock());
+    lambda_ = std::make_unique<AwsLambdaApi>(*lambda_aws_);
+    base_ = UniqueName("rp-origin");
+    role_arn_ = CreateRole(*svc_, fake_.endpoint(), base_ + "-role");
+    ASSERT_FALSE(role_arn_.empty());
+    dir_ = "/tmp/" + base_;
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!base_.empty()) ClearLambdaRules(fn_);
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // The binary with the fake-lambda stand-in's environment (no --endpoint-url).
+  std::string Bin(const std::string& command, const std::string& args) const {
+    return fake_.ShellEnv() + DLQ_BINARY + " " + command + " " + args;
+  }
+  std::pair<std::string, std::string> Queue(const std::string& name) {
+    auto url = svc_->sqs().CreateQueue(name, {});
+    EXPECT_TRUE(url.ok()) << url.status().ToString();
+    if (!url.ok()) return {};
+    return {*url, QueueArn(*svc_, *url)};
+  }
+  // A function with `dlq_arn` as its DeadLetterConfig, and `n` of its events
+  // failed into that DLQ by the fake (with Lambda's attributes), then archived.
+  void FailIntoDlqAndArchive(int n) {
+    auto [url, arn] = Queue(base_ + "-dlq");
+    dlq_url_ = url;
+    fn_ = base_ + "-fn";
+    fn_arn_ = CreateFakeLambdaFunction(*lambda_aws_, fn_, role_arn_, arn);
+    ASSERT_FALSE(fn_arn_.empty());
+    SetLambdaRules(R"({"rules":[{"fail_if_contains":"bug","error_message":"bug still there"}]})", fn_);
+    for (int i = 0; i < n; ++i) {
+      InvokeRequest rq;
+      rq.function_name = fn_;
+      rq.payload = fmt::format(R"({{"order": {}, "note": "bug \u00e9 {}"}})", i, i);
+      ASSERT_TRUE(lambda_->Invoke(rq).ok());
+    }
+    ClearLambdaInvocations(fn_);
+    auto r = RunShell(Bin("archive", "--queue " + base_ + "-dlq --to file://" + dir_ + " --progress never"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+  std::string Replay(const std::string& args, int* exit_code) const {
+    auto r = RunShell(Bin("replay", "--from file://" + dir_ + " --all --to-origin --progress never " + args));
+    *exit_code = r.exit_code;
+    return r.out;
+  }
+  std::map<std::string, int> CountByType() const {
+    std::map<std::string, int> n;
+    for (const LambdaInvocation& i : LambdaInvocations(fn_)) ++n[i.type + "/" + i.outcome];
+    return n;
+  }
+
+  StandIn fake_;
+  std::unique_ptr<AwsServices> svc_;
+  std::unique_ptr<AwsClient> lambda_aws_;
+  std::unique_ptr<AwsLambdaApi> lambda_;
+  std::string base_, role_arn_, dir_, fn_, fn_arn_, dlq_url_;
+};
+
+TEST_F(ReplayOriginTest, BugStillThereTheCanaryStopsItThenFixedEveryMessageOnceAndARerunSendsNothing) {
+  FailIntoDlqAndArchive(12);
+  int code = 0;
+  std::string out = Replay("--canary 2 --window 2s --check 1s", &code);
+  EXPECT_EQ(code, 5) << out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/failed", 2}}))
+      << "only the canary reached the function, synchronously";
+
+  ClearLambdaRules(fn_);
+  ClearLambdaInvocations(fn_);
+  out = Replay("--canary 2 --window 2s --check 1s", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("selected 12, sent 12, failed 0"), std::string::npos) << out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 2}, {"Event/ok", 10}}));
+  std::set<std::string> payloads;
+  for (const LambdaInvocation& i : LambdaInvocations(fn_)) payloads.insert(i.payload);
+  EXPECT_EQ(payloads.size(), 12u);
+  EXPECT_EQ(payloads.count(R"({"order": 3, "note": "bug \u00e9 3"})"), 1u) << "byte for byte";
+
+  ClearLambdaInvocations(fn_);
+  out = Replay("--no-canary", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("skipped 12 already replayed"), std::string::npos) << out;
+  EXPECT_TRUE(LambdaInvocations(fn_).empty());
+}
+
+TEST_F(ReplayOriginTest, AThrottledFunctionPausesTheRunWhichCompletes) {
+  FailIntoDlqAndArchive(6);
+  SetLambdaRules(R"({"rules":[{"throttle_first":3}]})", fn_);
+  int code = 0;
+  std::string out = Replay("--no-canary --output json", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"Event/throttled", 3}, {"Event/ok", 6}}));
+  EXPECT_NE(out.find(R"("throttled":3)"), std::string::npos) << out;
+}
+
+TEST_F(ReplayOriginTest, TheDryRunSaysWhereEachMessageGoesAndTheUnknownOneIsRefusedNamed) {
+  FailIntoDlqAndArchive(2);
+  auto [mystery_url, mystery_arn] = Queue(base_ + "-mystery");
+  SendEntry e;
+  e.body = "who sent me";
+  ASSERT_TRUE(svc_->sqs().SendMessage(mystery_url, e).ok());
+  auto a = RunShell(Bin("archive", "--queue " + base_ + "-mystery --to file://" + dir_ + " --progress never"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  int code = 0;
+  std::string out = Replay("--dry-run", &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("to function " + fn_arn_), std::string::npos) << out;
+  EXPECT_NE(out.find("DeadLetterConfig targets this DLQ"), std::string::npos) << out;
+  EXPECT_NE(out.find("cannot be told"), std::string::npos) << out;
+  EXPECT_NE(out.find("origin unknown 1"), std::string::npos) << out;
+
+  out = Replay("--no-canary", &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("selected 3, sent 2, failed 0, origin unknown 1"), std::string::npos) << out;
+  EXPECT_EQ(LambdaInvocations(fn_).size(), 2u);
+}
+
+TEST_F(ReplayOriginTest, KilledMidRunTheResumeInvokesTheRestAtMostOneBatchTwice) {
+  FailIntoDlqAndArchive(40);
+  ClearLambdaRules(fn_);
+  const std::string checkpoint = dir_ + "/progress.ckpt";
+  const std::string cmd = Bin("replay", "--from file://" + dir_ + " --all --to-origin --no-canary --rate 20/s "
+                                        "--progress never --checkpoint " + checkpoint);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const size_t before = LambdaInvocations(fn_).size();
+  EXPECT_GT(before, 0u);
+  EXPECT_LT(before, 40u) << "killed before the end";
+  auto r = RunShell(cmd);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::map<std::string, int> times;
+  for (const LambdaInvocation& i : LambdaInvocations(fn_)) ++times[i.payload];
+  EXPECT_EQ(times.size(), 40u) << "every message reached the function";
+  int twice = 0;
+  for (const auto& [payload, n] : times) {
+    EXPECT_LE(n, 2) << payload;
+    twice += n - 1;
+  }
+  EXPECT_LE(twice, 10) << "at most the batch in flight when it was killed";
+}
+
+TEST_F(ReplayOriginTest, EventBridgeTargetsGetTheEventDirectlyWithoutEventBridgesAttributes) {
+  fn_ = base_ + "-target-fn";
+  fn_arn_ = CreateFakeLambdaFunction(*lambda_aws_, fn_, role_arn_);
+  ASSERT_FALSE(fn_arn_.empty());
+  auto [target_url, target_arn] = Queue(base_ + "-target");
+  auto [dlq_url, dlq_arn] = Queue(base_ + "-eb-dlq");
+  const std::string event =
+      R"({"version":"0","id":"7e2a","detail-type":"OrderPlaced","source":"shop","account":"123456789012",)"
+      R"("time":"2026-11-29T10:00:00Z","region":"us-east-1","resources":[],"detail":{"order": 9}})";
+  for (const std::string& target : {fn_arn_, target_arn}) {
+    SendEntry e;
+    e.body = event;
+    e.message_attributes = {
+        {"RULE_ARN", {"String", "arn:aws:events:us-east-1:123456789012:rule/" + base_, ""}},
+        {"TARGET_ARN", {"String", target, ""}},
+        {"ERROR_CODE", {"String", "SDK_CLIENT_ERROR", ""}},
+        {"ERROR_MESSAGE", {"String", "Unable to deliver", ""}},
+        {"RETRY_ATTEMPTS", {"String", "185", ""}}};
+    ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
+  }
+  auto a = RunShell(Bin("archive", "--queue " + base_ + "-eb-dlq --to file://" + dir_ + " --progress never"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  int code = 0;
+  std::string out = Replay("--no-canary", &code);
+  EXPECT_EQ(code, 0) << out;
+  auto invoked = LambdaInvocations(fn_);
+  ASSERT_EQ(invoked.size(), 1u);
+  EXPECT_EQ(invoked[0].payload, event);
+  EXPECT_EQ(invoked[0].type, "Event");
+  ReceiveOptions ro;
+  ro.message_attribute_names = {"All"};
+  auto got = svc_->sqs().ReceiveMessages(target_url, ro);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(got->front().body, event);
+  EXPECT_TRUE(got->front().message_attributes.empty()) << "EventBridge's RULE_ARN and the rest are not the event's";
+}
+
+}  // namespace
+}  // namespace dlq::it
