@@ -29,6 +29,7 @@
 #include "harness.h"
 #include "lambda_api/lambda_api.h"
 #include "moto_fixtures.h"
+#include "sns_fixtures.h"
 
 namespace dlq::it {
 namespace {
@@ -54,7 +55,7 @@ class ReplayOriginTest : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override {
-    if (!base_.empty()) ClearLambdaRules(fn_);
+    if (!fn_.empty()) ClearLambdaRules(fn_);
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
@@ -168,15 +169,21 @@ TEST_F(ReplayOriginTest, KilledMidRunTheResumeInvokesTheRestAtMostOneBatchTwice)
   FailIntoDlqAndArchive(40);
   ClearLambdaRules(fn_);
   const std::string checkpoint = dir_ + "/progress.ckpt";
-  const std::string cmd = Bin("replay", "--from file://" + dir_ + " --all --to-origin --no-canary --rate 20/s "
+  const std::string cmd = Bin("replay", "--from file://" + dir_ + " --all --to-origin --no-canary --rate 10/s "
                                         "--progress never --checkpoint " + checkpoint);
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(), nullptr);
+    // exec: the kill reaches dlq-archive itself, not a shell around it.
+    const std::string child = fake_.ShellEnv() + "exec " + cmd.substr(fake_.ShellEnv().size()) + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", child.c_str(), nullptr);
     _exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // Killed once some invocations went out, well before the end (10/s).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (LambdaInvocations(fn_).size() < 5 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -232,6 +239,64 @@ TEST_F(ReplayOriginTest, EventBridgeTargetsGetTheEventDirectlyWithoutEventBridge
   ASSERT_EQ(got->size(), 1u);
   EXPECT_EQ(got->front().body, event);
   EXPECT_TRUE(got->front().message_attributes.empty()) << "EventBridge's RULE_ARN and the rest are not the event's";
+}
+
+// An SNS subscription's DLQ: the message goes to that subscription's queue,
+// raw with its attributes as SNS delivers it, never to the topic (the other
+// subscriber gets nothing).
+TEST_F(ReplayOriginTest, AnSnsSubscriptionsDlqGoesToItsEndpointNeverToTheTopic) {
+  AwsClient sns_aws(svc_->settings().Endpoint("sns"), svc_->transport(), svc_->credentials(), DefaultClock());
+  auto [raw_url, raw_arn] = Queue(base_ + "-sub");
+  auto [other_url, other_arn] = Queue(base_ + "-other");
+  auto [dlq_url, dlq_arn] = Queue(base_ + "-sns-dlq");
+  const std::string topic = XmlText(SnsCall(sns_aws, "CreateTopic", {{"Name", base_}}), "TopicArn");
+  ASSERT_FALSE(topic.empty());
+  const std::string sub = XmlText(SnsCall(sns_aws, "Subscribe",
+                                          {{"TopicArn", topic},
+                                           {"Protocol", "sqs"},
+                                           {"Endpoint", raw_arn},
+                                           {"Attributes.entry.1.key", "RawMessageDelivery"},
+                                           {"Attributes.entry.1.value", "true"},
+                                           {"ReturnSubscriptionArn", "true"}}),
+                                  "SubscriptionArn");
+  ASSERT_FALSE(sub.empty());
+  SnsCall(sns_aws, "SetSubscriptionAttributes",
+          {{"SubscriptionArn", sub},
+           {"AttributeName", "RedrivePolicy"},
+           {"AttributeValue", fmt::format(R"({{"deadLetterTargetArn":"{}"}})", dlq_arn)}});
+  SnsCall(sns_aws, "Subscribe", {{"TopicArn", topic}, {"Protocol", "sqs"}, {"Endpoint", other_arn}});
+  // What SNS puts in the DLQ of a raw subscription: the message and its attributes.
+  SendEntry e;
+  e.body = R"({"order": 12, "status": "undeliverable"})";
+  e.message_attributes = {{"tenant", {"String", "acme", ""}}};
+  ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
+  auto a = RunShell(Bin("archive", "--queue " + base_ + "-sns-dlq --to file://" + dir_ + " --progress never"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+
+  int code = 0;
+  // Guarded by default: the subscription's queue has no RedrivePolicy, so a
+  // canary could not see its consumer fail again.
+  std::string out = Replay("--dry-run", &code);
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("has no RedrivePolicy"), std::string::npos) << out;
+  out = Replay("--dry-run --no-canary", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("SNS subscription " + sub), std::string::npos) << out;
+  EXPECT_NE(out.find("RedrivePolicy targets this DLQ"), std::string::npos) << out;
+  out = Replay("--no-canary", &code);
+  EXPECT_EQ(code, 0) << out;
+  ReceiveOptions ro;
+  ro.message_attribute_names = {"All"};
+  ro.wait_time_seconds = 1;
+  auto got = svc_->sqs().ReceiveMessages(raw_url, ro);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(got->front().body, e.body);
+  ASSERT_EQ(got->front().message_attributes.count("tenant"), 1u);
+  EXPECT_EQ(got->front().message_attributes.at("tenant").string_value, "acme");
+  auto other = svc_->sqs().ReceiveMessages(other_url, ro);
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->empty()) << "the topic was not published to";
 }
 
 }  // namespace
