@@ -182,7 +182,22 @@ std::optional<Refused> Run::ResolveDestinations() {
     if (!q.ok()) return Refused{EndFor(q.status()), q.status()};
     dlq_ = *q;
   }
-  if (rq_.to_origin) return std::nullopt;  // each message on its own, refused on its own
+  if (rq_.to_origin) {
+    // Each message is resolved (and refused) on its own. The live form's
+    // guard needs the origin first: the one the DLQ itself tells (a function
+    // whose DeadLetterConfig, or a subscription whose RedrivePolicy, targets it).
+    if (live_) {
+      ArchiveRecord probe;
+      probe.queue = dlq_->name;
+      probe.queue_url = dlq_->url;
+      probe.message_id = "(any that does not name its origin)";
+      auto t = targets_->Resolve(probe);
+      if (!t.ok()) {
+        Log().Log(LogLevel::kWarn, "replay.no_single_origin", {{"queue", dlq_->name}, {"reason", t.status().message()}});
+      }
+    }
+    return std::nullopt;
+  }
   if (!rq_.to_source) {
     ArchiveRecord any;
     auto t = targets_->Resolve(any);

@@ -72,7 +72,7 @@ class ReplayOriginTest : public ::testing::Test {
   }
   // A function with `dlq_arn` as its DeadLetterConfig, and `n` of its events
   // failed into that DLQ by the fake (with Lambda's attributes), then archived.
-  void FailIntoDlqAndArchive(int n) {
+  void FailIntoDlqAndArchive(int n, bool archive = true) {
     auto [url, arn] = Queue(base_ + "-dlq");
     dlq_url_ = url;
     fn_ = base_ + "-fn";
@@ -86,6 +86,7 @@ class ReplayOriginTest : public ::testing::Test {
       ASSERT_TRUE(lambda_->Invoke(rq).ok());
     }
     ClearLambdaInvocations(fn_);
+    if (!archive) return;
     auto r = RunShell(Bin("archive", "--queue " + base_ + "-dlq --to file://" + dir_ + " --progress never"));
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
@@ -297,6 +298,35 @@ TEST_F(ReplayOriginTest, AnSnsSubscriptionsDlqGoesToItsEndpointNeverToTheTopic) 
   auto other = svc_->sqs().ReceiveMessages(other_url, ro);
   ASSERT_TRUE(other.ok());
   EXPECT_TRUE(other->empty()) << "the topic was not published to";
+}
+
+// The live form: read from the function's DLQ itself. The bug still there:
+// the synchronous canary fails and both canary messages stay in the DLQ.
+// Fixed: every message is invoked once and deleted from the DLQ.
+TEST_F(ReplayOriginTest, TheLiveFormLeavesRefusedMessagesInTheDlqAndDeletesWhatWasDelivered) {
+  FailIntoDlqAndArchive(8, /*archive=*/false);
+  fs::create_directories(dir_ + "/audit");
+  const std::string live = "--from-queue " + base_ + "-dlq --to-origin --audit-to file://" + dir_ +
+                           "/audit --progress never --canary 2 --window 2s --check 1s";
+  auto r = RunShell(Bin("replay", live));
+  EXPECT_EQ(r.exit_code, 5) << r.out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/failed", 2}}));
+  auto depth = [&] {
+    auto a = svc_->sqs().GetQueueAttributes(dlq_url_, {"ApproximateNumberOfMessages",
+                                                       "ApproximateNumberOfMessagesNotVisible"});
+    EXPECT_TRUE(a.ok());
+    return a.ok() ? std::stoll(a->at("ApproximateNumberOfMessages")) +
+                        std::stoll(a->at("ApproximateNumberOfMessagesNotVisible"))
+                  : -1;
+  };
+  EXPECT_EQ(depth(), 8) << "nothing lost: the refused canary and the rest are still in the DLQ";
+
+  ClearLambdaRules(fn_);
+  ClearLambdaInvocations(fn_);
+  r = RunShell(Bin("replay", live));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 2}, {"Event/ok", 6}}));
+  EXPECT_EQ(depth(), 0);
 }
 
 }  // namespace
