@@ -30,8 +30,9 @@ struct ReplayCommandOptions {
   bool all_queues = false;           // --to-queue may merge the messages of several DLQs
   bool allow_cross_account = false;  // --to-source may cross accounts or regions
   bool to_source = false;
-  bool to_origin = false;  // back where each message came from: a Lambda function, an EventBridge target, an SNS endpoint
-  std::string function;    // --function: the function of messages that do not name theirs
+  bool to_origin =
+      false;             // back where each message came from: a Lambda function, an EventBridge target, an SNS endpoint
+  std::string function;  // --function: the function of messages that do not name theirs
   std::string to_queue;  // name, URL or ARN
   std::string rate;      // "N/s" or "N"; empty: unlimited
   uint64_t max = 0;      // 0: no limit

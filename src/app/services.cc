@@ -159,8 +159,8 @@ Result<std::unique_ptr<AwsServices>> AwsServices::Create(const AwsSettings& sett
   s->sns_aws_ =
       std::make_unique<AwsClient>(s->settings_.Endpoint("sns"), *s->transport_, *s->credentials_, clock, options.retry);
   s->sns_ = std::make_unique<AwsSnsApi>(*s->sns_aws_);
-  s->events_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("events"), *s->transport_, *s->credentials_,
-                                               clock, options.retry);
+  s->events_aws_ = std::make_unique<AwsClient>(s->settings_.Endpoint("events"), *s->transport_, *s->credentials_, clock,
+                                               options.retry);
   s->events_ = std::make_unique<AwsEventsApi>(*s->events_aws_);
   s->sts_ =
       std::make_unique<StsClient>(s->settings_.Endpoint("sts"), *s->transport_, *s->credentials_, clock, options.retry);

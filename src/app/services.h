@@ -17,10 +17,10 @@
 #include "common/file_util.h"
 #include "events/events_api.h"
 #include "lambda_api/lambda_api.h"
-#include "sns/sns_api.h"
 #include "logs/logs_client.h"
 #include "s3/object_store.h"
 #include "s3/s3_client.h"
+#include "sns/sns_api.h"
 #include "sqs/sqs_client.h"
 #include "sts/sts_client.h"
 

@@ -36,8 +36,8 @@ struct PutEventsEntry {
 };
 
 struct PutEventsEntryResult {
-  std::string event_id;       // set when the entry was put
-  std::string error_code;     // set when it was not ("InternalFailure", "ThrottlingException", ...)
+  std::string event_id;    // set when the entry was put
+  std::string error_code;  // set when it was not ("InternalFailure", "ThrottlingException", ...)
   std::string error_message;
   bool ok() const { return error_code.empty() && !event_id.empty(); }
 };

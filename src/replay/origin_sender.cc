@@ -25,8 +25,9 @@ Result<std::string> SnsLambdaEvent(const ReplayTarget& target, const std::string
   std::string_view type;
   if (parser.parse(padded).get(doc) != simdjson::SUCCESS || !doc.is_object() ||
       doc["Type"].get(type) != simdjson::SUCCESS || type != "Notification") {
-    return InvalidArgument("the message is not an SNS notification envelope, which a function subscribed to "
-                           "the topic receives; it cannot be put back in that shape");
+    return InvalidArgument(
+        "the message is not an SNS notification envelope, which a function subscribed to "
+        "the topic receives; it cannot be put back in that shape");
   }
   std::string event = R"({"Records":[{"EventSource":"aws:sns","EventVersion":"1.0","EventSubscriptionArn":)";
   AppendJsonString(event, target.subscription_arn);
@@ -92,7 +93,8 @@ OriginDelivery AwsOriginSender::Deliver(const ReplayTarget& target, const Archiv
   if (!payload.ok()) return OriginDelivery{OriginDelivery::kRefused, "", payload.status().message(), {}};
   const size_t limit = OriginPayloadLimit(target, synchronous);
   if (payload->size() > limit) {
-    return OriginDelivery{OriginDelivery::kRefused, "",
+    return OriginDelivery{OriginDelivery::kRefused,
+                          "",
                           fmt::format("the payload is {} bytes, over the {} limit of {} bytes; not sent",
                                       payload->size(), TargetKindName(target.kind), limit),
                           {}};
@@ -164,10 +166,11 @@ OriginDelivery AwsOriginSender::PutEvent(const ReplayTarget& target, const std::
   if (e.ok()) return OriginDelivery{OriginDelivery::kDelivered, PayloadKey(payload), "", {}};
   OriginDelivery d;
   d.reason = fmt::format("PutEvents entry failed: {}: {}", e.error_code, e.error_message);
-  d.outcome = e.error_code == "ThrottlingException"
-                  ? OriginDelivery::kThrottled
-                  : (e.error_code == "InternalFailure" || e.error_code == "InternalException" ? OriginDelivery::kRetry
-                                                                                             : OriginDelivery::kRefused);
+  d.outcome =
+      e.error_code == "ThrottlingException"
+          ? OriginDelivery::kThrottled
+          : (e.error_code == "InternalFailure" || e.error_code == "InternalException" ? OriginDelivery::kRetry
+                                                                                      : OriginDelivery::kRefused);
   return d;
 }
 

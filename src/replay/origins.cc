@@ -31,7 +31,9 @@ std::pair<std::string, std::string> SplitQualifier(const std::string& function_a
   return {function_arn, ""};
 }
 
-std::string DlqName(const ArchiveRecord& record) { return record.queue.empty() ? record.queue_url : record.queue; }
+std::string DlqName(const ArchiveRecord& record) {
+  return record.queue.empty() ? record.queue_url : record.queue;
+}
 
 }  // namespace
 
@@ -159,12 +161,13 @@ OriginResolver::SubscriptionsFeeding(const std::string& dlq_arn) {
 Result<ReplayTarget> OriginResolver::FromDestinationRecord(const ArchiveRecord& record,
                                                            const std::string& function_arn) {
   if (function_arn.empty()) {
-    return InvalidArgument(fmt::format("message {} is a Lambda on-failure record without requestContext.functionArn",
-                                       record.message_id));
+    return InvalidArgument(
+        fmt::format("message {} is a Lambda on-failure record without requestContext.functionArn", record.message_id));
   }
   DLQ_RETURN_IF_ERROR(CheckSameAccount(record, function_arn));
-  DLQ_ASSIGN_OR_RETURN(ReplayTarget t, Function(function_arn, "on-failure destination record: requestContext."
-                                                              "functionArn, requestPayload"));
+  DLQ_ASSIGN_OR_RETURN(ReplayTarget t, Function(function_arn,
+                                                "on-failure destination record: requestContext."
+                                                "functionArn, requestPayload"));
   t.shape = PayloadShape::kRequestPayload;
   return t;
 }
@@ -173,8 +176,8 @@ Result<ReplayTarget> OriginResolver::FromEventBridge(const ArchiveRecord& record
                                                      const std::string& rule) {
   auto arn = ParseArn(target_arn);
   if (!arn) {
-    return InvalidArgument(
-        fmt::format("message {} names its EventBridge target '{}', which is not an ARN", record.message_id, target_arn));
+    return InvalidArgument(fmt::format("message {} names its EventBridge target '{}', which is not an ARN",
+                                       record.message_id, target_arn));
   }
   DLQ_RETURN_IF_ERROR(CheckSameAccount(record, target_arn));
   const std::string how = fmt::format("EventBridge target TARGET_ARN of {}", rule.empty() ? "its rule" : rule);
@@ -251,8 +254,9 @@ Result<ReplayTarget> OriginResolver::FromDlq(const ArchiveRecord& record, bool l
   auto resolve = [&]() -> Result<ReplayTarget> {
     DLQ_ASSIGN_OR_RETURN(std::vector<FunctionConfiguration> functions, FunctionsFeeding(dlq_arn));
     if (functions.size() == 1) {
-      return Function(functions.front().function_arn, "Lambda asynchronous invocation: the function's "
-                                                      "DeadLetterConfig targets this DLQ");
+      return Function(functions.front().function_arn,
+                      "Lambda asynchronous invocation: the function's "
+                      "DeadLetterConfig targets this DLQ");
     }
     if (functions.size() > 1) {
       std::string names;
@@ -283,8 +287,8 @@ Result<ReplayTarget> OriginResolver::FromDlq(const ArchiveRecord& record, bool l
 Result<ReplayTarget> OriginResolver::Resolve(const ArchiveRecord& record) {
   OriginClue clue = ReadOriginClue(record);
   if (!clue.unreplayable.empty()) {
-    return InvalidArgument(fmt::format("message {} ({}) cannot go back: {}", record.message_id,
-                                       ClueKindName(clue.kind), clue.unreplayable));
+    return InvalidArgument(fmt::format("message {} ({}) cannot go back: {}", record.message_id, ClueKindName(clue.kind),
+                                       clue.unreplayable));
   }
   switch (clue.kind) {
     case ClueKind::kLambdaDestination: return FromDestinationRecord(record, clue.function_arn);

@@ -15,9 +15,9 @@
 #include "replay/audit.h"
 #include "replay/redrive_guard.h"
 #include "replay/redrive_plan.h"
-#include "replay/targets.h"
 #include "replay/redrive_probes.h"
 #include "replay/replay_terms.h"
+#include "replay/targets.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {

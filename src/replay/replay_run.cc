@@ -193,7 +193,8 @@ std::optional<Refused> Run::ResolveDestinations() {
       probe.message_id = "(any that does not name its origin)";
       auto t = targets_->Resolve(probe);
       if (!t.ok()) {
-        Log().Log(LogLevel::kWarn, "replay.no_single_origin", {{"queue", dlq_->name}, {"reason", t.status().message()}});
+        Log().Log(LogLevel::kWarn, "replay.no_single_origin",
+                  {{"queue", dlq_->name}, {"reason", t.status().message()}});
       }
     }
     return std::nullopt;
@@ -275,7 +276,8 @@ std::optional<Refused> Run::CheckArchiveSelection() {
   if (!resolve_error.ok()) {
     return Refused{EndFor(resolve_error), Status(resolve_error.code(), resolve_error.message() + "; nothing was sent")};
   }
-  if (Status st = CheckDlqSpan(by_dlq, !rq_.to_source && !rq_.to_origin, rq_.dry_run, rq_.all_queues, rq_.to_queue, rq_.terms);
+  if (Status st =
+          CheckDlqSpan(by_dlq, !rq_.to_source && !rq_.to_origin, rq_.dry_run, rq_.all_queues, rq_.to_queue, rq_.terms);
       !st.ok()) {
     return Refused{ReplayEnd::kBadInput, st};
   }
@@ -367,10 +369,9 @@ void Run::ConfigureEngine(ReplayOptions& ro) {
   ro.checkpoint_path = rq_.dry_run || live_ ? "" : rq_.checkpoint;
   ro.checkpoint_mode = rq_.file_modes.file;
   ro.checkpoint_term = rq_.terms.checkpoint;
-  ro.identity_text = CheckpointIdentityText(live_ ? dlq_->url : stores_.archive->uri, rq_.filter.Canonical(),
-                                            rq_.function.empty() ? targets_->Describe()
-                                                                 : targets_->Describe() + " function " + rq_.function,
-                                            rq_.transform);
+  ro.identity_text = CheckpointIdentityText(
+      live_ ? dlq_->url : stores_.archive->uri, rq_.filter.Canonical(),
+      rq_.function.empty() ? targets_->Describe() : targets_->Describe() + " function " + rq_.function, rq_.transform);
   ro.stop = &stop_;
   ro.origin_sender = origin_sender_.get();
   if (stores_.ledger || stores_.failed_again) {

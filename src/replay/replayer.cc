@@ -213,8 +213,8 @@ void Replayer::Unresolved(const ReplayItem& item, const Status& why) {
   failures_.push_back({item.record.message_id, "", why.message(), /*unresolved=*/true});
   if (options_.dry_run) {
     if (on_dry_run_) {
-      on_dry_run_(DryRunEntry{
-          .kind = DryRunEntry::kUnresolved, .message_id = item.record.message_id, .reason = why.message()});
+      on_dry_run_(
+          DryRunEntry{.kind = DryRunEntry::kUnresolved, .message_id = item.record.message_id, .reason = why.message()});
     }
     return;
   }
@@ -452,8 +452,9 @@ Replayer::Outcome Replayer::TransmitOrigin(const std::vector<const Pending*>& re
         const SteadyTime now = clock_.SteadyNow();
         if (throttles == 0) throttled_since = now;
         if (now - throttled_since > options_.max_throttled) {
-          out.reasons[i] = fmt::format("still throttled after {}: {}", FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.max_throttled)),
-                                       d.reason);
+          out.reasons[i] = fmt::format(
+              "still throttled after {}: {}",
+              FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.max_throttled)), d.reason);
           break;
         }
         clock_.SleepFor(BackoffDelay(options_.backoff, std::min(throttles++, 6), rng));

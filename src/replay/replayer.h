@@ -170,11 +170,11 @@ struct DryRunEntry {
   };
   Kind kind = kWouldSend;
   std::string message_id;
-  std::string destination;  // queue URL
-  uint64_t bytes = 0;       // kWouldSend
-  bool fifo = false;        // kWouldSend: the destination is a FIFO queue
-  std::string group;        // kWouldSend, FIFO: MessageGroupId
-  std::string sent_as;      // kCopy
+  std::string destination;                 // queue URL
+  uint64_t bytes = 0;                      // kWouldSend
+  bool fifo = false;                       // kWouldSend: the destination is a FIFO queue
+  std::string group;                       // kWouldSend, FIFO: MessageGroupId
+  std::string sent_as;                     // kCopy
   TargetKind target = TargetKind::kQueue;  // kWouldSend
   std::string how;                         // kWouldSend to an origin: how it was found
   std::string reason;                      // kUnresolved

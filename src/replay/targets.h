@@ -13,8 +13,8 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 

@@ -170,8 +170,10 @@ TEST_F(ReplayOriginTest, KilledMidRunTheResumeInvokesTheRestAtMostOneBatchTwice)
   FailIntoDlqAndArchive(40);
   ClearLambdaRules(fn_);
   const std::string checkpoint = dir_ + "/progress.ckpt";
-  const std::string cmd = Bin("replay", "--from file://" + dir_ + " --all --to-origin --no-canary --rate 10/s "
-                                        "--progress never --checkpoint " + checkpoint);
+  const std::string cmd = Bin("replay", "--from file://" + dir_ +
+                                            " --all --to-origin --no-canary --rate 10/s "
+                                            "--progress never --checkpoint " +
+                                            checkpoint);
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -216,12 +218,11 @@ TEST_F(ReplayOriginTest, EventBridgeTargetsGetTheEventDirectlyWithoutEventBridge
   for (const std::string& target : {fn_arn_, target_arn}) {
     SendEntry e;
     e.body = event;
-    e.message_attributes = {
-        {"RULE_ARN", {"String", "arn:aws:events:us-east-1:123456789012:rule/" + base_, ""}},
-        {"TARGET_ARN", {"String", target, ""}},
-        {"ERROR_CODE", {"String", "SDK_CLIENT_ERROR", ""}},
-        {"ERROR_MESSAGE", {"String", "Unable to deliver", ""}},
-        {"RETRY_ATTEMPTS", {"String", "185", ""}}};
+    e.message_attributes = {{"RULE_ARN", {"String", "arn:aws:events:us-east-1:123456789012:rule/" + base_, ""}},
+                            {"TARGET_ARN", {"String", target, ""}},
+                            {"ERROR_CODE", {"String", "SDK_CLIENT_ERROR", ""}},
+                            {"ERROR_MESSAGE", {"String", "Unable to deliver", ""}},
+                            {"RETRY_ATTEMPTS", {"String", "185", ""}}};
     ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
   }
   auto a = RunShell(Bin("archive", "--queue " + base_ + "-eb-dlq --to file://" + dir_ + " --progress never"));
@@ -312,8 +313,8 @@ TEST_F(ReplayOriginTest, TheLiveFormLeavesRefusedMessagesInTheDlqAndDeletesWhatW
   EXPECT_EQ(r.exit_code, 5) << r.out;
   EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/failed", 2}}));
   auto depth = [&] {
-    auto a = svc_->sqs().GetQueueAttributes(dlq_url_, {"ApproximateNumberOfMessages",
-                                                       "ApproximateNumberOfMessagesNotVisible"});
+    auto a = svc_->sqs().GetQueueAttributes(dlq_url_,
+                                            {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
     EXPECT_TRUE(a.ok());
     return a.ok() ? std::stoll(a->at("ApproximateNumberOfMessages")) +
                         std::stoll(a->at("ApproximateNumberOfMessagesNotVisible"))

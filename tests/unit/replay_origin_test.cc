@@ -114,8 +114,9 @@ TEST(OriginResolverTest, AnOnFailureRecordGoesToItsFunctionArnWithItsQualifierAn
   const std::string payload = R"({ "order" : 7,  "note": "caf\u00e9 \"x\"" })";
   const std::string body = R"({"version":"1.0","timestamp":"2026-11-29T10:00:00.000Z","requestContext":{"requestId":)"
                            R"("e1","functionArn":")" +
-                           kFnArn + R"(orders:live","condition":"RetriesExhausted","approximateInvokeCount":3},)"
-                                    R"("requestPayload":)" +
+                           kFnArn +
+                           R"(orders:live","condition":"RetriesExhausted","approximateInvokeCount":3},)"
+                           R"("requestPayload":)" +
                            payload +
                            R"(,"responseContext":{"statusCode":200,"executedVersion":"4","functionError":"Unhandled"},)"
                            R"("responsePayload":{"errorMessage":"boom"}})";
@@ -154,8 +155,8 @@ TEST(OriginResolverTest, AnEventBridgeTargetIsSentToDirectlyByItsType) {
       EXPECT_FALSE(t->keep_attributes) << "RULE_ARN and the rest are EventBridge's, not the event's";
     }
   }
-  auto refused = resolver.Resolve(Record(
-      "eb-dlq", "m", "{}", EventBridgeAttributes("arn:aws:states:us-east-1:123456789012:stateMachine:orders")));
+  auto refused = resolver.Resolve(
+      Record("eb-dlq", "m", "{}", EventBridgeAttributes("arn:aws:states:us-east-1:123456789012:stateMachine:orders")));
   ASSERT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("states target"), std::string::npos) << refused.status().ToString();
 }
@@ -234,8 +235,8 @@ class ReplayOriginRunTest : public ::testing::Test {
   void Archive(const std::string& queue, int n, const std::string& text, MessageAttributes attributes) {
     std::string lines;
     for (int i = 0; i < n; ++i) {
-      ArchiveRecord r = Record(queue, fmt::format("{}-{}", queue, i), fmt::format(R"({{"n":{},"t":"{}"}})", i, text),
-                               attributes);
+      ArchiveRecord r =
+          Record(queue, fmt::format("{}-{}", queue, i), fmt::format(R"({{"n":{},"t":"{}"}})", i, text), attributes);
       r.archived_at = r.expires_at = clock_.Now();
       AppendRecordJson(r, lines);
     }
