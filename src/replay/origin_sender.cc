@@ -63,7 +63,8 @@ OriginDelivery Unavailable(std::string_view api, const ReplayTarget& target) {
 
 Result<std::string> OriginPayload(const ReplayTarget& target, const ArchiveRecord& record) {
   switch (target.shape) {
-    case PayloadShape::kMessage: return record.body;
+    case PayloadShape::kMessage:
+    case PayloadShape::kEvent: break;  // an event is turned into a PutEvents entry when sent
     case PayloadShape::kRequestPayload: {
       OriginClue clue = ReadOriginClue(record);
       if (clue.kind != ClueKind::kLambdaDestination || clue.payload.empty()) {
@@ -72,7 +73,6 @@ Result<std::string> OriginPayload(const ReplayTarget& target, const ArchiveRecor
       return std::move(clue.payload);
     }
     case PayloadShape::kSnsLambdaEvent: return SnsLambdaEvent(target, record.body);
-    case PayloadShape::kEvent: return record.body;  // turned into a PutEvents entry when sent
   }
   return record.body;
 }
@@ -80,8 +80,8 @@ Result<std::string> OriginPayload(const ReplayTarget& target, const ArchiveRecor
 size_t OriginPayloadLimit(const ReplayTarget& target, bool synchronous) {
   switch (target.kind) {
     case TargetKind::kFunction: return synchronous ? kLambdaSyncPayloadMax : kLambdaEventPayloadMax;
-    case TargetKind::kTopic: return size_t{256} * 1024;  // SNS: 256 KiB
-    case TargetKind::kBus: return size_t{256} * 1024;    // PutEvents: 256 KiB per request
+    case TargetKind::kTopic:                           // SNS Publish: 256 KiB
+    case TargetKind::kBus: return size_t{256} * 1024;  // PutEvents: 256 KiB per request
     case TargetKind::kHttp:
     case TargetKind::kQueue: break;
   }

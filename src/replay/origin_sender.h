@@ -33,7 +33,7 @@ namespace dlq {
 // synchronous one (RequestResponse): Lambda's quotas
 // (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
 inline constexpr size_t kLambdaEventPayloadMax = size_t{1} << 20;
-inline constexpr size_t kLambdaSyncPayloadMax = 6 * 1000 * 1000;
+inline constexpr size_t kLambdaSyncPayloadMax = size_t{6} * 1000 * 1000;
 
 struct OriginDelivery {
   enum Outcome {

@@ -89,7 +89,9 @@ Status OriginResolver::CheckSameAccount(const ArchiveRecord& record, const std::
 }
 
 Result<ReplayTarget> OriginResolver::Function(const std::string& function, const std::string& how) {
-  auto [arn, qualifier] = SplitQualifier(function);
+  const auto split = SplitQualifier(function);
+  const std::string& arn = split.first;
+  const std::string& qualifier = split.second;
   const std::string key = function;
   auto it = functions_.find(key);
   if (it == functions_.end()) {

@@ -217,6 +217,7 @@ Status RedriveGuard::OnSent(const std::vector<ReplayedMessage>& sent) {
 Status RedriveGuard::OnFailedAtOnce(const std::vector<ReplayedMessage>& refused) {
   DLQ_RETURN_IF_ERROR(OnSent(refused));
   std::vector<RefailedMessage> found;
+  found.reserve(refused.size());
   const SystemTime now = clock_.Now();
   for (const ReplayedMessage& m : refused) found.push_back({m.message_id, m.new_message_id, m.destination, "", now});
   return Refailed(found);

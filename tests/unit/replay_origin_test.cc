@@ -19,9 +19,12 @@
 #include "replay/replay_run.h"
 #include "sqs/md5.h"
 #include "testing/fake_clock.h"
+#include "testing/fake_events_api.h"
+#include "testing/fake_http.h"
 #include "testing/fake_lambda_api.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/fake_sns_api.h"
 
 namespace dlq {
 namespace {
@@ -185,6 +188,179 @@ TEST(OriginResolverTest, AMessageThatSaysNothingAndNoFunctionFeedsTheDlqIsRefuse
   ASSERT_EQ(t.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(t.status().message().find("m-9"), std::string::npos);
   EXPECT_NE(t.status().message().find("cannot be told"), std::string::npos) << t.status().ToString();
+}
+
+SnsSubscription Sub(const std::string& name, const std::string& protocol, const std::string& endpoint) {
+  return {"arn:aws:sns:us-east-1:123456789012:orders:" + name, "arn:aws:sns:us-east-1:123456789012:orders", protocol,
+          endpoint, kAccount};
+}
+
+std::map<std::string, std::string> Redrive(const std::string& dlq, bool raw) {
+  return {{"RedrivePolicy", R"({"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:)" + dlq + R"("})"},
+          {"RawMessageDelivery", raw ? "true" : "false"}};
+}
+
+TEST(OriginResolverTest, AnSnsSubscriptionsDlqGoesToThatSubscriptionsEndpointInItsShape) {
+  FakeLambdaApi lambda;
+  lambda.AddFunction(Fn("consumer"));
+  FakeSnsApi sns;
+  sns.AddSubscription(Sub("q", "sqs", "arn:aws:sqs:us-east-1:123456789012:orders-in"), Redrive("q-dlq", true));
+  sns.AddSubscription(Sub("fn", "lambda", kFnArn + "consumer"), Redrive("fn-dlq", false));
+  sns.AddSubscription(Sub("web", "https", "https://hooks.example.com/orders"), Redrive("web-dlq", false));
+  sns.AddSubscription(Sub("mail", "email", "ops@example.com"), Redrive("mail-dlq", false));
+  sns.AddSubscription(Sub("other", "sqs", "arn:aws:sqs:us-east-1:123456789012:audit"));  // no DLQ
+  OriginResolver resolver(&lambda, &sns, "us-east-1");
+
+  auto q = resolver.Resolve(Record("q-dlq", "m1", "raw message"));
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->kind, TargetKind::kQueue);
+  EXPECT_EQ(q->arn, "arn:aws:sqs:us-east-1:123456789012:orders-in");
+  EXPECT_TRUE(q->keep_attributes) << "raw delivery: SNS's attributes are the message's";
+  EXPECT_NE(q->how.find("(sqs, raw)"), std::string::npos) << q->how;
+
+  auto fn = resolver.Resolve(Record("fn-dlq", "m2", "{}"));
+  ASSERT_TRUE(fn.ok()) << fn.status().ToString();
+  EXPECT_EQ(fn->kind, TargetKind::kFunction);
+  EXPECT_EQ(fn->shape, PayloadShape::kSnsLambdaEvent);
+  EXPECT_EQ(fn->subscription_arn, Sub("fn", "", "").subscription_arn);
+
+  auto web = resolver.Resolve(Record("web-dlq", "m3", "{}"));
+  ASSERT_TRUE(web.ok()) << web.status().ToString();
+  EXPECT_EQ(web->kind, TargetKind::kHttp);
+  EXPECT_EQ(web->url, "https://hooks.example.com/orders");
+
+  auto mail = resolver.Resolve(Record("mail-dlq", "m4", "{}"));
+  ASSERT_EQ(mail.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(mail.status().message().find("delivers over email"), std::string::npos) << mail.status().ToString();
+  EXPECT_NE(mail.status().message().find("never to the topic"), std::string::npos);
+
+  EXPECT_EQ(sns.calls("ListSubscriptions"), 1) << "listed once for the run";
+  EXPECT_EQ(sns.calls("GetSubscriptionAttributes"), 5) << "each subscription read once";
+  EXPECT_TRUE(sns.publishes().empty());
+}
+
+TEST(OriginResolverTest, TwoSubscriptionsOnOneDlqAreRefused) {
+  FakeSnsApi sns;
+  sns.AddSubscription(Sub("a", "sqs", "arn:aws:sqs:us-east-1:123456789012:a"), Redrive("shared-dlq", true));
+  sns.AddSubscription(Sub("b", "sqs", "arn:aws:sqs:us-east-1:123456789012:b"), Redrive("shared-dlq", true));
+  FakeLambdaApi lambda;
+  OriginResolver resolver(&lambda, &sns, "us-east-1");
+  auto t = resolver.Resolve(Record("shared-dlq", "m", "x"));
+  ASSERT_EQ(t.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("2 SNS subscriptions"), std::string::npos) << t.status().ToString();
+}
+
+ReplayTarget Target(TargetKind kind, const std::string& arn_or_url) {
+  ReplayTarget t;
+  t.kind = kind;
+  t.arn = kind == TargetKind::kHttp ? "" : arn_or_url;
+  t.url = arn_or_url;
+  return t;
+}
+
+TEST(OriginSenderTest, ATopicGetsPublishWithTheAttributesOnlyWhenTheyAreTheMessages) {
+  FakeSnsApi sns;
+  AwsOriginSender sender(nullptr, &sns, nullptr, nullptr);
+  ArchiveRecord r = Record("eb-dlq", "m", "the event", {{"tenant", {"String", "acme", ""}}});
+  ReplayTarget topic = Target(TargetKind::kTopic, "arn:aws:sns:us-east-1:123456789012:orders");
+  topic.keep_attributes = false;
+  OriginDelivery d = sender.Deliver(topic, r, false);
+  EXPECT_EQ(d.outcome, OriginDelivery::kDelivered) << d.reason;
+  EXPECT_EQ(d.new_id, PayloadKey("the event"));
+  topic.keep_attributes = true;
+  EXPECT_EQ(sender.Deliver(topic, r, false).outcome, OriginDelivery::kDelivered);
+  auto sent = sns.publishes();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].message, "the event");
+  EXPECT_TRUE(sent[0].attributes.empty());
+  EXPECT_EQ(sent[1].attributes.at("tenant").string_value, "acme");
+  sns.ThrottleNext(1);
+  EXPECT_EQ(sender.Deliver(topic, r, false).outcome, OriginDelivery::kThrottled);
+}
+
+TEST(OriginSenderTest, ABusGetsTheEventsFieldsAndARefusedEntryIsARefusal) {
+  FakeEventsApi events;
+  AwsOriginSender sender(nullptr, nullptr, &events, nullptr);
+  const std::string event =
+      R"({"version":"0","id":"1","detail-type":"OrderPlaced","source":"shop","account":"123456789012",)"
+      R"("time":"2026-11-29T10:00:00Z","region":"us-east-1","resources":["arn:x"],"detail":{ "order" : 9 }})";
+  ReplayTarget bus = Target(TargetKind::kBus, "arn:aws:events:us-east-1:123456789012:event-bus/downstream");
+  bus.shape = PayloadShape::kEvent;
+  OriginDelivery d = sender.Deliver(bus, Record("eb-dlq", "m", event), false);
+  EXPECT_EQ(d.outcome, OriginDelivery::kDelivered) << d.reason;
+  ASSERT_EQ(events.put().size(), 1u);
+  EXPECT_EQ(events.put()[0].detail, R"({ "order" : 9 })") << "detail kept as its text";
+  EXPECT_EQ(events.put()[0].detail_type, "OrderPlaced");
+  EXPECT_EQ(events.put()[0].event_bus_name, bus.arn);
+  events.FailEntries(1, "AccessDeniedException", "no");
+  d = sender.Deliver(bus, Record("eb-dlq", "m", event), false);
+  EXPECT_EQ(d.outcome, OriginDelivery::kRefused);
+  EXPECT_NE(d.reason.find("AccessDeniedException"), std::string::npos);
+  d = sender.Deliver(bus, Record("eb-dlq", "m", "not an event"), false);
+  EXPECT_EQ(d.outcome, OriginDelivery::kRefused) << "an input transformer's output cannot be put on a bus again";
+}
+
+TEST(OriginSenderTest, AnHttpEndpointGetsThePostSnsWouldSendAndItsAnswerDecides) {
+  std::vector<HttpRequest> seen;
+  int status = 200;
+  FakeHttpTransport http([&](const HttpRequest& rq) -> Result<HttpResponse> {
+    seen.push_back(rq);
+    HttpResponse r;
+    r.status = status;
+    return r;
+  });
+  AwsOriginSender sender(nullptr, nullptr, nullptr, &http);
+  ReplayTarget web = Target(TargetKind::kHttp, "https://hooks.example.com/orders");
+  web.subscription_arn = "arn:aws:sns:us-east-1:123456789012:orders:web";
+  web.topic_arn = "arn:aws:sns:us-east-1:123456789012:orders";
+  web.keep_attributes = false;
+  const std::string envelope = R"({"Type":"Notification","MessageId":"n1","Message":"hi"})";
+  EXPECT_EQ(sender.Deliver(web, Record("web-dlq", "m", envelope), false).outcome, OriginDelivery::kDelivered);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].method, "POST");
+  EXPECT_EQ(seen[0].body, envelope);
+  EXPECT_EQ(*FindHeader(seen[0].headers, "x-amz-sns-message-type"), "Notification");
+  EXPECT_EQ(*FindHeader(seen[0].headers, "x-amz-sns-topic-arn"), web.topic_arn);
+  EXPECT_EQ(*FindHeader(seen[0].headers, "x-amz-sns-subscription-arn"), web.subscription_arn);
+  EXPECT_EQ(FindHeader(seen[0].headers, "x-amz-sns-rawdelivery"), nullptr);
+  status = 503;
+  EXPECT_EQ(sender.Deliver(web, Record("web-dlq", "m", envelope), false).outcome, OriginDelivery::kRetry);
+  status = 410;
+  EXPECT_EQ(sender.Deliver(web, Record("web-dlq", "m", envelope), false).outcome, OriginDelivery::kRefused);
+  status = 429;
+  EXPECT_EQ(sender.Deliver(web, Record("web-dlq", "m", envelope), false).outcome, OriginDelivery::kThrottled);
+}
+
+TEST(OriginSenderTest, AFunctionSubscribedToATopicGetsTheSnsEventAroundTheEnvelope) {
+  FakeLambdaApi lambda;
+  lambda.AddFunction(Fn("consumer"));
+  AwsOriginSender sender(&lambda, nullptr, nullptr, nullptr);
+  ReplayTarget fn = Target(TargetKind::kFunction, kFnArn + "consumer");
+  fn.shape = PayloadShape::kSnsLambdaEvent;
+  fn.subscription_arn = "arn:aws:sns:us-east-1:123456789012:orders:fn";
+  const std::string envelope = R"({"Type":"Notification","MessageId":"n1","Message":"hi"})";
+  EXPECT_EQ(sender.Deliver(fn, Record("fn-dlq", "m", envelope), false).outcome, OriginDelivery::kDelivered);
+  ASSERT_EQ(lambda.invocations().size(), 1u);
+  EXPECT_EQ(lambda.invocations()[0].payload,
+            R"({"Records":[{"EventSource":"aws:sns","EventVersion":"1.0","EventSubscriptionArn":")" +
+                fn.subscription_arn + R"(","Sns":)" + envelope + "}]}");
+  OriginDelivery d = sender.Deliver(fn, Record("fn-dlq", "m", "raw text"), false);
+  EXPECT_EQ(d.outcome, OriginDelivery::kRefused);
+  EXPECT_NE(d.reason.find("not an SNS notification envelope"), std::string::npos) << d.reason;
+}
+
+TEST(OriginSenderTest, APayloadOverTheAsynchronousLimitIsNotSentAndSaysWhy) {
+  FakeLambdaApi lambda;
+  lambda.AddFunction(Fn("orders"));
+  AwsOriginSender sender(&lambda, nullptr, nullptr, nullptr);
+  ReplayTarget fn = Target(TargetKind::kFunction, kFnArn + "orders");
+  const std::string big(kLambdaEventPayloadMax + 1, 'x');
+  OriginDelivery d = sender.Deliver(fn, Record("orders-dlq", "m", big), false);
+  EXPECT_EQ(d.outcome, OriginDelivery::kRefused);
+  EXPECT_NE(d.reason.find("over the function limit of 1048576 bytes"), std::string::npos) << d.reason;
+  EXPECT_TRUE(lambda.invocations().empty());
+  EXPECT_EQ(sender.Deliver(fn, Record("orders-dlq", "m", big), true).outcome, OriginDelivery::kDelivered)
+      << "a synchronous invocation takes 6 MB";
 }
 
 // The use case with --to-origin, on an archive of Lambda DLQ messages.
