@@ -559,6 +559,20 @@ await step('a failure group: search it, and a dry run of "replay this group" bef
   await buttons[1].click(); // Cancel
   await waitText(rw, '#replay-group-result', 'nothing was sent');
   check('cancel sends nothing', true);
+  // "Back where it came from": the dry run again, to the origin (these
+  // messages came from an SQS source queue, so it says it cannot tell).
+  const radios = await rw.$$('#replay-group-to input[type="radio"]');
+  check('the group\'s replay offers the source queue and the origin', radios.length === 2 &&
+    (await rw.$eval('#replay-group-to', (f) => f.textContent)).includes('back where it came from'));
+  await radios[1].click();
+  await rw.waitForFunction(() => {
+    const t = (document.getElementById('replay-group-dry-run') || {}).textContent || '';
+    return t.includes('would go back where they came from') || t.includes('no archived message to send') || t.includes('Replay failed');
+  }, { timeout: 30000 });
+  const origin = await textOf(rw, '#replay-group-dry-run');
+  check('the origin dry run answers', origin.length > 0, origin);
+  check('the origin choice keeps the focus', await rw.$eval('#replay-group-to input[value="origin"]', (e) => e.checked && document.activeElement === e));
+  await axe(rw, 'replay-this-group to the origin');
 });
 
 await step('archive now empties the queue', async () => {
