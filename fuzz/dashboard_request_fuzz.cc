@@ -1,7 +1,8 @@
 // libFuzzer target for what the dashboard's HTTP clients send: the bytes as a
 // query string (and, when it parses, as a search request), as API paths, and
 // as a replay request body. Nothing may crash; accepted values must keep the
-// parsers' promises (bounded counts, valid queue names and ids).
+// parsers' promises (bounded counts, valid queue names and ids, ids or a
+// group, a function only with "to": "origin").
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -28,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (id->empty() || id->size() > 128) std::abort();
   }
   auto replay = dlq::ParseReplayRequest(bytes);
-  if (replay.ok() &&
-      (replay->ids.empty() || replay->ids.size() > dlq::kMaxReplayIds || !dlq::IsQueueName(replay->queue))) {
+  if (replay.ok() && (replay->ids.empty() == replay->fingerprint.empty() || replay->ids.size() > dlq::kMaxReplayIds ||
+                      !dlq::IsQueueName(replay->queue) || (!replay->function.empty() && !replay->to_origin))) {
     std::abort();
   }
   return 0;

@@ -560,42 +560,74 @@ function replayError(e) {
   return 'Replay failed: ' + e.message + detail;
 }
 
-// "Replay this group": a dry run first (the count and where each message would
-// go), then a confirm button that sends exactly that group.
-async function replayGroup(name, group, region) {
-  say(region, `Dry run: what replaying group ${group.id} would send…`);
-  let dry;
-  try {
-    dry = await postReplay({ queue: name, fingerprint: group.id, dry_run: true });
-  } catch (e) {
-    say(region, replayError(e), true);
-    return;
-  }
+const REPLAY_TO = {
+  source: { label: 'to the source queue', goes: 'would go back to their source ', send: 'to the source queue' },
+  origin: { label: 'back where it came from (Lambda, EventBridge, SNS)', goes: 'would go back where they came from ', send: 'back where they came from' },
+};
+
+// "Replay this group": where to (each message's source queue, or back where
+// it came from: replay --to-origin), a dry run (the count and where each
+// message would go), then a confirm button that sends exactly that group
+// there. Choosing the other destination runs the dry run again.
+function replayGroup(name, group, region) {
+  const out = h('div', { id: 'replay-group-dry-run' });
+  let runs = 0;
+  const dryRun = async (to, focus) => {
+    const run = ++runs;
+    say(out, `Dry run: what replaying group ${group.id} ${REPLAY_TO[to].send} would send…`);
+    let dry;
+    try {
+      dry = await postReplay({ queue: name, fingerprint: group.id, dry_run: true, to });
+    } catch (e) {
+      if (run === runs) say(out, replayError(e), true);
+      return;
+    }
+    if (run !== runs) return;  // another destination was chosen meanwhile
+    const send = showDryRun(name, group, out, dry, to);
+    if (send && focus) send.focus();
+  };
+  const radio = (to) => h('label', {}, h('input', { type: 'radio', name: 'replay-to', value: to, checked: to === 'source',
+    onchange: () => dryRun(to, false) }), ' ', REPLAY_TO[to].label);
+  region.replaceChildren(h('fieldset', { class: 'choice', id: 'replay-group-to' },
+    h('legend', {}, `Replay group ${group.id}`), radio('source'), radio('origin')), out);
+  dryRun('source', true);
+}
+
+// A group's dry run in `out`, with its Send and Cancel buttons; returns Send
+// (null when nothing would be sent).
+// The first n lines of text, and how many more there were.
+function firstLines(text, n) {
+  const lines = text.split('\n');
+  return lines.length <= n ? text : lines.slice(0, n).join('\n') + `\n… ${plural(lines.length - n, 'more line', 'more lines')}`;
+}
+
+function showDryRun(name, group, out, dry, to) {
   if (!dry.count) {
-    region.replaceChildren(h('p', {}, `Group ${group.id}: no archived message to send. `, dry.output || ''));
-    return;
+    out.replaceChildren(h('p', {}, `Group ${group.id}: no archived message to send ${REPLAY_TO[to].send}. `, dry.output || ''));
+    return null;
   }
   const send = h('button', { type: 'button', class: 'primary', id: 'replay-group-confirm', onclick: async () => {
     send.disabled = cancel.disabled = true;
-    say(region, `Starting a guarded replay of ${plural(dry.count, 'message', 'messages')} of group ${group.id}…`);
+    say(out, `Starting a guarded replay of ${plural(dry.count, 'message', 'messages')} of group ${group.id} ${REPLAY_TO[to].send}…`);
     try {
-      const r = await postReplay({ queue: name, fingerprint: group.id, dry_run: false });
+      const r = await postReplay({ queue: name, fingerprint: group.id, dry_run: false, to });
       location.hash = '#/replays/' + encodeURIComponent(r.replay_id);
     } catch (e) {
-      say(region, replayError(e), true);
+      say(out, replayError(e), true);
     }
   } }, `Send ${plural(dry.count, 'message', 'messages')}`);
-  const cancel = h('button', { type: 'button', class: 'ghost', onclick: () => say(region, 'Replay cancelled: nothing was sent.') }, 'Cancel');
-  region.replaceChildren(
-    h('p', {}, `Dry run for group ${group.id}: ${plural(dry.count, 'message', 'messages')} would go back to their source `,
-      dry.destinations.length === 1 ? 'queue:' : 'queues:'),
-    h('ul', { id: 'replay-group-destinations' }, dry.destinations.map((d) => h('li', {}, h('span', { class: 'code' }, d.queue_url), ': ',
+  const cancel = h('button', { type: 'button', class: 'ghost', onclick: () => say(out, 'Replay cancelled: nothing was sent.') }, 'Cancel');
+  out.replaceChildren(
+    h('p', {}, `Dry run for group ${group.id}: ${plural(dry.count, 'message', 'messages')} ${REPLAY_TO[to].goes}`,
+      to === 'origin' ? (dry.destinations.length === 1 ? 'destination:' : 'destinations:') : dry.destinations.length === 1 ? 'queue:' : 'queues:'),
+    h('ul', { id: 'replay-group-destinations' }, dry.destinations.map((d) => h('li', {}, h('span', { class: 'code' }, d.destination || d.queue_url), ': ',
       plural(d.count, 'message', 'messages')))),
     dry.output ? h('p', { class: 'muted' }, dry.output) : null,
+    dry.errors ? h('p', { class: 'warn-text', id: 'replay-group-errors' }, firstLines(dry.errors, 10)) : null,
     h('div', { class: 'toolbar' }, send, cancel,
       h('span', { class: 'muted' }, 'sends a canary first, then growing steps, and stops if messages fail again; ' +
         'writes an audit record; messages an earlier replay delivered are skipped')));
-  send.focus();
+  return send;
 }
 
 // "Type: message" of a cause (either may be empty), on one line, cut.
@@ -918,7 +950,7 @@ function replayFacts(r) {
   const backlog = r.backlog === null ? '—' : String(r.backlog) + (r.backlog_age_s !== null ? `, oldest ${fmtDuration(r.backlog_age_s)}` : '');
   return h('dl', { class: 'fields', id: 'replay-facts' },
     h('dt', {}, 'Queue'), h('dd', {}, h('a', { href: '#/queue/' + encodeURIComponent(r.queue) }, r.queue)),
-    h('dt', {}, 'Replays'), h('dd', {}, replaySubject(r), ' to the source queue'),
+    h('dt', {}, 'Replays'), h('dd', {}, replaySubject(r), r.to === 'origin' ? ' back where each message came from' : ' to the source queue'),
     h('dt', {}, 'Step'), h('dd', { id: 'replay-step' }, !r.guarded ? '—' : r.step > 0 ? `${r.step} of ${r.steps}`
       : `canary${r.steps > 0 ? `, then ${plural(r.steps, 'ramp step', 'ramp steps')}` : ''}`),
     h('dt', {}, 'Sent'), h('dd', { id: 'replay-sent' }, sentText(r)),

@@ -54,14 +54,16 @@ DashboardReplayFn MakeDashboardReplay(Clock& clock) {
     auto filter = BuildFilter(flags, clock.Now());
     if (!filter.ok()) return refuse(filter.status());
     if (Status st = filter->CompileRegex(); !st.ok()) return refuse(st);
-    auto plan = ParseRedriveFlags(RedriveFlags{}, /*to_source=*/true);  // the guarded defaults
+    auto plan = ParseRedriveFlags(RedriveFlags{}, /*to_source=*/true);  // the guarded defaults (also to origin)
     if (!plan.ok()) return refuse(plan.status());
     ReplayRunRequest rq;
     rq.from = access.destination;
     rq.filter = std::move(*filter);
     rq.dry_run = what.dry_run;
     rq.max_dry_run_entries = 1000;  // the summary lists these; every one is counted
-    rq.to_source = true;
+    rq.to_source = !what.to_origin;
+    rq.to_origin = what.to_origin;
+    rq.function = what.function;
     rq.plan = std::move(*plan);
     ReplayRunDeps deps;
     deps.sqs = access.clients.sqs;
@@ -73,6 +75,10 @@ DashboardReplayFn MakeDashboardReplay(Clock& clock) {
     deps.caller_arn = [actor]() -> Result<std::string> { return actor; };
     deps.region = access.queue.region.empty() ? access.clients.default_region : access.queue.region;
     deps.clock = &clock;
+    deps.lambda = access.clients.lambda;
+    deps.sns = access.clients.sns;
+    deps.events = access.clients.events;
+    deps.http = access.clients.http;
     ReplayRendering rendering;
     rendering.list_would_send = false;  // counted per destination below
     TextSink sink{[&result](std::string_view s) { result.output += s; },

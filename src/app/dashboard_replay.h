@@ -1,8 +1,10 @@
 // The dashboard's replay action over the `replay` command's engine: the
 // selected archived messages of one queue (by id, or every message of one
-// failure group) go back to their source queues through RunReplay (--from the
-// group's destination --id ... or --fingerprint ID, --to-source, --dry-run
-// when asked),
+// failure group) go back to their source queues, or with the selection's
+// to_origin back where each came from, through RunReplayUseCase (--from the
+// group's destination --id ... or --fingerprint ID, --to-source or
+// --to-origin [--function NAME] with the group's Lambda, SNS, EventBridge and
+// HTTP clients, --dry-run when asked),
 // which resolves every destination before sending and writes the same audit
 // record to {prefix}/_audit/ of the archive. A replay that sends takes the
 // guarded defaults of --to-source (a canary, then the ramp: doc/replay.md)

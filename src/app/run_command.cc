@@ -73,10 +73,11 @@ GroupClientsFactory MakeAwsGroupClientsFactory(const ServicesOptions& base, Daem
     c.sqs = &res->services->sqs();
     c.store = res->store.get();
     c.cloudwatch = g.cloudwatch_age ? &res->services->cloudwatch() : nullptr;
-    if (g.causes != GroupConfig::Causes::kOff) {
-      c.logs = &res->services->logs();
-      c.lambda = &res->services->lambda();
-    }
+    if (g.causes != GroupConfig::Causes::kOff) c.logs = &res->services->logs();
+    c.lambda = &res->services->lambda();  // the cause lookups (with logs) and the replay to origin
+    c.sns = &res->services->sns();
+    c.events = &res->services->events();
+    c.http = &res->services->transport();
     c.default_region = res->services->settings().region;
     c.destination_uri = g.destination;
     c.keepalive = res;

@@ -250,6 +250,7 @@ void ReplayJobJson(JsonWriter& w, const ReplayJobSnapshot& j, bool detail) {
     w.String(j.spec.fingerprint);
   }
   w.Key("ids").Uint(j.spec.ids);
+  w.Key("to").String(j.spec.to_origin ? "origin" : "source");
   w.Key("started_by").String(j.spec.actor);
   w.Key("started_at").String(FormatIso8601(j.started_at));
   w.Key("finished_at");
@@ -766,6 +767,8 @@ HttpServerResponse Dashboard::Replay(const HttpServerRequest& request) const {
   what.fingerprint = parsed->fingerprint;
   what.fingerprint_options = options_.fingerprint;
   what.dry_run = parsed->dry_run;
+  what.to_origin = parsed->to_origin;
+  what.function = parsed->function;
   if (what.dry_run) return DryRun(*parsed, archive->access, what, request);
   return StartReplay(*parsed, archive->access, std::move(what), request);
 }
@@ -779,6 +782,7 @@ HttpServerResponse Dashboard::DryRun(const ReplayRequest& parsed, const QueueArc
   Log().Log(result.exit_code == 0 ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
             {{"action", "replay_dry_run"},
              {"queue", parsed.queue},
+             {"to", std::string(parsed.to_origin ? "origin" : "source")},
              {"messages", static_cast<int64_t>(parsed.ids.size())},
              {"fingerprint", parsed.fingerprint},
              {"client", request.remote_addr},
@@ -788,6 +792,7 @@ HttpServerResponse Dashboard::DryRun(const ReplayRequest& parsed, const QueueArc
   w.BeginObject();
   w.Key("queue").String(parsed.queue);
   if (!parsed.fingerprint.empty()) w.Key("fingerprint").String(parsed.fingerprint);
+  w.Key("to").String(parsed.to_origin ? "origin" : "source");
   w.Key("dry_run").Bool(true);
   w.Key("ok").Bool(result.exit_code == 0);
   w.Key("exit_code").Int(result.exit_code);
@@ -796,7 +801,8 @@ HttpServerResponse Dashboard::DryRun(const ReplayRequest& parsed, const QueueArc
   uint64_t total = 0;
   w.Key("destinations").BeginArray();
   for (const auto& [url, n] : result.destinations) {
-    w.BeginObject().Key("queue_url").String(url).Key("count").Uint(n).EndObject();
+    // "queue_url" as before origins: a function, topic or bus ARN, an endpoint URL there too.
+    w.BeginObject().Key("destination").String(url).Key("queue_url").String(url).Key("count").Uint(n).EndObject();
     total += n;
   }
   w.EndArray();
@@ -814,8 +820,11 @@ HttpServerResponse Dashboard::DryRun(const ReplayRequest& parsed, const QueueArc
 
 HttpServerResponse Dashboard::StartReplay(const ReplayRequest& parsed, const QueueArchiveAccess& access,
                                           DashboardReplaySelection what, const HttpServerRequest& request) const {
-  ReplayJobSpec spec{
-      .queue = parsed.queue, .fingerprint = parsed.fingerprint, .ids = parsed.ids.size(), .actor = Actor(request)};
+  ReplayJobSpec spec{.queue = parsed.queue,
+                     .fingerprint = parsed.fingerprint,
+                     .ids = parsed.ids.size(),
+                     .actor = Actor(request),
+                     .to_origin = parsed.to_origin};
   // The job keeps what it needs: the group's clients (their keepalive holds
   // them), the selection, and who asked.
   ReplayJobWork work = [replay = options_.replay, access, what = std::move(what), actor = spec.actor,
@@ -832,6 +841,7 @@ HttpServerResponse Dashboard::StartReplay(const ReplayRequest& parsed, const Que
   Log().Log(id.ok() ? LogLevel::kInfo : LogLevel::kWarn, "dashboard_action",
             {{"action", "replay"},
              {"queue", parsed.queue},
+             {"to", std::string(parsed.to_origin ? "origin" : "source")},
              {"messages", static_cast<int64_t>(parsed.ids.size())},
              {"fingerprint", parsed.fingerprint},
              {"client", request.remote_addr},
@@ -846,6 +856,7 @@ HttpServerResponse Dashboard::StartReplay(const ReplayRequest& parsed, const Que
   w.Key("replay_id").String(*id);
   w.Key("queue").String(parsed.queue);
   if (!parsed.fingerprint.empty()) w.Key("fingerprint").String(parsed.fingerprint);
+  w.Key("to").String(parsed.to_origin ? "origin" : "source");
   w.Key("dry_run").Bool(false);
   w.Key("status_url").String("/api/replays/" + *id);
   w.EndObject();

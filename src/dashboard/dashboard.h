@@ -47,14 +47,19 @@ struct ReplayRequest;
 // Which archived messages of one queue a dashboard replay takes: `ids`, or
 // every message of the failure group `fingerprint` (as grouped with
 // `fingerprint_options`). A dry run sends nothing and says what would go where.
+// The messages go to their source queues, or with `to_origin` back where each
+// came from (`replay --to-origin`, doc/origins.md; `function` as its
+// `--function`).
 struct DashboardReplaySelection {
   std::vector<std::string> ids;
   std::string fingerprint;
   FingerprintOptions fingerprint_options;
   bool dry_run = false;
+  bool to_origin = false;
+  std::string function;  // to_origin: the function of messages that do not name theirs
 };
 // Replays the selected archived messages of `access`'s queue to their source
-// queues, writing the same audit record as `dlq-archive replay`; `actor`
+// queues (or origins), writing the same audit record as `dlq-archive replay`; `actor`
 // names who asked (for the audit record's caller). Stops (exit 130) soon
 // after *control.stop is set; reports a guarded replay's status through
 // control.report when it is set.

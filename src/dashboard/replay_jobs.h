@@ -76,6 +76,7 @@ struct ReplayJobSpec {
   std::string fingerprint;  // a failure group, or "" for `ids`
   size_t ids = 0;           // messages named by id
   std::string actor;        // as the audit record names the caller
+  bool to_origin = false;   // back where each message came from, else to its source queue
 };
 
 // One job as of one moment.

@@ -131,13 +131,94 @@ Result<SearchRequest> ParseSearchRequest(const std::map<std::string, std::string
   return out;
 }
 
+namespace {
+
+// "ids": 1 to kMaxReplayIds distinct message ids (repeats dropped).
+Status ParseReplayIds(simdjson::dom::element value, std::vector<std::string>& out) {
+  simdjson::dom::array ids;
+  if (value.get_array().get(ids) != simdjson::SUCCESS) return InvalidArgument("ids must be an array");
+  std::set<std::string> seen;
+  for (simdjson::dom::element e : ids) {
+    std::string_view id;
+    if (e.get_string().get(id) != simdjson::SUCCESS || !IsMessageId(id)) {
+      return InvalidArgument("every id must be a message id (1-128 printable characters)");
+    }
+    if (!seen.insert(std::string(id)).second) continue;
+    if (out.size() == kMaxReplayIds) return InvalidArgument(fmt::format("at most {} ids in one replay", kMaxReplayIds));
+    out.emplace_back(id);
+  }
+  return Status::Ok();
+}
+
+// "to": "source" | "origin".
+Status ParseReplayTo(simdjson::dom::element value, bool& to_origin) {
+  std::string_view to;
+  if (value.get_string().get(to) != simdjson::SUCCESS || (to != "source" && to != "origin")) {
+    return InvalidArgument(
+        "to must be \"source\" (each message's source queue) or \"origin\" (back where it came from: a Lambda "
+        "function, an EventBridge target, an SNS endpoint)");
+  }
+  to_origin = to == "origin";
+  return Status::Ok();
+}
+
+// "function": a Lambda function name or ARN (with a qualifier).
+Status ParseReplayFunction(simdjson::dom::element value, std::string& out) {
+  std::string_view fn;
+  if (value.get_string().get(fn) != simdjson::SUCCESS || fn.empty() || fn.size() > 170 ||
+      fn.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:$") !=
+          std::string_view::npos) {
+    return InvalidArgument("function must be a Lambda function name or ARN");
+  }
+  out = std::string(fn);
+  return Status::Ok();
+}
+
+// One field of the replay body into `out`; `have` records which were given.
+struct ReplayFieldsSeen {
+  bool queue = false, ids = false, dry_run = false;
+};
+Status ParseReplayField(std::string_view key, simdjson::dom::element value, ReplayRequest& out, ReplayFieldsSeen& have,
+                        std::string_view expected) {
+  if (key == "queue") {
+    std::string_view q;
+    if (value.get_string().get(q) != simdjson::SUCCESS || !IsQueueName(q)) {
+      return InvalidArgument("queue must be an SQS queue name");
+    }
+    out.queue = std::string(q);
+    have.queue = true;
+  } else if (key == "ids") {
+    DLQ_RETURN_IF_ERROR(ParseReplayIds(value, out.ids));
+    have.ids = true;
+  } else if (key == "fingerprint") {
+    std::string_view id;
+    if (value.get_string().get(id) != simdjson::SUCCESS || id.size() != kGroupIdChars ||
+        id.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+      return InvalidArgument("fingerprint must be a failure group id (12 lowercase hex digits)");
+    }
+    out.fingerprint = std::string(id);
+  } else if (key == "dry_run") {
+    if (value.get_bool().get(out.dry_run) != simdjson::SUCCESS) return InvalidArgument("dry_run must be true or false");
+    have.dry_run = true;
+  } else if (key == "to") {
+    DLQ_RETURN_IF_ERROR(ParseReplayTo(value, out.to_origin));
+  } else if (key == "function") {
+    DLQ_RETURN_IF_ERROR(ParseReplayFunction(value, out.function));
+  } else {
+    return InvalidArgument(fmt::format("unknown field {}: {}", Shown(key), expected));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<ReplayRequest> ParseReplayRequest(std::string_view body) {
   if (body.size() > kMaxReplayBodyBytes) {
     return InvalidArgument(fmt::format("request body of {} bytes: at most {}", body.size(), kMaxReplayBodyBytes));
   }
   const std::string_view expected =
       R"(expected {"queue": "NAME", "ids": ["MESSAGE_ID", ...]} or {"queue": "NAME", "fingerprint": "ID", )"
-      R"("dry_run": true|false})";
+      R"("dry_run": true|false}, with "to": "source"|"origin" and, with "origin", "function": "NAME")";
   simdjson::dom::parser parser;
   simdjson::padded_string padded(body);
   simdjson::dom::element doc;
@@ -149,55 +230,19 @@ Result<ReplayRequest> ParseReplayRequest(std::string_view body) {
     return InvalidArgument(fmt::format("the body is not a JSON object: {}", expected));
   }
   ReplayRequest out;
-  bool have_queue = false, have_ids = false, have_dry_run = false;
-  for (auto field : object) {
-    if (field.key == "queue") {
-      std::string_view q;
-      if (field.value.get_string().get(q) != simdjson::SUCCESS || !IsQueueName(q)) {
-        return InvalidArgument("queue must be an SQS queue name");
-      }
-      out.queue = std::string(q);
-      have_queue = true;
-    } else if (field.key == "ids") {
-      simdjson::dom::array ids;
-      if (field.value.get_array().get(ids) != simdjson::SUCCESS) return InvalidArgument("ids must be an array");
-      std::set<std::string> seen;
-      for (simdjson::dom::element e : ids) {
-        std::string_view id;
-        if (e.get_string().get(id) != simdjson::SUCCESS || !IsMessageId(id)) {
-          return InvalidArgument("every id must be a message id (1-128 printable characters)");
-        }
-        if (!seen.insert(std::string(id)).second) continue;
-        if (out.ids.size() == kMaxReplayIds) {
-          return InvalidArgument(fmt::format("at most {} ids in one replay", kMaxReplayIds));
-        }
-        out.ids.emplace_back(id);
-      }
-      have_ids = true;
-    } else if (field.key == "fingerprint") {
-      std::string_view id;
-      if (field.value.get_string().get(id) != simdjson::SUCCESS || id.size() != kGroupIdChars ||
-          id.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
-        return InvalidArgument("fingerprint must be a failure group id (12 lowercase hex digits)");
-      }
-      out.fingerprint = std::string(id);
-    } else if (field.key == "dry_run") {
-      if (field.value.get_bool().get(out.dry_run) != simdjson::SUCCESS) {
-        return InvalidArgument("dry_run must be true or false");
-      }
-      have_dry_run = true;
-    } else {
-      return InvalidArgument(fmt::format("unknown field {}: {}", Shown(field.key), expected));
-    }
-  }
-  if (!have_queue || have_ids == !out.fingerprint.empty()) {
+  ReplayFieldsSeen have;
+  for (auto field : object) DLQ_RETURN_IF_ERROR(ParseReplayField(field.key, field.value, out, have, expected));
+  if (!have.queue || have.ids == !out.fingerprint.empty()) {
     return InvalidArgument(fmt::format("queue and either ids or fingerprint are required: {}", expected));
   }
-  if (have_ids && out.ids.empty()) return InvalidArgument("ids is empty: select at least one message");
+  if (have.ids && out.ids.empty()) return InvalidArgument("ids is empty: select at least one message");
   // A group can be large: the page asks for the dry run first, and sending
   // needs dry_run: false spelled out.
-  if (!out.fingerprint.empty() && !have_dry_run) {
+  if (!out.fingerprint.empty() && !have.dry_run) {
     return InvalidArgument("a group replay needs \"dry_run\": true (what would be sent) or false (send)");
+  }
+  if (!out.function.empty() && !out.to_origin) {
+    return InvalidArgument("function names the origin of \"to\": \"origin\"; give it with \"to\": \"origin\"");
   }
   return out;
 }

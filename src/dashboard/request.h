@@ -61,13 +61,19 @@ Result<SearchRequest> ParseSearchRequest(const std::map<std::string, std::string
 // kMaxReplayIds distinct ids (each as ParseMessagePath accepts), or
 // {"queue": "NAME", "fingerprint": "ID", "dry_run": true|false} for every
 // archived message of one failure group (dry_run required). "dry_run" also
-// goes with ids. Unknown fields are an error, so a typo does not silently
-// replay something else.
+// goes with ids. "to": "source" (the default: each message's source queue)
+// or "origin" (back where it came from: a Lambda function, an EventBridge
+// target, an SNS endpoint; doc/origins.md), and with "origin" only,
+// "function": the function of messages that do not name theirs (a name or
+// ARN). Unknown fields are an error, so a typo does not silently replay
+// something else.
 struct ReplayRequest {
   std::string queue;
   std::vector<std::string> ids;
   std::string fingerprint;
   bool dry_run = false;
+  bool to_origin = false;
+  std::string function;
 };
 Result<ReplayRequest> ParseReplayRequest(std::string_view body);
 

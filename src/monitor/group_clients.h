@@ -14,8 +14,11 @@
 namespace dlq {
 
 class CloudWatchClient;
+class EventsApi;
+class HttpTransport;
 class LambdaApi;
 class LogsClient;
+class SnsApi;
 
 // The clients one group works with. The pointers stay valid as long as
 // `keepalive` (which owns what they point into, or is empty when the caller
@@ -26,7 +29,12 @@ struct GroupClients {
   CloudWatchClient* cloudwatch = nullptr;  // optional: for cloudwatch_age
   // Optional: for the cause lookups (causes: auto|on); without both, none.
   LogsClient* logs = nullptr;
-  LambdaApi* lambda = nullptr;
+  LambdaApi* lambda = nullptr;  // also the dashboard's replay to origin
+  // Optional: the dashboard's replay to origin (doc/origins.md); without
+  // one, an origin that needs it is refused, named.
+  SnsApi* sns = nullptr;
+  EventsApi* events = nullptr;
+  HttpTransport* http = nullptr;  // an SNS subscription's HTTP/S endpoint
   std::string default_region;
   std::string destination_uri;  // e.g. "s3://bucket/" for logs
   std::shared_ptr<void> keepalive;

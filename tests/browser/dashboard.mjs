@@ -559,6 +559,27 @@ await step('a failure group: search it, and a dry run of "replay this group" bef
   await buttons[1].click(); // Cancel
   await waitText(rw, '#replay-group-result', 'nothing was sent');
   check('cancel sends nothing', true);
+  // "Back where it came from": the dry run again, to the origin. These
+  // messages came from an SQS source queue, not a Lambda function, an
+  // EventBridge target or an SNS subscription: the dry run is refused (400,
+  // which Chrome logs as a console error), saying why.
+  const errorsBefore = rw.errors.length;
+  const radios = await rw.$$('#replay-group-to input[type="radio"]');
+  check('the group\'s replay offers the source queue and the origin', radios.length === 2 &&
+    (await rw.$eval('#replay-group-to', (f) => f.textContent)).includes('back where it came from'));
+  await radios[1].click();
+  await rw.waitForFunction(() => {
+    const t = (document.getElementById('replay-group-dry-run') || {}).textContent || '';
+    return t.includes('would go back where they came from') || t.includes('no archived message to send') || t.includes('Replay failed');
+  }, { timeout: 30000 });
+  const origin = await textOf(rw, '#replay-group-dry-run');
+  check('the origin dry run answers', origin.length > 0, origin);
+  console.log('origin dry run: ' + origin);
+  const refused = rw.errors.splice(errorsBefore);
+  check('the origin dry run of SQS-fed messages is refused, nothing else failed', origin.includes('Replay failed') &&
+    refused.length === 1 && refused[0].includes('400'), JSON.stringify([origin, refused]));
+  check('the origin choice keeps the focus', await rw.$eval('#replay-group-to input[value="origin"]', (e) => e.checked && document.activeElement === e));
+  await axe(rw, 'replay-this-group to the origin');
 });
 
 await step('archive now empties the queue', async () => {

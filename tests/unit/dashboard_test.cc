@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "testing/fake_clock.h"
+#include "testing/fake_lambda_api.h"
 #include "testing/fake_notifier.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
@@ -125,6 +127,40 @@ TEST(DashboardRequestTest, AGroupReplayNamesTheGroupAndSaysWhetherItIsADryRun) {
                           R"({"queue":"q","fingerprint":"BA7816BF8F01","dry_run":true})",
                           R"({"queue":"q","fingerprint":"ba7816","dry_run":true})",
                           R"({"queue":"q","fingerprint":"ba7816bf8f01","dry_run":"yes"})"}) {
+    EXPECT_EQ(ParseReplayRequest(bad).status().code(), ErrorCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(DashboardRequestTest, AReplayGoesToTheSourceUnlessToSaysOrigin) {
+  auto plain = ParseReplayRequest(R"({"queue":"q","ids":["m"]})");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->to_origin);
+  EXPECT_FALSE(ParseReplayRequest(R"({"queue":"q","ids":["m"],"to":"source"})")->to_origin);
+  auto origin = ParseReplayRequest(
+      R"({"queue":"q","fingerprint":"ba7816bf8f01","dry_run":true,"to":"origin","function":"orders-fn:live"})");
+  ASSERT_TRUE(origin.ok()) << origin.status().ToString();
+  EXPECT_TRUE(origin->to_origin);
+  EXPECT_EQ(origin->function, "orders-fn:live");
+  EXPECT_EQ(ParseReplayRequest(R"({"queue":"q","ids":["m"],"to":"origin","function":"arn:aws:lambda:us-east-1:)"
+                               R"(123456789012:function:orders-fn"})")
+                ->function,
+            "arn:aws:lambda:us-east-1:123456789012:function:orders-fn");
+  for (const char* bad : {R"({"queue":"q","ids":["m"],"to":"queue"})", R"({"queue":"q","ids":["m"],"to":"ORIGIN"})",
+                          R"({"queue":"q","ids":["m"],"to":true})"}) {
+    auto r = ParseReplayRequest(bad);
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find(R"(to must be "source")"), std::string::npos) << r.status().ToString();
+    EXPECT_NE(r.status().message().find(R"(or "origin")"), std::string::npos) << r.status().ToString();
+  }
+  for (const char* bad : {R"({"queue":"q","ids":["m"],"function":"orders-fn"})",
+                          R"({"queue":"q","ids":["m"],"to":"source","function":"orders-fn"})"}) {
+    auto r = ParseReplayRequest(bad);
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find(R"(give it with "to": "origin")"), std::string::npos) << r.status().ToString();
+  }
+  for (const char* bad : {R"({"queue":"q","ids":["m"],"to":"origin","function":""})",
+                          R"({"queue":"q","ids":["m"],"to":"origin","function":"a b"})",
+                          R"({"queue":"q","ids":["m"],"to":"origin","function":7})"}) {
     EXPECT_EQ(ParseReplayRequest(bad).status().code(), ErrorCode::kInvalidArgument) << bad;
   }
 }
@@ -1040,6 +1076,164 @@ TEST_F(DashboardTest, AGroupReplayAnswersItsStructuredSummary) {
   EXPECT_EQ(done["sent_by_destination"][source_url_].get_uint64().value(), 2u) << sent;
   EXPECT_NE(std::string_view(done["audit"].get_string().value()).find("_audit/"), std::string_view::npos) << sent;
   EXPECT_EQ(std::string_view(done["guard"]["phase"].get_string().value()), "done") << sent;
+}
+
+// "to" reaches the replay function as the selection's to_origin (and
+// "function" with it), for the dry run and for the job; refusals are 400s
+// and reach nothing.
+TEST_F(DashboardTest, ToOriginReachesTheReplayAndABadToIsA400NamingTheChoices) {
+  Cycle();  // the daemon watches orders-dlq
+  Mutex mu;
+  std::vector<DashboardReplaySelection> seen;
+  DashboardOptions o;
+  o.write_token = kToken;
+  o.replay = [&](const QueueArchiveAccess&, const DashboardReplaySelection& what, const std::string&,
+                 const ReplayJobControl&) {
+    MutexLock lock(mu);
+    seen.push_back(what);
+    return DashboardReplayResult{};
+  };
+  Dashboard d(*daemon_, clock_, o);
+  const std::string auth = std::string("Bearer ") + kToken;
+  const std::string group = R"({"queue":"orders-dlq","fingerprint":"ba7816bf8f01",)";
+  HttpServerResponse dry =
+      d.Handle(Post("/api/replay", group + R"("dry_run":true,"to":"origin","function":"orders-fn"})", auth));
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  simdjson::dom::parser parser;
+  EXPECT_EQ(std::string_view(Json(parser, dry)["to"].get_string().value()), "origin") << dry.body;
+  const std::string job = ReplayToEnd(d, group + R"("dry_run":false,"to":"origin"})");
+  EXPECT_NE(job.find(R"("to":"origin")"), std::string::npos) << job;
+  ASSERT_EQ(d.Handle(Post("/api/replay", group + R"("dry_run":true})", auth)).status, 200);
+  {
+    MutexLock lock(mu);
+    ASSERT_EQ(seen.size(), 3u);
+    EXPECT_TRUE(seen[0].to_origin);
+    EXPECT_TRUE(seen[0].dry_run);
+    EXPECT_EQ(seen[0].function, "orders-fn");
+    EXPECT_TRUE(seen[1].to_origin);
+    EXPECT_FALSE(seen[1].dry_run);
+    EXPECT_TRUE(seen[1].function.empty());
+    EXPECT_FALSE(seen[2].to_origin);  // the default: the source queue
+  }
+
+  HttpServerResponse bad = d.Handle(Post("/api/replay", group + R"("dry_run":true,"to":"lambda"})", auth));
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(ErrorOf(bad).find(R"(to must be "source" (each message's source queue) or "origin")"), std::string::npos)
+      << bad.body;
+  HttpServerResponse lone = d.Handle(Post("/api/replay", group + R"("dry_run":true,"function":"orders-fn"})", auth));
+  EXPECT_EQ(lone.status, 400) << lone.body;
+  EXPECT_NE(ErrorOf(lone).find(R"(give it with "to": "origin")"), std::string::npos) << lone.body;
+  MutexLock lock(mu);
+  EXPECT_EQ(seen.size(), 3u);  // the refused requests reached nothing
+}
+
+// The daemon's group clients with a Lambda function whose DeadLetterConfig
+// targets orders-dlq: MakeDashboardReplay's replay back to the origin.
+class DashboardOriginTest : public DashboardTest {
+ protected:
+  static constexpr char kFunctionArn[] = "arn:aws:lambda:us-east-1:123456789012:function:orders-fn";
+
+  DashboardOriginTest() {
+    FunctionConfiguration fn;
+    fn.function_name = "orders-fn";
+    fn.function_arn = kFunctionArn;
+    fn.dead_letter_target_arn = "arn:aws:sqs:us-east-1:123456789012:orders-dlq";
+    fn.timeout_seconds = 3;
+    lambda_.AddFunction(fn);
+    DaemonOptions options;
+    options.serve_http = false;
+    auto factory = [this](const GroupConfig&) -> Result<GroupClients> {
+      GroupClients c;
+      c.sqs = &sqs_;
+      c.store = &store_;
+      c.lambda = &lambda_;
+      c.default_region = "us-east-1";
+      return c;
+    };
+    daemon_ = std::make_unique<Daemon>(config_, factory, notifier_, clock_, registry_, metrics_, options);
+  }
+  ~DashboardOriginTest() override { daemon_.reset(); }  // before the fake Lambda goes
+
+  // Failed asynchronous invocations of orders-fn as Lambda leaves them in its
+  // DLQ, about to expire: archived within two cycles.
+  void ArchiveLambdaFailures(int n) {
+    const SystemTime old = clock_.Now() - hours(95);
+    for (int i = 0; i < n; ++i) {
+      SendEntry e;
+      e.id = std::to_string(i);
+      e.body = R"({"order":)" + std::to_string(i) + "}";
+      e.message_attributes = {{"RequestID", {"String", "req-" + std::to_string(i), ""}},
+                              {"ErrorCode", {"Number", "200", ""}},
+                              {"ErrorMessage", {"String", "boom", ""}}};
+      ASSERT_TRUE(sqs_.InjectMessage(dlq_url_, e, old).ok());
+    }
+    daemon_->RunOnce();
+    daemon_->WaitIdle();
+    for (int i = 0; i < 3; ++i) Cycle();
+    ASSERT_EQ(sqs_.Depth(dlq_url_), 0u);
+  }
+
+  std::string AllIds(Dashboard& d) {
+    simdjson::dom::parser parser;
+    auto found = Json(parser, d.Handle(Get("/api/search", "queue=orders-dlq&q=order")));
+    std::string ids;
+    simdjson::dom::array messages = found["messages"].get_array().value();
+    for (auto m : messages)
+      ids += (ids.empty() ? "\"" : ",\"") + std::string(m["message_id"].get_string().value()) + "\"";
+    return ids;
+  }
+
+  FakeLambdaApi lambda_;
+};
+
+TEST_F(DashboardOriginTest, ADryRunToTheOriginListsTheFunctionAsTheDestinationAndSendsNothing) {
+  ArchiveLambdaFailures(3);
+  Dashboard d = Make(kToken);
+  const std::string ids = AllIds(d);
+  const std::string auth = std::string("Bearer ") + kToken;
+  HttpServerResponse dry = d.Handle(
+      Post("/api/replay", R"({"queue":"orders-dlq","ids":[)" + ids + R"(],"dry_run":true,"to":"origin"})", auth));
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  simdjson::dom::parser parser;
+  auto doc = Json(parser, dry);
+  EXPECT_EQ(doc["count"].get_uint64().value(), 3u) << dry.body;
+  auto destinations = doc["destinations"].get_array().value();
+  ASSERT_EQ(destinations.size(), 1u) << dry.body;
+  EXPECT_EQ(std::string_view(destinations.at(0)["destination"].get_string().value()), kFunctionArn);
+  EXPECT_EQ(destinations.at(0)["count"].get_uint64().value(), 3u);
+  EXPECT_EQ(std::string_view(doc["summary"]["destination"].get_string().value()), "origin") << dry.body;
+  EXPECT_EQ(doc["summary"]["would_send_by_destination"][kFunctionArn].get_uint64().value(), 3u) << dry.body;
+  EXPECT_TRUE(lambda_.invocations().empty());
+  EXPECT_TRUE(sqs_.Messages(source_url_).empty());
+  EXPECT_TRUE(AuditKeys().empty());
+
+  // The same messages to the source queue: the SQS source, not the function.
+  simdjson::dom::parser parser2;
+  HttpServerResponse to_source =
+      d.Handle(Post("/api/replay", R"({"queue":"orders-dlq","ids":[)" + ids + R"(],"dry_run":true})", auth));
+  ASSERT_EQ(to_source.status, 200) << to_source.body;
+  auto source_destinations = Json(parser2, to_source)["destinations"].get_array().value();
+  ASSERT_EQ(source_destinations.size(), 1u) << to_source.body;
+  EXPECT_EQ(std::string_view(source_destinations.at(0)["destination"].get_string().value()), source_url_);
+}
+
+TEST_F(DashboardOriginTest, AReplayToTheOriginInvokesTheFunctionWithEachBodyAndWritesTheAuditRecord) {
+  ArchiveLambdaFailures(3);
+  Dashboard d = Make(kToken);
+  const std::string status =
+      ReplayToEnd(d, R"({"queue":"orders-dlq","ids":[)" + AllIds(d) + R"(],"dry_run":false,"to":"origin"})");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(status).get(doc), simdjson::SUCCESS) << status;
+  EXPECT_EQ(doc["exit_code"].get_int64().value(), 0) << status;
+  EXPECT_EQ(std::string_view(doc["to"].get_string().value()), "origin") << status;
+  EXPECT_EQ(doc["summary"]["sent_by_destination"][kFunctionArn].get_uint64().value(), 3u) << status;
+  std::vector<std::string> payloads;
+  for (const InvokeRequest& rq : lambda_.invocations()) payloads.push_back(rq.payload);
+  std::sort(payloads.begin(), payloads.end());
+  EXPECT_EQ(payloads, (std::vector<std::string>{R"({"order":0})", R"({"order":1})", R"({"order":2})"}));
+  EXPECT_TRUE(sqs_.Messages(source_url_).empty());
+  EXPECT_EQ(AuditKeys().size(), 1u);
 }
 
 // ---- Causes (issue 40): the archive's `_causes/` sidecar on the failure
