@@ -127,6 +127,8 @@ class Run {
   uint64_t selected_ = 0;
   std::optional<KeptSelection> kept_;
   std::unique_ptr<GuardedRedrive> guard_;
+  uint64_t unresolved_ = 0;  // --to-origin, archive form: selected messages whose origin cannot be told
+  Status first_unresolved_;
   std::string caller_arn_, caller_error_;
 };
 
@@ -267,7 +269,10 @@ std::optional<Refused> Run::CheckArchiveSelection() {
         }
         if (!rq_.to_source && !rq_.to_origin) return true;
         auto t = targets_->Resolve(r);
-        if (!t.ok() && rq_.to_origin && IsRefusal(t.status())) return true;  // counted when it is met again to send
+        if (!t.ok() && rq_.to_origin && IsRefusal(t.status())) {
+          if (unresolved_++ == 0) first_unresolved_ = t.status();
+          return true;  // counted when it is met again to send
+        }
         if (!t.ok()) resolve_error = t.status();
         return t.ok();
       });
@@ -275,6 +280,12 @@ std::optional<Refused> Run::CheckArchiveSelection() {
   selected_ = seen;
   if (!resolve_error.ok()) {
     return Refused{EndFor(resolve_error), Status(resolve_error.code(), resolve_error.message() + "; nothing was sent")};
+  }
+  if (rq_.to_origin && seen > 0 && unresolved_ == seen) {
+    return Refused{ReplayEnd::kBadInput,
+                   InvalidArgument(fmt::format("the origin of none of the {} selected messages can be told; the "
+                                               "first: {}; nothing was sent",
+                                               seen, first_unresolved_.message()))};
   }
   if (Status st =
           CheckDlqSpan(by_dlq, !rq_.to_source && !rq_.to_origin, rq_.dry_run, rq_.all_queues, rq_.to_queue, rq_.terms);
@@ -308,6 +319,17 @@ uint64_t Run::LiveSelection() const {
 std::optional<Refused> Run::SetUpGuard() {
   const RedrivePlan& plan = rq_.plan;
   if (!(plan.guarded || plan.backpressure) || (!dlq_ && selected_ == 0)) return std::nullopt;  // nothing to guard
+  if (rq_.to_origin && dlq_ && targets_->Resolved().empty()) {
+    // The live form reads its messages only as it sends them, so its guard
+    // must know the origin from the DLQ itself.
+    return Refused{ReplayEnd::kBadInput,
+                   FailedPrecondition(fmt::format(
+                       "a canary needs the origin before anything is sent, and {} does not tell it (no function's "
+                       "DeadLetterConfig or subscription's RedrivePolicy targets it; its messages may each name "
+                       "theirs, as EventBridge's do): replay it from the archive, or without a canary ({}); nothing "
+                       "was sent",
+                       dlq_->name, rq_.terms.no_canary))};
+  }
   GuardInputs in;
   in.terms = rq_.terms;
   in.sqs = deps_.sqs;

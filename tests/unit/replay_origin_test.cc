@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "archive/gzip.h"
+#include "replay/origin_clue.h"
 #include "replay/origin_sender.h"
 #include "replay/origins.h"
 #include "replay/replay_run.h"
@@ -508,6 +509,17 @@ TEST_F(ReplayOriginRunTest, AMessageWhoseOriginCannotBeToldIsNotSentCountedAndNa
   }
   EXPECT_EQ(unresolved, 2);
   EXPECT_EQ(lambda_.invocations().size(), 3u);
+}
+
+TEST_F(ReplayOriginRunTest, WhenNoMessagesOriginCanBeToldTheRunIsRefusedWithTheFirstReason) {
+  Archive("mystery-dlq", 2, "ok", {});
+  Guarded(1);
+  ReplayRunResult r = Run();
+  EXPECT_EQ(r.end, ReplayEnd::kBadInput);
+  EXPECT_NE(r.error.message().find("the origin of none of the 2 selected messages can be told"), std::string::npos)
+      << r.error.ToString();
+  EXPECT_NE(r.error.message().find("mystery-dlq-0"), std::string::npos) << "the first one, named";
+  EXPECT_TRUE(lambda_.invocations().empty());
 }
 
 TEST_F(ReplayOriginRunTest, TheBugStillThereIsStoppedByTheSynchronousCanary) {
