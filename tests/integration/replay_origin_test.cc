@@ -330,5 +330,37 @@ TEST_F(ReplayOriginTest, TheLiveFormLeavesRefusedMessagesInTheDlqAndDeletesWhatW
   EXPECT_EQ(depth(), 0);
 }
 
+// An EventBridge rule's function target, the bug still there: the canary's
+// synchronous invocation fails and nothing else reaches the function; fixed,
+// the rest follow (the direct invocations bypass EventBridge).
+TEST_F(ReplayOriginTest, AnEventBridgeFunctionTargetStillFailingIsStoppedByTheCanary) {
+  auto [fn_dlq_url, fn_dlq_arn] = Queue(base_ + "-fn-dlq");
+  fn_ = base_ + "-eb-fn";
+  fn_arn_ = CreateFakeLambdaFunction(*lambda_aws_, fn_, role_arn_, fn_dlq_arn);
+  ASSERT_FALSE(fn_arn_.empty());
+  SetLambdaRules(R"({"rules":[{"fail_if_contains":"OrderPlaced"}]})", fn_);
+  auto [dlq_url, dlq_arn] = Queue(base_ + "-eb-dlq");
+  for (int i = 0; i < 6; ++i) {
+    SendEntry e;
+    e.body = fmt::format(R"({{"detail-type":"OrderPlaced","source":"shop","detail":{{"order":{}}}}})", i);
+    e.message_attributes = {{"RULE_ARN", {"String", "arn:aws:events:us-east-1:123456789012:rule/" + base_, ""}},
+                            {"TARGET_ARN", {"String", fn_arn_, ""}},
+                            {"ERROR_CODE", {"String", "SDK_CLIENT_ERROR", ""}},
+                            {"ERROR_MESSAGE", {"String", "Unable to invoke", ""}}};
+    ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
+  }
+  auto a = RunShell(Bin("archive", "--queue " + base_ + "-eb-dlq --to file://" + dir_ + " --progress never"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  int code = 0;
+  std::string out = Replay("--canary 1 --window 2s --check 1s", &code);
+  EXPECT_EQ(code, 5) << out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/failed", 1}}));
+  ClearLambdaRules(fn_);
+  ClearLambdaInvocations(fn_);
+  out = Replay("--canary 1 --window 2s --check 1s", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 1}, {"Event/ok", 5}}));
+}
+
 }  // namespace
 }  // namespace dlq::it
