@@ -362,5 +362,56 @@ TEST_F(ReplayOriginTest, AnEventBridgeFunctionTargetStillFailingIsStoppedByTheCa
   EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 1}, {"Event/ok", 5}}));
 }
 
+// An SNS subscription's function endpoint: the message goes to the function
+// as the event SNS gives it (Records[0].Sns = the envelope). Still failing,
+// the synchronous canary stops it; fixed, each one is invoked once.
+TEST_F(ReplayOriginTest, AnSnsFunctionSubscriptionGetsTheSnsEventAndTheCanaryGuardsIt) {
+  AwsClient sns_aws(svc_->settings().Endpoint("sns"), svc_->transport(), svc_->credentials(), DefaultClock());
+  auto [fn_dlq_url, fn_dlq_arn] = Queue(base_ + "-fn-dlq");
+  fn_ = base_ + "-sns-fn";
+  fn_arn_ = CreateFakeLambdaFunction(*lambda_aws_, fn_, role_arn_, fn_dlq_arn);
+  ASSERT_FALSE(fn_arn_.empty());
+  auto [dlq_url, dlq_arn] = Queue(base_ + "-sub-dlq");
+  const std::string topic = XmlText(SnsCall(sns_aws, "CreateTopic", {{"Name", base_}}), "TopicArn");
+  ASSERT_FALSE(topic.empty());
+  const std::string sub = XmlText(
+      SnsCall(sns_aws, "Subscribe",
+              {{"TopicArn", topic}, {"Protocol", "lambda"}, {"Endpoint", fn_arn_}, {"ReturnSubscriptionArn", "true"}}),
+      "SubscriptionArn");
+  ASSERT_FALSE(sub.empty());
+  SnsCall(sns_aws, "SetSubscriptionAttributes",
+          {{"SubscriptionArn", sub},
+           {"AttributeName", "RedrivePolicy"},
+           {"AttributeValue", fmt::format(R"({{"deadLetterTargetArn":"{}"}})", dlq_arn)}});
+  std::vector<std::string> envelopes;
+  for (int i = 0; i < 4; ++i) {
+    SendEntry e;
+    e.body = fmt::format(R"({{"Type":"Notification","MessageId":"n{}","TopicArn":"{}","Message":"order {}",)"
+                         R"("Timestamp":"2026-11-29T10:00:00.000Z"}})",
+                         i, topic, i);
+    envelopes.push_back(e.body);
+    ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
+  }
+  auto a = RunShell(Bin("archive", "--queue " + base_ + "-sub-dlq --to file://" + dir_ + " --progress never"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  SetLambdaRules(R"({"rules":[{"fail_if_contains":"order"}]})", fn_);
+  int code = 0;
+  std::string out = Replay("--canary 1 --window 2s --check 1s", &code);
+  EXPECT_EQ(code, 5) << out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/failed", 1}}));
+
+  ClearLambdaRules(fn_);
+  ClearLambdaInvocations(fn_);
+  out = Replay("--canary 1 --window 2s --check 1s", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 1}, {"Event/ok", 3}}));
+  std::set<std::string> payloads;
+  for (const LambdaInvocation& i : LambdaInvocations(fn_)) payloads.insert(i.payload);
+  const std::string want = R"({"Records":[{"EventSource":"aws:sns","EventVersion":"1.0","EventSubscriptionArn":")" +
+                           sub + R"(","Sns":)" + envelopes[2] + "}]}";
+  EXPECT_EQ(payloads.count(want), 1u) << *payloads.begin();
+  EXPECT_EQ(payloads.size(), 4u);
+}
+
 }  // namespace
 }  // namespace dlq::it
