@@ -223,6 +223,20 @@ std::optional<OriginClue> SnsEnvelopeClue(simdjson::dom::object root) {
   return clue;
 }
 
+// A Lambda on-failure destination that is an SNS topic publishes the record
+// as the notification's Message (invocation-async-retain-records); a queue
+// subscribed to that topic holds it inside the envelope. The record's clue
+// then, with the topic it came through; else the envelope's own clue.
+OriginClue DestinationInEnvelope(OriginClue envelope) {
+  thread_local simdjson::dom::parser inner;
+  simdjson::dom::object root;
+  if (inner.parse(envelope.payload).get(root) != simdjson::SUCCESS) return envelope;
+  std::optional<OriginClue> record = DestinationClue(envelope.payload, root);
+  if (!record) return envelope;
+  record->topic_arn = std::move(envelope.topic_arn);
+  return std::move(*record);
+}
+
 std::optional<OriginClue> AttributeClue(const ArchiveRecord& record) {
   OriginClue clue;
   clue.payload = record.body;
@@ -274,7 +288,7 @@ OriginClue ReadOriginClue(const ArchiveRecord& record) {
   }
   if (std::optional<OriginClue> clue = AttributeClue(record)) return std::move(*clue);
   if (object) {
-    if (std::optional<OriginClue> clue = SnsEnvelopeClue(root)) return std::move(*clue);
+    if (std::optional<OriginClue> clue = SnsEnvelopeClue(root)) return DestinationInEnvelope(std::move(*clue));
   }
   OriginClue none;
   none.payload = record.body;

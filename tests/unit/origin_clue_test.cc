@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "common/json_writer.h"
+
 namespace dlq {
 namespace {
 
@@ -317,6 +319,34 @@ TEST(OriginClueTest, RefailureKeysAreMessageIdPayloadKeyAndLambdaRequest) {
                                       "sha256:54985dc3c12fada7a1b1db53cf23d3cbd4bcbe64e1cef95071e2073e2ceff4ed"}));
   ArchiveRecord truncated = Record("x", {{"SCHEDULE_ARN", Str("s")}, {"IS_PAYLOAD_TRUNCATED", Str("true")}});
   EXPECT_EQ(RefailureKeys(truncated), (std::vector<std::string>{"5fea7756-0ea4-451a-a703-a558b933e274"}));
+}
+
+TEST(OriginClueTest, ADestinationRecordPublishedThroughAnSnsTopicIsReadFromTheEnvelopesMessage) {
+  const std::string payload = R"({ "order": 5, "note": "a \"quoted\" word" })";
+  const std::string record_text =
+      R"({"version":"1.0","timestamp":"2026-11-29T10:00:00.000Z","requestContext":{"requestId":"r-5",)"
+      R"("functionArn":"arn:aws:lambda:us-east-1:123456789012:function:orders:$LATEST","condition":)"
+      R"("RetriesExhausted","approximateInvokeCount":3},"requestPayload":)" +
+      payload + R"(,"responseContext":{"statusCode":200,"functionError":"Unhandled"},"responsePayload":{}})";
+  std::string message;
+  AppendJsonString(message, record_text);  // the record as the envelope's Message string
+  ArchiveRecord r;
+  r.message_id = "m";
+  r.body = R"({"Type":"Notification","MessageId":"n1","TopicArn":"arn:aws:sns:us-east-1:123456789012:fails",)"
+           R"("Message":)" +
+           message + R"(,"Timestamp":"2026-11-29T10:00:01.000Z"})";
+  OriginClue clue = ReadOriginClue(r);
+  EXPECT_EQ(clue.kind, ClueKind::kLambdaDestination);
+  EXPECT_EQ(clue.function_arn, "arn:aws:lambda:us-east-1:123456789012:function:orders:$LATEST");
+  EXPECT_EQ(clue.request_id, "r-5");
+  EXPECT_EQ(clue.topic_arn, "arn:aws:sns:us-east-1:123456789012:fails");
+  EXPECT_EQ(clue.payload, payload) << "requestPayload's exact text inside the published record";
+
+  r.body = R"({"Type":"Notification","MessageId":"n2","TopicArn":"arn:aws:sns:us-east-1:123456789012:t",)"
+           R"("Message":"{\"just\": \"json\"}"})";
+  clue = ReadOriginClue(r);
+  EXPECT_EQ(clue.kind, ClueKind::kSnsEnvelope) << "any other message stays an envelope";
+  EXPECT_EQ(clue.payload, R"({"just": "json"})");
 }
 
 }  // namespace
