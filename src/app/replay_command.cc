@@ -37,6 +37,16 @@ std::optional<int> CheckFlags(const ReplayCommandOptions& options, const ReplayD
   if (!options.function.empty() && !options.to_origin) {
     return Fail(deps, kExitUsage, "--function names the origin of --to-origin; give it with --to-origin");
   }
+  if (options.all_queues && options.to_queue.empty()) {
+    return Fail(deps, kExitUsage,
+                "--all-queues lets --to-queue take the messages of several DLQs; it does nothing "
+                "with --to-source or --to-origin");
+  }
+  if (options.allow_cross_account && !options.to_queue.empty()) {
+    return Fail(deps, kExitUsage,
+                "--allow-cross-account is for --to-source and --to-origin (a source or origin in "
+                "another account or region); --to-queue names its queue itself");
+  }
   if (!options.rate.empty()) {
     auto rate = ParseRate(options.rate);
     if (!rate) return Fail(deps, kExitUsage, fmt::format("--rate '{}' is not a rate (e.g. 100/s)", options.rate));

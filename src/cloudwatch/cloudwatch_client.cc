@@ -9,6 +9,7 @@
 #include <pugixml.hpp>
 #include <set>
 
+#include "aws/query_form.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "common/xml.h"
@@ -83,17 +84,6 @@ MetricDataQuery SqsQueueMetricQuery(std::string id, std::string queue_name, std:
   q.stat = std::move(stat);
   q.period = period;
   return q;
-}
-
-std::string EncodeForm(const FormParams& params) {
-  std::string out;
-  for (const auto& [name, value] : params) {
-    if (!out.empty()) out += '&';
-    out += UriEncode(name);
-    out += '=';
-    out += UriEncode(value);
-  }
-  return out;
 }
 
 FormParams BuildGetMetricDataParams(const std::vector<MetricDataQuery>& queries, SystemTime start, SystemTime end,

@@ -184,37 +184,25 @@ std::optional<Refused> Run::ResolveDestinations() {
     if (!q.ok()) return Refused{EndFor(q.status()), q.status()};
     dlq_ = *q;
   }
-  if (rq_.to_origin) {
-    // Each message is resolved (and refused) on its own. The live form's
-    // guard needs the origin first: the one the DLQ itself tells (a function
-    // whose DeadLetterConfig, or a subscription whose RedrivePolicy, targets it).
-    if (live_) {
-      ArchiveRecord probe;
-      probe.queue = dlq_->name;
-      probe.queue_url = dlq_->url;
-      probe.message_id = "(any that does not name its origin)";
-      auto t = targets_->Resolve(probe);
-      if (!t.ok()) {
-        Log().Log(LogLevel::kWarn, "replay.no_single_origin",
-                  {{"queue", dlq_->name}, {"reason", t.status().message()}});
-      }
-    }
-    return std::nullopt;
-  }
-  if (!rq_.to_source) {
+  if (!rq_.to_source && !rq_.to_origin) {
     ArchiveRecord any;
     auto t = targets_->Resolve(any);
     if (!t.ok()) return Refused{EndFor(t.status()), t.status()};
   } else if (live_) {
-    // Messages without DeadLetterQueueSourceArn go to the DLQ's single
-    // redrive source: check that it exists and is not ambiguous now.
+    // The live form resolves, before it sends, where a message that does not
+    // name its destination goes: the DLQ's single redrive source (to the
+    // source), or the origin the DLQ itself tells, a function whose
+    // DeadLetterConfig or a subscription whose RedrivePolicy targets it (to
+    // the origin; its guard needs it). Messages are still resolved, and
+    // refused, one by one.
     ArchiveRecord probe;
     probe.queue = dlq_->name;
     probe.queue_url = dlq_->url;
-    probe.message_id = "(any without DeadLetterQueueSourceArn)";
+    probe.message_id = rq_.to_origin ? "(any that does not name its origin)" : "(any without DeadLetterQueueSourceArn)";
     auto t = targets_->Resolve(probe);
     if (!t.ok()) {
-      Log().Log(LogLevel::kWarn, "replay.no_single_source", {{"queue", dlq_->name}, {"reason", t.status().message()}});
+      Log().Log(LogLevel::kWarn, rq_.to_origin ? "replay.no_single_origin" : "replay.no_single_source",
+                {{"queue", dlq_->name}, {"reason", t.status().message()}});
     }
   }
   return std::nullopt;
@@ -342,6 +330,14 @@ std::optional<Refused> Run::SetUpGuard() {
     } else {
       in.origins.push_back(target);
     }
+  }
+  if (in.destinations.empty() && (plan.max_backlog || plan.max_backlog_age > std::chrono::seconds(0))) {
+    // Functions, topics, buses and endpoints have no backlog to read: their
+    // pace is bounded by their throttling, which pauses the run.
+    return Refused{ReplayEnd::kBadInput,
+                   InvalidArgument(fmt::format("{} bounds a destination queue's backlog, and these origins are no "
+                                               "queues (a throttled function pauses the run instead); nothing was sent",
+                                               rq_.terms.max_backlog))};
   }
   in.selection = dlq_ ? LiveSelection() : selected_;
   if (dlq_) in.live_dlq = dlq_->url;

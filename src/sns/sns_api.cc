@@ -16,14 +16,14 @@ constexpr int kMaxPages = 10000;  // guards against a server that never ends pag
 
 // Sends one query-protocol call; a denial is explained with the IAM action.
 Result<HttpResponse> Call(AwsClient& aws, std::string_view action, const std::string& resource,
-                          const sns::FormParams& params) {
+                          const FormParams& params) {
   AwsRequest request;
   request.operation = std::string(action);
   request.resource = resource;
   request.method = "POST";
   request.path = "/";
   request.headers.emplace_back("Content-Type", std::string(sns::kFormContentType));
-  request.body = sns::EncodeForm(params);
+  request.body = EncodeForm(params);
   auto response = aws.Call(request);
   if (response.ok() || response.status().code() != ErrorCode::kPermissionDenied) return response;
   const Status& error = response.status();

@@ -56,17 +56,6 @@ Result<SnsSubscription> ParseSubscription(const pugi::xml_node& member, size_t i
 
 }  // namespace
 
-std::string EncodeForm(const FormParams& params) {
-  std::string out;
-  for (const auto& [name, value] : params) {
-    if (!out.empty()) out += '&';
-    out += UriEncode(name);
-    out += '=';
-    out += UriEncode(value);
-  }
-  return out;
-}
-
 FormParams ListSubscriptionsParams(std::string_view next_token) {
   FormParams params = Begin("ListSubscriptions");
   if (!next_token.empty()) params.emplace_back("NextToken", std::string(next_token));

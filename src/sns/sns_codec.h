@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "aws/query_form.h"
 #include "common/status.h"
 #include "sns/sns_api.h"
 
@@ -20,10 +21,7 @@ namespace dlq::sns {
 inline constexpr std::string_view kApiVersion = "2010-03-31";
 inline constexpr std::string_view kFormContentType = "application/x-www-form-urlencoded; charset=utf-8";
 
-// Name/value pairs in order; Action and Version come first.
-using FormParams = std::vector<std::pair<std::string, std::string>>;
-// "a=1&b=x%20y": names and values percent-encoded (RFC 3986), in order.
-std::string EncodeForm(const FormParams& params);
+// Forms (FormParams, EncodeForm: aws/query_form.h) begin with Action and Version.
 
 FormParams ListSubscriptionsParams(std::string_view next_token);  // NextToken when non-empty
 FormParams GetSubscriptionAttributesParams(std::string_view subscription_arn);

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aws/default_transport.h"
@@ -20,6 +21,7 @@
 #include "common/json_writer.h"
 #include "common/strings.h"
 #include "harness.h"
+#include "lambda_api/lambda_api.h"
 #include "moto_fixtures.h"
 
 namespace dlq::it {
@@ -134,5 +136,39 @@ inline std::string CreateFakeLambdaFunction(AwsClient& lambda_aws, const std::st
   }
   return std::string(arn);
 }
+
+// A test against moto through the fake Lambda's environment (skipped, or
+// failed under DLQ_REQUIRE_STAND_INS, when it is not running): the services,
+// a Lambda client on the fake, a unique base name from `prefix` and an IAM
+// role for the functions it makes. A subclass's SetUp calls this one first and
+// returns when IsSkipped() or HasFatalFailure().
+class FakeLambdaFixture : public ::testing::Test {
+ protected:
+  explicit FakeLambdaFixture(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override {
+    if (!LoadStandIn("fake-lambda", fake_)) {
+      if (std::getenv("DLQ_REQUIRE_STAND_INS")) FAIL() << "stand-in fake-lambda is not running";
+      GTEST_SKIP() << "stand-in fake-lambda not running (scripts/stand-ins start moto fake-lambda)";
+    }
+    svc_ = Services(fake_);
+    ASSERT_TRUE(svc_);
+    ASSERT_EQ(svc_->settings().Endpoint("lambda").endpoint, FakeLambdaEndpoint());
+    lambda_aws_ = std::make_unique<AwsClient>(svc_->settings().Endpoint("lambda"), svc_->transport(),
+                                              svc_->credentials(), DefaultClock());
+    lambda_ = std::make_unique<AwsLambdaApi>(*lambda_aws_);
+    base_ = UniqueName(prefix_);
+    role_arn_ = CreateRole(*svc_, fake_.endpoint(), base_ + "-role");
+    ASSERT_FALSE(role_arn_.empty());
+  }
+
+  StandIn fake_;
+  std::unique_ptr<AwsServices> svc_;
+  std::unique_ptr<AwsClient> lambda_aws_;
+  std::unique_ptr<AwsLambdaApi> lambda_;
+  std::string base_, role_arn_;
+
+ private:
+  std::string prefix_;
+};
 
 }  // namespace dlq::it

@@ -22,23 +22,9 @@
 namespace dlq::it {
 namespace {
 
-class FakeLambdaTest : public ::testing::Test {
+class FakeLambdaTest : public FakeLambdaFixture {
  protected:
-  void SetUp() override {
-    if (!LoadStandIn("fake-lambda", fake_)) {
-      if (std::getenv("DLQ_REQUIRE_STAND_INS")) FAIL() << "stand-in fake-lambda is not running";
-      GTEST_SKIP() << "stand-in fake-lambda not running (scripts/stand-ins start moto fake-lambda)";
-    }
-    svc_ = Services(fake_);
-    ASSERT_TRUE(svc_);
-    ASSERT_EQ(svc_->settings().Endpoint("lambda").endpoint, FakeLambdaEndpoint());
-    lambda_aws_ = std::make_unique<AwsClient>(svc_->settings().Endpoint("lambda"), svc_->transport(),
-                                              svc_->credentials(), DefaultClock());
-    lambda_ = std::make_unique<AwsLambdaApi>(*lambda_aws_);
-    base_ = UniqueName("fake-lambda-it");
-    role_arn_ = CreateRole(*svc_, fake_.endpoint(), base_ + "-role");
-    ASSERT_FALSE(role_arn_.empty());
-  }
+  FakeLambdaTest() : FakeLambdaFixture("fake-lambda-it") {}
   void TearDown() override {
     if (!base_.empty()) ClearLambdaRules(base_);
   }
@@ -73,12 +59,6 @@ class FakeLambdaTest : public ::testing::Test {
     r.payload = payload;
     return lambda_->Invoke(r);
   }
-
-  StandIn fake_;
-  std::unique_ptr<AwsServices> svc_;
-  std::unique_ptr<AwsClient> lambda_aws_;
-  std::unique_ptr<AwsLambdaApi> lambda_;
-  std::string base_, role_arn_;
 };
 
 TEST_F(FakeLambdaTest, AnEventInvocationIsAcceptedWith202AndARequestIdWhateverNameTheFunctionGoesBy) {

@@ -36,21 +36,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ReplayOriginTest : public ::testing::Test {
+class ReplayOriginTest : public FakeLambdaFixture {
  protected:
+  ReplayOriginTest() : FakeLambdaFixture("rp-origin") {}
   void SetUp() override {
-    if (!LoadStandIn("fake-lambda", fake_)) {
-      if (std::getenv("DLQ_REQUIRE_STAND_INS")) FAIL() << "stand-in fake-lambda is not running";
-      GTEST_SKIP() << "stand-in fake-lambda not running (scripts/stand-ins start moto fake-lambda)";
-    }
-    svc_ = Services(fake_);
-    ASSERT_TRUE(svc_);
-    lambda_aws_ = std::make_unique<AwsClient>(svc_->settings().Endpoint("lambda"), svc_->transport(),
-                                              svc_->credentials(), DefaultClock());
-    lambda_ = std::make_unique<AwsLambdaApi>(*lambda_aws_);
-    base_ = UniqueName("rp-origin");
-    role_arn_ = CreateRole(*svc_, fake_.endpoint(), base_ + "-role");
-    ASSERT_FALSE(role_arn_.empty());
+    FakeLambdaFixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     dir_ = "/tmp/" + base_;
     fs::create_directories(dir_);
   }
@@ -87,13 +78,42 @@ class ReplayOriginTest : public ::testing::Test {
     }
     ClearLambdaInvocations(fn_);
     if (!archive) return;
-    auto r = RunShell(Bin("archive", "--queue " + base_ + "-dlq --to file://" + dir_ + " --progress never"));
-    ASSERT_EQ(r.exit_code, 0) << r.out;
+    ArchiveQueue("-dlq");
   }
   std::string Replay(const std::string& args, int* exit_code) const {
     auto r = RunShell(Bin("replay", "--from file://" + dir_ + " --all --to-origin --progress never " + args));
     *exit_code = r.exit_code;
     return r.out;
+  }
+  // Archives the queue base_ + suffix into dir_ (it leaves the queue).
+  void ArchiveQueue(const std::string& suffix) const {
+    auto r = RunShell(Bin("archive", "--queue " + base_ + suffix + " --to file://" + dir_ + " --progress never"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+  // What EventBridge attaches to an event it could not deliver to `target`.
+  MessageAttributes EventBridgeDeadLetter(const std::string& target) const {
+    return {{"RULE_ARN", {"String", "arn:aws:events:us-east-1:123456789012:rule/" + base_, ""}},
+            {"TARGET_ARN", {"String", target, ""}},
+            {"ERROR_CODE", {"String", "SDK_CLIENT_ERROR", ""}},
+            {"ERROR_MESSAGE", {"String", "Unable to deliver", ""}},
+            {"RETRY_ATTEMPTS", {"String", "185", ""}}};
+  }
+  // Subscribes `endpoint` to `topic` with a RedrivePolicy naming `dlq_arn`; its ARN.
+  std::string SubscribeWithDlq(AwsClient& sns_aws, const std::string& topic, const std::string& protocol,
+                               const std::string& endpoint, const std::string& dlq_arn, bool raw) const {
+    FormParams params = {
+        {"TopicArn", topic}, {"Protocol", protocol}, {"Endpoint", endpoint}, {"ReturnSubscriptionArn", "true"}};
+    if (raw) {
+      params.emplace_back("Attributes.entry.1.key", "RawMessageDelivery");
+      params.emplace_back("Attributes.entry.1.value", "true");
+    }
+    const std::string sub = XmlText(SnsCall(sns_aws, "Subscribe", params), "SubscriptionArn");
+    EXPECT_FALSE(sub.empty());
+    SnsCall(sns_aws, "SetSubscriptionAttributes",
+            {{"SubscriptionArn", sub},
+             {"AttributeName", "RedrivePolicy"},
+             {"AttributeValue", fmt::format(R"({{"deadLetterTargetArn":"{}"}})", dlq_arn)}});
+    return sub;
   }
   std::map<std::string, int> CountByType() const {
     std::map<std::string, int> n;
@@ -101,11 +121,7 @@ class ReplayOriginTest : public ::testing::Test {
     return n;
   }
 
-  StandIn fake_;
-  std::unique_ptr<AwsServices> svc_;
-  std::unique_ptr<AwsClient> lambda_aws_;
-  std::unique_ptr<AwsLambdaApi> lambda_;
-  std::string base_, role_arn_, dir_, fn_, fn_arn_, dlq_url_;
+  std::string dir_, fn_, fn_arn_, dlq_url_;
 };
 
 TEST_F(ReplayOriginTest, BugStillThereTheCanaryStopsItThenFixedEveryMessageOnceAndARerunSendsNothing) {
@@ -150,8 +166,7 @@ TEST_F(ReplayOriginTest, TheDryRunSaysWhereEachMessageGoesAndTheUnknownOneIsRefu
   SendEntry e;
   e.body = "who sent me";
   ASSERT_TRUE(svc_->sqs().SendMessage(mystery_url, e).ok());
-  auto a = RunShell(Bin("archive", "--queue " + base_ + "-mystery --to file://" + dir_ + " --progress never"));
-  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ArchiveQueue("-mystery");
   int code = 0;
   std::string out = Replay("--dry-run", &code);
   EXPECT_EQ(code, 1) << out;
@@ -218,15 +233,10 @@ TEST_F(ReplayOriginTest, EventBridgeTargetsGetTheEventDirectlyWithoutEventBridge
   for (const std::string& target : {fn_arn_, target_arn}) {
     SendEntry e;
     e.body = event;
-    e.message_attributes = {{"RULE_ARN", {"String", "arn:aws:events:us-east-1:123456789012:rule/" + base_, ""}},
-                            {"TARGET_ARN", {"String", target, ""}},
-                            {"ERROR_CODE", {"String", "SDK_CLIENT_ERROR", ""}},
-                            {"ERROR_MESSAGE", {"String", "Unable to deliver", ""}},
-                            {"RETRY_ATTEMPTS", {"String", "185", ""}}};
+    e.message_attributes = EventBridgeDeadLetter(target);
     ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
   }
-  auto a = RunShell(Bin("archive", "--queue " + base_ + "-eb-dlq --to file://" + dir_ + " --progress never"));
-  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ArchiveQueue("-eb-dlq");
   int code = 0;
   std::string out = Replay("--no-canary", &code);
   EXPECT_EQ(code, 0) << out;
@@ -253,27 +263,15 @@ TEST_F(ReplayOriginTest, AnSnsSubscriptionsDlqGoesToItsEndpointNeverToTheTopic) 
   auto [dlq_url, dlq_arn] = Queue(base_ + "-sns-dlq");
   const std::string topic = XmlText(SnsCall(sns_aws, "CreateTopic", {{"Name", base_}}), "TopicArn");
   ASSERT_FALSE(topic.empty());
-  const std::string sub = XmlText(SnsCall(sns_aws, "Subscribe",
-                                          {{"TopicArn", topic},
-                                           {"Protocol", "sqs"},
-                                           {"Endpoint", raw_arn},
-                                           {"Attributes.entry.1.key", "RawMessageDelivery"},
-                                           {"Attributes.entry.1.value", "true"},
-                                           {"ReturnSubscriptionArn", "true"}}),
-                                  "SubscriptionArn");
+  const std::string sub = SubscribeWithDlq(sns_aws, topic, "sqs", raw_arn, dlq_arn, /*raw=*/true);
   ASSERT_FALSE(sub.empty());
-  SnsCall(sns_aws, "SetSubscriptionAttributes",
-          {{"SubscriptionArn", sub},
-           {"AttributeName", "RedrivePolicy"},
-           {"AttributeValue", fmt::format(R"({{"deadLetterTargetArn":"{}"}})", dlq_arn)}});
   SnsCall(sns_aws, "Subscribe", {{"TopicArn", topic}, {"Protocol", "sqs"}, {"Endpoint", other_arn}});
   // What SNS puts in the DLQ of a raw subscription: the message and its attributes.
   SendEntry e;
   e.body = R"({"order": 12, "status": "undeliverable"})";
   e.message_attributes = {{"tenant", {"String", "acme", ""}}};
   ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
-  auto a = RunShell(Bin("archive", "--queue " + base_ + "-sns-dlq --to file://" + dir_ + " --progress never"));
-  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ArchiveQueue("-sns-dlq");
 
   int code = 0;
   // Guarded by default: the subscription's queue has no RedrivePolicy, so a
@@ -343,14 +341,10 @@ TEST_F(ReplayOriginTest, AnEventBridgeFunctionTargetStillFailingIsStoppedByTheCa
   for (int i = 0; i < 6; ++i) {
     SendEntry e;
     e.body = fmt::format(R"({{"detail-type":"OrderPlaced","source":"shop","detail":{{"order":{}}}}})", i);
-    e.message_attributes = {{"RULE_ARN", {"String", "arn:aws:events:us-east-1:123456789012:rule/" + base_, ""}},
-                            {"TARGET_ARN", {"String", fn_arn_, ""}},
-                            {"ERROR_CODE", {"String", "SDK_CLIENT_ERROR", ""}},
-                            {"ERROR_MESSAGE", {"String", "Unable to invoke", ""}}};
+    e.message_attributes = EventBridgeDeadLetter(fn_arn_);
     ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
   }
-  auto a = RunShell(Bin("archive", "--queue " + base_ + "-eb-dlq --to file://" + dir_ + " --progress never"));
-  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ArchiveQueue("-eb-dlq");
   int code = 0;
   std::string out = Replay("--canary 1 --window 2s --check 1s", &code);
   EXPECT_EQ(code, 5) << out;
@@ -374,15 +368,8 @@ TEST_F(ReplayOriginTest, AnSnsFunctionSubscriptionGetsTheSnsEventAndTheCanaryGua
   auto [dlq_url, dlq_arn] = Queue(base_ + "-sub-dlq");
   const std::string topic = XmlText(SnsCall(sns_aws, "CreateTopic", {{"Name", base_}}), "TopicArn");
   ASSERT_FALSE(topic.empty());
-  const std::string sub = XmlText(
-      SnsCall(sns_aws, "Subscribe",
-              {{"TopicArn", topic}, {"Protocol", "lambda"}, {"Endpoint", fn_arn_}, {"ReturnSubscriptionArn", "true"}}),
-      "SubscriptionArn");
+  const std::string sub = SubscribeWithDlq(sns_aws, topic, "lambda", fn_arn_, dlq_arn, /*raw=*/false);
   ASSERT_FALSE(sub.empty());
-  SnsCall(sns_aws, "SetSubscriptionAttributes",
-          {{"SubscriptionArn", sub},
-           {"AttributeName", "RedrivePolicy"},
-           {"AttributeValue", fmt::format(R"({{"deadLetterTargetArn":"{}"}})", dlq_arn)}});
   std::vector<std::string> envelopes;
   for (int i = 0; i < 4; ++i) {
     SendEntry e;
@@ -392,8 +379,7 @@ TEST_F(ReplayOriginTest, AnSnsFunctionSubscriptionGetsTheSnsEventAndTheCanaryGua
     envelopes.push_back(e.body);
     ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
   }
-  auto a = RunShell(Bin("archive", "--queue " + base_ + "-sub-dlq --to file://" + dir_ + " --progress never"));
-  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ArchiveQueue("-sub-dlq");
   SetLambdaRules(R"({"rules":[{"fail_if_contains":"order"}]})", fn_);
   int code = 0;
   std::string out = Replay("--canary 1 --window 2s --check 1s", &code);

@@ -412,6 +412,13 @@ TEST_F(ReplayCommandTest, UsageErrorsExit2BeforeAnyCall) {
       {[](auto& o) { o.to_source = true; }, "--to-source, --to-origin and --to-queue"},
       {[](auto& o) { o.to_origin = true; }, "--to-source, --to-origin and --to-queue"},
       {[](auto& o) { o.function = "orders"; }, "--function names the origin of --to-origin"},
+      {[](auto& o) {
+         o.all_queues = true;
+         o.to_queue = "";
+         o.to_source = true;
+       },
+       "--all-queues lets --to-queue"},
+      {[](auto& o) { o.allow_cross_account = true; }, "--allow-cross-account is for --to-source and --to-origin"},
       {[](auto& o) { o.from_queue = "orders-dlq"; }, "--from URL and --from-queue"},
       {[](auto& o) { o.rate = "fast"; }, "--rate 'fast'"},
       {[](auto& o) { o.rate = "0/s"; }, "--rate '0/s'"},

@@ -522,6 +522,16 @@ TEST_F(ReplayOriginRunTest, WhenNoMessagesOriginCanBeToldTheRunIsRefusedWithTheF
   EXPECT_TRUE(lambda_.invocations().empty());
 }
 
+TEST_F(ReplayOriginRunTest, ABacklogBoundIsRefusedWhenNoOriginIsAQueue) {
+  Archive("orders-dlq", 3, "ok", LambdaAsyncAttributes("r0"));
+  rq_.plan.backpressure = true;
+  rq_.plan.max_backlog = 100;
+  ReplayRunResult r = Run();
+  EXPECT_EQ(r.end, ReplayEnd::kBadInput);
+  EXPECT_NE(r.error.message().find("these origins are no queues"), std::string::npos) << r.error.ToString();
+  EXPECT_TRUE(lambda_.invocations().empty());
+}
+
 TEST_F(ReplayOriginRunTest, TheBugStillThereIsStoppedByTheSynchronousCanary) {
   Archive("orders-dlq", 30, "bug", LambdaAsyncAttributes("r0"));
   Guarded(2);
