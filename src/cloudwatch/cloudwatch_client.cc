@@ -9,7 +9,6 @@
 #include <pugixml.hpp>
 #include <set>
 
-#include "aws/query_form.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "common/xml.h"
