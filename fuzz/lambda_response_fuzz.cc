@@ -1,5 +1,6 @@
 // Feeds arbitrary bytes to the Lambda API response parsers
-// (ListEventSourceMappings, GetFunctionConfiguration, ListFunctions).
+// (ListEventSourceMappings, GetFunctionConfiguration, ListFunctions,
+// GetFunctionEventInvokeConfig).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -15,5 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static_cast<void>(fn->LogGroupOrDefault());
   }
   dlq::lambda_api::ParseListFunctionsResponse(json).status().IgnoreError();
+  if (auto config = dlq::lambda_api::ParseEventInvokeConfigResponse(json); config.ok()) {
+    // A parsed retry count is one Lambda allows.
+    if (config->maximum_retry_attempts &&
+        (*config->maximum_retry_attempts < 0 || *config->maximum_retry_attempts > 2)) {
+      __builtin_trap();
+    }
+  }
   return 0;
 }

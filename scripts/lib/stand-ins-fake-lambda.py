@@ -4,12 +4,18 @@
 Started by scripts/stand-ins (name fake-lambda); see doc/development.md, "The fake Lambda".
 
   POST /2015-03-31/functions/{FunctionName}/invocations[?Qualifier=Q]   Invoke, answered here
-  /_fake/rules         POST {"rules":[...]} replaces the outcome rules; DELETE clears them (all succeed)
+  /_fake/rules         POST {"rules":[...]} replaces the outcome rules; DELETE clears them (all succeed).
+                       A rule: {"function", "fail_if_contains", "error_type", "error_message", "throttle_first",
+                       "invocation_type" (only "Event" or only "RequestResponse" invocations)}
   /_fake/invocations   GET lists the invocations seen (JSON array); DELETE clears the list
                        ?function=NAME on either: only that function's rules (POST: each rule is for NAME)
                        or invocations, so tests running at once on one fake leave each other's alone
   /_fake/health        GET: 200 once listening
   anything else        forwarded to moto and moto's answer returned (DeadLetterConfig added, see below)
+
+A failed Event invocation goes where Lambda sends it: a record to the function's OnFailure destination
+(PutFunctionEventInvokeConfig: an SQS queue, or an S3 bucket under aws/lambda/async/<function>/...), else the
+event to its DeadLetterConfig queue, else nowhere.
 
 moto 5.2.1 drops DeadLetterConfig from CreateFunction and UpdateFunctionConfiguration. The fake keeps the
 TargetArn of every such request it forwards (by function name) and adds DeadLetterConfig to the function
@@ -62,10 +68,13 @@ class State:
             kept = [r for r in self.rules if function and r[0].get("function", "*") != function]
             self.rules = kept + [[r, int(r.get("throttle_first", 0) or 0)] for r in rules]
 
-    def decide(self, function, payload):
-        """-> ("throttled", rule) | ("failed", rule) | ("ok", None); takes one throttle from the first rule with any."""
+    def decide(self, function, payload, invocation_type):
+        """-> ("throttled", rule) | ("failed", rule) | ("ok", None); takes one throttle from the first rule with any.
+
+        A rule with "invocation_type" ("Event" or "RequestResponse") applies to that type of invocation only."""
         with self.lock:
-            matching = [r for r in self.rules if r[0].get("function", "*") in ("*", function)]
+            matching = [r for r in self.rules if r[0].get("function", "*") in ("*", function)
+                        and r[0].get("invocation_type", invocation_type) == invocation_type]
             for r in matching:
                 if r[1] > 0:
                     r[1] -= 1
@@ -336,7 +345,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.error(400, "InvalidRequestContentException",
                                   f"Could not parse request body into json: {e}", request_id)
 
-        outcome, rule = state.decide(function, payload)
+        outcome, rule = state.decide(function, payload, kind)
         if outcome == "throttled":
             done("throttled")
             return self.error(429, "TooManyRequestsException", "Rate Exceeded.", request_id,
@@ -402,7 +411,6 @@ class Failure:
         invoke_config = self.event_invoke_config()
         destination = ((invoke_config.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
         if destination:
-            sqs, url = self.queue_url(destination)
             retries = invoke_config.get("MaximumRetryAttempts")
             now = datetime.datetime.now(datetime.timezone.utc)
             try:
@@ -423,6 +431,18 @@ class Failure:
                                     "functionError": "Unhandled"},
                 "responsePayload": {"errorMessage": self.error_message, "errorType": self.error_type},
             }
+            parts = destination.split(":")
+            if len(parts) == 6 and parts[2] == "s3":
+                # An S3 destination (on failure only): one object per event under Lambda's fixed prefix
+                # (invocation-async-retain-records.html).
+                bucket = parts[5]
+                key = (f"aws/lambda/async/{self.config['FunctionName']}/{now:%Y/%m/%d}/"
+                       f"{now:%Y-%m-%dT%H.%M.%S}-{uuid.uuid4()}")
+                self.backend.client("s3", self.backend.region).put_object(
+                    Bucket=bucket, Key=key, Body=json.dumps(record).encode())
+                self.state.update(self.entry, sent_to=f"s3://{bucket}/{key}", sent_as="destination-record")
+                return
+            sqs, url = self.queue_url(destination)
             sqs.send_message(QueueUrl=url, MessageBody=json.dumps(record))
             self.state.update(self.entry, sent_to=url, sent_as="destination-record")
             return

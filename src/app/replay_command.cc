@@ -30,7 +30,21 @@ int Fail(const ReplayDeps& deps, int code, const std::string& message) {
 // code to stop with (the error printed), or nullopt to go on.
 std::optional<int> CheckFlags(const ReplayCommandOptions& options, const ReplayDeps& deps, bool live,
                               ReplayRunRequest& rq) {
-  if (live == !options.from.empty()) return Fail(deps, kExitUsage, "give one of --from URL and --from-queue DLQ");
+  const bool records = !options.from_lambda_records.empty();
+  if (int(live) + int(!options.from.empty()) + int(records) != 1) {
+    return Fail(deps, kExitUsage, "give one of --from URL, --from-queue DLQ and --from-lambda-records s3://BUCKET");
+  }
+  if (records && !options.to_origin) {
+    return Fail(deps, kExitUsage,
+                "--from-lambda-records reads Lambda's records of failed invocations, which go back to their "
+                "functions: give --to-origin");
+  }
+  if (records && options.audit_to.empty() && !options.dry_run) {
+    return Fail(deps, kExitUsage,
+                "--from-lambda-records needs --audit-to s3://BUCKET/PREFIX|file:///DIR: the audit record and the "
+                "record of what was sent go there (never into Lambda's bucket), so a rerun skips what this run "
+                "delivers (or --dry-run)");
+  }
   if (int(options.to_source) + int(options.to_origin) + int(!options.to_queue.empty()) != 1) {
     return Fail(deps, kExitUsage, "give one of --to-source, --to-origin and --to-queue NAME|URL");
   }
@@ -114,6 +128,7 @@ int RunReplay(const ReplayCommandOptions& options, const ReplayDeps& deps, const
   }
   rq.from = options.from;
   rq.from_queue = options.from_queue;
+  rq.from_lambda_records = options.from_lambda_records;
   rq.filter = std::move(*filter);
   rq.failed_again = options.failed_again;
   rq.again = options.again;
@@ -210,6 +225,9 @@ Runner AddReplayFlags(CLI::App& cmd) {
   auto rp = std::make_shared<ReplayCommandOptions>();
   cmd.add_option("--from", rp->from, "archive to read: s3://BUCKET/PREFIX or file:///DIR");
   cmd.add_option("--from-queue", rp->from_queue, "live form: move messages out of this DLQ (name, URL or ARN)");
+  cmd.add_option("--from-lambda-records", rp->from_lambda_records,
+                 "read Lambda's records of failed invocations from its S3 on-failure destination: s3://BUCKET "
+                 "(all of aws/lambda/async/) or s3://BUCKET/aws/lambda/async/FUNCTION; with --to-origin");
   AddFilterFlags(cmd, rp->filter);
   cmd.add_flag("--to-source", rp->to_source, "send each message to the queue it failed from");
   cmd.add_flag("--to-origin", rp->to_origin,

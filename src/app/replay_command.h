@@ -23,8 +23,9 @@
 namespace dlq {
 
 struct ReplayCommandOptions {
-  std::string from;        // s3://B/P or file:///D (archive form)
-  std::string from_queue;  // DLQ name, URL or ARN (live form)
+  std::string from;                 // s3://B/P or file:///D (archive form)
+  std::string from_queue;           // DLQ name, URL or ARN (live form)
+  std::string from_lambda_records;  // s3://BUCKET[/PREFIX]: Lambda's on-failure records (replay/lambda_records.h)
   FilterFlags filter;
   bool all = false;                  // archive form: an empty filter is meant (see replay_guards.h)
   bool all_queues = false;           // --to-queue may merge the messages of several DLQs

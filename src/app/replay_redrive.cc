@@ -1,7 +1,9 @@
 #include "app/replay_redrive.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "common/text.h"
@@ -37,15 +39,20 @@ std::string GuardPlanLine(const GuardedRedrive& g) {
                        BacklogBoundText(o));
   }
   std::string from;
+  std::vector<std::string> watched;  // where re-failures are looked for
   for (const DestinationWindow& w : g.windows) {
-    if (w.window != o.window) continue;
-    from = fmt::format(" (from {}: maxReceiveCount {} x VisibilityTimeout {} s + DelaySeconds {} s, plus margin)",
-                       w.queue_url, w.max_receive_count, w.visibility_timeout.count(), w.delay.count());
-    break;
+    if (std::find(watched.begin(), watched.end(), w.dlq_url) == watched.end()) watched.push_back(w.dlq_url);
+    if (w.window != o.window || !from.empty()) continue;
+    from = w.basis.empty() ? fmt::format(
+                                 " (from {}: maxReceiveCount {} x VisibilityTimeout {} s + DelaySeconds {} s, "
+                                 "plus margin)",
+                                 w.queue_url, w.max_receive_count, w.visibility_timeout.count(), w.delay.count())
+                           : fmt::format(" (from {})", w.basis);
   }
   std::string line =
       fmt::format("the real run is guarded: canary {}, ramp {} %, window {:.0f} s{}, backlog bound {}", o.canary,
                   RampText(o), std::chrono::duration<double>(o.window).count(), from, o.max_backlog);
+  if (!watched.empty()) line += fmt::format("; re-failures looked for in {}", fmt::join(watched, ", "));
   if (o.check < o.window) {
     line += fmt::format(
         "; --check {:.0f} s is shorter than the window: a step's re-failures can come back after the next step was "

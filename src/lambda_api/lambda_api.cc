@@ -128,6 +128,27 @@ Result<std::vector<FunctionConfiguration>> AwsLambdaApi::ListFunctions() {
       });
 }
 
+Result<std::optional<EventInvokeConfig>> AwsLambdaApi::GetFunctionEventInvokeConfig(const std::string& function,
+                                                                                    const std::string& qualifier) {
+  if (function.empty()) return InvalidArgument("GetFunctionEventInvokeConfig: no function name");
+  if (!qualifier.empty() && !ValidQualifier(qualifier)) {
+    return InvalidArgument(fmt::format("GetFunctionEventInvokeConfig {}: qualifier '{}' is not a version or alias name",
+                                       function, qualifier.substr(0, 128)));
+  }
+  AwsRequest request;
+  request.operation = "GetFunctionEventInvokeConfig";
+  request.resource = function;
+  request.method = "GET";
+  request.path = lambda_api::EventInvokeConfigPath(function);
+  if (!qualifier.empty()) request.query = "Qualifier=" + UriEncode(qualifier);
+  auto response = Call(request, "GetFunctionEventInvokeConfig");
+  if (!response.ok() && response.status().code() == ErrorCode::kNotFound) return std::optional<EventInvokeConfig>();
+  if (!response.ok()) return response.status();
+  auto config = lambda_api::ParseEventInvokeConfigResponse(response->body);
+  if (!config.ok()) return config.status().WithContext("GetFunctionEventInvokeConfig " + function);
+  return std::optional<EventInvokeConfig>(std::move(*config));
+}
+
 Result<InvokeResult> AwsLambdaApi::Invoke(const InvokeRequest& invoke) {
   DLQ_RETURN_IF_ERROR(invoke.Validate());
   AwsRequest request;

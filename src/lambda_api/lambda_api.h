@@ -46,6 +46,19 @@ struct FunctionConfiguration {
   std::string LogGroupOrDefault() const;
 };
 
+// How Lambda handles a function's failed asynchronous invocations
+// (GetFunctionEventInvokeConfig;
+// https://docs.aws.amazon.com/lambda/latest/api/API_GetFunctionEventInvokeConfig.html).
+struct EventInvokeConfig {
+  std::optional<int> maximum_retry_attempts;     // 0-2; unset: Lambda's default, 2
+  std::optional<int> maximum_event_age_seconds;  // 60-21600; unset: 6 hours
+  // DestinationConfig.OnFailure.Destination: the ARN of an SQS queue, SNS
+  // topic, S3 bucket, function or bus that gets a record of each failed
+  // event; empty when none.
+  std::string on_failure_destination;
+  std::string on_success_destination;
+};
+
 enum class InvocationType { kEvent, kRequestResponse, kDryRun };
 std::string_view InvocationTypeName(InvocationType type);  // "Event", ...
 
@@ -76,6 +89,12 @@ class LambdaApi {
   virtual Result<FunctionConfiguration> GetFunctionConfiguration(const std::string& function) = 0;
   // Every function of the region (their $LATEST), following NextMarker.
   virtual Result<std::vector<FunctionConfiguration>> ListFunctions() = 0;
+  // The function's (with `qualifier`, that version's or alias's)
+  // asynchronous-invocation settings; nullopt when it has none (Lambda
+  // answers ResourceNotFoundException for a function without them, so the
+  // caller checks the function exists first).
+  virtual Result<std::optional<EventInvokeConfig>> GetFunctionEventInvokeConfig(const std::string& function,
+                                                                                const std::string& qualifier) = 0;
   // A function error (X-Amz-Function-Error) is a successful call: see
   // InvokeResult::function_error.
   virtual Result<InvokeResult> Invoke(const InvokeRequest& request) = 0;
@@ -90,6 +109,8 @@ class AwsLambdaApi final : public LambdaApi {
   Result<std::vector<EventSourceMapping>> ListEventSourceMappings(const std::string& event_source_arn) override;
   Result<FunctionConfiguration> GetFunctionConfiguration(const std::string& function) override;
   Result<std::vector<FunctionConfiguration>> ListFunctions() override;
+  Result<std::optional<EventInvokeConfig>> GetFunctionEventInvokeConfig(const std::string& function,
+                                                                        const std::string& qualifier) override;
   Result<InvokeResult> Invoke(const InvokeRequest& request) override;
 
  private:

@@ -11,6 +11,10 @@ std::string FunctionPath(std::string_view function, std::string_view leaf) {
   return fmt::format("{}/functions/{}/{}", kApiVersion, UriEncode(function), leaf);
 }
 
+std::string EventInvokeConfigPath(std::string_view function) {
+  return fmt::format("{}/functions/{}/event-invoke-config", kEventInvokeConfigVersion, UriEncode(function));
+}
+
 std::string ListEventSourceMappingsQuery(std::string_view event_source_arn, std::string_view marker, int max_items) {
   std::string query = "EventSourceArn=" + UriEncode(event_source_arn);
   if (!marker.empty()) query += "&Marker=" + UriEncode(marker);
@@ -87,6 +91,26 @@ Result<FunctionPage> ParseListFunctionsResponse(std::string_view json) {
   }
   DLQ_RETURN_IF_ERROR(root.String("NextMarker", page.next_marker));
   return page;
+}
+
+Result<EventInvokeConfig> ParseEventInvokeConfigResponse(std::string_view json) {
+  JsonDocument doc;
+  DLQ_ASSIGN_OR_RETURN(JsonFields root, doc.Parse(json, "GetFunctionEventInvokeConfig response"));
+  EventInvokeConfig config;
+  DLQ_RETURN_IF_ERROR(root.Int("MaximumRetryAttempts", config.maximum_retry_attempts));
+  DLQ_RETURN_IF_ERROR(root.Int("MaximumEventAgeInSeconds", config.maximum_event_age_seconds));
+  DLQ_ASSIGN_OR_RETURN(std::optional<JsonFields> destinations, root.Object("DestinationConfig"));
+  if (destinations) {
+    for (auto [name, out] : {std::pair{"OnFailure", &config.on_failure_destination},
+                             std::pair{"OnSuccess", &config.on_success_destination}}) {
+      DLQ_ASSIGN_OR_RETURN(std::optional<JsonFields> d, destinations->Object(name));
+      if (d) DLQ_RETURN_IF_ERROR(d->String("Destination", *out));
+    }
+  }
+  if (config.maximum_retry_attempts && (*config.maximum_retry_attempts < 0 || *config.maximum_retry_attempts > 2)) {
+    return root.Malformed("MaximumRetryAttempts", "is not 0, 1 or 2");
+  }
+  return config;
 }
 
 }  // namespace dlq::lambda_api

@@ -16,9 +16,13 @@
 namespace dlq::lambda_api {
 
 inline constexpr std::string_view kApiVersion = "/2015-03-31";
+// The API version of the event-invoke-config calls.
+inline constexpr std::string_view kEventInvokeConfigVersion = "/2019-09-25";
 
 // "/2015-03-31/functions/<name, percent-encoded>/<leaf>" (leaf "configuration", "invocations").
 std::string FunctionPath(std::string_view function, std::string_view leaf);
+// "/2019-09-25/functions/<name, percent-encoded>/event-invoke-config".
+std::string EventInvokeConfigPath(std::string_view function);
 // "EventSourceArn=...&Marker=...&MaxItems=N": percent-encoded, sorted (Marker when non-empty).
 std::string ListEventSourceMappingsQuery(std::string_view event_source_arn, std::string_view marker, int max_items);
 std::string ListFunctionsQuery(std::string_view marker, int max_items);
@@ -35,5 +39,6 @@ struct FunctionPage {
 Result<EventSourceMappingPage> ParseListEventSourceMappingsResponse(std::string_view json);
 Result<FunctionConfiguration> ParseFunctionConfigurationResponse(std::string_view json);
 Result<FunctionPage> ParseListFunctionsResponse(std::string_view json);
+Result<EventInvokeConfig> ParseEventInvokeConfigResponse(std::string_view json);
 
 }  // namespace dlq::lambda_api

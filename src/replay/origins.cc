@@ -112,6 +112,13 @@ Result<ReplayTarget> OriginResolver::Function(const std::string& function, const
       t.url = qualifier.empty() ? t.arn : t.arn + ":" + qualifier;
       t.dlq_arn = config->dead_letter_target_arn;
       t.timeout_seconds = config->timeout_seconds.value_or(0);
+      auto invoke = lambda_->GetFunctionEventInvokeConfig(t.arn, qualifier);
+      if (!invoke.ok()) {
+        t.invoke_config_error = invoke.status().message();
+      } else if (invoke->has_value()) {
+        t.on_failure_arn = (*invoke)->on_failure_destination;
+        t.max_retry_attempts = (*invoke)->maximum_retry_attempts;
+      }
       return t;
     };
     it = functions_.emplace(key, check()).first;

@@ -41,6 +41,12 @@ struct DestinationWindow {
   std::chrono::seconds visibility_timeout{30};
   std::chrono::seconds delay{0};
   std::chrono::milliseconds window{0};  // ProcessingWindow(max_receive_count, visibility_timeout, delay)
+  // A function origin: how its window was reckoned, for the dry run ("" for
+  // a queue: the fields above say it); and, when its re-failures are
+  // Lambda's records in S3, the bucket and the function's name (dlq_url is
+  // then s3://BUCKET/aws/lambda/async/FUNCTION/, read by LambdaRecordProbe).
+  std::string basis;
+  std::string records_bucket, records_function;
 };
 
 // Reads RedrivePolicy, VisibilityTimeout and DelaySeconds of `queue_url`

@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "archive/destination.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "replay/audit.h"
@@ -18,6 +20,7 @@
 #include "replay/redrive_probes.h"
 #include "replay/replay_terms.h"
 #include "replay/targets.h"
+#include "s3/object_store.h"
 #include "sqs/sqs_client.h"
 
 namespace dlq {
@@ -33,6 +36,10 @@ struct GuardInputs {
   uint64_t selection = 0;                 // messages selected (the ramp's 100%)
   std::string live_dlq;  // the DLQ the live form reads (it finds re-failures there itself); empty: archive form
   const std::atomic<bool>* stop = nullptr;
+  // Opens the bucket of a function origin whose OnFailure destination is S3
+  // (its re-failures are records there, replay/lambda_records.h); null: such
+  // an origin cannot be guarded.
+  std::function<Result<std::shared_ptr<ObjectStore>>(const Destination&)> open_store;
 };
 
 // The guard and what it reads; the guard refers to the probes, so they live
@@ -40,16 +47,21 @@ struct GuardInputs {
 struct GuardedRedrive {
   RedriveOptions options;
   std::vector<DestinationWindow> windows;
+  std::vector<std::shared_ptr<ObjectStore>> buckets;  // watched by `refailures`: declared first, destroyed last
   std::unique_ptr<SqsBacklogProbe> backlog;
-  std::unique_ptr<SqsRefailureProbe> refailures;  // null when the live form's own DLQ is the only one
+  // The SQS probe, the S3 record probe, or both (RefailureProbes); null when
+  // the live form's own DLQ is the only place to look.
+  std::unique_ptr<RefailureProbe> refailures;
   std::unique_ptr<RedriveGuard> guard;
 };
 
 // kFailedPrecondition naming the queue and how to go without a canary
 // (terms.no_canary) when a destination queue has no DLQ, or a function origin
-// no DeadLetterConfig (its asynchronous re-failures would land nowhere the
-// guard can see), or when no destination is known before sending; the calls'
-// errors otherwise. Nothing is sent or received. A function origin's window
+// neither a DeadLetterConfig nor an OnFailure destination the guard can watch
+// (an SQS queue, or an S3 bucket: Lambda's records under the function's
+// prefix), or one it cannot (an SNS topic, a function, a bus: a re-failure
+// there would go unseen), or when no destination is known before sending;
+// the calls' errors otherwise. Nothing is sent or received. A function origin's window
 // is FunctionWindow's; a topic, bus or HTTP endpoint refuses at once or
 // takes the message, so it adds no window; with a function origin the canary
 // is invoked synchronously.
@@ -59,7 +71,9 @@ Result<std::unique_ptr<GuardedRedrive>> PrepareGuard(const RedrivePlan& plan, co
 // an asynchronous event up to three times, one minute and then two minutes
 // apart (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html),
 // each run up to the function's timeout; plus the margin of ProcessingWindow.
-std::chrono::milliseconds FunctionWindow(int timeout_seconds);
+// `retries`: the function's MaximumRetryAttempts (0-2; Lambda's default 2):
+// (1 + retries) runs and 0, 1 or 3 minutes of backoff.
+std::chrono::milliseconds FunctionWindow(int timeout_seconds, int retries = 2);
 
 // A replay without a canary given --max-backlog: the guard holds the backlog
 // bound only (no DLQ needed, no waits).

@@ -11,6 +11,7 @@
 #include "common/strings.h"
 #include "replay/audit.h"
 #include "replay/checkpoint.h"
+#include "replay/lambda_records.h"
 #include "replay/ledger.h"
 #include "replay/targets.h"
 #include "replay/transform.h"
@@ -95,7 +96,12 @@ class Run {
  public:
   Run(const ReplayRunRequest& request, const ReplayRunDeps& deps, ReplayObserver& observer,
       const std::atomic<bool>& stop)
-      : rq_(request), deps_(deps), observer_(observer), stop_(stop), live_(!request.from_queue.empty()) {}
+      : rq_(request),
+        deps_(deps),
+        observer_(observer),
+        stop_(stop),
+        live_(!request.from_queue.empty()),
+        records_(!request.from_lambda_records.empty()) {}
 
   ReplayRunResult Go();
 
@@ -119,6 +125,7 @@ class Run {
   ReplayObserver& observer_;
   const std::atomic<bool>& stop_;
   const bool live_;
+  const bool records_;  // from Lambda's on-failure records in S3
   Stores stores_;
   std::unique_ptr<OriginResolver> origins_;
   std::unique_ptr<AwsOriginSender> origin_sender_;
@@ -157,15 +164,24 @@ std::optional<Refused> Run::LoadFailedAgain() {
 }
 
 std::optional<Refused> Run::OpenStores() {
-  for (const std::string* url : {&rq_.from, &rq_.audit_to}) {
+  if (records_ && (!rq_.to_origin || (rq_.audit_to.empty() && !rq_.dry_run))) {
+    return Refused{ReplayEnd::kBadInput,
+                   InvalidArgument(fmt::format(
+                       "Lambda's on-failure records go back to their functions only ({}), and their bucket is "
+                       "Lambda's, so the audit record and the record of what was sent need {}",
+                       rq_.terms.to_origin, rq_.terms.audit_to))};
+  }
+  const std::string& from = records_ ? rq_.from_lambda_records : rq_.from;
+  for (const std::string* url : {&from, &rq_.audit_to}) {
     if (url->empty()) continue;
     auto parsed = ParseDestination(*url);
     if (!parsed.ok()) return Refused{ReplayEnd::kBadInput, parsed.status()};
     auto opened = deps_.open_store(*parsed);
     if (!opened.ok()) return Refused{ReplayEnd::kError, opened.status()};
-    (url == &rq_.from ? stores_.archive : stores_.audit_at) = *parsed;
-    (url == &rq_.from ? stores_.store : stores_.own_audit_store) = std::move(*opened);
+    (url == &from ? stores_.archive : stores_.audit_at) = *parsed;
+    (url == &from ? stores_.store : stores_.own_audit_store) = std::move(*opened);
   }
+  if (records_ && !stores_.audit_at) return LoadFailedAgain();  // a dry run: nothing of ours is in Lambda's bucket
   if (!stores_.audit_at) stores_.audit_at = stores_.archive;
   stores_.audit_store = stores_.own_audit_store ? stores_.own_audit_store.get() : stores_.store.get();
   if (stores_.audit_store != nullptr) {
@@ -220,9 +236,18 @@ std::function<bool(const ArchiveRecord&)> Run::FailedAgainOnly() const {
 // de-duplication pass), de-duplicated by (queue, message_id), `_audit/` left
 // out; with `only` set, only the records it accepts. The same archive and
 // filter give the same sequence every time, which the checkpoint relies on.
-Result<ScanStats> ForEachSelected(ObjectStore& store, const Destination& from, const Filter& filter,
+//
+// Lambda's on-failure records (`records`) are read object by object in key
+// order instead (replay/lambda_records.h); each is one message.
+Result<ScanStats> ForEachSelected(ObjectStore& store, const Destination& from, bool records, const Filter& filter,
                                   const std::function<bool(const ArchiveRecord&)>& only,
                                   const std::function<bool(const ArchiveRecord&)>& fn) {
+  if (records) {
+    const std::string prefix = from.prefix.empty() ? "" : from.prefix + "/";
+    return ScanLambdaRecords(
+        store, from.scheme == "s3" ? from.bucket : from.root, prefix,
+        [&](const ArchiveRecord& r) { return filter.Matches(r) && (!only || only(r)); }, fn);
+  }
   ScanOptions options;
   options.filter = filter;
   return ScanArchive(store, from, options, [&](const ArchiveRecord& r, const RecordLocation&) {
@@ -241,29 +266,29 @@ std::optional<Refused> Run::CheckArchiveSelection() {
   KeptSelection kept;
   size_t kept_bytes = 0;
   bool keep = true;
-  auto pass =
-      ForEachSelected(*stores_.store, *stores_.archive, rq_.filter, FailedAgainOnly(), [&](const ArchiveRecord& r) {
-        if (rq_.max > 0 && seen >= rq_.max) return false;
-        ++seen;
-        ++by_dlq[r.queue];
-        if (keep) {
-          kept_bytes += ApproxBytes(r);
-          keep = kept_bytes <= kSelectionMemoryBytes;
-          if (keep) {
-            kept.records.push_back(r);
-          } else {
-            kept.records = {};
-          }
-        }
-        if (!rq_.to_source && !rq_.to_origin) return true;
-        auto t = targets_->Resolve(r);
-        if (!t.ok() && rq_.to_origin && IsRefusal(t.status())) {
-          if (unresolved_++ == 0) first_unresolved_ = t.status();
-          return true;  // counted when it is met again to send
-        }
-        if (!t.ok()) resolve_error = t.status();
-        return t.ok();
-      });
+  auto pass = ForEachSelected(*stores_.store, *stores_.archive, records_, rq_.filter, FailedAgainOnly(),
+                              [&](const ArchiveRecord& r) {
+                                if (rq_.max > 0 && seen >= rq_.max) return false;
+                                ++seen;
+                                ++by_dlq[r.queue];
+                                if (keep) {
+                                  kept_bytes += ApproxBytes(r);
+                                  keep = kept_bytes <= kSelectionMemoryBytes;
+                                  if (keep) {
+                                    kept.records.push_back(r);
+                                  } else {
+                                    kept.records = {};
+                                  }
+                                }
+                                if (!rq_.to_source && !rq_.to_origin) return true;
+                                auto t = targets_->Resolve(r);
+                                if (!t.ok() && rq_.to_origin && IsRefusal(t.status())) {
+                                  if (unresolved_++ == 0) first_unresolved_ = t.status();
+                                  return true;  // counted when it is met again to send
+                                }
+                                if (!t.ok()) resolve_error = t.status();
+                                return t.ok();
+                              });
   if (!pass.ok()) return Refused{ReplayEnd::kError, pass.status()};
   selected_ = seen;
   if (!resolve_error.ok()) {
@@ -324,6 +349,7 @@ std::optional<Refused> Run::SetUpGuard() {
   in.clock = deps_.clock;
   in.region = deps_.region;
   in.stop = &stop_;
+  in.open_store = deps_.open_store;
   for (const auto& [url, target] : targets_->Resolved()) {
     if (target.kind == TargetKind::kQueue) {
       in.destinations.push_back(url);
@@ -432,14 +458,15 @@ void Run::SendSelection(Replayer& replayer, RedriveGuard* guard, ReplayRunResult
     kept_->records = {};
     out.scan = kept_->scan;
   } else {
-    auto r = ForEachSelected(*stores_.store, *stores_.archive, rq_.filter, only, [&](const ArchiveRecord& rec) {
-      auto added = replayer.Add(ReplayItem{rec, ""});
-      if (!added.ok()) {
-        status = added.status();
-        return false;
-      }
-      return *added;
-    });
+    auto r =
+        ForEachSelected(*stores_.store, *stores_.archive, records_, rq_.filter, only, [&](const ArchiveRecord& rec) {
+          auto added = replayer.Add(ReplayItem{rec, ""});
+          if (!added.ok()) {
+            status = added.status();
+            return false;
+          }
+          return *added;
+        });
     if (!r.ok() && status.ok()) status = r.status();
     if (r.ok()) out.scan = *r;
   }

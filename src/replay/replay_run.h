@@ -46,6 +46,10 @@ namespace dlq {
 struct ReplayRunRequest {
   std::string from;        // archive form: s3://B/P or file:///D
   std::string from_queue;  // live form: DLQ name, URL or ARN
+  // Lambda's on-failure records in S3 (replay/lambda_records.h): s3://BUCKET
+  // or s3://BUCKET/PREFIX; read as the archive form reads `from`. Needs
+  // to_origin and audit_to.
+  std::string from_lambda_records;
   Filter filter;
   bool failed_again = false;  // only messages whose latest outcome after a replay is a re-failure
   bool again = false;         // send messages an earlier run delivered to the same destination

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -61,7 +62,15 @@ struct ReplayTarget {
   std::string topic_arn;         // that subscription's topic
   std::string dlq_arn;           // kFunction: its DeadLetterConfig target (where its re-failures land); "" none
   int timeout_seconds = 0;       // kFunction: its configured timeout; 0 unknown
-  std::string how;               // how the origin was found, for the dry run and the audit ("" for queues)
+  // kFunction: its EventInvokeConfig (GetFunctionEventInvokeConfig): the
+  // OnFailure destination that gets a record of each failed event ("" none),
+  // and the retries Lambda makes (nullopt: its default, 2). When the call
+  // failed, `invoke_config_error` says why (a guarded run needs to know
+  // where re-failures land; a plain one does not).
+  std::string on_failure_arn;
+  std::optional<int> max_retry_attempts;
+  std::string invoke_config_error;
+  std::string how;  // how the origin was found, for the dry run and the audit ("" for queues)
   bool origin() const { return kind != TargetKind::kQueue || !how.empty(); }
 };
 

@@ -100,6 +100,22 @@ Result<std::vector<FunctionConfiguration>> FakeLambdaApi::ListFunctions() {
   return out;
 }
 
+Result<std::optional<EventInvokeConfig>> FakeLambdaApi::GetFunctionEventInvokeConfig(const std::string& function,
+                                                                                     const std::string& /*qualifier*/) {
+  MutexLock lock(mu_);
+  DLQ_RETURN_IF_ERROR(BeginCall("GetFunctionEventInvokeConfig", function));
+  const FunctionConfiguration* fn = Find(function);
+  if (fn == nullptr) return FunctionNotFound("GetFunctionEventInvokeConfig", function);
+  auto it = invoke_configs_.find(fn->function_name);
+  if (it == invoke_configs_.end()) return std::optional<EventInvokeConfig>();
+  return std::optional<EventInvokeConfig>(it->second);
+}
+
+void FakeLambdaApi::SetEventInvokeConfig(const std::string& function_name, EventInvokeConfig config) {
+  MutexLock lock(mu_);
+  invoke_configs_[function_name] = std::move(config);
+}
+
 Result<InvokeResult> FakeLambdaApi::Invoke(const InvokeRequest& request) {
   DLQ_RETURN_IF_ERROR(request.Validate());
   InvokeHandler handler;

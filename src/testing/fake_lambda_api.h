@@ -23,17 +23,22 @@ class FakeLambdaApi final : public LambdaApi {
   Result<std::vector<EventSourceMapping>> ListEventSourceMappings(const std::string& event_source_arn) override;
   Result<FunctionConfiguration> GetFunctionConfiguration(const std::string& function) override;
   Result<std::vector<FunctionConfiguration>> ListFunctions() override;
+  Result<std::optional<EventInvokeConfig>> GetFunctionEventInvokeConfig(const std::string& function,
+                                                                        const std::string& qualifier) override;
   Result<InvokeResult> Invoke(const InvokeRequest& request) override;
 
   // Adds or replaces a function (by name); an empty function_arn becomes
   // "arn:aws:lambda:us-east-1:123456789012:function:<name>".
   void AddFunction(FunctionConfiguration function);
   void AddEventSourceMapping(EventSourceMapping mapping);
+  // The asynchronous-invocation settings of a function (by name; the
+  // qualifier is ignored), answered by GetFunctionEventInvokeConfig.
+  void SetEventInvokeConfig(const std::string& function_name, EventInvokeConfig config);
   void SetInvokeHandler(InvokeHandler handler);
   // The next `n` Invoke calls fail with kThrottled (TooManyRequestsException, HTTP 429).
   void ThrottleInvokes(int n);
   // Every call needing IAM action `action` ("ListEventSourceMappings",
-  // "GetFunctionConfiguration", "ListFunctions", "InvokeFunction") fails with
+  // "GetFunctionConfiguration", "ListFunctions", "GetFunctionEventInvokeConfig", "InvokeFunction") fails with
   // kPermissionDenied (AccessDeniedException); "" stops denying.
   void Deny(const std::string& action);
 
@@ -51,6 +56,7 @@ class FakeLambdaApi final : public LambdaApi {
   mutable Mutex mu_;
   std::map<std::string, FunctionConfiguration> functions_ DLQ_GUARDED_BY(mu_);  // by name
   std::vector<EventSourceMapping> mappings_ DLQ_GUARDED_BY(mu_);
+  std::map<std::string, EventInvokeConfig> invoke_configs_ DLQ_GUARDED_BY(mu_);  // by function name
   InvokeHandler handler_ DLQ_GUARDED_BY(mu_);
   int throttle_invokes_ DLQ_GUARDED_BY(mu_) = 0;
   std::string denied_ DLQ_GUARDED_BY(mu_);

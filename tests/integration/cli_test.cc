@@ -207,7 +207,7 @@ TEST(IamPolicyTest, IsWellFormedAndCoversTheCommands) {
         "lambda:GetFunctionConfiguration",
         // replay --to-origin (optional).
         "lambda:ListFunctions", "lambda:InvokeFunction", "sns:ListSubscriptions", "sns:GetSubscriptionAttributes",
-        "sns:Publish", "events:PutEvents"}) {
+        "sns:Publish", "events:PutEvents", "lambda:GetFunctionEventInvokeConfig", "s3:GetObject"}) {
     EXPECT_NE(actions.out.find(std::string(a) + "\n"), std::string::npos) << a;
   }
 }

@@ -127,6 +127,54 @@ TEST_F(LambdaApiTest, AFunctionWithoutLoggingConfigLogsToItsDefaultGroup) {
   EXPECT_EQ(fn->LogGroupOrDefault(), "/aws/lambda/old-worker");
 }
 
+TEST_F(LambdaApiTest, GetFunctionEventInvokeConfigReadsRetriesAgeAndTheOnFailureDestination) {
+  http_.SetHandler([](const HttpRequest&) -> Result<HttpResponse> {
+    return MakeResponse(200,
+                        R"({"LastModified":1.7E9,"FunctionArn":"arn:aws:lambda:us-east-1:123456789012:)"
+                        R"(function:orders-worker:live","MaximumRetryAttempts":1,"MaximumEventAgeInSeconds":600,)"
+                        R"("DestinationConfig":{"OnSuccess":{},"OnFailure":{"Destination":"arn:aws:s3:::fails"}}})");
+  });
+
+  auto config = lambda_.GetFunctionEventInvokeConfig("orders-worker", "live");
+
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_TRUE(config->has_value());
+  EXPECT_EQ(http_.requests()[0].method, "GET");
+  EXPECT_EQ(http_.requests()[0].url,
+            "https://lambda.us-east-1.amazonaws.com/2019-09-25/functions/orders-worker/event-invoke-config?"
+            "Qualifier=live");
+  EXPECT_EQ((*config)->maximum_retry_attempts, 1);
+  EXPECT_EQ((*config)->maximum_event_age_seconds, 600);
+  EXPECT_EQ((*config)->on_failure_destination, "arn:aws:s3:::fails");
+  EXPECT_EQ((*config)->on_success_destination, "");
+}
+
+TEST_F(LambdaApiTest, AFunctionWithoutEventInvokeConfigHasNoneAndADenialNamesTheAction) {
+  http_.FailCall(1, RestError(404, "ResourceNotFoundException",
+                              "The function arn:aws:lambda:us-east-1:123456789012:function:orders-worker doesn't "
+                              "have an EventInvokeConfig"));
+  http_.FailCall(2, RestError(403, "AccessDeniedException", "not authorized"));
+  http_.SetHandler(
+      [](const HttpRequest&) -> Result<HttpResponse> { return MakeResponse(200, R"({"MaximumRetryAttempts":7})"); });
+
+  auto none = lambda_.GetFunctionEventInvokeConfig("orders-worker", "");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+
+  auto denied = lambda_.GetFunctionEventInvokeConfig("orders-worker", "");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_THAT(denied.status().message(), HasSubstr("needs lambda:GetFunctionEventInvokeConfig on orders-worker"));
+
+  auto malformed = lambda_.GetFunctionEventInvokeConfig("orders-worker", "");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_THAT(malformed.status().message(), HasSubstr("MaximumRetryAttempts is not 0, 1 or 2"));
+
+  auto bad_qualifier = lambda_.GetFunctionEventInvokeConfig("orders-worker", "a/b");
+  ASSERT_FALSE(bad_qualifier.ok());
+  EXPECT_EQ(bad_qualifier.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(http_.requests().size(), 3u);
+}
+
 TEST_F(LambdaApiTest, ListFunctionsFollowsNextMarker) {
   http_.SetHandler([](const HttpRequest& r) -> Result<HttpResponse> {
     if (r.url.find("Marker=") == std::string::npos) {

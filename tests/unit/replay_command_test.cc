@@ -419,7 +419,21 @@ TEST_F(ReplayCommandTest, UsageErrorsExit2BeforeAnyCall) {
        },
        "--all-queues lets --to-queue"},
       {[](auto& o) { o.allow_cross_account = true; }, "--allow-cross-account is for --to-source and --to-origin"},
-      {[](auto& o) { o.from_queue = "orders-dlq"; }, "--from URL and --from-queue"},
+      {[](auto& o) { o.from_queue = "orders-dlq"; }, "--from URL, --from-queue DLQ and --from-lambda-records"},
+      {[](auto& o) { o.from_lambda_records = "s3://fails"; }, "--from URL, --from-queue DLQ and --from-lambda-records"},
+      {[](auto& o) {
+         o.from.clear();
+         o.from_lambda_records = "s3://fails";
+       },
+       "--from-lambda-records reads Lambda's records of failed invocations, which go back to their functions: give "
+       "--to-origin"},
+      {[](auto& o) {
+         o.from.clear();
+         o.from_lambda_records = "s3://fails";
+         o.to_queue.clear();
+         o.to_origin = true;
+       },
+       "--from-lambda-records needs --audit-to"},
       {[](auto& o) { o.rate = "fast"; }, "--rate 'fast'"},
       {[](auto& o) { o.rate = "0/s"; }, "--rate '0/s'"},
       {[](auto& o) { o.filter.since = "yesterday-ish"; }, "--since"},

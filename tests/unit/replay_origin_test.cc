@@ -602,7 +602,8 @@ TEST_F(ReplayOriginRunTest, AFunctionWithoutADeadLetterConfigRefusesACanary) {
   Guarded(1);
   ReplayRunResult r = Run();
   EXPECT_EQ(r.end, ReplayEnd::kBadInput);
-  EXPECT_NE(r.error.message().find("has no DeadLetterConfig"), std::string::npos) << r.error.ToString();
+  EXPECT_NE(r.error.message().find("has neither a DeadLetterConfig nor an OnFailure destination"), std::string::npos)
+      << r.error.ToString();
   EXPECT_TRUE(lambda_.invocations().empty());
 }
 
