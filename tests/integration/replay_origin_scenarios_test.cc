@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <set>
 #include <string>
 
@@ -26,8 +27,14 @@ namespace {
 
 enum class Origin { kEventBridgeRule, kSnsSubscription };
 
-std::string OriginName(const ::testing::TestParamInfo<Origin>& info) {
-  return info.param == Origin::kEventBridgeRule ? "EventBridgeRule" : "SnsSubscription";
+std::string OriginName(Origin origin) {
+  return origin == Origin::kEventBridgeRule ? "EventBridgeRule" : "SnsSubscription";
+}
+std::string TestNameOf(const ::testing::TestParamInfo<Origin>& info) {
+  return OriginName(info.param);
+}
+void PrintTo(Origin origin, std::ostream* os) {
+  *os << OriginName(origin);
 }
 
 class ReplayOriginScenariosTest : public ReplayOriginFixture, public ::testing::WithParamInterface<Origin> {
@@ -132,7 +139,7 @@ TEST_P(ReplayOriginScenariosTest, KilledMidRunTheResumeInvokesTheRestAtMostOneBa
 }
 
 INSTANTIATE_TEST_SUITE_P(Origins, ReplayOriginScenariosTest,
-                         ::testing::Values(Origin::kEventBridgeRule, Origin::kSnsSubscription), OriginName);
+                         ::testing::Values(Origin::kEventBridgeRule, Origin::kSnsSubscription), TestNameOf);
 
 }  // namespace
 }  // namespace dlq::it

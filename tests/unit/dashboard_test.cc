@@ -1224,6 +1224,7 @@ TEST_F(DashboardOriginTest, TheRequestsFunctionIsWhereMessagesThatDoNotNameTheir
   FunctionConfiguration fixed;
   fixed.function_name = "orders-fn-v2";
   fixed.function_arn = "arn:aws:lambda:us-east-1:123456789012:function:orders-fn-v2";
+  fixed.dead_letter_target_arn = "arn:aws:sqs:us-east-1:123456789012:orders-dlq";  // a guarded run watches it
   fixed.timeout_seconds = 3;
   lambda_.AddFunction(fixed);
   ArchiveLambdaFailures(2);
