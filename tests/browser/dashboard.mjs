@@ -582,7 +582,8 @@ await step('a failure group: search it, and a dry run of "replay this group" bef
   await axe(rw, 'replay-this-group to the origin');
   // The function field (--function): shown with the origin only; its value
   // goes with the dry run, which runs again when it changes.
-  check('the function field shows with the origin', await rw.$eval('#replay-group-function-field', (e) => !e.hidden));
+  check('the function field shows with the origin, and the refusal points at it',
+    await rw.$eval('#replay-group-function-field', (e) => !e.hidden) && origin.includes('with the function field'), origin);
   const isReplay = (r) => r.url().endsWith('/api/replay') && (r.request ? r.request() : r).method() === 'POST';
   const errorsBeforeFunction = rw.errors.length;
   const withFunction = rw.waitForResponse(isReplay, { timeout: 30000 });

@@ -1218,8 +1218,9 @@ TEST_F(DashboardOriginTest, ADryRunToTheOriginListsTheFunctionAsTheDestinationAn
 }
 
 // "function" is --function: the function of messages that do not name
-// theirs (a Lambda DLQ's), instead of the one whose DeadLetterConfig targets
-// the DLQ; one that does not exist refuses the dry run (400), naming it.
+// theirs (a Lambda DLQ's). Two functions whose DeadLetterConfig targets the
+// DLQ: without it the dry run is refused (400) pointing at the field; with
+// it, the function named; one that does not exist is refused, named.
 TEST_F(DashboardOriginTest, TheRequestsFunctionIsWhereMessagesThatDoNotNameTheirsGo) {
   FunctionConfiguration fixed;
   fixed.function_name = "orders-fn-v2";
@@ -1229,9 +1230,16 @@ TEST_F(DashboardOriginTest, TheRequestsFunctionIsWhereMessagesThatDoNotNameTheir
   lambda_.AddFunction(fixed);
   ArchiveLambdaFailures(2);
   Dashboard d = Make(kToken);
-  const std::string selection = R"({"queue":"orders-dlq","ids":[)" + AllIds(d) + R"(],"dry_run":true,"to":"origin",)";
+  const std::string selection = R"({"queue":"orders-dlq","ids":[)" + AllIds(d) + R"(],"dry_run":true,"to":"origin")";
   const std::string auth = std::string("Bearer ") + kToken;
-  HttpServerResponse dry = d.Handle(Post("/api/replay", selection + R"("function":"orders-fn-v2"})", auth));
+  HttpServerResponse which = d.Handle(Post("/api/replay", selection + "}", auth));
+  EXPECT_EQ(which.status, 400) << which.body;
+  simdjson::dom::parser parser0;
+  EXPECT_NE(std::string_view(Json(parser0, which)["errors"].get_string().value())
+                .find("target of 2 functions (orders-fn, orders-fn-v2); name one with the function field"),
+            std::string_view::npos)
+      << which.body;
+  HttpServerResponse dry = d.Handle(Post("/api/replay", selection + R"(,"function":"orders-fn-v2"})", auth));
   ASSERT_EQ(dry.status, 200) << dry.body;
   simdjson::dom::parser parser;
   auto destinations = Json(parser, dry)["destinations"].get_array().value();
@@ -1239,7 +1247,7 @@ TEST_F(DashboardOriginTest, TheRequestsFunctionIsWhereMessagesThatDoNotNameTheir
   EXPECT_EQ(std::string_view(destinations.at(0)["destination"].get_string().value()), fixed.function_arn);
   EXPECT_EQ(destinations.at(0)["count"].get_uint64().value(), 2u);
 
-  HttpServerResponse gone = d.Handle(Post("/api/replay", selection + R"("function":"orders-fn-gone"})", auth));
+  HttpServerResponse gone = d.Handle(Post("/api/replay", selection + R"(,"function":"orders-fn-gone"})", auth));
   EXPECT_EQ(gone.status, 400) << gone.body;
   simdjson::dom::parser parser2;
   EXPECT_NE(std::string_view(Json(parser2, gone)["errors"].get_string().value()).find("orders-fn-gone"),
