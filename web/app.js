@@ -566,42 +566,61 @@ const REPLAY_TO = {
 };
 
 // "Replay this group": where to (each message's source queue, or back where
-// it came from: replay --to-origin), a dry run (the count and where each
+// it came from: replay --to-origin, with an optional function for messages
+// that do not name theirs: --function), a dry run (the count and where each
 // message would go), then a confirm button that sends exactly that group
-// there. Choosing the other destination runs the dry run again.
+// there, as the dry run showed it. Choosing the other destination, or
+// changing the function, runs the dry run again.
 function replayGroup(name, group, region) {
   const out = h('div', { id: 'replay-group-dry-run' });
   let runs = 0;
-  const dryRun = async (to, focus) => {
+  let to = 'source';
+  const fn = h('input', { type: 'text', id: 'replay-group-function', autocomplete: 'off', spellcheck: 'false',
+    placeholder: 'name or ARN', onchange: () => dryRun(false) });
+  const fnField = h('p', { id: 'replay-group-function-field', hidden: true },
+    h('label', { for: 'replay-group-function' }, 'Function for messages that do not name theirs (optional): '), fn);
+  const request = () => {
+    const r = { queue: name, fingerprint: group.id, to };
+    if (to === 'origin' && fn.value.trim()) r.function = fn.value.trim();
+    return r;
+  };
+  const dryRun = async (focus) => {
     const run = ++runs;
-    say(out, `Dry run: what replaying group ${group.id} ${REPLAY_TO[to].send} would send…`);
+    const rq = request();
+    say(out, `Dry run: what replaying group ${group.id} ${REPLAY_TO[rq.to].send} would send…`);
     let dry;
     try {
-      dry = await postReplay({ queue: name, fingerprint: group.id, dry_run: true, to });
+      dry = await postReplay({ ...rq, dry_run: true });
     } catch (e) {
       if (run === runs) say(out, replayError(e), true);
       return;
     }
-    if (run !== runs) return;  // another destination was chosen meanwhile
-    const send = showDryRun(name, group, out, dry, to);
+    if (run !== runs) return;  // another destination or function was chosen meanwhile
+    const send = showDryRun(group, out, dry, rq);
     if (send && focus) send.focus();
   };
-  const radio = (to) => h('label', {}, h('input', { type: 'radio', name: 'replay-to', value: to, checked: to === 'source',
-    onchange: () => dryRun(to, false) }), ' ', REPLAY_TO[to].label);
+  const radio = (choice) => h('label', {}, h('input', { type: 'radio', name: 'replay-to', value: choice, checked: choice === 'source',
+    onchange: () => {
+      to = choice;
+      fnField.hidden = to !== 'origin';
+      dryRun(false);
+    } }), ' ', REPLAY_TO[choice].label);
   region.replaceChildren(h('fieldset', { class: 'choice', id: 'replay-group-to' },
-    h('legend', {}, `Replay group ${group.id}`), radio('source'), radio('origin')), out);
-  dryRun('source', true);
+    h('legend', {}, `Replay group ${group.id}`), radio('source'), radio('origin'), fnField), out);
+  dryRun(true);
 }
 
-// A group's dry run in `out`, with its Send and Cancel buttons; returns Send
-// (null when nothing would be sent).
 // The first n lines of text, and how many more there were.
 function firstLines(text, n) {
   const lines = text.split('\n');
   return lines.length <= n ? text : lines.slice(0, n).join('\n') + `\n… ${plural(lines.length - n, 'more line', 'more lines')}`;
 }
 
-function showDryRun(name, group, out, dry, to) {
+// A group's dry run in `out`, with its Send and Cancel buttons; returns Send
+// (null when nothing would be sent). `rq` is the dry run's request ({queue,
+// fingerprint, to, function?}): Send sends exactly that.
+function showDryRun(group, out, dry, rq) {
+  const to = rq.to;
   if (!dry.count) {
     out.replaceChildren(h('p', {}, `Group ${group.id}: no archived message to send ${REPLAY_TO[to].send}. `, dry.output || ''));
     return null;
@@ -610,7 +629,7 @@ function showDryRun(name, group, out, dry, to) {
     send.disabled = cancel.disabled = true;
     say(out, `Starting a guarded replay of ${plural(dry.count, 'message', 'messages')} of group ${group.id} ${REPLAY_TO[to].send}…`);
     try {
-      const r = await postReplay({ queue: name, fingerprint: group.id, dry_run: false, to });
+      const r = await postReplay({ ...rq, dry_run: false });
       location.hash = '#/replays/' + encodeURIComponent(r.replay_id);
     } catch (e) {
       say(out, replayError(e), true);

@@ -22,7 +22,7 @@ struct ReplayTerms {
   std::string failed_again = "selecting the messages that failed again";
   std::string audit_to = "an audit location";
   std::string to_origin = "sending each message back where it came from";
-  std::string function = "naming the function";  // "name it with {function}"
+  std::string function = "the function field";  // "name it with {function}" (the dashboard's field)
 };
 
 }  // namespace dlq

@@ -580,6 +580,34 @@ await step('a failure group: search it, and a dry run of "replay this group" bef
     refused.length === 1 && refused[0].includes('400'), JSON.stringify([origin, refused]));
   check('the origin choice keeps the focus', await rw.$eval('#replay-group-to input[value="origin"]', (e) => e.checked && document.activeElement === e));
   await axe(rw, 'replay-this-group to the origin');
+  // The function field (--function): shown with the origin only; its value
+  // goes with the dry run, which runs again when it changes.
+  check('the function field shows with the origin, and the refusal points at it',
+    await rw.$eval('#replay-group-function-field', (e) => !e.hidden) && origin.includes('with the function field'), origin);
+  const isReplay = (r) => r.url().endsWith('/api/replay') && (r.request ? r.request() : r).method() === 'POST';
+  const errorsBeforeFunction = rw.errors.length;
+  const withFunction = rw.waitForResponse(isReplay, { timeout: 30000 });
+  await rw.focus('#replay-group-function');
+  await rw.keyboard.type('orders-fn');
+  await rw.keyboard.press('Tab');  // the change event
+  const fnBody = JSON.parse((await withFunction).request().postData() || '{}');
+  check('the dry run carries the function', fnBody.to === 'origin' && fnBody.function === 'orders-fn' && fnBody.dry_run === true,
+    JSON.stringify(fnBody));
+  await rw.waitForFunction(() => {
+    const t = (document.getElementById('replay-group-dry-run') || {}).textContent || '';
+    return t.length > 0 && !t.startsWith('Dry run: what');
+  }, { timeout: 30000 });
+  const fnDry = await textOf(rw, '#replay-group-dry-run');
+  console.log('origin dry run with a function: ' + fnDry);
+  check('the dry run with a function answers about that function', fnDry.includes('orders-fn'), fnDry);
+  const toSource = rw.waitForResponse(isReplay, { timeout: 30000 });
+  await rw.click('#replay-group-to input[value="source"]');
+  const sourceBody = JSON.parse((await toSource).request().postData() || '{}');
+  check('the source queue hides the function field and does not send it',
+    await rw.$eval('#replay-group-function-field', (e) => e.hidden) && sourceBody.to === 'source' && !('function' in sourceBody),
+    JSON.stringify(sourceBody));
+  const functionErrors = rw.errors.splice(errorsBeforeFunction);
+  check('the function\'s dry run failed, if at all, as a 400', functionErrors.every((e) => e.includes('400')), JSON.stringify(functionErrors));
 });
 
 await step('archive now empties the queue', async () => {

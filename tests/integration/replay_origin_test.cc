@@ -10,25 +10,22 @@
 // (the run pauses and completes), kill -9 and resume (each message invoked
 // at most once more than the batch in flight). EventBridge targets: a queue
 // and a function get the event directly. A message whose origin cannot be
-// told is not sent, counted and named.
+// told is not sent, counted and named. EventBridge and SNS origins in front
+// of a function, bug fixed, throttled and killed: replay_origin_scenarios_test.cc.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "fake_lambda.h"
 #include "harness.h"
 #include "lambda_api/lambda_api.h"
 #include "moto_fixtures.h"
+#include "replay_origin_fixture.h"
 #include "sns_fixtures.h"
 
 namespace dlq::it {
@@ -36,31 +33,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ReplayOriginTest : public FakeLambdaFixture {
+class ReplayOriginTest : public ReplayOriginFixture {
  protected:
-  ReplayOriginTest() : FakeLambdaFixture("rp-origin") {}
-  void SetUp() override {
-    FakeLambdaFixture::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    dir_ = "/tmp/" + base_;
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!fn_.empty()) ClearLambdaRules(fn_);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  ReplayOriginTest() : ReplayOriginFixture("rp-origin") {}
 
-  // The binary with the fake-lambda stand-in's environment (no --endpoint-url).
-  std::string Bin(const std::string& command, const std::string& args) const {
-    return fake_.ShellEnv() + DLQ_BINARY + " " + command + " " + args;
-  }
-  std::pair<std::string, std::string> Queue(const std::string& name) {
-    auto url = svc_->sqs().CreateQueue(name, {});
-    EXPECT_TRUE(url.ok()) << url.status().ToString();
-    if (!url.ok()) return {};
-    return {*url, QueueArn(*svc_, *url)};
-  }
   // A function with `dlq_arn` as its DeadLetterConfig, and `n` of its events
   // failed into that DLQ by the fake (with Lambda's attributes), then archived.
   void FailIntoDlqAndArchive(int n, bool archive = true) {
@@ -75,53 +51,15 @@ class ReplayOriginTest : public FakeLambdaFixture {
       rq.function_name = fn_;
       rq.payload = fmt::format(R"({{"order": {}, "note": "bug \u00e9 {}"}})", i, i);
       ASSERT_TRUE(lambda_->Invoke(rq).ok());
+      payloads_.insert(rq.payload);
     }
     ClearLambdaInvocations(fn_);
     if (!archive) return;
     ArchiveQueue("-dlq");
   }
-  std::string Replay(const std::string& args, int* exit_code) const {
-    auto r = RunShell(Bin("replay", "--from file://" + dir_ + " --all --to-origin --progress never " + args));
-    *exit_code = r.exit_code;
-    return r.out;
-  }
-  // Archives the queue base_ + suffix into dir_ (it leaves the queue).
-  void ArchiveQueue(const std::string& suffix) const {
-    auto r = RunShell(Bin("archive", "--queue " + base_ + suffix + " --to file://" + dir_ + " --progress never"));
-    ASSERT_EQ(r.exit_code, 0) << r.out;
-  }
-  // What EventBridge attaches to an event it could not deliver to `target`.
-  MessageAttributes EventBridgeDeadLetter(const std::string& target) const {
-    return {{"RULE_ARN", {"String", "arn:aws:events:us-east-1:123456789012:rule/" + base_, ""}},
-            {"TARGET_ARN", {"String", target, ""}},
-            {"ERROR_CODE", {"String", "SDK_CLIENT_ERROR", ""}},
-            {"ERROR_MESSAGE", {"String", "Unable to deliver", ""}},
-            {"RETRY_ATTEMPTS", {"String", "185", ""}}};
-  }
-  // Subscribes `endpoint` to `topic` with a RedrivePolicy naming `dlq_arn`; its ARN.
-  std::string SubscribeWithDlq(AwsClient& sns_aws, const std::string& topic, const std::string& protocol,
-                               const std::string& endpoint, const std::string& dlq_arn, bool raw) const {
-    FormParams params = {
-        {"TopicArn", topic}, {"Protocol", protocol}, {"Endpoint", endpoint}, {"ReturnSubscriptionArn", "true"}};
-    if (raw) {
-      params.emplace_back("Attributes.entry.1.key", "RawMessageDelivery");
-      params.emplace_back("Attributes.entry.1.value", "true");
-    }
-    const std::string sub = XmlText(SnsCall(sns_aws, "Subscribe", params), "SubscriptionArn");
-    EXPECT_FALSE(sub.empty());
-    SnsCall(sns_aws, "SetSubscriptionAttributes",
-            {{"SubscriptionArn", sub},
-             {"AttributeName", "RedrivePolicy"},
-             {"AttributeValue", fmt::format(R"({{"deadLetterTargetArn":"{}"}})", dlq_arn)}});
-    return sub;
-  }
-  std::map<std::string, int> CountByType() const {
-    std::map<std::string, int> n;
-    for (const LambdaInvocation& i : LambdaInvocations(fn_)) ++n[i.type + "/" + i.outcome];
-    return n;
-  }
 
-  std::string dir_, fn_, fn_arn_, dlq_url_;
+  std::string dlq_url_;
+  std::set<std::string> payloads_;  // of FailIntoDlqAndArchive
 };
 
 TEST_F(ReplayOriginTest, BugStillThereTheCanaryStopsItThenFixedEveryMessageOnceAndARerunSendsNothing) {
@@ -184,41 +122,15 @@ TEST_F(ReplayOriginTest, TheDryRunSaysWhereEachMessageGoesAndTheUnknownOneIsRefu
 TEST_F(ReplayOriginTest, KilledMidRunTheResumeInvokesTheRestAtMostOneBatchTwice) {
   FailIntoDlqAndArchive(40);
   ClearLambdaRules(fn_);
-  const std::string checkpoint = dir_ + "/progress.ckpt";
-  const std::string cmd = Bin("replay", "--from file://" + dir_ +
-                                            " --all --to-origin --no-canary --rate 10/s "
-                                            "--progress never --checkpoint " +
-                                            checkpoint);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    // exec: the kill reaches dlq-archive itself, not a shell around it.
-    const std::string child = fake_.ShellEnv() + "exec " + cmd.substr(fake_.ShellEnv().size()) + " >/dev/null 2>&1";
-    execl("/bin/sh", "sh", "-c", child.c_str(), nullptr);
-    _exit(127);
-  }
+  const std::string args = "--no-canary --rate 10/s --checkpoint " + dir_ + "/progress.ckpt";
   // Killed once some invocations went out, well before the end (10/s).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (LambdaInvocations(fn_).size() < 5 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const size_t before = LambdaInvocations(fn_).size();
+  const size_t before = ReplayKilledAfter(args, 5);
   EXPECT_GT(before, 0u);
   EXPECT_LT(before, 40u) << "killed before the end";
-  auto r = RunShell(cmd);
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  std::map<std::string, int> times;
-  for (const LambdaInvocation& i : LambdaInvocations(fn_)) ++times[i.payload];
-  EXPECT_EQ(times.size(), 40u) << "every message reached the function";
-  int twice = 0;
-  for (const auto& [payload, n] : times) {
-    EXPECT_LE(n, 2) << payload;
-    twice += n - 1;
-  }
-  EXPECT_LE(twice, 10) << "at most the batch in flight when it was killed";
+  int code = 0;
+  std::string out = Replay(args, &code);
+  EXPECT_EQ(code, 0) << out;
+  ExpectEachPayloadOnceAtMostABatchTwice(payloads_, 10);
 }
 
 TEST_F(ReplayOriginTest, EventBridgeTargetsGetTheEventDirectlyWithoutEventBridgesAttributes) {
@@ -393,9 +305,7 @@ TEST_F(ReplayOriginTest, AnSnsFunctionSubscriptionGetsTheSnsEventAndTheCanaryGua
   EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 1}, {"Event/ok", 3}}));
   std::set<std::string> payloads;
   for (const LambdaInvocation& i : LambdaInvocations(fn_)) payloads.insert(i.payload);
-  const std::string want = R"({"Records":[{"EventSource":"aws:sns","EventVersion":"1.0","EventSubscriptionArn":")" +
-                           sub + R"(","Sns":)" + envelopes[2] + "}]}";
-  EXPECT_EQ(payloads.count(want), 1u) << *payloads.begin();
+  EXPECT_EQ(payloads.count(SnsEventFor(sub, envelopes[2])), 1u) << *payloads.begin();
   EXPECT_EQ(payloads.size(), 4u);
 }
 

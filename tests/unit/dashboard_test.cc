@@ -1217,6 +1217,45 @@ TEST_F(DashboardOriginTest, ADryRunToTheOriginListsTheFunctionAsTheDestinationAn
   EXPECT_EQ(std::string_view(source_destinations.at(0)["destination"].get_string().value()), source_url_);
 }
 
+// "function" is --function: the function of messages that do not name
+// theirs (a Lambda DLQ's). Two functions whose DeadLetterConfig targets the
+// DLQ: without it the dry run is refused (400) pointing at the field; with
+// it, the function named; one that does not exist is refused, named.
+TEST_F(DashboardOriginTest, TheRequestsFunctionIsWhereMessagesThatDoNotNameTheirsGo) {
+  FunctionConfiguration fixed;
+  fixed.function_name = "orders-fn-v2";
+  fixed.function_arn = "arn:aws:lambda:us-east-1:123456789012:function:orders-fn-v2";
+  fixed.dead_letter_target_arn = "arn:aws:sqs:us-east-1:123456789012:orders-dlq";  // a guarded run watches it
+  fixed.timeout_seconds = 3;
+  lambda_.AddFunction(fixed);
+  ArchiveLambdaFailures(2);
+  Dashboard d = Make(kToken);
+  const std::string selection = R"({"queue":"orders-dlq","ids":[)" + AllIds(d) + R"(],"dry_run":true,"to":"origin")";
+  const std::string auth = std::string("Bearer ") + kToken;
+  HttpServerResponse which = d.Handle(Post("/api/replay", selection + "}", auth));
+  EXPECT_EQ(which.status, 400) << which.body;
+  simdjson::dom::parser parser0;
+  EXPECT_NE(std::string_view(Json(parser0, which)["errors"].get_string().value())
+                .find("target of 2 functions (orders-fn, orders-fn-v2); name one with the function field"),
+            std::string_view::npos)
+      << which.body;
+  HttpServerResponse dry = d.Handle(Post("/api/replay", selection + R"(,"function":"orders-fn-v2"})", auth));
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  simdjson::dom::parser parser;
+  auto destinations = Json(parser, dry)["destinations"].get_array().value();
+  ASSERT_EQ(destinations.size(), 1u) << dry.body;
+  EXPECT_EQ(std::string_view(destinations.at(0)["destination"].get_string().value()), fixed.function_arn);
+  EXPECT_EQ(destinations.at(0)["count"].get_uint64().value(), 2u);
+
+  HttpServerResponse gone = d.Handle(Post("/api/replay", selection + R"(,"function":"orders-fn-gone"})", auth));
+  EXPECT_EQ(gone.status, 400) << gone.body;
+  simdjson::dom::parser parser2;
+  EXPECT_NE(std::string_view(Json(parser2, gone)["errors"].get_string().value()).find("orders-fn-gone"),
+            std::string_view::npos)
+      << gone.body;
+  EXPECT_TRUE(lambda_.invocations().empty());
+}
+
 TEST_F(DashboardOriginTest, AReplayToTheOriginInvokesTheFunctionWithEachBodyAndWritesTheAuditRecord) {
   ArchiveLambdaFailures(3);
   Dashboard d = Make(kToken);
