@@ -89,7 +89,10 @@ Status OriginResolver::CheckSameAccount(const ArchiveRecord& record, const std::
 }
 
 Result<ReplayTarget> OriginResolver::Function(const std::string& function, const std::string& how) {
-  const auto split = SplitQualifier(function);
+  auto split = SplitQualifier(function);
+  // "$LATEST" (as Lambda's records name the unpublished version) is the
+  // function itself: invoked and looked up without a qualifier.
+  if (split.second == "$LATEST") split.second.clear();
   const std::string& arn = split.first;
   const std::string& qualifier = split.second;
   const std::string key = function;
@@ -97,7 +100,7 @@ Result<ReplayTarget> OriginResolver::Function(const std::string& function, const
   if (it == functions_.end()) {
     auto check = [&]() -> Result<ReplayTarget> {
       if (lambda_ == nullptr) return FailedPrecondition("the Lambda API is not available to this replay");
-      auto config = lambda_->GetFunctionConfiguration(function);
+      auto config = lambda_->GetFunctionConfiguration(qualifier.empty() ? arn : function);
       if (!config.ok()) {
         if (config.status().code() == ErrorCode::kNotFound) {
           return NotFound(fmt::format("function {} does not exist", function));

@@ -57,9 +57,11 @@ class ReplayOriginFixture : public FakeLambdaFixture {
   std::string Bin(const std::string& command, const std::string& args) const {
     return fake_.ShellEnv() + DLQ_BINARY + " " + command + " " + args;
   }
-  // `replay --to-origin` of every message archived in dir_, with `args`.
+  // Where the replay reads: every message archived in dir_.
+  virtual std::string From() const { return "--from file://" + dir_ + " --all"; }
+  // `replay --to-origin` of From(), with `args`.
   std::string ReplayCommand(const std::string& args) const {
-    return Bin("replay", "--from file://" + dir_ + " --all --to-origin --progress never " + args);
+    return Bin("replay", From() + " --to-origin --progress never " + args);
   }
   std::string Replay(const std::string& args, int* exit_code) const {
     auto r = RunShell(ReplayCommand(args));

@@ -240,7 +240,11 @@ TEST_F(LambdaRecordsRunTest, EachRecordsRequestPayloadIsInvokedOnceAndARerunSend
   EXPECT_EQ(r.buckets.sent, 6u);
   EXPECT_EQ(r.buckets.Sum(), r.buckets.selected);
   std::vector<std::string> payloads;
-  for (const InvokeRequest& rq : lambda_.invocations()) payloads.push_back(rq.payload);
+  for (const InvokeRequest& rq : lambda_.invocations()) {
+    payloads.push_back(rq.payload);
+    EXPECT_EQ(rq.function_name, kFnArn) << "the record's functionArn";
+    EXPECT_EQ(rq.qualifier, "") << "its $LATEST is the function itself";
+  }
   ASSERT_EQ(payloads.size(), 6u);
   EXPECT_NE(std::find(payloads.begin(), payloads.end(), R"({ "n": 0, "t": "ok" })"), payloads.end())
       << "requestPayload's exact text";
