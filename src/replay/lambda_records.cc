@@ -78,9 +78,10 @@ Result<ArchiveRecord> LambdaRecordFromObject(const std::string& bucket, const st
   r.body = std::move(text);
   const OriginClue clue = ReadOriginClue(r);
   if (clue.kind != ClueKind::kLambdaDestination) {
-    return InvalidArgument(fmt::format("s3://{}/{} is not a Lambda invocation record (no requestContext with a "
-                                       "functionArn and a requestId)",
-                                       bucket, key));
+    return InvalidArgument(
+        fmt::format("s3://{}/{} is not a Lambda invocation record (no requestContext with a "
+                    "functionArn and a requestId)",
+                    bucket, key));
   }
   r.message_id = clue.request_id;
   r.md5_of_body = Md5OfBody(r.body);  // as read: S3 checked it in transit, and nothing else vouches for it
