@@ -255,6 +255,9 @@ Runner AddStackFlags(CLI::App& cmd) {
       ->delimiter(',');
   cmd.add_flag("--no-vpc-endpoints", f->no_vpc_endpoints, "the VPC already has S3, SQS, Lambda (and STS) endpoints");
   cmd.add_flag("--no-athena", f->no_athena, "no Glue database and table");
+  cmd.add_flag("--replay-policy", st.stack.replay_policy,
+               "add an IAM managed policy for the people who replay (the archive, these DLQs, and the queues, "
+               "functions, topics and buses of the account and region), output ReplayPolicyArn");
   cmd.add_option("--athena-database", st.stack.athena_database, "Glue database")->capture_default_str();
   cmd.add_option("--athena-table", st.stack.athena_table, "Glue table")->capture_default_str();
   cmd.add_option("--first-day", st.stack.first_day, "YYYY-MM-DD: first day of the date projection")

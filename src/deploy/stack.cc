@@ -457,6 +457,9 @@ TemplateValue StackBuilder::Outputs() const {
   output("ArchiveDestination", Sub(fmt::format("s3://${{{}}}/{}", kBucket, SubLiteral(prefix_))),
          "give this to search, ls, show, stats and replay --from");
   output("LogGroupName", Ref(kLogGroup), "the function's logs and EMF metrics");
+  if (o_.replay_policy) {
+    output("ReplayPolicyArn", Ref(kReplayPolicy), "attach to the role of whoever runs dlq-archive replay");
+  }
   output("ScheduleRuleArn", GetAtt(kSchedule, "Arn"), "the sweep schedule");
   output("AlertTopicArn", Ref(kAlertTopic), "subscribe people here: every alarm and every failed invocation");
   if (athena_) {
@@ -491,6 +494,7 @@ Result<GeneratedStack> StackBuilder::Build() {
                           .Set("HasAlertHttpsEndpoint", NotEmpty("AlertHttpsEndpoint")));
   AddLogGroup();
   AddRole();
+  if (o_.replay_policy) AddReplayPolicy();
   AddFunction();
   AddSchedule();
   DLQ_RETURN_IF_ERROR(AddAlarms());

@@ -76,6 +76,11 @@ struct StackOptions {
   std::vector<std::string> vpc_route_tables;     // for the S3 gateway endpoint
   bool vpc_endpoints = true;                     // create S3/SQS/Lambda(/STS) endpoints
 
+  // An IAM managed policy for the people who replay (doc/replay.md,
+  // doc/origins.md), scoped to this stack's archive, DLQs, account and
+  // region: attach it to an operator's role. The function never replays.
+  bool replay_policy = false;
+
   bool athena = true;  // Glue database and table
   std::string athena_database = "dlq_archive";
   std::string athena_table = "dlq_archive";

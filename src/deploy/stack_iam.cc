@@ -188,4 +188,72 @@ void StackBuilder::AddRole() {
                    .Set("Tags", Tags())));
 }
 
+// What `replay` needs (doc/iam-policy.json's Replay* and
+// OptionalReplay* statements), scoped to this stack: its archive (read, and
+// the audit record and ledger written under it), its DLQs (the live form),
+// and this account and region's queues, functions, topics and buses (the
+// sources and origins are found at replay time, so they are not known here).
+// The list calls IAM authorizes on no narrower resource get "*", alone.
+TemplateValue StackBuilder::ReplayStatements() const {
+  auto in_account = [](std::string_view service, std::string_view resource) {
+    return Sub(fmt::format("arn:{}:{}:${{AWS::Region}}:${{AWS::AccountId}}:{}", Partition(), service, resource));
+  };
+  TemplateValue statements = TemplateValue::List();
+  statements.Add(Statement(
+      "ReplayReadArchive", {"s3:GetObject"},
+      TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/*", Partition(), kBucket, SubLiteral(prefix_)))})));
+  statements.Add(
+      Statement("ReplayListArchive", {"s3:ListBucket"},
+                TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}", Partition(), kBucket))}))
+          .Set("Condition", TemplateValue::Map().Set(
+                                "StringLike", TemplateValue::Map().Set(
+                                                  "s3:prefix", TemplateValue::Strings({prefix_, prefix_ + "/*"})))));
+  statements.Add(Statement("ReplayWriteAudit", {"s3:PutObject"},
+                           TemplateValue::List({Sub(fmt::format("arn:{}:s3:::${{{}}}/{}/_audit/*", Partition(), kBucket,
+                                                                SubLiteral(prefix_)))})));
+  if (kms_) {
+    statements.Add(Statement("ReplayDecryptArchive", {"kms:Decrypt", "kms:GenerateDataKey"},
+                             TemplateValue::List({kms_->policy_resource})));
+  }
+  TemplateValue dlqs = TemplateValue::List();
+  for (const StackQueue& q : queues_) {
+    if (q.SameAccount()) dlqs.Add(in_account("sqs", q.name));
+  }
+  if (!dlqs.items().empty()) {
+    statements.Add(Statement("ReplayFromDeadLetterQueues",
+                             {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"},
+                             std::move(dlqs)));
+  }
+  statements.Add(
+      Statement("ReplayToQueues",
+                {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ListDeadLetterSourceQueues"},
+                TemplateValue::List({in_account("sqs", "*")})));
+  statements.Add(
+      Statement("ReplayToOriginFunctions",
+                {"lambda:GetFunctionConfiguration", "lambda:GetFunctionEventInvokeConfig", "lambda:InvokeFunction"},
+                TemplateValue::List({in_account("lambda", "function:*")})));
+  statements.Add(Statement("ReplayToOriginTopics", {"sns:GetSubscriptionAttributes", "sns:Publish"},
+                           TemplateValue::List({in_account("sns", "*")})));
+  statements.Add(Statement("ReplayToOriginBuses", {"events:PutEvents"},
+                           TemplateValue::List({in_account("events", "event-bus/*")})));
+  // Finding an origin lists the account's functions and subscriptions.
+  statements.Add(
+      Statement("ReplayFindOrigins", {"lambda:ListFunctions", "sns:ListSubscriptions"}, TemplateValue::List({"*"})));
+  return statements;
+}
+
+void StackBuilder::AddReplayPolicy() {
+  res_.Set(kReplayPolicy,
+           TemplateValue::Map()
+               .Set("Type", "AWS::IAM::ManagedPolicy")
+               .Set("Properties",
+                    TemplateValue::Map()
+                        .Set("Description",
+                             fmt::format("dlq-archive replay of the archive and DLQs of stack function {}: attach to "
+                                         "the role of whoever replays (doc/origins.md)",
+                                         fn_))
+                        .Set("PolicyDocument",
+                             TemplateValue::Map().Set("Version", "2012-10-17").Set("Statement", ReplayStatements()))));
+}
+
 }  // namespace dlq::stack_internal

@@ -24,6 +24,7 @@ using std::chrono::seconds;
 
 inline constexpr std::string_view kFunction = "ArchiverFunction";
 inline constexpr std::string_view kRole = "ArchiverRole";
+inline constexpr std::string_view kReplayPolicy = "ReplayPolicy";
 inline constexpr std::string_view kLogGroup = "ArchiverLogGroup";
 inline constexpr std::string_view kBucket = "ArchiveBucket";  // the parameter, or the resource with --create-bucket
 inline constexpr std::string_view kSchedule = "SweepSchedule";
@@ -90,6 +91,9 @@ class StackBuilder {
   // The cause lookups' statements (doc/deployment.md), when causes are not off.
   void AddCauseStatements(TemplateValue& statements) const;
   void AddRole();
+  // StackOptions::replay_policy: the operators' managed policy.
+  TemplateValue ReplayStatements() const;
+  void AddReplayPolicy();
   TemplateValue FunctionEnvironment() const;
   void AddFunction();
   void AddSchedule();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints, as one JSON object, what a CloudFormation stack created on the
 stand-in (moto): its status, resources, the execution role's inline policy,
-the function's configuration and concurrency, and the archive bucket's
+the replay policy's document (--replay-policy), the function's configuration and concurrency, and the archive bucket's
 encryption, public access block, ownership, lifecycle and policy (each null
 when the stand-in did not create or does not keep it).
 
@@ -50,6 +50,13 @@ def Main(stack, bucket):
             doc = iam.get_role_policy(RoleName=role, PolicyName=name)["PolicyDocument"]
             out["role_policies"][name] = Document(doc)
         out["role_trust"] = Document(iam.get_role(RoleName=role)["Role"]["AssumeRolePolicyDocument"])
+    replay = out["resources"].get("ReplayPolicy", {}).get("id")
+    out["replay_policy"] = None
+    if replay:
+        arn = replay if replay.startswith("arn:") else out["outputs"].get("ReplayPolicyArn", "")
+        version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+        out["replay_policy"] = Document(
+            iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"])
     lam = boto3.client("lambda")
     fn = out["resources"].get("ArchiverFunction", {}).get("id")
     if fn:

@@ -164,7 +164,7 @@ TEST_F(StackMotoTest, OneAccountWithDiscoveryDeploysScopedToTheDiscoveredQueues)
                        "\n    destination: s3://" + bucket + "/dlq\n    prefixes: [orders-dlq-" + sfx_ +
                        ", billing-dlq-" + sfx_ + "]\n    exclude: [" + dlq_a + "-src, " + dlq_b + "-src]\n";
   Deployed d;
-  ASSERT_NO_FATAL_FAILURE(Deploy(config, "--create-bucket --schedule 'rate(15 minutes)'", bucket, d));
+  ASSERT_NO_FATAL_FAILURE(Deploy(config, "--create-bucket --schedule 'rate(15 minutes)' --replay-policy", bucket, d));
 
   auto st = Statements(d);
   EXPECT_THAT(List(st["ArchiveDeadLetterQueues"]["Resource"]),
@@ -187,6 +187,19 @@ TEST_F(StackMotoTest, OneAccountWithDiscoveryDeploysScopedToTheDiscoveredQueues)
   EXPECT_THAT(List(st["LookUpCausesListMappings"]["Resource"]), ElementsAre("*"));
   EXPECT_THAT(List(st["LookUpCausesReadLogs"]["Resource"]),
               ElementsAre(std::string("arn:aws:logs:us-east-1:") + kAccount + ":log-group:/aws/lambda/*:*"));
+
+  // --replay-policy: a managed policy for the operators, as IAM keeps it,
+  // scoped to the stack's DLQs for the live form.
+  EXPECT_THAT(d.stack["outputs"]["ReplayPolicyArn"].as<std::string>(), HasSubstr(":policy/"));
+  ASSERT_TRUE(d.stack["replay_policy"].IsMap()) << "the policy was not created";
+  std::map<std::string, YAML::Node> replay;
+  for (const YAML::Node& x : d.stack["replay_policy"]["Statement"]) replay[x["Sid"].as<std::string>()] = x;
+  EXPECT_THAT(List(replay["ReplayFromDeadLetterQueues"]["Resource"]),
+              UnorderedElementsAreArray({std::string("arn:aws:sqs:us-east-1:") + kAccount + ":" + dlq_a,
+                                         std::string("arn:aws:sqs:us-east-1:") + kAccount + ":" + dlq_b}));
+  EXPECT_THAT(List(replay["ReplayToOriginFunctions"]["Resource"]),
+              ElementsAre(std::string("arn:aws:lambda:us-east-1:") + kAccount + ":function:*"));
+  EXPECT_THAT(List(replay["ReplayReadArchive"]["Resource"]), ElementsAre("arn:aws:s3:::" + bucket + "/dlq/*"));
 
   const YAML::Node& fn = d.stack["function"];
   EXPECT_EQ(fn["Runtime"].as<std::string>(), "provided.al2023");

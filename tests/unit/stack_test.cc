@@ -423,6 +423,66 @@ groups:
             "/aws/lambda/dlq-archive");
 }
 
+TEST(StackTest, AReplayPolicyOnRequestIsScopedToTheArchiveTheQueuesAndTheAccount) {
+  MonitorConfig c = Config(R"(
+groups:
+  - name: main
+    destination: s3://archive-bucket/dlq/prod
+    queues: [orders-dlq, payments-dlq]
+)");
+  const std::vector<StackQueue> queues = {Queue("orders-dlq", 14 * kDay, 4 * kDay),
+                                          Queue("payments-dlq", 14 * kDay, 4 * kDay)};
+  GeneratedStack without = Generate(c, queues, Options());
+  EXPECT_EQ(without.tmpl.FindPath({"Resources", "ReplayPolicy"}), nullptr) << "only when asked for";
+  EXPECT_EQ(without.tmpl.FindPath({"Outputs", "ReplayPolicyArn"}), nullptr);
+
+  StackOptions o = Options();
+  o.replay_policy = true;
+  GeneratedStack s = Generate(c, queues, o);
+  const TemplateValue& policy = Resource(s, "ReplayPolicy");
+  EXPECT_EQ(policy.Find("Type")->AsString(), "AWS::IAM::ManagedPolicy");
+  EXPECT_EQ(s.tmpl.FindPath({"Outputs", "ReplayPolicyArn", "Value", "Ref"})->AsString(), "ReplayPolicy");
+  std::map<std::string, const TemplateValue*> st;
+  for (const TemplateValue& x : policy.FindPath({"Properties", "PolicyDocument", "Statement"})->items()) {
+    st[x.Find("Sid")->AsString()] = &x;
+  }
+  ASSERT_EQ(st.size(), 9u);
+  EXPECT_THAT(ResourceTexts(*st["ReplayReadArchive"]),
+              ElementsAre("arn:${AWS::Partition}:s3:::${ArchiveBucket}/dlq/prod/*"));
+  EXPECT_THAT(ResourceTexts(*st["ReplayWriteAudit"]),
+              ElementsAre("arn:${AWS::Partition}:s3:::${ArchiveBucket}/dlq/prod/_audit/*"));
+  EXPECT_THAT(Actions(*st["ReplayWriteAudit"]), ElementsAre("s3:PutObject"));
+  EXPECT_THAT(ResourceTexts(*st["ReplayFromDeadLetterQueues"]),
+              ElementsAre("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:orders-dlq",
+                          "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:payments-dlq"));
+  EXPECT_THAT(
+      Actions(*st["ReplayToOriginFunctions"]),
+      ElementsAre("lambda:GetFunctionConfiguration", "lambda:GetFunctionEventInvokeConfig", "lambda:InvokeFunction"));
+  EXPECT_THAT(ResourceTexts(*st["ReplayToOriginFunctions"]),
+              ElementsAre("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"));
+  EXPECT_THAT(ResourceTexts(*st["ReplayToOriginBuses"]),
+              ElementsAre("arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/*"));
+  for (const auto& [sid, statement] : st) {
+    // The one "*": the listings IAM authorizes on no narrower resource, alone in their statement.
+    if (sid == "ReplayFindOrigins") {
+      EXPECT_THAT(Actions(*statement), ElementsAre("lambda:ListFunctions", "sns:ListSubscriptions"));
+      EXPECT_THAT(ResourceTexts(*statement), ElementsAre("*"));
+      continue;
+    }
+    for (const std::string& r : ResourceTexts(*statement)) EXPECT_NE(r, "*") << sid;
+  }
+  // Every action the replay's documented policy lists is granted here too.
+  std::set<std::string> granted;
+  for (const auto& [sid, statement] : st) {
+    for (const std::string& a : Actions(*statement)) granted.insert(a);
+  }
+  for (const char* a : {"lambda:InvokeFunction", "lambda:ListFunctions", "lambda:GetFunctionEventInvokeConfig",
+                        "sns:Publish", "sns:ListSubscriptions", "sns:GetSubscriptionAttributes", "events:PutEvents",
+                        "sqs:SendMessage", "sqs:ReceiveMessage", "s3:GetObject", "s3:ListBucket"}) {
+    EXPECT_TRUE(granted.contains(a)) << a;
+  }
+}
+
 TEST(StackTest, CauseLookupsGetTheirStatementsAndEnvironmentUnlessCausesAreOff) {
   for (const char* mode : {"auto", "on", "off"}) {
     SCOPED_TRACE(mode);
