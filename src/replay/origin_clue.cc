@@ -40,7 +40,10 @@
 // kSchedulerTarget: a schedule's DLQ message (the "dead-letter event") is the
 // target's input, with message attributes ERROR_CODE, ERROR_MESSAGE,
 // EXECUTION_ID, EXHAUSTED_RETRY_CONDITION, IS_PAYLOAD_TRUNCATED,
-// RETRY_ATTEMPTS, SCHEDULED_TIME, SCHEDULE_ARN and TARGET_ARN.
+// RETRY_ATTEMPTS, SCHEDULED_TIME, SCHEDULE_ARN and TARGET_ARN (the page's
+// "Retrieve the dead-letter event" example). For a universal target
+// TARGET_ARN is the API call, arn:aws:scheduler:::aws-sdk:SERVICE:ACTION,
+// and the body that call's parameters.
 //   https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html
 //
 // kSnsEnvelope: a subscription's DLQ gets the message as SNS would have

@@ -213,6 +213,16 @@ Result<ReplayTarget> OriginResolver::FromEventBridge(const ArchiveRecord& record
     t.shape = PayloadShape::kEvent;
     return t;
   }
+  if (arn->service == "scheduler" && StartsWith(arn->resource, "aws-sdk:")) {
+    // A Scheduler universal target: TARGET_ARN names an API call
+    // (arn:aws:scheduler:::aws-sdk:SERVICE:ACTION) and the message is that
+    // call's parameters (configuring-schedule-dlq.html), not an event.
+    return InvalidArgument(fmt::format(
+        "message {}: its schedule's target is the universal target {}, an API call ({}) whose parameters are the "
+        "message; --to-origin makes no API calls for schedules (this one is not sent: make the call with the AWS "
+        "CLI, or replay the message with --to-queue)",
+        record.message_id, target_arn, arn->resource.substr(8)));
+  }
   return InvalidArgument(fmt::format(
       "message {}: its EventBridge target {} is a {} target; --to-origin sends to Lambda functions, SQS queues, SNS "
       "topics and event buses only (this one is not sent: put it back with the target's own API)",

@@ -165,6 +165,32 @@ TEST(OriginResolverTest, AnEventBridgeTargetIsSentToDirectlyByItsType) {
   EXPECT_NE(refused.status().message().find("states target"), std::string::npos) << refused.status().ToString();
 }
 
+TEST(OriginResolverTest, ASchedulerUniversalTargetIsRefusedNamingTheApiCall) {
+  // AWS's own example of a schedule's dead-letter event (configuring-schedule-dlq.html).
+  FakeLambdaApi lambda;
+  OriginResolver resolver(&lambda, nullptr, "us-west-2");
+  ArchiveRecord r = Record(
+      "scheduler-dlq-test", "2aeg3510",
+      R"({"MessageBody":"Hello, world!","QueueUrl":"https://sqs.us-west-2.amazonaws.com/123456789012/does-not-exist"})",
+      {{"ERROR_CODE", {"String", "AWS.SimpleQueueService.NonExistentQueue", ""}},
+       {"ERROR_MESSAGE", {"String", "The specified queue does not exist for this wsdl version.", ""}},
+       {"EXECUTION_ID", {"String", "ad06616e51cdf74a", ""}},
+       {"EXHAUSTED_RETRY_CONDITION", {"String", "MaximumEventAgeInSeconds", ""}},
+       {"IS_PAYLOAD_TRUNCATED", {"String", "false", ""}},
+       {"RETRY_ATTEMPTS", {"String", "0", ""}},
+       {"SCHEDULED_TIME", {"String", "2022-05-14T01:12:00Z", ""}},
+       {"SCHEDULE_ARN", {"String", "arn:aws:scheduler:us-west-2:123456789012:schedule/DLQ-test", ""}},
+       {"TARGET_ARN", {"String", "arn:aws:scheduler:::aws-sdk:sqs:sendMessage", ""}}});
+  EXPECT_EQ(ReadOriginClue(r).kind, ClueKind::kSchedulerTarget);
+  auto t = resolver.Resolve(r);
+  ASSERT_EQ(t.status().code(), ErrorCode::kInvalidArgument) << t.status().ToString();
+  EXPECT_NE(t.status().message().find("universal target arn:aws:scheduler:::aws-sdk:sqs:sendMessage, an API call "
+                                      "(sqs:sendMessage)"),
+            std::string::npos)
+      << t.status().ToString();
+  EXPECT_NE(t.status().message().find("--to-queue"), std::string::npos);
+}
+
 TEST(OriginResolverTest, AnotherAccountNeedsCrossAccountAndIsListedOnceAllowed) {
   FakeLambdaApi lambda;
   FunctionConfiguration f = Fn("orders");
