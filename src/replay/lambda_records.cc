@@ -33,11 +33,11 @@ std::string HourPrefix(const std::string& function, SystemTime t) {
 }
 
 // Lists every key under `prefix`, following continuation tokens.
-Result<std::vector<ObjectInfo>> ListAll(ObjectStore& store, const std::string& prefix, uint64_t* lists) {
+Result<std::vector<ObjectInfo>> ListAll(ObjectStore& store, const std::string& prefix, uint64_t& lists) {
   std::vector<ObjectInfo> out;
   std::string token;
   for (int page = 0; page < kMaxPages; ++page) {
-    if (lists != nullptr) ++*lists;
+    ++lists;
     DLQ_ASSIGN_OR_RETURN(ListPage p, store.List(prefix, "", token));
     for (ObjectInfo& o : p.objects) out.push_back(std::move(o));
     if (p.next_token.empty()) return out;
@@ -101,37 +101,45 @@ Result<ScanStats> ScanLambdaRecords(ObjectStore& store, const std::string& bucke
                                     const std::function<bool(const ArchiveRecord&)>& matches,
                                     const std::function<bool(const ArchiveRecord&)>& fn) {
   const std::string under = prefix.empty() ? std::string(kLambdaAsyncRecordsPrefix) : prefix;
-  DLQ_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects, ListAll(store, under, nullptr));
   ScanStats stats;
   stats.passes = 1;
-  stats.objects_listed = objects.size();
   auto skip = [&](const std::string& key, const std::string& why) {
     ++stats.skipped_objects;
     if (stats.errors.size() < kMaxReportedErrors) stats.errors.push_back({key, 0, why});
   };
-  for (const ObjectInfo& o : objects) {
-    if (EndsWith(o.key, "/")) continue;  // a folder placeholder
-    auto text = ReadRecordObject(store, o.key, o.size);
-    ++stats.objects;
-    if (!text.ok()) {
-      skip(o.key, text.status().message());
-      continue;
+  // One page of the listing at a time: a bucket of millions of records is
+  // never held in memory.
+  std::string token;
+  for (int page = 0; page < kMaxPages; ++page) {
+    DLQ_ASSIGN_OR_RETURN(ListPage listed, store.List(under, "", token));
+    stats.objects_listed += listed.objects.size();
+    for (const ObjectInfo& o : listed.objects) {
+      if (EndsWith(o.key, "/")) continue;  // a folder placeholder
+      auto text = ReadRecordObject(store, o.key, o.size);
+      ++stats.objects;
+      if (!text.ok()) {
+        skip(o.key, text.status().message());
+        continue;
+      }
+      stats.bytes += text->size();
+      stats.compressed_bytes += text->size();
+      ++stats.lines;
+      auto record = LambdaRecordFromObject(bucket, o.key, std::move(*text));
+      if (!record.ok()) {
+        skip(o.key, record.status().message());
+        continue;
+      }
+      ++stats.parsed;
+      ++stats.objects_done;
+      if (matches && !matches(*record)) continue;
+      ++stats.records;
+      if (!fn(*record)) return stats;
     }
-    stats.bytes += text->size();
-    stats.compressed_bytes += text->size();
-    ++stats.lines;
-    auto record = LambdaRecordFromObject(bucket, o.key, std::move(*text));
-    if (!record.ok()) {
-      skip(o.key, record.status().message());
-      continue;
-    }
-    ++stats.parsed;
-    ++stats.objects_done;
-    if (matches && !matches(*record)) continue;
-    ++stats.records;
-    if (!fn(*record)) break;
+    if (listed.next_token.empty()) return stats;
+    token = std::move(listed.next_token);
   }
-  return stats;
+  return Internal(
+      fmt::format("listing {}/{}: pagination did not end after {} pages", store.Describe(), under, kMaxPages));
 }
 
 LambdaRecordProbe::LambdaRecordProbe(ObjectStore& store, std::string bucket, Clock& clock,
@@ -151,7 +159,7 @@ Result<std::vector<std::string>> LambdaRecordProbe::NewKeys(const std::string& f
   // before it is read once and matches nothing.
   for (SystemTime t = start_; HourStamp(t) <= HourStamp(now); t += std::chrono::hours(1)) {
     const std::string prefix = HourPrefix(function, t);
-    auto listed = ListAll(store_, prefix, &lists_);
+    auto listed = ListAll(store_, prefix, lists_);
     if (!listed.ok()) return listed.status().WithContext(fmt::format("listing {}/{}", where_, prefix));
     for (ObjectInfo& o : *listed) {
       if (!read_.contains(o.key)) keys.push_back(std::move(o.key));

@@ -99,6 +99,32 @@ TEST(LambdaRecordsTest, AScanReadsEveryRecordInKeyOrderAndSkipsWhatIsNotOneCount
   EXPECT_EQ(only_b->records, 1u);
 }
 
+TEST(LambdaRecordsTest, AScanReadsPageByPageAndStopsWhenAsked) {
+  FakeClock clock;
+  FakeObjectStore store("s3://fails", &clock, /*page_size=*/2);
+  for (int i = 0; i < 7; ++i) {
+    const std::string id = fmt::format("req-{}", i);
+    store.Insert(RecordKey("orders", clock.Now(), id), RecordText(id, "{}"));
+  }
+  std::vector<std::string> ids;
+  auto all = ScanLambdaRecords(store, "fails", "", nullptr, [&](const ArchiveRecord& r) {
+    ids.push_back(r.message_id);
+    return true;
+  });
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(ids.size(), 7u) << "every page";
+  EXPECT_EQ(all->objects_listed, 7u);
+  EXPECT_TRUE(all->complete());
+  ids.clear();
+  auto three = ScanLambdaRecords(store, "fails", "", nullptr, [&](const ArchiveRecord& r) {
+    ids.push_back(r.message_id);
+    return ids.size() < 3;
+  });
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(ids, (std::vector<std::string>{"req-0", "req-1", "req-2"}));
+  EXPECT_LE(three->objects_listed, 4u) << "the listing stopped with the scan";
+}
+
 TEST(LambdaRecordProbeTest, ARecordWrittenAfterTheStartIsFoundByItsRequestIdOnceAndOlderOnesAreNot) {
   FakeClock clock;
   FakeObjectStore store("s3://fails", &clock);
