@@ -35,7 +35,7 @@ bool IsReceiptHandleError(const BatchEntryError& e) {
 
 BatchSettler::BatchSettler(QueueClient& sqs, ObjectStore& store, Clock& clock, const QueueInfo& queue,
                            const DrainOptions& options, DrainCounters& counters, VisibilityLedger& ledger,
-                           std::function<void(const Status&)> fail)
+                           CopyLedger& copies, std::function<void(const Status&)> fail)
     : sqs_(sqs),
       store_(store),
       clock_(clock),
@@ -43,6 +43,7 @@ BatchSettler::BatchSettler(QueueClient& sqs, ObjectStore& store, Clock& clock, c
       options_(options),
       counters_(counters),
       ledger_(ledger),
+      copies_(copies),
       fail_(std::move(fail)) {}
 
 Status BatchSettler::Upload(const SealedBatch& sb) const {
@@ -95,17 +96,23 @@ void BatchSettler::Delete(const std::vector<HeldMessage>& held) {
           }
           continue;
         }
-        counters_.deleted += r->successful_ids.size();
+        for (const std::string& id : r->successful_ids) {
+          if (std::any_of(pending.begin(), pending.end(), [&](const DeleteEntry& d) { return d.id == id; })) {
+            copies_.Deleted(message_id(id));
+          }
+        }
         std::vector<DeleteEntry> retry;
         for (const BatchEntryError& e : r->failed) {
           auto it = std::find_if(pending.begin(), pending.end(), [&](const DeleteEntry& d) { return d.id == e.id; });
           if (it == pending.end()) continue;
           if (IsReceiptHandleError(e)) {
-            // The message became visible again before we deleted it: it is
-            // still in the DLQ and will be archived again (a duplicate).
-            ++counters_.duplicates;
-            Log().Log(LogLevel::kWarn, "archive.duplicate",
-                      {{"queue", queue_.name}, {"message_id", message_id(e.id)}, {"reason", e.code}});
+            // The message became visible again before we deleted it: unless
+            // another of its handles deletes it, it is still in the DLQ and
+            // will be archived again (a duplicate).
+            if (copies_.NotDeleted(message_id(e.id), /*expired=*/true)) {
+              Log().Log(LogLevel::kWarn, "archive.duplicate",
+                        {{"queue", queue_.name}, {"message_id", message_id(e.id)}, {"reason", e.code}});
+            }
           } else {
             retry.push_back(*it);
           }
@@ -113,8 +120,8 @@ void BatchSettler::Delete(const std::vector<HeldMessage>& held) {
         pending = std::move(retry);
       }
       if (!pending.empty()) {
-        counters_.delete_failures += pending.size();
         for (const DeleteEntry& d : pending) {
+          if (!copies_.NotDeleted(message_id(d.id), /*expired=*/false)) continue;
           Log().Log(LogLevel::kWarn, "archive.delete_failed",
                     {{"queue", queue_.name},
                      {"message_id", message_id(d.id)},
@@ -143,7 +150,11 @@ void BatchSettler::Release(const std::vector<HeldMessage>& held, bool count_rele
                  {"messages", static_cast<int64_t>(entries.size())},
                  {"error", r.status().ToString()}});
     }
-    if (count_released) counters_.released += entries.size();
+    if (count_released) {
+      counters_.released += static_cast<uint64_t>(std::count_if(held.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                                held.begin() + static_cast<std::ptrdiff_t>(end),
+                                                                [](const HeldMessage& h) { return !h.copy; }));
+    }
   }
 }
 

@@ -4,7 +4,9 @@
 // record read back with the AWS CLI equals what was sent, attribute for
 // attribute, and keys follow the layout. Standard and FIFO pairs.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "harness.h"
@@ -112,6 +114,59 @@ TEST(ArchiveMoto, MissingBucketDeletesNothing) {
   size_t visible = 0;
   for (int i = 0; i < 3; ++i) visible += svc->sqs().ReceiveMessages(*url, ro)->size();
   EXPECT_EQ(visible, 5u);
+}
+
+// The number in a JSON summary after `"key":`, -1 when absent.
+int64_t JsonCount(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\":";
+  size_t at = json.find(k);
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + k.size()));
+}
+
+// moto hands one message to two receives that run at once (it checks
+// visibility and marks a message received without a lock): with eight
+// receivers some messages arrive twice, with two receipt handles. The run
+// archives and deletes each once and counts the copies apart; every count
+// adds up whether or not moto raced this time.
+TEST(ArchiveMoto, MessagesHandedToTwoReceivesAreArchivedAndCountedOnce) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("twice-dlq");
+  auto url = svc->sqs().CreateQueue(q, {});
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  constexpr int kMessages = 300;
+  for (int b = 0; b < kMessages / 10; ++b) {
+    std::vector<SendEntry> batch(10);
+    for (int i = 0; i < 10; ++i) {
+      batch[i].id = std::to_string(i);
+      batch[i].body = "m" + std::to_string(b * 10 + i);
+    }
+    ASSERT_TRUE(svc->sqs().SendMessageBatch(*url, batch).ok());
+  }
+  std::string dir = "/tmp/dlq-twice-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto r = RunShell(moto.ShellEnv() + DLQ_BINARY + " archive --queue " + q + " --to file://" + dir +
+                        " --concurrency 8 --fixed-concurrency --output json --progress never --log-level warn",
+                    false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const int64_t received = JsonCount(r.out, "received"), again = JsonCount(r.out, "received_again");
+  EXPECT_EQ(JsonCount(r.out, "archived"), kMessages) << r.out;
+  EXPECT_EQ(JsonCount(r.out, "deleted"), kMessages) << r.out;
+  EXPECT_EQ(JsonCount(r.out, "duplicates"), 0) << r.out;
+  EXPECT_EQ(JsonCount(r.out, "delete_failures"), 0) << r.out;
+  EXPECT_GE(again, 0) << r.out;
+  EXPECT_EQ(received, kMessages + again) << r.out;
+  EXPECT_EQ(Depth(*svc, *url), 0);
+  // One line per message in the archive, each message once.
+  auto lines = RunShell("find " + dir + " -name '*.json.gz' -exec zcat {} + | wc -l");
+  EXPECT_EQ(std::stoll(lines.out), kMessages) << lines.out;
+  auto ids = RunShell("find " + dir +
+                      " -name '*.json.gz' -exec zcat {} + | grep -o '\"message_id\":\"[^\"]*\"' | sort -u | wc -l");
+  EXPECT_EQ(std::stoll(ids.out), kMessages) << ids.out;
+  std::printf("moto handed out %lld copies of %d messages\n", static_cast<long long>(again), kMessages);
+  RunShell("rm -rf " + dir);
 }
 
 TEST(ArchiveMoto, MissingQueueIsAClearError) {

@@ -25,7 +25,7 @@ class BatchSettlerTest : public ::testing::Test {
   }
 
   BatchSettler Settler() {
-    return BatchSettler(sqs_, store_, clock_, queue_, options_, counters_, ledger_,
+    return BatchSettler(sqs_, store_, clock_, queue_, options_, counters_, ledger_, copies_,
                         [this](const Status& st) { failures_.push_back(st); });
   }
 
@@ -60,6 +60,7 @@ class BatchSettlerTest : public ::testing::Test {
   DrainOptions options_;
   DrainCounters counters_;
   VisibilityLedger ledger_;
+  CopyLedger copies_{counters_};
   std::vector<Status> failures_;
 };
 

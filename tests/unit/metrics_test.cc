@@ -315,6 +315,7 @@ TEST(DaemonMetricsTest, EveryFamilyAppearsOnceWithHelpAndType) {
                                 "dlq_archive_messages_archived_total",
                                 "dlq_archive_messages_deleted_total",
                                 "dlq_archive_messages_duplicates_total",
+                                "dlq_archive_messages_received_again_total",
                                 "dlq_archive_messages_failed_total",
                                 "dlq_archive_objects_total",
                                 "dlq_archive_bytes_uploaded_total",
