@@ -6,7 +6,9 @@
 #include <atomic>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "archive/key_layout.h"
@@ -29,6 +31,30 @@ bool IsReceiptHandleError(const BatchEntryError& e) {
   return e.code == "ReceiptHandleIsInvalid" || e.code == "InvalidReceiptHandle" ||
          e.code == "AWS.SimpleQueueService.ReceiptHandleIsInvalid" ||
          (e.code == "InvalidParameterValue" && e.message.find("eceipt") != std::string::npos);
+}
+
+// `held` in the order to delete: each copy (HeldMessage::copy) right after
+// its message, so both handles most often go in one call and its reply says
+// at once which one deleted it.
+std::vector<const HeldMessage*> DeleteOrder(const std::vector<HeldMessage>& held) {
+  std::vector<const HeldMessage*> order;
+  order.reserve(held.size());
+  std::unordered_map<std::string_view, std::vector<const HeldMessage*>> copies;
+  for (const HeldMessage& h : held) {
+    if (h.copy) copies[h.message_id].push_back(&h);
+  }
+  for (const HeldMessage& h : held) {
+    if (h.copy) continue;
+    order.push_back(&h);
+    if (auto it = copies.find(h.message_id); it != copies.end()) {
+      order.insert(order.end(), it->second.begin(), it->second.end());
+      copies.erase(it);
+    }
+  }
+  for (const HeldMessage& h : held) {  // copies of messages not in `held`, in their order
+    if (h.copy && copies.contains(h.message_id)) order.push_back(&h);
+  }
+  return order;
 }
 
 }  // namespace
@@ -65,7 +91,8 @@ Status BatchSettler::Upload(const SealedBatch& sb) const {
   return st.aws() ? out.WithAws(*st.aws()) : out;
 }
 
-void BatchSettler::Delete(const std::vector<HeldMessage>& held) {
+void BatchSettler::Delete(const std::vector<HeldMessage>& unordered) {
+  const std::vector<const HeldMessage*> held = DeleteOrder(unordered);
   size_t chunks = (held.size() + kMaxBatchEntries - 1) / kMaxBatchEntries;
   std::atomic<size_t> next{0};
   auto worker = [&] {
@@ -74,10 +101,10 @@ void BatchSettler::Delete(const std::vector<HeldMessage>& held) {
       size_t begin = c * kMaxBatchEntries;
       size_t end = std::min(held.size(), begin + kMaxBatchEntries);
       std::vector<DeleteEntry> pending;
-      for (size_t i = begin; i < end; ++i) pending.push_back({std::to_string(i - begin), held[i].receipt_handle});
+      for (size_t i = begin; i < end; ++i) pending.push_back({std::to_string(i - begin), held[i]->receipt_handle});
       auto message_id = [&](const std::string& id) {
         auto i = EntryIndex(id, end - begin);
-        return i ? held[begin + *i].message_id : std::string("?");
+        return i ? held[begin + *i]->message_id : std::string("?");
       };
       for (int attempt = 0; attempt < options_.delete_attempts && !pending.empty(); ++attempt) {
         if (attempt > 0) clock_.SleepFor(BackoffDelay(kDrainLocalRetry, attempt, rng));
