@@ -64,6 +64,7 @@ void WriteResultJson(JsonWriter& w, const DrainResult& r, const std::string& des
                                                           {"deleted", s.deleted},
                                                           {"duplicates", s.duplicates},
                                                           {"delete_failures", s.delete_failures},
+                                                          {"received_again", s.received_again},
                                                           {"released", s.released},
                                                           {"kept", s.kept},
                                                           {"abandoned_receives", s.abandoned_receives},
@@ -385,13 +386,13 @@ void PrintQueueSummary(const ArchiveCommandOptions& options, const DrainResult& 
   }
   const char* state = !r.status.ok() ? "FAILED: " : r.stopped ? "STOPPED: " : r.incomplete ? "INCOMPLETE: " : "";
   std::printf(
-      "%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, skipped %lu, objects %lu (%s) in %.1fs "
-      "(%.0f msg/s)%s\n",
+      "%s: %sarchived %lu, deleted %lu, released %lu, duplicates %lu, received again %lu, skipped %lu, objects %lu "
+      "(%s) in %.1fs (%.0f msg/s)%s\n",
       TerminalSafe(r.queue.name).c_str(), state, static_cast<unsigned long>(s.archived),
       static_cast<unsigned long>(s.deleted), static_cast<unsigned long>(s.released + s.kept),
-      static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.skipped),
-      static_cast<unsigned long>(s.objects), FormatByteSize(s.bytes_uploaded).c_str(), secs,
-      secs > 0 ? s.archived / secs : 0.0,
+      static_cast<unsigned long>(s.duplicates), static_cast<unsigned long>(s.received_again),
+      static_cast<unsigned long>(s.skipped), static_cast<unsigned long>(s.objects),
+      FormatByteSize(s.bytes_uploaded).c_str(), secs, secs > 0 ? s.archived / secs : 0.0,
       options.drain.keep ? " [--keep: nothing deleted; what was archived went back to the queue]" : "");
   size_t shown = 0;
   for (const auto& k : r.keys) {

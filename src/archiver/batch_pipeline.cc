@@ -72,6 +72,24 @@ std::vector<HeldMessage> BatchPipeline::EndWait(std::vector<Message>& msgs, size
   return rest;
 }
 
+bool BatchPipeline::AddCopy(const Message& m, SteadyTime received) {
+  auto holds = [&](const HeldBatch& b) {
+    return std::any_of(b.held.begin(), b.held.end(),
+                       [&](const HeldMessage& h) { return !h.copy && h.message_id == m.message_id; });
+  };
+  HeldBatch* into = nullptr;
+  if (holds(building_)) into = &building_;
+  for (HeldBatch& b : upload_queue_)
+    if (into == nullptr && holds(b)) into = &b;
+  for (HeldBatch* b : uploading_)
+    if (into == nullptr && !b->deleting && holds(*b)) into = b;
+  for (HeldBatch* b : sealing_batches_)
+    if (into == nullptr && holds(*b)) into = b;
+  if (into == nullptr) return false;
+  into->held.push_back({m.message_id, m.receipt_handle, received, received + visibility_timeout_, /*copy=*/true});
+  return true;
+}
+
 std::vector<HeldMessage> BatchPipeline::DropBuilding() {
   std::vector<HeldMessage> rest = std::move(building_.held);
   building_ = HeldBatch{};

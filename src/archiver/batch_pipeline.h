@@ -56,6 +56,12 @@ class BatchPipeline {
   // messages, made visible now, to release; the waiting batch goes.
   std::vector<HeldMessage> EndWait(std::vector<Message>& msgs, size_t i, const std::optional<Waiting>& waiting,
                                    SteadyTime received);
+  // A copy of a message already in a batch here (SQS handed it out again,
+  // received at `received`) joins that batch, to be deleted or released
+  // with it: true when the batch is building, sealing, queued or uploading.
+  // False when the message is elsewhere (in a receiver's hand, waiting for
+  // room, or in a batch already deleting).
+  bool AddCopy(const Message& m, SteadyTime received);
   // The building batch is dropped (stop or failure): its messages, to release.
   std::vector<HeldMessage> DropBuilding();
 

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "archive/key_layout.h"
@@ -31,11 +33,35 @@ bool IsReceiptHandleError(const BatchEntryError& e) {
          (e.code == "InvalidParameterValue" && e.message.find("eceipt") != std::string::npos);
 }
 
+// `held` in the order to delete: each copy (HeldMessage::copy) right after
+// its message, so both handles most often go in one call and its reply says
+// at once which one deleted it.
+std::vector<const HeldMessage*> DeleteOrder(const std::vector<HeldMessage>& held) {
+  std::vector<const HeldMessage*> order;
+  order.reserve(held.size());
+  std::unordered_map<std::string_view, std::vector<const HeldMessage*>> copies;
+  for (const HeldMessage& h : held) {
+    if (h.copy) copies[h.message_id].push_back(&h);
+  }
+  for (const HeldMessage& h : held) {
+    if (h.copy) continue;
+    order.push_back(&h);
+    if (auto it = copies.find(h.message_id); it != copies.end()) {
+      order.insert(order.end(), it->second.begin(), it->second.end());
+      copies.erase(it);
+    }
+  }
+  for (const HeldMessage& h : held) {  // copies of messages not in `held`, in their order
+    if (h.copy && copies.contains(h.message_id)) order.push_back(&h);
+  }
+  return order;
+}
+
 }  // namespace
 
 BatchSettler::BatchSettler(QueueClient& sqs, ObjectStore& store, Clock& clock, const QueueInfo& queue,
                            const DrainOptions& options, DrainCounters& counters, VisibilityLedger& ledger,
-                           std::function<void(const Status&)> fail)
+                           CopyLedger& copies, std::function<void(const Status&)> fail)
     : sqs_(sqs),
       store_(store),
       clock_(clock),
@@ -43,6 +69,7 @@ BatchSettler::BatchSettler(QueueClient& sqs, ObjectStore& store, Clock& clock, c
       options_(options),
       counters_(counters),
       ledger_(ledger),
+      copies_(copies),
       fail_(std::move(fail)) {}
 
 Status BatchSettler::Upload(const SealedBatch& sb) const {
@@ -64,7 +91,8 @@ Status BatchSettler::Upload(const SealedBatch& sb) const {
   return st.aws() ? out.WithAws(*st.aws()) : out;
 }
 
-void BatchSettler::Delete(const std::vector<HeldMessage>& held) {
+void BatchSettler::Delete(const std::vector<HeldMessage>& unordered) {
+  const std::vector<const HeldMessage*> held = DeleteOrder(unordered);
   size_t chunks = (held.size() + kMaxBatchEntries - 1) / kMaxBatchEntries;
   std::atomic<size_t> next{0};
   auto worker = [&] {
@@ -73,10 +101,10 @@ void BatchSettler::Delete(const std::vector<HeldMessage>& held) {
       size_t begin = c * kMaxBatchEntries;
       size_t end = std::min(held.size(), begin + kMaxBatchEntries);
       std::vector<DeleteEntry> pending;
-      for (size_t i = begin; i < end; ++i) pending.push_back({std::to_string(i - begin), held[i].receipt_handle});
+      for (size_t i = begin; i < end; ++i) pending.push_back({std::to_string(i - begin), held[i]->receipt_handle});
       auto message_id = [&](const std::string& id) {
         auto i = EntryIndex(id, end - begin);
-        return i ? held[begin + *i].message_id : std::string("?");
+        return i ? held[begin + *i]->message_id : std::string("?");
       };
       for (int attempt = 0; attempt < options_.delete_attempts && !pending.empty(); ++attempt) {
         if (attempt > 0) clock_.SleepFor(BackoffDelay(kDrainLocalRetry, attempt, rng));
@@ -95,17 +123,23 @@ void BatchSettler::Delete(const std::vector<HeldMessage>& held) {
           }
           continue;
         }
-        counters_.deleted += r->successful_ids.size();
+        for (const std::string& id : r->successful_ids) {
+          if (std::any_of(pending.begin(), pending.end(), [&](const DeleteEntry& d) { return d.id == id; })) {
+            copies_.Deleted(message_id(id));
+          }
+        }
         std::vector<DeleteEntry> retry;
         for (const BatchEntryError& e : r->failed) {
           auto it = std::find_if(pending.begin(), pending.end(), [&](const DeleteEntry& d) { return d.id == e.id; });
           if (it == pending.end()) continue;
           if (IsReceiptHandleError(e)) {
-            // The message became visible again before we deleted it: it is
-            // still in the DLQ and will be archived again (a duplicate).
-            ++counters_.duplicates;
-            Log().Log(LogLevel::kWarn, "archive.duplicate",
-                      {{"queue", queue_.name}, {"message_id", message_id(e.id)}, {"reason", e.code}});
+            // The message became visible again before we deleted it: unless
+            // another of its handles deletes it, it is still in the DLQ and
+            // will be archived again (a duplicate).
+            if (copies_.NotDeleted(message_id(e.id), /*expired=*/true)) {
+              Log().Log(LogLevel::kWarn, "archive.duplicate",
+                        {{"queue", queue_.name}, {"message_id", message_id(e.id)}, {"reason", e.code}});
+            }
           } else {
             retry.push_back(*it);
           }
@@ -113,8 +147,8 @@ void BatchSettler::Delete(const std::vector<HeldMessage>& held) {
         pending = std::move(retry);
       }
       if (!pending.empty()) {
-        counters_.delete_failures += pending.size();
         for (const DeleteEntry& d : pending) {
+          if (!copies_.NotDeleted(message_id(d.id), /*expired=*/false)) continue;
           Log().Log(LogLevel::kWarn, "archive.delete_failed",
                     {{"queue", queue_.name},
                      {"message_id", message_id(d.id)},
@@ -143,7 +177,11 @@ void BatchSettler::Release(const std::vector<HeldMessage>& held, bool count_rele
                  {"messages", static_cast<int64_t>(entries.size())},
                  {"error", r.status().ToString()}});
     }
-    if (count_released) counters_.released += entries.size();
+    if (count_released) {
+      counters_.released += static_cast<uint64_t>(std::count_if(held.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                                held.begin() + static_cast<std::ptrdiff_t>(end),
+                                                                [](const HeldMessage& h) { return !h.copy; }));
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "archiver/batch_pipeline.h"
+#include "archiver/copy_ledger.h"
 #include "archiver/drain_options.h"
 #include "archiver/drain_stats.h"
 #include "archiver/fifo_turns.h"
@@ -54,6 +55,9 @@ struct DrainRun {
 
   // Read and written by any thread without a lock.
   DrainCounters counters;
+  // Internally synchronized. What the run did with each message it took, so
+  // copies SQS hands out again count once (archived, deleted).
+  CopyLedger copies{counters};
   std::atomic<bool> stop{false};  // stop receiving (requested, drained, limit or error)
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> abort_receives{false};    // a stop or an error: abandon receives in flight

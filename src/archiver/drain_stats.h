@@ -12,12 +12,18 @@ struct DrainStats {
   uint64_t received = 0;  // ReceiveMessage deliveries (a message may be delivered twice)
   uint64_t selected = 0;
   uint64_t skipped = 0;   // not selected, released at once
-  uint64_t archived = 0;  // in confirmed objects
-  uint64_t deleted = 0;
-  uint64_t duplicates = 0;       // receipt handle expired before delete: will be archived again
+  uint64_t archived = 0;  // distinct messages in confirmed objects
+  uint64_t deleted = 0;   // distinct messages deleted
+  // Archived, left in the DLQ: every receipt handle the run had for it was
+  // stale at its delete (visibility ran out); a later run archives it again.
+  uint64_t duplicates = 0;
   uint64_t delete_failures = 0;  // still in the DLQ after every delete attempt (archived, not lost)
-  uint64_t released = 0;         // returned to the queue unarchived (upload failure, stop)
-  uint64_t kept = 0;             // archived and returned to the queue (keep), not deleted
+  // Further receipts of a message this run already held or archived (SQS
+  // handed it out again): not archived or deleted twice, not in the counts
+  // above (doc/drainer.md, "Copies").
+  uint64_t received_again = 0;
+  uint64_t released = 0;  // returned to the queue unarchived (upload failure, stop)
+  uint64_t kept = 0;      // archived and returned to the queue (keep), not deleted
   // Receives abandoned in flight by a stop or a failure: whatever SQS handed
   // them (up to 10 messages each) stays invisible for visibility_timeout.
   uint64_t abandoned_receives = 0;
@@ -34,7 +40,7 @@ struct DrainStats {
 
 struct DrainCounters {
   std::atomic<uint64_t> received{0}, selected{0}, skipped{0}, archived{0}, deleted{0}, duplicates{0},
-      delete_failures{0}, released{0}, kept{0}, abandoned_receives{0}, objects{0}, bytes_uploaded{0},
+      delete_failures{0}, received_again{0}, released{0}, kept{0}, abandoned_receives{0}, objects{0}, bytes_uploaded{0},
       visibility_extensions{0}, receive_calls{0}, corrupt{0};
   std::atomic<int64_t> approximate_remaining{-1}, approximate_in_flight{-1};
 
@@ -47,6 +53,7 @@ struct DrainCounters {
     s.deleted = deleted;
     s.duplicates = duplicates;
     s.delete_failures = delete_failures;
+    s.received_again = received_again;
     s.released = released;
     s.kept = kept;
     s.abandoned_receives = abandoned_receives;

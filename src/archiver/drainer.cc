@@ -52,7 +52,7 @@ QueueDrainer::QueueDrainer(QueueClient& sqs, ObjectStore& store, Clock& clock, Q
              return std::make_unique<BatchBuilder>(context_, options_.key_template, options_.prefix, options_.batch,
                                                    clock_);
            }),
-      settler_(sqs_, store_, clock_, queue_, options_, run_.counters, run_.ledger,
+      settler_(sqs_, store_, clock_, queue_, options_, run_.counters, run_.ledger, run_.copies,
                [this](const Status& status) { run_.Fail(status); }),
       receivers_(sqs_, clock_, run_, *this) {}
 
@@ -130,6 +130,7 @@ bool QueueDrainer::Place(std::vector<Message>&& msgs, const std::vector<CorruptM
   // Held invisible until the pass ends, so the next receives reach messages
   // not seen yet.
   HoldExamined(std::move(examined));
+  if (!take.empty()) take = SettleCopies(std::move(take), received);
   // Enforce --max-messages across receivers.
   if (options_.max_messages > 0 && !take.empty()) {
     uint64_t before = budget_used_.fetch_add(take.size());
@@ -150,6 +151,41 @@ bool QueueDrainer::Place(std::vector<Message>&& msgs, const std::vector<CorruptM
     run_.stop = true;
   if (!take.empty()) AddSelected(std::move(take), received);
   return sorted.progress;
+}
+
+std::vector<Message> QueueDrainer::SettleCopies(std::vector<Message>&& take, SteadyTime received) {
+  std::vector<Message> first;
+  first.reserve(take.size());
+  std::vector<HeldMessage> stored, release;
+  int64_t joined = 0;
+  {
+    MutexLock lock(run_.mu);
+    for (Message& m : take) {
+      const CopyLedger::Seen seen = run_.copies.Take(m.message_id);
+      if (seen == CopyLedger::Seen::kFirst) {
+        first.push_back(std::move(m));
+        continue;
+      }
+      if (seen == CopyLedger::Seen::kHeld && !run_.AbortingLocked() && run_.pipeline.AddCopy(m, received)) {
+        ++joined;
+        continue;
+      }
+      HeldMessage copy{std::move(m.message_id), std::move(m.receipt_handle), received, received, /*copy=*/true};
+      (seen == CopyLedger::Seen::kStored ? stored : release).push_back(std::move(copy));
+    }
+  }
+  if (first.size() == take.size()) return first;
+  Log().Log(LogLevel::kInfo, "archive.received_again",
+            {{"queue", queue_.name},
+             {"joined_their_batch", joined},
+             {"deleted_as_archived", static_cast<int64_t>(stored.size())},
+             {"released", static_cast<int64_t>(release.size())},
+             {"note", "SQS handed out messages this run holds or archived; each is archived and deleted once"}});
+  // Its message is in a stored object: the copy is deleted as the original is.
+  if (!stored.empty()) settler_.Delete(stored);
+  // Its message is held where a copy cannot join it: the copy goes back.
+  if (!release.empty()) settler_.Release(release, /*count_released=*/false);
+  return first;
 }
 
 void QueueDrainer::Seal(bool wait) {
@@ -255,17 +291,18 @@ void QueueDrainer::StoreBatch(HeldBatch& batch) {
     settler_.Release(batch.held);
     return;
   }
-  run_.counters.archived += batch.held.size();
   ++run_.counters.objects;
   run_.counters.bytes_uploaded += batch.sealed->gz.size();
   {
+    // Under the lock: a copy may join the batch until it counts as stored.
     MutexLock g(run_.mu);
+    run_.copies.Stored(batch.held);
     run_.keys.push_back(batch.sealed->key);
   }
   Log().Log(LogLevel::kInfo, "archive.object",
             {{"queue", queue_.name},
              {"key", batch.sealed->key},
-             {"messages", static_cast<int64_t>(batch.held.size())},
+             {"messages", static_cast<int64_t>(batch.sealed->messages)},
              {"bytes", static_cast<int64_t>(batch.sealed->gz.size())}});
   {
     // The body is stored: its buffer serves a later batch.
@@ -464,6 +501,7 @@ void QueueDrainer::LogDone(const DrainResult& result) const {
              {"released", static_cast<int64_t>(result.stats.released)},
              {"kept", static_cast<int64_t>(result.stats.kept)},
              {"duplicates", static_cast<int64_t>(result.stats.duplicates)},
+             {"received_again", static_cast<int64_t>(result.stats.received_again)},
              {"objects", static_cast<int64_t>(result.stats.objects)},
              {"receivers", result.stats.receivers},
              {"drained", result.drained}});

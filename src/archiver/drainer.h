@@ -6,6 +6,9 @@
 //   succeeded. What could not be archived goes back to the queue (visibility
 //   0) or stays in it; an expired receipt handle makes a duplicate, never a
 //   loss.
+// - Counts are of distinct messages: a message SQS hands out again while
+//   the run holds or has archived it is archived and deleted once, and the
+//   copy counts in received_again.
 // - Held messages stay invisible (a heartbeat extends them, within SQS's
 //   12-hour limit); memory is bounded by the batches in flight, not by
 //   queue depth. A FIFO group's messages are archived in SQS's order.
@@ -106,6 +109,11 @@ class QueueDrainer final : private ReceiverHandoff {
   // visibility deadlines count from it (never later than SQS's own).
   void HandleCorrupt(const std::vector<CorruptMessage>& corrupt, SteadyTime received) DLQ_EXCLUDES(run_.mu);
   void HoldExamined(std::vector<HeldMessage> held) DLQ_EXCLUDES(run_.mu);
+  // Returns the messages of `take` new to the run. A copy of one the run
+  // holds in a batch joins that batch; of one already stored, is deleted
+  // now; of one elsewhere (in another receiver's hand, waiting for room, or
+  // the run ending), is released.
+  std::vector<Message> SettleCopies(std::vector<Message>&& take, SteadyTime received) DLQ_EXCLUDES(run_.mu);
   // Puts selected messages into batches, sealing each full one. While the
   // receiver waits for room (max_batches_in_flight), the messages it still
   // has in hand wait in the pipeline, where the heartbeat keeps them invisible.

@@ -22,6 +22,9 @@ struct HeldMessage {
   std::string receipt_handle;  // empty: its place in a batch that moved it elsewhere
   SteadyTime received_at;      // first receipt by us
   SteadyTime visible_until;    // our deadline, never later than SQS's
+  // Another receipt of a message whose record is in the same batch (a copy
+  // SQS handed out again): settled with it, counted once.
+  bool copy = false;
 };
 
 struct HeldBatch {

@@ -53,7 +53,8 @@ void WriteQueueJson(JsonWriter& w, const QueueOutcome& q) {
   const DrainStats& s = q.drain.stats;
   w.BeginObject().Key("queue").String(q.queue).Key("result").String(q.result);
   w.Key("archived").Uint(s.archived).Key("deleted").Uint(s.deleted).Key("released").Uint(s.released);
-  w.Key("delete_failures").Uint(s.delete_failures).Key("objects").Uint(s.objects);
+  w.Key("delete_failures").Uint(s.delete_failures).Key("duplicates").Uint(s.duplicates);
+  w.Key("received_again").Uint(s.received_again).Key("objects").Uint(s.objects);
   // ApproximateNumberOfMessages as last seen; null when never read (failed or not started).
   w.Key("remaining");
   if (s.approximate_remaining < 0) {

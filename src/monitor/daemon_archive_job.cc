@@ -161,6 +161,7 @@ void DaemonArchiveRun::Publish(const DrainStats& now) {
   add(metrics_.messages_archived_total, &DrainStats::archived);
   add(metrics_.messages_deleted_total, &DrainStats::deleted);
   add(metrics_.messages_duplicates_total, &DrainStats::duplicates);
+  add(metrics_.messages_received_again_total, &DrainStats::received_again);
   add(metrics_.objects_total, &DrainStats::objects);
   add(metrics_.bytes_uploaded_total, &DrainStats::bytes_uploaded);
 }

@@ -43,8 +43,13 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r, std::string_view version)
                                           "Messages deleted from the DLQ after their archive was confirmed.",
                                           {"queue", "region"})),
       messages_duplicates_total(r.AddCounter("dlq_archive_messages_duplicates_total",
-                                             "Messages received again after they were already archived.",
+                                             "Messages archived and left in the DLQ because every receipt handle "
+                                             "for them had expired at the delete; a later run archives them again.",
                                              {"queue", "region"})),
+      messages_received_again_total(r.AddCounter("dlq_archive_messages_received_again_total",
+                                                 "Further receipts of a message a run already held or archived "
+                                                 "(SQS handed it out again); archived and deleted once.",
+                                                 {"queue", "region"})),
       messages_failed_total(r.AddCounter("dlq_archive_messages_failed_total",
                                          "Messages whose archiving failed; they stay in the DLQ.",
                                          {"queue", "region"})),
@@ -129,6 +134,7 @@ void DaemonMetrics::RemoveQueue(const std::string& queue, const std::string& reg
   messages_archived_total.RemoveMatching(match);
   messages_deleted_total.RemoveMatching(match);
   messages_duplicates_total.RemoveMatching(match);
+  messages_received_again_total.RemoveMatching(match);
   messages_failed_total.RemoveMatching(match);
   objects_total.RemoveMatching(match);
   bytes_uploaded_total.RemoveMatching(match);

@@ -26,6 +26,7 @@ struct DaemonMetrics {
   metrics::CounterFamily& messages_archived_total;
   metrics::CounterFamily& messages_deleted_total;
   metrics::CounterFamily& messages_duplicates_total;
+  metrics::CounterFamily& messages_received_again_total;
   metrics::CounterFamily& messages_failed_total;
   metrics::CounterFamily& objects_total;
   metrics::CounterFamily& bytes_uploaded_total;

@@ -481,6 +481,11 @@ void FakeQueueClient::SampleReceives(double fraction, uint64_t seed) {
   sample_rng_.seed(seed);
 }
 
+void FakeQueueClient::RedeliverNextReceived(int n) {
+  MutexLock lock(mu_);
+  redeliver_next_ = n;
+}
+
 Result<std::vector<Message>> FakeQueueClient::ReceiveMessages(const std::string& queue_url,
                                                               const ReceiveOptions& options) {
   DLQ_FAKE_BEGIN(Operation::kReceiveMessages);
@@ -522,6 +527,10 @@ Result<std::vector<Message>> FakeQueueClient::ReceiveMessages(const std::string&
     s.message.receipt_handle =
         fmt::format("AQEB{}-{}-{}", Base64Encode(s.message.message_id).substr(0, 16), s.seq, next_handle_++);
     s.visible_at = now + seconds(timeout);
+    if (redeliver_next_ > 0) {
+      --redeliver_next_;
+      s.visible_at = now;  // the next receive hands it out again
+    }
     out.push_back(View(*q, s, options.attribute_names, options.message_attribute_names));
     ++it;  // FIFO: later messages of this group may follow in the same receive, in order
   }

@@ -100,6 +100,12 @@ class FakeQueueClient final : public QueueClient {
   // send order.
   void SampleReceives(double fraction, uint64_t seed = 1);
 
+  // Delivery twice, as SQS may on rare occasions and moto does when two
+  // receives run at once: each of the next n messages received stays
+  // receivable, so a later receive hands it out again (a new receipt handle,
+  // the older one stale) while the first receiver still holds it.
+  void RedeliverNextReceived(int n);
+
   // Calls made of `op`, failed ones included.
   int calls(Operation op) const;
   // Messages deleted through DeleteMessageBatch so far.
@@ -181,6 +187,7 @@ class FakeQueueClient final : public QueueClient {
   std::string fail_send_code_ DLQ_GUARDED_BY(mu_);
   int deleted_count_ DLQ_GUARDED_BY(mu_) = 0;
   int corrupt_next_ DLQ_GUARDED_BY(mu_) = 0;
+  int redeliver_next_ DLQ_GUARDED_BY(mu_) = 0;
   std::map<std::string, int> corrupt_ids_ DLQ_GUARDED_BY(mu_);
   double sample_fraction_ DLQ_GUARDED_BY(mu_) = 1.0;
   std::mt19937_64 sample_rng_ DLQ_GUARDED_BY(mu_);

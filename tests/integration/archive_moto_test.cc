@@ -4,8 +4,14 @@
 // record read back with the AWS CLI equals what was sent, attribute for
 // attribute, and keys follow the layout. Standard and FIFO pairs.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "harness.h"
 
@@ -112,6 +118,91 @@ TEST(ArchiveMoto, MissingBucketDeletesNothing) {
   size_t visible = 0;
   for (int i = 0; i < 3; ++i) visible += svc->sqs().ReceiveMessages(*url, ro)->size();
   EXPECT_EQ(visible, 5u);
+}
+
+// The number in a JSON summary after `"key":`, -1 when absent.
+int64_t JsonCount(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\":";
+  size_t at = json.find(k);
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + k.size()));
+}
+
+// A message SQS hands out again while the run holds it or has archived it,
+// as moto does when two receives run at once (it checks visibility and marks
+// a message received without a lock) and as a visibility timeout that runs
+// out does. Made certain here: every message was received once before the
+// run, and while the run goes the test keeps making them visible again with
+// those first handles (moto applies a change to any handle a message ever
+// had). The run archives and deletes each message once, counts the copies
+// apart, and every count adds up.
+TEST(ArchiveMoto, MessagesHandedOutAgainAreArchivedAndCountedOnce) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  auto svc = Services(moto);
+  ASSERT_TRUE(svc);
+  std::string q = UniqueName("again-dlq");
+  auto url = svc->sqs().CreateQueue(q, {});
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  constexpr int kMessages = 200;
+  for (int b = 0; b < kMessages / 10; ++b) {
+    std::vector<SendEntry> batch(10);
+    for (int i = 0; i < 10; ++i) {
+      batch[i].id = std::to_string(i);
+      batch[i].body = "m" + std::to_string(b * 10 + i);
+    }
+    ASSERT_TRUE(svc->sqs().SendMessageBatch(*url, batch).ok());
+  }
+  // Every message's first handle, then visible again.
+  std::vector<std::vector<VisibilityEntry>> first;
+  ReceiveOptions ro;
+  ro.max_messages = 10;
+  ro.visibility_timeout = 600;
+  size_t n = 0;
+  for (auto got = svc->sqs().ReceiveMessages(*url, ro); got.ok() && !got->empty();
+       got = svc->sqs().ReceiveMessages(*url, ro)) {
+    std::vector<VisibilityEntry>& calls = first.emplace_back();
+    for (const Message& m : *got) calls.push_back({std::to_string(calls.size()), m.receipt_handle, 0});
+    n += got->size();
+  }
+  ASSERT_EQ(n, static_cast<size_t>(kMessages));
+  auto show_all = [&] {
+    for (const auto& entries : first) (void)svc->sqs().ChangeMessageVisibilityBatch(*url, entries);
+  };
+  show_all();
+
+  std::string dir = "/tmp/dlq-again-" + RandomHex(4);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  std::atomic<bool> done{false};
+  CommandResult r;
+  std::thread run([&] {
+    r = RunShell(moto.ShellEnv() + DLQ_BINARY + " archive --queue " + q + " --to file://" + dir +
+                     " --concurrency 4 --fixed-concurrency --batch-max-messages 40 --output json --progress never"
+                     " --log-level warn",
+                 false);
+    done = true;
+  });
+  // While it runs: what it holds becomes visible again, and is received again.
+  for (int i = 0; i < 40 && !done; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    show_all();
+  }
+  run.join();
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const int64_t received = JsonCount(r.out, "received"), again = JsonCount(r.out, "received_again");
+  EXPECT_EQ(JsonCount(r.out, "archived"), kMessages) << r.out;
+  EXPECT_EQ(JsonCount(r.out, "deleted"), kMessages) << r.out;
+  EXPECT_EQ(JsonCount(r.out, "duplicates"), 0) << r.out;
+  EXPECT_EQ(JsonCount(r.out, "delete_failures"), 0) << r.out;
+  EXPECT_GT(again, 0) << r.out;
+  EXPECT_EQ(received, kMessages + again) << r.out;
+  EXPECT_EQ(Depth(*svc, *url), 0);
+  // One line per message in the archive.
+  auto lines = RunShell("find " + dir + " -name '*.json.gz' -exec zcat {} + | wc -l");
+  EXPECT_EQ(std::stoll(lines.out), kMessages) << lines.out;
+  auto ids = RunShell("find " + dir +
+                      " -name '*.json.gz' -exec zcat {} + | grep -o '\"message_id\":\"[^\"]*\"' | sort -u | wc -l");
+  EXPECT_EQ(std::stoll(ids.out), kMessages) << ids.out;
+  RunShell("rm -rf " + dir);
 }
 
 TEST(ArchiveMoto, MissingQueueIsAClearError) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,45 @@ TEST_F(BatchPipelineTest, ABatchGoesFromBuildingThroughSealingToUploadAndDelete)
   EXPECT_FALSE(p.deleting());
   EXPECT_FALSE(p.storing());
   EXPECT_EQ(p.held(), 0u);
+}
+
+// A message SQS handed out again: its copy's handle joins the batch that
+// holds the message wherever that batch is on its way to stored, and is
+// extended with it; not a batch already deleting, nor messages waiting for room.
+TEST_F(BatchPipelineTest, ACopyJoinsTheBatchThatHoldsItsMessageUntilItsDeletesBegin) {
+  BatchPipeline p = Make();
+  std::vector<Message> msgs = Msgs(5);
+  for (size_t i = 0; i < 3; ++i) p.Add(msgs[i], i, 1, std::nullopt, t0_);
+  BatchPipeline::Waiting waiting = p.Wait(msgs, 3, t0_);
+  Message copy = Msg("m1");
+  copy.receipt_handle = "rh-m1-again";
+  const SteadyTime again = t0_ + seconds(5);
+  ASSERT_TRUE(p.AddCopy(copy, again));        // building
+  EXPECT_FALSE(p.AddCopy(Msg("m3"), again));  // waiting for room: not in a batch
+  EXPECT_FALSE(p.AddCopy(Msg("x"), again));   // not here at all
+  bool seal = false;
+  std::vector<VisibilityDue> due;
+  p.AppendDue(again + seconds(40), seal, due);
+  EXPECT_TRUE(std::any_of(due.begin(), due.end(), [](const VisibilityDue& d) {
+    return d.receipt_handle == "rh-m1-again";
+  }));  // extended like the rest (its deadline counts from its own receive)
+
+  SealInto(p);  // queued for upload
+  Message copy2 = Msg("m2");
+  copy2.receipt_handle = "rh-m2-again";
+  ASSERT_TRUE(p.AddCopy(copy2, again));
+  HeldBatch uploading;
+  p.BeginUpload(uploading);
+  ASSERT_EQ(Handles(uploading.held),
+            (std::vector<std::string>{"rh-m0", "rh-m1", "rh-m2", "rh-m1-again", "rh-m2-again"}));
+  EXPECT_TRUE(uploading.held[3].copy);
+  EXPECT_FALSE(uploading.held[1].copy);
+  Message copy3 = Msg("m0");
+  ASSERT_TRUE(p.AddCopy(copy3, again));  // uploading
+  p.BeginDelete(uploading);
+  EXPECT_FALSE(p.AddCopy(copy3, again));  // deleting: its handles are on the wire
+  p.EndUpload(uploading);
+  (void)p.EndWait(msgs, 3, waiting, again);
 }
 
 TEST_F(BatchPipelineTest, TwoBatchBuffersServeEveryBatch) {

@@ -8,6 +8,7 @@
 #include "testing/fake_clock.h"
 #include "testing/fake_object_store.h"
 #include "testing/fake_queue.h"
+#include "testing/scoped_capturing_logger.h"
 
 namespace dlq {
 namespace {
@@ -25,7 +26,7 @@ class BatchSettlerTest : public ::testing::Test {
   }
 
   BatchSettler Settler() {
-    return BatchSettler(sqs_, store_, clock_, queue_, options_, counters_, ledger_,
+    return BatchSettler(sqs_, store_, clock_, queue_, options_, counters_, ledger_, copies_,
                         [this](const Status& st) { failures_.push_back(st); });
   }
 
@@ -36,6 +37,13 @@ class BatchSettlerTest : public ::testing::Test {
       e.body = "m" + std::to_string(i);
       EXPECT_TRUE(sqs_.InjectMessage(url_, e, clock_.Now()).ok());
     }
+    std::vector<HeldMessage> held = ReceiveVisible();
+    EXPECT_EQ(held.size(), static_cast<size_t>(n));
+    return held;
+  }
+
+  // Receives every visible message, invisible for an hour.
+  std::vector<HeldMessage> ReceiveVisible() {
     std::vector<HeldMessage> held;
     ReceiveOptions ro;
     ro.max_messages = 10;
@@ -43,7 +51,6 @@ class BatchSettlerTest : public ::testing::Test {
     for (auto got = sqs_.ReceiveMessages(url_, ro); got.ok() && !got->empty(); got = sqs_.ReceiveMessages(url_, ro)) {
       for (const Message& m : *got) held.push_back({m.message_id, m.receipt_handle, {}, {}});
     }
-    EXPECT_EQ(held.size(), static_cast<size_t>(n));
     return held;
   }
 
@@ -60,6 +67,7 @@ class BatchSettlerTest : public ::testing::Test {
   DrainOptions options_;
   DrainCounters counters_;
   VisibilityLedger ledger_;
+  CopyLedger copies_{counters_};
   std::vector<Status> failures_;
 };
 
@@ -124,6 +132,37 @@ TEST_F(BatchSettlerTest, AnExpiredReceiptHandleCountsAsADuplicate) {
   EXPECT_EQ(counters_.duplicates, 1u);
   EXPECT_EQ(counters_.delete_failures, 0u);
   EXPECT_EQ(sqs_.Depth(url_), 1u);  // still in the DLQ: archived again later
+}
+
+// A message SQS handed out again: the batch holds its first handle (stale
+// now) and, at the end, its copy's. Both go in one call, so the stale one is
+// never reported: each message counts deleted once, none as a duplicate.
+TEST_F(BatchSettlerTest, AMessageDeletedByItsCopysHandleCountsOnceAndIsNoDuplicate) {
+  ScopedCapturingLogger log;
+  BatchSettler settler = Settler();
+  std::vector<HeldMessage> held = Hold(12);
+  for (const HeldMessage& h : held) ASSERT_TRUE(copies_.Take(h.message_id) == CopyLedger::Seen::kFirst);
+  // Visible again and received again: new handles, the first ones stale.
+  std::vector<VisibilityEntry> back;
+  for (size_t i = 0; i < 10; ++i) back.push_back({std::to_string(i), held[i].receipt_handle, 0});
+  ASSERT_TRUE(sqs_.ChangeMessageVisibilityBatch(url_, back).ok());
+  back.clear();
+  for (size_t i = 10; i < held.size(); ++i) back.push_back({std::to_string(i - 10), held[i].receipt_handle, 0});
+  ASSERT_TRUE(sqs_.ChangeMessageVisibilityBatch(url_, back).ok());
+  const std::vector<HeldMessage> again = ReceiveVisible();
+  ASSERT_EQ(again.size(), held.size());
+  for (HeldMessage h : again) {
+    h.copy = true;
+    held.push_back(std::move(h));
+  }
+  copies_.Stored(held);
+  settler.Delete(held);
+  EXPECT_EQ(counters_.archived, 12u);
+  EXPECT_EQ(counters_.deleted, 12u);
+  EXPECT_EQ(counters_.duplicates, 0u);
+  EXPECT_EQ(counters_.delete_failures, 0u);
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+  for (const auto& e : log->entries()) EXPECT_NE(e.event, "archive.duplicate") << e.line;
 }
 
 TEST_F(BatchSettlerTest, AnEntryThatFailsEveryAttemptIsCountedNotLost) {

@@ -215,6 +215,7 @@ DaemonMetrics PopulatedDaemonMetrics(Registry& registry) {
   m.messages_archived_total.WithLabels({"orders-dlq", "us-east-1"}).Add(500);
   m.messages_deleted_total.WithLabels({"orders-dlq", "us-east-1"}).Add(500);
   m.messages_duplicates_total.WithLabels({"orders-dlq", "us-east-1"}).Add(2);
+  m.messages_received_again_total.WithLabels({"orders-dlq", "us-east-1"}).Add(3);
   m.messages_failed_total.WithLabels({"orders-dlq", "us-east-1"}).Add(0);
   m.objects_total.WithLabels({"orders-dlq", "us-east-1"}).Add(5);
   m.bytes_uploaded_total.WithLabels({"orders-dlq", "us-east-1"}).Add(123456);
@@ -315,6 +316,7 @@ TEST(DaemonMetricsTest, EveryFamilyAppearsOnceWithHelpAndType) {
                                 "dlq_archive_messages_archived_total",
                                 "dlq_archive_messages_deleted_total",
                                 "dlq_archive_messages_duplicates_total",
+                                "dlq_archive_messages_received_again_total",
                                 "dlq_archive_messages_failed_total",
                                 "dlq_archive_objects_total",
                                 "dlq_archive_bytes_uploaded_total",
