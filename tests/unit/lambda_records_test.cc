@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/time_util.h"
+#include "origin_run_helpers.h"
 #include "replay/replay_run.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_lambda_api.h"
@@ -233,13 +234,7 @@ class LambdaRecordsRunTest : public ::testing::Test {
     }
   }
 
-  void Guarded(uint64_t canary) {
-    rq_.plan.guarded = true;
-    rq_.plan.canary = canary;
-    rq_.plan.ramp = {0.5, 1.0};
-    rq_.plan.window = std::chrono::seconds(5);
-    rq_.plan.check = std::chrono::seconds(5);
-  }
+  void Guarded(uint64_t canary) { GuardFast(rq_.plan, canary); }
 
   ReplayRunResult Run() { return RunReplayUseCase(rq_, deps_, observer_, stop_); }
 
@@ -296,11 +291,7 @@ TEST_F(LambdaRecordsRunTest, TheBugStillThereIsStoppedByTheCanary) {
 TEST_F(LambdaRecordsRunTest, AnAsynchronousReFailureIsFoundAsANewRecordInTheBucketAndStopsTheRamp) {
   Records(2, "fine");
   Records(20, "bug");
-  lambda_.SetInvokeHandler([this](const InvokeRequest& rq) {
-    InvokeRequest copy = rq;
-    if (rq.type == InvocationType::kRequestResponse) copy.payload = "{}";  // the canary passes
-    return Handle(copy);
-  });
+  lambda_.SetInvokeHandler(CanaryPasses([this](const InvokeRequest& rq) { return Handle(rq); }));
   Guarded(2);
   rq_.plan.max_refailures = 0;
   ReplayRunResult r = Run();

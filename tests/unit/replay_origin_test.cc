@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "archive/gzip.h"
+#include "origin_run_helpers.h"
 #include "replay/origin_clue.h"
 #include "replay/origin_sender.h"
 #include "replay/origins.h"
@@ -446,13 +447,7 @@ class ReplayOriginRunTest : public ::testing::Test {
     store_.Insert(fmt::format("dlq-archive/{}/2026/11/29/{}.jsonl.gz", queue, ++objects_), *GzipCompress(lines, 1));
   }
 
-  void Guarded(uint64_t canary) {
-    rq_.plan.guarded = true;
-    rq_.plan.canary = canary;
-    rq_.plan.ramp = {0.5, 1.0};
-    rq_.plan.window = std::chrono::seconds(5);
-    rq_.plan.check = std::chrono::seconds(5);
-  }
+  void Guarded(uint64_t canary) { GuardFast(rq_.plan, canary); }
 
   ReplayRunResult Run() { return RunReplayUseCase(rq_, deps_, observer_, stop_); }
 
@@ -591,11 +586,7 @@ TEST_F(ReplayOriginRunTest, AnAsynchronousReFailureIsRecognisedByItsRequestIdAnd
   // step's messages land in the function's DLQ again.
   Archive("orders-dlq", 2, "fine", LambdaAsyncAttributes("r0"));
   Archive("orders-dlq", 40, "bug", LambdaAsyncAttributes("r0"));
-  lambda_.SetInvokeHandler([this](const InvokeRequest& rq) {
-    InvokeRequest copy = rq;
-    if (rq.type == InvocationType::kRequestResponse) copy.payload = "{}";  // the canary passes
-    return Handle(copy);
-  });
+  lambda_.SetInvokeHandler(CanaryPasses([this](const InvokeRequest& rq) { return Handle(rq); }));
   Guarded(2);
   rq_.plan.max_refailures = 0;
   ReplayRunResult r = Run();
