@@ -47,13 +47,17 @@ Result<std::vector<ObjectInfo>> ListAll(ObjectStore& store, const std::string& p
       fmt::format("listing {}/{}: pagination did not end after {} pages", store.Describe(), prefix, kMaxPages));
 }
 
-// Reads a record object, at most kMaxLambdaRecordBytes of it.
-Result<std::string> ReadRecordObject(ObjectStore& store, const std::string& key, uint64_t size) {
-  if (size > kMaxLambdaRecordBytes) {
-    return InvalidArgument(
-        fmt::format("{} bytes, over the {} MiB a record is read up to", size, kMaxLambdaRecordBytes >> 20));
+// Reads object `o` of `bucket` as a record (LambdaRecordFromObject), never
+// more than kMaxLambdaRecordBytes of it (the listed size is checked first):
+// kInvalidArgument when it is too large or not a record; the store's error
+// (kNotFound: deleted since it was listed) otherwise.
+Result<ArchiveRecord> ReadLambdaRecord(ObjectStore& store, const std::string& bucket, const ObjectInfo& o) {
+  if (o.size > kMaxLambdaRecordBytes) {
+    return InvalidArgument(fmt::format("s3://{}/{}: {} bytes, over the {} MiB a record is read up to", bucket, o.key,
+                                       o.size, kMaxLambdaRecordBytes >> 20));
   }
-  return store.Get(key);
+  DLQ_ASSIGN_OR_RETURN(std::string text, store.Get(o.key));
+  return LambdaRecordFromObject(bucket, o.key, std::move(text));
 }
 
 }  // namespace
@@ -93,7 +97,6 @@ Result<ArchiveRecord> LambdaRecordFromObject(const std::string& bucket, const st
     r.archived_at = *t;
     r.expires_at = SystemTime::max();  // an object stays until someone deletes it
   }
-  r.receive_count = 0;
   return r;
 }
 
@@ -115,20 +118,15 @@ Result<ScanStats> ScanLambdaRecords(ObjectStore& store, const std::string& bucke
     stats.objects_listed += listed.objects.size();
     for (const ObjectInfo& o : listed.objects) {
       if (EndsWith(o.key, "/")) continue;  // a folder placeholder
-      auto text = ReadRecordObject(store, o.key, o.size);
       ++stats.objects;
-      if (!text.ok()) {
-        skip(o.key, text.status().message());
-        continue;
-      }
-      stats.bytes += text->size();
-      stats.compressed_bytes += text->size();
-      ++stats.lines;
-      auto record = LambdaRecordFromObject(bucket, o.key, std::move(*text));
+      auto record = ReadLambdaRecord(store, bucket, o);
       if (!record.ok()) {
         skip(o.key, record.status().message());
         continue;
       }
+      stats.bytes += record->body.size();
+      stats.compressed_bytes += record->body.size();
+      ++stats.lines;
       ++stats.parsed;
       ++stats.objects_done;
       if (matches && !matches(*record)) continue;
@@ -152,8 +150,8 @@ LambdaRecordProbe::LambdaRecordProbe(ObjectStore& store, std::string bucket, Clo
       max_reads_(std::max<uint64_t>(max_reads_per_look, 1)),
       start_(clock.Now()) {}
 
-Result<std::vector<std::string>> LambdaRecordProbe::NewKeys(const std::string& function) {
-  std::vector<std::string> keys;
+Result<std::vector<ObjectInfo>> LambdaRecordProbe::NewObjects(const std::string& function) {
+  std::vector<ObjectInfo> objects;
   const SystemTime now = clock_.Now();
   // Hour by hour from the start; a record written in the start's hour but
   // before it is read once and matches nothing.
@@ -162,37 +160,37 @@ Result<std::vector<std::string>> LambdaRecordProbe::NewKeys(const std::string& f
     auto listed = ListAll(store_, prefix, lists_);
     if (!listed.ok()) return listed.status().WithContext(fmt::format("listing {}/{}", where_, prefix));
     for (ObjectInfo& o : *listed) {
-      if (!read_.contains(o.key)) keys.push_back(std::move(o.key));
+      if (!read_.contains(o.key)) objects.push_back(std::move(o));
     }
   }
-  return keys;
+  return objects;
 }
 
 Result<std::vector<RefailedMessage>> LambdaRecordProbe::Find(const std::map<std::string, ReplayedMessage>& watched) {
   std::vector<RefailedMessage> found;
   uint64_t budget = max_reads_;
   for (const std::string& function : functions_) {
-    DLQ_ASSIGN_OR_RETURN(std::vector<std::string> keys, NewKeys(function));
-    for (const std::string& key : keys) {
+    DLQ_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects, NewObjects(function));
+    for (const ObjectInfo& o : objects) {
       if (budget == 0) return found;  // the next look reads the rest
       --budget;
       ++reads_;
-      auto text = store_.Get(key);
-      if (!text.ok() && text.status().code() != ErrorCode::kNotFound) {
-        return text.status().WithContext(fmt::format("reading {}/{}", where_, key));
+      auto record = ReadLambdaRecord(store_, bucket_, o);
+      const ErrorCode code = record.ok() ? ErrorCode::kOk : record.status().code();
+      if (code != ErrorCode::kOk && code != ErrorCode::kNotFound && code != ErrorCode::kInvalidArgument) {
+        return record.status().WithContext(fmt::format("reading {}/{}", where_, o.key));
       }
-      read_.insert(key);
-      if (!text.ok()) continue;  // deleted since it was listed
-      auto record = LambdaRecordFromObject(bucket_, key, std::move(*text));
-      if (!record.ok()) {
+      read_.insert(o.key);
+      if (code == ErrorCode::kNotFound) continue;  // deleted since it was listed
+      if (code == ErrorCode::kInvalidArgument) {
         Log().Log(LogLevel::kWarn, "replay.unreadable_lambda_record",
-                  {{"object", where_ + "/" + key}, {"reason", record.status().message()}});
+                  {{"object", where_ + "/" + o.key}, {"reason", record.status().message()}});
         continue;
       }
       for (const std::string& k : RefailureKeys(*record)) {
         auto w = watched.find(k);
         if (w == watched.end() || !reported_.insert(k).second) continue;
-        found.push_back({w->second.message_id, k, w->second.destination, where_ + "/" + key, clock_.Now()});
+        found.push_back({w->second.message_id, k, w->second.destination, where_ + "/" + o.key, clock_.Now()});
         break;
       }
     }

@@ -70,7 +70,8 @@ Result<ScanStats> ScanLambdaRecords(ObjectStore& store, const std::string& bucke
 // the hour the probe started on, matched to what was sent by its keys
 // (RefailureKeys: the request id and the payload's digest). Each look lists
 // the hour prefixes (.../YYYY/MM/DD/YYYY-MM-DDTHH) from the start to now,
-// reads only the objects it has not read yet, at most
+// reads only the objects it has not read yet (none over
+// kMaxLambdaRecordBytes: skipped, logged), at most
 // `max_reads_per_look` of them (the next look reads the rest). Not
 // thread-safe; `store` and `clock` must outlive it.
 class LambdaRecordProbe final : public RefailureProbe {
@@ -85,8 +86,9 @@ class LambdaRecordProbe final : public RefailureProbe {
   uint64_t lists() const { return lists_; }
 
  private:
-  // The keys under `function`'s prefix for the hours from start_ to now.
-  Result<std::vector<std::string>> NewKeys(const std::string& function);
+  // The objects under `function`'s prefix for the hours from start_ to now
+  // that were not read yet.
+  Result<std::vector<ObjectInfo>> NewObjects(const std::string& function);
 
   ObjectStore& store_;
   std::string bucket_;

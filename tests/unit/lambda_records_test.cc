@@ -182,6 +182,18 @@ TEST(LambdaRecordProbeTest, ALookReadsAtMostItsBudgetAndTheNextLookTheRestAndALi
       << failed.status().ToString();
 }
 
+TEST(LambdaRecordProbeTest, AnObjectOverTheRecordLimitIsNeverReadAndTheLookGoesOn) {
+  FakeClock clock;
+  FakeObjectStore store("s3://fails", &clock);
+  LambdaRecordProbe probe(store, "fails", clock, {"orders"});
+  store.Insert(RecordKey("orders", clock.Now(), "huge"), std::string(kMaxLambdaRecordBytes + 1, 'x'));
+  store.FailNextGet(Internal("the oversized object was read"));
+  auto found = probe.Find({{"lambda-request:req-1", {"m1", "lambda-request:req-1", kFnArn}}});
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_TRUE(found->empty());
+  EXPECT_EQ(probe.receives(), 1u) << "looked at once, skipped by its listed size";
+}
+
 // `replay --from-lambda-records s3://fails --to-origin` on fakes: the
 // function "orders" sends its failed events to the bucket; a payload with
 // "bug" fails (synchronously a function error; asynchronously a new record
@@ -343,6 +355,33 @@ TEST_F(LambdaRecordsRunTest, WithoutTheAuditLocationOrToOriginNothingIsReadAndWh
   EXPECT_EQ(r.buckets.sent, 2u);
   ASSERT_TRUE(r.scan.has_value());
   EXPECT_EQ(r.scan->skipped_objects, 1u);
+}
+
+TEST_F(LambdaRecordsRunTest, WhereFailuresGoUnreadableRefusesACanaryButNotAPlainRun) {
+  Records(3, "ok");
+  lambda_.Deny("GetFunctionEventInvokeConfig");
+  Guarded(1);
+  ReplayRunResult guarded = Run();
+  EXPECT_EQ(guarded.end, ReplayEnd::kBadInput);
+  EXPECT_NE(guarded.error.message().find("allow lambda:GetFunctionEventInvokeConfig, or replay without a canary"),
+            std::string::npos)
+      << guarded.error.ToString();
+  EXPECT_TRUE(lambda_.invocations().empty());
+
+  rq_.plan = {};
+  ReplayRunResult plain = Run();
+  ASSERT_TRUE(plain.error.ok()) << plain.error.ToString();
+  EXPECT_EQ(plain.buckets.sent, 3u) << "a plain run does not need to know";
+}
+
+TEST_F(LambdaRecordsRunTest, ABucketThatCannotBeListedSendsNothingAndSaysWhy) {
+  Records(3, "ok");
+  records_.FailNextList(PermissionDenied("AccessDenied: s3:ListBucket on fails"));
+  ReplayRunResult r = Run();
+  EXPECT_EQ(r.end, ReplayEnd::kError);
+  EXPECT_FALSE(r.reached_sending);
+  EXPECT_NE(r.error.message().find("s3:ListBucket"), std::string::npos) << r.error.ToString();
+  EXPECT_TRUE(lambda_.invocations().empty());
 }
 
 }  // namespace
