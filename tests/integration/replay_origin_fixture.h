@@ -173,6 +173,20 @@ class ReplayOriginFixture : public FakeLambdaFixture {
     return R"({"Records":[{"EventSource":"aws:sns","EventVersion":"1.0","EventSubscriptionArn":")" + subscription +
            R"(","Sns":)" + envelope + "}]}";
   }
+  // The bug still there: a guarded replay (canary 1) exits 5 with only the
+  // canary invoked, synchronously and failing. Then, fixed: it exits 0, the
+  // canary and the other `n` - 1 messages each invoked once.
+  void ExpectCanaryStopsThenFixedDelivers(int n) {
+    int code = 0;
+    std::string out = Replay("--canary 1 --window 2s --check 1s", &code);
+    EXPECT_EQ(code, 5) << out;
+    EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/failed", 1}}));
+    ClearLambdaRules(fn_);
+    ClearLambdaInvocations(fn_);
+    out = Replay("--canary 1 --window 2s --check 1s", &code);
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 1}, {"Event/ok", n - 1}}));
+  }
   // After a kill and a resume: fn_ was invoked with exactly the payloads
   // `want`, each once or twice, and at most `batch` of them twice (the batch
   // in flight when the run was killed).

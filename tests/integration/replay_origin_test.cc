@@ -257,15 +257,7 @@ TEST_F(ReplayOriginTest, AnEventBridgeFunctionTargetStillFailingIsStoppedByTheCa
     ASSERT_TRUE(svc_->sqs().SendMessage(dlq_url, e).ok());
   }
   ArchiveQueue("-eb-dlq");
-  int code = 0;
-  std::string out = Replay("--canary 1 --window 2s --check 1s", &code);
-  EXPECT_EQ(code, 5) << out;
-  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/failed", 1}}));
-  ClearLambdaRules(fn_);
-  ClearLambdaInvocations(fn_);
-  out = Replay("--canary 1 --window 2s --check 1s", &code);
-  EXPECT_EQ(code, 0) << out;
-  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 1}, {"Event/ok", 5}}));
+  ExpectCanaryStopsThenFixedDelivers(6);
 }
 
 // An SNS subscription's function endpoint: the message goes to the function
@@ -293,16 +285,7 @@ TEST_F(ReplayOriginTest, AnSnsFunctionSubscriptionGetsTheSnsEventAndTheCanaryGua
   }
   ArchiveQueue("-sub-dlq");
   SetLambdaRules(R"({"rules":[{"fail_if_contains":"order"}]})", fn_);
-  int code = 0;
-  std::string out = Replay("--canary 1 --window 2s --check 1s", &code);
-  EXPECT_EQ(code, 5) << out;
-  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/failed", 1}}));
-
-  ClearLambdaRules(fn_);
-  ClearLambdaInvocations(fn_);
-  out = Replay("--canary 1 --window 2s --check 1s", &code);
-  EXPECT_EQ(code, 0) << out;
-  EXPECT_EQ(CountByType(), (std::map<std::string, int>{{"RequestResponse/ok", 1}, {"Event/ok", 3}}));
+  ExpectCanaryStopsThenFixedDelivers(4);
   std::set<std::string> payloads;
   for (const LambdaInvocation& i : LambdaInvocations(fn_)) payloads.insert(i.payload);
   EXPECT_EQ(payloads.count(SnsEventFor(sub, envelopes[2])), 1u) << *payloads.begin();

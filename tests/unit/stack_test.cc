@@ -378,13 +378,16 @@ groups:
   EXPECT_THAT(two.tmpl.Find("Description")->AsString(), HasSubstr("archives 2 SQS dead-letter queues to s3://"));
 }
 
-TEST(StackTest, RoleIsScopedToExactArnsAndItsOnlyWildcardIsListEventSourceMappings) {
-  MonitorConfig c = Config(R"(
+// Two DLQs of one group, archived under a prefix deeper than one level.
+const char* kTwoQueuesUnderAPrefix = R"(
 groups:
   - name: main
     destination: s3://archive-bucket/dlq/prod
     queues: [orders-dlq, payments-dlq]
-)");
+)";
+
+TEST(StackTest, RoleIsScopedToExactArnsAndItsOnlyWildcardIsListEventSourceMappings) {
+  MonitorConfig c = Config(kTwoQueuesUnderAPrefix);
   GeneratedStack s =
       Generate(c, {Queue("orders-dlq", 14 * kDay, 4 * kDay), Queue("payments-dlq", 14 * kDay, 4 * kDay)}, Options());
   auto st = Statements(s);
@@ -424,12 +427,7 @@ groups:
 }
 
 TEST(StackTest, AReplayPolicyOnRequestIsScopedToTheArchiveTheQueuesAndTheAccount) {
-  MonitorConfig c = Config(R"(
-groups:
-  - name: main
-    destination: s3://archive-bucket/dlq/prod
-    queues: [orders-dlq, payments-dlq]
-)");
+  MonitorConfig c = Config(kTwoQueuesUnderAPrefix);
   const std::vector<StackQueue> queues = {Queue("orders-dlq", 14 * kDay, 4 * kDay),
                                           Queue("payments-dlq", 14 * kDay, 4 * kDay)};
   GeneratedStack without = Generate(c, queues, Options());
