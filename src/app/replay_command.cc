@@ -39,6 +39,11 @@ std::optional<int> CheckFlags(const ReplayCommandOptions& options, const ReplayD
                 "--from-lambda-records reads Lambda's records of failed invocations, which go back to their "
                 "functions: give --to-origin");
   }
+  if (records && !options.filter.queues.empty()) {
+    return Fail(deps, kExitUsage,
+                "--queue selects DLQs of an archive; Lambda's records are not in one: narrow them by function with "
+                "the URL (s3://BUCKET/aws/lambda/async/FUNCTION)");
+  }
   if (records && options.audit_to.empty() && !options.dry_run) {
     return Fail(deps, kExitUsage,
                 "--from-lambda-records needs --audit-to s3://BUCKET/PREFIX|file:///DIR: the audit record and the "

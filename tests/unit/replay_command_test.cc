@@ -434,6 +434,14 @@ TEST_F(ReplayCommandTest, UsageErrorsExit2BeforeAnyCall) {
          o.to_origin = true;
        },
        "--from-lambda-records needs --audit-to"},
+      {[](auto& o) {
+         o.from.clear();
+         o.from_lambda_records = "s3://fails";
+         o.to_queue.clear();
+         o.to_origin = true;
+         o.filter.queues = {"orders-fn"};
+       },
+       "--queue selects DLQs of an archive; Lambda's records are not in one"},
       {[](auto& o) { o.rate = "fast"; }, "--rate 'fast'"},
       {[](auto& o) { o.rate = "0/s"; }, "--rate '0/s'"},
       {[](auto& o) { o.filter.since = "yesterday-ish"; }, "--since"},
