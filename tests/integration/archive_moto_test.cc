@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "fault_proxy.h"
 #include "harness.h"
 
 namespace dlq::it {
@@ -131,11 +132,12 @@ int64_t JsonCount(const std::string& json, const std::string& key) {
 // A message SQS hands out again while the run holds it or has archived it,
 // as moto does when two receives run at once (it checks visibility and marks
 // a message received without a lock) and as a visibility timeout that runs
-// out does. Made certain here: every message was received once before the
-// run, and while the run goes the test keeps making them visible again with
-// those first handles (moto applies a change to any handle a message ever
-// had). The run archives and deletes each message once, counts the copies
-// apart, and every count adds up.
+// out does. Whether moto's race strikes depends on timing (a CI run under
+// ASan saw none), so a proxy makes copies certain: it makes the messages of
+// the run's previous reply visible again, receives them again, and hands
+// them out with the next one. The run archives and deletes each message
+// once, counts every copy apart (moto's own ones too), and every count adds
+// up.
 TEST(ArchiveMoto, MessagesHandedOutAgainAreArchivedAndCountedOnce) {
   DLQ_REQUIRE_STAND_IN("moto", moto);
   auto svc = Services(moto);
@@ -152,48 +154,29 @@ TEST(ArchiveMoto, MessagesHandedOutAgainAreArchivedAndCountedOnce) {
     }
     ASSERT_TRUE(svc->sqs().SendMessageBatch(*url, batch).ok());
   }
-  // Every message's first handle, then visible again.
-  std::vector<std::vector<VisibilityEntry>> first;
-  ReceiveOptions ro;
-  ro.max_messages = 10;
-  ro.visibility_timeout = 600;
-  size_t n = 0;
-  for (auto got = svc->sqs().ReceiveMessages(*url, ro); got.ok() && !got->empty();
-       got = svc->sqs().ReceiveMessages(*url, ro)) {
-    std::vector<VisibilityEntry>& calls = first.emplace_back();
-    for (const Message& m : *got) calls.push_back({std::to_string(calls.size()), m.receipt_handle, 0});
-    n += got->size();
-  }
-  ASSERT_EQ(n, static_cast<size_t>(kMessages));
-  auto show_all = [&] {
-    for (const auto& entries : first) (void)svc->sqs().ChangeMessageVisibilityBatch(*url, entries);
-  };
-  show_all();
+  // Three of moto's replies to the run also carry the previous reply's
+  // messages again, with new handles: copies on every run, whatever the timing.
+  FaultPlan plan;
+  plan.repeat_messages = FaultRule::Times(3, {"ReceiveMessage"});
+  auto proxy = FaultProxy::Start(moto.endpoint(), plan);
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
 
   std::string dir = "/tmp/dlq-again-" + RandomHex(4);
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  std::atomic<bool> done{false};
-  CommandResult r;
-  std::thread run([&] {
-    r = RunShell(moto.ShellEnv() + DLQ_BINARY + " archive --queue " + q + " --to file://" + dir +
-                     " --concurrency 4 --fixed-concurrency --batch-max-messages 40 --output json --progress never"
-                     " --log-level warn",
-                 false);
-    done = true;
-  });
-  // While it runs: what it holds becomes visible again, and is received again.
-  for (int i = 0; i < 40 && !done; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    show_all();
-  }
-  run.join();
+  CommandResult r = RunShell(moto.ShellEnv() + DLQ_BINARY + " archive --endpoint-url " + (*proxy)->url() + " --queue " +
+                                 q + " --to file://" + dir +
+                                 " --concurrency 4 --fixed-concurrency --batch-max-messages 40 --output json"
+                                 " --progress never --log-level warn",
+                             false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const int64_t received = JsonCount(r.out, "received"), again = JsonCount(r.out, "received_again");
   EXPECT_EQ(JsonCount(r.out, "archived"), kMessages) << r.out;
   EXPECT_EQ(JsonCount(r.out, "deleted"), kMessages) << r.out;
   EXPECT_EQ(JsonCount(r.out, "duplicates"), 0) << r.out;
   EXPECT_EQ(JsonCount(r.out, "delete_failures"), 0) << r.out;
-  EXPECT_GT(again, 0) << r.out;
+  const uint64_t repeated = (*proxy)->Stats().repeated;
+  EXPECT_GE(repeated, 3u);
+  EXPECT_GE(again, static_cast<int64_t>(repeated)) << r.out;
   EXPECT_EQ(received, kMessages + again) << r.out;
   EXPECT_EQ(Depth(*svc, *url), 0);
   // One line per message in the archive.

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <simdjson.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,8 +14,11 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <utility>
+
+#include "sqs/json_codec.h"
 
 namespace dlq::it {
 namespace {
@@ -116,6 +120,62 @@ bool FlipBodyByte(std::string& json) {
     }
   }
   return false;
+}
+
+// The elements of a ReceiveMessage JSON reply's "Messages" array: each
+// object's text, and where the array's closing bracket is (npos when there
+// is no such array, or it does not end).
+struct MessagesArray {
+  std::vector<std::string> elements;
+  size_t end = std::string::npos;
+};
+
+MessagesArray FindMessages(const std::string& json) {
+  static constexpr std::string_view kKey = "\"Messages\"";
+  size_t i = json.find(kKey);
+  if (i == std::string::npos) return {};
+  i += kKey.size();
+  auto skip_space = [&] {
+    while (i < json.size() && std::isspace(static_cast<unsigned char>(json[i]))) ++i;
+  };
+  skip_space();
+  if (i >= json.size() || json[i] != ':') return {};
+  ++i;
+  skip_space();
+  if (i >= json.size() || json[i] != '[') return {};
+  MessagesArray out;
+  int depth = 0;
+  size_t element = 0;
+  for (bool in_string = false; ++i < json.size();) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (depth++ == 0) element = i;
+    } else if (c == '}' || c == ']') {
+      if (depth-- == 0) {
+        out.end = i;
+        return out;
+      }
+      if (depth == 0) out.elements.push_back(json.substr(element, i + 1 - element));
+    }
+  }
+  return {};  // unterminated: leave the reply alone
+}
+
+// A message's id and receipt handle, from one element of "Messages".
+std::optional<std::pair<std::string, std::string>> IdAndHandle(const std::string& element) {
+  auto parsed = sqs::ParseReceiveMessageResponse("{\"Messages\":[" + element + "]}");
+  if (!parsed.ok() || parsed->size() != 1) return std::nullopt;
+  return std::make_pair(parsed->front().message_id, parsed->front().receipt_handle);
 }
 
 // One client connection: buffered reads that give up when the proxy stops.
@@ -437,6 +497,7 @@ bool FaultProxy::RollLocked(Rule rule, const std::string& op) {
     case kDropBefore: r = &plan_.drop_before, name = "drop_before"; break;
     case kDropAfter: r = &plan_.drop_after, name = "drop_after"; break;
     case kCorrupt: r = &plan_.corrupt_body, name = "corrupt_body"; break;
+    case kRepeat: r = &plan_.repeat_messages, name = "repeat_messages"; break;
     case kDelay: r = &plan_.delay, name = "delay"; break;
     case kRuleCount: return false;
   }
@@ -512,6 +573,101 @@ bool FaultProxy::MaybeCorrupt(const std::string& op, std::string& body) {
     --stats_.faults["corrupt_body " + op];
   }
   return flipped;
+}
+
+std::optional<std::string> FaultProxy::CallSqs(const Request& like, const std::string& op, std::string body) {
+  httplib::Client upstream(upstream_);
+  upstream.set_keep_alive(false);
+  upstream.set_connection_timeout(std::chrono::seconds(5));
+  upstream.set_read_timeout(std::chrono::seconds(30));
+  httplib::Request out;
+  out.method = "POST";
+  out.path = like.target;
+  for (const auto& [k, v] : like.headers) {
+    if (!IsHopByHop(k, like.headers) && !IEquals(k, "X-Amz-Target") && !IEquals(k, "Content-Length") &&
+        !IEquals(k, "Content-Type")) {
+      out.headers.emplace(k, v);
+    }
+  }
+  out.headers.emplace("X-Amz-Target", "AmazonSQS." + op);
+  out.headers.emplace("Content-Type", "application/x-amz-json-1.0");
+  out.body = std::move(body);
+  httplib::Response in;
+  httplib::Error err = httplib::Error::Success;
+  if (!upstream.send(out, in, err) || in.status != 200) return std::nullopt;
+  return std::move(in.body);
+}
+
+std::set<size_t> FaultProxy::SetVisible(const Request& like, const std::string& queue_url,
+                                        const std::vector<std::string>& handles) {
+  std::set<size_t> visible;
+  for (size_t begin = 0; begin < handles.size(); begin += 10) {
+    std::vector<VisibilityEntry> entries;
+    for (size_t i = begin; i < std::min(handles.size(), begin + 10); ++i) {
+      entries.push_back({std::to_string(i - begin), handles[i], 0});
+    }
+    auto reply = CallSqs(like, "ChangeMessageVisibilityBatch",
+                         sqs::BuildChangeMessageVisibilityBatchRequest(queue_url, entries));
+    auto result = reply ? sqs::ParseBatchResponse(*reply) : Result<BatchResult>(Status(ErrorCode::kInternal, "none"));
+    if (!result.ok()) continue;
+    for (const std::string& id : result->successful_ids) visible.insert(begin + std::stoul(id));
+  }
+  return visible;
+}
+
+void FaultProxy::MaybeRepeat(const Request& req, const std::string& op, std::string& body) {
+  if (op != "ReceiveMessage") return;
+  MessagesArray now = FindMessages(body);
+  if (now.elements.empty()) return;
+  std::vector<std::pair<std::string, std::string>> current, previous;
+  for (const std::string& e : now.elements) {
+    if (auto m = IdAndHandle(e)) current.push_back(*m);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool hit = !last_received_.empty() && RollLocked(kRepeat, op);
+    if (hit) previous = std::move(last_received_);
+    last_received_ = current;
+    if (!hit) return;
+  }
+  simdjson::dom::parser parser;
+  std::string_view queue_url;
+  if (parser.parse(req.body)["QueueUrl"].get(queue_url) != simdjson::SUCCESS) return;
+  const std::string url(queue_url);
+  // Visible again, through the handles the client was given (the ones it
+  // has deleted since are gone), then received again: new handles, as SQS
+  // gives a message it hands out again.
+  std::vector<std::string> handles;
+  for (const auto& m : previous) handles.push_back(m.second);
+  std::set<std::string> wanted;
+  for (size_t i : SetVisible(req, url, handles)) wanted.insert(previous[i].first);
+  std::vector<std::string> copies, others;
+  for (int attempt = 0; attempt < 20 && !wanted.empty(); ++attempt) {
+    auto extra = CallSqs(req, "ReceiveMessage", req.body);
+    if (!extra) break;
+    MessagesArray got = FindMessages(*extra);
+    if (got.elements.empty()) break;
+    for (const std::string& e : got.elements) {
+      auto m = IdAndHandle(e);
+      if (!m) continue;
+      if (wanted.erase(m->first) > 0) {
+        copies.push_back(e);
+      } else {
+        others.push_back(m->second);  // held until the end, or the next receive returns it first again
+      }
+    }
+  }
+  (void)SetVisible(req, url, others);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (copies.empty()) {
+    --hits_[kRepeat];  // nothing came back: the rule is not spent
+    --stats_.faults["repeat_messages " + op];
+    return;
+  }
+  std::string insert;
+  for (const std::string& e : copies) insert += "," + e;
+  body.insert(now.end, insert);
+  stats_.repeated += copies.size();
 }
 
 bool FaultProxy::Sleep(std::chrono::milliseconds d) {
@@ -602,7 +758,10 @@ void FaultProxy::Serve(int fd) {
           Finish(op);
           return;  // applied upstream; the reply is lost
         }
-        if (reply.status == 200) MaybeCorrupt(op, reply.body);
+        if (reply.status == 200) {
+          MaybeRepeat(req, op, reply.body);
+          MaybeCorrupt(op, reply.body);
+        }
         if (d.delay.count() > 0 && !Sleep(d.delay)) {
           Finish(op);
           return;

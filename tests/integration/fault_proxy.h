@@ -6,7 +6,7 @@
 // calls failed (500 InternalError), connections closed before forwarding (the
 // upstream never sees the request) or after it (the upstream applied it, the
 // reply is lost), one byte of a message Body flipped in ReceiveMessage replies
-// (so the client's MD5 check fails), and latency added to replies.
+// (so the client's MD5 check fails), messages handed out again, and latency added to replies.
 //
 // Requests are named for filters: an SQS call by its operation, from the
 // X-Amz-Target header "AmazonSQS.<Op>" (e.g. "ReceiveMessage"); anything else
@@ -41,10 +41,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -76,6 +78,13 @@ struct FaultPlan {
   FaultRule delay;         // forwarded replies held back for `latency` first
   std::chrono::milliseconds latency{0};
   uint64_t seed = 1;
+
+  // ReceiveMessage replies holding a message also carry the messages of the
+  // previous such reply, handed out again: the proxy makes them visible
+  // through the handles the client was given and receives them itself (new
+  // handles, as SQS gives), as when a visibility timeout runs out or SQS
+  // delivers a message twice. Those the client deleted meanwhile are gone.
+  FaultRule repeat_messages;
 };
 
 // Counts since Start(), whatever the plan.
@@ -89,6 +98,7 @@ struct FaultProxyStats {
   uint64_t dropped_before = 0;
   uint64_t dropped_after = 0;
   uint64_t corrupted = 0;
+  uint64_t repeated = 0;  // messages handed out again by repeat_messages
   uint64_t delayed = 0;
   uint64_t upstream_failures = 0;                // upstream unreachable: answered 502
   uint64_t absolute_form = 0;                    // requests sent as to a forward proxy ("POST http://host/...")
@@ -125,7 +135,7 @@ class FaultProxy {
   void Stop();
 
  private:
-  enum Rule { kSlowdown, kS3Deny, kSqsError, kDropBefore, kDropAfter, kCorrupt, kDelay, kRuleCount };
+  enum Rule { kSlowdown, kS3Deny, kSqsError, kDropBefore, kDropAfter, kCorrupt, kRepeat, kDelay, kRuleCount };
   struct Request;
   struct Decision;
   struct Worker {
@@ -141,6 +151,13 @@ class FaultProxy {
   Decision Admit(const Request& request, const std::string& op);
   bool RollLocked(Rule rule, const std::string& op);
   bool MaybeCorrupt(const std::string& op, std::string& body);
+  void MaybeRepeat(const Request& req, const std::string& op, std::string& body);
+  // An SQS JSON call upstream, with `like`'s path and signing headers; the
+  // reply body when it answered 200.
+  std::optional<std::string> CallSqs(const Request& like, const std::string& op, std::string body);
+  // Visibility 0 for these handles; the indices of those it was applied to.
+  std::set<size_t> SetVisible(const Request& like, const std::string& queue_url,
+                              const std::vector<std::string>& handles);
   // Waits for `d` unless Stop() comes first; returns false when stopped.
   bool Sleep(std::chrono::milliseconds d);
   void Finish(const std::string& op);
@@ -160,6 +177,9 @@ class FaultProxy {
   FaultProxyStats stats_;          // guarded by mu_
   std::set<int> open_fds_;         // guarded by mu_
   std::list<Worker> workers_;      // guarded by mu_
+
+  // The last ReceiveMessage reply's messages: id and receipt handle.
+  std::vector<std::pair<std::string, std::string>> last_received_;  // guarded by mu_
 };
 
 }  // namespace dlq::it

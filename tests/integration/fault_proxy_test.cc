@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 
 #include "archive/gzip.h"
@@ -248,6 +249,44 @@ TEST_F(FaultProxyTest, FlipsOneBodyByteSoTheClientsMd5CheckFails) {
   }
   EXPECT_EQ(bodies, (std::set<std::string>{"fault proxy message 0", "fault proxy message 1", "fault proxy message 2"}));
   EXPECT_EQ(proxy_->Stats().corrupted, 1u);
+}
+
+TEST_F(FaultProxyTest, RepeatHandsOutThePreviousRepliesMessagesAgainWithNewHandles) {
+  SendDirect(4);
+  FaultPlan plan;
+  plan.repeat_messages = FaultRule::Times(1, {"ReceiveMessage"});
+  proxy_->SetPlan(plan);
+  ReceiveOptions ro;
+  ro.max_messages = 2;
+  ro.visibility_timeout = 60;
+  auto first = proxied_->sqs().ReceiveMessages(url_, ro);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->size(), 2u);
+  auto second = proxied_->sqs().ReceiveMessages(url_, ro);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  // Its own two, then the first reply's two again, each with a new handle.
+  ASSERT_EQ(second->size(), 4u);
+  std::set<std::string> own{(*second)[0].message_id, (*second)[1].message_id};
+  for (size_t i = 0; i < 2; ++i) {
+    const Message& copy = (*second)[2 + i];
+    auto original =
+        std::find_if(first->begin(), first->end(), [&](const Message& m) { return m.message_id == copy.message_id; });
+    ASSERT_NE(original, first->end()) << copy.message_id;
+    EXPECT_EQ(copy.body, original->body);
+    EXPECT_NE(copy.receipt_handle, original->receipt_handle);
+    EXPECT_EQ(own.count(copy.message_id), 0u);
+  }
+  EXPECT_EQ(proxy_->Stats().repeated, 2u);
+  // Nothing else was left held by the proxy: the rest are receivable, and
+  // the rule is spent, so no more copies come.
+  std::set<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    auto more = proxied_->sqs().ReceiveMessages(url_, ro);
+    ASSERT_TRUE(more.ok()) << more.status().ToString();
+    for (const Message& m : *more) ids.insert(m.message_id);
+  }
+  EXPECT_TRUE(ids.empty()) << "all four are held by the client";
+  EXPECT_EQ(proxy_->Stats().repeated, 2u);
 }
 
 TEST_F(FaultProxyTest, DelaysOnlyMatchingRepliesAndShowsThemInFlight) {
