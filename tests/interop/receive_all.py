@@ -43,6 +43,12 @@ def receive(sqs, queue_url, max_messages, idle_secs, delete):
         resp = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
                                    VisibilityTimeout=60, AttributeNames=["All"], MessageAttributeNames=["All"])
         msgs = resp.get("Messages", [])
+        if delete and msgs:
+            # One call per reply: a call per message was most of this script's time on moto.
+            entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)]
+            failed = sqs.delete_message_batch(QueueUrl=queue_url, Entries=entries).get("Failed", [])
+            if failed:
+                raise RuntimeError(f"DeleteMessageBatch failed for {failed}")
         for m in msgs:
             if m["MessageId"] in seen:
                 continue
@@ -57,8 +63,6 @@ def receive(sqs, queue_url, max_messages, idle_secs, delete):
                 "attributes": m.get("Attributes", {}),
                 "message_attributes": encode_attrs(m.get("MessageAttributes")),
             })
-            if delete:
-                sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=m["ReceiptHandle"])
     return got
 
 
@@ -113,7 +117,7 @@ def main():
     )
     try:
         got = receive(sqs, args.queue_url, args.max, args.idle, args.delete)
-    except (ClientError, BotoCoreError) as e:
+    except (ClientError, BotoCoreError, RuntimeError) as e:
         print(f"receive_all: {e}", file=sys.stderr)
         return 1
     print(json.dumps(got, ensure_ascii=False, indent=1))
