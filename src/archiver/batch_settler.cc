@@ -9,6 +9,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "archive/key_layout.h"
@@ -35,7 +36,10 @@ bool IsReceiptHandleError(const BatchEntryError& e) {
 
 // `held` in the order to delete: each copy (HeldMessage::copy) right after
 // its message, so both handles most often go in one call and its reply says
-// at once which one deleted it.
+// at once which one deleted it. A receipt handle comes once: a copy may carry
+// the handle its message already has (moto gives two receives that race the
+// same one), a batch naming a handle twice fails whole
+// (BatchEntryIdsNotDistinct), and one delete of it does for both.
 std::vector<const HeldMessage*> DeleteOrder(const std::vector<HeldMessage>& held) {
   std::vector<const HeldMessage*> order;
   order.reserve(held.size());
@@ -54,6 +58,8 @@ std::vector<const HeldMessage*> DeleteOrder(const std::vector<HeldMessage>& held
   for (const HeldMessage& h : held) {  // copies of messages not in `held`, in their order
     if (h.copy && copies.contains(h.message_id)) order.push_back(&h);
   }
+  std::unordered_set<std::string_view> handles;
+  std::erase_if(order, [&](const HeldMessage* h) { return !handles.insert(h->receipt_handle).second; });
   return order;
 }
 

@@ -563,6 +563,14 @@ Result<BatchResult> FakeQueueClient::DeleteMessageBatch(const std::string& queue
   ids.reserve(entries.size());
   for (const auto& e : entries) ids.push_back(e.id);
   DLQ_RETURN_IF_ERROR(ValidateBatchIds(ids));
+  // As moto does (and AWS, by moto's issue 3996): one receipt handle twice
+  // in a batch fails the whole call.
+  std::set<std::string_view> handles;
+  for (const auto& e : entries) {
+    if (!handles.insert(e.receipt_handle).second) {
+      return Status(ErrorCode::kInvalidArgument, fmt::format("BatchEntryIdsNotDistinct: Id {} repeated.", e.id));
+    }
+  }
   DLQ_ASSIGN_OR_RETURN(Queue * q, FindQueue(queue_url, "DeleteMessageBatch"));
   BatchResult result;
   for (const auto& e : entries) {

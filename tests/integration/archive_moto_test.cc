@@ -138,14 +138,12 @@ int64_t JsonCount(const std::string& json, const std::string& key) {
 // them out with the next one. The run archives and deletes each message
 // once, counts every copy apart (moto's own ones too), and every count adds
 // up.
-TEST(ArchiveMoto, MessagesHandedOutAgainAreArchivedAndCountedOnce) {
-  DLQ_REQUIRE_STAND_IN("moto", moto);
+void HandedOutAgainArchivedOnce(const StandIn& moto, const int kMessages, bool keep_handles) {
   auto svc = Services(moto);
   ASSERT_TRUE(svc);
   std::string q = UniqueName("again-dlq");
   auto url = svc->sqs().CreateQueue(q, {});
   ASSERT_TRUE(url.ok()) << url.status().ToString();
-  constexpr int kMessages = 200;
   for (int b = 0; b < kMessages / 10; ++b) {
     std::vector<SendEntry> batch(10);
     for (int i = 0; i < 10; ++i) {
@@ -155,9 +153,10 @@ TEST(ArchiveMoto, MessagesHandedOutAgainAreArchivedAndCountedOnce) {
     ASSERT_TRUE(svc->sqs().SendMessageBatch(*url, batch).ok());
   }
   // Three of moto's replies to the run also carry the previous reply's
-  // messages again, with new handles: copies on every run, whatever the timing.
+  // messages again: copies on every run, whatever the timing.
   FaultPlan plan;
   plan.repeat_messages = FaultRule::Times(3, {"ReceiveMessage"});
+  plan.repeat_keeps_handles = keep_handles;
   auto proxy = FaultProxy::Start(moto.endpoint(), plan);
   ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
 
@@ -186,6 +185,19 @@ TEST(ArchiveMoto, MessagesHandedOutAgainAreArchivedAndCountedOnce) {
                       " -name '*.json.gz' -exec zcat {} + | grep -o '\"message_id\":\"[^\"]*\"' | sort -u | wc -l");
   EXPECT_EQ(std::stoll(ids.out), kMessages) << ids.out;
   RunShell("rm -rf " + dir);
+}
+
+TEST(ArchiveMoto, MessagesHandedOutAgainAreArchivedAndCountedOnce) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  HandedOutAgainArchivedOnce(moto, 200, /*keep_handles=*/false);
+}
+
+// When two receives race, moto hands both the same receipt handle, and
+// rejects a DeleteMessageBatch naming one handle twice as a whole: the run
+// deletes the handle once, for both.
+TEST(ArchiveMoto, CopiesWithTheHandleTheirMessageHasAreDeletedOnce) {
+  DLQ_REQUIRE_STAND_IN("moto", moto);
+  HandedOutAgainArchivedOnce(moto, 80, /*keep_handles=*/true);
 }
 
 TEST(ArchiveMoto, MissingQueueIsAClearError) {

@@ -619,28 +619,49 @@ void FaultProxy::MaybeRepeat(const Request& req, const std::string& op, std::str
   if (op != "ReceiveMessage") return;
   MessagesArray now = FindMessages(body);
   if (now.elements.empty()) return;
-  std::vector<std::pair<std::string, std::string>> current, previous;
+  std::vector<Received> current, previous;
   for (const std::string& e : now.elements) {
-    if (auto m = IdAndHandle(e)) current.push_back(*m);
+    if (auto m = IdAndHandle(e)) current.push_back({m->first, m->second, e});
   }
+  bool keep_handles = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     bool hit = !last_received_.empty() && RollLocked(kRepeat, op);
     if (hit) previous = std::move(last_received_);
     last_received_ = current;
+    keep_handles = plan_.repeat_keeps_handles;
     if (!hit) return;
   }
+  std::vector<std::string> copies;
+  if (keep_handles) {
+    for (const Received& m : previous) copies.push_back(m.text);
+  } else {
+    copies = ReceiveAgain(req, previous);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (copies.empty()) {
+    --hits_[kRepeat];  // nothing came back: the rule is not spent
+    --stats_.faults["repeat_messages " + op];
+    return;
+  }
+  std::string insert;
+  for (const std::string& e : copies) insert += "," + e;
+  body.insert(now.end, insert);
+  stats_.repeated += copies.size();
+}
+
+std::vector<std::string> FaultProxy::ReceiveAgain(const Request& req, const std::vector<Received>& previous) {
   simdjson::dom::parser parser;
   std::string_view queue_url;
-  if (parser.parse(req.body)["QueueUrl"].get(queue_url) != simdjson::SUCCESS) return;
+  if (parser.parse(req.body)["QueueUrl"].get(queue_url) != simdjson::SUCCESS) return {};
   const std::string url(queue_url);
   // Visible again, through the handles the client was given (the ones it
   // has deleted since are gone), then received again: new handles, as SQS
   // gives a message it hands out again.
   std::vector<std::string> handles;
-  for (const auto& m : previous) handles.push_back(m.second);
+  for (const Received& m : previous) handles.push_back(m.handle);
   std::set<std::string> wanted;
-  for (size_t i : SetVisible(req, url, handles)) wanted.insert(previous[i].first);
+  for (size_t i : SetVisible(req, url, handles)) wanted.insert(previous[i].id);
   std::vector<std::string> copies, others;
   for (int attempt = 0; attempt < 20 && !wanted.empty(); ++attempt) {
     auto extra = CallSqs(req, "ReceiveMessage", req.body);
@@ -658,16 +679,7 @@ void FaultProxy::MaybeRepeat(const Request& req, const std::string& op, std::str
     }
   }
   (void)SetVisible(req, url, others);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (copies.empty()) {
-    --hits_[kRepeat];  // nothing came back: the rule is not spent
-    --stats_.faults["repeat_messages " + op];
-    return;
-  }
-  std::string insert;
-  for (const std::string& e : copies) insert += "," + e;
-  body.insert(now.end, insert);
-  stats_.repeated += copies.size();
+  return copies;
 }
 
 bool FaultProxy::Sleep(std::chrono::milliseconds d) {

@@ -85,6 +85,9 @@ struct FaultPlan {
   // handles, as SQS gives), as when a visibility timeout runs out or SQS
   // delivers a message twice. Those the client deleted meanwhile are gone.
   FaultRule repeat_messages;
+  // repeat_messages hands the copies out with the handles the client already
+  // has, as moto does when two receives race for one message.
+  bool repeat_keeps_handles = false;
 };
 
 // Counts since Start(), whatever the plan.
@@ -151,7 +154,13 @@ class FaultProxy {
   Decision Admit(const Request& request, const std::string& op);
   bool RollLocked(Rule rule, const std::string& op);
   bool MaybeCorrupt(const std::string& op, std::string& body);
+  // A message of a ReceiveMessage reply: id, receipt handle, its JSON text.
+  struct Received {
+    std::string id, handle, text;
+  };
   void MaybeRepeat(const Request& req, const std::string& op, std::string& body);
+  // `previous` made visible upstream and received again: the copies' JSON texts.
+  std::vector<std::string> ReceiveAgain(const Request& req, const std::vector<Received>& previous);
   // An SQS JSON call upstream, with `like`'s path and signing headers; the
   // reply body when it answered 200.
   std::optional<std::string> CallSqs(const Request& like, const std::string& op, std::string body);
@@ -178,8 +187,8 @@ class FaultProxy {
   std::set<int> open_fds_;         // guarded by mu_
   std::list<Worker> workers_;      // guarded by mu_
 
-  // The last ReceiveMessage reply's messages: id and receipt handle.
-  std::vector<std::pair<std::string, std::string>> last_received_;  // guarded by mu_
+  // The last ReceiveMessage reply's messages.
+  std::vector<Received> last_received_;  // guarded by mu_
 };
 
 }  // namespace dlq::it

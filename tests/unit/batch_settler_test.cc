@@ -165,6 +165,31 @@ TEST_F(BatchSettlerTest, AMessageDeletedByItsCopysHandleCountsOnceAndIsNoDuplica
   for (const auto& e : log->entries()) EXPECT_NE(e.event, "archive.duplicate") << e.line;
 }
 
+// moto hands two receives that race the same message with the same handle:
+// a batch naming it twice would fail whole (BatchEntryIdsNotDistinct), and
+// the run would stop on a delete "denied". It is deleted once, for both.
+TEST_F(BatchSettlerTest, ACopyWithItsMessagesOwnHandleIsDeletedOnceForBoth) {
+  BatchSettler settler = Settler();
+  std::vector<HeldMessage> held = Hold(12);
+  for (const HeldMessage& h : held) ASSERT_TRUE(copies_.Take(h.message_id) == CopyLedger::Seen::kFirst);
+  for (size_t i : {0, 5, 11}) {
+    HeldMessage copy = held[i];
+    copy.copy = true;
+    EXPECT_TRUE(copies_.Take(copy.message_id) == CopyLedger::Seen::kHeld);
+    held.push_back(std::move(copy));
+  }
+  copies_.Stored(held);
+  settler.Delete(held);
+  EXPECT_TRUE(failures_.empty()) << failures_.front().ToString();
+  EXPECT_EQ(counters_.archived, 12u);
+  EXPECT_EQ(counters_.deleted, 12u);
+  EXPECT_EQ(counters_.received_again, 3u);
+  EXPECT_EQ(counters_.duplicates, 0u);
+  EXPECT_EQ(counters_.delete_failures, 0u);
+  EXPECT_EQ(sqs_.Depth(url_), 0u);
+  EXPECT_EQ(sqs_.deleted_count(), 12);
+}
+
 TEST_F(BatchSettlerTest, AnEntryThatFailsEveryAttemptIsCountedNotLost) {
   options_.delete_attempts = 2;
   BatchSettler settler = Settler();

@@ -147,6 +147,20 @@ TEST_F(FakeQueueTest, StaleReceiptHandleIsRejectedAfterMessageWasReceivedAgain) 
   EXPECT_EQ(sqs_.Depth(url_), 0u);
 }
 
+TEST_F(FakeQueueTest, ADeleteBatchNamingOneHandleTwiceFailsWholeAndDeletesNothing) {
+  Send("a");
+  Send("b");
+  auto got = Receive();
+  ASSERT_EQ(got.size(), 2u);
+  auto twice = sqs_.DeleteMessageBatch(
+      url_, {{"0", got[0].receipt_handle}, {"1", got[1].receipt_handle}, {"2", got[0].receipt_handle}});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(twice.status().message().find("BatchEntryIdsNotDistinct: Id 2 repeated"), std::string::npos)
+      << twice.status().ToString();
+  EXPECT_EQ(sqs_.Depth(url_), 2u);
+}
+
 TEST_F(FakeQueueTest, ChangeVisibilityExtendsAndReleases) {
   Send("a");
   Send("b");
