@@ -119,12 +119,15 @@ void BatchSettler::Delete(const std::vector<HeldMessage>& unordered) {
           Log().Log(LogLevel::kWarn, "archive.delete_retry",
                     {{"queue", queue_.name}, {"attempt", attempt + 1}, {"error", r.status().ToString()}});
           if (!r.status().retryable() && r.status().code() != ErrorCode::kInternal) {
-            // Denied or gone: every later batch would be archived and left
-            // behind too, and archived again once visible. Stop here.
-            fail_(Status(r.status().code(),
-                         fmt::format("sqs:DeleteMessage failed on {} ({}): the archived messages stay in the DLQ and "
-                                     "will be archived again; check the role's policy for sqs:DeleteMessage",
-                                     queue_.name, r.status().message())));
+            // Denied, gone or refused: every later batch would be archived and
+            // left behind too, and archived again once visible. Stop here.
+            // Only a denial is a matter for the role's policy.
+            const ErrorCode code = r.status().code();
+            const bool denied = code == ErrorCode::kPermissionDenied || code == ErrorCode::kUnauthenticated;
+            fail_(Status(code, fmt::format("sqs:DeleteMessage failed on {} ({}): the archived messages stay in the DLQ "
+                                           "and will be archived again{}",
+                                           queue_.name, r.status().message(),
+                                           denied ? "; check the role's policy for sqs:DeleteMessage" : "")));
             break;
           }
           continue;

@@ -208,9 +208,25 @@ TEST_F(BatchSettlerTest, ADeniedDeleteTellsTheRunAtOnce) {
   settler.Delete(held);
   ASSERT_EQ(failures_.size(), 1u);
   EXPECT_EQ(failures_[0].code(), ErrorCode::kPermissionDenied);
-  EXPECT_NE(failures_[0].ToString().find("sqs:DeleteMessage"), std::string::npos) << failures_[0].ToString();
+  EXPECT_NE(failures_[0].ToString().find("check the role's policy for sqs:DeleteMessage"), std::string::npos)
+      << failures_[0].ToString();
   EXPECT_EQ(sqs_.calls(Op::kDeleteMessageBatch), 1);  // not retried
   EXPECT_EQ(counters_.deleted, 0u);
+}
+
+TEST_F(BatchSettlerTest, ADeleteRefusedForAnotherReasonStopsTheRunWithoutBlamingThePolicy) {
+  BatchSettler settler = Settler();
+  std::vector<HeldMessage> held = Hold(3);
+  sqs_.FailNext(Op::kDeleteMessageBatch, InvalidArgument("BatchEntryIdsNotDistinct: Id 1 repeated."), 10);
+  settler.Delete(held);
+  ASSERT_EQ(failures_.size(), 1u);
+  const std::string text = failures_[0].ToString();
+  EXPECT_EQ(failures_[0].code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(text.find("BatchEntryIdsNotDistinct"), std::string::npos) << text;
+  EXPECT_NE(text.find("stay in the DLQ"), std::string::npos) << text;
+  EXPECT_EQ(text.find("policy"), std::string::npos) << text;
+  EXPECT_EQ(sqs_.calls(Op::kDeleteMessageBatch), 1);
+  EXPECT_EQ(sqs_.Depth(url_), 3u);
 }
 
 TEST_F(BatchSettlerTest, ReleaseMakesMessagesVisibleAndCountsOnlyThoseMeantToBeArchived) {
