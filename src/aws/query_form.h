@@ -1,7 +1,5 @@
 // A query-protocol form (CloudWatch, SNS): name/value pairs in order,
-// encoded as an application/x-www-form-urlencoded body. One definition
-// (query_form.cc); cloudwatch/cloudwatch_client.h still declares the same two
-// names for its callers.
+// encoded as an application/x-www-form-urlencoded body.
 #pragma once
 
 #include <string>

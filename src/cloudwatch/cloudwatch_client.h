@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "aws/aws_client.h"
+#include "aws/query_form.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -77,10 +78,8 @@ class CloudWatchClient {
   AwsClient& client_;
 };
 
-// Query-protocol form helpers (pure; exposed for tests and fuzzing).
-using FormParams = std::vector<std::pair<std::string, std::string>>;
-// "a=1&b=x%20y": names and values percent-encoded (RFC 3986), in the given order.
-std::string EncodeForm(const FormParams& params);
+// Query-protocol form builders (pure; exposed for tests and fuzzing);
+// FormParams and EncodeForm: aws/query_form.h.
 FormParams BuildGetMetricDataParams(const std::vector<MetricDataQuery>& queries, SystemTime start, SystemTime end,
                                     const std::string& next_token);
 FormParams BuildPutMetricDataParams(const std::string& metric_namespace, std::span<const MetricDatum> datums);
