@@ -6,11 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <thread>
 #include <vector>
 
 #include "fault_proxy.h"

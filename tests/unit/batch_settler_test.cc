@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "testing/fake_clock.h"
@@ -52,6 +53,15 @@ class BatchSettlerTest : public ::testing::Test {
       for (const Message& m : *got) held.push_back({m.message_id, m.receipt_handle, {}, {}});
     }
     return held;
+  }
+
+  // Holds 3 messages and deletes them while every DeleteMessageBatch call
+  // fails with `injected`; what the run was told lands in failures_.
+  void DeleteThreeWhileEveryDeleteFails(Status injected) {
+    BatchSettler settler = Settler();
+    std::vector<HeldMessage> held = Hold(3);
+    sqs_.FailNext(Op::kDeleteMessageBatch, std::move(injected), 10);
+    settler.Delete(held);
   }
 
   int64_t Visible() {
@@ -202,10 +212,7 @@ TEST_F(BatchSettlerTest, AnEntryThatFailsEveryAttemptIsCountedNotLost) {
 }
 
 TEST_F(BatchSettlerTest, ADeniedDeleteTellsTheRunAtOnce) {
-  BatchSettler settler = Settler();
-  std::vector<HeldMessage> held = Hold(3);
-  sqs_.FailNext(Op::kDeleteMessageBatch, PermissionDenied("not allowed"), 10);
-  settler.Delete(held);
+  DeleteThreeWhileEveryDeleteFails(PermissionDenied("not allowed"));
   ASSERT_EQ(failures_.size(), 1u);
   EXPECT_EQ(failures_[0].code(), ErrorCode::kPermissionDenied);
   EXPECT_NE(failures_[0].ToString().find("check the role's policy for sqs:DeleteMessage"), std::string::npos)
@@ -215,10 +222,7 @@ TEST_F(BatchSettlerTest, ADeniedDeleteTellsTheRunAtOnce) {
 }
 
 TEST_F(BatchSettlerTest, ADeleteRefusedForAnotherReasonStopsTheRunWithoutBlamingThePolicy) {
-  BatchSettler settler = Settler();
-  std::vector<HeldMessage> held = Hold(3);
-  sqs_.FailNext(Op::kDeleteMessageBatch, InvalidArgument("BatchEntryIdsNotDistinct: Id 1 repeated."), 10);
-  settler.Delete(held);
+  DeleteThreeWhileEveryDeleteFails(InvalidArgument("BatchEntryIdsNotDistinct: Id 1 repeated."));
   ASSERT_EQ(failures_.size(), 1u);
   const std::string text = failures_[0].ToString();
   EXPECT_EQ(failures_[0].code(), ErrorCode::kInvalidArgument);
